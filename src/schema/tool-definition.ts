@@ -1,0 +1,52 @@
+import type { JsonValue } from '../json/json-value.js'
+import type { ToolCallView, ToolResultView } from '../presentation/views.js'
+import type { ToolExecution, ToolExecutionResult, ToolRunContext } from '../runtime/types.js'
+import type { ContentBlock } from './content.js'
+import type { JsonSchemaNode } from './json-schema.js'
+
+/** The model-facing wire schema of one tool: the only fields `schemas()` ever projects. */
+export interface ToolSchema {
+  readonly name: string
+  readonly description: string
+  /** Model-facing JSON Schema of the arguments (lossless JSON; raw tools own its dialect). */
+  readonly parameters: JsonValue
+}
+
+/** Tool-owned canonical output contract used after the body returns a JSON value. */
+export interface ToolOutputDefinition {
+  /** Raw supported JSON Schema enforced against every successful canonical value. */
+  readonly schema: JsonSchemaNode
+  /** Pure projection from validated arguments and value to model content. */
+  render(args: unknown, value: JsonValue): ContentBlock[]
+  /** Pure replayable presentation projection, computed only for top-level calls. */
+  presentationMeta?(args: unknown, value: JsonValue): JsonValue
+}
+
+/** The durable projection of a result a presenter sees on replay. */
+export interface ToolResult {
+  readonly isError: boolean
+  readonly content: readonly ContentBlock[]
+  readonly meta?: JsonValue
+}
+
+/** A registered tool: its schema plus the execution function (R-DEF). */
+export interface ToolDefinition extends ToolSchema {
+  /** Mandatory canonical output declaration. */
+  readonly output: ToolOutputDefinition
+  /**
+   * Run one accepted call and return only its canonical lossless-JSON value.
+   * Async work must observe or forward `exec.signal` and settle only after its
+   * owned work reaches quiescence.
+   */
+  execute(args: unknown, exec: ToolRunContext): Promise<unknown>
+  /** Synchronous last-mile transform for model-facing content, called exactly once per outcome. */
+  finalizeContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
+  /** Cooperative timeout budget in ms; never model-visible. */
+  readonly timeoutMs?: number
+  /** Pure synchronous overlap classifier; only an exact `true` opts in. */
+  isConcurrencySafe?(args: unknown): boolean
+  /** Pending-state presentation; pure and replay-safe. */
+  presentCall?(args: unknown): ToolCallView | undefined
+  /** Completed-state presentation; pure and replay-safe. */
+  presentResult?(args: unknown, result: ToolResult): ToolResultView | undefined
+}
