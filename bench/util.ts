@@ -1,0 +1,34 @@
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { measure } from 'mitata'
+
+export interface Row {
+  name: string
+  avgNs: number
+  ratio?: string
+}
+
+/** Average time per call in nanoseconds, measured by mitata (warm-up, batching, outlier-robust). */
+export async function time(fn: () => unknown, minCpuMs = 300): Promise<number> {
+  const stats = await measure(fn, { min_cpu_time: minCpuMs * 1e6 })
+  return stats.avg
+}
+
+export function format(ns: number): string {
+  if (ns < 1e3) return `${ns.toFixed(1)} ns`
+  if (ns < 1e6) return `${(ns / 1e3).toFixed(2)} µs`
+  if (ns < 1e9) return `${(ns / 1e6).toFixed(2)} ms`
+  return `${(ns / 1e9).toFixed(2)} s`
+}
+
+export function printTable(title: string, rows: Row[]): void {
+  console.log(`\n## ${title}\n`)
+  console.log('| case | time per op | ratio |')
+  console.log('| --- | ---: | ---: |')
+  for (const row of rows) console.log(`| ${row.name} | ${format(row.avgNs)} | ${row.ratio ?? ''} |`)
+}
+
+/** True when this module is the process entry point (so bench files run alone or from bench/index.ts). */
+export function isMain(url: string): boolean {
+  return process.argv[1] !== undefined && url === pathToFileURL(resolve(process.argv[1])).href
+}

@@ -1,0 +1,53 @@
+// toolgate: the tool registry and execution pipeline of an LLM agent, as a Cordis 4 service.
+
+// Lossless JSON (R-JSON)
+export type { JsonObject, JsonValue } from './json/index.js'
+export { isJsonValue, JsonValueError, snapshotJsonValue } from './json/index.js'
+
+// Raw JSON Schema subset, DSL, defineTool (R-JSCHEMA, R-DSL, R-DEF)
+export * from './schema/index.js'
+export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from './schema/content.js'
+export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './schema/tool-definition.js'
+
+// Registry and pipeline (R-REG, R-EXEC)
+export { ToolRuntime, type ToolRuntimeConfig } from './runtime/tool-runtime.js'
+export { ToolRuntime as default } from './runtime/tool-runtime.js'
+export { createToolRuntime } from './runtime/create.js'
+export { type AgentHandle, createAgent } from './runtime/agent.js'
+export { ToolRegistrationError } from './runtime/definition-check.js'
+export {
+  ABORTED,
+  ABORTED_BEFORE_DISPATCH,
+  INVALID_ARGS,
+  INVALID_TOOL_OUTPUT,
+  TOOL_ABORTED,
+  TOOL_ABORTED_BEFORE_DISPATCH,
+  TOOL_DENIED,
+  TOOL_TIMEOUT,
+  ToolAbortedBeforeDispatchError,
+  ToolAbortedError,
+  ToolDeniedError,
+  ToolNotFoundError,
+  ToolPipelineError,
+  ToolTimeoutError,
+  UNKNOWN_TOOL,
+} from './runtime/errors.js'
+export {
+  FINALIZE_FAILED,
+  INTERNAL_ERROR,
+  INVALID_DECISION,
+  INVALID_INPUT,
+  INVALID_RESULT,
+  POLICY_ERROR,
+  RENDER_FAILED,
+  TOOL_BLOCKED,
+} from './runtime/pipeline.js'
+export { TOOL_ERROR } from './runtime/results.js'
+export type { CodeDispatchRecord, Scoped } from './runtime/events.js'
+export type * from './runtime/types.js'
+
+// Code Mode (R-CODE)
+export { RUN_CODE_NAME } from './code-mode/constants.js'
+
+// Presentation vocabulary (R-VIEW)
+export type * from './presentation/views.js'

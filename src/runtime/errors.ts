@@ -1,0 +1,61 @@
+/** Error codes the pipeline itself produces (a failure's `error.info.code`). */
+export const UNKNOWN_TOOL = 'UNKNOWN_TOOL'
+export const INVALID_ARGS = 'INVALID_ARGS'
+export const INVALID_TOOL_OUTPUT = 'INVALID_TOOL_OUTPUT'
+export const TOOL_ABORTED_BEFORE_DISPATCH = 'ABORTED_BEFORE_DISPATCH'
+export const TOOL_ABORTED = 'ABORTED'
+export const TOOL_TIMEOUT = 'TOOL_TIMEOUT'
+export const TOOL_DENIED = 'TOOL_DENIED'
+
+/** Aliases under the issue's spelling. */
+export const ABORTED_BEFORE_DISPATCH = TOOL_ABORTED_BEFORE_DISPATCH
+export const ABORTED = TOOL_ABORTED
+
+/** Base class: every pipeline error carries a stable `code`. */
+export class ToolPipelineError extends Error {
+  readonly code: string
+  constructor(code: string, message: string) {
+    super(message)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** The named tool is unknown or not visible to the calling scope. */
+export class ToolNotFoundError extends ToolPipelineError {
+  readonly toolName: string
+  constructor(toolName: string, hint?: string) {
+    super(UNKNOWN_TOOL, `Unknown tool "${toolName}"${hint ? `: ${hint}` : ''}`)
+    this.toolName = toolName
+  }
+}
+
+/** Cancellation arrived before the tool body was invoked. */
+export class ToolAbortedBeforeDispatchError extends ToolPipelineError {
+  constructor(toolName: string) {
+    super(TOOL_ABORTED_BEFORE_DISPATCH, `Tool "${toolName}" was cancelled before it was dispatched`)
+  }
+}
+
+/** Cancellation arrived after the tool body was invoked. */
+export class ToolAbortedError extends ToolPipelineError {
+  constructor(toolName: string) {
+    super(TOOL_ABORTED, `Tool "${toolName}" was cancelled`)
+  }
+}
+
+/** A cooperative `timeoutMs` deadline elapsed. */
+export class ToolTimeoutError extends ToolPipelineError {
+  readonly timeoutMs: number
+  constructor(toolName: string, timeoutMs: number) {
+    super(TOOL_TIMEOUT, `Tool "${toolName}" timed out after ${timeoutMs} ms`)
+    this.timeoutMs = timeoutMs
+  }
+}
+
+/** A pre-execute decision, approval or guard denied the call. */
+export class ToolDeniedError extends ToolPipelineError {
+  constructor(toolName: string, reason: string) {
+    super(TOOL_DENIED, `Tool "${toolName}" was denied: ${reason}`)
+  }
+}

@@ -1,0 +1,68 @@
+import type { ContentBlock } from '../schema/content.js'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import type { ToolRuntime } from './tool-runtime.js'
+import type {
+  ApprovalService,
+  CodeDispatchLog,
+  PostToolDecision,
+  PreToolDecision,
+  ToolDispatchExecution,
+  ToolExecution,
+  ToolExecutionResult,
+} from './types.js'
+
+/** The `this` of a scope-filtered dispatch: the runtime, viewed from the call's scope. */
+export type Scoped<T> = T
+
+/** A durable copy of one settled Code Mode sub-dispatch, for a session log. */
+export interface CodeDispatchRecord {
+  readonly parentCallId: string
+  readonly rootCallId: string
+  readonly subCallId: string
+  readonly name: string
+  readonly isError: boolean
+  readonly content: ContentBlock[]
+}
+
+declare module 'cordis' {
+  interface Context {
+    tools: ToolRuntime
+    approval?: ApprovalService
+  }
+
+  interface Events {
+    /** The visible tool set of some scope changed. Unfiltered. */
+    'tools/change'(): void
+    /** Allow, deny, or ask before dispatch. Scope-filtered waterfall. */
+    'tools/pre-execute'(
+      this: Scoped<ToolRuntime>,
+      exec: ToolExecution,
+      next: () => Promise<PreToolDecision>,
+    ): Promise<PreToolDecision>
+    /** Around-dispatch waterfall; wrappers may change only `exec.signal`. Scope-filtered. */
+    'tools/execute'(
+      this: Scoped<ToolRuntime>,
+      exec: ToolDispatchExecution,
+      next: () => Promise<ToolExecutionResult>,
+    ): Promise<ToolExecutionResult>
+    /** Accept, replace, or block a normalized result. Scope-filtered waterfall. */
+    'tools/post-execute'(
+      this: Scoped<ToolRuntime>,
+      exec: ToolExecution,
+      result: Readonly<ToolExecutionResult>,
+      next: () => Promise<PostToolDecision>,
+    ): Promise<PostToolDecision>
+    /** Replace the durable log copy of one `run_code` sub-dispatch's content. Scope-filtered. */
+    'tools/code-dispatch-log'(
+      this: Scoped<ToolRuntime>,
+      dispatch: CodeDispatchLog,
+      next: () => Promise<ContentBlock[]>,
+    ): Promise<ContentBlock[]>
+    /** The durable record of one settled `run_code` sub-dispatch. Scope-filtered emit. */
+    'tools/code-dispatch'(this: Scoped<ToolRuntime>, record: CodeDispatchRecord, dispatch: CodeDispatchLog): void
+    /** Observe the frozen final outcome. Scope-filtered emit; failures contained. */
+    'tools/result'(this: Scoped<ToolRuntime>, exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): void
+  }
+}
+
+export type { ToolDefinition }

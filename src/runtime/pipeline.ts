@@ -1,0 +1,530 @@
+import { snapshotJsonValue } from '../json/index.js'
+import type { JsonValue } from '../json/json-value.js'
+import { ToolOutputError } from '../schema/errors.js'
+import { getJsonSchemaValidator } from '../schema/validator.js'
+import type { ContentBlock, UserMessage } from '../schema/content.js'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import { RUN_CODE_NAME } from '../code-mode/constants.js'
+import { snapshotContent, snapshotUserMessage, snapshotUserMessages } from './content-check.js'
+import {
+  INVALID_ARGS,
+  TOOL_ABORTED,
+  TOOL_ABORTED_BEFORE_DISPATCH,
+  TOOL_DENIED,
+  ToolAbortedBeforeDispatchError,
+  ToolAbortedError,
+  ToolDeniedError,
+} from './errors.js'
+import type { RegistryCore } from './registry.js'
+import { describeThrown, errorInfo, failure, failureFrom, success, TOOL_ERROR } from './results.js'
+import type { ResolvedView, Scope } from './scope.js'
+import type {
+  ApprovalOutcome,
+  ApprovalService,
+  PostToolDecision,
+  PreToolDecision,
+  ToolDispatchExecution,
+  ToolExecution,
+  ToolExecutionInput,
+  ToolExecutionResult,
+  ToolExecutionToken,
+  ToolRunContext,
+} from './types.js'
+
+/** Codes for failures the pipeline's own policies and checks produce. */
+export const POLICY_ERROR = 'POLICY_ERROR'
+export const INVALID_DECISION = 'INVALID_DECISION'
+export const INVALID_INPUT = 'INVALID_INPUT'
+export const TOOL_BLOCKED = 'TOOL_BLOCKED'
+export const RENDER_FAILED = 'RENDER_FAILED'
+export const FINALIZE_FAILED = 'FINALIZE_FAILED'
+export const INVALID_RESULT = 'INVALID_RESULT'
+export const INTERNAL_ERROR = 'INTERNAL_ERROR'
+
+const allow: PreToolDecision = Object.freeze({ kind: 'allow' })
+const allowNext = (): Promise<PreToolDecision> => Promise.resolve(allow)
+const accept: PostToolDecision = Object.freeze({ kind: 'accept' })
+const acceptNext = (): Promise<PostToolDecision> => Promise.resolve(accept)
+
+/** Per-call mutable bookkeeping; never exposed. */
+interface CallState {
+  deferred: UserMessage[] | undefined
+  concluded: boolean
+  bodyInvoked: boolean
+  /** Settles (never rejects) once the body and its normalization settled. */
+  body: Promise<ToolExecutionResult> | undefined
+  /** Set once the dispatch waterfall settled: a late `next()` must not start the body. */
+  closed: boolean
+}
+
+function hasHooks(core: RegistryCore, name: string): boolean {
+  const hooks = core.ctx.events._hooks[name]
+  return hooks !== undefined && hooks.length > 0
+}
+
+function isInput(input: unknown): input is ToolExecutionInput {
+  if (typeof input !== 'object' || input === null) return false
+  const i = input as Record<string, unknown>
+  return typeof i.callId === 'string' && typeof i.name === 'string' && i.signal instanceof AbortSignal
+}
+
+function describeInputProblem(input: unknown): string {
+  if (typeof input !== 'object' || input === null) return 'input: expected a ToolExecutionInput object'
+  const i = input as Record<string, unknown>
+  if (typeof i.callId !== 'string') return 'input.callId: expected a string'
+  if (typeof i.name !== 'string') return 'input.name: expected a string'
+  return 'input.signal: a caller-owned AbortSignal is required'
+}
+
+/**
+ * Runs one call through pre-execute → guards → around-dispatch → body → post-execute →
+ * finalizeContent → final freeze → tools/result (R-EXEC-2). Never rejects.
+ */
+export async function runPipeline(core: RegistryCore, input: ToolExecutionInput): Promise<ToolExecutionResult> {
+  if (!isInput(input)) {
+    return freezeFailure(failure(describeInputProblem(input), { name: 'TypeError', code: INVALID_INPUT }))
+  }
+  const scope = core.scopeOfAgent(input.agent)
+  if (scope === undefined) {
+    return freezeFailure(
+      failure('input.agent: not an agent created by createAgent()', { name: 'TypeError', code: INVALID_INPUT }),
+    )
+  }
+  let args: JsonValue = null
+  let argsError: unknown
+  try {
+    args = snapshotJsonValue(input.arguments, 'arguments')
+  } catch (error) {
+    argsError = error
+  }
+  const parent = input.parent
+  const rootCallId = input.rootCallId ?? (parent !== undefined ? core.live.get(parent)?.rootCallId : undefined) ?? input.callId
+  const token = Symbol(input.callId) as ToolExecutionToken
+  const exec: ToolExecution = Object.freeze({
+    callId: input.callId,
+    rootCallId,
+    name: input.name,
+    arguments: args,
+    agent: input.agent,
+    parent,
+    signal: input.signal,
+    token,
+  })
+  core.live.set(token, exec)
+  try {
+    const view = core.view(scope)
+    let definition = view.byName.get(exec.name)
+    // Under Code Mode a model-direct call reaches only the transport (R-CODE-5).
+    if (definition && view.mode === 'code' && parent === undefined && exec.name !== RUN_CODE_NAME) definition = undefined
+    const finalize = definition?.finalizeContent
+    let result: ToolExecutionResult
+    if (argsError !== undefined) {
+      result = failure(describeThrown(argsError), { name: 'ToolArgsError', code: INVALID_ARGS })
+    } else if (definition === undefined) {
+      result = failureFrom(core.notFound(exec.name, view, parent === undefined), TOOL_ERROR)
+    } else if (exec.signal.aborted) {
+      result = failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+    } else {
+      result = await policyAndDispatch(core, exec, definition, view, scope)
+    }
+    const final = finalizeOnce(definition, finalize, exec, result)
+    if (hasHooks(core, 'tools/result')) await emitResult(core, scope, exec, final)
+    return final
+  } catch (error) {
+    // Defensive: every phase contains its own failures; this only guards the pipeline's own bugs.
+    return freezeFailure(failureFrom(error, INTERNAL_ERROR))
+  } finally {
+    core.live.delete(token)
+  }
+}
+
+async function policyAndDispatch(
+  core: RegistryCore,
+  exec: ToolExecution,
+  definition: ToolDefinition,
+  view: ResolvedView,
+  scope: Scope,
+): Promise<ToolExecutionResult> {
+  if (hasHooks(core, 'tools/pre-execute')) {
+    let decision: unknown
+    try {
+      decision = await core.ctx.waterfall(scope.dispatchThis as never, 'tools/pre-execute', exec, allowNext)
+    } catch (error) {
+      return failureFrom(error, POLICY_ERROR)
+    }
+    const denial = await preDecisionDenial(core, exec, decision)
+    if (denial !== undefined) return denial
+  }
+  for (const guard of view.guards) {
+    let verdict: unknown
+    try {
+      verdict = guard(exec)
+    } catch (error) {
+      return failure(`Guard failed: ${describeThrown(error)}`, errorInfo(error, POLICY_ERROR))
+    }
+    if (verdict === undefined) continue
+    const reason = typeof verdict === 'string' ? verdict : `guard returned ${describeThrown(verdict)} instead of a reason or undefined`
+    return failureFrom(new ToolDeniedError(exec.name, reason), TOOL_DENIED)
+  }
+  if (exec.signal.aborted) return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+
+  const state: CallState = { deferred: undefined, concluded: false, bodyInvoked: false, body: undefined, closed: false }
+  let dispatched: ToolExecutionResult
+  if (hasHooks(core, 'tools/execute')) {
+    const dispatch = dispatchView(exec)
+    let inner: ToolExecutionResult | undefined
+    try {
+      const returned: unknown = await core.ctx.waterfall(scope.dispatchThis as never, 'tools/execute', dispatch, async () => {
+        inner = await invokeBody(exec, definition, dispatch.signal, state)
+        return inner
+      })
+      dispatched = returned === inner && inner !== undefined ? inner : normalizeAuthored(exec, definition, returned)
+    } catch (error) {
+      dispatched = failureFrom(error, POLICY_ERROR)
+    }
+    state.closed = true
+    // Quiescence: a wrapper that returned early never leaves the body running behind the result.
+    if (state.body) await state.body
+  } else {
+    dispatched = await invokeBody(exec, definition, exec.signal, state)
+    state.closed = true
+  }
+
+  let result = dispatched
+  let contexts = state.deferred
+  if (hasHooks(core, 'tools/post-execute')) {
+    const observed = Object.freeze(withDeferred(dispatched, contexts))
+    try {
+      const decision: unknown = await core.ctx.waterfall(
+        scope.dispatchThis as never,
+        'tools/post-execute',
+        exec,
+        observed,
+        acceptNext,
+      )
+      const applied = applyPostDecision(exec, definition, dispatched, contexts, decision)
+      result = applied.result
+      contexts = applied.contexts
+    } catch (error) {
+      result = failureFrom(error, POLICY_ERROR)
+    }
+  }
+  if (!result.isError) {
+    if (exec.signal.aborted) {
+      const error = state.bodyInvoked ? new ToolAbortedError(exec.name) : new ToolAbortedBeforeDispatchError(exec.name)
+      result = failureFrom(error, state.bodyInvoked ? TOOL_ABORTED : TOOL_ABORTED_BEFORE_DISPATCH)
+    } else if (state.concluded) {
+      result = success(result.value, result.content, result.meta, undefined, true)
+    }
+  }
+  return withDeferred(result, contexts)
+}
+
+async function preDecisionDenial(
+  core: RegistryCore,
+  exec: ToolExecution,
+  decision: unknown,
+): Promise<ToolExecutionResult | undefined> {
+  const d = decision as { kind?: unknown; reason?: unknown } | null
+  const kind = typeof d === 'object' && d !== null ? d.kind : undefined
+  if (kind === 'allow') return undefined
+  if (kind === 'deny') {
+    if (typeof d?.reason !== 'string') return invalidDecision('tools/pre-execute', 'a deny decision needs a string reason')
+    return failureFrom(new ToolDeniedError(exec.name, d.reason), TOOL_DENIED)
+  }
+  if (kind === 'ask') {
+    if (d?.reason !== undefined && typeof d.reason !== 'string') {
+      return invalidDecision('tools/pre-execute', 'an ask decision\'s reason must be a string when present')
+    }
+    const refusal = await askApproval(core, exec, d?.reason as string | undefined)
+    return refusal === undefined ? undefined : failureFrom(new ToolDeniedError(exec.name, refusal), TOOL_DENIED)
+  }
+  return invalidDecision('tools/pre-execute', `expected { kind: 'allow' | 'deny' | 'ask' }, got ${describeThrown(decision)}`)
+}
+
+function invalidDecision(event: string, problem: string): ToolExecutionResult {
+  return failure(`Invalid ${event} decision: ${problem}`, { name: 'TypeError', code: INVALID_DECISION })
+}
+
+/** Only `allowed-once` proceeds; every other path is a denial whose reason says why (R-EXEC-4). */
+async function askApproval(core: RegistryCore, exec: ToolExecution, reason: string | undefined): Promise<string | undefined> {
+  const asked = reason ? ` (asked because: ${reason})` : ''
+  const agent = exec.agent
+  if (agent === undefined) return `approval was required${asked}, but the call has no agent to ask on behalf of`
+  const service = (agent.ctx.get('approval', false) ?? core.ctx.get('approval', false)) as ApprovalService | undefined
+  if (typeof service?.request !== 'function') return `approval was required${asked}, but no approval service is available`
+  let outcome: ApprovalOutcome
+  try {
+    outcome = await service.request(Object.freeze({ execution: exec, agent, reason }))
+  } catch (error) {
+    return `approval was required${asked}, but the approval service failed: ${describeThrown(error)}`
+  }
+  const kind = (outcome as { kind?: unknown } | null)?.kind
+  if (kind === 'allowed-once') return undefined
+  const said = (outcome as { reason?: unknown } | null)?.reason
+  const because = typeof said === 'string' && said ? `: ${said}` : ''
+  if (kind === 'denied') return `the approval service denied the call${because}`
+  return `the approval service answered ${describeThrown(kind)}${because}, and only allowed-once proceeds`
+}
+
+/** The around-dispatch view: identity read-only, `signal` replaceable but never removable (R-EXEC-6). */
+function dispatchView(exec: ToolExecution): ToolDispatchExecution {
+  let signal = exec.signal
+  const view = {
+    callId: exec.callId,
+    rootCallId: exec.rootCallId,
+    name: exec.name,
+    arguments: exec.arguments,
+    agent: exec.agent,
+    parent: exec.parent,
+    token: exec.token,
+  }
+  Object.defineProperty(view, 'signal', {
+    enumerable: true,
+    get: () => signal,
+    set: (next: unknown) => {
+      if (!(next instanceof AbortSignal)) throw new TypeError('exec.signal: a tools/execute wrapper may replace the signal only with another AbortSignal')
+      signal = next
+    },
+  })
+  return Object.freeze(view) as ToolDispatchExecution
+}
+
+async function invokeBody(
+  exec: ToolExecution,
+  definition: ToolDefinition,
+  wrapperSignal: AbortSignal,
+  state: CallState,
+): Promise<ToolExecutionResult> {
+  if (state.closed || state.bodyInvoked) {
+    return failure(
+      'tools/execute: next() was called after the dispatch waterfall settled; the body was not started',
+      { name: 'Error', code: POLICY_ERROR },
+    )
+  }
+  // Fuse the caller's signal back in so no wrapper can detach caller cancellation.
+  const signal = wrapperSignal === exec.signal ? exec.signal : AbortSignal.any([exec.signal, wrapperSignal])
+  if (signal.aborted) return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+  state.bodyInvoked = true
+  const run: ToolRunContext = Object.freeze({
+    callId: exec.callId,
+    rootCallId: exec.rootCallId,
+    name: exec.name,
+    arguments: exec.arguments,
+    agent: exec.agent,
+    parent: exec.parent,
+    token: exec.token,
+    signal,
+    deferContext(context: UserMessage): void {
+      const snapshot = snapshotUserMessage(context, 'deferContext(context)')
+      if (state.deferred) state.deferred.push(snapshot)
+      else state.deferred = [snapshot]
+    },
+    concludeTurn(): void {
+      state.concluded = true
+    },
+  })
+  const body = (async (): Promise<ToolExecutionResult> => {
+    let value: unknown
+    try {
+      value = await definition.execute(exec.arguments, run)
+    } catch (error) {
+      return failureFrom(error, TOOL_ERROR)
+    }
+    return projectValue(exec, definition, value)
+  })()
+  state.body = body
+  return body
+}
+
+/** Snapshot, validate, freeze and render a canonical value (R-EXEC-8). */
+function projectValue(exec: ToolExecution, definition: ToolDefinition, raw: unknown): ToolExecutionResult {
+  let value: JsonValue
+  try {
+    value = snapshotJsonValue(raw, 'value')
+  } catch (error) {
+    return failure(`Tool "${exec.name}" returned a value that is not lossless JSON: ${describeThrown(error)}`, {
+      name: 'ToolOutputError',
+      code: 'INVALID_TOOL_OUTPUT',
+    })
+  }
+  const validator = getJsonSchemaValidator(definition.output.schema)
+  if (!validator.isValid(value)) {
+    return failureFrom(new ToolOutputError(validator.violations(value, 'value'), exec.name), 'INVALID_TOOL_OUTPUT')
+  }
+  let content: ContentBlock[]
+  let meta: JsonValue | undefined
+  try {
+    content = snapshotContent(definition.output.render(exec.arguments, value), `${exec.name}.output.render()`)
+  } catch (error) {
+    return failure(`Tool "${exec.name}" failed to render its output: ${describeThrown(error)}`, errorInfo(error, RENDER_FAILED))
+  }
+  const project = definition.output.presentationMeta
+  if (project && exec.parent === undefined) {
+    try {
+      meta = snapshotJsonValue(project.call(definition.output, exec.arguments, value), `${exec.name}.output.presentationMeta()`)
+    } catch (error) {
+      return failure(
+        `Tool "${exec.name}" failed to project its presentation metadata: ${describeThrown(error)}`,
+        errorInfo(error, RENDER_FAILED),
+      )
+    }
+  }
+  return success(value, content, meta, undefined, false)
+}
+
+/** A wrapper-authored result is normalized and validated against the resolved tool's declaration. */
+function normalizeAuthored(exec: ToolExecution, definition: ToolDefinition, returned: unknown): ToolExecutionResult {
+  const r = returned as Record<string, unknown> | null
+  if (typeof r !== 'object' || r === null || typeof r.isError !== 'boolean') {
+    return failure(`A tools/execute wrapper returned ${describeThrown(returned)} instead of a tool result`, {
+      name: 'TypeError',
+      code: INVALID_RESULT,
+    })
+  }
+  if (r.isError) {
+    const error = r.error as { message?: unknown; info?: unknown } | undefined
+    if (typeof error?.message !== 'string') {
+      return failure('A tools/execute wrapper returned a failure without error.message', { name: 'TypeError', code: INVALID_RESULT })
+    }
+    const info = error.info as { name?: unknown; code?: unknown } | undefined
+    const safeInfo =
+      typeof info?.name === 'string' && typeof info.code === 'string'
+        ? (info as { name: string; code: string })
+        : { name: 'Error', code: TOOL_ERROR }
+    try {
+      const content = r.content === undefined ? undefined : snapshotContent(r.content, 'result.content')
+      return failure(error.message, snapshotJsonValue(safeInfo, 'result.error.info') as typeof safeInfo, content)
+    } catch (caught) {
+      return failure(`A tools/execute wrapper returned invalid content: ${describeThrown(caught)}`, {
+        name: 'TypeError',
+        code: INVALID_RESULT,
+      })
+    }
+  }
+  return projectValue(exec, definition, r.value)
+}
+
+function applyPostDecision(
+  exec: ToolExecution,
+  definition: ToolDefinition,
+  result: ToolExecutionResult,
+  deferred: UserMessage[] | undefined,
+  decision: unknown,
+): { result: ToolExecutionResult; contexts: UserMessage[] | undefined } {
+  const d = decision as Record<string, unknown> | null
+  const kind = typeof d === 'object' && d !== null ? d.kind : undefined
+  const invalid = (problem: string) => ({ result: invalidDecision('tools/post-execute', problem), contexts: deferred })
+  if (kind !== 'accept' && kind !== 'block') {
+    return invalid(`expected { kind: 'accept' | 'block' }, got ${describeThrown(decision)}`)
+  }
+  let added: UserMessage[] | undefined
+  if (d?.additionalContexts !== undefined) {
+    try {
+      added = snapshotUserMessages(d.additionalContexts, 'decision.additionalContexts')
+    } catch (error) {
+      return invalid(describeThrown(error))
+    }
+  }
+  if (kind === 'block') {
+    let feedback: ContentBlock[]
+    try {
+      feedback = snapshotContent(d?.feedback, 'decision.feedback')
+    } catch (error) {
+      return invalid(describeThrown(error))
+    }
+    const text = feedback.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n')
+    const message = `Tool "${exec.name}" result was blocked by policy${text ? `: ${text}` : ''}`
+    // Block keeps only the decision's contexts (R-EXEC-9).
+    return { result: failure(message, { name: 'ToolBlockedError', code: TOOL_BLOCKED }, feedback), contexts: added }
+  }
+  const contexts = added ? [...(deferred ?? []), ...added] : deferred
+  const hasContent = d?.content !== undefined
+  const hasValue = d !== null && 'value' in d && d.value !== undefined
+  if (hasContent && hasValue) return invalid('an accept decision may replace content or value, never both')
+  if (hasValue) return { result: projectValue(exec, definition, d?.value), contexts }
+  if (hasContent) {
+    let content: ContentBlock[]
+    try {
+      content = snapshotContent(d?.content, 'decision.content')
+    } catch (error) {
+      return invalid(describeThrown(error))
+    }
+    const replaced = result.isError
+      ? failure(result.error.message, result.error.info ?? { name: 'Error', code: TOOL_ERROR }, content, undefined, result.meta)
+      : success(result.value, content, result.meta, undefined, false)
+    return { result: replaced, contexts }
+  }
+  return { result, contexts }
+}
+
+function withDeferred(result: ToolExecutionResult, contexts: UserMessage[] | undefined): ToolExecutionResult {
+  if (contexts === result.additionalContexts) return result
+  if (result.isError) {
+    return failure(result.error.message, result.error.info ?? { name: 'Error', code: TOOL_ERROR }, result.content, contexts, result.meta)
+  }
+  return success(result.value, result.content, result.meta, contexts, result.concludesTurn === true)
+}
+
+/** Materialize the candidate, call `finalizeContent` exactly once, and freeze (R-EXEC-10). */
+function finalizeOnce(
+  definition: ToolDefinition | undefined,
+  finalize: ToolDefinition['finalizeContent'],
+  exec: ToolExecution,
+  result: ToolExecutionResult,
+): ToolExecutionResult {
+  const candidate = materialize(result)
+  if (!finalize) return candidate
+  let replacement: unknown
+  try {
+    replacement = finalize.call(definition, exec, candidate)
+  } catch (error) {
+    return freezeFailure(
+      failure(`finalizeContent of "${exec.name}" failed: ${describeThrown(error)}`, errorInfo(error, FINALIZE_FAILED), undefined, candidate.additionalContexts),
+    )
+  }
+  if (replacement === undefined) return candidate
+  let content: ContentBlock[]
+  try {
+    content = snapshotContent(replacement, `${exec.name}.finalizeContent()`)
+  } catch (error) {
+    return freezeFailure(
+      failure(`finalizeContent of "${exec.name}" returned invalid content: ${describeThrown(error)}`, { name: 'TypeError', code: FINALIZE_FAILED }, undefined, candidate.additionalContexts),
+    )
+  }
+  return Object.freeze({ ...candidate, content }) as ToolExecutionResult
+}
+
+/** Lossless materialization and deep freeze of every durable field; failures become JSON-safe errors. */
+function materialize(result: ToolExecutionResult): ToolExecutionResult {
+  try {
+    const out: Record<string, unknown> = result.isError
+      ? { isError: true, error: snapshotJsonValue(result.error, 'result.error') }
+      : { isError: false, value: result.value }
+    out.content = snapshotContent(result.content, 'result.content')
+    if (result.meta !== undefined) out.meta = snapshotJsonValue(result.meta, 'result.meta')
+    if (result.additionalContexts !== undefined && result.additionalContexts.length > 0) {
+      out.additionalContexts = snapshotUserMessages(result.additionalContexts, 'result.additionalContexts')
+    }
+    if (!result.isError && result.concludesTurn === true) out.concludesTurn = true
+    return Object.freeze(out) as unknown as ToolExecutionResult
+  } catch (error) {
+    return freezeFailure(
+      failure(`The tool result is not lossless JSON: ${describeThrown(error)}`, { name: 'TypeError', code: INVALID_RESULT }),
+    )
+  }
+}
+
+/** Freeze a failure built by the pipeline from strings only. */
+function freezeFailure(result: ToolExecutionResult): ToolExecutionResult {
+  return snapshotJsonValue(result, 'result') as unknown as ToolExecutionResult
+}
+
+async function emitResult(core: RegistryCore, scope: Scope, exec: ToolExecution, result: ToolExecutionResult): Promise<void> {
+  try {
+    // `parallel` runs each listener in its own async frame, so one throwing listener never stops another.
+    await core.ctx.parallel(scope.dispatchThis as never, 'tools/result', exec, result)
+  } catch (error) {
+    core.ctx.logger('tools').warn('a tools/result listener failed: %s', error)
+  }
+}

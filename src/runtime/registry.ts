@@ -1,0 +1,72 @@
+import type { Context } from 'cordis'
+import { RUN_CODE_NAME } from '../code-mode/constants.js'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import { ToolNotFoundError } from './errors.js'
+import { type ResolvedView, Scope, scopeSymbol } from './scope.js'
+import type { Agent, ToolExecution, ToolExecutionToken, ToolPresentationMode } from './types.js'
+
+/**
+ * The registry's state, separate from the Cordis service object: service methods run on a
+ * per-caller view of the service (so `this.ctx` is the caller), while this core is shared.
+ */
+export class RegistryCore {
+  readonly global: Scope
+  /** Bumped on every change; views compare it to know they are stale. */
+  version = 0
+  /** Executions in flight, so nested calls can inherit `rootCallId` from their `parent` token. */
+  readonly live = new Map<ToolExecutionToken, ToolExecution>()
+  runCode: ToolDefinition | undefined
+
+  constructor(
+    readonly ctx: Context,
+    readonly defaultMode: ToolPresentationMode,
+    dispatchTarget: object,
+  ) {
+    this.global = new Scope(undefined, undefined, dispatchTarget)
+    this.dispatchTarget = dispatchTarget
+  }
+
+  readonly dispatchTarget: object
+
+  private readonly contribute = (mode: ToolPresentationMode): ToolDefinition | undefined =>
+    mode === 'native' ? undefined : this.runCode
+
+  /** The scope a context carries: an agent's, or the global layer for a plain context. */
+  scopeOfContext(ctx: Context): Scope {
+    const scope = (ctx as unknown as Record<symbol, unknown>)[scopeSymbol]
+    return scope instanceof Scope ? scope : this.global
+  }
+
+  /** The scope of an agent (or the global layer); `undefined` for a foreign object. */
+  scopeOfAgent(agent: Agent | undefined): Scope | undefined {
+    if (agent === undefined) return this.global
+    const ctx = (agent as { ctx?: unknown } | null)?.ctx
+    if (typeof ctx !== 'object' || ctx === null) return undefined
+    const scope = (ctx as Record<symbol, unknown>)[scopeSymbol]
+    return scope instanceof Scope ? scope : undefined
+  }
+
+  view(scope: Scope): ResolvedView {
+    return scope.resolve(this.version, this.defaultMode, this.contribute)
+  }
+
+  /** Record a change and tell listeners; a throwing `tools/change` listener never reaches the caller. */
+  changed(): void {
+    this.version++
+    if (!this.ctx.events._hooks['tools/change']?.length) return
+    this.ctx.parallel('tools/change').catch((error: unknown) => {
+      this.ctx.logger('tools').warn('a tools/change listener failed: %s', error)
+    })
+  }
+
+  /** The not-found error for `name` as `scope` sees it, with the way back under Code Mode. */
+  notFound(name: string, view: ResolvedView, direct: boolean): ToolNotFoundError {
+    if (direct && view.mode === 'code' && name !== RUN_CODE_NAME && view.byName.has(name)) {
+      return new ToolNotFoundError(
+        name,
+        `this agent presents its tools through Code Mode; call tools.${name}(args) from inside a ${RUN_CODE_NAME} program`,
+      )
+    }
+    return new ToolNotFoundError(name, 'no tool of that name is visible to this agent')
+  }
+}

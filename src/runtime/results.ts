@@ -1,0 +1,71 @@
+import type { JsonValue } from '../json/json-value.js'
+import type { ContentBlock, UserMessage } from '../schema/content.js'
+import type { ToolErrorInfo, ToolExecutionFailure, ToolExecutionResult, ToolExecutionSuccess } from './types.js'
+
+/** Error code used when a thrown value carries no code of its own. */
+export const TOOL_ERROR = 'TOOL_ERROR'
+
+/** The message of anything thrown, without the `Error: ` envelope. */
+export function describeThrown(thrown: unknown): string {
+  if (thrown instanceof Error) return thrown.message || thrown.name
+  if (typeof thrown === 'string') return thrown
+  try {
+    const text = JSON.stringify(thrown)
+    if (typeof text === 'string') return text
+  } catch {}
+  return String(thrown)
+}
+
+/** `{ name, code }` of a thrown value: its own string `code` when it has one, else `fallbackCode`. */
+export function errorInfo(thrown: unknown, fallbackCode: string): ToolErrorInfo {
+  if (thrown instanceof Error) {
+    const code = (thrown as { code?: unknown }).code
+    return { name: thrown.name || 'Error', code: typeof code === 'string' ? code : fallbackCode }
+  }
+  return { name: typeof thrown, code: fallbackCode }
+}
+
+export function failure(
+  message: string,
+  info: ToolErrorInfo,
+  content?: ContentBlock[],
+  additionalContexts?: UserMessage[],
+  meta?: JsonValue,
+): ToolExecutionFailure {
+  const result: { -readonly [K in keyof ToolExecutionFailure]: ToolExecutionFailure[K] } = {
+    isError: true,
+    error: { message, info },
+    content: content ?? [{ type: 'text', text: message }],
+  }
+  if (meta !== undefined) result.meta = meta
+  if (additionalContexts && additionalContexts.length) result.additionalContexts = additionalContexts
+  return result
+}
+
+export function failureFrom(thrown: unknown, fallbackCode: string, additionalContexts?: UserMessage[]): ToolExecutionFailure {
+  return failure(describeThrown(thrown), errorInfo(thrown, fallbackCode), undefined, additionalContexts)
+}
+
+export function success(
+  value: JsonValue,
+  content: ContentBlock[],
+  meta: JsonValue | undefined,
+  additionalContexts: UserMessage[] | undefined,
+  concludesTurn: boolean,
+): ToolExecutionSuccess {
+  const result: { -readonly [K in keyof ToolExecutionSuccess]: ToolExecutionSuccess[K] } = {
+    isError: false,
+    value,
+    content,
+  }
+  if (meta !== undefined) result.meta = meta
+  if (additionalContexts && additionalContexts.length) result.additionalContexts = additionalContexts
+  if (concludesTurn) result.concludesTurn = true
+  return result
+}
+
+/** Replace the contexts a result carries (results are immutable once built). */
+export function withContexts(result: ToolExecutionResult, additionalContexts: UserMessage[] | undefined): ToolExecutionResult {
+  if (result.isError) return failure(result.error.message, result.error.info ?? { name: 'Error', code: TOOL_ERROR }, result.content, additionalContexts, result.meta)
+  return success(result.value, result.content, result.meta, additionalContexts, result.concludesTurn === true)
+}

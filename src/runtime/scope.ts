@@ -1,0 +1,107 @@
+import { Context } from 'cordis'
+import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
+import type { Agent, ToolGuard, ToolPresentationMode } from './types.js'
+
+/** Symbol under which an agent's context carries its scope. */
+export const scopeSymbol: unique symbol = Symbol('toolgate.scope')
+
+/** A compiled `restrict()` filter. */
+export interface CompiledRestriction {
+  readonly allow: ReadonlySet<string> | undefined
+  readonly deny: ReadonlySet<string> | undefined
+}
+
+/** What one scope sees, recomputed lazily after any registry change. */
+export interface ResolvedView {
+  readonly version: number
+  readonly byName: ReadonlyMap<string, ToolDefinition>
+  /** Model-facing projection, serialized once; `schemas()` parses a fresh deep copy. */
+  readonly schemasJson: string
+  readonly mode: ToolPresentationMode
+  /** Guards of every scope on the chain, global first. */
+  readonly guards: readonly ToolGuard[]
+}
+
+/**
+ * One layer of the registry: the deployment-global layer (no parent) or an agent scope.
+ * Visibility is `own ∪ restrict(parent view)`, so a child inherits what its parent sees.
+ */
+export class Scope {
+  readonly own = new Map<string, ToolDefinition>()
+  readonly restrictions = new Set<CompiledRestriction>()
+  readonly guards = new Set<ToolGuard>()
+  presentation: ToolPresentationMode | undefined
+  view: ResolvedView | undefined
+  /** Scope-filtered dispatch `this`: Cordis consults `[Context.filter]` per listener. */
+  readonly dispatchThis: object
+  readonly chain: ReadonlySet<Scope>
+
+  constructor(
+    readonly parent: Scope | undefined,
+    readonly agent: Agent | undefined,
+    runtime: object,
+  ) {
+    const chain = new Set<Scope>(parent ? parent.chain : [])
+    chain.add(this)
+    this.chain = chain
+    // Listeners registered through an agent context carry that agent's scope; they hear a call
+    // when their scope is on the call's chain. Plain listeners (no scope) hear every call.
+    this.dispatchThis = Object.create(runtime, {
+      [Context.filter]: {
+        value: (hookCtx: Context) => {
+          const hookScope = (hookCtx as unknown as Record<symbol, unknown>)[scopeSymbol]
+          return hookScope === undefined || chain.has(hookScope as Scope)
+        },
+      },
+    })
+  }
+
+  /** Every layer this scope inherits from, nearest first. */
+  *ancestors(): Iterable<Scope> {
+    for (let scope = this.parent; scope; scope = scope.parent) yield scope
+  }
+
+  /** Whether `name` is registered in some layer this scope inherits. */
+  inherits(name: string): boolean {
+    for (const scope of this.ancestors()) if (scope.own.has(name)) return true
+    return false
+  }
+
+  resolve(version: number, defaultMode: ToolPresentationMode, contribute: (mode: ToolPresentationMode) => ToolDefinition | undefined): ResolvedView {
+    const cached = this.view
+    if (cached && cached.version === version) return cached
+    const byName = new Map<string, ToolDefinition>()
+    if (this.parent) {
+      const inherited = this.parent.resolve(version, defaultMode, contribute).byName
+      for (const [name, definition] of inherited) {
+        if (this.admits(name)) byName.set(name, definition)
+      }
+    }
+    for (const [name, definition] of this.own) byName.set(name, definition)
+    let mode: ToolPresentationMode = defaultMode
+    for (const scope of this.chain) if (scope.presentation) mode = scope.presentation
+    const transport = contribute(mode)
+    const schemas: ToolSchema[] = []
+    for (const definition of byName.values()) {
+      if (mode === 'code' || definition.name === transport?.name) continue
+      schemas.push({ name: definition.name, description: definition.description, parameters: definition.parameters })
+    }
+    if (transport) {
+      byName.set(transport.name, transport)
+      schemas.push({ name: transport.name, description: transport.description, parameters: transport.parameters })
+    }
+    const guards: ToolGuard[] = []
+    for (const scope of this.chain) for (const guard of scope.guards) guards.push(guard)
+    const view: ResolvedView = { version, byName, schemasJson: JSON.stringify(schemas), mode, guards }
+    this.view = view
+    return view
+  }
+
+  private admits(name: string): boolean {
+    for (const restriction of this.restrictions) {
+      if (restriction.allow && !restriction.allow.has(name)) return false
+      if (restriction.deny?.has(name)) return false
+    }
+    return true
+  }
+}
