@@ -4,3 +4,5 @@ for (const suite of suites) {
   const module = (await import(`./${suite}.bench.ts`)) as { run: () => Promise<unknown> }
   await module.run()
 }
+
+export {}

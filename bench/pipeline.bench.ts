@@ -53,7 +53,11 @@ export async function run(): Promise<Row[]> {
     const ns = await time(() => tools.execute(input))
     if (listeners === 0) base = ns
     const perListener = listeners ? ` (+${format((ns - base) / (listeners * 3))} per listener)` : ''
-    rows.push({ name: `execute(), ${listeners} pass-through listener(s) per waterfall${perListener}`, avgNs: ns, ratio: `${(ns / bare).toFixed(1)}×` })
+    rows.push({
+      name: `execute(), ${listeners} pass-through listener(s) per waterfall${perListener}`,
+      avgNs: ns,
+      ratio: `${(ns / bare).toFixed(1)}×`,
+    })
   }
   const tools = await runtimeWith(0)
   for (const [label, bytes] of [
@@ -65,7 +69,11 @@ export async function run(): Promise<Row[]> {
     const input = { callId: 'c', name: 'echo', arguments: args, signal }
     const parse = await time(() => JSON.parse(JSON.stringify(args)), bytes > 1e6 ? 2000 : 300)
     const ns = await time(() => tools.execute(input), bytes > 1e6 ? 2000 : 300)
-    rows.push({ name: `execute(), ${label} arguments`, avgNs: ns, ratio: `${(ns / parse).toFixed(2)}× a JSON round trip` })
+    rows.push({
+      name: `execute(), ${label} arguments`,
+      avgNs: ns,
+      ratio: `${(ns / parse).toFixed(2)}× a JSON round trip`,
+    })
   }
   printTable('Pipeline overhead (execute vs bare call)', rows)
   return rows

@@ -25,11 +25,17 @@ export async function run(): Promise<Row[]> {
     const agent = createAgent(ctx, { id: 'a' })
     agent.ctx.tools.restrict({ deny: ['tool_0'] })
     const input = { callId: 'c', name: `tool_${count - 1}`, arguments: { path: 'x' }, agent, signal }
-    rows.push({ name: `${count} tools: get(name, agent)`, avgNs: await time(() => tools.get(`tool_${count - 1}`, agent)) })
+    rows.push({
+      name: `${count} tools: get(name, agent)`,
+      avgNs: await time(() => tools.get(`tool_${count - 1}`, agent)),
+    })
     rows.push({ name: `${count} tools: executionMode()`, avgNs: await time(() => tools.executionMode(input)) })
     rows.push({ name: `${count} tools: schemas(agent) (a deep clone)`, avgNs: await time(() => tools.schemas(agent)) })
     const json = JSON.stringify(tools.schemas(agent))
-    rows.push({ name: `${count} tools: reference JSON.parse of the same schemas`, avgNs: await time(() => JSON.parse(json)) })
+    rows.push({
+      name: `${count} tools: reference JSON.parse of the same schemas`,
+      avgNs: await time(() => JSON.parse(json)),
+    })
   }
   printTable('Registry scaling', rows)
   return rows

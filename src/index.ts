@@ -1,19 +1,14 @@
 // toolgate: the tool registry and execution pipeline of an LLM agent, as a Cordis 4 service.
 
+// Code Mode (R-CODE)
+export { RUN_CODE_NAME } from './code-mode/constants.js'
 // Lossless JSON (R-JSON)
 export type { JsonObject, JsonValue } from './json/index.js'
 export { isJsonValue, JsonValueError, snapshotJsonValue } from './json/index.js'
-
-// Raw JSON Schema subset, DSL, defineTool (R-JSCHEMA, R-DSL, R-DEF)
-export * from './schema/index.js'
-export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from './schema/content.js'
-export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './schema/tool-definition.js'
-
-// Registry and pipeline (R-REG, R-EXEC)
-export { ToolRuntime, type ToolRuntimeConfig } from './runtime/tool-runtime.js'
-export { ToolRuntime as default } from './runtime/tool-runtime.js'
-export { createToolRuntime } from './runtime/create.js'
+// Presentation helpers and the terminal card renderer (also the `toolgate/presentation` subpath)
+export * from './presentation/index.js'
 export { type AgentHandle, createAgent } from './runtime/agent.js'
+export { createToolRuntime } from './runtime/create.js'
 export { ToolRegistrationError } from './runtime/definition-check.js'
 export {
   ABORTED,
@@ -32,6 +27,7 @@ export {
   ToolTimeoutError,
   UNKNOWN_TOOL,
 } from './runtime/errors.js'
+export type { CodeDispatchRecord, Scoped } from './runtime/events.js'
 export {
   FINALIZE_FAILED,
   INTERNAL_ERROR,
@@ -43,11 +39,15 @@ export {
   TOOL_BLOCKED,
 } from './runtime/pipeline.js'
 export { TOOL_ERROR } from './runtime/results.js'
-export type { CodeDispatchRecord, Scoped } from './runtime/events.js'
+// Registry and pipeline (R-REG, R-EXEC)
+export { ToolRuntime, ToolRuntime as default, type ToolRuntimeConfig } from './runtime/tool-runtime.js'
 export type * from './runtime/types.js'
+// Scheduling and policies (R-SCHED)
+export * from './scheduling/index.js'
+export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from './schema/content.js'
+// Raw JSON Schema subset, DSL, defineTool (R-JSCHEMA, R-DSL, R-DEF)
+export * from './schema/index.js'
+export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './schema/tool-definition.js'
 
-// Code Mode (R-CODE)
-export { RUN_CODE_NAME } from './code-mode/constants.js'
-
-// Presentation vocabulary (R-VIEW)
-export type * from './presentation/views.js'
+// First-party reference tools
+export * from './tools/index.js'

@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
-import { coreOf, type ToolRuntime } from './tool-runtime.js'
 import { Scope, scopeSymbol } from './scope.js'
+import { coreOf, type ToolRuntime } from './tool-runtime.js'
 import type { Agent } from './types.js'
 
 /** An agent with its own lifetime: disposing it disposes its registrations, restrictions, guards and listeners. */
@@ -15,14 +15,15 @@ export interface AgentHandle extends Agent {
  */
 export function createAgent(ctx: Context, options: { id: string }): AgentHandle {
   const id = options?.id
-  if (typeof id !== 'string' || id.length === 0) throw new TypeError('createAgent(ctx, { id }): id must be a non-empty string')
+  if (typeof id !== 'string' || id.length === 0)
+    throw new TypeError('createAgent(ctx, { id }): id must be a non-empty string')
   const tools = ctx.get('tools', false) as ToolRuntime | undefined
-  if (!tools) throw new Error('createAgent(): the tools service is not available on this context; load ToolRuntime first')
+  if (!tools)
+    throw new Error('createAgent(): the tools service is not available on this context; load ToolRuntime first')
   const core = tools[coreOf]
   const parent = core.scopeOfContext(ctx)
   // A fiber of its own gives the agent a lifetime; it is usable at once, before it finishes loading.
   const fiber = ctx.inject(['tools'], () => {})
-  let scope: Scope | undefined
   const agentCtx = fiber.ctx.extend({ [scopeSymbol]: undefined as unknown })
   const agent: AgentHandle = Object.freeze({
     id,
@@ -31,7 +32,7 @@ export function createAgent(ctx: Context, options: { id: string }): AgentHandle 
       await fiber.dispose()
     },
   })
-  scope = new Scope(parent, agent, core.dispatchTarget)
+  const scope = new Scope(parent, agent, core.dispatchTarget)
   Object.defineProperty(agentCtx, scopeSymbol, { value: scope, enumerable: false })
   return agent
 }

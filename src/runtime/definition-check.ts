@@ -1,8 +1,8 @@
+import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import { snapshotJsonValue } from '../json/index.js'
 import { assertSupportedJsonSchema } from '../schema/assert.js'
-import { getJsonSchemaValidator } from '../schema/validator.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
-import { RUN_CODE_NAME } from '../code-mode/constants.js'
+import { getJsonSchemaValidator } from '../schema/validator.js'
 
 /** A registration the registry refused; the registry is left exactly as it was. */
 export class ToolRegistrationError extends Error {
@@ -31,7 +31,8 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   const subject = typeof name === 'string' ? `tool "${name}"` : 'a tool'
   const issues: string[] = []
   if (typeof name !== 'string' || name.length === 0) issues.push('definition.name: expected a non-empty string')
-  else if (name === RUN_CODE_NAME) issues.push(`definition.name: "${RUN_CODE_NAME}" is reserved for the Code Mode transport`)
+  else if (name === RUN_CODE_NAME)
+    issues.push(`definition.name: "${RUN_CODE_NAME}" is reserved for the Code Mode transport`)
   if (typeof d.description !== 'string') issues.push('definition.description: expected a string')
   try {
     snapshotJsonValue(d.parameters, 'definition.parameters')
@@ -57,7 +58,8 @@ export function checkDefinition(definition: unknown): ToolDefinition {
     }
   }
   for (const key of optionalCallbacks) {
-    if (d[key] !== undefined && typeof d[key] !== 'function') issues.push(`definition.${key}: expected a function when present`)
+    if (d[key] !== undefined && typeof d[key] !== 'function')
+      issues.push(`definition.${key}: expected a function when present`)
   }
   const timeoutMs = d.timeoutMs
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0)) {

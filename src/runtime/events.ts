@@ -61,7 +61,11 @@ declare module 'cordis' {
     /** The durable record of one settled `run_code` sub-dispatch. Scope-filtered emit. */
     'tools/code-dispatch'(this: Scoped<ToolRuntime>, record: CodeDispatchRecord, dispatch: CodeDispatchLog): void
     /** Observe the frozen final outcome. Scope-filtered emit; failures contained. */
-    'tools/result'(this: Scoped<ToolRuntime>, exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): void
+    'tools/result'(
+      this: Scoped<ToolRuntime>,
+      exec: Readonly<ToolExecution>,
+      result: Readonly<ToolExecutionResult>,
+    ): void
   }
 }
 

@@ -1,10 +1,10 @@
+import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import { snapshotJsonValue } from '../json/index.js'
 import type { JsonValue } from '../json/json-value.js'
-import { ToolOutputError } from '../schema/errors.js'
-import { getJsonSchemaValidator } from '../schema/validator.js'
 import type { ContentBlock, UserMessage } from '../schema/content.js'
+import { ToolOutputError } from '../schema/errors.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
-import { RUN_CODE_NAME } from '../code-mode/constants.js'
+import { getJsonSchemaValidator } from '../schema/validator.js'
 import { snapshotContent, snapshotUserMessage, snapshotUserMessages } from './content-check.js'
 import {
   INVALID_ARGS,
@@ -57,11 +57,6 @@ interface CallState {
   closed: boolean
 }
 
-function hasHooks(core: RegistryCore, name: string): boolean {
-  const hooks = core.ctx.events._hooks[name]
-  return hooks !== undefined && hooks.length > 0
-}
-
 function isInput(input: unknown): input is ToolExecutionInput {
   if (typeof input !== 'object' || input === null) return false
   const i = input as Record<string, unknown>
@@ -98,7 +93,8 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     argsError = error
   }
   const parent = input.parent
-  const rootCallId = input.rootCallId ?? (parent !== undefined ? core.live.get(parent)?.rootCallId : undefined) ?? input.callId
+  const rootCallId =
+    input.rootCallId ?? (parent !== undefined ? core.live.get(parent)?.rootCallId : undefined) ?? input.callId
   const token = Symbol(input.callId) as ToolExecutionToken
   const exec: ToolExecution = Object.freeze({
     callId: input.callId,
@@ -115,7 +111,8 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     const view = core.view(scope)
     let definition = view.byName.get(exec.name)
     // Under Code Mode a model-direct call reaches only the transport (R-CODE-5).
-    if (definition && view.mode === 'code' && parent === undefined && exec.name !== RUN_CODE_NAME) definition = undefined
+    if (definition && view.mode === 'code' && parent === undefined && exec.name !== RUN_CODE_NAME)
+      definition = undefined
     const finalize = definition?.finalizeContent
     let result: ToolExecutionResult
     if (argsError !== undefined) {
@@ -128,7 +125,7 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
       result = await policyAndDispatch(core, exec, definition, view, scope)
     }
     const final = finalizeOnce(definition, finalize, exec, result)
-    if (hasHooks(core, 'tools/result')) await emitResult(core, scope, exec, final)
+    if (core.hasHooks('tools/result')) await emitResult(core, scope, exec, final)
     return final
   } catch (error) {
     // Defensive: every phase contains its own failures; this only guards the pipeline's own bugs.
@@ -145,10 +142,10 @@ async function policyAndDispatch(
   view: ResolvedView,
   scope: Scope,
 ): Promise<ToolExecutionResult> {
-  if (hasHooks(core, 'tools/pre-execute')) {
+  if (core.hasHooks('tools/pre-execute')) {
     let decision: unknown
     try {
-      decision = await core.ctx.waterfall(scope.dispatchThis as never, 'tools/pre-execute', exec, allowNext)
+      decision = await core.events.waterfall(scope.dispatchThis as never, 'tools/pre-execute', exec, allowNext)
     } catch (error) {
       return failureFrom(error, POLICY_ERROR)
     }
@@ -163,21 +160,30 @@ async function policyAndDispatch(
       return failure(`Guard failed: ${describeThrown(error)}`, errorInfo(error, POLICY_ERROR))
     }
     if (verdict === undefined) continue
-    const reason = typeof verdict === 'string' ? verdict : `guard returned ${describeThrown(verdict)} instead of a reason or undefined`
+    const reason =
+      typeof verdict === 'string'
+        ? verdict
+        : `guard returned ${describeThrown(verdict)} instead of a reason or undefined`
     return failureFrom(new ToolDeniedError(exec.name, reason), TOOL_DENIED)
   }
-  if (exec.signal.aborted) return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+  if (exec.signal.aborted)
+    return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
 
   const state: CallState = { deferred: undefined, concluded: false, bodyInvoked: false, body: undefined, closed: false }
   let dispatched: ToolExecutionResult
-  if (hasHooks(core, 'tools/execute')) {
+  if (core.hasHooks('tools/execute')) {
     const dispatch = dispatchView(exec)
     let inner: ToolExecutionResult | undefined
     try {
-      const returned: unknown = await core.ctx.waterfall(scope.dispatchThis as never, 'tools/execute', dispatch, async () => {
-        inner = await invokeBody(exec, definition, dispatch.signal, state)
-        return inner
-      })
+      const returned: unknown = await core.events.waterfall(
+        scope.dispatchThis as never,
+        'tools/execute',
+        dispatch,
+        async () => {
+          inner = await invokeBody(exec, definition, dispatch.signal, state)
+          return inner
+        },
+      )
       dispatched = returned === inner && inner !== undefined ? inner : normalizeAuthored(exec, definition, returned)
     } catch (error) {
       dispatched = failureFrom(error, POLICY_ERROR)
@@ -192,10 +198,10 @@ async function policyAndDispatch(
 
   let result = dispatched
   let contexts = state.deferred
-  if (hasHooks(core, 'tools/post-execute')) {
+  if (core.hasHooks('tools/post-execute')) {
     const observed = Object.freeze(withDeferred(dispatched, contexts))
     try {
-      const decision: unknown = await core.ctx.waterfall(
+      const decision: unknown = await core.events.waterfall(
         scope.dispatchThis as never,
         'tools/post-execute',
         exec,
@@ -229,17 +235,21 @@ async function preDecisionDenial(
   const kind = typeof d === 'object' && d !== null ? d.kind : undefined
   if (kind === 'allow') return undefined
   if (kind === 'deny') {
-    if (typeof d?.reason !== 'string') return invalidDecision('tools/pre-execute', 'a deny decision needs a string reason')
+    if (typeof d?.reason !== 'string')
+      return invalidDecision('tools/pre-execute', 'a deny decision needs a string reason')
     return failureFrom(new ToolDeniedError(exec.name, d.reason), TOOL_DENIED)
   }
   if (kind === 'ask') {
     if (d?.reason !== undefined && typeof d.reason !== 'string') {
-      return invalidDecision('tools/pre-execute', 'an ask decision\'s reason must be a string when present')
+      return invalidDecision('tools/pre-execute', "an ask decision's reason must be a string when present")
     }
     const refusal = await askApproval(core, exec, d?.reason as string | undefined)
     return refusal === undefined ? undefined : failureFrom(new ToolDeniedError(exec.name, refusal), TOOL_DENIED)
   }
-  return invalidDecision('tools/pre-execute', `expected { kind: 'allow' | 'deny' | 'ask' }, got ${describeThrown(decision)}`)
+  return invalidDecision(
+    'tools/pre-execute',
+    `expected { kind: 'allow' | 'deny' | 'ask' }, got ${describeThrown(decision)}`,
+  )
 }
 
 function invalidDecision(event: string, problem: string): ToolExecutionResult {
@@ -247,12 +257,17 @@ function invalidDecision(event: string, problem: string): ToolExecutionResult {
 }
 
 /** Only `allowed-once` proceeds; every other path is a denial whose reason says why (R-EXEC-4). */
-async function askApproval(core: RegistryCore, exec: ToolExecution, reason: string | undefined): Promise<string | undefined> {
+async function askApproval(
+  core: RegistryCore,
+  exec: ToolExecution,
+  reason: string | undefined,
+): Promise<string | undefined> {
   const asked = reason ? ` (asked because: ${reason})` : ''
   const agent = exec.agent
   if (agent === undefined) return `approval was required${asked}, but the call has no agent to ask on behalf of`
   const service = (agent.ctx.get('approval', false) ?? core.ctx.get('approval', false)) as ApprovalService | undefined
-  if (typeof service?.request !== 'function') return `approval was required${asked}, but no approval service is available`
+  if (typeof service?.request !== 'function')
+    return `approval was required${asked}, but no approval service is available`
   let outcome: ApprovalOutcome
   try {
     outcome = await service.request(Object.freeze({ execution: exec, agent, reason }))
@@ -283,7 +298,8 @@ function dispatchView(exec: ToolExecution): ToolDispatchExecution {
     enumerable: true,
     get: () => signal,
     set: (next: unknown) => {
-      if (!(next instanceof AbortSignal)) throw new TypeError('exec.signal: a tools/execute wrapper may replace the signal only with another AbortSignal')
+      if (!(next instanceof AbortSignal))
+        throw new TypeError('exec.signal: a tools/execute wrapper may replace the signal only with another AbortSignal')
       signal = next
     },
   })
@@ -297,10 +313,10 @@ async function invokeBody(
   state: CallState,
 ): Promise<ToolExecutionResult> {
   if (state.closed || state.bodyInvoked) {
-    return failure(
-      'tools/execute: next() was called after the dispatch waterfall settled; the body was not started',
-      { name: 'Error', code: POLICY_ERROR },
-    )
+    return failure('tools/execute: next() was called after the dispatch waterfall settled; the body was not started', {
+      name: 'Error',
+      code: POLICY_ERROR,
+    })
   }
   // Fuse the caller's signal back in so no wrapper can detach caller cancellation.
   const signal = wrapperSignal === exec.signal ? exec.signal : AbortSignal.any([exec.signal, wrapperSignal])
@@ -329,12 +345,20 @@ async function invokeBody(
     try {
       value = await definition.execute(exec.arguments, run)
     } catch (error) {
+      // A body that rejects with the caller's own cancellation was cancelled, not failed.
+      if (exec.signal.aborted && isCancellation(error, exec.signal)) {
+        return failureFrom(new ToolAbortedError(exec.name), TOOL_ABORTED)
+      }
       return failureFrom(error, TOOL_ERROR)
     }
     return projectValue(exec, definition, value)
   })()
   state.body = body
   return body
+}
+
+function isCancellation(error: unknown, signal: AbortSignal): boolean {
+  return error === signal.reason || (error instanceof Error && error.name === 'AbortError')
 }
 
 /** Snapshot, validate, freeze and render a canonical value (R-EXEC-8). */
@@ -357,12 +381,18 @@ function projectValue(exec: ToolExecution, definition: ToolDefinition, raw: unkn
   try {
     content = snapshotContent(definition.output.render(exec.arguments, value), `${exec.name}.output.render()`)
   } catch (error) {
-    return failure(`Tool "${exec.name}" failed to render its output: ${describeThrown(error)}`, errorInfo(error, RENDER_FAILED))
+    return failure(
+      `Tool "${exec.name}" failed to render its output: ${describeThrown(error)}`,
+      errorInfo(error, RENDER_FAILED),
+    )
   }
   const project = definition.output.presentationMeta
   if (project && exec.parent === undefined) {
     try {
-      meta = snapshotJsonValue(project.call(definition.output, exec.arguments, value), `${exec.name}.output.presentationMeta()`)
+      meta = snapshotJsonValue(
+        project.call(definition.output, exec.arguments, value),
+        `${exec.name}.output.presentationMeta()`,
+      )
     } catch (error) {
       return failure(
         `Tool "${exec.name}" failed to project its presentation metadata: ${describeThrown(error)}`,
@@ -385,7 +415,10 @@ function normalizeAuthored(exec: ToolExecution, definition: ToolDefinition, retu
   if (r.isError) {
     const error = r.error as { message?: unknown; info?: unknown } | undefined
     if (typeof error?.message !== 'string') {
-      return failure('A tools/execute wrapper returned a failure without error.message', { name: 'TypeError', code: INVALID_RESULT })
+      return failure('A tools/execute wrapper returned a failure without error.message', {
+        name: 'TypeError',
+        code: INVALID_RESULT,
+      })
     }
     const info = error.info as { name?: unknown; code?: unknown } | undefined
     const safeInfo =
@@ -451,7 +484,13 @@ function applyPostDecision(
       return invalid(describeThrown(error))
     }
     const replaced = result.isError
-      ? failure(result.error.message, result.error.info ?? { name: 'Error', code: TOOL_ERROR }, content, undefined, result.meta)
+      ? failure(
+          result.error.message,
+          result.error.info ?? { name: 'Error', code: TOOL_ERROR },
+          content,
+          undefined,
+          result.meta,
+        )
       : success(result.value, content, result.meta, undefined, false)
     return { result: replaced, contexts }
   }
@@ -461,7 +500,13 @@ function applyPostDecision(
 function withDeferred(result: ToolExecutionResult, contexts: UserMessage[] | undefined): ToolExecutionResult {
   if (contexts === result.additionalContexts) return result
   if (result.isError) {
-    return failure(result.error.message, result.error.info ?? { name: 'Error', code: TOOL_ERROR }, result.content, contexts, result.meta)
+    return failure(
+      result.error.message,
+      result.error.info ?? { name: 'Error', code: TOOL_ERROR },
+      result.content,
+      contexts,
+      result.meta,
+    )
   }
   return success(result.value, result.content, result.meta, contexts, result.concludesTurn === true)
 }
@@ -480,7 +525,12 @@ function finalizeOnce(
     replacement = finalize.call(definition, exec, candidate)
   } catch (error) {
     return freezeFailure(
-      failure(`finalizeContent of "${exec.name}" failed: ${describeThrown(error)}`, errorInfo(error, FINALIZE_FAILED), undefined, candidate.additionalContexts),
+      failure(
+        `finalizeContent of "${exec.name}" failed: ${describeThrown(error)}`,
+        errorInfo(error, FINALIZE_FAILED),
+        undefined,
+        candidate.additionalContexts,
+      ),
     )
   }
   if (replacement === undefined) return candidate
@@ -489,7 +539,12 @@ function finalizeOnce(
     content = snapshotContent(replacement, `${exec.name}.finalizeContent()`)
   } catch (error) {
     return freezeFailure(
-      failure(`finalizeContent of "${exec.name}" returned invalid content: ${describeThrown(error)}`, { name: 'TypeError', code: FINALIZE_FAILED }, undefined, candidate.additionalContexts),
+      failure(
+        `finalizeContent of "${exec.name}" returned invalid content: ${describeThrown(error)}`,
+        { name: 'TypeError', code: FINALIZE_FAILED },
+        undefined,
+        candidate.additionalContexts,
+      ),
     )
   }
   return Object.freeze({ ...candidate, content }) as ToolExecutionResult
@@ -510,7 +565,10 @@ function materialize(result: ToolExecutionResult): ToolExecutionResult {
     return Object.freeze(out) as unknown as ToolExecutionResult
   } catch (error) {
     return freezeFailure(
-      failure(`The tool result is not lossless JSON: ${describeThrown(error)}`, { name: 'TypeError', code: INVALID_RESULT }),
+      failure(`The tool result is not lossless JSON: ${describeThrown(error)}`, {
+        name: 'TypeError',
+        code: INVALID_RESULT,
+      }),
     )
   }
 }
@@ -520,11 +578,16 @@ function freezeFailure(result: ToolExecutionResult): ToolExecutionResult {
   return snapshotJsonValue(result, 'result') as unknown as ToolExecutionResult
 }
 
-async function emitResult(core: RegistryCore, scope: Scope, exec: ToolExecution, result: ToolExecutionResult): Promise<void> {
+async function emitResult(
+  core: RegistryCore,
+  scope: Scope,
+  exec: ToolExecution,
+  result: ToolExecutionResult,
+): Promise<void> {
   try {
     // `parallel` runs each listener in its own async frame, so one throwing listener never stops another.
-    await core.ctx.parallel(scope.dispatchThis as never, 'tools/result', exec, result)
+    await core.events.parallel(scope.dispatchThis as never, 'tools/result', exec, result)
   } catch (error) {
-    core.ctx.logger('tools').warn('a tools/result listener failed: %s', error)
+    core.logger.warn('a tools/result listener failed: %s', error)
   }
 }

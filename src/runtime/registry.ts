@@ -1,4 +1,4 @@
-import type { Context } from 'cordis'
+import { type Context, type EventsService, type Logger, symbols } from 'cordis'
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import { ToolNotFoundError } from './errors.js'
@@ -16,6 +16,13 @@ export class RegistryCore {
   /** Executions in flight, so nested calls can inherit `rootCallId` from their `parent` token. */
   readonly live = new Map<ToolExecutionToken, ToolExecution>()
   runCode: ToolDefinition | undefined
+  /**
+   * The raw events service and its hook table, captured once: every `ctx.*` access goes through
+   * Cordis's tracing proxies, which would cost more than the whole pipeline on the per-call path.
+   */
+  readonly events: EventsService
+  readonly hooks: EventsService['_hooks']
+  readonly logger: Logger
 
   constructor(
     readonly ctx: Context,
@@ -24,6 +31,15 @@ export class RegistryCore {
   ) {
     this.global = new Scope(undefined, undefined, dispatchTarget)
     this.dispatchTarget = dispatchTarget
+    const traced = ctx.events as EventsService & Record<symbol, unknown>
+    this.events = (traced[symbols.original] as EventsService | undefined) ?? traced
+    this.hooks = this.events._hooks
+    this.logger = ctx.logger('tools')
+  }
+
+  hasHooks(name: string): boolean {
+    const hooks = this.hooks[name]
+    return hooks !== undefined && hooks.length > 0
   }
 
   readonly dispatchTarget: object
@@ -53,9 +69,9 @@ export class RegistryCore {
   /** Record a change and tell listeners; a throwing `tools/change` listener never reaches the caller. */
   changed(): void {
     this.version++
-    if (!this.ctx.events._hooks['tools/change']?.length) return
-    this.ctx.parallel('tools/change').catch((error: unknown) => {
-      this.ctx.logger('tools').warn('a tools/change listener failed: %s', error)
+    if (!this.hasHooks('tools/change')) return
+    this.events.parallel('tools/change').catch((error: unknown) => {
+      this.logger.warn('a tools/change listener failed: %s', error)
     })
   }
 

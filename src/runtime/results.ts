@@ -38,11 +38,15 @@ export function failure(
     content: content ?? [{ type: 'text', text: message }],
   }
   if (meta !== undefined) result.meta = meta
-  if (additionalContexts && additionalContexts.length) result.additionalContexts = additionalContexts
+  if (additionalContexts?.length) result.additionalContexts = additionalContexts
   return result
 }
 
-export function failureFrom(thrown: unknown, fallbackCode: string, additionalContexts?: UserMessage[]): ToolExecutionFailure {
+export function failureFrom(
+  thrown: unknown,
+  fallbackCode: string,
+  additionalContexts?: UserMessage[],
+): ToolExecutionFailure {
   return failure(describeThrown(thrown), errorInfo(thrown, fallbackCode), undefined, additionalContexts)
 }
 
@@ -59,13 +63,23 @@ export function success(
     content,
   }
   if (meta !== undefined) result.meta = meta
-  if (additionalContexts && additionalContexts.length) result.additionalContexts = additionalContexts
+  if (additionalContexts?.length) result.additionalContexts = additionalContexts
   if (concludesTurn) result.concludesTurn = true
   return result
 }
 
 /** Replace the contexts a result carries (results are immutable once built). */
-export function withContexts(result: ToolExecutionResult, additionalContexts: UserMessage[] | undefined): ToolExecutionResult {
-  if (result.isError) return failure(result.error.message, result.error.info ?? { name: 'Error', code: TOOL_ERROR }, result.content, additionalContexts, result.meta)
+export function withContexts(
+  result: ToolExecutionResult,
+  additionalContexts: UserMessage[] | undefined,
+): ToolExecutionResult {
+  if (result.isError)
+    return failure(
+      result.error.message,
+      result.error.info ?? { name: 'Error', code: TOOL_ERROR },
+      result.content,
+      additionalContexts,
+      result.meta,
+    )
   return success(result.value, result.content, result.meta, additionalContexts, result.concludesTurn === true)
 }

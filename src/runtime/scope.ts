@@ -67,7 +67,11 @@ export class Scope {
     return false
   }
 
-  resolve(version: number, defaultMode: ToolPresentationMode, contribute: (mode: ToolPresentationMode) => ToolDefinition | undefined): ResolvedView {
+  resolve(
+    version: number,
+    defaultMode: ToolPresentationMode,
+    contribute: (mode: ToolPresentationMode) => ToolDefinition | undefined,
+  ): ResolvedView {
     const cached = this.view
     if (cached && cached.version === version) return cached
     const byName = new Map<string, ToolDefinition>()

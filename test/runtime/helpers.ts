@@ -1,6 +1,6 @@
 import type { JsonValue } from '../../src/json/json-value.js'
-import type { ToolDefinition } from '../../src/schema/tool-definition.js'
 import type { ToolRunContext } from '../../src/runtime/types.js'
+import type { ToolDefinition } from '../../src/schema/tool-definition.js'
 
 /** A raw definition: any JSON output, content is the value's JSON text. */
 export function rawTool(
@@ -34,7 +34,11 @@ export function isDeepFrozen(value: unknown): boolean {
   return true
 }
 
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
+export function deferred<T = void>(): {
+  promise: Promise<T>
+  resolve: (value: T) => void
+  reject: (error: unknown) => void
+} {
   let resolve!: (value: T) => void
   let reject!: (error: unknown) => void
   const promise = new Promise<T>((res, rej) => {

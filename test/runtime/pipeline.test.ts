@@ -49,11 +49,14 @@ describe('R-EXEC-1 input materialization and identity', () => {
   })
 
   it.each([
-    ['a cycle', () => {
-      const a: Record<string, unknown> = {}
-      a.self = a
-      return a
-    }],
+    [
+      'a cycle',
+      () => {
+        const a: Record<string, unknown> = {}
+        a.self = a
+        return a
+      },
+    ],
     ['a BigInt', () => ({ n: 10n })],
     ['a function', () => ({ f: () => 1 })],
     ['-0', () => ({ z: -0 })],
@@ -83,7 +86,13 @@ describe('R-EXEC-1 input materialization and identity', () => {
     tools.register(
       rawTool('outer', async (_a, exec) => {
         seen.push(exec)
-        const r = await tools.execute({ callId: 'inner-1', name: 'inner', arguments: {}, parent: exec.token, signal: exec.signal })
+        const r = await tools.execute({
+          callId: 'inner-1',
+          name: 'inner',
+          arguments: {},
+          parent: exec.token,
+          signal: exec.signal,
+        })
         return r.isError ? null : r.value
       }),
     )
@@ -154,7 +163,18 @@ describe('R-EXEC-2 phase order', () => {
       ),
     )
     const result = await tools.execute({ callId: 'c', name: 't', arguments: {}, signal: signal() })
-    expect(order).toEqual(['pre', 'guard', 'execute:before', 'body', 'render', 'meta', 'execute:after', 'post', 'finalize', 'result'])
+    expect(order).toEqual([
+      'pre',
+      'guard',
+      'execute:before',
+      'body',
+      'render',
+      'meta',
+      'execute:after',
+      'post',
+      'finalize',
+      'result',
+    ])
     expect(result).toMatchObject({ isError: false, value: { ok: true }, meta: { card: 'x' } })
   })
 
@@ -180,12 +200,7 @@ describe('R-EXEC-3 failures are results, never rejections', () => {
     ['a string', () => Promise.reject('plain string'), 'plain string', 'TOOL_ERROR'],
     ['an object', () => Promise.reject({ why: 1 }), '{"why":1}', 'TOOL_ERROR'],
     ['undefined', () => Promise.reject(undefined), 'undefined', 'TOOL_ERROR'],
-    [
-      'a coded error',
-      () => Promise.reject(Object.assign(new Error('coded'), { code: 'E_MINE' })),
-      'coded',
-      'E_MINE',
-    ],
+    ['a coded error', () => Promise.reject(Object.assign(new Error('coded'), { code: 'E_MINE' })), 'coded', 'E_MINE'],
   ])('a body that throws %s becomes an error result with its message', async (_l, body, message, errorCode) => {
     const { tools } = await setup()
     tools.register(rawTool('t', body as never))
@@ -219,7 +234,11 @@ describe('R-EXEC-3 failures are results, never rejections', () => {
     tools.register(
       rawTool('t', async () => ({ a: 1, b: 'x' }), {
         output: {
-          schema: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } }, required: ['a', 'b'] },
+          schema: {
+            type: 'object',
+            properties: { a: { type: 'string' }, b: { type: 'integer' } },
+            required: ['a', 'b'],
+          },
           render: () => [],
         },
       }),
@@ -257,7 +276,13 @@ describe('R-EXEC-3 failures are results, never rejections', () => {
     tools.register(rawTool('leaf', async () => 1, { output: { schema: {}, render: () => [], presentationMeta: meta } }))
     tools.register(
       rawTool('outer', async (_a, exec) => {
-        const r = await tools.execute({ callId: 'n', name: 'leaf', arguments: {}, parent: exec.token, signal: exec.signal })
+        const r = await tools.execute({
+          callId: 'n',
+          name: 'leaf',
+          arguments: {},
+          parent: exec.token,
+          signal: exec.signal,
+        })
         return { nestedMeta: r.meta ?? null }
       }),
     )
@@ -282,16 +307,26 @@ describe('R-EXEC-4 tools/pre-execute decisions', () => {
   })
 
   it.each([
-    ['throws', async () => {
-      throw new Error('listener bug')
-    }, 'POLICY_ERROR', /listener bug/],
+    [
+      'throws',
+      async () => {
+        throw new Error('listener bug')
+      },
+      'POLICY_ERROR',
+      /listener bug/,
+    ],
     ['returns garbage', async () => ({ kind: 'maybe' }), 'INVALID_DECISION', /expected \{ kind/],
     ['returns undefined', async () => undefined, 'INVALID_DECISION', /expected \{ kind/],
     ['denies without reason', async () => ({ kind: 'deny' }), 'INVALID_DECISION', /string reason/],
-    ['calls next() twice', async (_e: unknown, next: () => Promise<unknown>) => {
-      await next()
-      return next()
-    }, 'POLICY_ERROR', /next\(\) called multiple times/],
+    [
+      'calls next() twice',
+      async (_e: unknown, next: () => Promise<unknown>) => {
+        await next()
+        return next()
+      },
+      'POLICY_ERROR',
+      /next\(\) called multiple times/,
+    ],
   ])('a listener that %s fails the call closed', async (_l, listener, errorCode, message) => {
     const { ctx, tools } = await setup()
     const body = vi.fn(async () => 1)
@@ -340,7 +375,11 @@ describe('R-EXEC-4 tools/pre-execute decisions', () => {
   it('ask proceeds only on allowed-once from the approval service', async () => {
     const { ctx, tools } = await setup()
     tools.register(rawTool('t', async () => 'ran'))
-    const answers: unknown[] = [{ kind: 'allowed-once' }, { kind: 'denied', reason: 'user said no' }, { kind: 'allowed-always' }]
+    const answers: unknown[] = [
+      { kind: 'allowed-once' },
+      { kind: 'denied', reason: 'user said no' },
+      { kind: 'allowed-always' },
+    ]
     const requests: unknown[] = []
     class Approval extends Service {
       constructor(ctx: Context) {
@@ -426,12 +465,18 @@ describe('R-EXEC-6 signal fusion in tools/execute', () => {
     ctx.on('tools/execute', async (exec, next) => {
       for (const [label, attempt] of [
         ['delete', () => delete (exec as { signal?: unknown }).signal],
-        ['null', () => {
-          ;(exec as { signal: unknown }).signal = null
-        }],
-        ['name', () => {
-          ;(exec as { name: string }).name = 'other'
-        }],
+        [
+          'null',
+          () => {
+            ;(exec as { signal: unknown }).signal = null
+          },
+        ],
+        [
+          'name',
+          () => {
+            ;(exec as { name: string }).name = 'other'
+          },
+        ],
       ] as const) {
         try {
           attempt()
@@ -449,7 +494,11 @@ describe('R-EXEC-6 signal fusion in tools/execute', () => {
   it('a wrapper-authored success is validated against the tool’s output declaration', async () => {
     const { ctx, tools } = await setup()
     const body = vi.fn(async () => 'real')
-    tools.register(rawTool('t', body, { output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: String(v) }] } }))
+    tools.register(
+      rawTool('t', body, {
+        output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: String(v) }] },
+      }),
+    )
     let answer: unknown = { isError: false, value: 'cached', content: [] }
     ctx.on('tools/execute', async () => answer as never)
     const ok = await tools.execute({ callId: 'c', name: 't', arguments: {}, signal: signal() })
@@ -557,8 +606,17 @@ describe('R-EXEC-9 tools/post-execute decisions', () => {
   const ctxMsg = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] })
 
   it('accept with content keeps value and meta; tool contexts come before the decision’s', async () => {
-    const r = await withPost(() => ({ kind: 'accept', content: [{ type: 'text', text: 'short' }], additionalContexts: [ctxMsg('post')] }))
-    expect(r).toMatchObject({ isError: false, value: 'v', meta: { v: 'v' }, content: [{ type: 'text', text: 'short' }] })
+    const r = await withPost(() => ({
+      kind: 'accept',
+      content: [{ type: 'text', text: 'short' }],
+      additionalContexts: [ctxMsg('post')],
+    }))
+    expect(r).toMatchObject({
+      isError: false,
+      value: 'v',
+      meta: { v: 'v' },
+      content: [{ type: 'text', text: 'short' }],
+    })
     expect(texts(r)).toEqual(['tool', 'post'])
   })
 
@@ -576,7 +634,11 @@ describe('R-EXEC-9 tools/post-execute decisions', () => {
   })
 
   it('block becomes an error whose content is the feedback, keeping only the decision’s contexts', async () => {
-    const r = await withPost(() => ({ kind: 'block', feedback: [{ type: 'text', text: 'try again' }], additionalContexts: [ctxMsg('post')] }))
+    const r = await withPost(() => ({
+      kind: 'block',
+      feedback: [{ type: 'text', text: 'try again' }],
+      additionalContexts: [ctxMsg('post')],
+    }))
     expect(r).toMatchObject({ isError: true, content: [{ type: 'text', text: 'try again' }] })
     expect(code(r)).toBe('TOOL_BLOCKED')
     expect('value' in r).toBe(false)
@@ -599,9 +661,13 @@ describe('R-EXEC-9 tools/post-execute decisions', () => {
 describe('R-EXEC-10 finalizeContent exactly once', () => {
   it('is called once for every outcome, including failures that bypassed post-execute', async () => {
     const { ctx, tools } = await setup()
-    const finalize = vi.fn((_exec, result: ToolExecutionResult) => (result.isError ? [{ type: 'text' as const, text: 'finalized error' }] : undefined))
+    const finalize = vi.fn((_exec, result: ToolExecutionResult) =>
+      result.isError ? [{ type: 'text' as const, text: 'finalized error' }] : undefined,
+    )
     tools.register(rawTool('t', async () => 1, { finalizeContent: finalize }))
-    ctx.on('tools/pre-execute', async (exec, next) => ((exec.arguments as { deny?: boolean }).deny ? { kind: 'deny', reason: 'r' } : next()))
+    ctx.on('tools/pre-execute', async (exec, next) =>
+      (exec.arguments as { deny?: boolean }).deny ? { kind: 'deny', reason: 'r' } : next(),
+    )
     const ok = await tools.execute({ callId: 'a', name: 't', arguments: {}, signal: signal() })
     const denied = await tools.execute({ callId: 'b', name: 't', arguments: { deny: true }, signal: signal() })
     const badArgs = await tools.execute({ callId: 'c', name: 't', arguments: { f: () => 1 }, signal: signal() })
@@ -763,7 +829,9 @@ describe('R-EXEC-12 cancellation and quiescence', () => {
       controller.abort()
       return next()
     })
-    expect(code(await tools.execute({ callId: 'c', name: 't', arguments: {}, signal: controller.signal }))).toBe('ABORTED')
+    expect(code(await tools.execute({ callId: 'c', name: 't', arguments: {}, signal: controller.signal }))).toBe(
+      'ABORTED',
+    )
   })
 
   it('a body that never settles until aborted: execute() waits for it, then ABORTED', async () => {
@@ -823,7 +891,12 @@ describe('R-EXEC-13 scope-filtered dispatch', () => {
     ctx.on('tools/result', (exec) => {
       seen.plain.push(`result:${exec.callId}`)
     })
-    for (const [callId, agent] of [['ga', a], ['gb', b], ['gc', child], ['gg', undefined]] as const) {
+    for (const [callId, agent] of [
+      ['ga', a],
+      ['gb', b],
+      ['gc', child],
+      ['gg', undefined],
+    ] as const) {
       await tools.execute({ callId, name: 't', arguments: {}, agent, signal: signal() })
     }
     expect(seen.a).toEqual([

@@ -100,7 +100,11 @@ describe('R-REG-3 register()', () => {
     ],
     ['zero timeoutMs', () => rawTool('t', undefined, { timeoutMs: 0 }), /timeoutMs/],
     ['infinite timeoutMs', () => rawTool('t', undefined, { timeoutMs: Number.POSITIVE_INFINITY }), /timeoutMs/],
-    ['non-JSON parameters', () => ({ ...rawTool('p'), parameters: { when: new Date() } as never }), /definition\.parameters\.when/],
+    [
+      'non-JSON parameters',
+      () => ({ ...rawTool('p'), parameters: { when: new Date() } as never }),
+      /definition\.parameters\.when/,
+    ],
     ['missing execute', () => ({ ...rawTool('e'), execute: undefined as never }), /definition\.execute/],
   ])('refuses %s and leaves the registry exactly as it was', async (_label, make, message) => {
     const { ctx, tools } = await createToolRuntime()
@@ -115,7 +119,10 @@ describe('R-REG-3 register()', () => {
 
   it('accepts free-form raw parameters (an MCP input schema with format, pattern, anyOf)', async () => {
     const { tools } = await createToolRuntime()
-    const parameters = { type: 'object', properties: { a: { type: 'string', format: 'uri', pattern: '^h' }, b: { anyOf: [{}, {}] } } }
+    const parameters = {
+      type: 'object',
+      properties: { a: { type: 'string', format: 'uri', pattern: '^h' }, b: { anyOf: [{}, {}] } },
+    }
     tools.register({ ...rawTool('mcp'), parameters })
     expect(tools.schemas()[0].parameters).toEqual(parameters)
   })
@@ -297,7 +304,9 @@ describe('R-REG-7 executionMode() fails closed', () => {
     tools.register(rawTool('yes', undefined, { isConcurrencySafe: () => true }))
     const agent = createAgent(ctx, { id: 'a' })
     agent.ctx.tools.restrict({ deny: ['yes'] })
-    expect(tools.executionMode({ callId: 'c', name: 'yes', arguments: {}, agent, signal: signal() }).kind).toBe('exclusive')
+    expect(tools.executionMode({ callId: 'c', name: 'yes', arguments: {}, agent, signal: signal() }).kind).toBe(
+      'exclusive',
+    )
   })
 })
 

@@ -1,0 +1,234 @@
+import { createInterface, type Interface } from 'node:readline'
+import { type Context, Service } from 'cordis'
+import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '../runtime/types.js'
+import { previewJson } from './preview.js'
+
+/**
+ * Turn whatever an approver answered into a well-formed outcome. Anything that is not
+ * one of the three contract kinds is a denial (fail closed); only `allowed-once` proceeds.
+ */
+export function normalizeApprovalOutcome(value: unknown): ApprovalOutcome {
+  if (value === null || typeof value !== 'object') {
+    return Object.freeze({ kind: 'denied', reason: 'the approval service returned no outcome' })
+  }
+  const { kind, reason } = value as { kind?: unknown; reason?: unknown }
+  if (kind === 'allowed-once') return Object.freeze({ kind })
+  if (kind === 'denied' || kind === 'cancelled') {
+    return Object.freeze(typeof reason === 'string' ? { kind, reason } : { kind })
+  }
+  const shown = typeof kind === 'string' ? `"${kind}"` : String(kind)
+  return Object.freeze({ kind: 'denied', reason: `unsupported approval outcome ${shown}` })
+}
+
+/** Config of {@link CallbackApproval}. */
+export interface CallbackApprovalConfig {
+  /**
+   * Decide one request. Asynchronous deciders should observe `request.execution.signal`
+   * (the service awaits the answer; it never abandons it).
+   */
+  decide(request: ApprovalRequest): ApprovalOutcome | PromiseLike<ApprovalOutcome>
+}
+
+/**
+ * Programmatic approval (R-SCHED-3) for tests and servers: provides the `approval`
+ * service and answers every request through `config.decide`. A throwing or rejecting
+ * decider, or a malformed answer, becomes a denial; `request()` never rejects.
+ *
+ * Usage: `ctx.plugin(CallbackApproval, { decide: (request) => ({ kind: 'allowed-once' }) })`.
+ */
+export class CallbackApproval extends Service implements ApprovalService {
+  private readonly decide: CallbackApprovalConfig['decide']
+
+  constructor(ctx: Context, config: CallbackApprovalConfig) {
+    super(ctx, 'approval')
+    if (typeof config?.decide !== 'function') {
+      throw new TypeError('CallbackApproval: config.decide must be a function (request) => ApprovalOutcome')
+    }
+    this.decide = config.decide
+  }
+
+  async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
+    try {
+      return normalizeApprovalOutcome(await this.decide(request))
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error)
+      return Object.freeze({ kind: 'denied', reason: `the approval callback failed: ${message}` })
+    }
+  }
+}
+
+/** Config of {@link TerminalApproval}. */
+export interface TerminalApprovalConfig {
+  /** Where answers are read from. Default `process.stdin`. */
+  readonly input?: NodeJS.ReadableStream
+  /** Where questions are written. Default `process.stdout`. */
+  readonly output?: NodeJS.WritableStream
+  /** Override TTY detection (default: `input.isTTY === true`). */
+  readonly interactive?: boolean
+}
+
+interface PendingQuestion {
+  readonly request: ApprovalRequest
+  readonly resolve: (outcome: ApprovalOutcome) => void
+  readonly onAbort: () => void
+}
+
+const NO_TTY_REASON = 'no interactive terminal to ask for approval'
+
+/**
+ * Interactive approval (R-SCHED-3): provides the `approval` service and asks on the
+ * terminal. It shows the tool, the agent, the reason and the (previewed) JSON arguments
+ * and asks `y/N`; only `y`/`yes` allows, once. Questions are serialized — one at a time,
+ * in request order — and a line typed ahead with the previous answer never answers the
+ * next question (nothing is approved unseen). Without a TTY every request is
+ * denied with a reason. A call cancelled while waiting (or queued) is answered `cancelled`;
+ * closed input denies what is pending.
+ *
+ * Usage: `ctx.plugin(TerminalApproval)` or `ctx.plugin(TerminalApproval, { input, output })`.
+ */
+export class TerminalApproval extends Service implements ApprovalService {
+  private readonly input: NodeJS.ReadableStream
+  private readonly output: NodeJS.WritableStream
+  private readonly interactive: boolean
+  private readonly colors: boolean
+  private readonly queue: PendingQuestion[] = []
+  private active: PendingQuestion | undefined
+  private reader: Interface | undefined
+  private closedReason: string | undefined
+
+  constructor(ctx: Context, config: TerminalApprovalConfig = {}) {
+    super(ctx, 'approval')
+    if (config === null || typeof config !== 'object') throw new TypeError('TerminalApproval: config must be an object')
+    this.input = config.input ?? process.stdin
+    this.output = config.output ?? process.stdout
+    if (typeof this.input.on !== 'function')
+      throw new TypeError('TerminalApproval: config.input must be a readable stream')
+    if (typeof this.output.write !== 'function') {
+      throw new TypeError('TerminalApproval: config.output must be a writable stream')
+    }
+    this.interactive = config.interactive ?? (this.input as { isTTY?: boolean }).isTTY === true
+    this.colors = (this.output as { isTTY?: boolean }).isTTY === true && !process.env.NO_COLOR
+    ctx.effect(() => () => this.shutdown('the approval service was disposed'))
+  }
+
+  request(request: ApprovalRequest): Promise<ApprovalOutcome> {
+    const name = request.execution.name
+    if (!this.interactive) {
+      this.write(
+        `${this.paint('33', '?')} approval needed for ${name}${reasonSuffix(request)} — denied: ${NO_TTY_REASON}\n`,
+      )
+      return Promise.resolve(Object.freeze({ kind: 'denied', reason: NO_TTY_REASON }))
+    }
+    if (this.closedReason !== undefined) {
+      return Promise.resolve(Object.freeze({ kind: 'denied', reason: this.closedReason }))
+    }
+    const signal = request.execution.signal
+    if (signal.aborted) return Promise.resolve(cancelled())
+    return new Promise<ApprovalOutcome>((resolve) => {
+      const question: PendingQuestion = { request, resolve, onAbort: () => this.cancel(question) }
+      signal.addEventListener('abort', question.onAbort, { once: true })
+      this.queue.push(question)
+      this.pump()
+    })
+  }
+
+  private pump(): void {
+    if (this.active !== undefined) return
+    const question = this.queue.shift()
+    if (question === undefined) {
+      this.closeReader()
+      return
+    }
+    this.active = question
+    this.openReader()
+    const { execution, agent } = question.request
+    const lines = [
+      `${this.paint('33;1', '?')} ${this.paint('1', `approve ${execution.name}`)} (call ${execution.callId}, agent ${agent.id})`,
+    ]
+    if (question.request.reason) lines.push(`  reason:    ${question.request.reason}`)
+    lines.push(`  arguments: ${previewJson(execution.arguments, 1000)}`)
+    this.write(`${lines.join('\n')}\n  allow once? [y/N] `)
+  }
+
+  private onLine(line: string): void {
+    const question = this.active
+    if (question === undefined) return // type-ahead: never approve a question that was not shown
+    const answer = line.trim().toLowerCase()
+    if (answer === 'y' || answer === 'yes') this.finish(question, Object.freeze({ kind: 'allowed-once' }))
+    else this.finish(question, Object.freeze({ kind: 'denied', reason: 'declined at the terminal' }))
+  }
+
+  private cancel(question: PendingQuestion): void {
+    if (question === this.active) {
+      this.write(`${this.paint('2', '(cancelled)')}\n`)
+      this.finish(question, cancelled())
+      return
+    }
+    const at = this.queue.indexOf(question)
+    if (at >= 0) this.queue.splice(at, 1)
+    question.resolve(cancelled())
+  }
+
+  private finish(question: PendingQuestion, outcome: ApprovalOutcome): void {
+    question.request.execution.signal.removeEventListener('abort', question.onAbort)
+    if (this.active === question) this.active = undefined
+    question.resolve(outcome)
+    // Show the next question on a later turn: further lines of the chunk that carried this
+    // answer were typed before it was shown, and must not answer it.
+    setImmediate(() => this.pump())
+  }
+
+  /** Deny everything pending and refuse further questions (input closed or service disposed). */
+  private shutdown(reason: string): void {
+    this.closedReason ??= reason
+    this.closeReader()
+    const pending = this.active ? [this.active, ...this.queue] : [...this.queue]
+    this.active = undefined
+    this.queue.length = 0
+    for (const question of pending) {
+      question.request.execution.signal.removeEventListener('abort', question.onAbort)
+      question.resolve(Object.freeze({ kind: 'denied', reason }))
+    }
+  }
+
+  private openReader(): void {
+    if (this.reader !== undefined) return
+    // `terminal: false`: plain line reading; the TTY's own line discipline echoes input.
+    const reader = createInterface({ input: this.input, terminal: false })
+    reader.on('line', (line) => this.onLine(line))
+    reader.on('close', () => {
+      if (this.reader !== reader) return // we closed it ourselves when idle
+      this.reader = undefined
+      this.write('\n')
+      this.shutdown('the approval input was closed')
+    })
+    this.reader = reader
+  }
+
+  /** Close when idle so an open prompt never keeps the process alive. */
+  private closeReader(): void {
+    const reader = this.reader
+    this.reader = undefined
+    reader?.close()
+  }
+
+  private write(text: string): void {
+    try {
+      this.output.write(text)
+    } catch {
+      // A broken output must not turn into an approval; the outcome still resolves.
+    }
+  }
+
+  private paint(code: string, text: string): string {
+    return this.colors ? `\x1b[${code}m${text}\x1b[0m` : text
+  }
+}
+
+function cancelled(): ApprovalOutcome {
+  return Object.freeze({ kind: 'cancelled', reason: 'the call was cancelled while waiting for approval' })
+}
+
+function reasonSuffix(request: ApprovalRequest): string {
+  return request.reason ? ` (${request.reason})` : ''
+}

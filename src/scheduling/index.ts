@@ -1,0 +1,18 @@
+// Scheduling and policies (R-SCHED): the batch executor, the timeout policy, approval services.
+
+export {
+  CallbackApproval,
+  type CallbackApprovalConfig,
+  normalizeApprovalOutcome,
+  TerminalApproval,
+  type TerminalApprovalConfig,
+} from './approval.js'
+export {
+  type BatchCallResult,
+  type BatchResult,
+  type BatchToolRuntime,
+  DEFAULT_MAX_PARALLEL,
+  type ExecuteBatchOptions,
+  executeBatch,
+} from './execute-batch.js'
+export { TimeoutPolicy, type TimeoutPolicyConfig } from './timeout-policy.js'

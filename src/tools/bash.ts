@@ -1,0 +1,255 @@
+import { spawn } from 'node:child_process'
+import { realpath, stat } from 'node:fs/promises'
+import path from 'node:path'
+import type { ToolResultView } from '../presentation/views.js'
+import { defineTool } from '../schema/define-tool.js'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import { bool, callPresenter, int, resultPresenter, str } from './present-util.js'
+
+/** Options of {@link createBashTool}. */
+export interface BashToolOptions {
+  /** Working directory of every command. */
+  cwd: string
+  /** Cooperative timeout budget (default 120 000 ms). */
+  timeoutMs?: number
+  /** Combined stdout+stderr bytes kept (default 64 KiB): the first and last halves, with a marker between. */
+  outputCapBytes?: number
+  /** Delay between SIGTERM and SIGKILL to the process group (default 2000 ms). */
+  killGraceMs?: number
+  /** Environment of the command (default: this process's). */
+  env?: NodeJS.ProcessEnv
+  /** Shell binary (default `bash`, found on PATH). */
+  shell?: string
+}
+
+/** Keeps the head and the tail of a byte stream within a cap, counting what falls between. */
+class OutputCollector {
+  private readonly half: number
+  private readonly head: Buffer[] = []
+  private headBytes = 0
+  private readonly tail: Buffer[] = []
+  private tailBytes = 0
+  total = 0
+
+  constructor(cap: number) {
+    this.half = Math.max(1, Math.floor(cap / 2))
+  }
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length
+    let rest = chunk
+    if (this.headBytes < this.half) {
+      const take = Math.min(this.half - this.headBytes, rest.length)
+      this.head.push(rest.subarray(0, take))
+      this.headBytes += take
+      rest = rest.subarray(take)
+    }
+    if (rest.length === 0) return
+    this.tail.push(rest)
+    this.tailBytes += rest.length
+    while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= this.half) {
+      this.tailBytes -= this.tail.shift()!.length
+    }
+    if (this.tailBytes > this.half) {
+      const drop = this.tailBytes - this.half
+      this.tail[0] = this.tail[0].subarray(drop)
+      this.tailBytes -= drop
+    }
+  }
+
+  result(): { output: string; truncated: boolean } {
+    const dropped = this.total - this.headBytes - this.tailBytes
+    const head = Buffer.concat(this.head).toString('utf8')
+    const tail = Buffer.concat(this.tail).toString('utf8')
+    if (dropped === 0) return { output: Buffer.concat([...this.head, ...this.tail]).toString('utf8'), truncated: false }
+    return { output: `${head}\n[… ${dropped} bytes of output truncated …]\n${tail}`, truncated: true }
+  }
+}
+
+const TITLE_MAX = 120
+
+function commandTitle(command: string): { title: string; shortened: boolean } {
+  const firstLine = command.split('\n', 1)[0]
+  const multiLine = firstLine.length !== command.length
+  if (firstLine.length <= TITLE_MAX && !multiLine) return { title: command, shortened: false }
+  return { title: `${firstLine.slice(0, TITLE_MAX)}…`, shortened: true }
+}
+
+/**
+ * `bash { command }`: run a command with `bash -c` in its own process group (`detached`). Abort
+ * (cancellation or the timeout policy) sends SIGTERM to the whole group, then SIGKILL after
+ * `killGraceMs`. When the shell exits, whatever it left running in its group is terminated the same
+ * way, so the call only settles once the work it started is gone (quiescence) — background jobs do
+ * not outlive the call. A non-zero exit is a normal result (the model reads the exit code); an
+ * aborted run resolves with `aborted: true` so the pipeline can report the cancellation.
+ */
+export function createBashToolDefinition(options: BashToolOptions): ToolDefinition {
+  const configuredCwd = path.resolve(options.cwd)
+  const cap = options.outputCapBytes ?? 64 * 1024
+  const grace = options.killGraceMs ?? 2000
+  const shell = options.shell ?? 'bash'
+  const timeoutMs = options.timeoutMs ?? 120_000
+  if (!Number.isSafeInteger(cap) || cap <= 0) throw new Error('outputCapBytes: expected a positive integer')
+  if (!Number.isFinite(grace) || grace < 0) throw new Error('killGraceMs: expected a non-negative number')
+  return defineTool({
+    name: 'bash',
+    description:
+      `Run a shell command with bash -c in ${configuredCwd} and return its combined stdout and stderr and exit code. ` +
+      `Output beyond ${cap} bytes is cut in the middle. Commands must not wait for input; background processes are ` +
+      'terminated when the command finishes.',
+    parameters: {
+      command: { type: 'string', required: true, description: 'The bash command line to run.' },
+    },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          command: { type: 'string', required: true },
+          cwd: { type: 'string', required: true },
+          output: { type: 'string', required: true },
+          exitCode: { oneOf: [{ type: 'integer' }, { type: 'null' }], required: true },
+          signal: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
+          truncated: { type: 'boolean', required: true },
+          outputBytes: { type: 'integer', required: true },
+          aborted: { type: 'boolean', required: true },
+        },
+      },
+      render(_args, value) {
+        const status =
+          value.signal !== null
+            ? `${value.aborted ? 'Aborted; ' : ''}killed by ${value.signal}`
+            : `Exit code: ${value.exitCode ?? 'unknown'}`
+        const body = value.output === '' ? '(no output)' : value.output
+        return [{ type: 'text', text: `${body}${body.endsWith('\n') ? '' : '\n'}\n${status}` }]
+      },
+      presentationMeta(_args, value) {
+        return {
+          output: value.output,
+          exitCode: value.exitCode,
+          signal: value.signal,
+          truncated: value.truncated,
+          aborted: value.aborted,
+        }
+      },
+    },
+    async execute(args, exec) {
+      let cwd: string
+      try {
+        cwd = await realpath(configuredCwd)
+      } catch (error) {
+        throw new Error(`bash: working directory ${configuredCwd} is not accessible: ${(error as Error).message}`)
+      }
+      if (!(await stat(cwd)).isDirectory())
+        throw new Error(`bash: working directory ${configuredCwd} is not a directory`)
+      exec.signal.throwIfAborted()
+      const env = options.env ?? process.env
+      return await new Promise((resolve, reject) => {
+        const child = spawn(shell, ['-c', args.command], {
+          cwd,
+          env,
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+        const collector = new OutputCollector(cap)
+        let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+        let openStreams = 2
+        let aborted = false
+        let settled = false
+        const timers: NodeJS.Timeout[] = []
+
+        const killGroup = (sig: NodeJS.Signals): void => {
+          if (child.pid === undefined) return
+          try {
+            process.kill(-child.pid, sig)
+          } catch {
+            // ESRCH: the group is already gone.
+          }
+        }
+        let escalated = false
+        const terminateGroup = (): void => {
+          killGroup('SIGTERM')
+          if (escalated) return
+          escalated = true
+          timers.push(setTimeout(() => killGroup('SIGKILL'), grace))
+        }
+        const cleanup = (): void => {
+          settled = true
+          for (const t of timers) clearTimeout(t)
+          exec.signal.removeEventListener('abort', onAbort)
+        }
+        const finish = (): void => {
+          if (settled || exit === undefined || openStreams > 0) return
+          cleanup()
+          const { output, truncated } = collector.result()
+          resolve({
+            command: args.command,
+            cwd: configuredCwd,
+            output,
+            exitCode: exit.code,
+            signal: exit.signal,
+            truncated,
+            outputBytes: collector.total,
+            aborted,
+          })
+        }
+        const onAbort = (): void => {
+          aborted = true
+          terminateGroup()
+        }
+        const streamClosed = (): void => {
+          openStreams--
+          finish()
+        }
+        child.stdout.on('data', (chunk: Buffer) => collector.push(chunk))
+        child.stderr.on('data', (chunk: Buffer) => collector.push(chunk))
+        child.stdout.on('close', streamClosed)
+        child.stderr.on('close', streamClosed)
+        child.on('error', (error) => {
+          if (child.pid !== undefined || settled) return
+          cleanup()
+          reject(new Error(`bash: failed to start ${shell}: ${error.message}`))
+        })
+        child.on('exit', (code, signal) => {
+          exit = { code, signal }
+          if (openStreams > 0) {
+            // Something the shell left behind still holds the pipes: end the group's work.
+            terminateGroup()
+            // A process that escaped the group (setsid) may keep the pipes open forever.
+            timers.push(
+              setTimeout(
+                () => {
+                  child.stdout.destroy()
+                  child.stderr.destroy()
+                },
+                grace * 2 + 100,
+              ),
+            )
+          } else {
+            killGroup('SIGTERM')
+          }
+          finish()
+        })
+        if (exec.signal.aborted) onAbort()
+        else exec.signal.addEventListener('abort', onAbort, { once: true })
+      })
+    },
+    timeoutMs,
+    presentCall: callPresenter('bash', (args) => {
+      const { title, shortened } = commandTitle(args.command)
+      return shortened
+        ? { card: 'terminal', title, description: args.command, cwd: configuredCwd }
+        : { card: 'terminal', title, cwd: configuredCwd }
+    }),
+    presentResult: resultPresenter('bash', (args, meta): ToolResultView | undefined => {
+      const output = str(meta, 'output')
+      if (output === undefined || bool(meta, 'truncated') === undefined) return undefined
+      const view: ToolResultView = { card: 'terminal', title: commandTitle(args.command).title, output }
+      const exitCode = int(meta, 'exitCode')
+      const signal = str(meta, 'signal')
+      if (exitCode !== undefined) view.exitCode = exitCode
+      if (signal !== undefined) view.signal = signal
+      return view
+    }),
+  })
+}

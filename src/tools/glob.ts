@@ -1,0 +1,86 @@
+import type { ToolResultView } from '../presentation/views.js'
+import { defineTool } from '../schema/define-tool.js'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import type { FsToolContext } from './fs-context.js'
+import { compileGlob } from './glob-match.js'
+import { bool, callPresenter, int, list, listOf, resultPresenter, str } from './present-util.js'
+import { walkFiles } from './walk.js'
+
+/**
+ * `glob { pattern }`: workspace files matching a glob (`**`, `*`, `?`, `{a,b}`), in walk order
+ * (depth-first, names sorted). At most `globMaxResults` paths are returned; `total` counts every
+ * match found and `truncated` is also set when the walk hit its entry budget (then `total` is a lower
+ * bound). Symlinks, `.git` and `node_modules` are not traversed.
+ */
+export function createGlobTool(fs: FsToolContext): ToolDefinition {
+  const { limits } = fs
+  return defineTool({
+    name: 'glob',
+    description:
+      'Find files in the workspace whose relative path matches a glob pattern: ** matches any number of ' +
+      'directories, * and ? match within one path segment, {a,b} matches alternatives (e.g. "src/**/*.{ts,tsx}"). ' +
+      `Returns at most ${limits.globMaxResults} paths.`,
+    parameters: {
+      pattern: { type: 'string', required: true, description: 'Glob relative to the workspace root.' },
+    },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          pattern: { type: 'string', required: true },
+          paths: { type: 'array', required: true, items: { type: 'string' } },
+          total: { type: 'integer', required: true },
+          truncated: { type: 'boolean', required: true },
+        },
+      },
+      render(_args, value) {
+        if (value.total === 0) {
+          return [
+            {
+              type: 'text',
+              text: `No files match ${value.pattern}${value.truncated ? ' (search was cut short)' : ''}`,
+            },
+          ]
+        }
+        const lines = [...value.paths]
+        if (value.truncated)
+          lines.push(`(showing ${value.paths.length} of ${value.total}+ matching paths; narrow the pattern)`)
+        return [{ type: 'text', text: lines.join('\n') }]
+      },
+      presentationMeta(_args, value) {
+        return { pattern: value.pattern, paths: value.paths, total: value.total, truncated: value.truncated }
+      },
+    },
+    async execute(args, exec) {
+      const matcher = compileGlob(args.pattern)
+      const root = await fs.realRoot()
+      const paths: string[] = []
+      let total = 0
+      const walk = await walkFiles(
+        root,
+        { signal: exec.signal, maxEntries: limits.walkMaxEntries, descend: (rel) => matcher.couldContain(rel) },
+        (file) => {
+          if (matcher.matches(file.rel)) {
+            total++
+            if (paths.length < limits.globMaxResults) paths.push(file.rel)
+          }
+          return true
+        },
+      )
+      return { pattern: args.pattern, paths, total, truncated: walk.exhausted || total > paths.length }
+    },
+    timeoutMs: 30_000,
+    isConcurrencySafe: () => true,
+    presentCall: callPresenter('glob', (args) => ({ card: 'generic', title: `Glob ${args.pattern}`, kind: 'search' })),
+    presentResult: resultPresenter('glob', (_args, meta): ToolResultView | undefined => {
+      const pattern = str(meta, 'pattern')
+      const total = int(meta, 'total')
+      const truncated = bool(meta, 'truncated')
+      const paths = listOf(list(meta, 'paths'), (p) => (typeof p === 'string' ? p : undefined))
+      if (pattern === undefined || total === undefined || truncated === undefined || paths === undefined)
+        return undefined
+      return { card: 'search', shape: 'paths', title: `Glob ${pattern}`, truncated, total, paths }
+    }),
+  })
+}

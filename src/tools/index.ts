@@ -1,0 +1,48 @@
+// First-party reference tools: workspace-rooted file tools and a process-group-aware bash tool.
+import path from 'node:path'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import { type BashToolOptions, createBashToolDefinition } from './bash.js'
+import { createEditFileTool } from './edit-file.js'
+import { createFsToolContext } from './fs-context.js'
+import { createGlobTool } from './glob.js'
+import { createGrepTool } from './grep.js'
+import { type FsToolLimits, resolveLimits } from './limits.js'
+import { createListDirTool } from './list-dir.js'
+import { withGenericFallback } from './present-util.js'
+import { createReadFileTool } from './read-file.js'
+import { createWriteFileTool } from './write-file.js'
+
+export type { BashToolOptions } from './bash.js'
+export { compileGlob, expandBraces, type GlobMatcher } from './glob-match.js'
+export { DEFAULT_FS_TOOL_LIMITS, type FsToolLimits } from './limits.js'
+export { WorkspacePathError } from './workspace.js'
+
+/** Options of {@link createFsTools}. */
+export interface FsToolsOptions {
+  /** Workspace directory every path is resolved in and can never escape. */
+  root: string
+  /** Overrides of the result caps. */
+  limits?: Partial<FsToolLimits>
+}
+
+/**
+ * The file tools rooted in one workspace, in this order: `read_file`, `write_file`, `edit_file`,
+ * `glob`, `grep`, `list_dir`. The root is realpath'd on first use.
+ */
+export function createFsTools(options: FsToolsOptions): ToolDefinition[] {
+  if (typeof options?.root !== 'string' || options.root === '') throw new Error('root: expected a directory path')
+  const fs = createFsToolContext(path.resolve(options.root), resolveLimits(options.limits))
+  return [
+    createReadFileTool(fs),
+    createWriteFileTool(fs),
+    createEditFileTool(fs),
+    createGlobTool(fs),
+    createGrepTool(fs),
+    createListDirTool(fs),
+  ].map(withGenericFallback)
+}
+
+/** The `bash` tool running commands in `options.cwd` (see `BashToolOptions`). */
+export function createBashTool(options: BashToolOptions): ToolDefinition {
+  return withGenericFallback(createBashToolDefinition(options))
+}

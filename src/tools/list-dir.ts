@@ -1,0 +1,107 @@
+import { readdir, stat } from 'node:fs/promises'
+import type { ToolResultView } from '../presentation/views.js'
+import { defineTool } from '../schema/define-tool.js'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import type { FsToolContext } from './fs-context.js'
+import { bool, callPresenter, int, list, listOf, record, resultPresenter, str } from './present-util.js'
+import { checkAborted, resolveInWorkspace } from './workspace.js'
+
+type EntryType = 'file' | 'directory' | 'symlink' | 'other'
+
+function entryPath(dir: string, name: string, type: string): string {
+  const joined = dir === '.' ? name : `${dir}/${name}`
+  return type === 'directory' ? `${joined}/` : joined
+}
+
+/**
+ * `list_dir { path? }`: the entries of one workspace directory, sorted by name, at most
+ * `listMaxEntries` (`truncated`/`total` say when more exist). Symlinks are listed as `symlink`, not
+ * followed. The result card is a `search` card of shape `paths` (directories end in `/`).
+ */
+export function createListDirTool(fs: FsToolContext): ToolDefinition {
+  const { limits } = fs
+  return defineTool({
+    name: 'list_dir',
+    description:
+      'List the entries of a directory in the workspace (default: the workspace root), with their types. ' +
+      `Returns at most ${limits.listMaxEntries} entries.`,
+    parameters: {
+      path: { type: 'string', description: 'Directory path, relative to the workspace root (default ".").' },
+    },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          path: { type: 'string', required: true },
+          entries: {
+            type: 'array',
+            required: true,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                name: { type: 'string', required: true },
+                type: { type: 'string', enum: ['file', 'directory', 'symlink', 'other'], required: true },
+              },
+            },
+          },
+          total: { type: 'integer', required: true },
+          truncated: { type: 'boolean', required: true },
+        },
+      },
+      render(_args, value) {
+        if (value.total === 0) return [{ type: 'text', text: `${value.path} is empty` }]
+        const lines = value.entries.map((e) =>
+          e.type === 'directory' ? `${e.name}/` : e.type === 'symlink' ? `${e.name}@` : e.name,
+        )
+        if (value.truncated) lines.push(`(showing ${value.entries.length} of ${value.total} entries)`)
+        return [{ type: 'text', text: lines.join('\n') }]
+      },
+      presentationMeta(_args, value) {
+        return { path: value.path, entries: value.entries, total: value.total, truncated: value.truncated }
+      },
+    },
+    async execute(args, exec) {
+      const resolved = await resolveInWorkspace(fs.root, await fs.realRoot(), args.path ?? '.', 'existing')
+      if (!(await stat(resolved.abs)).isDirectory()) throw new Error(`path: ${resolved.rel} is not a directory`)
+      checkAborted(exec.signal)
+      const dirents = await readdir(resolved.abs, { withFileTypes: true })
+      dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      const entries: Array<{ name: string; type: EntryType }> = []
+      for (const d of dirents.slice(0, limits.listMaxEntries)) {
+        const type: EntryType = d.isSymbolicLink()
+          ? 'symlink'
+          : d.isDirectory()
+            ? 'directory'
+            : d.isFile()
+              ? 'file'
+              : 'other'
+        entries.push({ name: d.name, type })
+      }
+      return { path: resolved.rel, entries, total: dirents.length, truncated: dirents.length > entries.length }
+    },
+    timeoutMs: 30_000,
+    isConcurrencySafe: () => true,
+    presentCall: callPresenter('list_dir', (args) => ({
+      card: 'generic',
+      title: `List ${args.path ?? '.'}`,
+      kind: 'read',
+      locations: [{ path: args.path ?? '.' }],
+    })),
+    presentResult: resultPresenter('list_dir', (_args, meta): ToolResultView | undefined => {
+      const dir = str(meta, 'path')
+      const total = int(meta, 'total')
+      const truncated = bool(meta, 'truncated')
+      const entries = listOf(list(meta, 'entries'), (e) => {
+        const r = record(e)
+        const name = r && str(r, 'name')
+        const type = r && str(r, 'type')
+        return name === undefined || type === undefined ? undefined : { name, type }
+      })
+      if (dir === undefined || total === undefined || truncated === undefined || entries === undefined) return undefined
+      const paths = entries.map((e) => entryPath(dir, e.name, e.type))
+      return { card: 'search', shape: 'paths', title: `List ${dir}`, truncated, total, paths }
+    }),
+  })
+}
