@@ -1,8 +1,8 @@
 // toolgate: the tool registry and execution pipeline of an LLM agent, as a Cordis 4 service.
+// Lossless JSON (R-JSON)
 
 // Code Mode (R-CODE)
-export { RUN_CODE_NAME } from './code-mode/constants.js'
-// Lossless JSON (R-JSON)
+export * from './code-mode/index.js'
 export type { JsonObject, JsonValue } from './json/index.js'
 export { isJsonValue, JsonValueError, snapshotJsonValue } from './json/index.js'
 // Presentation helpers and the terminal card renderer (also the `toolgate/presentation` subpath)
@@ -48,6 +48,5 @@ export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } f
 // Raw JSON Schema subset, DSL, defineTool (R-JSCHEMA, R-DSL, R-DEF)
 export * from './schema/index.js'
 export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './schema/tool-definition.js'
-
 // First-party reference tools
 export * from './tools/index.js'

@@ -21,6 +21,7 @@ import type { ResolvedView, Scope } from './scope.js'
 import type {
   ApprovalOutcome,
   ApprovalService,
+  CodeDispatchLog,
   PostToolDecision,
   PreToolDecision,
   ToolDispatchExecution,
@@ -589,5 +590,43 @@ async function emitResult(
     await core.events.parallel(scope.dispatchThis as never, 'tools/result', exec, result)
   } catch (error) {
     core.logger.warn('a tools/result listener failed: %s', error)
+  }
+}
+
+/**
+ * The durable log of one settled `run_code` sub-dispatch (R-CODE-4): the `tools/code-dispatch-log`
+ * waterfall may replace only the logged content; a throwing or malformed listener falls back to
+ * the original. The record is then emitted as `tools/code-dispatch`. Never throws.
+ */
+export async function logCodeDispatch(core: RegistryCore, log: CodeDispatchLog): Promise<void> {
+  const scope = core.scopeOfAgent(log.agent) ?? core.global
+  let content = log.content
+  if (core.hasHooks('tools/code-dispatch-log')) {
+    try {
+      const replaced: unknown = await core.events.waterfall(
+        scope.dispatchThis as never,
+        'tools/code-dispatch-log',
+        log,
+        () => Promise.resolve(log.content),
+      )
+      content = snapshotContent(replaced, 'tools/code-dispatch-log result')
+    } catch (error) {
+      core.logger.warn('a tools/code-dispatch-log listener failed; logging the original content: %s', error)
+      content = log.content
+    }
+  }
+  if (!core.hasHooks('tools/code-dispatch')) return
+  const record = Object.freeze({
+    parentCallId: log.exec.callId,
+    rootCallId: log.exec.rootCallId,
+    subCallId: log.subCallId,
+    name: log.name,
+    isError: log.isError,
+    content,
+  })
+  try {
+    await core.events.parallel(scope.dispatchThis as never, 'tools/code-dispatch', record, log)
+  } catch (error) {
+    core.logger.warn('a tools/code-dispatch listener failed: %s', error)
   }
 }

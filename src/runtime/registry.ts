@@ -62,8 +62,12 @@ export class RegistryCore {
     return scope instanceof Scope ? scope : undefined
   }
 
+  /** Renders the SDK of a set of visible tools; set by the service (Code Mode lives above the core). */
+  describeTransport: (transport: ToolDefinition, visible: ReadonlyMap<string, ToolDefinition>) => string = (t) =>
+    t.description
+
   view(scope: Scope): ResolvedView {
-    return scope.resolve(this.version, this.defaultMode, this.contribute)
+    return scope.resolve(this.version, this.defaultMode, this.contribute, this.describeTransport)
   }
 
   /** Record a change and tell listeners; a throwing `tools/change` listener never reaches the caller. */

@@ -71,12 +71,13 @@ export class Scope {
     version: number,
     defaultMode: ToolPresentationMode,
     contribute: (mode: ToolPresentationMode) => ToolDefinition | undefined,
+    describeTransport: (transport: ToolDefinition, visible: ReadonlyMap<string, ToolDefinition>) => string,
   ): ResolvedView {
     const cached = this.view
     if (cached && cached.version === version) return cached
     const byName = new Map<string, ToolDefinition>()
     if (this.parent) {
-      const inherited = this.parent.resolve(version, defaultMode, contribute).byName
+      const inherited = this.parent.resolve(version, defaultMode, contribute, describeTransport).byName
       for (const [name, definition] of inherited) {
         if (this.admits(name)) byName.set(name, definition)
       }
@@ -91,8 +92,10 @@ export class Scope {
       schemas.push({ name: definition.name, description: definition.description, parameters: definition.parameters })
     }
     if (transport) {
+      // The model learns the SDK from the transport's own description, rendered for this scope.
+      const description = describeTransport(transport, byName)
+      schemas.push({ name: transport.name, description, parameters: transport.parameters })
       byName.set(transport.name, transport)
-      schemas.push({ name: transport.name, description: transport.description, parameters: transport.parameters })
     }
     const guards: ToolGuard[] = []
     for (const scope of this.chain) for (const guard of scope.guards) guards.push(guard)

@@ -1,8 +1,10 @@
 import { type Context, Service } from 'cordis'
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
+import { type CodeModeOptions, createRunCodeDefinition } from '../code-mode/run-code.js'
+import { renderToolsSdk } from '../code-mode/sdk.js'
 import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
 import { checkDefinition, ToolRegistrationError } from './definition-check.js'
-import { runPipeline } from './pipeline.js'
+import { logCodeDispatch, runPipeline } from './pipeline.js'
 import { RegistryCore } from './registry.js'
 import { type CompiledRestriction, type Scope, scopeSymbol } from './scope.js'
 import type {
@@ -20,6 +22,8 @@ import './events.js'
 export interface ToolRuntimeConfig {
   /** Deployment-default presentation; `presentAs` in a scope overrides it. */
   mode?: ToolPresentationMode
+  /** Code Mode options: the sandbox runtime, sub-call parallelism, the `run_code` description. */
+  codeMode?: CodeModeOptions
 }
 
 const modes: readonly ToolPresentationMode[] = ['native', 'code', 'both']
@@ -34,20 +38,37 @@ export const coreOf: unique symbol = Symbol('toolgate.core')
  * Every method's calling scope is the context through which `ctx.tools` was reached.
  */
 export class ToolRuntime extends Service<ToolRuntimeConfig> {
-  readonly config: Required<ToolRuntimeConfig>
+  readonly config: { mode: ToolPresentationMode; codeMode?: CodeModeOptions }
   readonly [coreOf]: RegistryCore
 
   constructor(ctx: Context, config: ToolRuntimeConfig = {}) {
     super(ctx, 'tools')
-    // Methods still see their caller as `this.ctx` through the service's tracing proxy; skipping
-    // Cordis's per-access method shadow saves ~8 µs on every `ctx.tools.execute(...)`.
-    const tracker = (this as unknown as Record<symbol, { noShadow?: boolean } | undefined>)[Service.tracker]
-    if (tracker) tracker.noShadow = true
+    // Methods still see their caller as `this.ctx` through the service's tracing proxy. Skipping
+    // Cordis's per-access method shadow and its `tools.*` accessor lookup (toolgate defines no
+    // such accessors) saves several µs on every `ctx.tools.execute(...)`.
+    const tracker = (this as unknown as Record<symbol, { noShadow?: boolean; associate?: string } | undefined>)[
+      Service.tracker
+    ]
+    if (tracker) {
+      tracker.noShadow = true
+      tracker.associate = undefined
+    }
     const mode = config?.mode ?? 'native'
     if (!modes.includes(mode))
       throw new TypeError(`tools config.mode: expected "native", "code" or "both", got ${String(mode)}`)
-    this.config = { mode }
-    this[coreOf] = new RegistryCore(ctx, mode, this)
+    this.config = { mode, codeMode: config?.codeMode }
+    const core = new RegistryCore(ctx, mode, this)
+    this[coreOf] = core
+    core.runCode = createRunCodeDefinition(
+      {
+        execute: (input) => runPipeline(core, input),
+        executionMode: (input) => modeOf(core, input),
+        logDispatch: (log) => logCodeDispatch(core, log),
+      },
+      config?.codeMode,
+    )
+    core.describeTransport = (transport, visible) =>
+      `${transport.description}\n\nSDK available inside the program:\n\n${renderSdk(visible)}`
   }
 
   /** The scope of the context this method was reached through. */
@@ -182,22 +203,58 @@ export class ToolRuntime extends Service<ToolRuntimeConfig> {
   }
 
   executionMode(exec: ToolExecutionInput): ToolExecutionMode {
+    return modeOf(this[coreOf], exec)
+  }
+
+  /**
+   * The Code Mode SDK a scope's model sees (for a system prompt): TypeScript declarations of every
+   * visible tool, reached as `tools.<name>(args)` inside a `run_code` program.
+   */
+  sdk(scope?: ScopeKey): string {
     const core = this[coreOf]
-    const scope = core.scopeOfAgent(exec?.agent)
-    if (!scope || typeof exec?.name !== 'string') return exclusive
-    const view = core.view(scope)
-    const definition = view.byName.get(exec.name)
-    if (!definition?.isConcurrencySafe) return exclusive
-    if (view.mode === 'code' && exec.parent === undefined && exec.name !== RUN_CODE_NAME) return exclusive
-    try {
-      return definition.isConcurrencySafe(exec.arguments) === true ? parallel : exclusive
-    } catch {
-      return exclusive
-    }
+    const view = core.view(this.resolveScopeKey(scope, 'sdk'))
+    return renderSdk(view.byName)
   }
 
   execute(exec: ToolExecutionInput): Promise<ToolExecutionResult> {
     return runPipeline(this[coreOf], exec)
+  }
+}
+
+/** The SDK text derives from a resolved view's map, so it is cached exactly as long as that view lives. */
+const sdkCache = new WeakMap<ReadonlyMap<string, ToolDefinition>, string>()
+
+function renderSdk(visible: ReadonlyMap<string, ToolDefinition>): string {
+  let text = sdkCache.get(visible)
+  if (text === undefined) {
+    const entries = []
+    for (const definition of visible.values()) {
+      if (definition.name === RUN_CODE_NAME) continue
+      entries.push({
+        name: definition.name,
+        description: definition.description,
+        parameters: definition.parameters,
+        outputSchema: definition.output.schema,
+      })
+    }
+    text = renderToolsSdk(entries)
+    sdkCache.set(visible, text)
+  }
+  return text
+}
+
+/** Fail-closed scheduling classification (R-REG-7). */
+function modeOf(core: RegistryCore, exec: ToolExecutionInput): ToolExecutionMode {
+  const scope = core.scopeOfAgent(exec?.agent)
+  if (!scope || typeof exec?.name !== 'string') return exclusive
+  const view = core.view(scope)
+  const definition = view.byName.get(exec.name)
+  if (!definition?.isConcurrencySafe) return exclusive
+  if (view.mode === 'code' && exec.parent === undefined && exec.name !== RUN_CODE_NAME) return exclusive
+  try {
+    return definition.isConcurrencySafe(exec.arguments) === true ? parallel : exclusive
+  } catch {
+    return exclusive
   }
 }
 
