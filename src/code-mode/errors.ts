@@ -1,0 +1,26 @@
+import type { CodeRunFailureReason } from './code-runtime.js'
+
+export const CODE_RUN_FAILED = 'CODE_RUN_FAILED'
+
+/**
+ * A `run_code` program did not produce a result: syntax error, uncaught throw, non-JSON return
+ * value, CPU/memory/stack/tool-call limit, or a promise that can never settle (R-CODE-3).
+ * The message carries the reason and the program's logs so far; the pipeline turns the throw
+ * into an error result.
+ */
+export class CodeRunFailedError extends Error {
+  readonly code = CODE_RUN_FAILED
+  readonly reason: CodeRunFailureReason
+  readonly logs: readonly string[]
+  constructor(reason: CodeRunFailureReason, detail: string, logs: readonly string[]) {
+    super(formatFailure(detail, logs))
+    this.name = 'CodeRunFailedError'
+    this.reason = reason
+    this.logs = Object.freeze([...logs])
+  }
+}
+
+function formatFailure(detail: string, logs: readonly string[]): string {
+  const head = `run_code failed: ${detail}`
+  return logs.length === 0 ? head : `${head}\n\nLogs before the failure:\n${logs.join('\n')}`
+}

@@ -1,0 +1,29 @@
+export type {
+  CodeBindingCall,
+  CodeBindingOutcome,
+  CodeRunFailureReason,
+  CodeRunOutcome,
+  CodeRunRequest,
+  CodeRuntime,
+} from './code-runtime.js'
+export { RUN_CODE_NAME } from './constants.js'
+export { CODE_RUN_FAILED, CodeRunFailedError } from './errors.js'
+export { createQuickJsRuntime, QuickJsCodeRuntime, type QuickJsRuntimeOptions } from './quickjs-runtime.js'
+export {
+  type CodeModeHost,
+  type CodeModeOptions,
+  createRunCodeDefinition,
+  RUN_CODE_DESCRIPTION,
+  RUN_CODE_OUTPUT_SCHEMA,
+  RUN_CODE_PARAMETERS,
+  type RunCodeArgs,
+  type RunCodeValue,
+  renderRunCodeContent,
+} from './run-code.js'
+export {
+  type JsonSchemaToTsOptions,
+  jsonSchemaToTs,
+  type RenderToolsSdkOptions,
+  renderToolsSdk,
+  type SdkToolEntry,
+} from './sdk.js'

@@ -1,0 +1,219 @@
+/**
+ * Guest-side source evaluated in every fresh QuickJS context before the program.
+ *
+ * It evaluates to a factory taking the three host functions (never exposed as globals) and
+ * returning `start(main)`. It defines `tools` (a proxy: every string key is a binding, so unknown
+ * names still dispatch and come back as `UNKNOWN_TOOL`), `ToolCallError`, a capturing `console`,
+ * and disables dynamic code (`eval`, `Function` and its async/generator siblings): QuickJS's
+ * parser can exhaust the host stack before its own stack limit trips.
+ *
+ * Values cross as JSON text produced by an iterative encoder that rejects, with a path, anything
+ * that is not lossless JSON (undefined, functions, symbols, bigints, non-finite numbers, cycles,
+ * accessors, sparse arrays, non-plain objects). `-0` crosses as `0`, as `JSON.stringify` would.
+ */
+export const PRELUDE_SOURCE = `(function (hostCall, hostLog, hostSettle) {
+  'use strict'
+  const G = globalThis
+  const ObjectProto = Object.prototype
+  const ArrayProto = Array.prototype
+  const stringify = JSON.stringify
+  const parse = JSON.parse
+  const getProto = Object.getPrototypeOf
+  const ownKeys = Reflect.ownKeys
+  const describeProp = Object.getOwnPropertyDescriptor
+  const isArray = Array.isArray
+  const defineProperty = Object.defineProperty
+  const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/
+
+  // Not an Error subclass instance: QuickJS attaches an own 'stack' to real Error objects when they
+  // are thrown, and a ToolCallError must carry only toolName and message. It still is instanceof Error.
+  class ToolCallError {
+    constructor(toolName, message) {
+      defineProperty(this, 'toolName', { value: String(toolName), enumerable: true, writable: false, configurable: false })
+      defineProperty(this, 'message', { value: String(message), enumerable: true, writable: false, configurable: false })
+    }
+  }
+  Object.setPrototypeOf(ToolCallError.prototype, Error.prototype)
+  defineProperty(ToolCallError.prototype, 'name', { value: 'ToolCallError', enumerable: false, writable: false, configurable: false })
+
+  const keyPath = (path, key) => (IDENT.test(key) ? path + '.' + key : path + '[' + stringify(key) + ']')
+  // Paths are built only on failure, from the chain of parent tasks.
+  const pathOf = (task) => {
+    const keys = []
+    for (let at = task; at.parent !== undefined; at = at.parent) keys.push(at.key)
+    let path = task.root
+    for (let i = keys.length - 1; i >= 0; i--) path = typeof keys[i] === 'number' ? path + '[' + keys[i] + ']' : keyPath(path, keys[i])
+    return path
+  }
+  const notJson = (task, what) => {
+    throw new TypeError(pathOf(task) + ' ' + what + ' (only JSON values cross the sandbox boundary)')
+  }
+
+  function encode(root, rootPath) {
+    const out = []
+    let active
+    const stack = [{ value: root, parent: undefined, key: undefined, root: rootPath }]
+    while (stack.length > 0) {
+      const task = stack.pop()
+      if (typeof task === 'string') { out.push(task); continue }
+      if (task.leave !== undefined) { active.delete(task.leave); continue }
+      const value = task.value
+      switch (typeof value) {
+        case 'string': out.push(stringify(value)); continue
+        case 'boolean': out.push(value ? 'true' : 'false'); continue
+        case 'number':
+          if (value !== value || value === Infinity || value === -Infinity) notJson(task, 'is ' + String(value) + ', not a finite number')
+          out.push(value === 0 ? '0' : String(value)); continue
+        case 'undefined': notJson(task, 'is undefined')
+        case 'function': notJson(task, 'is a function')
+        case 'symbol': notJson(task, 'is a symbol')
+        case 'bigint': notJson(task, 'is a bigint')
+      }
+      if (value === null) { out.push('null'); continue }
+      if (active === undefined) active = new Set()
+      else if (active.has(value)) notJson(task, 'is a circular reference')
+      const proto = getProto(value)
+      const keys = ownKeys(value)
+      if (isArray(value)) {
+        if (proto !== ArrayProto) notJson(task, 'is an array with a custom prototype')
+        const length = value.length
+        if (keys.length !== length + 1) {
+          for (const key of keys) {
+            if (typeof key === 'symbol') notJson(task, 'has a symbol key')
+            if (key !== 'length' && !(String(key >>> 0) === key && (key >>> 0) < length)) notJson({ parent: task, key, root: task.root }, 'is an extra key on an array')
+          }
+          notJson(task, 'is a sparse array')
+        }
+        active.add(value)
+        stack.push({ leave: value }, ']')
+        for (let index = length - 1; index >= 0; index--) {
+          const desc = describeProp(value, index)
+          if (desc === undefined) notJson({ parent: task, key: index, root: task.root }, 'is a hole in a sparse array')
+          if (!('value' in desc)) notJson({ parent: task, key: index, root: task.root }, 'is an accessor property')
+          stack.push({ value: desc.value, parent: task, key: index, root: task.root })
+          if (index > 0) stack.push(',')
+        }
+        stack.push('[')
+        continue
+      }
+      if (proto !== ObjectProto && proto !== null) {
+        const name = proto && typeof proto.constructor === 'function' && typeof proto.constructor.name === 'string' ? proto.constructor.name : 'object'
+        notJson(task, 'is a ' + (name || 'object') + ' instance, not a plain object')
+      }
+      active.add(value)
+      stack.push({ leave: value }, '}')
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]
+        if (typeof key === 'symbol') notJson(task, 'has a symbol key')
+        const desc = describeProp(value, key)
+        if (!('value' in desc)) notJson({ parent: task, key, root: task.root }, 'is an accessor property')
+        if (!desc.enumerable) notJson({ parent: task, key, root: task.root }, 'is a non-enumerable property')
+        stack.push({ value: desc.value, parent: task, key, root: task.root })
+        stack.push((i > 0 ? ',' : '') + stringify(key) + ':')
+      }
+      stack.push('{')
+    }
+    return out.join('')
+  }
+
+  function describe(error) {
+    try {
+      if (error instanceof ToolCallError) return 'ToolCallError: ' + error.message + ' (tool ' + stringify(error.toolName) + ')'
+      if (error instanceof Error) return String(error.name) + ': ' + String(error.message)
+      if (typeof error === 'string') return 'Uncaught ' + stringify(error)
+      try { const text = encode(error, 'thrown'); return 'Uncaught ' + text } catch (_) { return 'Uncaught ' + String(error) }
+    } catch (_) {
+      return 'Uncaught exception that could not be described'
+    }
+  }
+
+  function formatValue(value) {
+    if (typeof value === 'string') return value
+    if (value instanceof Error) return String(value.name) + ': ' + String(value.message)
+    switch (typeof value) {
+      case 'undefined': return 'undefined'
+      case 'function': return '[Function ' + (value.name || 'anonymous') + ']'
+      case 'symbol': return String(value)
+      case 'bigint': return String(value) + 'n'
+      case 'number': return String(value)
+    }
+    try { return encode(value, 'value') } catch (_) {}
+    try { const text = stringify(value); if (typeof text === 'string') return text } catch (_) {}
+    try { return String(value) } catch (_) { return '[unprintable]' }
+  }
+  const format = (values) => values.map(formatValue).join(' ')
+  const makeLogger = (level) => function () {
+    const values = []
+    for (let i = 0; i < arguments.length; i++) values.push(arguments[i])
+    hostLog(level, format(values))
+  }
+  const consoleObject = Object.freeze({ log: makeLogger('log'), info: makeLogger('info'), warn: makeLogger('warn'), error: makeLogger('error'), debug: makeLogger('log') })
+
+  const display = (name) => (IDENT.test(name) ? 'tools.' + name : 'tools[' + stringify(name) + ']')
+  function call(name, argList) {
+    let json
+    try {
+      json = encode(argList.length === 0 ? {} : argList[0], 'args')
+    } catch (error) {
+      return Promise.reject(new TypeError(display(name) + '(args): ' + error.message))
+    }
+    return hostCall(name, json).then((text) => {
+      const settled = parse(text)
+      if (settled.ok) return settled.value
+      throw new ToolCallError(settled.toolName, settled.message)
+    })
+  }
+  const bindings = new Map()
+  const tools = new Proxy(Object.create(null), {
+    get(_target, key) {
+      // 'then' keeps awaiting the proxy from dispatching; 'toJSON' keeps JSON.stringify(tools) inert.
+      if (typeof key !== 'string' || key === 'then' || key === 'toJSON') return undefined
+      let binding = bindings.get(key)
+      if (binding === undefined) {
+        binding = function () {
+          const argList = []
+          for (let i = 0; i < arguments.length; i++) argList.push(arguments[i])
+          return call(key, argList)
+        }
+        bindings.set(key, binding)
+      }
+      return binding
+    },
+    set() { return false },
+    defineProperty() { return false },
+    deleteProperty() { return false },
+    setPrototypeOf() { return false },
+  })
+
+  const blocked = function () { throw new EvalError('dynamic code evaluation (eval, Function) is disabled in the sandbox') }
+  const constructors = [Function, (async function () {}).constructor, (function* () {}).constructor, (async function* () {}).constructor]
+  for (const F of constructors) defineProperty(F.prototype, 'constructor', { value: blocked, writable: false, enumerable: false, configurable: false })
+  defineProperty(G, 'Function', { value: blocked, writable: false, enumerable: false, configurable: false })
+  defineProperty(G, 'eval', { value: blocked, writable: false, enumerable: false, configurable: false })
+  defineProperty(G, 'tools', { value: tools, writable: false, enumerable: false, configurable: false })
+  defineProperty(G, 'ToolCallError', { value: ToolCallError, writable: false, enumerable: false, configurable: false })
+  defineProperty(G, 'console', { value: consoleObject, writable: false, enumerable: false, configurable: false })
+
+  return function start(main) {
+    let promise
+    try {
+      promise = main()
+    } catch (error) {
+      hostSettle('thrown', describe(error))
+      return
+    }
+    Promise.resolve(promise).then(
+      (value) => {
+        let json
+        try {
+          json = encode(value === undefined ? null : value, 'result')
+        } catch (error) {
+          hostSettle('invalid', String(error.message))
+          return
+        }
+        hostSettle('ok', json)
+      },
+      (error) => hostSettle('thrown', describe(error)),
+    ).catch(() => hostSettle('thrown', 'InternalError: the program failed while reporting its outcome'))
+  }
+})`

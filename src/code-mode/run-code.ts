@@ -1,0 +1,345 @@
+import type { JsonValue } from '../json/json-value.js'
+import type { ToolCallView } from '../presentation/views.js'
+import { ToolAbortedError } from '../runtime/errors.js'
+import type {
+  CodeDispatchLog,
+  ToolExecutionInput,
+  ToolExecutionMode,
+  ToolExecutionResult,
+  ToolRunContext,
+} from '../runtime/types.js'
+import type { ContentBlock, ImageContentBlock, UserMessage } from '../schema/content.js'
+import { ToolArgsError } from '../schema/errors.js'
+import type { JsonSchemaNode, ObjectJsonSchema } from '../schema/json-schema.js'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import { getJsonSchemaValidator } from '../schema/validator.js'
+import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from './code-runtime.js'
+import { RUN_CODE_NAME } from './constants.js'
+import { CodeRunFailedError } from './errors.js'
+import { createQuickJsRuntime } from './quickjs-runtime.js'
+
+/**
+ * What the `run_code` bridge needs from the registry. Written as an interface so the bridge is
+ * testable with a fake; the registry implements it over its own pipeline.
+ */
+export interface CodeModeHost {
+  /** The full pipeline for one sub-dispatch (never rejects). */
+  execute(input: ToolExecutionInput): Promise<ToolExecutionResult>
+  /** Scheduling mode of one sub-dispatch as the calling scope sees it (fail closed to exclusive). */
+  executionMode(input: ToolExecutionInput): ToolExecutionMode
+  /** Runs the tools/code-dispatch-log waterfall and emits the durable record; never throws. */
+  logDispatch(log: CodeDispatchLog): Promise<void>
+}
+
+export interface CodeModeOptions {
+  /** Sandbox; default: one shared QuickJS runtime with default limits. */
+  readonly runtime?: CodeRuntime
+  /** Concurrency-safe sub-calls that may overlap. Default 8. */
+  readonly maxParallelSubCalls?: number
+  /** Model-facing description of `run_code` (the registry may append the SDK). */
+  readonly description?: string
+}
+
+/** Arguments of `run_code`. */
+export interface RunCodeArgs {
+  readonly code: string
+  readonly description: string
+}
+
+/** Canonical value of a `run_code` success. */
+export interface RunCodeValue {
+  /** The program's return value (`undefined` → `null`). */
+  readonly result: JsonValue
+  /** Captured `console.*` lines, in order (capped). */
+  readonly logs: string[]
+}
+
+export const RUN_CODE_DESCRIPTION =
+  'Run a TypeScript program in a sandbox. The program is the body of an async function: top-level ' +
+  'await and return work. Call tools as `await tools.<name>(args)` (see the SDK declarations); ' +
+  'independent calls can run concurrently with Promise.all. A failed call rejects with a ' +
+  'ToolCallError { toolName, message }. console.log output and the returned JSON value come back ' +
+  'as the result. There is no file system, network, process or timer access.'
+
+/** Model-facing parameters of `run_code`. */
+export const RUN_CODE_PARAMETERS: ObjectJsonSchema = Object.freeze({
+  type: 'object',
+  properties: {
+    code: {
+      type: 'string',
+      description:
+        'The body of an async TypeScript function; top-level await and return work. Call tools as tools.<name>(args).',
+    },
+    description: {
+      type: 'string',
+      description: 'A five-to-ten-word summary of what this program does, shown in the UI.',
+    },
+  },
+  required: ['code', 'description'],
+  additionalProperties: false,
+}) as ObjectJsonSchema
+
+/**
+ * Output schema of `run_code`: `result` is any JSON value (the program's return value,
+ * `undefined` → `null`), `logs` the captured console lines.
+ */
+export const RUN_CODE_OUTPUT_SCHEMA: JsonSchemaNode = Object.freeze({
+  type: 'object',
+  properties: {
+    result: { description: "The program's return value (undefined becomes null)." },
+    logs: { type: 'array', items: { type: 'string' }, description: 'Captured console output, one entry per call.' },
+  },
+  required: ['result', 'logs'],
+  additionalProperties: false,
+}) as JsonSchemaNode
+
+const DEFAULT_MAX_PARALLEL = 8
+let defaultRuntime: CodeRuntime | undefined
+
+function validateRunCodeArgs(args: unknown): RunCodeArgs {
+  const validator = getJsonSchemaValidator(RUN_CODE_PARAMETERS)
+  if (!validator.isValid(args)) throw new ToolArgsError(validator.violations(args, 'args'), RUN_CODE_NAME)
+  return args as RunCodeArgs
+}
+
+/** Model-facing content of a `run_code` success: the logs (when any), then the JSON result. */
+export function renderRunCodeContent(value: JsonValue): ContentBlock[] {
+  const record = typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}
+  const logs = Array.isArray(record.logs) ? record.logs.filter((line): line is string => typeof line === 'string') : []
+  const result = record.result === undefined ? null : record.result
+  const parts: string[] = []
+  if (logs.length > 0) parts.push(`Logs:\n${logs.join('\n')}`)
+  parts.push(`Result:\n${JSON.stringify(result, null, 2)}`)
+  return [{ type: 'text', text: parts.join('\n\n') }]
+}
+
+function presentRunCodeCall(args: unknown): ToolCallView | undefined {
+  if (typeof args !== 'object' || args === null) return undefined
+  const { description, code } = args as { description?: unknown; code?: unknown }
+  const title = typeof description === 'string' && description.trim() !== '' ? description.trim() : 'Run code'
+  if (typeof code !== 'string') return { card: 'generic', title, kind: 'execute' }
+  return { card: 'generic', title, kind: 'execute', content: [{ type: 'text', text: code }] }
+}
+
+/**
+ * The `run_code` transport definition (R-CODE). Each binding call becomes a sub-dispatch through
+ * `host.execute` with id `<callId>:code:<n>` (n from 1 in call order), the outer token as
+ * `parent`, the same agent and root call id, and a per-run signal fused with the outer one.
+ * Concurrency-safe sub-calls overlap up to `maxParallelSubCalls`; an exclusive sub-call waits
+ * for in-flight ones, runs alone, and holds back later ones. Settlement of the run aborts the
+ * per-run signal and drains every outstanding sub-dispatch before `execute` settles.
+ *
+ * Sub-call `additionalContexts` (of any outcome) and image blocks of successful sub-calls are
+ * deferred through the outer result in sub-call order; `concludesTurn` of a nested success is
+ * forwarded with `exec.concludeTurn()` when the program itself succeeds.
+ */
+export function createRunCodeDefinition(host: CodeModeHost, options?: CodeModeOptions): ToolDefinition {
+  const maxParallel = options?.maxParallelSubCalls ?? DEFAULT_MAX_PARALLEL
+  if (!Number.isInteger(maxParallel) || maxParallel < 1) {
+    throw new TypeError(
+      `createRunCodeDefinition(options).maxParallelSubCalls: expected a positive integer, got ${String(maxParallel)}`,
+    )
+  }
+  const runtime = options?.runtime
+  return {
+    name: RUN_CODE_NAME,
+    description: options?.description ?? RUN_CODE_DESCRIPTION,
+    parameters: RUN_CODE_PARAMETERS as unknown as JsonValue,
+    output: {
+      schema: RUN_CODE_OUTPUT_SCHEMA,
+      render: (_args, value) => renderRunCodeContent(value),
+    },
+    presentCall: presentRunCodeCall,
+    execute: async (args, exec) => {
+      const { code } = validateRunCodeArgs(args)
+      defaultRuntime ??= createQuickJsRuntime()
+      const value: RunCodeValue = await runProgram(host, runtime ?? defaultRuntime, maxParallel, code, exec)
+      return value as unknown as JsonValue
+    },
+  }
+}
+
+async function runProgram(
+  host: CodeModeHost,
+  runtime: CodeRuntime,
+  maxParallel: number,
+  code: string,
+  exec: ToolRunContext,
+): Promise<RunCodeValue> {
+  const run = new AbortController()
+  const onOuterAbort = () => run.abort(exec.signal.reason)
+  if (exec.signal.aborted) onOuterAbort()
+  else exec.signal.addEventListener('abort', onOuterAbort, { once: true })
+  const dispatcher = new SubCallDispatcher(host, exec, run.signal, maxParallel)
+  let outcome: CodeRunOutcome
+  try {
+    outcome = await runtime.run({ code, signal: run.signal, callTool: (call) => dispatcher.call(call) })
+  } catch (error) {
+    // A CodeRuntime must not reject; treat one that does as an internal failure of the run.
+    outcome = {
+      ok: false,
+      reason: 'internal',
+      message: error instanceof Error ? error.message : String(error),
+      logs: [],
+    }
+  } finally {
+    if (!run.signal.aborted) run.abort(new DOMException('the run_code program settled', 'AbortError'))
+    exec.signal.removeEventListener('abort', onOuterAbort)
+    await dispatcher.drain()
+    dispatcher.deferContexts()
+  }
+  if (!outcome.ok) {
+    if (outcome.reason === 'aborted' || exec.signal.aborted) throw new ToolAbortedError(RUN_CODE_NAME)
+    throw new CodeRunFailedError(outcome.reason, outcome.message, outcome.logs)
+  }
+  if (dispatcher.concluded) exec.concludeTurn()
+  return { result: outcome.value, logs: [...outcome.logs] }
+}
+
+interface SubCallJob {
+  readonly index: number
+  readonly input: ToolExecutionInput
+  readonly exclusive: boolean
+  readonly resolve: (outcome: CodeBindingOutcome) => void
+}
+
+/** Schedules, dispatches, logs and collects the sub-calls of one run. */
+class SubCallDispatcher {
+  concluded = false
+  private count = 0
+  private running = 0
+  private exclusiveRunning = false
+  private scheduled = false
+  private readonly queue: SubCallJob[] = []
+  private readonly contexts = new Map<number, UserMessage[]>()
+  private waiters: Array<() => void> = []
+
+  constructor(
+    private readonly host: CodeModeHost,
+    private readonly exec: ToolRunContext,
+    private readonly signal: AbortSignal,
+    private readonly maxParallel: number,
+  ) {}
+
+  call({ name, args }: CodeBindingCall): Promise<CodeBindingOutcome> {
+    if (name === RUN_CODE_NAME) {
+      return Promise.resolve({
+        ok: false,
+        toolName: name,
+        message: `${RUN_CODE_NAME} cannot be called from inside a ${RUN_CODE_NAME} program; call the tools directly`,
+      })
+    }
+    const index = ++this.count
+    const exec = this.exec
+    const input: ToolExecutionInput = {
+      callId: `${exec.callId}:code:${index}`,
+      rootCallId: exec.rootCallId,
+      name,
+      arguments: args,
+      ...(exec.agent === undefined ? {} : { agent: exec.agent }),
+      parent: exec.token,
+      signal: this.signal,
+    }
+    let exclusive = true
+    try {
+      exclusive = this.host.executionMode(input).kind !== 'parallel'
+    } catch {
+      exclusive = true
+    }
+    return new Promise((resolve) => {
+      this.queue.push({ index, input, exclusive, resolve })
+      this.schedule()
+    })
+  }
+
+  /** Start dispatches from a microtask: never inside the sandbox's synchronous slice. */
+  private schedule(): void {
+    if (this.scheduled) return
+    this.scheduled = true
+    queueMicrotask(() => {
+      this.scheduled = false
+      this.pump()
+    })
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && !this.exclusiveRunning) {
+      const job = this.queue[0]
+      if (job.exclusive) {
+        if (this.running > 0) break
+        this.queue.shift()
+        this.start(job)
+        break
+      }
+      if (this.running >= this.maxParallel) break
+      this.queue.shift()
+      this.start(job)
+    }
+    if (this.queue.length === 0 && this.running === 0) {
+      const waiters = this.waiters
+      this.waiters = []
+      for (const wake of waiters) wake()
+    }
+  }
+
+  private start(job: SubCallJob): void {
+    this.running++
+    if (job.exclusive) this.exclusiveRunning = true
+    void this.dispatch(job).finally(() => {
+      this.running--
+      if (job.exclusive) this.exclusiveRunning = false
+      this.pump()
+    })
+  }
+
+  private async dispatch(job: SubCallJob): Promise<void> {
+    const { input } = job
+    let result: ToolExecutionResult
+    try {
+      result = await this.host.execute(input)
+    } catch (error) {
+      // The host contract says execute never rejects; keep the program and the drain healthy anyway.
+      const message = error instanceof Error ? error.message : String(error)
+      result = { isError: true, error: { message }, content: [{ type: 'text', text: message }] }
+    }
+    const items: UserMessage[] = []
+    if (!result.isError) {
+      const images = result.content.filter((block): block is ImageContentBlock => block.type === 'image')
+      if (images.length > 0) items.push({ role: 'user', content: images, source: input.callId })
+      if (result.concludesTurn === true) this.concluded = true
+    }
+    if (result.additionalContexts !== undefined) items.push(...result.additionalContexts)
+    if (items.length > 0) this.contexts.set(job.index, items)
+    try {
+      await this.host.logDispatch({
+        exec: this.exec,
+        ...(this.exec.agent === undefined ? {} : { agent: this.exec.agent }),
+        subCallId: input.callId,
+        name: input.name,
+        isError: result.isError,
+        content: result.content,
+      })
+    } catch {
+      // logDispatch never throws by contract; a durable-log failure must not fail the program.
+    }
+    job.resolve(
+      result.isError
+        ? { ok: false, toolName: input.name, message: result.error.message }
+        : { ok: true, value: result.value },
+    )
+  }
+
+  /** Resolves once no sub-call is queued or in flight. */
+  drain(): Promise<void> {
+    if (this.queue.length === 0 && this.running === 0) return Promise.resolve()
+    return new Promise((resolve) => {
+      this.waiters.push(resolve)
+    })
+  }
+
+  /** Defer every collected context through the outer result, in sub-call order. */
+  deferContexts(): void {
+    const indices = [...this.contexts.keys()].sort((a, b) => a - b)
+    for (const index of indices) for (const context of this.contexts.get(index)!) this.exec.deferContext(context)
+  }
+}
