@@ -24,3 +24,17 @@ function formatFailure(detail: string, logs: readonly string[]): string {
   const head = `run_code failed: ${detail}`
   return logs.length === 0 ? head : `${head}\n\nLogs before the failure:\n${logs.join('\n')}`
 }
+
+/**
+ * The host-side twin of the error a failed sub-call rejects with inside a program: only
+ * `toolName` and `message` are own fields, so nothing else of the sub-result leaks into the
+ * program. Custom `CodeRuntime` implementations throw this shape into their guests.
+ */
+export class ToolCallError extends Error {
+  readonly toolName: string
+  constructor(toolName: string, message: string) {
+    super(message)
+    this.toolName = toolName
+    Object.defineProperty(this, 'name', { value: 'ToolCallError', enumerable: false })
+  }
+}

@@ -7,7 +7,7 @@ export type {
   CodeRuntime,
 } from './code-runtime.js'
 export { RUN_CODE_NAME } from './constants.js'
-export { CODE_RUN_FAILED, CodeRunFailedError } from './errors.js'
+export { CODE_RUN_FAILED, CodeRunFailedError, ToolCallError } from './errors.js'
 export { createQuickJsRuntime, QuickJsCodeRuntime, type QuickJsRuntimeOptions } from './quickjs-runtime.js'
 export {
   type CodeModeHost,

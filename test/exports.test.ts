@@ -1,0 +1,83 @@
+// The public names the issues promise, checked against the package's own entry points.
+import { describe, expect, it } from 'vitest'
+import * as root from '../src/index.js'
+import * as presentation from '../src/presentation/index.js'
+
+const rootValues = [
+  // foundation
+  'isJsonValue',
+  'snapshotJsonValue',
+  'JsonValueError',
+  'assertSupportedJsonSchema',
+  'assertObjectJsonSchema',
+  'validateJsonSchemaValue',
+  'JsonSchemaError',
+  'valueSchemaSpecToJsonSchema',
+  'parameterSchemaSpecToJsonSchema',
+  'validateArgs',
+  'ToolArgsError',
+  'ToolOutputError',
+  'defineTool',
+  // registry and pipeline
+  'ToolRuntime',
+  'createToolRuntime',
+  'createAgent',
+  'RUN_CODE_NAME',
+  'ToolNotFoundError',
+  'UNKNOWN_TOOL',
+  'INVALID_ARGS',
+  'INVALID_TOOL_OUTPUT',
+  'ABORTED_BEFORE_DISPATCH',
+  'TOOL_ABORTED_BEFORE_DISPATCH',
+  'ABORTED',
+  'TOOL_ABORTED',
+  'TOOL_TIMEOUT',
+  // scheduling
+  'executeBatch',
+  'TimeoutPolicy',
+  'CallbackApproval',
+  'TerminalApproval',
+  // code mode
+  'jsonSchemaToTs',
+  'renderToolsSdk',
+  'createQuickJsRuntime',
+  'CodeRunFailedError',
+  'ToolCallError',
+  // tools and presentation helpers
+  'createFsTools',
+  'createBashTool',
+  'renderToolCallLines',
+  'renderToolResultLines',
+] as const
+
+describe('public exports', () => {
+  it.each(rootValues)('the package root exports %s', (name) => {
+    expect(root[name]).toBeDefined()
+  })
+
+  it('the default export is ToolRuntime, and the codes have their documented values', () => {
+    expect(root.default).toBe(root.ToolRuntime)
+    expect(root.RUN_CODE_NAME).toBe('run_code')
+    expect([root.UNKNOWN_TOOL, root.INVALID_ARGS, root.INVALID_TOOL_OUTPUT, root.TOOL_TIMEOUT]).toEqual([
+      'UNKNOWN_TOOL',
+      'INVALID_ARGS',
+      'INVALID_TOOL_OUTPUT',
+      'TOOL_TIMEOUT',
+    ])
+    expect([root.TOOL_ABORTED_BEFORE_DISPATCH, root.TOOL_ABORTED]).toEqual(['ABORTED_BEFORE_DISPATCH', 'ABORTED'])
+    expect(new root.ToolArgsError(['args.a: expected string']).code).toBe('INVALID_ARGS')
+    expect(new root.ToolNotFoundError('x').code).toBe('UNKNOWN_TOOL')
+  })
+
+  it('the presentation subpath carries the card helpers', () => {
+    for (const name of [
+      'diffCard',
+      'readWindow',
+      'languageFromPath',
+      'groupSearchMatches',
+      'renderToolResultLines',
+    ] as const) {
+      expect(presentation[name]).toBeTypeOf('function')
+    }
+  })
+})
