@@ -1,5 +1,3 @@
-import type { JsonValue } from '../json/json-value.js'
-
 /** A plain, own-data-only object record (prototype `Object.prototype` or `null`). */
 export function isPlainRecord(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false

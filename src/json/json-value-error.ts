@@ -1,0 +1,12 @@
+/** Thrown when a value is not lossless JSON (R-JSON-1/2); `path` names the first offending member. */
+export class JsonValueError extends Error {
+  override readonly name = 'JsonValueError'
+  readonly code = 'INVALID_JSON_VALUE' as const
+  /** Path of the first offending member, e.g. `value.items[3].when`. */
+  readonly path: string
+
+  constructor(path: string, reason: string) {
+    super(`${path} ${reason}`)
+    this.path = path
+  }
+}

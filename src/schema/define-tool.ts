@@ -1,0 +1,174 @@
+import type { JsonObject, JsonValue } from '../json/json-value.js'
+import type { ToolCallView, ToolResultView } from '../presentation/views.js'
+import type { ToolExecution, ToolExecutionResult, ToolRunContext } from '../runtime/types.js'
+import { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './compile.js'
+import type { ContentBlock } from './content.js'
+import { ToolArgsError } from './errors.js'
+import type { InferArgs, InferValue } from './infer.js'
+import type { JsonSchemaNode, ObjectJsonSchema } from './json-schema.js'
+import type { ParameterSchemaSpec, ValueSchemaSpec } from './spec.js'
+import type { ToolDefinition, ToolOutputDefinition, ToolResult } from './tool-definition.js'
+import { getJsonSchemaValidator } from './validator.js'
+
+/** The typed output declaration an author writes. */
+export interface DefineToolOutput<A, V> {
+  /** The output value spec; compiled to the raw `output.schema`. */
+  readonly schema: ValueSchemaSpec
+  /** Pure projection from validated arguments and value to model content. */
+  render(args: A, value: V): ContentBlock[]
+  /** Pure replayable presentation projection, computed only for top-level calls. */
+  presentationMeta?(args: A, value: V): JsonValue
+}
+
+/** What `defineTool` accepts: a `ToolDefinition` written against typed specs (R-DSL-8). */
+export interface DefineToolSpec<P extends ParameterSchemaSpec, O extends ValueSchemaSpec> {
+  readonly name: string
+  readonly description: string
+  readonly parameters: P
+  readonly output: DefineToolOutput<InferArgs<P>, InferValue<O>> & { readonly schema: O }
+  /** The body: runs only with arguments that passed validation, returns the declared output value. */
+  execute(args: InferArgs<P>, exec: ToolRunContext): Promise<InferValue<O>>
+  finalizeContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
+  readonly timeoutMs?: number
+  isConcurrencySafe?(args: InferArgs<P>): boolean
+  presentCall?(args: InferArgs<P>): ToolCallView | undefined
+  presentResult?(args: InferArgs<P>, result: ToolResult): ToolResultView | undefined
+}
+
+declare const typedSpecs: unique symbol
+
+/**
+ * The definition `defineTool` returns: a plain `ToolDefinition` (compiled raw schemas, validating
+ * `execute`) that also remembers its specs at the type level only (no runtime member).
+ */
+export interface TypedToolDefinition<P extends ParameterSchemaSpec, O extends ValueSchemaSpec> extends ToolDefinition {
+  /** The compiled raw parameter schema (frozen, lossless JSON). */
+  readonly parameters: ObjectJsonSchema & JsonObject
+  readonly output: ToolOutputDefinition & { readonly schema: JsonSchemaNode }
+  readonly [typedSpecs]?: { readonly parameters: P; readonly output: O }
+}
+
+/** Argument type of a `defineTool` definition. */
+export type ToolArgsOf<T> = T extends TypedToolDefinition<infer P, ValueSchemaSpec> ? InferArgs<P> : unknown
+/** Output value type of a `defineTool` definition. */
+export type ToolValueOf<T> = T extends TypedToolDefinition<ParameterSchemaSpec, infer O> ? InferValue<O> : JsonValue
+
+function definitionIssues(spec: Record<string, unknown>): string[] {
+  const issues: string[] = []
+  const fn = (value: unknown, path: string, optional: boolean): void => {
+    if (value === undefined && optional) return
+    if (typeof value !== 'function') issues.push(`${path}: must be a function`)
+  }
+  if (typeof spec.name !== 'string' || spec.name === '') issues.push('name: must be a non-empty string')
+  if (typeof spec.description !== 'string') issues.push('description: must be a string')
+  const output = spec.output as Record<string, unknown> | undefined
+  if (typeof output !== 'object' || output === null) issues.push('output: must be an object with schema and render')
+  else {
+    fn(output.render, 'output.render', false)
+    fn(output.presentationMeta, 'output.presentationMeta', true)
+  }
+  fn(spec.execute, 'execute', false)
+  fn(spec.finalizeContent, 'finalizeContent', true)
+  fn(spec.isConcurrencySafe, 'isConcurrencySafe', true)
+  fn(spec.presentCall, 'presentCall', true)
+  fn(spec.presentResult, 'presentResult', true)
+  const timeout = spec.timeoutMs
+  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout > 0) || !Number.isFinite(timeout))) {
+    issues.push('timeoutMs: must be a positive finite number of milliseconds')
+  }
+  return issues
+}
+
+/**
+ * Declare a tool against typed specs (R-DSL-8). Parameters and output compile once to frozen raw schemas;
+ * `execute` validates the arguments with the cached validator and rejects with `ToolArgsError` before the
+ * body runs; `render`/`presentationMeta` pass through (the pipeline calls them with validated arguments and
+ * a validated value); `isConcurrencySafe`/`presentCall`/`presentResult` validate softly: invalid arguments
+ * or a throwing callback yield `false`/`undefined`, never an exception.
+ */
+export function defineTool<const P extends ParameterSchemaSpec, const O extends ValueSchemaSpec>(
+  spec: DefineToolSpec<P, O>,
+): TypedToolDefinition<P, O> {
+  const issues = definitionIssues(spec as unknown as Record<string, unknown>)
+  if (issues.length > 0) {
+    const name = typeof spec.name === 'string' ? ` "${spec.name}"` : ''
+    throw new TypeError(`defineTool${name}: invalid definition:${issues.map((i) => `\n  - ${i}`).join('')}`)
+  }
+  const name = spec.name
+  const parameters = parameterSchemaSpecToJsonSchema(spec.parameters)
+  const outputSchema = valueSchemaSpecToJsonSchema(spec.output.schema, 'output.schema')
+  const args = getJsonSchemaValidator(parameters)
+  // Compile the output validator now so the pipeline's first call does not pay for it.
+  getJsonSchemaValidator(outputSchema)
+
+  // Callbacks are captured once: later mutation of the author's object cannot change the definition.
+  const authorOutput = spec.output
+  const render = authorOutput.render
+  const presentationMeta = authorOutput.presentationMeta
+  const body = spec.execute
+  type A = InferArgs<P>
+
+  const output: ToolOutputDefinition = {
+    schema: outputSchema,
+    render: (a: unknown, value: JsonValue) => render.call(authorOutput, a as A, value as InferValue<O>),
+  }
+  if (presentationMeta !== undefined) {
+    output.presentationMeta = (a: unknown, value: JsonValue) =>
+      presentationMeta.call(authorOutput, a as A, value as InferValue<O>)
+  }
+
+  const definition: Omit<TypedToolDefinition<P, O>, 'output'> & { output: ToolOutputDefinition } = {
+    name,
+    description: spec.description,
+    parameters: parameters as ObjectJsonSchema & JsonObject,
+    output: Object.freeze(output),
+    execute(a: unknown, exec: ToolRunContext): Promise<unknown> {
+      // Not async: a valid call returns the body's own promise (no extra ticks on the hot path).
+      if (!args.isValid(a)) return Promise.reject(new ToolArgsError(args.violations(a, 'args'), name))
+      try {
+        return body.call(spec, a as A, exec)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    },
+  }
+  if (spec.finalizeContent !== undefined) {
+    const finalize = spec.finalizeContent
+    definition.finalizeContent = (exec, result) => finalize.call(spec, exec, result)
+  }
+  if (spec.timeoutMs !== undefined) (definition as { timeoutMs?: number }).timeoutMs = spec.timeoutMs
+  if (spec.isConcurrencySafe !== undefined) {
+    const classify = spec.isConcurrencySafe
+    definition.isConcurrencySafe = (a: unknown): boolean => {
+      if (!args.isValid(a)) return false
+      try {
+        return classify.call(spec, a as A) === true
+      } catch {
+        return false
+      }
+    }
+  }
+  if (spec.presentCall !== undefined) {
+    const present = spec.presentCall
+    definition.presentCall = (a: unknown): ToolCallView | undefined => {
+      if (!args.isValid(a)) return undefined
+      try {
+        return present.call(spec, a as A)
+      } catch {
+        return undefined
+      }
+    }
+  }
+  if (spec.presentResult !== undefined) {
+    const present = spec.presentResult
+    definition.presentResult = (a: unknown, result: ToolResult): ToolResultView | undefined => {
+      if (!args.isValid(a)) return undefined
+      try {
+        return present.call(spec, a as A, result)
+      } catch {
+        return undefined
+      }
+    }
+  }
+  return Object.freeze(definition) as TypedToolDefinition<P, O>
+}

@@ -1,0 +1,40 @@
+export {
+  assertObjectJsonSchema,
+  assertSupportedJsonSchema,
+  collectJsonSchemaIssues,
+  isKnownSupportedJsonSchema,
+  JSON_SCHEMA_TYPES,
+} from './assert.js'
+export { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './compile.js'
+export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from './content.js'
+export type {
+  DefineToolOutput,
+  DefineToolSpec,
+  ToolArgsOf,
+  ToolValueOf,
+  TypedToolDefinition,
+} from './define-tool.js'
+export { defineTool } from './define-tool.js'
+export { JsonSchemaError, ToolArgsError, ToolOutputError } from './errors.js'
+export type { InferArgs, InferValue } from './infer.js'
+export type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from './json-schema.js'
+export type {
+  ArrayValueSchemaSpec,
+  BooleanValueSchemaSpec,
+  IntegerValueSchemaSpec,
+  JsonValueSchemaSpec,
+  NullValueSchemaSpec,
+  NumberValueSchemaSpec,
+  ObjectPropertySpec,
+  ObjectValueSchemaSpec,
+  OneOfValueSchemaSpec,
+  ParameterPropertySpec,
+  ParameterSchemaSpec,
+  SchemaSpecAnnotations,
+  StringValueSchemaSpec,
+  ValueSchemaSpec,
+} from './spec.js'
+export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './tool-definition.js'
+export { getArgsValidator, validateArgs } from './validate-args.js'
+export type { CompiledJsonSchemaValidator } from './validator.js'
+export { getJsonSchemaValidator, validateJsonSchemaValue } from './validator.js'
