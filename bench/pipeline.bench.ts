@@ -1,8 +1,9 @@
 // R-PERF: execute() of a trivial defineTool tool against a bare `await fn(args)`,
 // with 0/1/10/100 pass-through listeners per waterfall and 1 KB / 1 MB / 10 MB arguments.
 import { Context } from 'cordis'
-import { defineTool, ToolRuntime } from '../src/index.js'
-import { format, isMain, printTable, type Row, time } from './util.js'
+import { format, isMain, loadBuilt, printTable, type Row, time } from './util.js'
+
+const { defineTool, ToolRuntime } = await loadBuilt()
 
 function trivialTool() {
   return defineTool({

@@ -1,7 +1,8 @@
 // R-PERF: get / schemas / executionMode as the registry grows from 10 to 10,000 tools.
 import { Context } from 'cordis'
-import { createAgent, defineTool, ToolRuntime } from '../src/index.js'
-import { isMain, printTable, type Row, time } from './util.js'
+import { isMain, loadBuilt, printTable, type Row, time } from './util.js'
+
+const { createAgent, defineTool, ToolRuntime } = await loadBuilt()
 
 function tool(i: number) {
   return defineTool({

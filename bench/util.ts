@@ -32,3 +32,12 @@ export function printTable(title: string, rows: Row[]): void {
 export function isMain(url: string): boolean {
   return process.argv[1] !== undefined && url === pathToFileURL(resolve(process.argv[1])).href
 }
+
+/**
+ * The built package (`dist/`), typed as the sources. Per-call benchmarks measure what users run:
+ * tsx compiles sources with esbuild's keepNames, which adds a defineProperty to every closure.
+ */
+export async function loadBuilt(): Promise<typeof import('../src/index.js')> {
+  const url = new URL('../dist/index.js', import.meta.url).href
+  return (await import(url)) as typeof import('../src/index.js')
+}

@@ -61,6 +61,8 @@ const keyStack: (string[] | null)[] = []
 const idxStack: number[] = []
 const lenStack: number[] = []
 let sp = 0
+/** Deepest frame used by the current walk, so cleanup touches only the used slots. */
+let high = 0
 let containers = 0
 let memo: Map<object, unknown> | null = null
 let copying = false
@@ -199,6 +201,7 @@ function open(value: object): unknown {
   idxStack[sp] = 0
   lenStack[sp] = len
   sp++
+  if (sp > high) high = sp
   if (memo !== null) memo.set(value, IN_PROGRESS)
   else if (sp > ANCESTOR_SCAN_LIMIT || ++containers > MEMO_AFTER) {
     memo = new Map()
@@ -288,12 +291,22 @@ function walk(root: object, rootPath: string, mode: Mode): unknown {
     }
     return result
   } finally {
-    // Drop references so the reusable stacks do not retain user data.
-    srcStack.length = 0
-    copyStack.length = 0
-    keyStack.length = 0
-    idxStack.length = 0
-    lenStack.length = 0
+    // Drop references so the reusable stacks do not retain user data. Truncating costs more than
+    // clearing the few slots a typical walk used, so only a deep walk shrinks the stacks.
+    if (high > 1024) {
+      srcStack.length = 0
+      copyStack.length = 0
+      keyStack.length = 0
+      idxStack.length = 0
+      lenStack.length = 0
+    } else {
+      for (let j = 0; j < high; j++) {
+        srcStack[j] = ObjectProto
+        copyStack[j] = null
+        keyStack[j] = null
+      }
+    }
+    high = 0
     memo = null
   }
 }

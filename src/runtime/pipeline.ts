@@ -31,6 +31,7 @@ import type {
   ToolExecutionToken,
   ToolRunContext,
 } from './types.js'
+import { waterfall } from './waterfall.js'
 
 /** Codes for failures the pipeline's own policies and checks produce. */
 export const POLICY_ERROR = 'POLICY_ERROR'
@@ -146,7 +147,7 @@ async function policyAndDispatch(
   if (core.hasHooks('tools/pre-execute')) {
     let decision: unknown
     try {
-      decision = await core.events.waterfall(scope.dispatchThis as never, 'tools/pre-execute', exec, allowNext)
+      decision = await waterfall(core.hooks, scope.dispatchThis, 'tools/pre-execute', [exec], allowNext)
     } catch (error) {
       return failureFrom(error, POLICY_ERROR)
     }
@@ -176,10 +177,11 @@ async function policyAndDispatch(
     const dispatch = dispatchView(exec)
     let inner: ToolExecutionResult | undefined
     try {
-      const returned: unknown = await core.events.waterfall(
-        scope.dispatchThis as never,
+      const returned: unknown = await waterfall(
+        core.hooks,
+        scope.dispatchThis,
         'tools/execute',
-        dispatch,
+        [dispatch],
         async () => {
           inner = await invokeBody(exec, definition, dispatch.signal, state)
           return inner
@@ -202,11 +204,11 @@ async function policyAndDispatch(
   if (core.hasHooks('tools/post-execute')) {
     const observed = Object.freeze(withDeferred(dispatched, contexts))
     try {
-      const decision: unknown = await core.events.waterfall(
-        scope.dispatchThis as never,
+      const decision: unknown = await waterfall(
+        core.hooks,
+        scope.dispatchThis,
         'tools/post-execute',
-        exec,
-        observed,
+        [exec, observed],
         acceptNext,
       )
       const applied = applyPostDecision(exec, definition, dispatched, contexts, decision)
@@ -603,11 +605,8 @@ export async function logCodeDispatch(core: RegistryCore, log: CodeDispatchLog):
   let content = log.content
   if (core.hasHooks('tools/code-dispatch-log')) {
     try {
-      const replaced: unknown = await core.events.waterfall(
-        scope.dispatchThis as never,
-        'tools/code-dispatch-log',
-        log,
-        () => Promise.resolve(log.content),
+      const replaced: unknown = await waterfall(core.hooks, scope.dispatchThis, 'tools/code-dispatch-log', [log], () =>
+        Promise.resolve(log.content),
       )
       content = snapshotContent(replaced, 'tools/code-dispatch-log result')
     } catch (error) {

@@ -1,4 +1,4 @@
-import { Context } from 'cordis'
+import { Context, symbols } from 'cordis'
 import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
 import type { Agent, ToolGuard, ToolPresentationMode } from './types.js'
 
@@ -53,6 +53,9 @@ export class Scope {
           return hookScope === undefined || chain.has(hookScope as Scope)
         },
       },
+      // Cordis re-traces a listener's `this` on every call when it carries a service tracker
+      // (a fresh Proxy per listener per call); the dispatch `this` opts out of that.
+      [symbols.tracker]: { value: undefined },
     })
   }
 
