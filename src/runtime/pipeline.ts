@@ -288,15 +288,7 @@ async function askApproval(
 /** The around-dispatch view: identity read-only, `signal` replaceable but never removable (R-EXEC-6). */
 function dispatchView(exec: ToolExecution): ToolDispatchExecution {
   let signal = exec.signal
-  const view = {
-    callId: exec.callId,
-    rootCallId: exec.rootCallId,
-    name: exec.name,
-    arguments: exec.arguments,
-    agent: exec.agent,
-    parent: exec.parent,
-    token: exec.token,
-  }
+  const view = { ...exec }
   Object.defineProperty(view, 'signal', {
     enumerable: true,
     get: () => signal,
@@ -326,13 +318,7 @@ async function invokeBody(
   if (signal.aborted) return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
   state.bodyInvoked = true
   const run: ToolRunContext = Object.freeze({
-    callId: exec.callId,
-    rootCallId: exec.rootCallId,
-    name: exec.name,
-    arguments: exec.arguments,
-    agent: exec.agent,
-    parent: exec.parent,
-    token: exec.token,
+    ...exec,
     signal,
     deferContext(context: UserMessage): void {
       const snapshot = snapshotUserMessage(context, 'deferContext(context)')

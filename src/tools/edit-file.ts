@@ -3,6 +3,7 @@ import { diffFile } from '../presentation/diff-card.js'
 import type { ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
+import { fileDiffsSpec } from './file-diff-spec.js'
 import { loadTextFile } from './file-text.js'
 import type { FsToolContext } from './fs-context.js'
 import { callPresenter, list, listOf, readFileDiff, resultPresenter, str } from './present-util.js'
@@ -51,19 +52,7 @@ export function createEditFileTool(fs: FsToolContext): ToolDefinition {
           line: { type: 'integer', required: true },
           added: { type: 'integer', required: true },
           removed: { type: 'integer', required: true },
-          diffs: {
-            type: 'array',
-            required: true,
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              properties: {
-                path: { type: 'string', required: true },
-                oldText: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
-                newText: { type: 'string', required: true },
-              },
-            },
-          },
+          diffs: fileDiffsSpec,
         },
       },
       render(_args, value) {

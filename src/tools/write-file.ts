@@ -4,6 +4,7 @@ import { diffCard, diffFile } from '../presentation/diff-card.js'
 import type { ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
+import { fileDiffsSpec } from './file-diff-spec.js'
 import { loadTextFile } from './file-text.js'
 import type { FsToolContext } from './fs-context.js'
 import { bool, callPresenter, list, listOf, readFileDiff, resultPresenter, str } from './present-util.js'
@@ -36,19 +37,7 @@ export function createWriteFileTool(fs: FsToolContext): ToolDefinition {
           bytes: { type: 'integer', required: true },
           added: { type: 'integer', required: true },
           removed: { type: 'integer', required: true },
-          diffs: {
-            type: 'array',
-            required: true,
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              properties: {
-                path: { type: 'string', required: true },
-                oldText: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
-                newText: { type: 'string', required: true },
-              },
-            },
-          },
+          diffs: fileDiffsSpec,
         },
       },
       render(_args, value) {
