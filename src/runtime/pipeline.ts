@@ -285,20 +285,48 @@ async function askApproval(
   return `the approval service answered ${describeThrown(kind)}${because}, and only allowed-once proceeds`
 }
 
-/** The around-dispatch view: identity read-only, `signal` replaceable but never removable (R-EXEC-6). */
+/**
+ * The around-dispatch view (R-EXEC-6): identity fields are frozen own data, `signal` is an accessor on
+ * the prototype whose setter accepts only another AbortSignal, so it can be replaced but never removed
+ * (`delete` finds no own property to remove). A class keeps the object's shape fixed; a per-call
+ * accessor defined with `defineProperty` forced a slow dictionary-mode object.
+ */
+class DispatchView {
+  readonly callId: string
+  readonly rootCallId: string
+  readonly name: string
+  readonly arguments: ToolExecution['arguments']
+  readonly agent: ToolExecution['agent']
+  readonly parent: ToolExecution['parent']
+  readonly token: ToolExecution['token']
+  #signal: AbortSignal
+
+  constructor(exec: ToolExecution) {
+    this.callId = exec.callId
+    this.rootCallId = exec.rootCallId
+    this.name = exec.name
+    this.arguments = exec.arguments
+    this.agent = exec.agent
+    this.parent = exec.parent
+    this.token = exec.token
+    this.#signal = exec.signal
+    Object.freeze(this)
+  }
+
+  get signal(): AbortSignal {
+    return this.#signal
+  }
+
+  set signal(next: AbortSignal) {
+    if (!(next instanceof AbortSignal)) {
+      throw new TypeError('exec.signal: a tools/execute wrapper may replace the signal only with another AbortSignal')
+    }
+    this.#signal = next
+  }
+}
+
 function dispatchView(exec: ToolExecution): ToolDispatchExecution {
-  let signal = exec.signal
-  const view = { ...exec }
-  Object.defineProperty(view, 'signal', {
-    enumerable: true,
-    get: () => signal,
-    set: (next: unknown) => {
-      if (!(next instanceof AbortSignal))
-        throw new TypeError('exec.signal: a tools/execute wrapper may replace the signal only with another AbortSignal')
-      signal = next
-    },
-  })
-  return Object.freeze(view) as ToolDispatchExecution
+  return new DispatchView(exec)
 }
 
 async function invokeBody(

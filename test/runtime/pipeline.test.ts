@@ -462,6 +462,7 @@ describe('R-EXEC-6 signal fusion in tools/execute', () => {
     const { ctx, tools } = await setup()
     tools.register(rawTool('t', async () => 1))
     const attempts: string[] = []
+    let seenSignal: unknown
     ctx.on('tools/execute', async (exec, next) => {
       for (const [label, attempt] of [
         ['delete', () => delete (exec as { signal?: unknown }).signal],
@@ -484,10 +485,13 @@ describe('R-EXEC-6 signal fusion in tools/execute', () => {
           attempts.push(label)
         }
       }
+      // `delete` has no own property to remove: the signal is still there.
+      seenSignal = exec.signal
       return next()
     })
     const result = await tools.execute({ callId: 'c', name: 't', arguments: {}, signal: signal() })
-    expect(attempts).toEqual(['delete', 'null', 'name'])
+    expect(attempts).toEqual(['null', 'name'])
+    expect(seenSignal).toBeInstanceOf(AbortSignal)
     expect(result.isError).toBe(false)
   })
 
