@@ -13,11 +13,20 @@ export { ToolRegistrationError } from './runtime/definition-check.js'
 export {
   ABORTED,
   ABORTED_BEFORE_DISPATCH,
+  FINALIZE_FAILED,
+  INTERNAL_ERROR,
   INVALID_ARGS,
+  INVALID_DECISION,
+  INVALID_INPUT,
+  INVALID_RESULT,
   INVALID_TOOL_OUTPUT,
+  POLICY_ERROR,
+  RENDER_FAILED,
   TOOL_ABORTED,
   TOOL_ABORTED_BEFORE_DISPATCH,
+  TOOL_BLOCKED,
   TOOL_DENIED,
+  TOOL_ERROR,
   TOOL_TIMEOUT,
   ToolAbortedBeforeDispatchError,
   ToolAbortedError,
@@ -28,17 +37,6 @@ export {
   UNKNOWN_TOOL,
 } from './runtime/errors.js'
 export type { CodeDispatchRecord, Scoped } from './runtime/events.js'
-export {
-  FINALIZE_FAILED,
-  INTERNAL_ERROR,
-  INVALID_DECISION,
-  INVALID_INPUT,
-  INVALID_RESULT,
-  POLICY_ERROR,
-  RENDER_FAILED,
-  TOOL_BLOCKED,
-} from './runtime/pipeline.js'
-export { TOOL_ERROR } from './runtime/results.js'
 // Registry and pipeline (R-REG, R-EXEC)
 export { ToolRuntime, ToolRuntime as default, type ToolRuntimeConfig } from './runtime/tool-runtime.js'
 export type * from './runtime/types.js'

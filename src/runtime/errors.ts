@@ -7,6 +7,18 @@ export const TOOL_ABORTED = 'ABORTED'
 export const TOOL_TIMEOUT = 'TOOL_TIMEOUT'
 export const TOOL_DENIED = 'TOOL_DENIED'
 
+/** Codes for failures the pipeline's own policies and checks produce. */
+export const POLICY_ERROR = 'POLICY_ERROR'
+export const INVALID_DECISION = 'INVALID_DECISION'
+export const INVALID_INPUT = 'INVALID_INPUT'
+export const TOOL_BLOCKED = 'TOOL_BLOCKED'
+export const RENDER_FAILED = 'RENDER_FAILED'
+export const FINALIZE_FAILED = 'FINALIZE_FAILED'
+export const INVALID_RESULT = 'INVALID_RESULT'
+export const INTERNAL_ERROR = 'INTERNAL_ERROR'
+/** A thrown value that carries no string `code` of its own. */
+export const TOOL_ERROR = 'TOOL_ERROR'
+
 /** Aliases under the issue's spelling. */
 export const ABORTED_BEFORE_DISPATCH = TOOL_ABORTED_BEFORE_DISPATCH
 export const ABORTED = TOOL_ABORTED

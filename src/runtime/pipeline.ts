@@ -7,16 +7,25 @@ import type { ToolDefinition } from '../schema/tool-definition.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import { snapshotContent, snapshotUserMessage, snapshotUserMessages } from './content-check.js'
 import {
+  FINALIZE_FAILED,
+  INTERNAL_ERROR,
   INVALID_ARGS,
+  INVALID_DECISION,
+  INVALID_INPUT,
+  INVALID_RESULT,
+  POLICY_ERROR,
+  RENDER_FAILED,
   TOOL_ABORTED,
   TOOL_ABORTED_BEFORE_DISPATCH,
+  TOOL_BLOCKED,
   TOOL_DENIED,
+  TOOL_ERROR,
   ToolAbortedBeforeDispatchError,
   ToolAbortedError,
   ToolDeniedError,
 } from './errors.js'
 import type { RegistryCore } from './registry.js'
-import { describeThrown, errorInfo, failure, failureFrom, success, TOOL_ERROR } from './results.js'
+import { describeThrown, errorInfo, failure, failureFrom, success } from './results.js'
 import type { ResolvedView, Scope } from './scope.js'
 import type {
   ApprovalOutcome,
@@ -32,16 +41,6 @@ import type {
   ToolRunContext,
 } from './types.js'
 import { waterfall } from './waterfall.js'
-
-/** Codes for failures the pipeline's own policies and checks produce. */
-export const POLICY_ERROR = 'POLICY_ERROR'
-export const INVALID_DECISION = 'INVALID_DECISION'
-export const INVALID_INPUT = 'INVALID_INPUT'
-export const TOOL_BLOCKED = 'TOOL_BLOCKED'
-export const RENDER_FAILED = 'RENDER_FAILED'
-export const FINALIZE_FAILED = 'FINALIZE_FAILED'
-export const INVALID_RESULT = 'INVALID_RESULT'
-export const INTERNAL_ERROR = 'INTERNAL_ERROR'
 
 const allow: PreToolDecision = Object.freeze({ kind: 'allow' })
 const allowNext = (): Promise<PreToolDecision> => Promise.resolve(allow)

@@ -1,9 +1,9 @@
 import type { JsonValue } from '../json/json-value.js'
 import type { ContentBlock, UserMessage } from '../schema/content.js'
+import { TOOL_ERROR } from './errors.js'
 import type { ToolErrorInfo, ToolExecutionFailure, ToolExecutionResult, ToolExecutionSuccess } from './types.js'
 
-/** Error code used when a thrown value carries no code of its own. */
-export const TOOL_ERROR = 'TOOL_ERROR'
+export { TOOL_ERROR }
 
 /** The message of anything thrown, without the `Error: ` envelope. */
 export function describeThrown(thrown: unknown): string {

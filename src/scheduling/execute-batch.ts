@@ -1,4 +1,4 @@
-import { TOOL_ERROR } from '../runtime/results.js'
+import { TOOL_ERROR } from '../runtime/errors.js'
 import type {
   ToolExecutionFailure,
   ToolExecutionInput,
