@@ -787,6 +787,36 @@ describe('R-EXEC-12 cancellation and quiescence', () => {
     expect(body).not.toHaveBeenCalled()
   })
 
+  it('cancellation during the guards or while approval is pending gives ABORTED_BEFORE_DISPATCH', async () => {
+    const { ctx, tools } = await setup()
+    const body = vi.fn(async () => 1)
+    tools.register(rawTool('t', body))
+    const duringGuard = new AbortController()
+    const dispose = tools.guard(() => {
+      duringGuard.abort()
+      return undefined
+    })
+    const guarded = await tools.execute({ callId: 'g', name: 't', arguments: {}, signal: duringGuard.signal })
+    expect(code(guarded)).toBe('ABORTED_BEFORE_DISPATCH')
+    dispose()
+    const duringApproval = new AbortController()
+    class Approval extends Service {
+      constructor(ctx: Context) {
+        super(ctx, 'approval')
+      }
+      async request() {
+        duringApproval.abort()
+        return { kind: 'allowed-once' as const }
+      }
+    }
+    await ctx.plugin(Approval)
+    ctx.on('tools/pre-execute', async () => ({ kind: 'ask' }))
+    const agent = createAgent(ctx, { id: 'a' })
+    const asked = await tools.execute({ callId: 'a', name: 't', arguments: {}, agent, signal: duringApproval.signal })
+    expect(code(asked)).toBe('ABORTED_BEFORE_DISPATCH')
+    expect(body).not.toHaveBeenCalled()
+  })
+
   it('cancellation in tools/execute before next() gives ABORTED_BEFORE_DISPATCH', async () => {
     const { ctx, tools } = await setup()
     const body = vi.fn(async () => 1)
