@@ -25,7 +25,7 @@ import {
   ToolDeniedError,
 } from './errors.js'
 import type { RegistryCore } from './registry.js'
-import { describeThrown, errorInfo, failure, failureFrom, success } from './results.js'
+import { describeThrown, errorInfo, failure, failureFrom, success, withDeferred } from './results.js'
 import type { ResolvedView, Scope } from './scope.js'
 import type {
   ApprovalOutcome,
@@ -173,7 +173,7 @@ async function policyAndDispatch(
   const state: CallState = { deferred: undefined, concluded: false, bodyInvoked: false, body: undefined, closed: false }
   let dispatched: ToolExecutionResult
   if (core.hasHooks('tools/execute')) {
-    const dispatch = dispatchView(exec)
+    const dispatch: ToolDispatchExecution = new DispatchView(exec)
     let inner: ToolExecutionResult | undefined
     try {
       const returned: unknown = await waterfall(
@@ -322,10 +322,6 @@ class DispatchView {
     }
     this.#signal = next
   }
-}
-
-function dispatchView(exec: ToolExecution): ToolDispatchExecution {
-  return new DispatchView(exec)
 }
 
 async function invokeBody(
@@ -511,20 +507,6 @@ function applyPostDecision(
     return { result: replaced, contexts }
   }
   return { result, contexts }
-}
-
-function withDeferred(result: ToolExecutionResult, contexts: UserMessage[] | undefined): ToolExecutionResult {
-  if (contexts === result.additionalContexts) return result
-  if (result.isError) {
-    return failure(
-      result.error.message,
-      result.error.info ?? { name: 'Error', code: TOOL_ERROR },
-      result.content,
-      contexts,
-      result.meta,
-    )
-  }
-  return success(result.value, result.content, result.meta, contexts, result.concludesTurn === true)
 }
 
 /** Materialize the candidate, call `finalizeContent` exactly once, and freeze (R-EXEC-10). */

@@ -68,18 +68,17 @@ export function success(
   return result
 }
 
-/** Replace the contexts a result carries (results are immutable once built). */
-export function withContexts(
-  result: ToolExecutionResult,
-  additionalContexts: UserMessage[] | undefined,
-): ToolExecutionResult {
-  if (result.isError)
+/** The same result carrying `contexts` instead (results are immutable once built). */
+export function withDeferred(result: ToolExecutionResult, contexts: UserMessage[] | undefined): ToolExecutionResult {
+  if (contexts === result.additionalContexts) return result
+  if (result.isError) {
     return failure(
       result.error.message,
       result.error.info ?? { name: 'Error', code: TOOL_ERROR },
       result.content,
-      additionalContexts,
+      contexts,
       result.meta,
     )
-  return success(result.value, result.content, result.meta, additionalContexts, result.concludesTurn === true)
+  }
+  return success(result.value, result.content, result.meta, contexts, result.concludesTurn === true)
 }

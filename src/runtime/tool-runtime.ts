@@ -6,7 +6,7 @@ import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
 import { checkDefinition, ToolRegistrationError } from './definition-check.js'
 import { logCodeDispatch, runPipeline } from './pipeline.js'
 import { RegistryCore } from './registry.js'
-import { type CompiledRestriction, type Scope, scopeSymbol } from './scope.js'
+import type { CompiledRestriction, Scope } from './scope.js'
 import type {
   ScopeKey,
   ToolExecutionInput,
@@ -293,5 +293,4 @@ function compileRestriction(scope: Scope, filter: ToolRestriction): CompiledRest
   return Object.freeze({ allow, deny })
 }
 
-export { scopeSymbol }
 export default ToolRuntime
