@@ -1,0 +1,16 @@
+import type { JsonValue } from '../json/json-value.js'
+import type { ToolSchema } from '../schema/tool-definition.js'
+import type { ProviderBatch, ProviderFormat, ProviderMessage, ProviderToolCall, ProviderTools } from './types.js'
+
+/** What one provider format implements; `formats.ts` holds the registry of them. */
+export interface FormatModule<F extends ProviderFormat> {
+  /** Tool definitions for a request (`strict` matters only where the API has a strict mode). */
+  toTools(schemas: readonly ToolSchema[], strict: boolean): ProviderTools<F>
+  /**
+   * The calls of one response in emitted order. `response` is untrusted: read defensively.
+   * `strictSchemas` maps each tool sent strict to its original parameter schema.
+   */
+  parseToolCalls(response: unknown, strictSchemas: ReadonlyMap<string, JsonValue> | undefined): ProviderToolCall[]
+  /** The messages answering one executed batch: one result per call, in call order. */
+  toMessages(batch: ProviderBatch): ProviderMessage<F>[]
+}

@@ -1,0 +1,93 @@
+// The format registry and the three format-generic entry points.
+import type { ToolSchema } from '../schema/tool-definition.js'
+import type { FormatModule } from './format-module.js'
+import { openAIChatFormat } from './openai-chat.js'
+import { strictSchemasOf } from './tool-calls.js'
+import type {
+  ParseToolCallsOptions,
+  ProviderBatch,
+  ProviderFormat,
+  ProviderMessage,
+  ProviderResponse,
+  ProviderToolCall,
+  ProviderTools,
+  ProviderToolsOptions,
+} from './types.js'
+
+const FORMATS: { readonly [F in ProviderFormat]?: FormatModule<F> } = {
+  'openai-chat': openAIChatFormat,
+}
+
+/** The names `toProviderTools` & co. accept. */
+export const PROVIDER_FORMATS: readonly ProviderFormat[] = Object.freeze(Object.keys(FORMATS) as ProviderFormat[])
+
+export function formatModule<F extends ProviderFormat>(format: F, caller: string): FormatModule<F> {
+  const module = typeof format === 'string' && Object.hasOwn(FORMATS, format) ? FORMATS[format] : undefined
+  if (module === undefined) {
+    throw new TypeError(
+      `${caller}: format must be one of ${PROVIDER_FORMATS.map((f) => `'${f}'`).join(', ')}; got ${JSON.stringify(format)}`,
+    )
+  }
+  return module as FormatModule<F>
+}
+
+/**
+ * The `tools` array entries of a request for `format`, from `ctx.tools.schemas(scope)`. With
+ * `strict: true` OpenAI tools go out in strict mode where expressible; `downgrades` lists,
+ * path-qualified, everything a provider cannot express (such a tool is then sent non-strict).
+ */
+export function toProviderTools<F extends ProviderFormat>(
+  format: F,
+  schemas: readonly ToolSchema[],
+  options: ProviderToolsOptions = {},
+): ProviderTools<F> {
+  const module = formatModule(format, 'toProviderTools')
+  checkSchemas(schemas, 'toProviderTools')
+  return module.toTools(schemas, options?.strict === true)
+}
+
+/**
+ * The tool calls of one provider response, in the order the model emitted them. Argument text
+ * is parsed here; malformed JSON is kept as `argumentsError` (the call then executes to
+ * `INVALID_ARGS`). Pass the request's `schemas` and `strict` to turn strict-mode `null`s for
+ * optional properties back into absent keys.
+ */
+export function parseToolCalls<F extends ProviderFormat>(
+  format: F,
+  response: ProviderResponse<F>,
+  options?: ParseToolCallsOptions,
+): ProviderToolCall[] {
+  const module = formatModule(format, 'parseToolCalls')
+  if (options?.schemas !== undefined) checkSchemas(options.schemas, 'parseToolCalls: options')
+  return module.parseToolCalls(response, strictSchemasOf(options))
+}
+
+/**
+ * The messages to append after one executed batch: exactly one tool result per call, in call
+ * order, whatever happened to it; errors marked the provider's way; images carried natively
+ * where the API allows, else in a following user message; deferred user messages last.
+ */
+export function toProviderMessages<F extends ProviderFormat>(format: F, batch: ProviderBatch): ProviderMessage<F>[] {
+  const module = formatModule(format, 'toProviderMessages')
+  if (batch === null || typeof batch !== 'object' || !Array.isArray(batch.results)) {
+    throw new TypeError('toProviderMessages: batch.results must be an array (pass what executeBatch returned)')
+  }
+  batch.results.forEach((entry, i) => {
+    if (typeof entry?.call?.callId !== 'string' || typeof entry.call.name !== 'string')
+      throw new TypeError(`toProviderMessages: batch.results[${i}].call must have a string callId and name`)
+    if (entry.result === null || typeof entry.result !== 'object' || !Array.isArray(entry.result.content))
+      throw new TypeError(`toProviderMessages: batch.results[${i}].result must be a ToolExecutionResult`)
+  })
+  return module.toMessages(batch)
+}
+
+function checkSchemas(schemas: readonly ToolSchema[], caller: string): void {
+  if (!Array.isArray(schemas)) throw new TypeError(`${caller}.schemas must be an array (pass ctx.tools.schemas(scope))`)
+  schemas.forEach((schema, i) => {
+    if (schema === null || typeof schema !== 'object') throw new TypeError(`${caller}.schemas[${i}] must be an object`)
+    if (typeof schema.name !== 'string' || schema.name === '')
+      throw new TypeError(`${caller}.schemas[${i}].name must be a non-empty string`)
+    if (typeof schema.description !== 'string')
+      throw new TypeError(`${caller}.schemas[${i}].description must be a string`)
+  })
+}

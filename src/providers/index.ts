@@ -1,0 +1,18 @@
+// toolgate/providers: provider tool formats, the model loop and SDK adapters.
+// The SDKs are optional peer dependencies: this module imports them as types only.
+export { PROVIDER_FORMATS, parseToolCalls, toProviderMessages, toProviderTools } from './formats.js'
+export type { ModelReply, ModelRequest, ProviderModel } from './model.js'
+export {
+  DEFAULT_MAX_STEPS,
+  type ModelLoopCallResult,
+  ModelLoopError,
+  type ModelLoopEvent,
+  type ModelLoopResult,
+  type ModelLoopStep,
+  type ModelLoopStopReason,
+  type ModelLoopTools,
+  type RunModelLoopOptions,
+  runModelLoop,
+} from './model-loop.js'
+export { type OpenAIChatModelOptions, openAIChatModel } from './openai-chat-model.js'
+export type * from './types.js'

@@ -1,0 +1,262 @@
+// runModelLoop: call the model, run its calls through executeBatch, append the results, repeat.
+import { INVALID_ARGS } from '../runtime/errors.js'
+import type {
+  Agent,
+  ToolExecutionFailure,
+  ToolExecutionInput,
+  ToolExecutionMode,
+  ToolExecutionResult,
+} from '../runtime/types.js'
+import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
+import type { ToolSchema } from '../schema/tool-definition.js'
+import { formatModule } from './formats.js'
+import type { ProviderModel } from './model.js'
+import type { ProviderFormat, ProviderMessage, ProviderToolCall } from './types.js'
+
+export type ModelLoopStopReason = 'done' | 'concluded' | 'max-steps' | 'aborted'
+
+/** The part of `ctx.tools` the loop uses. */
+export interface ModelLoopTools extends BatchToolRuntime {
+  schemas(scope?: Agent): ToolSchema[]
+}
+
+/** One settled call of a step (plain JSON). */
+export interface ModelLoopCallResult {
+  readonly callId: string
+  readonly name: string
+  readonly result: ToolExecutionResult
+}
+
+/** One model request and what came of it (plain JSON, so a loop's state can be stored). */
+export interface ModelLoopStep<F extends ProviderFormat = ProviderFormat> {
+  /** The model's own messages of this step. */
+  readonly reply: readonly ProviderMessage<F>[]
+  /** The calls it emitted, in order (arguments already parsed). */
+  readonly calls: readonly ProviderToolCall[]
+  /** One result per call, in call order. */
+  readonly results: readonly ModelLoopCallResult[]
+}
+
+/** What `onEvent` reports. */
+export type ModelLoopEvent<F extends ProviderFormat = ProviderFormat> =
+  | { readonly type: 'model-request'; readonly step: number; readonly messages: readonly ProviderMessage<F>[] }
+  | {
+      readonly type: 'model-response'
+      readonly step: number
+      readonly messages: readonly ProviderMessage<F>[]
+      readonly calls: readonly ProviderToolCall[]
+    }
+  | {
+      readonly type: 'tool-start'
+      readonly step: number
+      readonly index: number
+      readonly call: ProviderToolCall
+      readonly mode: ToolExecutionMode
+    }
+  | {
+      readonly type: 'tool-result'
+      readonly step: number
+      readonly index: number
+      readonly call: ProviderToolCall
+      readonly result: ToolExecutionResult
+    }
+
+export interface RunModelLoopOptions<F extends ProviderFormat = ProviderFormat> {
+  /** `ctx.tools` (the runtime whose pipeline runs every call). */
+  readonly tools: ModelLoopTools
+  /** The agent the calls run for (its scope decides what the model sees). */
+  readonly agent?: Agent
+  readonly model: ProviderModel<F>
+  /** The conversation to continue, in the model's format. Not mutated. */
+  readonly messages: readonly ProviderMessage<F>[]
+  /** Model requests at most (default {@link DEFAULT_MAX_STEPS}). */
+  readonly maxSteps?: number
+  /** Overlapping parallel calls at most (executeBatch's `maxParallel`). */
+  readonly maxParallel?: number
+  readonly signal?: AbortSignal
+  /** Progress for a UI. Failures are contained. */
+  readonly onEvent?: (event: ModelLoopEvent<F>) => void
+}
+
+export interface ModelLoopResult<F extends ProviderFormat = ProviderFormat> {
+  /** The input conversation plus everything appended (every emitted call answered). */
+  readonly messages: ProviderMessage<F>[]
+  readonly steps: ModelLoopStep<F>[]
+  readonly stopReason: ModelLoopStopReason
+}
+
+export const DEFAULT_MAX_STEPS = 25
+
+/** A model request failed (not through the loop's own signal); carries the conversation so far. */
+export class ModelLoopError extends Error {
+  readonly messages: unknown[]
+  readonly steps: ModelLoopStep[]
+  constructor(message: string, state: { messages: unknown[]; steps: ModelLoopStep[] }, cause: unknown) {
+    super(message, { cause })
+    this.name = 'ModelLoopError'
+    this.messages = state.messages
+    this.steps = state.steps
+  }
+}
+
+/**
+ * Where a loop stands between two actions (plain JSON). `pending` holds calls the model
+ * emitted (its reply is already in `messages`) whose results are not appended yet.
+ */
+export interface ModelLoopState<F extends ProviderFormat = ProviderFormat> {
+  messages: ProviderMessage<F>[]
+  steps: ModelLoopStep<F>[]
+  pending?: { readonly reply: readonly ProviderMessage<F>[]; readonly calls: readonly ProviderToolCall[] }
+}
+
+/**
+ * Call the model, run its tool calls with `executeBatch`, append the results, repeat, until the
+ * model answers without calls (`'done'`), a result concludes the turn (`'concluded'`), `maxSteps`
+ * requests were made (`'max-steps'`), or `signal` aborts (`'aborted'`). Every call the model
+ * emitted gets its result message, whatever happened, so the conversation stays valid.
+ */
+export function runModelLoop<F extends ProviderFormat>(options: RunModelLoopOptions<F>): Promise<ModelLoopResult<F>> {
+  checkOptions(options)
+  return driveModelLoop(options, { messages: [...options.messages], steps: [] })
+}
+
+/** Run a loop on from `state` (a fresh one, or one restored with `pending` calls). */
+export async function driveModelLoop<F extends ProviderFormat>(
+  options: RunModelLoopOptions<F>,
+  state: ModelLoopState<F>,
+): Promise<ModelLoopResult<F>> {
+  const { model, signal } = options
+  const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
+  const finish = (stopReason: ModelLoopStopReason): ModelLoopResult<F> => ({
+    messages: state.messages,
+    steps: state.steps,
+    stopReason,
+  })
+  for (;;) {
+    if (state.pending !== undefined) {
+      const { reply, calls } = state.pending
+      const step = state.steps.length
+      const { results, concludesTurn } = await executeStepCalls(options, calls, step)
+      state.messages.push(...toResultMessages(model.format, results))
+      state.steps.push({ reply, calls, results })
+      state.pending = undefined
+      if (signal?.aborted) return finish('aborted')
+      if (concludesTurn) return finish('concluded')
+    }
+    if (signal?.aborted) return finish('aborted')
+    if (state.steps.length >= maxSteps) return finish('max-steps')
+    const step = state.steps.length
+    const messages = state.messages
+    emit(options, { type: 'model-request', step, messages })
+    let reply: Awaited<ReturnType<ProviderModel<F>['generate']>>
+    try {
+      reply = await model.generate({ messages: [...messages], tools: options.tools.schemas(options.agent), signal })
+    } catch (error) {
+      if (signal?.aborted) return finish('aborted')
+      throw new ModelLoopError(
+        `runModelLoop: the model request of step ${step} failed: ${error instanceof Error ? error.message : String(error)}`,
+        state as ModelLoopState,
+        error,
+      )
+    }
+    const calls = Array.isArray(reply?.calls) ? reply.calls : []
+    const replyMessages = Array.isArray(reply?.messages) ? reply.messages : []
+    emit(options, { type: 'model-response', step, messages: replyMessages, calls })
+    state.messages.push(...replyMessages)
+    if (calls.length === 0) {
+      state.steps.push({ reply: replyMessages, calls, results: [] })
+      return finish('done')
+    }
+    state.pending = { reply: replyMessages, calls }
+  }
+}
+
+/** Run one step's calls as a batch; every call ends with exactly one result, in call order. */
+export async function executeStepCalls<F extends ProviderFormat>(
+  options: RunModelLoopOptions<F>,
+  calls: readonly ProviderToolCall[],
+  step: number,
+): Promise<{ results: ModelLoopCallResult[]; concludesTurn: boolean }> {
+  const { tools, agent } = options
+  const own = new AbortController().signal
+  const inputs: ToolExecutionInput[] = calls.map((call) => ({
+    callId: call.callId,
+    name: call.name,
+    arguments: call.argumentsError === undefined ? call.arguments : new UnusableArguments(call),
+    ...(agent !== undefined ? { agent } : {}),
+    signal: own,
+  }))
+  // Calls whose arguments could not be parsed never reach the pipeline: they answer INVALID_ARGS.
+  const runtime: BatchToolRuntime = {
+    executionMode: (input) => (input.arguments instanceof UnusableArguments ? PARALLEL : tools.executionMode(input)),
+    execute: (input) =>
+      input.arguments instanceof UnusableArguments ? Promise.resolve(input.arguments.result) : tools.execute(input),
+  }
+  const batch = await executeBatch(runtime, inputs, {
+    maxParallel: options.maxParallel,
+    signal: options.signal,
+    onStart: (_input, index, mode) => emit(options, { type: 'tool-start', step, index, call: calls[index], mode }),
+    onResult: (entry) =>
+      emit(options, { type: 'tool-result', step, index: entry.index, call: calls[entry.index], result: entry.result }),
+  })
+  const results = batch.results.map((entry) => ({
+    callId: calls[entry.index].callId,
+    name: calls[entry.index].name,
+    result: entry.result,
+  }))
+  return { results, concludesTurn: batch.concludesTurn }
+}
+
+/** The provider messages answering one step's results. */
+export function toResultMessages<F extends ProviderFormat>(
+  format: F,
+  results: readonly ModelLoopCallResult[],
+): ProviderMessage<F>[] {
+  return formatModule(format, 'runModelLoop').toMessages({
+    results: results.map(({ callId, name, result }) => ({ call: { callId, name }, result })),
+  })
+}
+
+const PARALLEL: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
+
+/** Marks a call whose arguments could not be parsed; never JSON, so no tool could ever run on it. */
+class UnusableArguments {
+  readonly result: ToolExecutionFailure
+  constructor(call: ProviderToolCall) {
+    const message = `Invalid arguments for ${call.name}: ${call.argumentsError}`
+    this.result = Object.freeze({
+      isError: true,
+      error: Object.freeze({ message, info: Object.freeze({ name: 'ToolArgsError', code: INVALID_ARGS }) }),
+      content: Object.freeze([
+        Object.freeze({ type: 'text' as const, text: message }),
+      ]) as ToolExecutionFailure['content'],
+    })
+  }
+}
+
+function emit<F extends ProviderFormat>(options: RunModelLoopOptions<F>, event: ModelLoopEvent<F>): void {
+  if (options.onEvent === undefined) return
+  try {
+    options.onEvent(event)
+  } catch {
+    // A UI observer must not break the loop's one-result-per-call contract.
+  }
+}
+
+function checkOptions<F extends ProviderFormat>(options: RunModelLoopOptions<F>): void {
+  if (options === null || typeof options !== 'object') throw new TypeError('runModelLoop: options must be an object')
+  const { tools, model, messages, maxSteps, maxParallel, signal, onEvent } = options
+  if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
+    throw new TypeError('runModelLoop: options.tools must be ctx.tools (a ToolRuntime)')
+  if (typeof model?.generate !== 'function') throw new TypeError('runModelLoop: options.model must have generate()')
+  formatModule(model.format, 'runModelLoop: options.model.format')
+  if (!Array.isArray(messages)) throw new TypeError('runModelLoop: options.messages must be an array')
+  if (maxSteps !== undefined && !(Number.isSafeInteger(maxSteps) && maxSteps > 0))
+    throw new RangeError(`runModelLoop: options.maxSteps must be a positive integer, got ${String(maxSteps)}`)
+  if (maxParallel !== undefined && !(Number.isSafeInteger(maxParallel) && maxParallel > 0))
+    throw new RangeError(`runModelLoop: options.maxParallel must be a positive integer, got ${String(maxParallel)}`)
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new TypeError('runModelLoop: options.signal must be an AbortSignal')
+  if (onEvent !== undefined && typeof onEvent !== 'function')
+    throw new TypeError('runModelLoop: options.onEvent must be a function')
+}

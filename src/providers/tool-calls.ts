@@ -1,0 +1,62 @@
+// Turning a provider's raw tool call into a ProviderToolCall: argument parsing and strict-null undo.
+import type { JsonObject, JsonValue } from '../json/json-value.js'
+import type { ToolSchema } from '../schema/tool-definition.js'
+import { stripStrictNulls, toStrictSchema } from './strict-schema.js'
+import type { ParseToolCallsOptions, ProviderToolCall } from './types.js'
+
+/** Longest stretch of the model's raw argument text quoted back in an `INVALID_ARGS` message. */
+const QUOTE_LIMIT = 500
+
+/**
+ * Build one call from the model's arguments: a JSON string is parsed here (malformed text is
+ * kept as an `argumentsError`, never thrown or dropped); an already-parsed value is used as is.
+ */
+export function toolCall(
+  callId: string,
+  name: string,
+  raw: unknown,
+  strictSchemas: ReadonlyMap<string, JsonValue> | undefined,
+): ProviderToolCall {
+  let args: JsonValue
+  if (typeof raw === 'string') {
+    if (raw.trim() === '') args = {}
+    else {
+      try {
+        args = JSON.parse(raw) as JsonValue
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error)
+        const quoted = raw.length > QUOTE_LIMIT ? `${JSON.stringify(raw.slice(0, QUOTE_LIMIT))}…` : JSON.stringify(raw)
+        return { callId, name, arguments: null, argumentsError: `arguments are not valid JSON (${reason}): ${quoted}` }
+      }
+    }
+  } else if (raw === undefined || raw === null) args = {}
+  else args = raw as JsonValue
+  const strict = strictSchemas?.get(name)
+  if (strict !== undefined) args = stripStrictNulls(strict, args)
+  return { callId, name, arguments: args }
+}
+
+const strictCache = new WeakMap<readonly ToolSchema[], ReadonlyMap<string, JsonValue>>()
+
+/** Name → original parameter schema of every tool that goes out strict (no downgrades) under these options. */
+export function strictSchemasOf(
+  options: ParseToolCallsOptions | undefined,
+): ReadonlyMap<string, JsonValue> | undefined {
+  const schemas = options?.schemas
+  if (options?.strict !== true || schemas === undefined) return undefined
+  let map = strictCache.get(schemas)
+  if (map === undefined) {
+    const built = new Map<string, JsonValue>()
+    for (const schema of schemas) {
+      if (toStrictSchema(schema.parameters).downgrades.length === 0) built.set(schema.name, schema.parameters)
+    }
+    map = built
+    strictCache.set(schemas, map)
+  }
+  return map
+}
+
+/** A plain-object view of an untrusted response member (`undefined` when it is not one). */
+export function record(value: unknown): JsonObject | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined
+}

@@ -1,0 +1,87 @@
+import type Anthropic from '@anthropic-ai/sdk'
+import type { Content, Tool as GeminiTool, GenerateContentResponse } from '@google/genai'
+import type OpenAI from 'openai'
+import type { JsonValue } from '../json/json-value.js'
+import type { ToolExecutionResult } from '../runtime/types.js'
+import type { ToolSchema } from '../schema/tool-definition.js'
+
+/** The provider APIs toolgate speaks. */
+export type ProviderFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini'
+
+/** The conversation message type of each format (what a request's message list holds). */
+export interface ProviderMessageMap {
+  'openai-chat': OpenAI.Chat.Completions.ChatCompletionMessageParam
+  'openai-responses': OpenAI.Responses.ResponseInputItem
+  anthropic: Anthropic.Messages.MessageParam
+  gemini: Content
+}
+
+/** One entry of a request's `tools` array, per format. */
+export interface ProviderToolMap {
+  'openai-chat': OpenAI.Chat.Completions.ChatCompletionFunctionTool
+  'openai-responses': OpenAI.Responses.FunctionTool
+  anthropic: Anthropic.Messages.Tool
+  gemini: GeminiTool
+}
+
+/** The response object each format's `parseToolCalls` reads. */
+export interface ProviderResponseMap {
+  'openai-chat': OpenAI.Chat.Completions.ChatCompletion
+  'openai-responses': OpenAI.Responses.Response
+  anthropic: Anthropic.Messages.Message
+  gemini: GenerateContentResponse | ProviderMessageMap['gemini']
+}
+
+export type ProviderMessage<F extends ProviderFormat = ProviderFormat> = ProviderMessageMap[F]
+export type ProviderTool<F extends ProviderFormat = ProviderFormat> = ProviderToolMap[F]
+export type ProviderResponse<F extends ProviderFormat = ProviderFormat> = ProviderResponseMap[F]
+
+/**
+ * One tool call the model emitted, shaped like a `ToolExecutionInput` without `signal`
+ * (and without `agent`, which the loop adds). Plain JSON, so a suspended loop can be stored.
+ */
+export interface ProviderToolCall {
+  readonly callId: string
+  readonly name: string
+  /** The parsed arguments (`null` when they could not be parsed: see `argumentsError`). */
+  readonly arguments: JsonValue
+  /**
+   * Why the model's argument text could not be used (e.g. the JSON parse error). Such a call
+   * is kept: it executes to an `INVALID_ARGS` result quoting this, so the model can retry.
+   */
+  readonly argumentsError?: string
+}
+
+/** One executed call of a batch, as `toProviderMessages` reads it (an `executeBatch` entry fits). */
+export interface ProviderBatchEntry {
+  readonly call: { readonly callId: string; readonly name: string }
+  readonly result: ToolExecutionResult
+}
+
+/** The executed batch of one model turn (`executeBatch`'s `BatchResult` fits). */
+export interface ProviderBatch {
+  readonly results: readonly ProviderBatchEntry[]
+}
+
+/** Options of `toProviderTools`. */
+export interface ProviderToolsOptions {
+  /** OpenAI strict mode (chat and responses). Default `false` here; the OpenAI model adapters default to `true`. */
+  readonly strict?: boolean
+}
+
+/** Tool definitions ready for a request, and what could not be expressed. */
+export interface ProviderTools<F extends ProviderFormat = ProviderFormat> {
+  readonly tools: ProviderTool<F>[]
+  /** Path-qualified descriptions of everything the provider cannot express (`name: parameters.x: why`). */
+  readonly downgrades: string[]
+}
+
+/** Options of `parseToolCalls`. */
+export interface ParseToolCallsOptions {
+  /**
+   * The schemas the request sent, with the same `strict` flag: for each tool that went out
+   * strict, a `null` the model sent for an optional property becomes an absent key again.
+   */
+  readonly schemas?: readonly ToolSchema[]
+  readonly strict?: boolean
+}
