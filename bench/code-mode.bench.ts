@@ -28,6 +28,7 @@ function exec(code: string): ToolRunContext {
     signal: new AbortController().signal,
     deferContext: () => {},
     concludeTurn: () => {},
+    progress: () => {},
   }
 }
 

@@ -35,6 +35,7 @@ const rootValues = [
   // scheduling
   'executeBatch',
   'TimeoutPolicy',
+  'ResultBudget',
   'CallbackApproval',
   'TerminalApproval',
   // code mode

@@ -61,9 +61,11 @@ export function checkDefinition(definition: unknown): ToolDefinition {
     if (d[key] !== undefined && typeof d[key] !== 'function')
       issues.push(`definition.${key}: expected a function when present`)
   }
-  const timeoutMs = d.timeoutMs
-  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    issues.push(`definition.timeoutMs: expected a positive finite number of milliseconds, got ${String(timeoutMs)}`)
+  for (const key of ['timeoutMs', 'idleTimeoutMs'] as const) {
+    const ms = d[key]
+    if (ms !== undefined && !(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
+      issues.push(`definition.${key}: expected a positive finite number of milliseconds, got ${String(ms)}`)
+    }
   }
   if (issues.length) throw new ToolRegistrationError(subject, issues)
   const checked = definition as ToolDefinition

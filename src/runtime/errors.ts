@@ -56,12 +56,21 @@ export class ToolAbortedError extends ToolPipelineError {
   }
 }
 
-/** A cooperative `timeoutMs` deadline elapsed. */
+/** A cooperative `timeoutMs` deadline elapsed, or (`idle`) an `idleTimeoutMs` passed without progress. */
 export class ToolTimeoutError extends ToolPipelineError {
   readonly timeoutMs: number
-  constructor(toolName: string, timeoutMs: number) {
-    super(TOOL_TIMEOUT, `Tool "${toolName}" timed out after ${timeoutMs} ms`)
+  /** True when the call was idle (no `exec.progress(...)`) for `timeoutMs`, not over a fixed deadline. */
+  readonly idle: boolean
+  constructor(toolName: string, timeoutMs: number, options: { idle?: boolean } = {}) {
+    const idle = options.idle === true
+    super(
+      TOOL_TIMEOUT,
+      idle
+        ? `Tool "${toolName}" timed out after ${timeoutMs} ms without progress`
+        : `Tool "${toolName}" timed out after ${timeoutMs} ms`,
+    )
     this.timeoutMs = timeoutMs
+    this.idle = idle
   }
 }
 

@@ -9,6 +9,7 @@ import type {
   ToolDispatchExecution,
   ToolExecution,
   ToolExecutionResult,
+  ToolProgress,
 } from './types.js'
 
 /** The `this` of a scope-filtered dispatch: the runtime, viewed from the call's scope. */
@@ -60,6 +61,23 @@ declare module 'cordis' {
     ): Promise<ContentBlock[]>
     /** The durable record of one settled `run_code` sub-dispatch. Scope-filtered emit. */
     'tools/code-dispatch'(this: Scoped<ToolRuntime>, record: CodeDispatchRecord, dispatch: CodeDispatchLog): void
+    /**
+     * A running tool reported progress through `exec.progress(...)`. Scope-filtered synchronous
+     * observer; a throwing listener is logged and never reaches the tool.
+     */
+    'tools/progress'(this: Scoped<ToolRuntime>, exec: Readonly<ToolExecution>, progress: Readonly<ToolProgress>): void
+    /**
+     * The last-mile content seam of every call, after the definition's own `finalizeContent`:
+     * the same contract (synchronous, called once per outcome, `undefined` keeps the content, only
+     * content may change; a throw or invalid content becomes a `FINALIZE_FAILED` result that no
+     * later finalizer sees). Listeners run in registration order, each seeing the previous answer.
+     * Scope-filtered.
+     */
+    'tools/finalize-content'(
+      this: Scoped<ToolRuntime>,
+      exec: Readonly<ToolExecution>,
+      result: Readonly<ToolExecutionResult>,
+    ): ContentBlock[] | undefined
     /** Observe the frozen final outcome. Scope-filtered emit; failures contained. */
     'tools/result'(
       this: Scoped<ToolRuntime>,

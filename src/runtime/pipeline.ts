@@ -24,6 +24,7 @@ import {
   ToolAbortedError,
   ToolDeniedError,
 } from './errors.js'
+import { checkProgress, emitProgress } from './progress.js'
 import type { RegistryCore } from './registry.js'
 import { describeThrown, errorInfo, failure, failureFrom, success, withDeferred } from './results.js'
 import type { ResolvedView, Scope } from './scope.js'
@@ -38,9 +39,10 @@ import type {
   ToolExecutionInput,
   ToolExecutionResult,
   ToolExecutionToken,
+  ToolProgress,
   ToolRunContext,
 } from './types.js'
-import { waterfall } from './waterfall.js'
+import { admitted, waterfall } from './waterfall.js'
 
 const allow: PreToolDecision = Object.freeze({ kind: 'allow' })
 const allowNext = (): Promise<PreToolDecision> => Promise.resolve(allow)
@@ -56,6 +58,8 @@ interface CallState {
   body: Promise<ToolExecutionResult> | undefined
   /** Set once the dispatch waterfall settled: a late `next()` must not start the body. */
   closed: boolean
+  /** Set once the body settled: later `exec.progress(...)` reports are no-ops. */
+  settled: boolean
 }
 
 function isInput(input: unknown): input is ToolExecutionInput {
@@ -125,7 +129,7 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     } else {
       result = await policyAndDispatch(core, exec, definition, view, scope)
     }
-    const final = finalizeOnce(definition, finalize, exec, result)
+    const final = finalizeOnce(core, scope, definition, finalize, exec, result)
     if (core.hasHooks('tools/result')) await emitResult(core, scope, exec, final)
     return final
   } catch (error) {
@@ -170,7 +174,14 @@ async function policyAndDispatch(
   if (exec.signal.aborted)
     return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
 
-  const state: CallState = { deferred: undefined, concluded: false, bodyInvoked: false, body: undefined, closed: false }
+  const state: CallState = {
+    deferred: undefined,
+    concluded: false,
+    bodyInvoked: false,
+    body: undefined,
+    closed: false,
+    settled: false,
+  }
   let dispatched: ToolExecutionResult
   if (core.hasHooks('tools/execute')) {
     const dispatch: ToolDispatchExecution = new DispatchView(exec)
@@ -182,7 +193,7 @@ async function policyAndDispatch(
         'tools/execute',
         [dispatch],
         async () => {
-          inner = await invokeBody(exec, definition, dispatch.signal, state)
+          inner = await invokeBody(core, scope, exec, definition, dispatch.signal, state)
           return inner
         },
       )
@@ -194,7 +205,7 @@ async function policyAndDispatch(
     // Quiescence: a wrapper that returned early never leaves the body running behind the result.
     if (state.body) await state.body
   } else {
-    dispatched = await invokeBody(exec, definition, exec.signal, state)
+    dispatched = await invokeBody(core, scope, exec, definition, exec.signal, state)
     state.closed = true
   }
 
@@ -325,6 +336,8 @@ class DispatchView {
 }
 
 async function invokeBody(
+  core: RegistryCore,
+  scope: Scope,
   exec: ToolExecution,
   definition: ToolDefinition,
   wrapperSignal: AbortSignal,
@@ -351,6 +364,11 @@ async function invokeBody(
     concludeTurn(): void {
       state.concluded = true
     },
+    progress(progress: ToolProgress): void {
+      const checked = checkProgress(progress)
+      if (state.settled || !core.hasHooks('tools/progress')) return
+      emitProgress(core, scope, exec, checked)
+    },
   })
   const body = (async (): Promise<ToolExecutionResult> => {
     let value: unknown
@@ -362,6 +380,8 @@ async function invokeBody(
         return failureFrom(new ToolAbortedError(exec.name), TOOL_ABORTED)
       }
       return failureFrom(error, TOOL_ERROR)
+    } finally {
+      state.settled = true
     }
     return projectValue(exec, definition, value)
   })()
@@ -509,43 +529,82 @@ function applyPostDecision(
   return { result, contexts }
 }
 
-/** Materialize the candidate, call `finalizeContent` exactly once, and freeze (R-EXEC-10). */
+/**
+ * Materialize the candidate, call `finalizeContent` exactly once, and freeze (R-EXEC-10). The
+ * definition's own callback runs first (it owns its content boundary); then every admitted
+ * `tools/finalize-content` listener — the same last-mile seam opened to deployment-wide policies —
+ * sees the result as finalized so far, in registration order, with the same contract.
+ */
 function finalizeOnce(
+  core: RegistryCore,
+  scope: Scope,
   definition: ToolDefinition | undefined,
   finalize: ToolDefinition['finalizeContent'],
   exec: ToolExecution,
   result: ToolExecutionResult,
 ): ToolExecutionResult {
-  const candidate = materialize(result)
-  if (!finalize) return candidate
+  let candidate = materialize(result)
+  if (finalize) {
+    const step = finalizeStep(exec, candidate, `finalizeContent of "${exec.name}"`, () =>
+      finalize.call(definition, exec, candidate),
+    )
+    if (step.failed) return step.result
+    candidate = step.result
+  }
+  if (!core.hasHooks('tools/finalize-content')) return candidate
+  const thisArg = scope.dispatchThis
+  for (const listener of admitted(core.hooks, thisArg, 'tools/finalize-content')) {
+    const current = candidate
+    const step = finalizeStep(exec, current, 'a tools/finalize-content listener', () =>
+      Reflect.apply(listener, thisArg, [exec, current]),
+    )
+    if (step.failed) return step.result
+    candidate = step.result
+  }
+  return candidate
+}
+
+/** One finalizer: `undefined` keeps the content; a throw or non-content answer is a failure not finalized again. */
+function finalizeStep(
+  exec: ToolExecution,
+  candidate: ToolExecutionResult,
+  who: string,
+  call: () => unknown,
+): { failed: boolean; result: ToolExecutionResult } {
   let replacement: unknown
   try {
-    replacement = finalize.call(definition, exec, candidate)
+    replacement = call()
   } catch (error) {
-    return freezeFailure(
-      failure(
-        `finalizeContent of "${exec.name}" failed: ${describeThrown(error)}`,
-        errorInfo(error, FINALIZE_FAILED),
-        undefined,
-        candidate.additionalContexts,
+    return {
+      failed: true,
+      result: freezeFailure(
+        failure(
+          `${who} failed: ${describeThrown(error)}`,
+          errorInfo(error, FINALIZE_FAILED),
+          undefined,
+          candidate.additionalContexts,
+        ),
       ),
-    )
+    }
   }
-  if (replacement === undefined) return candidate
+  if (replacement === undefined) return { failed: false, result: candidate }
   let content: ContentBlock[]
   try {
     content = snapshotContent(replacement, `${exec.name}.finalizeContent()`)
   } catch (error) {
-    return freezeFailure(
-      failure(
-        `finalizeContent of "${exec.name}" returned invalid content: ${describeThrown(error)}`,
-        { name: 'TypeError', code: FINALIZE_FAILED },
-        undefined,
-        candidate.additionalContexts,
+    return {
+      failed: true,
+      result: freezeFailure(
+        failure(
+          `${who} returned invalid content: ${describeThrown(error)}`,
+          { name: 'TypeError', code: FINALIZE_FAILED },
+          undefined,
+          candidate.additionalContexts,
+        ),
       ),
-    )
+    }
   }
-  return Object.freeze({ ...candidate, content }) as ToolExecutionResult
+  return { failed: false, result: Object.freeze({ ...candidate, content }) as ToolExecutionResult }
 }
 
 /** Lossless materialization and deep freeze of every durable field; failures become JSON-safe errors. */

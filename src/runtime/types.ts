@@ -61,12 +61,26 @@ export interface ToolDispatchExecution extends Omit<ToolExecution, 'signal'> {
   signal: AbortSignal
 }
 
+/** What a running tool reports through `exec.progress(...)`; both fields are optional. */
+export interface ToolProgress {
+  /** Human-readable status, e.g. the latest output line. */
+  readonly message?: string
+  /** Completed share of the work, a finite number in [0, 1]. */
+  readonly fraction?: number
+}
+
 /** Runtime context handed to a tool body after the pipeline accepted the call. */
 export interface ToolRunContext extends ToolExecution {
   /** Attach a context to this execution's own result, in call order. */
   deferContext(context: UserMessage): void
   /** Mark a successful final result as terminal for the current agent turn. */
   concludeTurn(): void
+  /**
+   * Report progress: emitted as a scope-filtered `tools/progress` event (listeners get the
+   * call's `ToolExecution`, then a frozen copy of `progress`) and, under `TimeoutPolicy`, resets
+   * the call's idle timer. Throws a `TypeError` for a malformed progress; a no-op once the body settled.
+   */
+  progress(progress: ToolProgress): void
 }
 
 /** A monotonic guard run after `tools/pre-execute`: a returned reason denies. */

@@ -1,6 +1,6 @@
 import { Context, type EventsService } from 'cordis'
 
-type Listener = (...args: unknown[]) => unknown
+export type Listener = (...args: unknown[]) => unknown
 type Filter = (this: unknown, ctx: Context) => boolean
 
 /**
@@ -17,13 +17,8 @@ export function waterfall<R>(
   args: readonly unknown[],
   inner: () => Promise<R>,
 ): Promise<R> {
-  const registered = hooks[name]
-  if (registered === undefined || registered.length === 0) return inner()
-  const filter = (thisArg as Record<symbol, Filter | undefined>)[Context.filter]
-  const callbacks: Listener[] = []
-  for (const hook of registered) {
-    if (hook.global || !filter || filter.call(thisArg, hook.ctx)) callbacks.push(hook.callback as Listener)
-  }
+  const callbacks = admitted(hooks, thisArg, name)
+  if (callbacks.length === 0) return inner()
   const step = (index: number): Promise<R> => {
     if (index === callbacks.length) return inner()
     let called = false
@@ -35,4 +30,20 @@ export function waterfall<R>(
     return Reflect.apply(callbacks[index], thisArg, [...args, next]) as Promise<R>
   }
   return step(0)
+}
+
+/**
+ * The callbacks of `name` that a dispatch `this` admits (Cordis's `Context.filter` rule: a hook runs
+ * when it is `global` or the filter admits its context), in registration order. A fresh array, so
+ * a listener that disposes itself (or another) never shifts the caller's loop.
+ */
+export function admitted(hooks: EventsService['_hooks'], thisArg: object, name: string): Listener[] {
+  const registered = hooks[name]
+  if (registered === undefined || registered.length === 0) return []
+  const filter = (thisArg as Record<symbol, Filter | undefined>)[Context.filter]
+  const callbacks: Listener[] = []
+  for (const hook of registered) {
+    if (hook.global || !filter || filter.call(thisArg, hook.ctx)) callbacks.push(hook.callback as Listener)
+  }
+  return callbacks
 }

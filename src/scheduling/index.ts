@@ -15,4 +15,5 @@ export {
   type ExecuteBatchOptions,
   executeBatch,
 } from './execute-batch.js'
+export { capContent, DEFAULT_RESULT_BUDGET_BYTES, ResultBudget, type ResultBudgetConfig } from './result-budget.js'
 export { TimeoutPolicy, type TimeoutPolicyConfig } from './timeout-policy.js'

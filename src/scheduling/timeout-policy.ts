@@ -4,17 +4,30 @@ import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult }
 
 /** Config of {@link TimeoutPolicy}. */
 export interface TimeoutPolicyConfig {
-  /** Deadline (ms, positive and finite) for tools that declare no `timeoutMs`. Omit: no deadline for them. */
+  /** Deadline (ms, positive and finite) for tools that declare neither `timeoutMs` nor `idleTimeoutMs`. Omit: none. */
   readonly defaultTimeoutMs?: number
+  /**
+   * Idle budget (ms, positive and finite) for tools that declare no `idleTimeoutMs`: a call that
+   * reports no `exec.progress(...)` for this long ends as `TOOL_TIMEOUT`. Omit: no idle budget for them.
+   */
+  readonly idleTimeoutMs?: number
 }
 
 /** The part of `ctx.tools` the policy needs. */
 interface DefinitionLookup {
-  get(name: string, scope?: ToolDispatchExecution['agent']): { readonly timeoutMs?: number } | undefined
+  get(
+    name: string,
+    scope?: ToolDispatchExecution['agent'],
+  ): { readonly timeoutMs?: number; readonly idleTimeoutMs?: number } | undefined
+}
+
+/** The idle clock of one running call, touched by its progress reports. */
+interface IdleClock {
+  last: number
 }
 
 /**
- * Cooperative `timeoutMs` enforcement (R-SCHED-2), as a `tools/execute` wrapper.
+ * Cooperative `timeoutMs` / `idleTimeoutMs` enforcement (R-SCHED-2), as a `tools/execute` wrapper.
  *
  * For a call whose visible definition declares `timeoutMs` (or when `defaultTimeoutMs` is
  * configured), the wrapper replaces `exec.signal` for its delegated lifetime with one that
@@ -23,29 +36,50 @@ interface DefinitionLookup {
  * the signal it was handed had not aborted — reports `TOOL_TIMEOUT`. Caller cancellation
  * wins: its result is left to the pipeline (which reports `ABORTED`).
  *
- * Usage: `ctx.plugin(TimeoutPolicy, { defaultTimeoutMs: 30_000 })`.
+ * The idle budget (`idleTimeoutMs`, per tool or from the config) works the same way, except that
+ * every `tools/progress` report of the call restarts it: a slow but live tool runs as long as it
+ * keeps reporting. A tool that declares `idleTimeoutMs` and no `timeoutMs` opted into liveness
+ * instead of a fixed deadline, so `defaultTimeoutMs` does not apply to it.
+ *
+ * Usage: `ctx.plugin(TimeoutPolicy, { defaultTimeoutMs: 30_000, idleTimeoutMs: 10_000 })`.
  */
 export class TimeoutPolicy {
   static readonly inject = ['tools']
 
   readonly defaultTimeoutMs: number | undefined
+  readonly idleTimeoutMs: number | undefined
+  /** Idle clocks of the calls this policy is timing, by execution token. */
+  private readonly clocks = new Map<symbol, IdleClock>()
 
   constructor(ctx: Context, config: TimeoutPolicyConfig = {}) {
-    this.defaultTimeoutMs = validateConfig(config)
+    const checked = validateConfig(config)
+    this.defaultTimeoutMs = checked.defaultTimeoutMs
+    this.idleTimeoutMs = checked.idleTimeoutMs
     // Look definitions up through the injected service, not the listener's `this`: the
     // visible definition for `exec.agent` is what the pipeline dispatched to.
     ctx.on('tools/execute', (exec, next) => this.wrap(ctx.tools, exec, next))
+    // A progress report only stamps the clock (no timer churn, however often a tool reports).
+    ctx.on('tools/progress', (exec) => {
+      const clock = this.clocks.get(exec.token)
+      if (clock !== undefined) clock.last = performance.now()
+    })
   }
 
-  /** Resolve the budget of one call: its definition's `timeoutMs`, else the default. */
-  private budget(lookup: DefinitionLookup, exec: ToolDispatchExecution): number | undefined {
-    let own: number | undefined
+  /** Resolve the budgets of one call from its definition and the config. */
+  private budgets(
+    lookup: DefinitionLookup,
+    exec: ToolDispatchExecution,
+  ): { deadline: number | undefined; idle: number | undefined } {
+    let own: { readonly timeoutMs?: number; readonly idleTimeoutMs?: number } | undefined
     try {
-      own = lookup.get(exec.name, exec.agent)?.timeoutMs
+      own = lookup.get(exec.name, exec.agent)
     } catch {
       own = undefined
     }
-    return typeof own === 'number' && own > 0 && Number.isFinite(own) ? own : this.defaultTimeoutMs
+    const ownDeadline = positive(own?.timeoutMs)
+    const ownIdle = positive(own?.idleTimeoutMs)
+    const deadline = ownDeadline ?? (ownIdle === undefined ? this.defaultTimeoutMs : undefined)
+    return { deadline, idle: ownIdle ?? this.idleTimeoutMs }
   }
 
   private async wrap(
@@ -53,15 +87,37 @@ export class TimeoutPolicy {
     exec: ToolDispatchExecution,
     next: () => Promise<ToolExecutionResult>,
   ): Promise<ToolExecutionResult> {
-    const timeoutMs = this.budget(lookup, exec)
+    const { deadline, idle } = this.budgets(lookup, exec)
     const previous = exec.signal
     // Nothing to enforce, or the call is already cancelled (the caller's outcome wins).
-    if (timeoutMs === undefined || previous.aborted) return next()
+    if ((deadline === undefined && idle === undefined) || previous.aborted) return next()
 
-    const deadline = new AbortController()
-    const timeout = new ToolTimeoutError(exec.name, timeoutMs)
-    const timer = setTimeout(() => deadline.abort(timeout), timeoutMs)
-    exec.signal = AbortSignal.any([previous, deadline.signal])
+    const controller = new AbortController()
+    let fired: ToolTimeoutError | undefined
+    const fire = (error: ToolTimeoutError): void => {
+      if (fired !== undefined) return
+      fired = error
+      controller.abort(error)
+    }
+    const timers: Array<ReturnType<typeof setTimeout>> = []
+    if (deadline !== undefined) {
+      timers.push(setTimeout(() => fire(new ToolTimeoutError(exec.name, deadline)), deadline))
+    }
+    let clock: IdleClock | undefined
+    if (idle !== undefined) {
+      clock = { last: performance.now() }
+      const current = clock
+      this.clocks.set(exec.token, current)
+      // One timer at a time: when it fires early (progress arrived), re-arm for the remainder.
+      const check = (): void => {
+        const quiet = performance.now() - current.last
+        if (quiet >= idle) fire(new ToolTimeoutError(exec.name, idle, { idle: true }))
+        else timers[slot] = setTimeout(check, idle - quiet)
+      }
+      const slot = timers.length
+      timers.push(setTimeout(check, idle))
+    }
+    exec.signal = AbortSignal.any([previous, controller.signal])
     let result: ToolExecutionResult | undefined
     let failure: { error: unknown } | undefined
     try {
@@ -70,13 +126,18 @@ export class TimeoutPolicy {
       // The pipeline's next() normalizes failures; a rejection only comes from a foreign chain.
       failure = { error }
     } finally {
-      clearTimeout(timer)
+      for (const timer of timers) clearTimeout(timer)
+      if (clock !== undefined && this.clocks.get(exec.token) === clock) this.clocks.delete(exec.token)
       exec.signal = previous
     }
-    if (deadline.signal.aborted && !previous.aborted) return timeoutFailure(timeout, result)
+    if (fired !== undefined && !previous.aborted) return timeoutFailure(fired, result)
     if (failure) throw failure.error
     return result as ToolExecutionResult
   }
+}
+
+function positive(ms: unknown): number | undefined {
+  return typeof ms === 'number' && ms > 0 && Number.isFinite(ms) ? ms : undefined
 }
 
 /**
@@ -90,7 +151,12 @@ function timeoutFailure(timeout: ToolTimeoutError, result: ToolExecutionResult |
     isError: true,
     error: {
       message: timeout.message,
-      info: { name: 'ToolTimeoutError', code: TOOL_TIMEOUT, timeoutMs: timeout.timeoutMs },
+      info: {
+        name: 'ToolTimeoutError',
+        code: TOOL_TIMEOUT,
+        timeoutMs: timeout.timeoutMs,
+        ...(timeout.idle ? { idle: true } : {}),
+      },
     },
     content: [{ type: 'text', text: timeout.message }],
   }
@@ -98,13 +164,19 @@ function timeoutFailure(timeout: ToolTimeoutError, result: ToolExecutionResult |
   return contexts?.length ? { ...failure, additionalContexts: contexts } : failure
 }
 
-function validateConfig(config: TimeoutPolicyConfig | undefined): number | undefined {
-  if (config === undefined || config === null) return undefined
+function validateConfig(config: TimeoutPolicyConfig | undefined): {
+  defaultTimeoutMs: number | undefined
+  idleTimeoutMs: number | undefined
+} {
+  if (config === undefined || config === null) return { defaultTimeoutMs: undefined, idleTimeoutMs: undefined }
   if (typeof config !== 'object') throw new TypeError('TimeoutPolicy: config must be an object')
-  const ms = config.defaultTimeoutMs
-  if (ms === undefined) return undefined
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-    throw new RangeError(`TimeoutPolicy: config.defaultTimeoutMs must be a positive finite number, got ${String(ms)}`)
+  const read = (key: 'defaultTimeoutMs' | 'idleTimeoutMs'): number | undefined => {
+    const ms = config[key]
+    if (ms === undefined) return undefined
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
+      throw new RangeError(`TimeoutPolicy: config.${key} must be a positive finite number, got ${String(ms)}`)
+    }
+    return ms
   }
-  return ms
+  return { defaultTimeoutMs: read('defaultTimeoutMs'), idleTimeoutMs: read('idleTimeoutMs') }
 }

@@ -30,6 +30,7 @@ export interface DefineToolSpec<P extends ParameterSchemaSpec, O extends ValueSc
   execute(args: InferArgs<P>, exec: ToolRunContext): Promise<InferValue<O>>
   finalizeContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
   readonly timeoutMs?: number
+  readonly idleTimeoutMs?: number
   isConcurrencySafe?(args: InferArgs<P>): boolean
   presentCall?(args: InferArgs<P>): ToolCallView | undefined
   presentResult?(args: InferArgs<P>, result: ToolResult): ToolResultView | undefined
@@ -72,9 +73,11 @@ function definitionIssues(spec: Record<string, unknown>): string[] {
   fn(spec.isConcurrencySafe, 'isConcurrencySafe', true)
   fn(spec.presentCall, 'presentCall', true)
   fn(spec.presentResult, 'presentResult', true)
-  const timeout = spec.timeoutMs
-  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout > 0) || !Number.isFinite(timeout))) {
-    issues.push('timeoutMs: must be a positive finite number of milliseconds')
+  for (const key of ['timeoutMs', 'idleTimeoutMs'] as const) {
+    const ms = spec[key]
+    if (ms !== undefined && (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms))) {
+      issues.push(`${key}: must be a positive finite number of milliseconds`)
+    }
   }
   return issues
 }
@@ -137,6 +140,7 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
     definition.finalizeContent = (exec, result) => finalize.call(spec, exec, result)
   }
   if (spec.timeoutMs !== undefined) (definition as { timeoutMs?: number }).timeoutMs = spec.timeoutMs
+  if (spec.idleTimeoutMs !== undefined) (definition as { idleTimeoutMs?: number }).idleTimeoutMs = spec.idleTimeoutMs
   if (spec.isConcurrencySafe !== undefined) {
     const classify = spec.isConcurrencySafe
     definition.isConcurrencySafe = (a: unknown): boolean => {

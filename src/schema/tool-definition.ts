@@ -43,6 +43,12 @@ export interface ToolDefinition extends ToolSchema {
   finalizeContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
   /** Cooperative timeout budget in ms; never model-visible. */
   readonly timeoutMs?: number
+  /**
+   * Cooperative idle budget in ms: the call times out when it reports no `exec.progress(...)` for
+   * this long (enforced by `TimeoutPolicy`); never model-visible. A tool that declares it and no
+   * `timeoutMs` is not subject to the policy's fixed `defaultTimeoutMs`.
+   */
+  readonly idleTimeoutMs?: number
   /** Pure synchronous overlap classifier; only an exact `true` opts in. */
   isConcurrencySafe?(args: unknown): boolean
   /** Pending-state presentation; pure and replay-safe. */

@@ -4,6 +4,7 @@ import path from 'node:path'
 import type { ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
+import { OutputProgress } from './output-progress.js'
 import { bool, callPresenter, int, resultPresenter, str } from './present-util.js'
 
 /** Options of {@link createBashTool}. */
@@ -20,6 +21,10 @@ export interface BashToolOptions {
   env?: NodeJS.ProcessEnv
   /** Shell binary (default `bash`, found on PATH). */
   shell?: string
+  /** Least time between two progress reports of the latest output lines (default 250 ms). */
+  progressIntervalMs?: number
+  /** Idle budget: the command times out after this long without output (under `TimeoutPolicy`; default none). */
+  idleTimeoutMs?: number
 }
 
 /** Keeps the head and the tail of a byte stream within a cap, counting what falls between. */
@@ -89,6 +94,9 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
   const grace = options.killGraceMs ?? 2000
   const shell = options.shell ?? 'bash'
   const timeoutMs = options.timeoutMs ?? 120_000
+  const progressIntervalMs = options.progressIntervalMs ?? 250
+  if (!Number.isFinite(progressIntervalMs) || progressIntervalMs < 0)
+    throw new Error('progressIntervalMs: expected a non-negative number')
   if (!Number.isSafeInteger(cap) || cap <= 0) throw new Error('outputCapBytes: expected a positive integer')
   if (!Number.isFinite(grace) || grace < 0) throw new Error('killGraceMs: expected a non-negative number')
   return defineTool({
@@ -152,6 +160,7 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
           stdio: ['ignore', 'pipe', 'pipe'],
         })
         const collector = new OutputCollector(cap)
+        const progress = new OutputProgress((p) => exec.progress(p), progressIntervalMs)
         let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
         let openStreams = 2
         let aborted = false
@@ -175,6 +184,7 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
         }
         const cleanup = (): void => {
           settled = true
+          progress.close()
           for (const t of timers) clearTimeout(t)
           exec.signal.removeEventListener('abort', onAbort)
         }
@@ -201,8 +211,12 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
           openStreams--
           finish()
         }
-        child.stdout.on('data', (chunk: Buffer) => collector.push(chunk))
-        child.stderr.on('data', (chunk: Buffer) => collector.push(chunk))
+        const onData = (chunk: Buffer): void => {
+          collector.push(chunk)
+          progress.push(chunk)
+        }
+        child.stdout.on('data', onData)
+        child.stderr.on('data', onData)
         child.stdout.on('close', streamClosed)
         child.stderr.on('close', streamClosed)
         child.on('error', (error) => {
@@ -235,6 +249,7 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
       })
     },
     timeoutMs,
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     presentCall: callPresenter('bash', (args) => {
       const { title, shortened } = commandTitle(args.command)
       return shortened

@@ -122,6 +122,7 @@ function fakeExec(code: string, callId = 'call-1'): FakeExec {
     controller,
     deferred,
     concluded: () => concluded,
+    progress: () => {},
     deferContext: (message) => {
       deferred.push(message)
     },

@@ -1,11 +1,16 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { ToolExecutionToken, ToolRunContext } from '../../src/runtime/types.js'
+import type { ToolExecutionToken, ToolProgress, ToolRunContext } from '../../src/runtime/types.js'
 import type { ToolDefinition, ToolResult } from '../../src/schema/tool-definition.js'
 
 /** A minimal `ToolRunContext` around a fresh AbortController. */
-export function fakeRunContext(name: string, args: unknown, controller = new AbortController()): ToolRunContext {
+export function fakeRunContext(
+  name: string,
+  args: unknown,
+  controller = new AbortController(),
+  onProgress: (progress: ToolProgress) => void = () => {},
+): ToolRunContext {
   return {
     callId: `call-${name}`,
     rootCallId: `call-${name}`,
@@ -15,6 +20,7 @@ export function fakeRunContext(name: string, args: unknown, controller = new Abo
     token: Symbol(name) as ToolExecutionToken,
     deferContext() {},
     concludeTurn() {},
+    progress: onProgress,
   }
 }
 
