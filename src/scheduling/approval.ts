@@ -57,12 +57,27 @@ export class CallbackApproval extends Service implements ApprovalService {
   }
 }
 
+/**
+ * The readable side {@link TerminalApproval} reads answers from (`process.stdin`, a socket, a
+ * `PassThrough`). Structural, so the declarations need no Node type package.
+ */
+export interface ApprovalInputStream {
+  readonly isTTY?: boolean
+  on(event: string, listener: (...args: unknown[]) => void): unknown
+}
+
+/** The writable side {@link TerminalApproval} asks on (`process.stdout`, a stream). */
+export interface ApprovalOutputStream {
+  readonly isTTY?: boolean
+  write(text: string): unknown
+}
+
 /** Config of {@link TerminalApproval}. */
 export interface TerminalApprovalConfig {
-  /** Where answers are read from. Default `process.stdin`. */
-  readonly input?: NodeJS.ReadableStream
-  /** Where questions are written. Default `process.stdout`. */
-  readonly output?: NodeJS.WritableStream
+  /** Where answers are read from (a Node readable stream). Default `process.stdin`. */
+  readonly input?: ApprovalInputStream
+  /** Where questions are written (a Node writable stream). Default `process.stdout`. */
+  readonly output?: ApprovalOutputStream
   /** Override TTY detection (default: `input.isTTY === true`). */
   readonly interactive?: boolean
 }
@@ -99,8 +114,9 @@ export class TerminalApproval extends Service implements ApprovalService {
   constructor(ctx: Context, config: TerminalApprovalConfig = {}) {
     super(ctx, 'approval')
     if (config === null || typeof config !== 'object') throw new TypeError('TerminalApproval: config must be an object')
-    this.input = config.input ?? process.stdin
-    this.output = config.output ?? process.stdout
+    // The structural config types describe Node streams; readline needs the nominal ones.
+    this.input = (config.input as NodeJS.ReadableStream | undefined) ?? process.stdin
+    this.output = (config.output as NodeJS.WritableStream | undefined) ?? process.stdout
     if (typeof this.input.on !== 'function')
       throw new TypeError('TerminalApproval: config.input must be a readable stream')
     if (typeof this.output.write !== 'function') {

@@ -1,6 +1,8 @@
 // Scheduling and policies (R-SCHED): the batch executor, the timeout policy, approval services.
 
 export {
+  type ApprovalInputStream,
+  type ApprovalOutputStream,
   CallbackApproval,
   type CallbackApprovalConfig,
   normalizeApprovalOutcome,

@@ -18,7 +18,7 @@ export interface BashToolOptions {
   /** Delay between SIGTERM and SIGKILL to the process group (default 2000 ms). */
   killGraceMs?: number
   /** Environment of the command (default: this process's). */
-  env?: NodeJS.ProcessEnv
+  env?: Readonly<Record<string, string | undefined>>
   /** Shell binary (default `bash`, found on PATH). */
   shell?: string
   /** Least time between two progress reports of the latest output lines (default 250 ms). */

@@ -1,0 +1,72 @@
+// A consumer's view of the packed toolgate: compiled under NodeNext, Node16 and Bundler with
+// skipLibCheck off, and no @types/node or DOM lib of its own. Every line must type-check.
+import { Context } from 'cordis'
+import {
+  CallbackApproval,
+  createAgent,
+  createToolRuntime,
+  defineTool,
+  TimeoutPolicy,
+  type ToolExecutionResult,
+  ToolRuntime,
+} from 'toolgate'
+import { renderToolResultLines } from 'toolgate/presentation'
+
+const add = defineTool({
+  name: 'add',
+  description: 'Add two integers.',
+  parameters: {
+    a: { type: 'integer', required: true },
+    b: { type: 'integer', required: true },
+  },
+  output: {
+    schema: { type: 'object', properties: { sum: { type: 'integer', required: true } }, additionalProperties: false },
+    render: (args, value) => [{ type: 'text', text: `${args.a} + ${args.b} = ${value.sum}` }],
+  },
+  // defineTool infers args as { a: number; b: number } and checks the return against the output schema.
+  execute: async ({ a, b }) => ({ sum: a + b }),
+})
+
+defineTool({
+  name: 'bad',
+  description: 'The inferred output type is enforced.',
+  parameters: { a: { type: 'integer', required: true } },
+  output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
+  // @ts-expect-error: execute must return the output schema's type (string), not a number
+  execute: async ({ a }) => a,
+})
+
+export async function main(): Promise<ToolExecutionResult> {
+  const ctx = new Context()
+  await ctx.plugin(ToolRuntime, { mode: 'native' })
+  await ctx.plugin(TimeoutPolicy, { defaultTimeoutMs: 1000 })
+  await ctx.plugin(CallbackApproval, { decide: () => ({ kind: 'allowed-once' }) })
+  const seen: string[] = []
+  ctx.on('tools/result', (exec, result) => {
+    const name: string = exec.name
+    const failed: boolean = result.isError
+    seen.push(`${name}:${failed}`)
+    // @ts-expect-error: listener parameters are typed from toolgate's events, not any
+    void exec.noSuchField
+  })
+  ctx.on('tools/pre-execute', async (exec, next) => {
+    if (exec.name === 'never') return { kind: 'deny', reason: 'not here' }
+    return next()
+  })
+  ctx.tools.register(add)
+  // @ts-expect-error: ctx.tools is the typed service
+  ctx.tools.register('add')
+  const agent = createAgent(ctx, { id: 'main' })
+  agent.ctx.tools.restrict({ deny: ['add'] })
+  const result = await ctx.tools.execute({
+    callId: 'c1',
+    name: 'add',
+    arguments: { a: 1, b: 2 },
+    signal: new AbortController().signal,
+  })
+  const lines: string[] = renderToolResultLines({ card: 'generic', content: result.content })
+  void lines
+  const standalone = await createToolRuntime()
+  standalone.tools.register(add)
+  return result
+}
