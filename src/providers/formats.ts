@@ -1,8 +1,11 @@
 // The format registry and the three format-generic entry points.
 import type { ToolSchema } from '../schema/tool-definition.js'
+import { anthropicFormat } from './anthropic.js'
 import type { FormatModule } from './format-module.js'
+import { geminiFormat } from './gemini.js'
 import { openAIChatFormat } from './openai-chat.js'
-import { strictSchemasOf } from './tool-calls.js'
+import { openAIResponsesFormat } from './openai-responses.js'
+import { nullAbsentSchemas } from './tool-calls.js'
 import type {
   ParseToolCallsOptions,
   ProviderBatch,
@@ -14,8 +17,11 @@ import type {
   ProviderToolsOptions,
 } from './types.js'
 
-const FORMATS: { readonly [F in ProviderFormat]?: FormatModule<F> } = {
+const FORMATS: { readonly [F in ProviderFormat]: FormatModule<F> } = {
   'openai-chat': openAIChatFormat,
+  'openai-responses': openAIResponsesFormat,
+  anthropic: anthropicFormat,
+  gemini: geminiFormat,
 }
 
 /** The names `toProviderTools` & co. accept. */
@@ -59,7 +65,7 @@ export function parseToolCalls<F extends ProviderFormat>(
 ): ProviderToolCall[] {
   const module = formatModule(format, 'parseToolCalls')
   if (options?.schemas !== undefined) checkSchemas(options.schemas, 'parseToolCalls: options')
-  return module.parseToolCalls(response, strictSchemasOf(options))
+  return module.parseToolCalls(response, nullAbsentSchemas(options, module.hasStrictMode))
 }
 
 /**

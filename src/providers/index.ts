@@ -1,6 +1,9 @@
 // toolgate/providers: provider tool formats, the model loop and SDK adapters.
 // The SDKs are optional peer dependencies: this module imports them as types only.
+
+export { type AnthropicModelOptions, anthropicModel } from './anthropic-model.js'
 export { PROVIDER_FORMATS, parseToolCalls, toProviderMessages, toProviderTools } from './formats.js'
+export { type GeminiModelOptions, geminiModel } from './gemini-model.js'
 export type { ModelReply, ModelRequest, ProviderModel } from './model.js'
 export {
   DEFAULT_MAX_STEPS,
@@ -15,4 +18,5 @@ export {
   runModelLoop,
 } from './model-loop.js'
 export { type OpenAIChatModelOptions, openAIChatModel } from './openai-chat-model.js'
+export { type OpenAIResponsesModelOptions, openAIResponsesModel } from './openai-responses-model.js'
 export type * from './types.js'

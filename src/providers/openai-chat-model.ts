@@ -1,8 +1,9 @@
 // openAIChatModel: a ProviderModel over the official `openai` client's Chat Completions.
 import type OpenAI from 'openai'
+import { checkModelOptions } from './adapter-util.js'
 import type { ProviderModel } from './model.js'
 import { openAIChatFormat } from './openai-chat.js'
-import { strictSchemasOf } from './tool-calls.js'
+import { nullAbsentSchemas } from './tool-calls.js'
 
 type CreateParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming
 
@@ -29,7 +30,7 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ProviderModel<
       const completion = await client.chat.completions.create(body, { signal })
       const message = completion?.choices?.[0]?.message
       if (message === undefined) throw new Error('openAIChatModel: the completion has no choices[0].message')
-      const calls = openAIChatFormat.parseToolCalls(completion, strictSchemasOf({ schemas: tools, strict }))
+      const calls = openAIChatFormat.parseToolCalls(completion, nullAbsentSchemas({ schemas: tools, strict }, true))
       const reply: OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam = {
         role: 'assistant',
         content: message.content ?? null,
@@ -40,13 +41,4 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ProviderModel<
       return { messages: [reply], calls }
     },
   }
-}
-
-export function checkModelOptions<T extends { client: unknown; model: string }>(options: T, caller: string): T {
-  if (options === null || typeof options !== 'object') throw new TypeError(`${caller}: options must be an object`)
-  if (options.client === null || typeof options.client !== 'object')
-    throw new TypeError(`${caller}: options.client must be the SDK client`)
-  if (typeof options.model !== 'string' || options.model === '')
-    throw new TypeError(`${caller}: options.model must be a non-empty string`)
-  return options
 }

@@ -11,13 +11,15 @@ import {
   isPortableImage,
   joinText,
 } from './result-content.js'
-import { record, toolCall } from './tool-calls.js'
+import { asArray, record, toolCall } from './tool-calls.js'
 import type { ProviderToolCall } from './types.js'
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam
 type UserPart = OpenAI.Chat.Completions.ChatCompletionContentPart
 
 export const openAIChatFormat: FormatModule<'openai-chat'> = {
+  hasStrictMode: true,
+
   toTools(schemas, strict) {
     const { functions, downgrades } = openAIFunctions(schemas, strict)
     return {
@@ -29,7 +31,7 @@ export const openAIChatFormat: FormatModule<'openai-chat'> = {
     }
   },
 
-  parseToolCalls(response, strictSchemas) {
+  parseToolCalls(response, nullAbsent) {
     const message = record(record(asArray(record(response)?.choices)[0])?.message)
     const calls: ProviderToolCall[] = []
     for (const entry of asArray(message?.tool_calls)) {
@@ -37,7 +39,7 @@ export const openAIChatFormat: FormatModule<'openai-chat'> = {
       if (raw === undefined) continue
       const id = String(raw.id ?? '')
       const fn = record(raw.function)
-      if (fn !== undefined) calls.push(toolCall(id, String(fn.name ?? ''), fn.arguments, strictSchemas))
+      if (fn !== undefined) calls.push(toolCall(id, String(fn.name ?? ''), fn.arguments, nullAbsent))
       else {
         // A non-function (custom) call still needs its answer, or the next request is rejected.
         const custom = record(raw.custom)
@@ -87,8 +89,4 @@ function userParts(content: readonly ContentBlock[]): UserPart[] {
   }
   if (parts.length === 0) parts.push({ type: 'text', text: '(empty message)' })
   return parts
-}
-
-export function asArray(value: unknown): readonly unknown[] {
-  return Array.isArray(value) ? value : []
 }

@@ -15,7 +15,7 @@ export function toolCall(
   callId: string,
   name: string,
   raw: unknown,
-  strictSchemas: ReadonlyMap<string, JsonValue> | undefined,
+  nullAbsent: ReadonlyMap<string, JsonValue> | undefined,
 ): ProviderToolCall {
   let args: JsonValue
   if (typeof raw === 'string') {
@@ -31,27 +31,35 @@ export function toolCall(
     }
   } else if (raw === undefined || raw === null) args = {}
   else args = raw as JsonValue
-  const strict = strictSchemas?.get(name)
-  if (strict !== undefined) args = stripStrictNulls(strict, args)
+  const schema = nullAbsent?.get(name)
+  if (schema !== undefined) args = stripStrictNulls(schema, args)
   return { callId, name, arguments: args }
 }
 
 const strictCache = new WeakMap<readonly ToolSchema[], ReadonlyMap<string, JsonValue>>()
+const allCache = new WeakMap<readonly ToolSchema[], ReadonlyMap<string, JsonValue>>()
 
-/** Name → original parameter schema of every tool that goes out strict (no downgrades) under these options. */
-export function strictSchemasOf(
+/**
+ * Name → original parameter schema of every tool whose `null`s for optional properties mean
+ * "absent": with a strict mode (OpenAI), the tools that went out strict; without one
+ * (Anthropic, Gemini, whose models send such nulls on their own), every tool.
+ */
+export function nullAbsentSchemas(
   options: ParseToolCallsOptions | undefined,
+  hasStrictMode: boolean,
 ): ReadonlyMap<string, JsonValue> | undefined {
   const schemas = options?.schemas
-  if (options?.strict !== true || schemas === undefined) return undefined
-  let map = strictCache.get(schemas)
+  if (schemas === undefined || (hasStrictMode && options?.strict !== true)) return undefined
+  const cache = hasStrictMode ? strictCache : allCache
+  let map = cache.get(schemas)
   if (map === undefined) {
     const built = new Map<string, JsonValue>()
     for (const schema of schemas) {
-      if (toStrictSchema(schema.parameters).downgrades.length === 0) built.set(schema.name, schema.parameters)
+      if (!hasStrictMode || toStrictSchema(schema.parameters).downgrades.length === 0)
+        built.set(schema.name, schema.parameters)
     }
     map = built
-    strictCache.set(schemas, map)
+    cache.set(schemas, map)
   }
   return map
 }
@@ -59,4 +67,9 @@ export function strictSchemasOf(
 /** A plain-object view of an untrusted response member (`undefined` when it is not one). */
 export function record(value: unknown): JsonObject | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined
+}
+
+/** An untrusted response member as an array (empty when it is not one). */
+export function asArray(value: unknown): readonly unknown[] {
+  return Array.isArray(value) ? value : []
 }

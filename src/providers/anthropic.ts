@@ -1,0 +1,68 @@
+// Format 'anthropic': the Anthropic Messages API (tool_use blocks, tool_result blocks with is_error).
+import type Anthropic from '@anthropic-ai/sdk'
+import type { ContentBlock } from '../schema/content.js'
+import type { FormatModule } from './format-module.js'
+import { deferredMessages, EMPTY_RESULT, imagePlaceholder, isPortableImage } from './result-content.js'
+import { asArray, record, toolCall } from './tool-calls.js'
+import type { ProviderToolCall } from './types.js'
+
+type Block = Anthropic.Messages.TextBlockParam | Anthropic.Messages.ImageBlockParam
+type ImageMediaType = Anthropic.Messages.Base64ImageSource['media_type']
+
+export const anthropicFormat: FormatModule<'anthropic'> = {
+  hasStrictMode: false,
+
+  toTools(schemas) {
+    return {
+      tools: schemas.map(({ name, description, parameters }) => ({
+        name,
+        description,
+        input_schema: parameters as unknown as Anthropic.Messages.Tool.InputSchema,
+      })),
+      downgrades: [],
+    }
+  },
+
+  parseToolCalls(response, nullableSchemas) {
+    const calls: ProviderToolCall[] = []
+    for (const entry of asArray(record(response)?.content)) {
+      const block = record(entry)
+      if (block?.type !== 'tool_use') continue
+      calls.push(toolCall(String(block.id ?? ''), String(block.name ?? ''), block.input, nullableSchemas))
+    }
+    return calls
+  },
+
+  toMessages(batch) {
+    const content: Anthropic.Messages.ContentBlockParam[] = []
+    for (const { call, result } of batch.results) {
+      const blocks = anthropicBlocks(result.content)
+      const toolResult: Anthropic.Messages.ToolResultBlockParam = {
+        type: 'tool_result',
+        tool_use_id: call.callId,
+        content: blocks.length > 0 ? blocks : [{ type: 'text', text: EMPTY_RESULT }],
+      }
+      if (result.isError) toolResult.is_error = true
+      content.push(toolResult)
+    }
+    // tool_result blocks must open the user turn; deferred context follows them in the same turn.
+    for (const context of deferredMessages(batch.results)) content.push(...anthropicBlocks(context.content))
+    return content.length > 0 ? [{ role: 'user', content }] : []
+  },
+}
+
+/** Text and images as Anthropic blocks (empty text dropped: the API rejects empty text blocks). */
+function anthropicBlocks(content: readonly ContentBlock[]): Block[] {
+  const out: Block[] = []
+  for (const block of content) {
+    if (block.type === 'text') {
+      if (block.text !== '') out.push({ type: 'text', text: block.text })
+    } else if (isPortableImage(block)) {
+      out.push({
+        type: 'image',
+        source: { type: 'base64', media_type: block.mediaType as ImageMediaType, data: block.data },
+      })
+    } else out.push({ type: 'text', text: imagePlaceholder(block) })
+  }
+  return out
+}

@@ -1,0 +1,86 @@
+// Format 'openai-responses': the OpenAI Responses API (function tools, function_call_output items).
+import type OpenAI from 'openai'
+import type { ContentBlock } from '../schema/content.js'
+import type { FormatModule } from './format-module.js'
+import { openAIFunctions } from './openai-tools.js'
+import {
+  dataUrl,
+  deferredMessages,
+  EMPTY_RESULT,
+  errorPrefix,
+  imagePlaceholder,
+  isPortableImage,
+  joinText,
+} from './result-content.js'
+import { asArray, record, toolCall } from './tool-calls.js'
+import type { ProviderToolCall } from './types.js'
+
+type InputItem = OpenAI.Responses.ResponseInputItem
+type OutputPart = OpenAI.Responses.ResponseFunctionCallOutputItem
+type MessagePart = OpenAI.Responses.ResponseInputContent
+
+export const openAIResponsesFormat: FormatModule<'openai-responses'> = {
+  hasStrictMode: true,
+
+  toTools(schemas, strict) {
+    const { functions, downgrades } = openAIFunctions(schemas, strict)
+    return {
+      tools: functions.map(({ name, description, parameters, strict }) => ({
+        type: 'function' as const,
+        name,
+        description,
+        parameters,
+        strict,
+      })),
+      downgrades,
+    }
+  },
+
+  parseToolCalls(response, nullAbsent) {
+    const calls: ProviderToolCall[] = []
+    for (const entry of asArray(record(response)?.output)) {
+      const item = record(entry)
+      if (item?.type !== 'function_call') continue
+      calls.push(toolCall(String(item.call_id ?? ''), String(item.name ?? ''), item.arguments, nullAbsent))
+    }
+    return calls
+  },
+
+  toMessages(batch) {
+    const items: InputItem[] = []
+    for (const { call, result } of batch.results) {
+      const prefix = errorPrefix(result)
+      const hasImage = result.content.some((block) => block.type === 'image' && isPortableImage(block))
+      if (!hasImage) {
+        const text = joinText(result.content, (block) => imagePlaceholder(block))
+        items.push({ type: 'function_call_output', call_id: call.callId, output: `${prefix}${text}` })
+        continue
+      }
+      // The output list carries images natively (input_image beside input_text).
+      const output: OutputPart[] = []
+      if (prefix !== '') output.push({ type: 'input_text', text: prefix.trimEnd() })
+      output.push(...(parts(result.content) as OutputPart[]))
+      items.push({ type: 'function_call_output', call_id: call.callId, output })
+    }
+    for (const context of deferredMessages(batch.results)) {
+      const content = parts(context.content)
+      items.push({
+        type: 'message',
+        role: 'user',
+        content: content.length > 0 ? content : [{ type: 'input_text', text: EMPTY_RESULT }],
+      })
+    }
+    return items
+  },
+}
+
+function parts(content: readonly ContentBlock[]): MessagePart[] {
+  const out: MessagePart[] = []
+  for (const block of content) {
+    if (block.type === 'text') {
+      if (block.text !== '') out.push({ type: 'input_text', text: block.text })
+    } else if (isPortableImage(block)) out.push({ type: 'input_image', image_url: dataUrl(block), detail: 'auto' })
+    else out.push({ type: 'input_text', text: imagePlaceholder(block) })
+  }
+  return out
+}
