@@ -3,6 +3,8 @@
 
 // Code Mode (R-CODE)
 export * from './code-mode/index.js'
+// The session journal and its reader (issue #14)
+export * from './journal/index.js'
 export type { JsonObject, JsonValue } from './json/index.js'
 export { isJsonValue, JsonValueError, snapshotJsonValue } from './json/index.js'
 // Presentation helpers and the terminal card renderer (also the `toolgate/presentation` subpath)
@@ -13,6 +15,7 @@ export { ToolRegistrationError } from './runtime/definition-check.js'
 export {
   ABORTED,
   ABORTED_BEFORE_DISPATCH,
+  APPROVAL_SUSPENDED,
   FINALIZE_FAILED,
   INTERNAL_ERROR,
   INVALID_ARGS,
@@ -33,6 +36,7 @@ export {
   ToolDeniedError,
   ToolNotFoundError,
   ToolPipelineError,
+  ToolSuspendedError,
   ToolTimeoutError,
   UNKNOWN_TOOL,
 } from './runtime/errors.js'

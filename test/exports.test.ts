@@ -38,6 +38,12 @@ const rootValues = [
   'ResultBudget',
   'CallbackApproval',
   'TerminalApproval',
+  // approvals and the journal
+  'APPROVAL_SUSPENDED',
+  'ToolSuspendedError',
+  'Journal',
+  'readJournal',
+  'JOURNAL_VERSION',
   // code mode
   'jsonSchemaToTs',
   'renderToolsSdk',

@@ -6,6 +6,8 @@ export const TOOL_ABORTED_BEFORE_DISPATCH = 'ABORTED_BEFORE_DISPATCH'
 export const TOOL_ABORTED = 'ABORTED'
 export const TOOL_TIMEOUT = 'TOOL_TIMEOUT'
 export const TOOL_DENIED = 'TOOL_DENIED'
+/** The approval step suspended the call until a decision arrives (`SuspendingApproval`). */
+export const APPROVAL_SUSPENDED = 'APPROVAL_SUSPENDED'
 
 /** Codes for failures the pipeline's own policies and checks produce. */
 export const POLICY_ERROR = 'POLICY_ERROR'
@@ -78,5 +80,12 @@ export class ToolTimeoutError extends ToolPipelineError {
 export class ToolDeniedError extends ToolPipelineError {
   constructor(toolName: string, reason: string) {
     super(TOOL_DENIED, `Tool "${toolName}" was denied: ${reason}`)
+  }
+}
+
+/** The call waits for an approval decision that will arrive later (possibly in another process). */
+export class ToolSuspendedError extends ToolPipelineError {
+  constructor(toolName: string, reason: string) {
+    super(APPROVAL_SUSPENDED, `Tool "${toolName}" is waiting for approval: ${reason}`)
   }
 }

@@ -2,6 +2,9 @@ import type { ContentBlock } from '../schema/content.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import type { ToolRuntime } from './tool-runtime.js'
 import type {
+  ApprovalAnswerSource,
+  ApprovalOutcome,
+  ApprovalRequest,
   ApprovalService,
   CodeDispatchLog,
   PostToolDecision,
@@ -34,6 +37,21 @@ declare module 'cordis' {
   interface Events {
     /** The visible tool set of some scope changed. Unfiltered. */
     'tools/change'(): void
+    /**
+     * A call entered the pipeline (its arguments are materialized; nothing has run yet).
+     * Scope-filtered synchronous observer: a throwing listener is logged and never reaches the call.
+     */
+    'tools/call'(this: Scoped<ToolRuntime>, exec: Readonly<ToolExecution>): void
+    /** A policy asked and the request goes to the approval step. Scope-filtered synchronous observer. */
+    'tools/approval-asked'(this: Scoped<ToolRuntime>, request: ApprovalRequest, exec: Readonly<ToolExecution>): void
+    /** The approval step answered (after normalization). Scope-filtered synchronous observer. */
+    'tools/approval-answered'(
+      this: Scoped<ToolRuntime>,
+      request: ApprovalRequest,
+      outcome: ApprovalOutcome,
+      source: ApprovalAnswerSource,
+      exec: Readonly<ToolExecution>,
+    ): void
     /** Allow, deny, or ask before dispatch. Scope-filtered waterfall. */
     'tools/pre-execute'(
       this: Scoped<ToolRuntime>,

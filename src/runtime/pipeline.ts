@@ -24,13 +24,14 @@ import {
   ToolAbortedError,
   ToolDeniedError,
 } from './errors.js'
+import { askApproval, markSuspended } from './approval-flow.js'
+import { observe } from './observe.js'
 import { checkProgress, emitProgress } from './progress.js'
 import type { RegistryCore } from './registry.js'
 import { describeThrown, errorInfo, failure, failureFrom, success, withDeferred } from './results.js'
 import type { ResolvedView, Scope } from './scope.js'
 import type {
-  ApprovalOutcome,
-  ApprovalService,
+  ApprovalRequest,
   CodeDispatchLog,
   PostToolDecision,
   PreToolDecision,
@@ -112,6 +113,7 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     token,
   })
   core.live.set(token, exec)
+  if (core.hasHooks('tools/call')) observe(core, scope, 'tools/call', [exec])
   try {
     const view = core.view(scope)
     let definition = view.byName.get(exec.name)
@@ -119,6 +121,8 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     if (definition && view.mode === 'code' && parent === undefined && exec.name !== RUN_CODE_NAME)
       definition = undefined
     const finalize = definition?.finalizeContent
+    // An approver's edited arguments replace the execution for every later phase.
+    const call: CallBox = { exec, suspended: undefined }
     let result: ToolExecutionResult
     if (argsError !== undefined) {
       result = failure(describeThrown(argsError), { name: 'ToolArgsError', code: INVALID_ARGS })
@@ -127,10 +131,11 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     } else if (exec.signal.aborted) {
       result = failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
     } else {
-      result = await policyAndDispatch(core, exec, definition, view, scope)
+      result = await policyAndDispatch(core, call, definition, view, scope)
     }
-    const final = finalizeOnce(core, scope, definition, finalize, exec, result)
-    if (core.hasHooks('tools/result')) await emitResult(core, scope, exec, final)
+    const final = finalizeOnce(core, scope, definition, finalize, call.exec, result)
+    if (call.suspended !== undefined) markSuspended(final, call.suspended)
+    if (core.hasHooks('tools/result')) await emitResult(core, scope, call.exec, final)
     return final
   } catch (error) {
     // Defensive: every phase contains its own failures; this only guards the pipeline's own bugs.
@@ -140,9 +145,15 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
   }
 }
 
+/** The execution as later phases see it (an approver may edit the arguments) and a suspension, if any. */
+interface CallBox {
+  exec: ToolExecution
+  suspended: ApprovalRequest | undefined
+}
+
 async function policyAndDispatch(
   core: RegistryCore,
-  exec: ToolExecution,
+  call: CallBox,
   definition: ToolDefinition,
   view: ResolvedView,
   scope: Scope,
@@ -150,13 +161,14 @@ async function policyAndDispatch(
   if (core.hasHooks('tools/pre-execute')) {
     let decision: unknown
     try {
-      decision = await waterfall(core.hooks, scope.dispatchThis, 'tools/pre-execute', [exec], allowNext)
+      decision = await waterfall(core.hooks, scope.dispatchThis, 'tools/pre-execute', [call.exec], allowNext)
     } catch (error) {
       return failureFrom(error, POLICY_ERROR)
     }
-    const denial = await preDecisionDenial(core, exec, decision)
+    const denial = await preDecision(core, scope, call, definition, decision)
     if (denial !== undefined) return denial
   }
+  const exec = call.exec
   for (const guard of view.guards) {
     let verdict: unknown
     try {
@@ -239,11 +251,15 @@ async function policyAndDispatch(
   return withDeferred(result, contexts)
 }
 
-async function preDecisionDenial(
+/** Apply a pre-execute decision: undefined lets the call proceed (possibly with edited arguments). */
+async function preDecision(
   core: RegistryCore,
-  exec: ToolExecution,
+  scope: Scope,
+  call: CallBox,
+  definition: ToolDefinition,
   decision: unknown,
 ): Promise<ToolExecutionResult | undefined> {
+  const exec = call.exec
   const d = decision as { kind?: unknown; reason?: unknown } | null
   const kind = typeof d === 'object' && d !== null ? d.kind : undefined
   if (kind === 'allow') return undefined
@@ -256,8 +272,13 @@ async function preDecisionDenial(
     if (d?.reason !== undefined && typeof d.reason !== 'string') {
       return invalidDecision('tools/pre-execute', "an ask decision's reason must be a string when present")
     }
-    const refusal = await askApproval(core, exec, d?.reason as string | undefined)
-    return refusal === undefined ? undefined : failureFrom(new ToolDeniedError(exec.name, refusal), TOOL_DENIED)
+    const verdict = await askApproval(core, scope, exec, definition, d?.reason as string | undefined)
+    if (verdict.proceed) {
+      call.exec = verdict.exec
+      return undefined
+    }
+    call.suspended = verdict.suspended
+    return verdict.result
   }
   return invalidDecision(
     'tools/pre-execute',
@@ -267,32 +288,6 @@ async function preDecisionDenial(
 
 function invalidDecision(event: string, problem: string): ToolExecutionResult {
   return failure(`Invalid ${event} decision: ${problem}`, { name: 'TypeError', code: INVALID_DECISION })
-}
-
-/** Only `allowed-once` proceeds; every other path is a denial whose reason says why (R-EXEC-4). */
-async function askApproval(
-  core: RegistryCore,
-  exec: ToolExecution,
-  reason: string | undefined,
-): Promise<string | undefined> {
-  const asked = reason ? ` (asked because: ${reason})` : ''
-  const agent = exec.agent
-  if (agent === undefined) return `approval was required${asked}, but the call has no agent to ask on behalf of`
-  const service = (agent.ctx.get('approval', false) ?? core.ctx.get('approval', false)) as ApprovalService | undefined
-  if (typeof service?.request !== 'function')
-    return `approval was required${asked}, but no approval service is available`
-  let outcome: ApprovalOutcome
-  try {
-    outcome = await service.request(Object.freeze({ execution: exec, agent, reason }))
-  } catch (error) {
-    return `approval was required${asked}, but the approval service failed: ${describeThrown(error)}`
-  }
-  const kind = (outcome as { kind?: unknown } | null)?.kind
-  if (kind === 'allowed-once') return undefined
-  const said = (outcome as { reason?: unknown } | null)?.reason
-  const because = typeof said === 'string' && said ? `: ${said}` : ''
-  if (kind === 'denied') return `the approval service denied the call${because}`
-  return `the approval service answered ${describeThrown(kind)}${because}, and only allowed-once proceeds`
 }
 
 /**

@@ -3,12 +3,14 @@ import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import { type CodeModeOptions, createRunCodeDefinition } from '../code-mode/run-code.js'
 import { renderToolsSdk } from '../code-mode/sdk.js'
 import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
+import { revokeStandingRule, standingRulesOf } from './approval-flow.js'
 import { checkDefinition, ToolRegistrationError } from './definition-check.js'
 import { logCodeDispatch, runPipeline } from './pipeline.js'
 import { RegistryCore } from './registry.js'
 import type { CompiledRestriction, Scope } from './scope.js'
 import type {
   ScopeKey,
+  StandingApprovalRule,
   ToolExecutionInput,
   ToolExecutionMode,
   ToolExecutionResult,
@@ -218,6 +220,21 @@ export class ToolRuntime extends Service<ToolRuntimeConfig> {
 
   execute(exec: ToolExecutionInput): Promise<ToolExecutionResult> {
     return runPipeline(this[coreOf], exec)
+  }
+
+  /**
+   * The standing approval rules of a scope (an agent, or omitted: calls without an agent), installed
+   * by `allowed-always` / `denied-always` answers, in installation order. They end with the scope.
+   */
+  standingApprovals(scope?: ScopeKey): StandingApprovalRule[] {
+    return standingRulesOf(this.resolveScopeKey(scope, 'standingApprovals'))
+  }
+
+  /** Revoke a scope's standing rule for `toolName`: later asks go to the approval service again. */
+  revokeStandingApproval(toolName: string, scope?: ScopeKey): boolean {
+    if (typeof toolName !== 'string')
+      throw new TypeError('tools.revokeStandingApproval(toolName): expected a tool name')
+    return revokeStandingRule(this.resolveScopeKey(scope, 'revokeStandingApproval'), toolName)
   }
 }
 

@@ -149,20 +149,75 @@ export interface CodeDispatchLog {
   readonly content: ContentBlock[]
 }
 
-/** What an approval service is asked when a pre-execute listener answers `ask`. */
+/**
+ * What an approval service is asked when a pre-execute listener answers `ask`: plain JSON data
+ * that can be logged, stored and sent to another process (`JSON.stringify` sees exactly these
+ * fields). The call's abort signal travels beside it (the service's second argument, and a
+ * non-enumerable `signal` property of the object the runtime hands over), never inside it.
+ */
 export interface ApprovalRequest {
-  readonly execution: ToolExecution
-  readonly agent: Agent
-  readonly reason?: string
+  readonly callId: CallId
+  readonly rootCallId: CallId
+  /** The enclosing call's id for a Code Mode sub-call; null for a model-direct call. */
+  readonly parentCallId: CallId | null
+  /** The id given to `createAgent`, or null for a call without an agent. */
+  readonly agentId: string | null
+  readonly toolName: string
+  /** The call's arguments as the model wrote them (lossless JSON). */
+  readonly arguments: JsonValue
+  /** Why the policy asked, or null. */
+  readonly reason: string | null
 }
 
-/** An approval service's answer; only `allowed-once` proceeds. */
-export type ApprovalOutcome =
-  | { kind: 'allowed-once' }
-  | { kind: 'denied'; reason?: string }
-  | { kind: 'cancelled'; reason?: string }
+/** What travels beside an {@link ApprovalRequest}: live objects that never serialize. */
+export interface ApprovalContext {
+  /** The call's cancellation: an approver that waits should answer `cancelled` when it aborts. */
+  readonly signal: AbortSignal
+  /** The agent the call runs for, when it has one. */
+  readonly agent: Agent | undefined
+  /** The frozen execution being asked about. */
+  readonly execution: Readonly<ToolExecution>
+}
 
-/** The `approval` Cordis service contract. */
+/**
+ * An approval service's answer (plain JSON). `allowed-once` proceeds, optionally with edited
+ * `arguments` (validated again against the tool's parameters); `denied` fails the call with a
+ * `reason` the model sees; `allowed-always` / `denied-always` also install a standing rule for the
+ * agent scope and tool that answers later asks without the service; `suspended` parks the call
+ * until a decision arrives (see `SuspendingApproval`); `cancelled` is a denial because the call was
+ * cancelled while waiting.
+ */
+export type ApprovalOutcome =
+  | { readonly kind: 'allowed-once'; readonly arguments?: JsonValue; readonly reason?: string }
+  | { readonly kind: 'allowed-always'; readonly reason?: string }
+  | { readonly kind: 'denied'; readonly reason?: string }
+  | { readonly kind: 'denied-always'; readonly reason?: string }
+  | { readonly kind: 'suspended'; readonly reason?: string }
+  | { readonly kind: 'cancelled'; readonly reason?: string }
+
+/** Who answered an ask: the approval service, a standing rule, or a decision handed to a resume. */
+export type ApprovalAnswerSource = 'service' | 'standing' | 'decision'
+
+/** Every {@link ApprovalOutcome} kind. */
+export type ApprovalOutcomeKind = ApprovalOutcome['kind']
+
+/** A standing approval rule: an `allowed-always` / `denied-always` answer for one agent scope and tool. */
+export interface StandingApprovalRule {
+  /** The agent scope the rule belongs to (null: calls without an agent). */
+  readonly agentId: string | null
+  readonly toolName: string
+  readonly kind: 'allowed-always' | 'denied-always'
+  readonly reason: string | null
+  /** The call whose answer installed the rule. */
+  readonly callId: CallId
+  /** When the rule was installed (ms since the epoch). */
+  readonly createdAt: number
+}
+
+/**
+ * The `approval` Cordis service contract. `request` must settle (never hang past `context.signal`'s
+ * abort for long); a rejection or a malformed answer is a denial (fail closed).
+ */
 export interface ApprovalService {
-  request(request: ApprovalRequest): Promise<ApprovalOutcome>
+  request(request: ApprovalRequest, context: ApprovalContext): Promise<ApprovalOutcome>
 }

@@ -1,32 +1,18 @@
 import { createInterface, type Interface } from 'node:readline'
 import { type Context, Service } from 'cordis'
-import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '../runtime/types.js'
+import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
+import type { ApprovalContext, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../runtime/types.js'
 import { previewJson } from './preview.js'
 
-/**
- * Turn whatever an approver answered into a well-formed outcome. Anything that is not
- * one of the three contract kinds is a denial (fail closed); only `allowed-once` proceeds.
- */
-export function normalizeApprovalOutcome(value: unknown): ApprovalOutcome {
-  if (value === null || typeof value !== 'object') {
-    return Object.freeze({ kind: 'denied', reason: 'the approval service returned no outcome' })
-  }
-  const { kind, reason } = value as { kind?: unknown; reason?: unknown }
-  if (kind === 'allowed-once') return Object.freeze({ kind })
-  if (kind === 'denied' || kind === 'cancelled') {
-    return Object.freeze(typeof reason === 'string' ? { kind, reason } : { kind })
-  }
-  const shown = typeof kind === 'string' ? `"${kind}"` : String(kind)
-  return Object.freeze({ kind: 'denied', reason: `unsupported approval outcome ${shown}` })
-}
+export { normalizeApprovalOutcome }
 
 /** Config of {@link CallbackApproval}. */
 export interface CallbackApprovalConfig {
   /**
-   * Decide one request. Asynchronous deciders should observe `request.execution.signal`
+   * Decide one request (plain JSON). Asynchronous deciders should observe `context.signal`
    * (the service awaits the answer; it never abandons it).
    */
-  decide(request: ApprovalRequest): ApprovalOutcome | PromiseLike<ApprovalOutcome>
+  decide(request: ApprovalRequest, context: ApprovalContext): ApprovalOutcome | PromiseLike<ApprovalOutcome>
 }
 
 /**
@@ -47,9 +33,9 @@ export class CallbackApproval extends Service implements ApprovalService {
     this.decide = config.decide
   }
 
-  async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
+  async request(request: ApprovalRequest, context: ApprovalContext): Promise<ApprovalOutcome> {
     try {
-      return normalizeApprovalOutcome(await this.decide(request))
+      return normalizeApprovalOutcome(await this.decide(request, context))
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error)
       return Object.freeze({ kind: 'denied', reason: `the approval callback failed: ${message}` })
@@ -84,6 +70,7 @@ export interface TerminalApprovalConfig {
 
 interface PendingQuestion {
   readonly request: ApprovalRequest
+  readonly signal: AbortSignal
   readonly resolve: (outcome: ApprovalOutcome) => void
   readonly onAbort: () => void
 }
@@ -127,8 +114,8 @@ export class TerminalApproval extends Service implements ApprovalService {
     ctx.effect(() => () => this.shutdown('the approval service was disposed'))
   }
 
-  request(request: ApprovalRequest): Promise<ApprovalOutcome> {
-    const name = request.execution.name
+  request(request: ApprovalRequest, context: ApprovalContext): Promise<ApprovalOutcome> {
+    const name = request.toolName
     if (!this.interactive) {
       this.write(
         `${this.paint('33', '?')} approval needed for ${name}${reasonSuffix(request)} — denied: ${NO_TTY_REASON}\n`,
@@ -138,10 +125,10 @@ export class TerminalApproval extends Service implements ApprovalService {
     if (this.closedReason !== undefined) {
       return Promise.resolve(Object.freeze({ kind: 'denied', reason: this.closedReason }))
     }
-    const signal = request.execution.signal
+    const signal = context.signal
     if (signal.aborted) return Promise.resolve(cancelled())
     return new Promise<ApprovalOutcome>((resolve) => {
-      const question: PendingQuestion = { request, resolve, onAbort: () => this.cancel(question) }
+      const question: PendingQuestion = { request, signal, resolve, onAbort: () => this.cancel(question) }
       signal.addEventListener('abort', question.onAbort, { once: true })
       this.queue.push(question)
       this.pump()
@@ -157,12 +144,11 @@ export class TerminalApproval extends Service implements ApprovalService {
     }
     this.active = question
     this.openReader()
-    const { execution, agent } = question.request
-    const lines = [
-      `${this.paint('33;1', '?')} ${this.paint('1', `approve ${execution.name}`)} (call ${execution.callId}, agent ${agent.id})`,
-    ]
-    if (question.request.reason) lines.push(`  reason:    ${question.request.reason}`)
-    lines.push(`  arguments: ${previewJson(execution.arguments, 1000)}`)
+    const { toolName, callId, agentId, reason } = question.request
+    const who = agentId === null ? 'no agent' : `agent ${agentId}`
+    const lines = [`${this.paint('33;1', '?')} ${this.paint('1', `approve ${toolName}`)} (call ${callId}, ${who})`]
+    if (reason) lines.push(`  reason:    ${reason}`)
+    lines.push(`  arguments: ${previewJson(question.request.arguments, 1000)}`)
     this.write(`${lines.join('\n')}\n  allow once? [y/N] `)
   }
 
@@ -186,7 +172,7 @@ export class TerminalApproval extends Service implements ApprovalService {
   }
 
   private finish(question: PendingQuestion, outcome: ApprovalOutcome): void {
-    question.request.execution.signal.removeEventListener('abort', question.onAbort)
+    question.signal.removeEventListener('abort', question.onAbort)
     if (this.active === question) this.active = undefined
     question.resolve(outcome)
     // Show the next question on a later turn: further lines of the chunk that carried this
@@ -202,7 +188,7 @@ export class TerminalApproval extends Service implements ApprovalService {
     this.active = undefined
     this.queue.length = 0
     for (const question of pending) {
-      question.request.execution.signal.removeEventListener('abort', question.onAbort)
+      question.signal.removeEventListener('abort', question.onAbort)
       question.resolve(Object.freeze({ kind: 'denied', reason }))
     }
   }

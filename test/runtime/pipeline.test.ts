@@ -360,25 +360,25 @@ describe('R-EXEC-4 tools/pre-execute decisions', () => {
     expect(received).toEqual({ path: 'a.txt' })
   })
 
-  it('ask without an agent, or without an approval service, is a denial that says why', async () => {
+  it('ask without an approval service is a denial that says why, with or without an agent (issue #14)', async () => {
     const { ctx, tools } = await setup()
     tools.register(rawTool('t'))
     ctx.on('tools/pre-execute', async () => ({ kind: 'ask', reason: 'writes files' }))
     const noAgent = await tools.execute({ callId: 'c', name: 't', arguments: {}, signal: signal() })
-    expect(noAgent.isError && noAgent.error.message).toMatch(/no agent/)
+    expect(noAgent.isError && noAgent.error.message).toMatch(/no approval service/)
     const agent = createAgent(ctx, { id: 'a' })
     const noService = await tools.execute({ callId: 'd', name: 't', arguments: {}, agent, signal: signal() })
     expect(noService.isError && noService.error.message).toMatch(/no approval service/)
     expect(noService.isError && noService.error.message).toMatch(/writes files/)
   })
 
-  it('ask proceeds only on allowed-once from the approval service', async () => {
+  it('ask proceeds only on an allowed answer from the approval service', async () => {
     const { ctx, tools } = await setup()
     tools.register(rawTool('t', async () => 'ran'))
     const answers: unknown[] = [
       { kind: 'allowed-once' },
       { kind: 'denied', reason: 'user said no' },
-      { kind: 'allowed-always' },
+      { kind: 'allowed-for-a-while' },
     ]
     const requests: unknown[] = []
     class Approval extends Service {
@@ -402,9 +402,20 @@ describe('R-EXEC-4 tools/pre-execute decisions', () => {
     const thrown = await run('4')
     expect(allowed.isError ? allowed.error : allowed.value).toBe('ran')
     expect(denied.isError && denied.error.message).toMatch(/user said no/)
-    expect(other.isError && other.error.message).toMatch(/allowed-always.*only allowed-once proceeds/)
+    expect(other.isError && other.error.message).toMatch(/unsupported approval outcome "allowed-for-a-while"/)
     expect(thrown.isError && thrown.error.message).toMatch(/service down/)
-    expect(requests[0]).toMatchObject({ agent, reason: 'because', execution: { name: 't', arguments: { x: 1 } } })
+    expect(requests[0]).toEqual({
+      callId: '1',
+      rootCallId: '1',
+      parentCallId: null,
+      agentId: 'a',
+      toolName: 't',
+      arguments: { x: 1 },
+      reason: 'because',
+    })
+    // A service written against the earlier shape still finds the live objects (non-enumerable).
+    expect(requests[0]).toMatchObject({ agent, execution: { name: 't', arguments: { x: 1 } } })
+    expect(Object.keys(requests[0] as object)).not.toContain('execution')
   })
 })
 

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest'
 import '../../src/runtime/events.js'
 import type {
   Agent,
+  ApprovalContext,
   ApprovalOutcome,
   ApprovalRequest,
-  ApprovalService,
   ToolExecution,
   ToolExecutionToken,
 } from '../../src/runtime/types.js'
@@ -25,23 +25,51 @@ function request(name: string, args: unknown = { path: 'notes.txt' }, signal = n
     signal,
     token: Symbol('t') as ToolExecutionToken,
   } as ToolExecution
-  return { execution, agent, reason: `${name} modifies the workspace` } satisfies ApprovalRequest
+  const request: ApprovalRequest = {
+    callId: execution.callId,
+    rootCallId: execution.rootCallId,
+    parentCallId: null,
+    agentId: agent.id,
+    toolName: name,
+    arguments: args as ToolExecution['arguments'],
+    reason: `${name} modifies the workspace`,
+  }
+  contexts.set(request, { signal, agent, execution })
+  return request
 }
 
-function approvalOf(ctx: Context): ApprovalService {
+const contexts = new WeakMap<ApprovalRequest, ApprovalContext>()
+
+/** The service, asked the way the pipeline asks: the plain request plus its context beside it. */
+function approvalOf(ctx: Context): { request(request: ApprovalRequest): Promise<ApprovalOutcome> } {
   const service = ctx.get('approval')
   if (!service) throw new Error('no approval service')
-  return service
+  return {
+    request(request) {
+      const context = contexts.get(request)
+      if (!context) throw new Error('request() built no context')
+      return service.request(request, context)
+    },
+  }
 }
 
 describe('R-SCHED-3 normalizeApprovalOutcome', () => {
-  it('keeps the three contract kinds and denies everything else', () => {
+  it('keeps the contract kinds and denies everything else', () => {
     expect(normalizeApprovalOutcome({ kind: 'allowed-once', extra: 1 })).toEqual({ kind: 'allowed-once' })
     expect(normalizeApprovalOutcome({ kind: 'denied', reason: 'no' })).toEqual({ kind: 'denied', reason: 'no' })
     expect(normalizeApprovalOutcome({ kind: 'cancelled', reason: 7 })).toEqual({ kind: 'cancelled' })
-    expect(normalizeApprovalOutcome({ kind: 'allowed-always' })).toEqual({
+    expect(normalizeApprovalOutcome({ kind: 'allowed-always', extra: 1 })).toEqual({ kind: 'allowed-always' })
+    expect(normalizeApprovalOutcome({ kind: 'denied-always', reason: 'r' })).toEqual({
+      kind: 'denied-always',
+      reason: 'r',
+    })
+    expect(normalizeApprovalOutcome({ kind: 'allowed-once', arguments: { a: 1 } })).toEqual({
+      kind: 'allowed-once',
+      arguments: { a: 1 },
+    })
+    expect(normalizeApprovalOutcome({ kind: 'allowed-forever' })).toEqual({
       kind: 'denied',
-      reason: 'unsupported approval outcome "allowed-always"',
+      reason: 'unsupported approval outcome "allowed-forever"',
     })
     expect(normalizeApprovalOutcome(true)).toEqual({
       kind: 'denied',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createAgent } from '../../src/runtime/agent.js'
 import { createToolRuntime } from '../../src/runtime/create.js'
 import type {
+  ApprovalContext,
   ApprovalOutcome,
   ApprovalRequest,
   ToolExecutionInput,
@@ -276,12 +277,14 @@ describe('R-SCHED-3 approval through the pipeline (ask → only allowed-once pro
     return { ...env, ran: () => ran }
   }
 
-  it('allowed-once proceeds, and the service receives the execution, agent and reason', async () => {
+  it('allowed-once proceeds, and the service receives the plain request with the execution and agent beside it', async () => {
     const env = await askSetup()
     const seen: ApprovalRequest[] = []
+    const contexts: ApprovalContext[] = []
     await env.ctx.plugin(CallbackApproval, {
-      decide(request) {
+      decide(request, context) {
         seen.push(request)
+        contexts.push(context)
         return { kind: 'allowed-once' }
       },
     })
@@ -289,15 +292,24 @@ describe('R-SCHED-3 approval through the pipeline (ask → only allowed-once pro
     expect(result).toMatchObject({ isError: false, value: 'written' })
     expect(env.ran()).toBe(1)
     expect(seen).toHaveLength(1)
-    expect(seen[0].agent).toBe(env.agent)
+    expect(contexts[0].agent).toBe(env.agent)
     expect(seen[0].reason).toBe('writes need approval')
-    expect(seen[0].execution).toMatchObject({ callId: 'w1', name: 'write' })
+    expect(contexts[0].execution).toMatchObject({ callId: 'w1', name: 'write' })
+    expect(JSON.parse(JSON.stringify(seen[0]))).toEqual({
+      callId: 'w1',
+      rootCallId: 'w1',
+      parentCallId: null,
+      agentId: env.agent.id,
+      toolName: 'write',
+      arguments: seen[0].arguments,
+      reason: 'writes need approval',
+    })
   })
 
   it.each<[string, () => ApprovalOutcome | Promise<ApprovalOutcome>]>([
     ['denied', () => ({ kind: 'denied', reason: 'not today' })],
     ['cancelled', () => ({ kind: 'cancelled' })],
-    ['an unknown kind', () => ({ kind: 'allowed-always' }) as unknown as ApprovalOutcome],
+    ['an unknown kind', () => ({ kind: 'allowed-forever' }) as unknown as ApprovalOutcome],
     [
       'a throwing decide',
       () => {
@@ -323,8 +335,7 @@ describe('R-SCHED-3 approval through the pipeline (ask → only allowed-once pro
   it('a batch asks serially through the service and runs only the approved calls', async () => {
     const env = await askSetup()
     await env.ctx.plugin(CallbackApproval, {
-      decide: (request) =>
-        request.execution.callId === 'ok' ? { kind: 'allowed-once' } : { kind: 'denied', reason: 'no' },
+      decide: (request) => (request.callId === 'ok' ? { kind: 'allowed-once' } : { kind: 'denied', reason: 'no' }),
     })
     const { results } = await executeBatch(env.tools, [env.input('ok', 'write'), env.input('no', 'write')])
     expect(results.map((entry) => codeOf(entry.result) ?? 'ok')).toEqual(['ok', 'TOOL_DENIED'])

@@ -1,0 +1,180 @@
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
+import type { Context } from 'cordis'
+import { parentCallIdOf } from '../runtime/approval-flow.js'
+import type { CodeDispatchRecord } from '../runtime/events.js'
+import { coreOf, type ToolRuntime } from '../runtime/tool-runtime.js'
+import type {
+  ApprovalAnswerSource,
+  CodeDispatchLog,
+  ToolExecution,
+  ToolExecutionResult,
+  ToolExecutionToken,
+} from '../runtime/types.js'
+import { previewJson } from '../scheduling/preview.js'
+import { JOURNAL_VERSION, type JournalRecord, type JournalRecordBase } from './records.js'
+
+/** Config of {@link Journal}. */
+export interface JournalConfig {
+  /** The journal file; created when missing, always appended to. */
+  readonly path: string
+  /**
+   * Flush every record to stable storage before the call goes on (`fsync`). Without it a record is
+   * in the operating system's hands when the call continues: it survives the process being killed,
+   * not the machine losing power. Default false.
+   */
+  readonly fsync?: boolean
+}
+
+/**
+ * The session journal (issue #14): appends one JSON line per event — a call started, approval asked
+ * and answered, the frozen final result, a Code Mode sub-dispatch — each with `ts`, `callId`,
+ * `rootCallId`, `parentCallId`, `agentId` and `toolName` (see `JournalRecord`). Each line is written
+ * synchronously before the pipeline goes on, so a result that a caller received is already in the
+ * journal; several processes may append to one file. Plugged into an agent's context it records only
+ * that agent's calls (and its descendants').
+ *
+ * Usage: `ctx.plugin(Journal, { path: 'session.jsonl', fsync: false })`; read it with `readJournal`.
+ */
+export class Journal {
+  static readonly inject = ['tools']
+
+  readonly path: string
+  private fd: number | undefined
+  private readonly fsync: boolean
+  private readonly started = new Map<ToolExecutionToken, number>()
+  private readonly tools: ToolRuntime
+  private readonly warn: (format: string, ...args: unknown[]) => void
+
+  constructor(ctx: Context, config: JournalConfig) {
+    if (config === null || typeof config !== 'object') throw new TypeError('Journal: config must be { path, fsync? }')
+    if (typeof config.path !== 'string' || config.path === '') {
+      throw new TypeError('Journal: config.path must be a non-empty file path')
+    }
+    if (config.fsync !== undefined && typeof config.fsync !== 'boolean') {
+      throw new TypeError('Journal: config.fsync must be a boolean when present')
+    }
+    this.path = config.path
+    this.fsync = config.fsync === true
+    this.tools = ctx.tools
+    const logger = ctx.logger('journal')
+    this.warn = (format, ...args) => logger.warn(format, ...args)
+    const fd = openSync(config.path, 'a+')
+    try {
+      repairTornTail(fd)
+    } catch (error) {
+      closeSync(fd)
+      throw error
+    }
+    this.fd = fd
+    ctx.effect(() => () => this.close(), 'journal file')
+
+    ctx.on('tools/call', (exec) => {
+      this.started.set(exec.token, performance.now())
+      this.write({ ...this.base('call-started', exec), arguments: exec.arguments })
+    })
+    ctx.on('tools/approval-asked', (request, exec) => {
+      this.write({ ...this.base('approval-asked', exec, request.parentCallId), request })
+    })
+    ctx.on('tools/approval-answered', (request, outcome, source, exec) => {
+      this.write({
+        ...this.base('approval-answered', exec, request.parentCallId),
+        outcome,
+        standing: source === 'standing',
+        source,
+      })
+    })
+    ctx.on('tools/result', (exec, result) => this.onResult(exec, result))
+    ctx.on('tools/code-dispatch', (record, dispatch) => this.onCodeDispatch(record, dispatch))
+  }
+
+  private onResult(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): void {
+    const start = this.started.get(exec.token)
+    this.started.delete(exec.token)
+    const durationMs = start === undefined ? 0 : Math.max(0, performance.now() - start)
+    this.write({ ...this.base('result', exec), result, durationMs })
+  }
+
+  private onCodeDispatch(record: CodeDispatchRecord, dispatch: CodeDispatchLog): void {
+    this.write({
+      v: JOURNAL_VERSION,
+      type: 'code-dispatch',
+      ts: Date.now(),
+      callId: record.subCallId,
+      rootCallId: record.rootCallId,
+      parentCallId: record.parentCallId,
+      agentId: (dispatch.agent ?? dispatch.exec.agent)?.id ?? null,
+      toolName: record.name,
+      record,
+    })
+  }
+
+  private base<T extends JournalRecord['type']>(
+    type: T,
+    exec: Readonly<ToolExecution>,
+    parentCallId?: string | null,
+  ): JournalRecordBase & { type: T } {
+    return {
+      v: JOURNAL_VERSION,
+      type,
+      ts: Date.now(),
+      callId: exec.callId,
+      rootCallId: exec.rootCallId,
+      parentCallId:
+        parentCallId !== undefined ? parentCallId : parentCallIdOf(this.tools[coreOf], exec as ToolExecution),
+      agentId: exec.agent?.id ?? null,
+      toolName: exec.name,
+    }
+  }
+
+  /** Append one record as one line. A failed write is logged; it never reaches the call. */
+  private write(record: JournalRecord & { source?: ApprovalAnswerSource }): void {
+    const fd = this.fd
+    if (fd === undefined) return
+    try {
+      writeAll(fd, Buffer.from(`${serialize(record)}\n`, 'utf8'))
+      if (this.fsync) fsyncSync(fd)
+    } catch (error) {
+      this.warn('could not append a %s record to %s: %s', record.type, this.path, error)
+    }
+  }
+
+  private close(): void {
+    const fd = this.fd
+    this.fd = undefined
+    this.started.clear()
+    if (fd === undefined) return
+    try {
+      if (this.fsync) fsyncSync(fd)
+      closeSync(fd)
+    } catch (error) {
+      this.warn('could not close %s: %s', this.path, error)
+    }
+  }
+}
+
+/** `JSON.stringify`, or an iterative serializer for values nested too deeply for it (lossless JSON only). */
+function serialize(record: object): string {
+  try {
+    return JSON.stringify(record)
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error
+    return previewJson(record, Number.POSITIVE_INFINITY)
+  }
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  let offset = 0
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset)
+}
+
+/**
+ * A crash mid-write leaves a torn last line; end it so the next record starts on a line of its own
+ * (readers skip the torn fragment instead of losing the record glued to it).
+ */
+function repairTornTail(fd: number): void {
+  const size = fstatSync(fd).size
+  if (size === 0) return
+  const last = Buffer.alloc(1)
+  readSync(fd, last, 0, 1, size - 1)
+  if (last[0] !== 0x0a) writeAll(fd, Buffer.from('\n'))
+}

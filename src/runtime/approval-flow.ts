@@ -1,0 +1,323 @@
+import { snapshotJsonValue } from '../json/index.js'
+import type { JsonValue } from '../json/json-value.js'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import { getJsonSchemaValidator } from '../schema/validator.js'
+import { APPROVAL_SUSPENDED, INVALID_ARGS, TOOL_DENIED, ToolDeniedError, ToolSuspendedError } from './errors.js'
+import { observe } from './observe.js'
+import type { RegistryCore } from './registry.js'
+import { describeThrown, failure, failureFrom } from './results.js'
+import type { Scope } from './scope.js'
+import type {
+  ApprovalAnswerSource,
+  ApprovalContext,
+  ApprovalOutcome,
+  ApprovalRequest,
+  ApprovalService,
+  StandingApprovalRule,
+  ToolExecution,
+  ToolExecutionResult,
+} from './types.js'
+
+const KINDS: ReadonlySet<string> = new Set([
+  'allowed-once',
+  'allowed-always',
+  'denied',
+  'denied-always',
+  'suspended',
+  'cancelled',
+])
+
+/**
+ * Turn whatever an approver answered into a well-formed, frozen outcome. Anything that is not a
+ * contract kind is a denial (fail closed). Edited `arguments` of an `allowed-once` are snapshotted
+ * when they are lossless JSON and otherwise kept as given, for the pipeline to refuse as
+ * `INVALID_ARGS` (an edit is never dropped, which would run the original arguments).
+ */
+export function normalizeApprovalOutcome(value: unknown): ApprovalOutcome {
+  return normalize(value).outcome
+}
+
+interface Normalized {
+  readonly outcome: ApprovalOutcome
+  /** Set when an `allowed-once` carried edited arguments that are not lossless JSON. */
+  readonly invalidArguments?: string
+}
+
+function normalize(value: unknown): Normalized {
+  if (value === null || typeof value !== 'object') {
+    return { outcome: Object.freeze({ kind: 'denied', reason: 'the approval service returned no outcome' }) }
+  }
+  const { kind, reason } = value as { kind?: unknown; reason?: unknown }
+  if (typeof kind !== 'string' || !KINDS.has(kind)) {
+    const shown = typeof kind === 'string' ? `"${kind}"` : String(kind)
+    return { outcome: Object.freeze({ kind: 'denied', reason: `unsupported approval outcome ${shown}` }) }
+  }
+  const out: { kind: string; reason?: string; arguments?: JsonValue } = { kind }
+  if (typeof reason === 'string') out.reason = reason
+  let invalidArguments: string | undefined
+  if (kind === 'allowed-once' && 'arguments' in value) {
+    const edited = (value as { arguments?: unknown }).arguments
+    if (edited !== undefined) {
+      try {
+        out.arguments = snapshotJsonValue(edited, 'outcome.arguments')
+      } catch (error) {
+        invalidArguments = describeThrown(error)
+        // Kept as given: dropping it would turn an edit into permission for the original arguments.
+        out.arguments = edited as JsonValue
+      }
+    }
+  }
+  return { outcome: Object.freeze(out) as ApprovalOutcome, invalidArguments }
+}
+
+/** Standing rules by scope, then tool name. A scope's rules end with it. */
+const standing = new WeakMap<Scope, Map<string, StandingApprovalRule>>()
+
+/** The standing rules of one scope, in installation order. */
+export function standingRulesOf(scope: Scope): StandingApprovalRule[] {
+  const rules = standing.get(scope)
+  return rules === undefined ? [] : [...rules.values()]
+}
+
+/** Remove one scope's standing rule for `toolName`; true when there was one. */
+export function revokeStandingRule(scope: Scope, toolName: string): boolean {
+  return standing.get(scope)?.delete(toolName) ?? false
+}
+
+function installStandingRule(scope: Scope, rule: StandingApprovalRule): void {
+  let rules = standing.get(scope)
+  if (rules === undefined) {
+    rules = new Map()
+    standing.set(scope, rules)
+    const agentCtx = scope.agent?.ctx
+    if (agentCtx !== undefined) {
+      // The rules end with the agent scope: disposing the agent drops them.
+      try {
+        agentCtx.effect(() => () => standing.delete(scope), 'toolgate standing approval rules')
+      } catch {
+        // An agent already being disposed: its rules go with the WeakMap entry.
+      }
+    }
+  }
+  rules.delete(rule.toolName) // re-insert so the listing stays in installation order
+  rules.set(rule.toolName, Object.freeze(rule))
+}
+
+/**
+ * Decisions handed to a resumed call, keyed by the call's own signal (which only the host that
+ * resumes can create): nothing the model writes can reach this table. Each is used once.
+ */
+const decisions = new WeakMap<AbortSignal, ApprovalOutcome>()
+
+/** Attach a decision to the call that will run with `signal` (used by `resumeModelLoop`). */
+export function presetDecision(signal: AbortSignal, outcome: ApprovalOutcome): void {
+  decisions.set(signal, outcome)
+}
+
+/** Final results of calls whose approval was suspended, with the request that waits. */
+const suspensions = new WeakMap<ToolExecutionResult, ApprovalRequest>()
+
+/**
+ * The pending request behind a result, when that result is the pipeline's own suspension (a tool
+ * or wrapper that fakes the error code is not a suspension).
+ */
+export function suspensionOf(result: ToolExecutionResult): ApprovalRequest | undefined {
+  return suspensions.get(result)
+}
+
+/** Remember that a final result is the suspension of `request`. */
+export function markSuspended(result: ToolExecutionResult, request: ApprovalRequest): void {
+  suspensions.set(result, request)
+}
+
+/** The plain-JSON request with the live signal, execution and agent beside it (non-enumerable). */
+function buildRequest(exec: ToolExecution, parentCallId: string | null, reason: string | undefined): ApprovalRequest {
+  const request = {
+    callId: exec.callId,
+    rootCallId: exec.rootCallId,
+    parentCallId,
+    agentId: exec.agent?.id ?? null,
+    toolName: exec.name,
+    arguments: exec.arguments,
+    reason: reason ?? null,
+  }
+  // Services written against the earlier request shape read `execution`/`agent`/`signal` from it;
+  // non-enumerable keeps them out of JSON.stringify, structuredClone and spreads.
+  Object.defineProperties(request, {
+    signal: { value: exec.signal, enumerable: false },
+    execution: { value: exec, enumerable: false },
+    agent: { value: exec.agent, enumerable: false },
+  })
+  return Object.freeze(request)
+}
+
+/** The id of the enclosing call of a Code Mode sub-call, or null. */
+export function parentCallIdOf(core: RegistryCore, exec: ToolExecution): string | null {
+  return exec.parent === undefined ? null : (core.live.get(exec.parent)?.callId ?? null)
+}
+
+/** What the approval step decided for one ask. */
+export type ApprovalVerdict =
+  | { readonly proceed: true; readonly exec: ToolExecution }
+  | { readonly proceed: false; readonly result: ToolExecutionResult; readonly suspended?: ApprovalRequest }
+
+/**
+ * One `ask` (R-EXEC-4, issue #14): a decision handed to a resume, else a standing rule of the call's
+ * scope, else the approval service answers. Only `allowed-once` / `allowed-always` proceed; every
+ * other path is an error result whose message says why. Never rejects.
+ */
+export async function askApproval(
+  core: RegistryCore,
+  scope: Scope,
+  exec: ToolExecution,
+  definition: ToolDefinition,
+  reason: string | undefined,
+): Promise<ApprovalVerdict> {
+  const request = buildRequest(exec, parentCallIdOf(core, exec), reason)
+  if (core.hasHooks('tools/approval-asked')) observe(core, scope, 'tools/approval-asked', [request, exec])
+  const asked = reason ? ` (asked because: ${reason})` : ''
+  let source: ApprovalAnswerSource
+  let normalized: Normalized
+  const decision = decisions.get(exec.signal)
+  const rule = standing.get(scope)?.get(exec.name)
+  if (decision !== undefined) {
+    decisions.delete(exec.signal)
+    source = 'decision'
+    normalized = normalize(decision)
+  } else if (rule !== undefined) {
+    source = 'standing'
+    normalized = {
+      outcome: Object.freeze(rule.reason === null ? { kind: rule.kind } : { kind: rule.kind, reason: rule.reason }),
+    }
+  } else {
+    source = 'service'
+    const service = (exec.agent?.ctx.get('approval', false) ?? core.ctx.get('approval', false)) as
+      | ApprovalService
+      | undefined
+    if (typeof service?.request !== 'function') {
+      return refuse(core, scope, request, exec, source, {
+        kind: 'denied',
+        reason: `approval was required${asked}, but no approval service is available`,
+      })
+    }
+    const context: ApprovalContext = Object.freeze({ signal: exec.signal, agent: exec.agent, execution: exec })
+    try {
+      normalized = normalize(await service.request(request, context))
+    } catch (error) {
+      return refuse(core, scope, request, exec, source, {
+        kind: 'denied',
+        reason: `approval was required${asked}, but the approval service failed: ${describeThrown(error)}`,
+      })
+    }
+  }
+  let outcome = normalized.outcome
+  if (outcome.kind === 'suspended' && exec.parent !== undefined) {
+    // A Code Mode program cannot wait across a restart: re-running it would repeat its finished sub-calls.
+    outcome = Object.freeze({
+      kind: 'denied',
+      reason: `approval was suspended${outcome.reason ? ` (${outcome.reason})` : ''}, but a Code Mode sub-call cannot wait for a later decision`,
+    })
+  }
+  if ((outcome.kind === 'allowed-always' || outcome.kind === 'denied-always') && source !== 'standing') {
+    installStandingRule(scope, {
+      agentId: exec.agent?.id ?? null,
+      toolName: exec.name,
+      kind: outcome.kind,
+      reason: outcome.reason ?? null,
+      callId: exec.callId,
+      createdAt: Date.now(),
+    })
+  }
+  if (core.hasHooks('tools/approval-answered')) {
+    // Observers (the journal) get JSON only: edited arguments that are not JSON are left out.
+    const observed =
+      normalized.invalidArguments === undefined
+        ? outcome
+        : Object.freeze(
+            outcome.reason === undefined ? { kind: outcome.kind } : { kind: outcome.kind, reason: outcome.reason },
+          )
+    observe(core, scope, 'tools/approval-answered', [request, observed, source, exec])
+  }
+  if (normalized.invalidArguments !== undefined) {
+    return {
+      proceed: false,
+      result: failure(`Invalid edited arguments for tool "${exec.name}": ${normalized.invalidArguments}`, {
+        name: 'ToolArgsError',
+        code: INVALID_ARGS,
+      }),
+    }
+  }
+  switch (outcome.kind) {
+    case 'allowed-always':
+      return { proceed: true, exec }
+    case 'allowed-once':
+      return outcome.arguments === undefined
+        ? { proceed: true, exec }
+        : edited(core, exec, definition, outcome.arguments)
+    case 'suspended': {
+      const why = outcome.reason ? `: ${outcome.reason}` : ''
+      return {
+        proceed: false,
+        result: failureFrom(
+          new ToolSuspendedError(exec.name, `${reason ?? 'approval required'}${why}`),
+          APPROVAL_SUSPENDED,
+        ),
+        suspended: request,
+      }
+    }
+    default:
+      return { proceed: false, result: denial(exec, outcome, source) }
+  }
+}
+
+function refuse(
+  core: RegistryCore,
+  scope: Scope,
+  request: ApprovalRequest,
+  exec: ToolExecution,
+  source: ApprovalAnswerSource,
+  outcome: ApprovalOutcome,
+): ApprovalVerdict {
+  const frozen = Object.freeze(outcome)
+  if (core.hasHooks('tools/approval-answered')) {
+    observe(core, scope, 'tools/approval-answered', [request, frozen, source, exec])
+  }
+  return { proceed: false, result: failureFrom(new ToolDeniedError(exec.name, frozen.reason ?? 'denied'), TOOL_DENIED) }
+}
+
+function denial(exec: ToolExecution, outcome: ApprovalOutcome, source: ApprovalAnswerSource): ToolExecutionResult {
+  const because = outcome.reason ? `: ${outcome.reason}` : ''
+  let text: string
+  if (outcome.kind === 'denied') text = `the approval service denied the call${because}`
+  else if (outcome.kind === 'denied-always') {
+    text =
+      source === 'standing'
+        ? `a standing rule denies every call of this tool${because}`
+        : `the approval service denied this and every later call of this tool${because}`
+  } else if (outcome.kind === 'cancelled') text = `the call was cancelled while waiting for approval${because}`
+  else text = `the approval service answered ${outcome.kind}${because}`
+  return failureFrom(new ToolDeniedError(exec.name, text), TOOL_DENIED)
+}
+
+/** `allowed-once` with edited arguments: the call continues with them, validated again first. */
+function edited(core: RegistryCore, exec: ToolExecution, definition: ToolDefinition, args: JsonValue): ApprovalVerdict {
+  let violations: string[] = []
+  try {
+    violations = getJsonSchemaValidator(definition.parameters as never).validate(args, 'arguments')
+  } catch {
+    // A raw tool whose parameter dialect the validator does not enforce validates its own arguments.
+  }
+  if (violations.length > 0) {
+    const list = violations.map((v) => `\n  - ${v}`).join('')
+    return {
+      proceed: false,
+      result: failure(
+        `Invalid edited arguments for tool "${exec.name}" (${violations.length} violation${violations.length === 1 ? '' : 's'}):${list}`,
+        { name: 'ToolArgsError', code: INVALID_ARGS },
+      ),
+    }
+  }
+  const next: ToolExecution = Object.freeze({ ...exec, arguments: args })
+  core.live.set(exec.token, next)
+  return { proceed: true, exec: next }
+}

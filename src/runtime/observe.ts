@@ -1,0 +1,29 @@
+import { Context } from 'cordis'
+import type { RegistryCore } from './registry.js'
+import type { Scope } from './scope.js'
+
+type Filter = (this: unknown, ctx: Context) => boolean
+
+/**
+ * A scope-filtered, synchronous observer emit over Cordis's hook table (the same filter rule as
+ * `waterfall`): every listener runs in registration order, and one that throws is logged and never
+ * stops another or reaches the call. Callers check `core.hasHooks(name)` first so an event nobody
+ * listens to costs one property read.
+ */
+export function observe(core: RegistryCore, scope: Scope, name: string, args: readonly unknown[]): void {
+  const registered = core.hooks[name]
+  if (registered === undefined) return
+  const thisArg = scope.dispatchThis
+  const filter = (thisArg as Record<symbol, Filter | undefined>)[Context.filter]
+  for (const hook of [...registered]) {
+    if (!hook.global && filter && !filter.call(thisArg, hook.ctx)) continue
+    try {
+      const returned: unknown = Reflect.apply(hook.callback, thisArg, args)
+      if (returned instanceof Promise) {
+        returned.catch((error: unknown) => core.logger.warn('a %s listener failed: %s', name, error))
+      }
+    } catch (error) {
+      core.logger.warn('a %s listener failed: %s', name, error)
+    }
+  }
+}
