@@ -5,6 +5,7 @@ import type { ContentBlock, UserMessage } from '../schema/content.js'
 import { ToolOutputError } from '../schema/errors.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
+import { askApproval, markSuspended } from './approval-flow.js'
 import { snapshotContent, snapshotUserMessage, snapshotUserMessages } from './content-check.js'
 import {
   FINALIZE_FAILED,
@@ -24,7 +25,6 @@ import {
   ToolAbortedError,
   ToolDeniedError,
 } from './errors.js'
-import { askApproval, markSuspended } from './approval-flow.js'
 import { observe } from './observe.js'
 import { checkProgress, emitProgress } from './progress.js'
 import type { RegistryCore } from './registry.js'
