@@ -1,3 +1,4 @@
+export { jsonDepthExceeds } from './depth.js'
 export type { JsonObject, JsonValue } from './json-value.js'
 export { JsonValueError } from './json-value-error.js'
 export { appendIndex, appendKey } from './path.js'

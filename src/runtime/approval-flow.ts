@@ -17,6 +17,7 @@ import type {
   ToolExecution,
   ToolExecutionResult,
 } from './types.js'
+import { describeValue, readOwn, UNREADABLE } from './untrusted.js'
 
 const KINDS: ReadonlySet<string> = new Set([
   'allowed-once',
@@ -47,17 +48,25 @@ function normalize(value: unknown): Normalized {
   if (value === null || typeof value !== 'object') {
     return { outcome: Object.freeze({ kind: 'denied', reason: 'the approval service returned no outcome' }) }
   }
-  const { kind, reason } = value as { kind?: unknown; reason?: unknown }
+  // Each field read once, defensively (#11): a throwing getter is an unsupported outcome, not a throw.
+  const kind = readOwn(value, 'kind')
+  const reason = readOwn(value, 'reason')
   if (typeof kind !== 'string' || !KINDS.has(kind)) {
-    const shown = typeof kind === 'string' ? `"${kind}"` : String(kind)
+    const shown =
+      typeof kind === 'string'
+        ? `"${kind}"`
+        : kind === UNREADABLE
+          ? '(its kind could not be read)'
+          : describeValue(kind)
     return { outcome: Object.freeze({ kind: 'denied', reason: `unsupported approval outcome ${shown}` }) }
   }
   const out: { kind: string; reason?: string; arguments?: JsonValue } = { kind }
   if (typeof reason === 'string') out.reason = reason
   let invalidArguments: string | undefined
-  if (kind === 'allowed-once' && 'arguments' in value) {
-    const edited = (value as { arguments?: unknown }).arguments
-    if (edited !== undefined) {
+  if (kind === 'allowed-once') {
+    const edited = readOwn(value, 'arguments')
+    if (edited === UNREADABLE) invalidArguments = 'outcome.arguments: could not be read (reading it threw)'
+    else if (edited !== undefined) {
       try {
         out.arguments = snapshotJsonValue(edited, 'outcome.arguments')
       } catch (error) {

@@ -1,8 +1,12 @@
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
-import { snapshotJsonValue } from '../json/index.js'
+import { jsonDepthExceeds, snapshotJsonValue } from '../json/index.js'
+import type { JsonValue } from '../json/json-value.js'
 import { assertSupportedJsonSchema } from '../schema/assert.js'
-import type { ToolDefinition } from '../schema/tool-definition.js'
+import type { JsonSchemaNode } from '../schema/json-schema.js'
+import type { ToolDefinition, ToolOutputDefinition } from '../schema/tool-definition.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
+import { describeThrown } from './results.js'
+import { readInherited, UNREADABLE } from './untrusted.js'
 
 /** A registration the registry refused; the registry is left exactly as it was. */
 export class ToolRegistrationError extends Error {
@@ -15,61 +19,117 @@ export class ToolRegistrationError extends Error {
   }
 }
 
+/**
+ * Deepest container nesting a registered schema (`parameters`, `output.schema`) may have. The
+ * model-facing projection is serialized with the engine's recursive JSON.stringify, which fails
+ * somewhere past a few thousand levels depending on the stack left; real schemas stay well under
+ * 50. Refusing at registration keeps one deep schema from breaking `schemas()` for every tool.
+ */
+export const MAX_SCHEMA_DEPTH = 256
+
 const optionalCallbacks = ['finalizeContent', 'isConcurrencySafe', 'presentCall', 'presentResult'] as const
 
+/** Read one field for the snapshot: each field of the definition is read exactly once, here. */
+function field(source: object, key: string, path: string, issues: string[]): unknown {
+  const value = readInherited(source, key)
+  if (value === UNREADABLE) {
+    issues.push(`${path}: could not be read (reading it threw)`)
+    return undefined
+  }
+  return value
+}
+
+function snapshotSchema(value: unknown, path: string, issues: string[]): JsonValue | undefined {
+  let snapshot: JsonValue
+  try {
+    snapshot = snapshotJsonValue(value, path)
+  } catch (error) {
+    issues.push(describeThrown(error))
+    return undefined
+  }
+  if (jsonDepthExceeds(snapshot, MAX_SCHEMA_DEPTH)) {
+    issues.push(`${path}: nests deeper than ${MAX_SCHEMA_DEPTH} levels, which toolgate does not serve to models`)
+    return undefined
+  }
+  return snapshot
+}
+
 /**
- * Checks the semantic contract of a definition (R-REG-3) and returns every issue at once.
- * Raw `parameters` only need to be lossless JSON: they are the model-facing schema and may
- * use any JSON Schema dialect (MCP servers do); `defineTool` tools validate their own args.
+ * Checks the semantic contract of a definition (R-REG-3), returns every issue at once, and
+ * returns a frozen snapshot: every field is read exactly once (getters run once, inherited
+ * members included), so what was checked is what runs — a `name` getter cannot answer one
+ * thing to the check and another to the registry. Callbacks keep their function identity and
+ * run with the snapshot as `this`. Raw `parameters` only need to be lossless JSON: they are
+ * the model-facing schema and may use any JSON Schema dialect (MCP servers do); `defineTool`
+ * tools validate their own args.
  */
 export function checkDefinition(definition: unknown): ToolDefinition {
   if (typeof definition !== 'object' || definition === null) {
     throw new ToolRegistrationError('a tool', ['definition: expected an object'])
   }
-  const d = definition as Record<string, unknown>
-  const name = d.name
-  const subject = typeof name === 'string' ? `tool "${name}"` : 'a tool'
   const issues: string[] = []
-  if (typeof name !== 'string' || name.length === 0) issues.push('definition.name: expected a non-empty string')
-  else if (name === RUN_CODE_NAME)
+  const name = field(definition, 'name', 'definition.name', issues)
+  const description = field(definition, 'description', 'definition.description', issues)
+  const rawParameters = field(definition, 'parameters', 'definition.parameters', issues)
+  const execute = field(definition, 'execute', 'definition.execute', issues)
+  const output = field(definition, 'output', 'definition.output', issues)
+  const timeoutMs = field(definition, 'timeoutMs', 'definition.timeoutMs', issues)
+  const idleTimeoutMs = field(definition, 'idleTimeoutMs', 'definition.idleTimeoutMs', issues)
+  const callbacks: Partial<Record<(typeof optionalCallbacks)[number], unknown>> = {}
+  for (const key of optionalCallbacks) callbacks[key] = field(definition, key, `definition.${key}`, issues)
+
+  const subject = typeof name === 'string' ? `tool "${name}"` : 'a tool'
+  if (typeof name !== 'string' || name.length === 0) {
+    if (!issues.includes('definition.name: could not be read (reading it threw)'))
+      issues.push('definition.name: expected a non-empty string')
+  } else if (name === RUN_CODE_NAME)
     issues.push(`definition.name: "${RUN_CODE_NAME}" is reserved for the Code Mode transport`)
-  if (typeof d.description !== 'string') issues.push('definition.description: expected a string')
-  try {
-    snapshotJsonValue(d.parameters, 'definition.parameters')
-  } catch (error) {
-    issues.push(error instanceof Error ? error.message : String(error))
-  }
-  if (typeof d.execute !== 'function') issues.push('definition.execute: expected a function')
-  const output = d.output
+  if (typeof description !== 'string') issues.push('definition.description: expected a string')
+  const parameters = snapshotSchema(rawParameters, 'definition.parameters', issues)
+  if (typeof execute !== 'function') issues.push('definition.execute: expected a function')
+  let checkedOutput: ToolOutputDefinition | undefined
   if (typeof output !== 'object' || output === null) {
     issues.push('definition.output: required; declare { schema, render } for the canonical value')
   } else {
-    const o = output as Record<string, unknown>
-    try {
-      assertSupportedJsonSchema(o.schema)
-    } catch (error) {
-      const nested = (error as { issues?: unknown }).issues
-      if (Array.isArray(nested)) for (const issue of nested) issues.push(`definition.output.${String(issue)}`)
-      else issues.push(`definition.output.schema: ${error instanceof Error ? error.message : String(error)}`)
+    const rawSchema = field(output, 'schema', 'definition.output.schema', issues)
+    const render = field(output, 'render', 'definition.output.render', issues)
+    const presentationMeta = field(output, 'presentationMeta', 'definition.output.presentationMeta', issues)
+    const schema = snapshotSchema(rawSchema, 'definition.output.schema', issues)
+    if (schema !== undefined) {
+      try {
+        assertSupportedJsonSchema(schema)
+      } catch (error) {
+        const nested = (error as { issues?: unknown }).issues
+        if (Array.isArray(nested)) for (const issue of nested) issues.push(`definition.output.${String(issue)}`)
+        else issues.push(`definition.output.schema: ${describeThrown(error)}`)
+      }
     }
-    if (typeof o.render !== 'function') issues.push('definition.output.render: expected a function')
-    if (o.presentationMeta !== undefined && typeof o.presentationMeta !== 'function') {
+    if (typeof render !== 'function') issues.push('definition.output.render: expected a function')
+    if (presentationMeta !== undefined && typeof presentationMeta !== 'function') {
       issues.push('definition.output.presentationMeta: expected a function when present')
     }
+    const out: Record<string, unknown> = { schema, render }
+    if (presentationMeta !== undefined) out.presentationMeta = presentationMeta
+    checkedOutput = Object.freeze(out) as unknown as ToolOutputDefinition
   }
   for (const key of optionalCallbacks) {
-    if (d[key] !== undefined && typeof d[key] !== 'function')
+    if (callbacks[key] !== undefined && typeof callbacks[key] !== 'function')
       issues.push(`definition.${key}: expected a function when present`)
   }
-  for (const key of ['timeoutMs', 'idleTimeoutMs'] as const) {
-    const ms = d[key]
+  const budgets = { timeoutMs, idleTimeoutMs }
+  for (const [key, ms] of Object.entries(budgets)) {
     if (ms !== undefined && !(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
-      issues.push(`definition.${key}: expected a positive finite number of milliseconds, got ${String(ms)}`)
+      const shown = typeof ms === 'number' ? String(ms) : `a ${typeof ms}`
+      issues.push(`definition.${key}: expected a positive finite number of milliseconds, got ${shown}`)
     }
   }
   if (issues.length) throw new ToolRegistrationError(subject, issues)
-  const checked = definition as ToolDefinition
+  const snapshot: Record<string, unknown> = { name, description, parameters, output: checkedOutput, execute }
+  if (timeoutMs !== undefined) snapshot.timeoutMs = timeoutMs
+  if (idleTimeoutMs !== undefined) snapshot.idleTimeoutMs = idleTimeoutMs
+  for (const key of optionalCallbacks) if (callbacks[key] !== undefined) snapshot[key] = callbacks[key]
+  const checked = Object.freeze(snapshot) as unknown as ToolDefinition
   // Compile the output validator now so the per-call path only looks it up.
-  getJsonSchemaValidator(checked.output.schema)
+  getJsonSchemaValidator(checked.output.schema as JsonSchemaNode)
   return checked
 }

@@ -28,9 +28,11 @@ import {
 import { observe } from './observe.js'
 import { checkProgress, emitProgress } from './progress.js'
 import type { RegistryCore } from './registry.js'
-import { describeThrown, errorInfo, failure, failureFrom, success, withDeferred } from './results.js'
+import { describeThrown, failure, failureFrom, failureOf, success, withDeferred } from './results.js'
 import type { ResolvedView, Scope } from './scope.js'
+import { fuseSignals } from './signal-fusion.js'
 import type {
+  Agent,
   ApprovalRequest,
   CodeDispatchLog,
   PostToolDecision,
@@ -43,6 +45,16 @@ import type {
   ToolProgress,
   ToolRunContext,
 } from './types.js'
+import {
+  abortedOf,
+  describeValue,
+  isAbortSignal,
+  readOwn,
+  readThrown,
+  reasonOf,
+  UNREADABLE,
+  warnContained,
+} from './untrusted.js'
 import { admitted, waterfall } from './waterfall.js'
 
 const allow: PreToolDecision = Object.freeze({ kind: 'allow' })
@@ -63,18 +75,54 @@ interface CallState {
   settled: boolean
 }
 
-function isInput(input: unknown): input is ToolExecutionInput {
-  if (typeof input !== 'object' || input === null) return false
-  const i = input as Record<string, unknown>
-  return typeof i.callId === 'string' && typeof i.name === 'string' && i.signal instanceof AbortSignal
+/** The input's fields, each read exactly once (own-property reads; a throwing getter is a problem, not a throw). */
+interface ReadInput {
+  readonly callId: string
+  readonly rootCallId: string | undefined
+  readonly name: string
+  readonly arguments: unknown
+  readonly agent: unknown
+  readonly parent: ToolExecutionToken | undefined
+  readonly signal: AbortSignal
 }
 
-function describeInputProblem(input: unknown): string {
+function readInput(input: unknown): ReadInput | string {
   if (typeof input !== 'object' || input === null) return 'input: expected a ToolExecutionInput object'
-  const i = input as Record<string, unknown>
-  if (typeof i.callId !== 'string') return 'input.callId: expected a string'
-  if (typeof i.name !== 'string') return 'input.name: expected a string'
-  return 'input.signal: a caller-owned AbortSignal is required'
+  const callId = readOwn(input, 'callId')
+  const rootCallId = readOwn(input, 'rootCallId')
+  const name = readOwn(input, 'name')
+  const args = readOwn(input, 'arguments')
+  const agent = readOwn(input, 'agent')
+  const parent = readOwn(input, 'parent')
+  const signal = readOwn(input, 'signal')
+  const fields: Array<[string, unknown]> = [
+    ['callId', callId],
+    ['rootCallId', rootCallId],
+    ['name', name],
+    ['arguments', args],
+    ['agent', agent],
+    ['parent', parent],
+    ['signal', signal],
+  ]
+  for (const [field, value] of fields) {
+    if (value === UNREADABLE) return `input.${field}: could not be read (reading it threw)`
+  }
+  if (typeof callId !== 'string') return 'input.callId: expected a string'
+  if (typeof name !== 'string') return 'input.name: expected a string'
+  if (!isAbortSignal(signal)) return 'input.signal: a caller-owned AbortSignal is required'
+  if (rootCallId !== undefined && typeof rootCallId !== 'string')
+    return 'input.rootCallId: expected a string when present'
+  if (parent !== undefined && typeof parent !== 'symbol')
+    return 'input.parent: expected the ToolExecutionToken of an enclosing execution when present'
+  return {
+    callId,
+    rootCallId,
+    name,
+    arguments: args,
+    agent,
+    parent: parent as ToolExecutionToken | undefined,
+    signal,
+  }
 }
 
 /**
@@ -82,11 +130,10 @@ function describeInputProblem(input: unknown): string {
  * finalizeContent → final freeze → tools/result (R-EXEC-2). Never rejects.
  */
 export async function runPipeline(core: RegistryCore, input: ToolExecutionInput): Promise<ToolExecutionResult> {
-  if (!isInput(input)) {
-    return freezeFailure(failure(describeInputProblem(input), { name: 'TypeError', code: INVALID_INPUT }))
-  }
-  const scope = core.scopeOfAgent(input.agent)
-  if (scope === undefined) {
+  const read = readInput(input)
+  if (typeof read === 'string') return freezeFailure(failure(read, { name: 'TypeError', code: INVALID_INPUT }))
+  const scope = read.agent === undefined ? core.global : core.scopeOfAgent(read.agent as Agent)
+  if (scope === undefined || (read.agent !== undefined && scope.agent === undefined)) {
     return freezeFailure(
       failure('input.agent: not an agent created by createAgent()', { name: 'TypeError', code: INVALID_INPUT }),
     )
@@ -94,22 +141,23 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
   let args: JsonValue = null
   let argsError: unknown
   try {
-    args = snapshotJsonValue(input.arguments, 'arguments')
+    args = snapshotJsonValue(read.arguments, 'arguments')
   } catch (error) {
     argsError = error
   }
-  const parent = input.parent
+  const parent = read.parent
   const rootCallId =
-    input.rootCallId ?? (parent !== undefined ? core.live.get(parent)?.rootCallId : undefined) ?? input.callId
-  const token = Symbol(input.callId) as ToolExecutionToken
+    read.rootCallId ?? (parent !== undefined ? core.live.get(parent)?.rootCallId : undefined) ?? read.callId
+  const token = Symbol(read.callId) as ToolExecutionToken
   const exec: ToolExecution = Object.freeze({
-    callId: input.callId,
+    callId: read.callId,
     rootCallId,
-    name: input.name,
+    name: read.name,
     arguments: args,
-    agent: input.agent,
+    // The agent the registry created for this scope, never the caller's (possibly shape-shifting) object.
+    agent: scope.agent,
     parent,
-    signal: input.signal,
+    signal: read.signal,
     token,
   })
   core.live.set(token, exec)
@@ -128,7 +176,7 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
       result = failure(describeThrown(argsError), { name: 'ToolArgsError', code: INVALID_ARGS })
     } else if (definition === undefined) {
       result = failureFrom(core.notFound(exec.name, view, parent === undefined), TOOL_ERROR)
-    } else if (exec.signal.aborted) {
+    } else if (abortedOf(exec.signal)) {
       result = failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
     } else {
       result = await policyAndDispatch(core, call, definition, view, scope)
@@ -174,16 +222,16 @@ async function policyAndDispatch(
     try {
       verdict = guard(exec)
     } catch (error) {
-      return failure(`Guard failed: ${describeThrown(error)}`, errorInfo(error, POLICY_ERROR))
+      return failureFrom(error, POLICY_ERROR, undefined, 'Guard failed: ')
     }
     if (verdict === undefined) continue
     const reason =
       typeof verdict === 'string'
         ? verdict
-        : `guard returned ${describeThrown(verdict)} instead of a reason or undefined`
+        : `guard returned ${describeValue(verdict)} instead of a reason or undefined`
     return failureFrom(new ToolDeniedError(exec.name, reason), TOOL_DENIED)
   }
-  if (exec.signal.aborted)
+  if (abortedOf(exec.signal))
     return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
 
   const state: CallState = {
@@ -241,7 +289,7 @@ async function policyAndDispatch(
     }
   }
   if (!result.isError) {
-    if (exec.signal.aborted) {
+    if (abortedOf(exec.signal)) {
       const error = state.bodyInvoked ? new ToolAbortedError(exec.name) : new ToolAbortedBeforeDispatchError(exec.name)
       result = failureFrom(error, state.bodyInvoked ? TOOL_ABORTED : TOOL_ABORTED_BEFORE_DISPATCH)
     } else if (state.concluded) {
@@ -260,19 +308,22 @@ async function preDecision(
   decision: unknown,
 ): Promise<ToolExecutionResult | undefined> {
   const exec = call.exec
-  const d = decision as { kind?: unknown; reason?: unknown } | null
-  const kind = typeof d === 'object' && d !== null ? d.kind : undefined
+  if (decision === allow) return undefined
+  const isObject = typeof decision === 'object' && decision !== null
+  const kind = isObject ? readOwn(decision, 'kind') : undefined
+  const reason = isObject ? readOwn(decision, 'reason') : undefined
+  if (kind === UNREADABLE || reason === UNREADABLE)
+    return invalidDecision('tools/pre-execute', 'the decision could not be read (reading it threw)')
   if (kind === 'allow') return undefined
   if (kind === 'deny') {
-    if (typeof d?.reason !== 'string')
-      return invalidDecision('tools/pre-execute', 'a deny decision needs a string reason')
-    return failureFrom(new ToolDeniedError(exec.name, d.reason), TOOL_DENIED)
+    if (typeof reason !== 'string') return invalidDecision('tools/pre-execute', 'a deny decision needs a string reason')
+    return failureFrom(new ToolDeniedError(exec.name, reason), TOOL_DENIED)
   }
   if (kind === 'ask') {
-    if (d?.reason !== undefined && typeof d.reason !== 'string') {
+    if (reason !== undefined && typeof reason !== 'string') {
       return invalidDecision('tools/pre-execute', "an ask decision's reason must be a string when present")
     }
-    const verdict = await askApproval(core, scope, exec, definition, d?.reason as string | undefined)
+    const verdict = await askApproval(core, scope, exec, definition, reason)
     if (verdict.proceed) {
       call.exec = verdict.exec
       return undefined
@@ -282,7 +333,7 @@ async function preDecision(
   }
   return invalidDecision(
     'tools/pre-execute',
-    `expected { kind: 'allow' | 'deny' | 'ask' }, got ${describeThrown(decision)}`,
+    `expected { kind: 'allow' | 'deny' | 'ask' }, got ${describeValue(decision)}`,
   )
 }
 
@@ -323,7 +374,7 @@ class DispatchView {
   }
 
   set signal(next: AbortSignal) {
-    if (!(next instanceof AbortSignal)) {
+    if (!isAbortSignal(next)) {
       throw new TypeError('exec.signal: a tools/execute wrapper may replace the signal only with another AbortSignal')
     }
     this.#signal = next
@@ -344,9 +395,14 @@ async function invokeBody(
       code: POLICY_ERROR,
     })
   }
-  // Fuse the caller's signal back in so no wrapper can detach caller cancellation.
-  const signal = wrapperSignal === exec.signal ? exec.signal : AbortSignal.any([exec.signal, wrapperSignal])
-  if (signal.aborted) return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+  // Fuse the caller's signal back in so no wrapper can detach caller cancellation; the fusion is
+  // released when the body settles, so a long-lived caller signal holds nothing per finished call.
+  const fused = wrapperSignal === exec.signal ? undefined : fuseSignals(exec.signal, wrapperSignal)
+  const signal = fused === undefined ? exec.signal : fused.signal
+  if (abortedOf(signal)) {
+    fused?.release()
+    return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+  }
   state.bodyInvoked = true
   const run: ToolRunContext = Object.freeze({
     ...exec,
@@ -371,21 +427,19 @@ async function invokeBody(
       value = await definition.execute(exec.arguments, run)
     } catch (error) {
       // A body that rejects with the caller's own cancellation was cancelled, not failed.
-      if (exec.signal.aborted && isCancellation(error, exec.signal)) {
+      const reading = readThrown(error)
+      if (abortedOf(exec.signal) && (error === reasonOf(exec.signal) || reading.name === 'AbortError')) {
         return failureFrom(new ToolAbortedError(exec.name), TOOL_ABORTED)
       }
-      return failureFrom(error, TOOL_ERROR)
+      return failureOf(reading, TOOL_ERROR)
     } finally {
       state.settled = true
+      fused?.release()
     }
     return projectValue(exec, definition, value)
   })()
   state.body = body
   return body
-}
-
-function isCancellation(error: unknown, signal: AbortSignal): boolean {
-  return error === signal.reason || (error instanceof Error && error.name === 'AbortError')
 }
 
 /** Snapshot, validate, freeze and render a canonical value (R-EXEC-8). */
@@ -408,10 +462,7 @@ function projectValue(exec: ToolExecution, definition: ToolDefinition, raw: unkn
   try {
     content = snapshotContent(definition.output.render(exec.arguments, value), `${exec.name}.output.render()`)
   } catch (error) {
-    return failure(
-      `Tool "${exec.name}" failed to render its output: ${describeThrown(error)}`,
-      errorInfo(error, RENDER_FAILED),
-    )
+    return failureFrom(error, RENDER_FAILED, undefined, `Tool "${exec.name}" failed to render its output: `)
   }
   const project = definition.output.presentationMeta
   if (project && exec.parent === undefined) {
@@ -421,9 +472,11 @@ function projectValue(exec: ToolExecution, definition: ToolDefinition, raw: unkn
         `${exec.name}.output.presentationMeta()`,
       )
     } catch (error) {
-      return failure(
-        `Tool "${exec.name}" failed to project its presentation metadata: ${describeThrown(error)}`,
-        errorInfo(error, RENDER_FAILED),
+      return failureFrom(
+        error,
+        RENDER_FAILED,
+        undefined,
+        `Tool "${exec.name}" failed to project its presentation metadata: `,
       )
     }
   }
@@ -432,37 +485,51 @@ function projectValue(exec: ToolExecution, definition: ToolDefinition, raw: unkn
 
 /** A wrapper-authored result is normalized and validated against the resolved tool's declaration. */
 function normalizeAuthored(exec: ToolExecution, definition: ToolDefinition, returned: unknown): ToolExecutionResult {
-  const r = returned as Record<string, unknown> | null
-  if (typeof r !== 'object' || r === null || typeof r.isError !== 'boolean') {
-    return failure(`A tools/execute wrapper returned ${describeThrown(returned)} instead of a tool result`, {
+  const isObject = typeof returned === 'object' && returned !== null
+  const isError = isObject ? readOwn(returned, 'isError') : undefined
+  if (typeof isError !== 'boolean') {
+    return failure(`A tools/execute wrapper returned ${describeValue(returned)} instead of a tool result`, {
       name: 'TypeError',
       code: INVALID_RESULT,
     })
   }
-  if (r.isError) {
-    const error = r.error as { message?: unknown; info?: unknown } | undefined
-    if (typeof error?.message !== 'string') {
-      return failure('A tools/execute wrapper returned a failure without error.message', {
+  const authored = returned as object
+  if (!isError) {
+    const value = readOwn(authored, 'value')
+    if (value === UNREADABLE) {
+      return failure('A tools/execute wrapper returned a result whose value could not be read', {
         name: 'TypeError',
         code: INVALID_RESULT,
       })
     }
-    const info = error.info as { name?: unknown; code?: unknown } | undefined
-    const safeInfo =
-      typeof info?.name === 'string' && typeof info.code === 'string'
-        ? (info as { name: string; code: string })
-        : { name: 'Error', code: TOOL_ERROR }
-    try {
-      const content = r.content === undefined ? undefined : snapshotContent(r.content, 'result.content')
-      return failure(error.message, snapshotJsonValue(safeInfo, 'result.error.info') as typeof safeInfo, content)
-    } catch (caught) {
-      return failure(`A tools/execute wrapper returned invalid content: ${describeThrown(caught)}`, {
-        name: 'TypeError',
-        code: INVALID_RESULT,
-      })
-    }
+    return projectValue(exec, definition, value)
   }
-  return projectValue(exec, definition, r.value)
+  const error = readOwn(authored, 'error')
+  const message = typeof error === 'object' && error !== null ? readOwn(error, 'message') : undefined
+  if (typeof message !== 'string') {
+    return failure('A tools/execute wrapper returned a failure without error.message', {
+      name: 'TypeError',
+      code: INVALID_RESULT,
+    })
+  }
+  const info = readOwn(error as object, 'info')
+  const rawContent = readOwn(authored, 'content')
+  try {
+    // Snapshot first (it never runs user code), then look at the copy.
+    const snapshot = info === undefined ? undefined : snapshotJsonValue(info, 'result.error.info')
+    const record = typeof snapshot === 'object' && snapshot !== null && !Array.isArray(snapshot) ? snapshot : undefined
+    const safeInfo =
+      typeof record?.name === 'string' && typeof record.code === 'string'
+        ? (record as { name: string; code: string })
+        : { name: 'Error', code: TOOL_ERROR }
+    const content = rawContent === undefined ? undefined : snapshotContent(rawContent, 'result.content')
+    return failure(message, safeInfo, content)
+  } catch (caught) {
+    return failure(`A tools/execute wrapper returned invalid content: ${describeThrown(caught)}`, {
+      name: 'TypeError',
+      code: INVALID_RESULT,
+    })
+  }
 }
 
 function applyPostDecision(
@@ -472,16 +539,32 @@ function applyPostDecision(
   deferred: UserMessage[] | undefined,
   decision: unknown,
 ): { result: ToolExecutionResult; contexts: UserMessage[] | undefined } {
-  const d = decision as Record<string, unknown> | null
-  const kind = typeof d === 'object' && d !== null ? d.kind : undefined
   const invalid = (problem: string) => ({ result: invalidDecision('tools/post-execute', problem), contexts: deferred })
+  if (decision === accept) return { result, contexts: deferred }
+  const isObject = typeof decision === 'object' && decision !== null
+  // Every field is read exactly once, up front: a getter cannot answer differently later.
+  const kind = isObject ? readOwn(decision, 'kind') : undefined
   if (kind !== 'accept' && kind !== 'block') {
-    return invalid(`expected { kind: 'accept' | 'block' }, got ${describeThrown(decision)}`)
+    return invalid(
+      kind === UNREADABLE
+        ? 'decision.kind could not be read (reading it threw)'
+        : `expected { kind: 'accept' | 'block' }, got ${describeValue(decision)}`,
+    )
+  }
+  const d = decision as object
+  const fields = {
+    additionalContexts: readOwn(d, 'additionalContexts'),
+    feedback: kind === 'block' ? readOwn(d, 'feedback') : undefined,
+    content: kind === 'accept' ? readOwn(d, 'content') : undefined,
+    value: kind === 'accept' ? readOwn(d, 'value') : undefined,
+  }
+  for (const [field, value] of Object.entries(fields)) {
+    if (value === UNREADABLE) return invalid(`decision.${field} could not be read (reading it threw)`)
   }
   let added: UserMessage[] | undefined
-  if (d?.additionalContexts !== undefined) {
+  if (fields.additionalContexts !== undefined) {
     try {
-      added = snapshotUserMessages(d.additionalContexts, 'decision.additionalContexts')
+      added = snapshotUserMessages(fields.additionalContexts, 'decision.additionalContexts')
     } catch (error) {
       return invalid(describeThrown(error))
     }
@@ -489,7 +572,7 @@ function applyPostDecision(
   if (kind === 'block') {
     let feedback: ContentBlock[]
     try {
-      feedback = snapshotContent(d?.feedback, 'decision.feedback')
+      feedback = snapshotContent(fields.feedback, 'decision.feedback')
     } catch (error) {
       return invalid(describeThrown(error))
     }
@@ -499,14 +582,14 @@ function applyPostDecision(
     return { result: failure(message, { name: 'ToolBlockedError', code: TOOL_BLOCKED }, feedback), contexts: added }
   }
   const contexts = added ? [...(deferred ?? []), ...added] : deferred
-  const hasContent = d?.content !== undefined
-  const hasValue = d !== null && 'value' in d && d.value !== undefined
+  const hasContent = fields.content !== undefined
+  const hasValue = fields.value !== undefined
   if (hasContent && hasValue) return invalid('an accept decision may replace content or value, never both')
-  if (hasValue) return { result: projectValue(exec, definition, d?.value), contexts }
+  if (hasValue) return { result: projectValue(exec, definition, fields.value), contexts }
   if (hasContent) {
     let content: ContentBlock[]
     try {
-      content = snapshotContent(d?.content, 'decision.content')
+      content = snapshotContent(fields.content, 'decision.content')
     } catch (error) {
       return invalid(describeThrown(error))
     }
@@ -572,14 +655,7 @@ function finalizeStep(
   } catch (error) {
     return {
       failed: true,
-      result: freezeFailure(
-        failure(
-          `${who} failed: ${describeThrown(error)}`,
-          errorInfo(error, FINALIZE_FAILED),
-          undefined,
-          candidate.additionalContexts,
-        ),
-      ),
+      result: freezeFailure(failureFrom(error, FINALIZE_FAILED, candidate.additionalContexts, `${who} failed: `)),
     }
   }
   if (replacement === undefined) return { failed: false, result: candidate }
@@ -640,7 +716,7 @@ async function emitResult(
     // `parallel` runs each listener in its own async frame, so one throwing listener never stops another.
     await core.events.parallel(scope.dispatchThis as never, 'tools/result', exec, result)
   } catch (error) {
-    core.logger.warn('a tools/result listener failed: %s', error)
+    warnContained(core, 'a tools/result listener failed', error)
   }
 }
 
@@ -659,7 +735,7 @@ export async function logCodeDispatch(core: RegistryCore, log: CodeDispatchLog):
       )
       content = snapshotContent(replaced, 'tools/code-dispatch-log result')
     } catch (error) {
-      core.logger.warn('a tools/code-dispatch-log listener failed; logging the original content: %s', error)
+      warnContained(core, 'a tools/code-dispatch-log listener failed; logging the original content', error)
       content = log.content
     }
   }
@@ -675,6 +751,6 @@ export async function logCodeDispatch(core: RegistryCore, log: CodeDispatchLog):
   try {
     await core.events.parallel(scope.dispatchThis as never, 'tools/code-dispatch', record, log)
   } catch (error) {
-    core.logger.warn('a tools/code-dispatch listener failed: %s', error)
+    warnContained(core, 'a tools/code-dispatch listener failed', error)
   }
 }

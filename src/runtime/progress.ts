@@ -1,6 +1,7 @@
 import type { RegistryCore } from './registry.js'
 import type { Scope } from './scope.js'
 import type { ToolExecution, ToolProgress } from './types.js'
+import { warnContained } from './untrusted.js'
 import { admitted } from './waterfall.js'
 
 /**
@@ -34,10 +35,10 @@ export function emitProgress(core: RegistryCore, scope: Scope, exec: ToolExecuti
     try {
       const returned: unknown = Reflect.apply(callback, thisArg, [exec, progress])
       if (returned instanceof Promise) {
-        returned.catch((error: unknown) => core.logger.warn('a tools/progress listener failed: %s', error))
+        returned.catch((error: unknown) => warnContained(core, 'a tools/progress listener failed', error))
       }
     } catch (error) {
-      core.logger.warn('a tools/progress listener failed: %s', error)
+      warnContained(core, 'a tools/progress listener failed', error)
     }
   }
 }

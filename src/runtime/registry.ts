@@ -4,6 +4,7 @@ import type { ToolDefinition } from '../schema/tool-definition.js'
 import { ToolNotFoundError } from './errors.js'
 import { type ResolvedView, Scope, scopeSymbol } from './scope.js'
 import type { Agent, ToolExecution, ToolExecutionToken, ToolPresentationMode } from './types.js'
+import { warnContained } from './untrusted.js'
 
 /**
  * The registry's state, separate from the Cordis service object: service methods run on a
@@ -56,10 +57,16 @@ export class RegistryCore {
   /** The scope of an agent (or the global layer); `undefined` for a foreign object. */
   scopeOfAgent(agent: Agent | undefined): Scope | undefined {
     if (agent === undefined) return this.global
-    const ctx = (agent as { ctx?: unknown } | null)?.ctx
-    if (typeof ctx !== 'object' || ctx === null) return undefined
-    const scope = (ctx as Record<symbol, unknown>)[scopeSymbol]
-    return scope instanceof Scope ? scope : undefined
+    if (typeof agent !== 'object' || agent === null) return undefined
+    // A foreign object may throw from any read: it is simply not an agent.
+    try {
+      const ctx = (agent as { ctx?: unknown }).ctx
+      if (typeof ctx !== 'object' || ctx === null) return undefined
+      const scope = (ctx as Record<symbol, unknown>)[scopeSymbol]
+      return scope instanceof Scope ? scope : undefined
+    } catch {
+      return undefined
+    }
   }
 
   /** Renders the SDK of a set of visible tools; set by the service (Code Mode lives above the core). */
@@ -75,7 +82,7 @@ export class RegistryCore {
     this.version++
     if (!this.hasHooks('tools/change')) return
     this.events.parallel('tools/change').catch((error: unknown) => {
-      this.logger.warn('a tools/change listener failed: %s', error)
+      warnContained(this, 'a tools/change listener failed', error)
     })
   }
 

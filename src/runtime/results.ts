@@ -2,27 +2,19 @@ import type { JsonValue } from '../json/json-value.js'
 import type { ContentBlock, UserMessage } from '../schema/content.js'
 import { TOOL_ERROR } from './errors.js'
 import type { ToolErrorInfo, ToolExecutionFailure, ToolExecutionResult, ToolExecutionSuccess } from './types.js'
+import { readThrown, type ThrownReading } from './untrusted.js'
 
 export { TOOL_ERROR }
 
-/** The message of anything thrown, without the `Error: ` envelope. */
+/** The message of anything thrown, without the `Error: ` envelope; never throws (reads it once). */
 export function describeThrown(thrown: unknown): string {
-  if (thrown instanceof Error) return thrown.message || thrown.name
-  if (typeof thrown === 'string') return thrown
-  try {
-    const text = JSON.stringify(thrown)
-    if (typeof text === 'string') return text
-  } catch {}
-  return String(thrown)
+  return readThrown(thrown).message
 }
 
 /** `{ name, code }` of a thrown value: its own string `code` when it has one, else `fallbackCode`. */
 export function errorInfo(thrown: unknown, fallbackCode: string): ToolErrorInfo {
-  if (thrown instanceof Error) {
-    const code = (thrown as { code?: unknown }).code
-    return { name: thrown.name || 'Error', code: typeof code === 'string' ? code : fallbackCode }
-  }
-  return { name: typeof thrown, code: fallbackCode }
+  const reading = readThrown(thrown)
+  return { name: reading.name, code: reading.code ?? fallbackCode }
 }
 
 export function failure(
@@ -46,8 +38,24 @@ export function failureFrom(
   thrown: unknown,
   fallbackCode: string,
   additionalContexts?: UserMessage[],
+  prefix = '',
 ): ToolExecutionFailure {
-  return failure(describeThrown(thrown), errorInfo(thrown, fallbackCode), undefined, additionalContexts)
+  return failureOf(readThrown(thrown), fallbackCode, additionalContexts, prefix)
+}
+
+/** A failure from one reading of a thrown value: its message and identity come from the same read. */
+export function failureOf(
+  reading: ThrownReading,
+  fallbackCode: string,
+  additionalContexts?: UserMessage[],
+  prefix = '',
+): ToolExecutionFailure {
+  return failure(
+    prefix + reading.message,
+    { name: reading.name, code: reading.code ?? fallbackCode },
+    undefined,
+    additionalContexts,
+  )
 }
 
 export function success(

@@ -262,13 +262,15 @@ function renderSdk(visible: ReadonlyMap<string, ToolDefinition>): string {
 
 /** Fail-closed scheduling classification (R-REG-7). */
 function modeOf(core: RegistryCore, exec: ToolExecutionInput): ToolExecutionMode {
-  const scope = core.scopeOfAgent(exec?.agent)
-  if (!scope || typeof exec?.name !== 'string') return exclusive
-  const view = core.view(scope)
-  const definition = view.byName.get(exec.name)
-  if (!definition?.isConcurrencySafe) return exclusive
-  if (view.mode === 'code' && exec.parent === undefined && exec.name !== RUN_CODE_NAME) return exclusive
+  // Anything thrown while reading a hostile input, or by the classifier, is exclusive.
   try {
+    const name: unknown = exec?.name
+    const scope = core.scopeOfAgent(exec?.agent)
+    if (!scope || typeof name !== 'string') return exclusive
+    const view = core.view(scope)
+    const definition = view.byName.get(name)
+    if (!definition?.isConcurrencySafe) return exclusive
+    if (view.mode === 'code' && exec.parent === undefined && name !== RUN_CODE_NAME) return exclusive
     return definition.isConcurrencySafe(exec.arguments) === true ? parallel : exclusive
   } catch {
     return exclusive

@@ -1,4 +1,5 @@
 import { TOOL_ERROR } from '../runtime/errors.js'
+import { fuseSignals } from '../runtime/signal-fusion.js'
 import type {
   ToolExecutionFailure,
   ToolExecutionInput,
@@ -80,7 +81,14 @@ export function executeBatch(
     const call = snapshot[index]
     const mode = modes[index]
     observe(() => onStart?.(call, index, mode))
-    const result = await dispatch(tools, withSignal(call, batchSignal))
+    // The fusion is released as soon as the call settles: a long-lived batch or call signal holds nothing per call.
+    const fused = batchSignal === undefined ? undefined : fuseSignals(call.signal, batchSignal)
+    let result: ToolExecutionResult
+    try {
+      result = await dispatch(tools, fused === undefined ? call : { ...call, signal: fused.signal })
+    } finally {
+      fused?.release()
+    }
     const entry: BatchCallResult = Object.freeze({ index, call, mode, result })
     results[index] = entry
     observe(() => onResult?.(entry))
@@ -147,12 +155,6 @@ function classify(tools: BatchToolRuntime, call: ToolExecutionInput): ToolExecut
   } catch {
     return EXCLUSIVE
   }
-}
-
-/** The call with a signal that aborts when either its own or the batch signal aborts. */
-function withSignal(call: ToolExecutionInput, batchSignal: AbortSignal | undefined): ToolExecutionInput {
-  if (batchSignal === undefined) return call
-  return { ...call, signal: AbortSignal.any([call.signal, batchSignal]) }
 }
 
 /** `ToolRuntime.execute` never rejects; a structural stand-in might, so contain it as a failure. */

@@ -1,5 +1,6 @@
 import type { Context } from 'cordis'
 import { TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/errors.js'
+import { fuseSignals } from '../runtime/signal-fusion.js'
 import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../runtime/types.js'
 
 /** Config of {@link TimeoutPolicy}. */
@@ -117,7 +118,9 @@ export class TimeoutPolicy {
       const slot = timers.length
       timers.push(setTimeout(check, idle))
     }
-    exec.signal = AbortSignal.any([previous, controller.signal])
+    // Released in `finally`: a long-lived caller signal must not keep this call's deadline alive.
+    const fused = fuseSignals(previous, controller.signal)
+    exec.signal = fused.signal
     let result: ToolExecutionResult | undefined
     let failure: { error: unknown } | undefined
     try {
@@ -128,6 +131,7 @@ export class TimeoutPolicy {
     } finally {
       for (const timer of timers) clearTimeout(timer)
       if (clock !== undefined && this.clocks.get(exec.token) === clock) this.clocks.delete(exec.token)
+      fused.release()
       exec.signal = previous
     }
     if (fired !== undefined && !previous.aborted) return timeoutFailure(fired, result)

@@ -72,12 +72,15 @@ describe('R-REG-3 register()', () => {
     const { ctx, tools } = await createToolRuntime()
     const definition = rawTool('x')
     const dispose = tools.register(definition)
-    expect(tools.get('x')).toBe(definition)
+    // The registry keeps a frozen snapshot of the definition (#11): same fields, same callbacks.
+    expect(tools.get('x')).toEqual(definition)
+    expect(tools.get('x')?.execute).toBe(definition.execute)
+    expect(Object.isFrozen(tools.get('x'))).toBe(true)
     dispose()
     dispose()
     expect(tools.get('x')).toBeUndefined()
     const again = tools.register(definition)
-    expect(tools.get('x')).toBe(definition)
+    expect(tools.get('x')?.execute).toBe(definition.execute)
     again()
     const fiber = ctx.inject(['tools'], (c) => {
       c.tools.register(rawTool('plugin-owned'))

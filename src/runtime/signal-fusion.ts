@@ -1,0 +1,65 @@
+import { abortedOf, reasonOf } from './untrusted.js'
+
+/** A signal that aborts when either source aborts, and a release that detaches it from both. */
+export interface FusedSignal {
+  readonly signal: AbortSignal
+  /** Detach from the sources; the fused signal keeps its state but no source holds it any more. */
+  release(): void
+}
+
+/**
+ * Per-source relays: one permanent `abort` listener per source signal, fanning out to the fused
+ * controllers currently attached. `AbortSignal.any` keeps every dependant it ever made referenced
+ * from a long-lived source (Node 20 grew ~50–110 bytes per call that way), and a listener per call
+ * would trip EventTarget's leak warning under parallel calls; a Set entry per live fusion does
+ * neither, and `release()` removes it when the call settles.
+ */
+const relays = new WeakMap<AbortSignal, Set<AbortController>>()
+
+function relay(this: AbortSignal): void {
+  const attached = relays.get(this)
+  if (attached === undefined) return
+  relays.delete(this)
+  const reason = reasonOf(this)
+  for (const controller of attached) controller.abort(reason)
+}
+
+function attach(source: AbortSignal, controller: AbortController): void {
+  let attached = relays.get(source)
+  if (attached === undefined) {
+    attached = new Set()
+    relays.set(source, attached)
+    source.addEventListener('abort', relay, { once: true })
+  }
+  attached.add(controller)
+}
+
+function detach(source: AbortSignal, controller: AbortController): void {
+  relays.get(source)?.delete(controller)
+}
+
+/** Fuse two genuine AbortSignals; the first to abort gives the fused signal its reason. */
+export function fuseSignals(a: AbortSignal, b: AbortSignal): FusedSignal {
+  const controller = new AbortController()
+  const first = abortedOf(a) ? a : abortedOf(b) ? b : undefined
+  if (first !== undefined) {
+    controller.abort(reasonOf(first))
+    return { signal: controller.signal, release: noop }
+  }
+  attach(a, controller)
+  attach(b, controller)
+  return {
+    signal: controller.signal,
+    release() {
+      detach(a, controller)
+      detach(b, controller)
+    },
+  }
+}
+
+function noop(): void {}
+
+/** How many fused signals a source currently feeds (for tests of the release discipline). */
+export function attachedCount(source: AbortSignal): number {
+  return relays.get(source)?.size ?? 0
+}
