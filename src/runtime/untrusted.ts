@@ -100,22 +100,23 @@ function clip(text: string): string {
  * JSON.stringify then String, each guarded; `undefined` when neither works.
  */
 function textOf(value: unknown): string | undefined {
-  if (typeof value === 'string') return clip(value)
+  if (typeof value === 'string') return value
   if (typeof value === 'object' && value !== null && isProxy(value)) return 'a Proxy object (not inspected)'
   try {
     const json = JSON.stringify(value)
-    if (typeof json === 'string') return clip(json)
+    if (typeof json === 'string') return json
   } catch {}
   try {
     const text = String(value)
-    if (typeof text === 'string') return clip(text)
+    if (typeof text === 'string') return text
   } catch {}
   return undefined
 }
 
-/** Text for any untrusted value in a message; never throws. */
+/** Text for any untrusted value (a listener's malformed return) in a message, clipped; never throws. */
 export function describeValue(value: unknown): string {
-  return textOf(value) ?? `an unreadable ${typeof value} (converting it to text threw)`
+  const text = textOf(value)
+  return text === undefined ? `an unreadable ${typeof value} (converting it to text threw)` : clip(text)
 }
 
 /** What the pipeline keeps of a thrown value: each field read exactly once. */
@@ -133,7 +134,7 @@ const UNREADABLE_MESSAGE = 'a value was thrown that could not be read'
  * Proxy, or anything whose text conversion throws becomes a generic reading that says so.
  */
 export function readThrown(thrown: unknown): ThrownReading {
-  if (typeof thrown === 'string') return { message: clip(thrown), name: 'string', code: undefined }
+  if (typeof thrown === 'string') return { message: thrown, name: 'string', code: undefined }
   if (typeof thrown !== 'object' || thrown === null) {
     const text = textOf(thrown)
     return text === undefined
@@ -154,14 +155,14 @@ export function readThrown(thrown: unknown): ThrownReading {
   const message = readInherited(thrown, 'message')
   const name = readInherited(thrown, 'name')
   const code = readInherited(thrown, 'code')
-  const safeName = typeof name === 'string' && name !== '' ? clip(name) : 'Error'
+  const safeName = typeof name === 'string' && name !== '' ? name : 'Error'
   const ownCode = typeof code === 'string' ? code : undefined
   if (message === UNREADABLE || name === UNREADABLE) {
     const field = message === UNREADABLE ? 'message' : 'name'
     return { message: `${UNREADABLE_MESSAGE}: an Error whose ${field} threw when read`, name: safeName, code: ownCode }
   }
   const text = typeof message === 'string' || message === undefined ? message : textOf(message)
-  return { message: text ? clip(text) : safeName, name: safeName, code: ownCode }
+  return { message: text || safeName, name: safeName, code: ownCode }
 }
 
 /**
