@@ -1,0 +1,24 @@
+// The shape every `toolgate <command>` module default-exports.
+
+/** Where a command writes: stdout is reserved for protocol or the command's answer, stderr for logs. */
+export interface CliIo {
+  readonly stdout: NodeJS.WritableStream
+  readonly stderr: NodeJS.WritableStream
+}
+
+/** One subcommand. `run` resolves with the process exit code, or never settles while it serves. */
+export interface CliCommand {
+  /** One line for `toolgate --help`. */
+  readonly summary: string
+  /** Full usage text for `toolgate <command> --help`. */
+  readonly usage: string
+  run(argv: readonly string[], io: CliIo): Promise<number>
+}
+
+/** A usage mistake: printed with the command's usage, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'UsageError'
+  }
+}

@@ -1,0 +1,12 @@
+// The subcommand table. A command is one module default-exporting a CliCommand, loaded only when run.
+import type { CliCommand } from './command.js'
+
+export interface CommandEntry {
+  readonly summary: string
+  readonly load: () => Promise<{ default: CliCommand }>
+}
+
+export const commands: Readonly<Record<string, CommandEntry>> = {
+  serve: { summary: 'Serve tools (and aggregated MCP servers) as an MCP server', load: () => import('./serve.js') },
+  tools: { summary: 'Print what the model would see under a configuration', load: () => import('./tools.js') },
+}

@@ -1,0 +1,255 @@
+// The gateway config file: read, checked key by key (unknown keys are errors), every issue reported
+// with its path before anything starts.
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { ToolPresentationMode } from '../runtime/types.js'
+
+export type ServerConfig =
+  | { command: string; args?: string[]; env?: Record<string, string> }
+  | { url: string; headers?: Record<string, string> }
+
+export interface PolicyConfig {
+  /** Tool-name globs; when given, only matching tools are visible and callable. */
+  allow?: string[]
+  /** Tool-name globs hidden and refused. */
+  deny?: string[]
+  /** Tool-name globs whose calls need approval. */
+  ask?: string[]
+  /** Cooperative deadline per tool-name glob, in ms (the first matching glob wins). */
+  timeoutMs?: Record<string, number>
+}
+
+export interface GatewayConfig {
+  root?: string
+  bash?: boolean
+  mode?: ToolPresentationMode
+  servers?: Record<string, ServerConfig>
+  policy?: PolicyConfig
+}
+
+/** A config that cannot be used; `issues` lists every problem with its path. */
+export class ConfigError extends Error {
+  readonly issues: readonly string[]
+  constructor(source: string, issues: readonly string[]) {
+    super(`invalid config ${source}:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`)
+    this.name = 'ConfigError'
+    this.issues = issues
+  }
+}
+
+const MODES: readonly string[] = ['native', 'code', 'both']
+/** Server names become tool-name prefixes (`name__tool`), so they stay identifier-like. */
+const SERVER_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/
+
+/** Read and check a config file; a relative `root` is resolved against the file's directory. */
+export async function loadConfig(file: string): Promise<GatewayConfig> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new ConfigError(file, [`cannot read the file: ${(error as Error).message}`])
+  }
+  const config = parseConfig(text, file)
+  if (config.root !== undefined) config.root = path.resolve(path.dirname(path.resolve(file)), config.root)
+  return config
+}
+
+/** Parse and check config text. */
+export function parseConfig(text: string, source: string): GatewayConfig {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new ConfigError(source, [`not valid JSON: ${(error as Error).message}`])
+  }
+  const issues = duplicateKeys(text)
+  const config = checkConfig(value, issues)
+  if (issues.length) throw new ConfigError(source, issues)
+  return config
+}
+
+/** The tool-name prefix of an upstream server. */
+export function serverPrefix(name: string): string {
+  return `${name.replace(/-/g, '_')}__`
+}
+
+function checkConfig(value: unknown, issues: string[]): GatewayConfig {
+  if (!isRecord(value)) {
+    issues.push('(root): expected an object')
+    return {}
+  }
+  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy'], issues)
+  const config: GatewayConfig = {}
+  if (value.root !== undefined) {
+    if (typeof value.root === 'string' && value.root !== '') config.root = value.root
+    else issues.push('root: expected a non-empty directory path')
+  }
+  if (value.bash !== undefined) {
+    if (typeof value.bash === 'boolean') config.bash = value.bash
+    else issues.push('bash: expected true or false')
+  }
+  if (value.mode !== undefined) {
+    if (typeof value.mode === 'string' && MODES.includes(value.mode)) config.mode = value.mode as ToolPresentationMode
+    else issues.push(`mode: expected "native", "code" or "both", got ${JSON.stringify(value.mode)}`)
+  }
+  if (value.servers !== undefined) config.servers = checkServers(value.servers, issues)
+  if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)
+  return config
+}
+
+function checkServers(value: unknown, issues: string[]): Record<string, ServerConfig> {
+  const servers: Record<string, ServerConfig> = {}
+  if (!isRecord(value)) {
+    issues.push('servers: expected an object of { name: { command, args?, env? } | { url, headers? } }')
+    return servers
+  }
+  const prefixes = new Map<string, string>()
+  for (const [name, entry] of Object.entries(value)) {
+    const at = `servers.${name}`
+    if (!SERVER_NAME.test(name)) {
+      issues.push(`${at}: a server name starts with a letter and holds only letters, digits, "_" and "-"`)
+      continue
+    }
+    const prefix = serverPrefix(name)
+    const clash = prefixes.get(prefix)
+    if (clash !== undefined)
+      issues.push(`${at}: its tool prefix "${prefix}" duplicates the prefix of servers.${clash}; rename one of them`)
+    prefixes.set(prefix, name)
+    if (!isRecord(entry)) {
+      issues.push(`${at}: expected { command, args?, env? } or { url, headers? }`)
+      continue
+    }
+    if ('command' in entry && 'url' in entry) {
+      issues.push(`${at}: give either command (stdio) or url (Streamable HTTP), not both`)
+      continue
+    }
+    if ('url' in entry) {
+      unknownKeys(entry, at, ['url', 'headers'], issues)
+      if (typeof entry.url !== 'string' || !URL.canParse(entry.url)) issues.push(`${at}.url: expected an http(s) URL`)
+      else if (!/^https?:$/.test(new URL(entry.url).protocol)) issues.push(`${at}.url: expected an http(s) URL`)
+      const headers = stringRecord(entry.headers, `${at}.headers`, issues)
+      servers[name] = { url: entry.url as string, ...(headers ? { headers } : {}) }
+    } else if ('command' in entry) {
+      unknownKeys(entry, at, ['command', 'args', 'env'], issues)
+      if (typeof entry.command !== 'string' || entry.command === '')
+        issues.push(`${at}.command: expected a non-empty string`)
+      let args: string[] | undefined
+      if (entry.args !== undefined) {
+        if (Array.isArray(entry.args)) {
+          entry.args.forEach((arg, i) => {
+            if (typeof arg !== 'string') issues.push(`${at}.args[${i}]: expected a string`)
+          })
+          args = entry.args as string[]
+        } else issues.push(`${at}.args: expected an array of strings`)
+      }
+      const env = stringRecord(entry.env, `${at}.env`, issues)
+      servers[name] = { command: entry.command as string, ...(args ? { args } : {}), ...(env ? { env } : {}) }
+    } else {
+      issues.push(`${at}: expected command (a stdio server) or url (a Streamable HTTP server)`)
+    }
+  }
+  return servers
+}
+
+function checkPolicy(value: unknown, issues: string[]): PolicyConfig {
+  const policy: PolicyConfig = {}
+  if (!isRecord(value)) {
+    issues.push('policy: expected an object { allow?, deny?, ask?, timeoutMs? }')
+    return policy
+  }
+  unknownKeys(value, 'policy', ['allow', 'deny', 'ask', 'timeoutMs'], issues)
+  for (const key of ['allow', 'deny', 'ask'] as const) {
+    const list = value[key]
+    if (list === undefined) continue
+    if (!Array.isArray(list)) {
+      issues.push(`policy.${key}: expected an array of tool-name globs`)
+      continue
+    }
+    list.forEach((glob, i) => {
+      if (typeof glob !== 'string' || glob === '')
+        issues.push(`policy.${key}[${i}]: expected a non-empty tool-name glob`)
+    })
+    policy[key] = list as string[]
+  }
+  if (value.timeoutMs !== undefined) {
+    if (!isRecord(value.timeoutMs)) issues.push('policy.timeoutMs: expected an object of { toolGlob: milliseconds }')
+    else {
+      for (const [glob, ms] of Object.entries(value.timeoutMs))
+        if (!(typeof ms === 'number' && ms > 0 && Number.isFinite(ms)))
+          issues.push(`policy.timeoutMs.${glob}: expected a positive number of milliseconds`)
+      policy.timeoutMs = value.timeoutMs as Record<string, number>
+    }
+  }
+  return policy
+}
+
+function stringRecord(value: unknown, at: string, issues: string[]): Record<string, string> | undefined {
+  if (value === undefined) return undefined
+  if (!isRecord(value)) {
+    issues.push(`${at}: expected an object of strings`)
+    return undefined
+  }
+  for (const [key, v] of Object.entries(value))
+    if (typeof v !== 'string') issues.push(`${at}.${key}: expected a string`)
+  return value as Record<string, string>
+}
+
+function unknownKeys(value: Record<string, unknown>, at: string, known: readonly string[], issues: string[]): void {
+  for (const key of Object.keys(value))
+    if (!known.includes(key))
+      issues.push(`${at ? `${at}.` : ''}${key}: unknown key (expected ${known.map((k) => `"${k}"`).join(', ')})`)
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * JSON.parse keeps the last of two equal keys silently; a config that names a server twice would
+ * lose one without a word, so duplicates are reported with their path. `text` is valid JSON.
+ */
+function duplicateKeys(text: string): string[] {
+  const issues: string[] = []
+  const stack: { keys: Set<string> | undefined; path: string; key: string | undefined; index: number }[] = []
+  const pathOf = () => {
+    const top = stack[stack.length - 1]
+    return top ? (top.keys ? joinPath(top.path, top.key ?? '') : `${top.path}[${top.index}]`) : ''
+  }
+  let i = 0
+  let expectKey = false
+  while (i < text.length) {
+    const ch = text[i]
+    if (ch === '"') {
+      let j = i + 1
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1
+      const top = stack[stack.length - 1]
+      if (expectKey && top?.keys) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string
+        if (top.keys.has(key)) issues.push(`${joinPath(top.path, key)}: duplicate key (JSON keeps only the last one)`)
+        top.keys.add(key)
+        top.key = key
+        expectKey = false
+      }
+      i = j + 1
+      continue
+    }
+    if (ch === '{') {
+      stack.push({ keys: new Set(), path: pathOf(), key: undefined, index: 0 })
+      expectKey = true
+    } else if (ch === '[') {
+      stack.push({ keys: undefined, path: pathOf(), key: undefined, index: 0 })
+    } else if (ch === '}' || ch === ']') {
+      stack.pop()
+    } else if (ch === ',') {
+      const top = stack[stack.length - 1]
+      if (top?.keys) expectKey = true
+      else if (top) top.index++
+    }
+    i++
+  }
+  return issues
+}
+
+function joinPath(base: string, key: string): string {
+  return base ? `${base}.${key}` : key
+}

@@ -1,0 +1,98 @@
+// The gateway's allow/deny/ask rules and per-glob deadlines, applied to the serving agent's scope
+// so they hold for direct calls and Code Mode sub-calls alike.
+import { RUN_CODE_NAME } from '../code-mode/constants.js'
+import { TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/errors.js'
+import type { Agent, ToolExecutionFailure, ToolExecutionResult } from '../runtime/types.js'
+import type { PolicyConfig } from './config.js'
+
+/** A tool-name glob: `*` is any run of characters, `?` one character. */
+export function nameGlob(glob: string): (name: string) => boolean {
+  const source = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.')
+  const re = new RegExp(`^${source}$`)
+  return (name) => re.test(name)
+}
+
+function firstMatch(globs: readonly string[] | undefined, name: string): string | undefined {
+  return globs?.find((glob) => nameGlob(glob)(name))
+}
+
+/** Why the policy refuses `name`, or undefined. `run_code` itself is never filtered (its sub-calls are). */
+export function refusal(policy: PolicyConfig, name: string): string | undefined {
+  if (name === RUN_CODE_NAME) return undefined
+  const denied = firstMatch(policy.deny, name)
+  if (denied !== undefined) return `the gateway policy denies "${name}" (deny: "${denied}")`
+  if (policy.allow && firstMatch(policy.allow, name) === undefined)
+    return `the gateway policy does not allow "${name}" (it matches no allow glob)`
+  return undefined
+}
+
+/**
+ * Install the policy on the serving agent: refused tools are hidden (a restriction recomputed as
+ * tools come and go) and refused by a guard; `ask` globs turn into approval requests; `timeoutMs`
+ * globs get a cooperative deadline. `names()` lists every registered tool name.
+ */
+export function applyPolicy(agent: Agent, policy: PolicyConfig, names: () => readonly string[]): void {
+  const ctx = agent.ctx
+  ctx.tools.guard((exec) => refusal(policy, exec.name))
+
+  let hidden = ''
+  let unrestrict: (() => void) | undefined
+  const hide = () => {
+    const refused = names()
+      .filter((name) => refusal(policy, name) !== undefined && ctx.tools.get(name) !== undefined)
+      .sort()
+    const key = refused.join('\n')
+    if (key === hidden) return
+    hidden = key
+    const previous = unrestrict
+    unrestrict = refused.length ? ctx.tools.restrict({ deny: refused }) : undefined
+    previous?.()
+  }
+  if (policy.allow || policy.deny) {
+    hide()
+    ctx.on('tools/change', hide)
+  }
+
+  const ask = policy.ask
+  if (ask?.length) {
+    ctx.on('tools/pre-execute', async (exec, next) => {
+      const decision = await next()
+      const glob = firstMatch(ask, exec.name)
+      if (glob === undefined || decision.kind !== 'allow') return decision
+      return { kind: 'ask', reason: `the gateway policy asks before "${exec.name}" (ask: "${glob}")` }
+    })
+  }
+
+  const budgets = policy.timeoutMs ? Object.entries(policy.timeoutMs) : []
+  if (budgets.length) {
+    ctx.on('tools/execute', async (exec, next) => {
+      const budget = budgets.find(([glob]) => nameGlob(glob)(exec.name))
+      const previous = exec.signal
+      if (budget === undefined || previous.aborted) return next()
+      const timeout = new ToolTimeoutError(exec.name, budget[1])
+      const deadline = new AbortController()
+      const timer = setTimeout(() => deadline.abort(timeout), budget[1])
+      exec.signal = AbortSignal.any([previous, deadline.signal])
+      let result: ToolExecutionResult
+      try {
+        result = await next()
+      } finally {
+        clearTimeout(timer)
+        exec.signal = previous
+      }
+      if (!deadline.signal.aborted || previous.aborted) return result
+      const failure: ToolExecutionFailure = {
+        isError: true,
+        error: {
+          message: timeout.message,
+          info: { name: 'ToolTimeoutError', code: TOOL_TIMEOUT, timeoutMs: budget[1] },
+        },
+        content: [{ type: 'text', text: timeout.message }],
+      }
+      return failure
+    })
+  }
+}

@@ -1,0 +1,165 @@
+// `toolgate serve`: the gateway as an MCP server, over stdio or Streamable HTTP on 127.0.0.1.
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { CliCommand, CliIo } from './command.js'
+import type { Gateway } from './gateway.js'
+import { createLog, type Log } from './log.js'
+import { readSettings } from './settings.js'
+import { VERSION } from './version.js'
+
+const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT] [--verbose]
+
+Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
+--root (default: the current directory), bash with --bash, and the tools of every upstream MCP
+server in the config file, through the config's policy. Over stdio by default; with --http PORT
+as Streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0 picks a free port, logged on stderr).
+
+  --root DIR      workspace the file tools (and bash) are confined to
+  --bash          also serve the bash tool
+  --mode MODE     native (each tool), code (one run_code tool with a typed SDK) or both
+  --config FILE   JSON: { root?, bash?, mode?, servers?, policy? }; flags override it
+  --http PORT     serve Streamable HTTP on 127.0.0.1:PORT instead of stdio
+  --verbose       log every call on stderr
+`
+
+const serve: CliCommand = {
+  summary: 'Serve tools (and aggregated MCP servers) as an MCP server',
+  usage,
+  async run(argv, io) {
+    const settings = await readSettings(argv, ['root', 'bash', 'mode', 'config', 'http', 'verbose'])
+    const log = createLog(io.stderr, settings.verbose)
+    // The runtime and the MCP SDK load only once the flags and the config are known to be good.
+    const [{ openGateway }, { createMcpServer }] = await Promise.all([
+      import('./gateway.js'),
+      import('../mcp/server.js'),
+    ])
+    const gateway = await openGateway(settings, log)
+    if (settings.verbose) logCalls(gateway, log)
+    const make = () =>
+      createMcpServer(gateway.agent.ctx.tools, { agent: gateway.agent, name: 'toolgate', version: VERSION })
+    try {
+      if (settings.http === undefined) await serveStdio(make, log)
+      else await serveHttp(make, settings.http, log, io)
+      return 0
+    } finally {
+      await gateway.close()
+    }
+  },
+}
+
+function logCalls(gateway: Gateway, log: Log): void {
+  gateway.agent.ctx.on('tools/result', (exec, result) => {
+    const outcome = result.isError ? `error: ${result.error.message.split('\n', 1)[0]}` : 'ok'
+    log.debug(`${exec.callId} ${exec.name} → ${outcome}`)
+  })
+}
+
+/** Until the client closes stdin (or a signal asks to stop). */
+async function serveStdio(make: () => Server, log: Log): Promise<void> {
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js')
+  const server = make()
+  const done = new Promise<void>((resolve) => {
+    const onclose = server.onclose
+    server.onclose = () => {
+      onclose?.()
+      resolve()
+    }
+  })
+  await server.connect(new StdioServerTransport())
+  const stop = () => void server.close()
+  process.stdin.once('end', stop)
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  log.debug('serving MCP over stdio')
+  await done
+}
+
+/** One MCP session per client, each with its own server object, until a signal asks to stop. */
+async function serveHttp(make: () => Server, port: number, log: Log, io: CliIo): Promise<void> {
+  const [{ createServer }, { StreamableHTTPServerTransport }, { isInitializeRequest }] = await Promise.all([
+    import('node:http'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ])
+  type Session = { transport: InstanceType<typeof StreamableHTTPServerTransport>; server: Server }
+  const sessions = new Map<string, Session>()
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+    if (url.pathname !== '/mcp') return reply(res, 404, 'not found: the MCP endpoint is /mcp')
+    const id = req.headers['mcp-session-id']
+    const existing = typeof id === 'string' ? sessions.get(id) : undefined
+    let body: unknown
+    if (req.method === 'POST') {
+      try {
+        body = JSON.parse(await readBody(req))
+      } catch {
+        return rpcError(res, 400, -32700, 'Parse error: the body is not JSON')
+      }
+    }
+    if (existing) return existing.transport.handleRequest(req, res, body)
+    if (id !== undefined) return rpcError(res, 404, -32001, 'Session not found')
+    if (req.method !== 'POST' || !isInitializeRequest(body))
+      return rpcError(res, 400, -32000, 'Bad Request: no session; start with an initialize request')
+    const server = make()
+    const transport: Session['transport'] = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, { transport, server })
+        log.debug(`session ${sessionId} opened`)
+      },
+    })
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      void server.close()
+    }
+    await server.connect(transport)
+    await transport.handleRequest(req, res, body)
+  }
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch((error) => {
+      log.info(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`)
+      if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error')
+      else res.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject)
+    http.listen(port, '127.0.0.1', () => resolve())
+  })
+  const address = http.address()
+  const actual = typeof address === 'object' && address ? address.port : port
+  io.stderr.write(`toolgate: serving MCP at http://127.0.0.1:${actual}/mcp\n`)
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve()
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+  })
+  for (const session of sessions.values()) await session.transport.close().catch(() => {})
+  const closed = new Promise<void>((resolve) => http.close(() => resolve()))
+  http.closeAllConnections()
+  await closed
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('error', reject)
+  })
+}
+
+function reply(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain' }).end(`${text}\n`)
+}
+
+function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res
+    .writeHead(status, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
+}
+
+export default serve

@@ -1,0 +1,38 @@
+// `toolgate tools`: what a client's model would see under a configuration, without a client.
+import type { CliCommand } from './command.js'
+import { createLog } from './log.js'
+import { readSettings } from './settings.js'
+
+const usage = `Usage: toolgate tools [--config FILE] [--root DIR] [--bash] [--mode native|code|both] [--verbose]
+
+Prints each tool the served scope exposes, with its description. Under --mode code that is
+run_code alone, whose description carries the typed SDK of every tool a program may call.
+Upstream servers in the config are started to list their tools.
+`
+
+const tools: CliCommand = {
+  summary: 'Print what the model would see under a configuration',
+  usage,
+  async run(argv, io) {
+    const settings = await readSettings(argv, ['config', 'root', 'bash', 'mode', 'verbose'])
+    const { openGateway } = await import('./gateway.js')
+    const gateway = await openGateway(settings, createLog(io.stderr, settings.verbose))
+    try {
+      const schemas = gateway.tools.schemas(gateway.agent)
+      const text = schemas.map((schema) => `${schema.name}\n${indent(schema.description)}\n`).join('\n')
+      io.stdout.write(text)
+      return 0
+    } finally {
+      await gateway.close()
+    }
+  },
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => (line === '' ? '' : `  ${line}`))
+    .join('\n')
+}
+
+export default tools

@@ -1,0 +1,202 @@
+// createMcpServer(): one agent scope of the registry, served as an MCP server. Every call goes
+// through ctx.tools.execute, so approvals, guards and timeouts apply exactly as for a model turn.
+import { randomUUID } from 'node:crypto'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ElicitResultSchema,
+  ListToolsRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { Context } from 'cordis'
+import type { JsonValue } from '../json/json-value.js'
+import type { ToolRuntime } from '../runtime/tool-runtime.js'
+import type { Agent, ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../runtime/types.js'
+import { previewJson } from '../scheduling/preview.js'
+import type { ToolDefinition } from '../schema/tool-definition.js'
+import { type McpContentBlock, toMcpContent } from './content.js'
+import { ensureElicitationApproval, routeApprovals } from './elicitation.js'
+import { getMcpToolMeta } from './tool-meta.js'
+
+/** Options of {@link createMcpServer}. */
+export interface CreateMcpServerOptions {
+  /** The scope served: what this agent sees (its presentation mode included). Default: the global layer. */
+  readonly agent?: Agent
+  /** Server name announced to clients. */
+  readonly name: string
+  /** Server version announced to clients. */
+  readonly version: string
+  /** Optional instructions announced to clients at initialization. */
+  readonly instructions?: string
+}
+
+/** How long a human may take to answer an approval elicitation. */
+const ELICITATION_TIMEOUT_MS = 10 * 60_000
+
+/**
+ * An MCP server (the SDK's `Server`, not yet connected) exposing what `options.agent` sees:
+ * `tools.schemas(agent)` as the tool list (so under Code Mode just `run_code`), object output
+ * schemas with `structuredContent`, annotations, `notifications/tools/list_changed` on every
+ * `tools/change`, client cancellation as the call's signal, and every call through
+ * `tools.execute`. An `ask` decision is put to the client as an elicitation when it supports
+ * elicitation, and denied otherwise (unless the host provides its own approval service).
+ *
+ * Connect it to a transport with `await server.connect(transport)`; `server.close()` detaches it.
+ */
+export function createMcpServer(tools: ToolRuntime, options: CreateMcpServerOptions): Server {
+  if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
+    throw new TypeError('createMcpServer(tools): expected ctx.tools (a ToolRuntime)')
+  if (typeof options?.name !== 'string' || options.name === '')
+    throw new TypeError('createMcpServer(tools, options): options.name must be a non-empty string')
+  if (typeof options.version !== 'string' || options.version === '')
+    throw new TypeError('createMcpServer(tools, options): options.version must be a non-empty string')
+  const { agent } = options
+  // Resolve the scope once so a bad agent fails here, not on the first list.
+  tools.schemas(agent)
+  // The caller's context (the service is reached through it), so listeners live as long as the caller.
+  const ctx = (tools as unknown as { ctx: Context }).ctx
+  ensureElicitationApproval(ctx)
+
+  const server = new Server(
+    { name: options.name, version: options.version },
+    { capabilities: { tools: { listChanged: true } }, instructions: options.instructions },
+  )
+  const session = randomUUID().slice(0, 8)
+  let serial = 0
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, agent) }))
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name } = request.params
+    const callId = `mcp-${session}-${++serial}`
+    const unroute = server.getClientCapabilities()?.elicitation
+      ? routeApprovals(callId, (approval) => elicitApproval(approval, extra.sendRequest, extra.signal))
+      : undefined
+    try {
+      const result = await tools.execute({
+        callId,
+        name,
+        arguments: request.params.arguments ?? {},
+        agent,
+        signal: extra.signal,
+      })
+      return toCallToolResult(result, tools.get(name, agent))
+    } finally {
+      unroute?.()
+    }
+  })
+
+  // Coalesce a burst of changes (a remote server re-listing, a plugin loading) into one notification.
+  let closed = false
+  let pending = false
+  const dispose = ctx.on('tools/change', () => {
+    if (closed || pending) return
+    pending = true
+    queueMicrotask(() => {
+      pending = false
+      if (!closed && server.transport) server.sendToolListChanged().catch(() => {})
+    })
+  })
+  const onclose = server.onclose
+  server.onclose = () => {
+    closed = true
+    dispose()
+    onclose?.()
+  }
+  return server
+}
+
+function listTools(tools: ToolRuntime, agent: Agent | undefined): Tool[] {
+  return tools.schemas(agent).map((schema): Tool => {
+    const definition = tools.get(schema.name, agent)
+    const meta = definition && getMcpToolMeta(definition)
+    const tool: Tool = {
+      name: schema.name,
+      description: schema.description,
+      inputSchema: inputSchemaOf(schema.parameters),
+    }
+    const outputSchema = meta?.imported ? meta.outputSchema : objectSchemaOf(definition?.output.schema)
+    if (outputSchema) tool.outputSchema = outputSchema as Tool['outputSchema']
+    if (meta?.annotations) tool.annotations = meta.annotations
+    return tool
+  })
+}
+
+/** MCP requires an object-rooted input schema; a raw registration's other roots are wrapped as "any object". */
+function inputSchemaOf(parameters: JsonValue): Tool['inputSchema'] {
+  const schema = objectSchemaOf(parameters)
+  return (schema ?? { type: 'object' }) as Tool['inputSchema']
+}
+
+function objectSchemaOf(schema: unknown): Record<string, unknown> | undefined {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return undefined
+  return (schema as { type?: unknown }).type === 'object' ? (schema as Record<string, unknown>) : undefined
+}
+
+function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinition | undefined): CallToolResult {
+  const content: McpContentBlock[] = result.content.map(toMcpContent)
+  // Deferred contexts are for the model's next turn; over MCP the client's model reads them here.
+  for (const context of result.additionalContexts ?? [])
+    for (const block of context.content) content.push(toMcpContent(block))
+  if (result.isError) {
+    return {
+      isError: true,
+      content: content as CallToolResult['content'],
+      _meta: { 'toolgate/error': result.error as unknown as JsonValue },
+    }
+  }
+  const out: CallToolResult = { content: content as CallToolResult['content'] }
+  const meta = definition && getMcpToolMeta(definition)
+  const value = result.value
+  if (meta?.imported) {
+    const structured = (value as { structuredContent?: unknown } | null)?.structuredContent
+    if (isPlainObject(structured)) out.structuredContent = structured
+  } else if (objectSchemaOf(definition?.output.schema) && isPlainObject(value)) {
+    out.structuredContent = value
+  }
+  return out
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+type SendRequest = (
+  request: { method: 'elicitation/create'; params: Record<string, unknown> },
+  schema: typeof ElicitResultSchema,
+  options?: { signal?: AbortSignal; timeout?: number },
+) => Promise<{ action: string; content?: Record<string, unknown> }>
+
+/** Ask the client's user, on the stream of the request being handled (Streamable HTTP relates them). */
+async function elicitApproval(request: ApprovalRequest, send: unknown, signal: AbortSignal): Promise<ApprovalOutcome> {
+  const r = request as unknown as {
+    execution?: { name?: string; arguments?: unknown }
+    toolName?: string
+    arguments?: unknown
+    reason?: string
+  }
+  const toolName = r.toolName ?? r.execution?.name ?? 'a tool'
+  const args = r.arguments !== undefined ? r.arguments : r.execution?.arguments
+  const message =
+    `Allow the call to ${toolName}?${r.reason ? `\nReason asked: ${r.reason}` : ''}` +
+    `\nArguments: ${previewJson(args, 1000)}`
+  const answer = await (send as SendRequest)(
+    {
+      method: 'elicitation/create',
+      params: {
+        message,
+        requestedSchema: {
+          type: 'object',
+          properties: { approve: { type: 'boolean', title: `Allow ${toolName} once`, default: false } },
+          required: ['approve'],
+        },
+      },
+    },
+    ElicitResultSchema,
+    { signal, timeout: ELICITATION_TIMEOUT_MS },
+  )
+  if (answer.action === 'accept' && answer.content?.approve === true) return { kind: 'allowed-once' }
+  if (answer.action === 'cancel') return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request' }
+  return { kind: 'denied', reason: 'the MCP client declined the call' }
+}

@@ -1,0 +1,28 @@
+// vitest globalSetup: the CLI tests spawn the BUILT package, so build once when dist/ is older
+// than the sources (CI builds before testing, so there this is a no-op).
+import { execFileSync } from 'node:child_process'
+import { readdirSync, statSync } from 'node:fs'
+import path from 'node:path'
+
+const root = path.resolve(import.meta.dirname, '..')
+
+function newest(dir: string): number {
+  let latest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name)
+    latest = Math.max(latest, entry.isDirectory() ? newest(full) : statSync(full).mtimeMs)
+  }
+  return latest
+}
+
+export default function setup(): void {
+  let built = 0
+  try {
+    built = statSync(path.join(root, 'dist/cli/bin.js')).mtimeMs
+  } catch {
+    built = 0
+  }
+  const sources = Math.max(newest(path.join(root, 'src')), statSync(path.join(root, 'package.json')).mtimeMs)
+  if (built >= sources) return
+  execFileSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
+}

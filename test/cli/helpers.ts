@@ -1,0 +1,91 @@
+// Spawning the built `toolgate` CLI and talking to it with the real MCP SDK client.
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+
+export const BIN = path.resolve(import.meta.dirname, '../../dist/cli/bin.js')
+
+export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-cli-'))
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) }
+}
+
+export async function writeConfig(dir: string, config: unknown, name = 'toolgate.json'): Promise<string> {
+  const file = path.join(dir, name)
+  await writeFile(file, typeof config === 'string' ? config : JSON.stringify(config, null, 2))
+  return file
+}
+
+export interface Connected {
+  client: Client
+  stderr: () => string
+  close: () => Promise<void>
+}
+
+/** `toolgate serve ...args` over stdio, with a connected SDK client. */
+export async function serveStdio(args: string[], capabilities: Record<string, unknown> = {}): Promise<Connected> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'serve', ...args],
+    stderr: 'pipe',
+  })
+  let err = ''
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString()
+  })
+  const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities })
+  await client.connect(transport)
+  return { client, stderr: () => err, close: () => client.close() }
+}
+
+/** `toolgate serve --http 0 ...args`, its port read from stderr, with a connected Streamable HTTP client. */
+export async function serveHttp(args: string[], capabilities: Record<string, unknown> = {}): Promise<Connected> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let err = ''
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+      const match = /serving MCP at http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err)
+      if (match) resolve(Number(match[1]))
+    })
+    child.once('exit', (code) => reject(new Error(`toolgate exited with ${code}: ${err}`)))
+  })
+  const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)))
+  return {
+    client,
+    stderr: () => err,
+    close: async () => {
+      await client.close()
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+/** Run a command of the built CLI to completion. */
+export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    child.once('exit', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/** The text of a CallToolResult's content. */
+export function textOf(result: object): string {
+  const blocks = ((result as { content?: unknown }).content ?? []) as { type: string; text?: string }[]
+  return blocks.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n')
+}
