@@ -49,8 +49,8 @@ describe('toolgate serve --mode native (stdio)', () => {
   })
 
   it('reports a failed call as an error result, never a protocol error', async () => {
-    const escape = await s.client.callTool({ name: 'read_file', arguments: { path: '../../etc/passwd' } })
-    expect(escape.isError).toBe(true)
+    const outside = await s.client.callTool({ name: 'read_file', arguments: { path: '../../etc/passwd' } })
+    expect(outside.isError).toBe(true)
     const unknown = await s.client.callTool({ name: 'nope', arguments: {} })
     expect(unknown.isError).toBe(true)
     expect(textOf(unknown)).toMatch(/nope/)
