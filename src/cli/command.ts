@@ -2,8 +2,13 @@
 
 /** Where a command writes: stdout is reserved for protocol or the command's answer, stderr for logs. */
 export interface CliIo {
-  readonly stdout: NodeJS.WritableStream
-  readonly stderr: NodeJS.WritableStream
+  readonly stdout: TextSink
+  readonly stderr: TextSink
+}
+
+/** The part of a writable stream the commands use. */
+export interface TextSink {
+  write(text: string): unknown
 }
 
 /** One subcommand. `run` resolves with the process exit code, or never settles while it serves. */

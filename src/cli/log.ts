@@ -1,3 +1,5 @@
+import type { TextSink } from './command.js'
+
 // Logging for the CLI: always stderr, since stdout carries the stdio protocol.
 
 export interface Log {
@@ -6,7 +8,7 @@ export interface Log {
   debug(message: string): void
 }
 
-export function createLog(stderr: NodeJS.WritableStream, verbose: boolean): Log {
+export function createLog(stderr: TextSink, verbose: boolean): Log {
   return {
     info: (message) => stderr.write(`toolgate: ${message}\n`),
     debug: (message) => {
