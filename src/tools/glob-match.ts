@@ -1,3 +1,5 @@
+import picomatch from 'picomatch'
+
 /** Most alternatives one pattern's `{a,b}` groups may expand to. */
 export const MAX_BRACE_EXPANSIONS = 1024
 
@@ -71,74 +73,10 @@ export function expandBraces(pattern: string): string[] {
   return done
 }
 
-const REGEX_SPECIAL = /[.+^${}()|[\]\\*?]/
-
-function compileSegment(segment: string): RegExp {
-  let source = ''
-  for (let i = 0; i < segment.length; i++) {
-    const ch = segment[i]
-    if (ch === '\\' && i + 1 < segment.length) {
-      const next = segment[++i]
-      source += REGEX_SPECIAL.test(next) ? `\\${next}` : next
-    } else if (ch === '*') {
-      while (segment[i + 1] === '*') i++
-      source += '[^/]*'
-    } else if (ch === '?') {
-      source += '[^/]'
-    } else {
-      source += REGEX_SPECIAL.test(ch) ? `\\${ch}` : ch
-    }
-  }
-  // Wildcards never match a leading dot unless the segment spells it out.
-  const guard = segment.startsWith('.') ? '' : '(?!\\.)'
-  return new RegExp(`^${guard}${source}$`)
-}
-
-function splitPattern(pattern: string): Segment[] {
-  const parts = pattern.split('/').filter((part, i) => part !== '' && !(part === '.' && i === 0))
-  const out: Segment[] = []
-  for (const part of parts) {
-    if (part === '**') {
-      if (out[out.length - 1] !== GLOBSTAR) out.push(GLOBSTAR)
-    } else out.push(compileSegment(part))
-  }
-  return out
-}
-
-/** Add the states reachable without consuming a segment (a `**` may match zero segments). */
-function closure(pattern: readonly Segment[], states: Set<number>): Set<number> {
-  const work = [...states]
-  while (work.length > 0) {
-    const i = work.pop()!
-    if (pattern[i] === GLOBSTAR && !states.has(i + 1)) {
-      states.add(i + 1)
-      work.push(i + 1)
-    }
-  }
-  return states
-}
-
-/** Run the segment automaton over path segments; returns the live states. */
-function run(pattern: readonly Segment[], segments: readonly string[]): Set<number> {
-  let states = closure(pattern, new Set([0]))
-  for (const segment of segments) {
-    const next = new Set<number>()
-    for (const i of states) {
-      const seg = pattern[i]
-      if (seg === undefined) continue
-      if (seg === GLOBSTAR) {
-        if (!segment.startsWith('.')) next.add(i)
-      } else if (seg.test(segment)) next.add(i + 1)
-    }
-    if (next.size === 0) return next
-    states = closure(pattern, next)
-  }
-  return states
-}
-
 /**
- * Compile a glob over workspace-relative POSIX paths: `**` (any number of directories), `*`, `?`
- * (within one segment), `{a,b}` alternatives (may span `/`), `\` escapes. Wildcards do not match a
+ * Compile a glob over workspace-relative POSIX paths with picomatch: `**` (any number of
+ * directories), `*`, `?` (within one segment), character classes (`[a-z]`, `[[:digit:]]`), `{a,b}`
+ * alternatives (may span `/`), extglobs (`+(a|b)`, `!(x)`, …), `\` escapes. Wildcards do not match a
  * leading `.` (dotfiles need an explicit `.` in the pattern). Absolute patterns and `..` are
  * refused so a glob can never look outside the workspace.
  */
@@ -146,23 +84,32 @@ export function compileGlob(pattern: string): GlobMatcher {
   if (typeof pattern !== 'string' || pattern === '') throw new Error('glob pattern must be a non-empty string')
   if (pattern.includes('\0')) throw new Error('glob pattern contains a NUL byte')
   const alternatives = expandBraces(pattern)
-  const compiled: Segment[][] = []
   for (const alt of alternatives) {
     if (alt.startsWith('/')) throw new Error(`glob pattern must be relative to the workspace: ${pattern}`)
     if (alt.split('/').includes('..')) throw new Error(`glob pattern must not contain '..': ${pattern}`)
-    compiled.push(splitPattern(alt))
   }
+  const options = { dot: false }
+  const isMatch = picomatch(pattern, options)
+  // Per-alternative segment matchers, for pruning: a directory can hold a match when each of its
+  // segments matches the pattern's segment at that depth, or a `**` was reached.
+  const segmented = alternatives.map((alt) =>
+    alt
+      .split('/')
+      .filter((part, i) => part !== '' && !(part === '.' && i === 0))
+      .map((part) => (part === '**' ? '**' : picomatch(part, options))),
+  )
   const split = (p: string): string[] => (p === '' || p === '.' ? [] : p.split('/'))
   return {
-    matches(relPath) {
-      const segments = split(relPath)
-      return compiled.some((pat) => run(pat, segments).has(pat.length))
-    },
+    matches: (relPath) => isMatch(relPath),
     couldContain(dirRelPath) {
       const segments = split(dirRelPath)
-      return compiled.some((pat) => {
-        for (const state of run(pat, segments)) if (state < pat.length) return true
-        return false
+      return segmented.some((pat) => {
+        for (let i = 0; i < segments.length; i++) {
+          const seg = pat[i]
+          if (seg === '**') return true
+          if (seg === undefined || i === pat.length - 1 || !seg(segments[i])) return false
+        }
+        return segments.length < pat.length
       })
     },
   }

@@ -3,14 +3,15 @@ import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import type { FsToolContext } from './fs-context.js'
 import { compileGlob } from './glob-match.js'
+import { globWalk } from './glob-walk.js'
 import { bool, callPresenter, int, list, listOf, resultPresenter, str } from './present-util.js'
-import { walkFiles } from './walk.js'
 
 /**
- * `glob { pattern }`: workspace files matching a glob (`**`, `*`, `?`, `{a,b}`), in walk order
- * (depth-first, names sorted). At most `globMaxResults` paths are returned; `total` counts every
- * match found and `truncated` is also set when the walk hit its entry budget (then `total` is a lower
- * bound). Symlinks, `.git` and `node_modules` are not traversed.
+ * `glob { pattern }`: workspace files matching a glob (picomatch through tinyglobby: `**`, `*`, `?`,
+ * character classes, `{a,b}`, extglobs), sorted by path. At most `globMaxResults` paths are
+ * returned; `total` counts every match found and `truncated` is also set when the walk hit its
+ * entry budget (then `total` is a lower bound). Symlinks, `.git`, `node_modules` and what
+ * `.gitignore` files ignore are not traversed or returned.
  */
 export function createGlobTool(fs: FsToolContext): ToolDefinition {
   const { limits } = fs
@@ -18,8 +19,9 @@ export function createGlobTool(fs: FsToolContext): ToolDefinition {
     name: 'glob',
     description:
       'Find files in the workspace whose relative path matches a glob pattern: ** matches any number of ' +
-      'directories, * and ? match within one path segment, {a,b} matches alternatives (e.g. "src/**/*.{ts,tsx}"). ' +
-      `Returns at most ${limits.globMaxResults} paths.`,
+      'directories, * and ? match within one path segment, [a-z] matches a character class, {a,b} matches ' +
+      'alternatives, +(a|b) and !(x) are extglobs (e.g. "src/**/*.{ts,tsx}"). Wildcards skip dotfiles unless the ' +
+      `pattern names the dot; files ignored by .gitignore are skipped. Returns at most ${limits.globMaxResults} paths.`,
     parameters: {
       pattern: { type: 'string', required: true, description: 'Glob relative to the workspace root.' },
     },
@@ -53,21 +55,16 @@ export function createGlobTool(fs: FsToolContext): ToolDefinition {
       },
     },
     async execute(args, exec) {
-      const matcher = compileGlob(args.pattern)
-      const root = await fs.realRoot()
-      const paths: string[] = []
-      let total = 0
-      const walk = await walkFiles(
-        root,
-        { signal: exec.signal, maxEntries: limits.walkMaxEntries, descend: (rel) => matcher.couldContain(rel) },
-        (file) => {
-          if (matcher.matches(file.rel)) {
-            total++
-            if (paths.length < limits.globMaxResults) paths.push(file.rel)
-          }
-          return true
-        },
-      )
+      // Same refusals as before (absolute, '..', exploding braces), with the pattern in the message.
+      compileGlob(args.pattern)
+      const walk = await globWalk({
+        rootAbs: await fs.realRoot(),
+        patterns: [args.pattern],
+        signal: exec.signal,
+        maxEntries: limits.walkMaxEntries,
+      })
+      const total = walk.paths.length
+      const paths = total > limits.globMaxResults ? walk.paths.slice(0, limits.globMaxResults) : walk.paths
       return { pattern: args.pattern, paths, total, truncated: walk.exhausted || total > paths.length }
     },
     timeoutMs: 30_000,

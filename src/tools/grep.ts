@@ -1,14 +1,17 @@
 import { readFile, stat } from 'node:fs/promises'
+import path from 'node:path'
 import { groupSearchMatches, type SearchMatch } from '../presentation/search-matches.js'
 import type { SearchFileMatches, ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import { looksBinary } from './binary.js'
 import type { FsToolContext } from './fs-context.js'
-import { compileGlob, type GlobMatcher } from './glob-match.js'
+import { loadGitignoreChain } from './gitignore.js'
+import { compileGlob } from './glob-match.js'
+import { globWalk } from './glob-walk.js'
 import { cutText } from './limits.js'
 import { bool, callPresenter, int, list, listOf, record, resultPresenter, str } from './present-util.js'
-import { walkFiles } from './walk.js'
+import { ripgrepSearch } from './ripgrep.js'
 import { checkAborted, resolveInWorkspace } from './workspace.js'
 
 function compilePattern(pattern: string): RegExp {
@@ -32,35 +35,35 @@ function readFileMatches(item: unknown): SearchFileMatches | undefined {
   return path === undefined || matches === undefined ? undefined : { path, matches }
 }
 
-/** The file filter: a glob without `/` matches the file name at any depth, otherwise the path below `path`. */
-function fileFilter(glob: string | undefined): { test(rel: string): boolean; matcher?: GlobMatcher; byName: boolean } {
-  if (glob === undefined) return { test: () => true, byName: true }
-  const matcher = compileGlob(glob)
-  const byName = !glob.includes('/')
-  return {
-    matcher,
-    byName,
-    test: (rel) => matcher.matches(byName ? rel.slice(rel.lastIndexOf('/') + 1) : rel),
-  }
-}
-
 /**
- * `grep { pattern, path?, glob? }`: lines matching a JavaScript regular expression, grouped by file.
- * Caps: `grepMaxMatches` matches shown (every match is still counted in `total`), matched lines cut at
- * `grepMaxLineChars`, files above `grepMaxFileBytes` and binary files (NUL in the first 8000 bytes)
- * skipped, at most `grepMaxFiles` files searched and `walkMaxEntries` entries walked — hitting either
- * budget sets `truncated` and makes `total` a lower bound.
+ * `grep { pattern, path?, glob? }`: matching lines grouped by file, sorted by path. It runs ripgrep
+ * (`rg --json`, see `ripgrepSearch`: linear-time Rust regex, `.gitignore` honoured, binary files
+ * skipped, cancellation kills the process) when a binary is available, else a JavaScript search
+ * over the same walk as `glob` (dotfiles searched). Caps: `grepMaxMatches` matches shown (every
+ * match is still counted in `total`), matched lines cut at `grepMaxLineChars`, files above
+ * `grepMaxFileBytes` skipped; the JavaScript search also skips binary files (NUL in the first 8000
+ * bytes) and stops at `grepMaxFiles` files searched and `walkMaxEntries` entries walked — hitting
+ * either budget sets `truncated` and makes `total` a lower bound.
  */
 export function createGrepTool(fs: FsToolContext): ToolDefinition {
   const { limits } = fs
+  const rg = fs.ripgrep
+  const syntax = rg
+    ? 'regular expression (Rust regex syntax, as ripgrep: no look-around or backreferences)'
+    : 'JavaScript regular expression'
   return defineTool({
     name: 'grep',
     description:
-      'Search file contents in the workspace for lines matching a JavaScript regular expression. ' +
+      `Search file contents in the workspace for lines matching a ${syntax}. ` +
       'path limits the search to a file or directory; glob filters file names (e.g. "*.ts") or, with a "/", ' +
-      `paths below path. Binary and very large files are skipped; at most ${limits.grepMaxMatches} matches are shown.`,
+      'paths below path. Files ignored by .gitignore, binary and very large files are skipped; ' +
+      `at most ${limits.grepMaxMatches} matches are shown.`,
     parameters: {
-      pattern: { type: 'string', required: true, description: 'JavaScript regular expression (no flags).' },
+      pattern: {
+        type: 'string',
+        required: true,
+        description: rg ? 'Regular expression (Rust syntax, no flags).' : 'JavaScript regular expression (no flags).',
+      },
       path: {
         type: 'string',
         description: 'File or directory to search, relative to the workspace root (default: all).',
@@ -125,10 +128,41 @@ export function createGrepTool(fs: FsToolContext): ToolDefinition {
       },
     },
     async execute(args, exec) {
-      const regex = compilePattern(args.pattern)
-      const filter = fileFilter(args.glob)
       const rootReal = await fs.realRoot()
       const start = await resolveInWorkspace(fs.root, rootReal, args.path ?? '.', 'existing')
+      if (rg) {
+        const startInfo = await stat(start.abs)
+        if (!startInfo.isFile() && !startInfo.isDirectory())
+          throw new Error(`path: ${start.rel} is neither a file nor a directory`)
+        const isFile = startInfo.isFile()
+        const outcome = await ripgrepSearch({
+          rg,
+          pattern: args.pattern,
+          cwd: isFile ? path.dirname(start.abs) : start.abs,
+          file: isFile ? path.basename(start.abs) : undefined,
+          glob: isFile ? undefined : args.glob,
+          prefix: isFile
+            ? start.rel.slice(0, start.rel.length - path.basename(start.abs).length)
+            : start.rel === '.'
+              ? ''
+              : `${start.rel}/`,
+          maxMatches: limits.grepMaxMatches,
+          maxLineChars: limits.grepMaxLineChars,
+          maxFileBytes: limits.grepMaxFileBytes,
+          signal: exec.signal,
+        })
+        const grouped = groupSearchMatches(outcome.kept, limits.grepMaxMatches, { total: outcome.total })
+        return {
+          pattern: args.pattern,
+          files: grouped.files,
+          total: grouped.total,
+          truncated: grouped.truncated,
+          filesSearched: outcome.filesSearched,
+          filesSkipped: outcome.filesSkipped,
+        }
+      }
+      const regex = compilePattern(args.pattern)
+      if (args.glob !== undefined) compileGlob(args.glob)
       const kept: SearchMatch[] = []
       let total = 0
       let filesSearched = 0
@@ -172,26 +206,25 @@ export function createGrepTool(fs: FsToolContext): ToolDefinition {
         await searchFile(start.abs, start.rel)
       } else if (startInfo.isDirectory()) {
         const prefix = start.rel === '.' ? '' : `${start.rel}/`
-        const walk = await walkFiles(
-          start.abs,
-          {
-            signal: exec.signal,
-            maxEntries: limits.walkMaxEntries,
-            descend:
-              filter.matcher !== undefined && !filter.byName ? (rel) => filter.matcher!.couldContain(rel) : undefined,
-          },
-          async (file) => {
-            if (!filter.test(file.rel)) return true
-            if (filesSearched >= limits.grepMaxFiles) {
-              budgetHit = true
-              return false
-            }
-            checkAborted(exec.signal)
-            await searchFile(file.abs, prefix + file.rel)
-            return true
-          },
-        )
+        // The same walk as glob: .gitignore honoured, .git/node_modules/symlinks skipped; dotfiles searched.
+        const walk = await globWalk({
+          rootAbs: rootReal,
+          cwdAbs: start.abs,
+          rules: await loadGitignoreChain(rootReal, start.rel),
+          dot: true,
+          patterns: [args.glob === undefined ? '**' : args.glob.includes('/') ? args.glob : `**/${args.glob}`],
+          signal: exec.signal,
+          maxEntries: limits.walkMaxEntries,
+        })
         if (walk.exhausted) budgetHit = true
+        for (const rel of walk.paths) {
+          if (filesSearched >= limits.grepMaxFiles) {
+            budgetHit = true
+            break
+          }
+          checkAborted(exec.signal)
+          await searchFile(path.join(start.abs, rel), prefix + rel)
+        }
       } else {
         throw new Error(`path: ${start.rel} is neither a file nor a directory`)
       }

@@ -10,6 +10,7 @@ import { type FsToolLimits, resolveLimits } from './limits.js'
 import { createListDirTool } from './list-dir.js'
 import { withGenericFallback } from './present-util.js'
 import { createReadFileTool } from './read-file.js'
+import { bundledRipgrep } from './ripgrep.js'
 import { createWriteFileTool } from './write-file.js'
 
 export type { BashToolOptions } from './bash.js'
@@ -23,6 +24,11 @@ export interface FsToolsOptions {
   root: string
   /** Overrides of the result caps. */
   limits?: Partial<FsToolLimits>
+  /**
+   * The ripgrep binary `grep` runs: default the one `@vscode/ripgrep` ships for this platform;
+   * `false` (or a missing binary) selects the JavaScript search.
+   */
+  ripgrep?: string | false
 }
 
 /**
@@ -31,7 +37,14 @@ export interface FsToolsOptions {
  */
 export function createFsTools(options: FsToolsOptions): ToolDefinition[] {
   if (typeof options?.root !== 'string' || options.root === '') throw new Error('root: expected a directory path')
-  const fs = createFsToolContext(path.resolve(options.root), resolveLimits(options.limits))
+  const ripgrep = options.ripgrep
+  if (ripgrep !== undefined && ripgrep !== false && (typeof ripgrep !== 'string' || ripgrep === ''))
+    throw new Error('ripgrep: expected the path of a ripgrep binary, or false')
+  const fs = createFsToolContext(
+    path.resolve(options.root),
+    resolveLimits(options.limits),
+    ripgrep === false ? undefined : (ripgrep ?? bundledRipgrep()),
+  )
   return [
     createReadFileTool(fs),
     createWriteFileTool(fs),

@@ -1,8 +1,10 @@
 import { readdir, stat } from 'node:fs/promises'
+import picomatch from 'picomatch'
 import type { ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import type { FsToolContext } from './fs-context.js'
+import { loadGitignoreChain } from './gitignore.js'
 import { bool, callPresenter, int, list, listOf, record, resultPresenter, str } from './present-util.js'
 import { checkAborted, resolveInWorkspace } from './workspace.js'
 
@@ -14,9 +16,12 @@ function entryPath(dir: string, name: string, type: string): string {
 }
 
 /**
- * `list_dir { path? }`: the entries of one workspace directory, sorted by name, at most
- * `listMaxEntries` (`truncated`/`total` say when more exist). Symlinks are listed as `symlink`, not
- * followed. The result card is a `search` card of shape `paths` (directories end in `/`).
+ * `list_dir { path?, pattern? }`: the entries of one workspace directory, sorted by name, at most
+ * `listMaxEntries` (`truncated`/`total` say when more exist). Entries `.gitignore` files ignore are
+ * left out and counted in `ignored`; dotfiles are listed. `pattern` filters entry names with a
+ * picomatch glob (character classes, braces, extglobs; wildcards skip dotfiles unless the pattern
+ * names the dot). Symlinks are listed as `symlink`, not followed. The result card is a `search`
+ * card of shape `paths` (directories end in `/`).
  */
 export function createListDirTool(fs: FsToolContext): ToolDefinition {
   const { limits } = fs
@@ -24,9 +29,11 @@ export function createListDirTool(fs: FsToolContext): ToolDefinition {
     name: 'list_dir',
     description:
       'List the entries of a directory in the workspace (default: the workspace root), with their types. ' +
-      `Returns at most ${limits.listMaxEntries} entries.`,
+      'Entries ignored by .gitignore are left out (and counted). pattern filters names with a glob ' +
+      `(e.g. "*.{ts,tsx}", "[A-Z]*"). Returns at most ${limits.listMaxEntries} entries.`,
     parameters: {
       path: { type: 'string', description: 'Directory path, relative to the workspace root (default ".").' },
+      pattern: { type: 'string', description: 'Glob the entry names must match (default: all).' },
     },
     output: {
       schema: {
@@ -48,14 +55,20 @@ export function createListDirTool(fs: FsToolContext): ToolDefinition {
           },
           total: { type: 'integer', required: true },
           truncated: { type: 'boolean', required: true },
+          ignored: { type: 'integer', required: true },
         },
       },
-      render(_args, value) {
-        if (value.total === 0) return [{ type: 'text', text: `${value.path} is empty` }]
+      render(args, value) {
+        const hidden = value.ignored > 0 ? ` (${value.ignored} entries ignored by .gitignore not shown)` : ''
+        if (value.total === 0) {
+          const what = args.pattern === undefined ? 'is empty' : `has no entries matching ${args.pattern}`
+          return [{ type: 'text', text: `${value.path} ${what}${hidden}` }]
+        }
         const lines = value.entries.map((e) =>
           e.type === 'directory' ? `${e.name}/` : e.type === 'symlink' ? `${e.name}@` : e.name,
         )
         if (value.truncated) lines.push(`(showing ${value.entries.length} of ${value.total} entries)`)
+        if (hidden) lines.push(hidden.trim())
         return [{ type: 'text', text: lines.join('\n') }]
       },
       presentationMeta(_args, value) {
@@ -63,10 +76,24 @@ export function createListDirTool(fs: FsToolContext): ToolDefinition {
       },
     },
     async execute(args, exec) {
-      const resolved = await resolveInWorkspace(fs.root, await fs.realRoot(), args.path ?? '.', 'existing')
+      const matcher = args.pattern === undefined ? undefined : picomatch(args.pattern, { dot: false })
+      const rootReal = await fs.realRoot()
+      const resolved = await resolveInWorkspace(fs.root, rootReal, args.path ?? '.', 'existing')
       if (!(await stat(resolved.abs)).isDirectory()) throw new Error(`path: ${resolved.rel} is not a directory`)
       checkAborted(exec.signal)
-      const dirents = await readdir(resolved.abs, { withFileTypes: true })
+      const [all, rules] = await Promise.all([
+        readdir(resolved.abs, { withFileTypes: true }),
+        loadGitignoreChain(rootReal, resolved.rel),
+      ])
+      const prefix = resolved.rel === '.' ? '' : `${resolved.rel}/`
+      let ignored = 0
+      const dirents = all.filter((d) => {
+        if (rules.ignores(prefix + d.name, d.isDirectory())) {
+          ignored++
+          return false
+        }
+        return matcher === undefined || matcher(d.name)
+      })
       dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       const entries: Array<{ name: string; type: EntryType }> = []
       for (const d of dirents.slice(0, limits.listMaxEntries)) {
@@ -79,7 +106,13 @@ export function createListDirTool(fs: FsToolContext): ToolDefinition {
               : 'other'
         entries.push({ name: d.name, type })
       }
-      return { path: resolved.rel, entries, total: dirents.length, truncated: dirents.length > entries.length }
+      return {
+        path: resolved.rel,
+        entries,
+        total: dirents.length,
+        truncated: dirents.length > entries.length,
+        ignored,
+      }
     },
     timeoutMs: 30_000,
     isConcurrencySafe: () => true,

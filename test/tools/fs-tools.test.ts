@@ -39,7 +39,7 @@ describe('R-DEF reference file tools: definitions (issue 7)', () => {
     expect(props('edit_file')).toEqual(['path', 'old_string', 'new_string'])
     expect(props('glob')).toEqual(['pattern'])
     expect(props('grep')).toEqual(['pattern', 'path', 'glob'])
-    expect(props('list_dir')).toEqual(['path'])
+    expect(props('list_dir')).toEqual(['path', 'pattern'])
   })
 
   it('reads are concurrency-safe with timeouts; writes are exclusive', () => {
@@ -297,9 +297,11 @@ describe('R-VIEW glob → search card of shape paths (issue 7)', () => {
 })
 
 describe('R-VIEW grep → search card of shape matches (issue 7)', () => {
-  it('groups matches per file, skips binary and hidden trees, and presents them', async () => {
+  it('groups matches per file, skips binary and hidden trees, and presents them (JavaScript search)', async () => {
     const args = { pattern: '^export const' }
-    const { value, result } = await runTool(tool('grep'), args)
+    // The JavaScript fallback counts binary files as skipped; ripgrep's counts are in grep-ripgrep.test.ts.
+    const jsGrep = byName(createFsTools({ root: ws.dir, ripgrep: false }), 'grep')
+    const { value, result } = await runTool(jsGrep, args)
     expect(value).toEqual({
       pattern: '^export const',
       files: [
@@ -392,6 +394,7 @@ describe('R-VIEW list_dir → search card of shape paths (issue 7)', () => {
       ],
       total: 2,
       truncated: false,
+      ignored: 0,
     })
     expect(textOf(result)).toBe('a.ts\nsub/')
     expect(tool('list_dir').presentResult?.(args, result)).toEqual({

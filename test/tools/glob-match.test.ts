@@ -36,7 +36,8 @@ describe('R-VIEW glob tool matcher (issue 7: **, *, ?, {a,b})', () => {
   it('escapes and regex metacharacters are literal', () => {
     expect(compileGlob('a\\*b').matches('a*b')).toBe(true)
     expect(compileGlob('a\\*b').matches('axb')).toBe(false)
-    expect(compileGlob('a+(b).ts').matches('a+(b).ts')).toBe(true)
+    expect(compileGlob('a\\+\\(b\\).ts').matches('a+(b).ts')).toBe(true)
+    expect(compileGlob('a.ts').matches('aXts')).toBe(false)
   })
 
   it('prunes directories that cannot contain a match', () => {
@@ -45,6 +46,17 @@ describe('R-VIEW glob tool matcher (issue 7: **, *, ?, {a,b})', () => {
     expect(g.couldContain('src/a/b')).toBe(true)
     expect(g.couldContain('test')).toBe(false)
     expect(compileGlob('*.md').couldContain('docs')).toBe(false)
+  })
+
+  it('character classes and extglobs (picomatch)', () => {
+    expect(compileGlob('file[0-9].ts').matches('file7.ts')).toBe(true)
+    expect(compileGlob('file[0-9].ts').matches('filex.ts')).toBe(false)
+    expect(compileGlob('file[[:digit:]].ts').matches('file3.ts')).toBe(true)
+    expect(compileGlob('a+(b).ts').matches('abbb.ts')).toBe(true)
+    expect(compileGlob('a+(b).ts').matches('a.ts')).toBe(false)
+    expect(compileGlob('src/!(*.test).ts').matches('src/a.ts')).toBe(true)
+    expect(compileGlob('src/!(*.test).ts').matches('src/a.test.ts')).toBe(false)
+    expect(compileGlob('*.@(ts|js)').matches('x.js')).toBe(true)
   })
 
   it('refuses patterns that would look outside the workspace', () => {

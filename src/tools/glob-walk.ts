@@ -1,0 +1,82 @@
+import * as nodeFs from 'node:fs'
+import path from 'node:path'
+import { glob } from 'tinyglobby'
+import { GitignoreRules } from './gitignore.js'
+import { SKIPPED_DIRECTORIES } from './walk.js'
+
+export interface GlobWalkOptions {
+  /** Real path of the workspace root: `.gitignore` rules are relative to it. */
+  rootAbs: string
+  /** Real path of the directory searched (default `rootAbs`): patterns and results are relative to it. */
+  cwdAbs?: string
+  /** The rules of `.gitignore` files above `cwdAbs` (see `loadGitignoreChain`); the walk adds the rest. */
+  rules?: GitignoreRules
+  /** Whether wildcards match dotfiles (default false, as in a shell). */
+  dot?: boolean
+  patterns: readonly string[]
+  signal: AbortSignal
+  /** Directory entries the walk may read before it stops (the caller reports truncation). */
+  maxEntries: number
+}
+
+export interface GlobWalk {
+  /** Matching files, POSIX paths relative to `cwdAbs`, sorted. */
+  paths: string[]
+  /** Whether the entry budget cut the walk short. */
+  exhausted: boolean
+}
+
+type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: nodeFs.Dirent[]) => void
+
+/**
+ * `tinyglobby` (picomatch: `**`, `*`, `?`, character classes, braces, extglobs; wildcards do not
+ * match a leading dot, as before) over the workspace, with the walk shaped through tinyglobby's
+ * `fs` adapter: every directory listing drops `.git`, `node_modules` and symlinks (never followed
+ * or returned), learns the directory's `.gitignore` and drops what it ignores (so ignored trees
+ * are pruned, not walked), and counts entries against `maxEntries`.
+ */
+export async function globWalk(options: GlobWalkOptions): Promise<GlobWalk> {
+  const { rootAbs } = options
+  const rules = options.rules ?? new GitignoreRules()
+  let entries = 0
+  let exhausted = false
+  const readdir = (dir: nodeFs.PathLike, _options: unknown, callback: ReaddirCallback): void => {
+    nodeFs.readdir(dir, { withFileTypes: true }, (error, dirents) => {
+      if (error) return callback(error, [])
+      if (exhausted || options.signal.aborted) return callback(null, [])
+      entries += dirents.length
+      if (entries > options.maxEntries) {
+        exhausted = true
+        return callback(null, [])
+      }
+      const rel = path.relative(rootAbs, String(dir)).split(path.sep).join('/')
+      const prefix = rel === '' ? '' : `${rel}/`
+      if (dirents.some((d) => d.name === '.gitignore' && d.isFile())) {
+        try {
+          rules.add(rel, nodeFs.readFileSync(path.join(String(dir), '.gitignore'), 'utf8'))
+        } catch {
+          // Unreadable: it adds no rules.
+        }
+      }
+      const kept = dirents.filter((d) => {
+        if (d.isSymbolicLink()) return false
+        const isDirectory = d.isDirectory()
+        if (isDirectory && SKIPPED_DIRECTORIES.has(d.name)) return false
+        return !rules.ignores(prefix + d.name, isDirectory)
+      })
+      callback(null, kept)
+    })
+  }
+  const found = await glob(options.patterns as string[], {
+    cwd: options.cwdAbs ?? rootAbs,
+    dot: options.dot === true,
+    followSymbolicLinks: false,
+    expandDirectories: false,
+    onlyFiles: true,
+    signal: options.signal,
+    fs: { readdir: readdir as unknown as typeof nodeFs.readdir },
+  })
+  options.signal.throwIfAborted()
+  found.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  return { paths: found, exhausted }
+}

@@ -1,0 +1,186 @@
+import { spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import type { SearchMatch } from '../presentation/search-matches.js'
+import { cutText } from './limits.js'
+
+let located: string | null | undefined
+
+/**
+ * The ripgrep binary `@vscode/ripgrep` ships for this platform (an optional dependency of it, so
+ * it installs from the npm registry with no download step), or `undefined` when it is missing.
+ * Resolved synchronously, the way `@vscode/ripgrep` itself does, so a tool's description can say
+ * which regex syntax applies; cached after the first look.
+ */
+export function bundledRipgrep(): string | undefined {
+  if (located === undefined) {
+    try {
+      const require = createRequire(import.meta.url)
+      const fromPackage = createRequire(require.resolve('@vscode/ripgrep'))
+      const arch = process.env.npm_config_arch || process.arch
+      const binary = process.platform === 'win32' ? 'rg.exe' : 'rg'
+      located = fromPackage.resolve(`@vscode/ripgrep-${process.platform}-${arch}/bin/${binary}`)
+    } catch {
+      located = null
+    }
+  }
+  return located ?? undefined
+}
+
+/** One ripgrep search. */
+export interface RipgrepSearch {
+  rg: string
+  pattern: string
+  /** Directory ripgrep runs in and searches (`.`), or the parent of `file`. */
+  cwd: string
+  /** Search this one file (a name inside `cwd`) instead of the whole directory. */
+  file?: string
+  /** A glob filter, ripgrep's `--glob` (gitignore-style: without `/` it matches a name at any depth). */
+  glob?: string
+  /** Prefix for displayed paths (the searched directory's workspace-relative path plus `/`). */
+  prefix: string
+  maxMatches: number
+  maxLineChars: number
+  maxFileBytes: number
+  signal: AbortSignal
+}
+
+export interface RipgrepOutcome {
+  kept: SearchMatch[]
+  /** Matching lines found, shown or not. */
+  total: number
+  filesSearched: number
+  /** Files ripgrep stopped reading because they turned out binary (after a match was seen). */
+  filesSkipped: number
+}
+
+/** A pattern ripgrep's (Rust) regex syntax refuses. */
+export class RipgrepPatternError extends Error {
+  override name = 'RipgrepPatternError'
+  readonly code = 'INVALID_PATTERN'
+}
+
+type RgText = { text?: string; bytes?: string }
+
+function rgText(value: RgText | undefined): string {
+  if (value === undefined) return ''
+  if (typeof value.text === 'string') return value.text
+  // Not valid UTF-8: ripgrep sends base64; show it with replacement characters.
+  return typeof value.bytes === 'string' ? Buffer.from(value.bytes, 'base64').toString('utf8') : ''
+}
+
+/**
+ * Run `rg --json` and fold its messages into kept matches and counts. Linear-time regex (Rust's
+ * engine; no PCRE2), `.gitignore`/`.ignore` honoured even outside a git repository, dotfiles
+ * searched but `.git` and `node_modules` skipped (as the JavaScript walk does), symlinks not
+ * followed, binary files skipped, files above `maxFileBytes` skipped, paths sorted so results are
+ * deterministic. Once `maxMatches` are kept, later match messages are only counted, not parsed.
+ * Cancellation kills the process. Exit status 2 without a summary is a failed search: its
+ * message (a regex parse error, typically) becomes the error.
+ */
+export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
+  const args = [
+    '--json',
+    '--no-config',
+    '--no-require-git',
+    '--hidden',
+    '--sort=path',
+    `--max-filesize=${search.maxFileBytes}`,
+    '--glob=!.git',
+    '--glob=!node_modules',
+  ]
+  if (search.glob !== undefined) args.push(`--glob=${search.glob}`)
+  args.push('--regexp', search.pattern, '--', search.file ?? '.')
+  return new Promise((resolve, reject) => {
+    search.signal.throwIfAborted()
+    const child = spawn(search.rg, args, { cwd: search.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    const kept: SearchMatch[] = []
+    let total = 0
+    let filesSkipped = 0
+    let filesSearched: number | undefined
+    let stderr = ''
+    let buffered = ''
+    let failure: Error | undefined
+
+    const displayPath = (raw: string): string => {
+      const rel = search.file !== undefined ? raw : raw.startsWith('./') ? raw.slice(2) : raw
+      return search.prefix + rel.split(path.sep).join('/')
+    }
+    const onLine = (line: string): void => {
+      if (line.startsWith('{"type":"match"')) {
+        total++
+        if (kept.length >= search.maxMatches) return
+        const data = (JSON.parse(line) as { data: { path: RgText; lines: RgText; line_number?: number } }).data
+        const text = rgText(data.lines).replace(/\r?\n$/, '')
+        kept.push({
+          path: displayPath(rgText(data.path)),
+          line: data.line_number ?? 0,
+          text: cutText(text, search.maxLineChars).text,
+        })
+      } else if (line.startsWith('{"type":"end"')) {
+        const data = (JSON.parse(line) as { data: { binary_offset: number | null } }).data
+        if (data.binary_offset !== null) filesSkipped++
+      } else if (line.includes('"type":"summary"')) {
+        const data = (JSON.parse(line) as { data: { stats: { searches: number } } }).data
+        filesSearched = data.stats.searches
+      }
+    }
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      if (failure) return
+      buffered += chunk
+      let newline = buffered.indexOf('\n')
+      let from = 0
+      try {
+        while (newline !== -1) {
+          onLine(buffered.slice(from, newline))
+          from = newline + 1
+          newline = buffered.indexOf('\n', from)
+        }
+      } catch (error) {
+        failure = new Error(`grep: unreadable ripgrep output: ${(error as Error).message}`)
+        child.kill('SIGKILL')
+      }
+      buffered = buffered.slice(from)
+    })
+    child.stderr.setEncoding('utf8')
+    child.stderr.on('data', (chunk: string) => {
+      if (stderr.length < 8192) stderr += chunk
+    })
+    const onAbort = (): void => {
+      child.kill('SIGKILL')
+    }
+    search.signal.addEventListener('abort', onAbort, { once: true })
+    child.on('error', (error) => {
+      failure ??= new Error(`grep: could not run ripgrep (${search.rg}): ${error.message}`)
+    })
+    child.on('close', (code) => {
+      search.signal.removeEventListener('abort', onAbort)
+      if (search.signal.aborted) {
+        const reason: unknown = search.signal.reason
+        reject(reason instanceof Error ? reason : new Error('The operation was aborted'))
+        return
+      }
+      if (failure) return reject(failure)
+      if (buffered.trim() !== '') onLine(buffered)
+      if (code === 2 && filesSearched === undefined) {
+        const message = stderr.replace(/^rg: /, '').trim()
+        if (/regex parse error|look-around|backreferences|error parsing regex/i.test(message)) {
+          reject(
+            new RipgrepPatternError(
+              `pattern: invalid regular expression ${JSON.stringify(search.pattern)}: ${message.replace(/\s+/g, ' ')} (ripgrep's Rust regex syntax has no look-around or backreferences)`,
+            ),
+          )
+        } else {
+          reject(new Error(`grep: ripgrep failed: ${message || `exit status ${code}`}`))
+        }
+        return
+      }
+      if (code !== 0 && code !== 1 && code !== 2) {
+        reject(new Error(`grep: ripgrep failed: ${stderr.trim() || `exit status ${code}`}`))
+        return
+      }
+      resolve({ kept, total, filesSearched: filesSearched ?? 0, filesSkipped })
+    })
+  })
+}
