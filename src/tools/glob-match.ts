@@ -11,9 +11,6 @@ export interface GlobMatcher {
   couldContain(dirRelPath: string): boolean
 }
 
-const GLOBSTAR = Symbol('**')
-type Segment = RegExp | typeof GLOBSTAR
-
 /**
  * Expand `{a,b}` groups (nested allowed, `\{` escapes) without recursion. A brace group without a
  * top-level comma stays literal. Fails when the expansion exceeds {@link MAX_BRACE_EXPANSIONS}.
