@@ -10,7 +10,9 @@ export {
   type ModelLoopCallResult,
   ModelLoopError,
   type ModelLoopEvent,
+  type ModelLoopPending,
   type ModelLoopResult,
+  type ModelLoopState,
   type ModelLoopStep,
   type ModelLoopStopReason,
   type ModelLoopTools,
@@ -19,4 +21,12 @@ export {
 } from './model-loop.js'
 export { type OpenAIChatModelOptions, openAIChatModel } from './openai-chat-model.js'
 export { type OpenAIResponsesModelOptions, openAIResponsesModel } from './openai-responses-model.js'
+export {
+  OUTCOME_UNKNOWN,
+  type ResumeModelLoopOptions,
+  type ResumeModelLoopResult,
+  ResumeStateError,
+  resumeModelLoop,
+  type UnprovenCall,
+} from './resume.js'
 export type * from './types.js'

@@ -1,7 +1,10 @@
 // runModelLoop: call the model, run its calls through executeBatch, append the results, repeat.
+import { presetDecision, suspensionOf } from '../runtime/approval-flow.js'
 import { INVALID_ARGS } from '../runtime/errors.js'
 import type {
   Agent,
+  ApprovalOutcome,
+  ApprovalRequest,
   ToolExecutionFailure,
   ToolExecutionInput,
   ToolExecutionMode,
@@ -13,7 +16,7 @@ import { formatModule } from './formats.js'
 import type { ProviderModel } from './model.js'
 import type { ProviderFormat, ProviderMessage, ProviderToolCall } from './types.js'
 
-export type ModelLoopStopReason = 'done' | 'concluded' | 'max-steps' | 'aborted'
+export type ModelLoopStopReason = 'done' | 'concluded' | 'max-steps' | 'aborted' | 'approval-required'
 
 /** The part of `ctx.tools` the loop uses. */
 export interface ModelLoopTools extends BatchToolRuntime {
@@ -79,10 +82,20 @@ export interface RunModelLoopOptions<F extends ProviderFormat = ProviderFormat> 
 }
 
 export interface ModelLoopResult<F extends ProviderFormat = ProviderFormat> {
-  /** The input conversation plus everything appended (every emitted call answered). */
+  /**
+   * The input conversation plus everything appended (every emitted call answered) — except under
+   * `'approval-required'`, where the last model reply's calls wait for decisions (see `state`).
+   */
   readonly messages: ProviderMessage<F>[]
   readonly steps: ModelLoopStep<F>[]
   readonly stopReason: ModelLoopStopReason
+  /** Under `'approval-required'`: the serializable requests that wait for a decision, in call order. */
+  readonly pending?: ApprovalRequest[]
+  /**
+   * Under `'approval-required'`: where the loop stands (plain JSON — the conversation, the batch and
+   * the results already obtained). Store it; hand it to `resumeModelLoop` with the decisions.
+   */
+  readonly state?: ModelLoopState<F>
 }
 
 export const DEFAULT_MAX_STEPS = 25
@@ -104,9 +117,31 @@ export class ModelLoopError extends Error {
  * emitted (its reply is already in `messages`) whose results are not appended yet.
  */
 export interface ModelLoopState<F extends ProviderFormat = ProviderFormat> {
+  /** State format version (set on a suspended state). */
+  v?: 1
+  /** The model format the conversation is in (set on a suspended state). */
+  format?: F
+  /** The agent the calls run for, or null (set on a suspended state). */
+  agentId?: string | null
   messages: ProviderMessage<F>[]
   steps: ModelLoopStep<F>[]
-  pending?: { readonly reply: readonly ProviderMessage<F>[]; readonly calls: readonly ProviderToolCall[] }
+  pending?: ModelLoopPending<F>
+}
+
+/** A batch the model emitted whose results are not all appended yet. */
+export interface ModelLoopPending<F extends ProviderFormat = ProviderFormat> {
+  readonly reply: readonly ProviderMessage<F>[]
+  readonly calls: readonly ProviderToolCall[]
+  /** Per call: its result once it completed, else null (absent: nothing ran yet). */
+  readonly results?: readonly (ModelLoopCallResult | null)[]
+  /** Per call: the approval request it waits on, else null. */
+  readonly requests?: readonly (ApprovalRequest | null)[]
+}
+
+/** What a resume hands the loop: decisions by callId and results proven elsewhere (the journal). */
+export interface PendingControl {
+  readonly decisions: ReadonlyMap<string, ApprovalOutcome>
+  readonly known: ReadonlyMap<string, ToolExecutionResult>
 }
 
 /**
@@ -124,6 +159,7 @@ export function runModelLoop<F extends ProviderFormat>(options: RunModelLoopOpti
 export async function driveModelLoop<F extends ProviderFormat>(
   options: RunModelLoopOptions<F>,
   state: ModelLoopState<F>,
+  control?: PendingControl,
 ): Promise<ModelLoopResult<F>> {
   const { model, signal } = options
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
@@ -136,7 +172,13 @@ export async function driveModelLoop<F extends ProviderFormat>(
     if (state.pending !== undefined) {
       const { reply, calls } = state.pending
       const step = state.steps.length
-      const { results, concludesTurn } = await executeStepCalls(options, calls, step)
+      const settled = await settlePending(options, state.pending, step, control)
+      control = undefined // decisions answer only the batch they were given for
+      if (settled.waiting !== undefined) {
+        state.pending = settled.waiting
+        return suspended(options, state)
+      }
+      const { results, concludesTurn } = settled
       state.messages.push(...toResultMessages(model.format, results))
       state.steps.push({ reply, calls, results })
       state.pending = undefined
@@ -171,12 +213,86 @@ export async function driveModelLoop<F extends ProviderFormat>(
   }
 }
 
+/**
+ * Run what a pending batch still needs: calls that never ran, and suspended calls that now have a
+ * decision. Completed results are kept (never run again); a suspended call without a decision stays
+ * suspended. `waiting` is set while any call still waits.
+ */
+async function settlePending<F extends ProviderFormat>(
+  options: RunModelLoopOptions<F>,
+  pending: ModelLoopPending<F>,
+  step: number,
+  control: PendingControl | undefined,
+): Promise<{ results: ModelLoopCallResult[]; concludesTurn: boolean; waiting?: ModelLoopPending<F> }> {
+  const { calls } = pending
+  const results: (ModelLoopCallResult | null)[] = calls.map((_, i) => pending.results?.[i] ?? null)
+  const requests: (ApprovalRequest | null)[] = calls.map((_, i) => pending.requests?.[i] ?? null)
+  const run: number[] = []
+  calls.forEach((call, i) => {
+    if (results[i] !== null) return
+    const known = requests[i] !== null ? control?.known.get(call.callId) : undefined
+    if (known !== undefined) {
+      results[i] = { callId: call.callId, name: call.name, result: known }
+      requests[i] = null
+    } else if (requests[i] === null || control?.decisions.has(call.callId)) run.push(i)
+  })
+  if (run.length > 0) {
+    const decide = (callId: string) => control?.decisions.get(callId)
+    const batch = await executeStepCalls(
+      options,
+      run.map((i) => calls[i]),
+      step,
+      decide,
+      run,
+    )
+    batch.results.forEach((entry, k) => {
+      const i = run[k]
+      const request = suspensionOf(entry.result)
+      if (request !== undefined) {
+        results[i] = null
+        requests[i] = { ...request } // plain copy: the live objects beside it stay behind
+      } else {
+        results[i] = entry
+        requests[i] = null
+      }
+    })
+  }
+  if (results.some((r) => r === null)) {
+    return { results: [], concludesTurn: false, waiting: { reply: pending.reply, calls, results, requests } }
+  }
+  const done = results as ModelLoopCallResult[]
+  const concludesTurn = done.some(({ result }) => !result.isError && result.concludesTurn === true)
+  return { results: done, concludesTurn }
+}
+
+/** The `'approval-required'` result: the requests that wait and the state to resume from. */
+function suspended<F extends ProviderFormat>(
+  options: RunModelLoopOptions<F>,
+  state: ModelLoopState<F>,
+): ModelLoopResult<F> {
+  const snapshot: ModelLoopState<F> = JSON.parse(
+    JSON.stringify({
+      v: 1,
+      format: options.model.format,
+      agentId: options.agent?.id ?? null,
+      messages: state.messages,
+      steps: state.steps,
+      pending: state.pending,
+    }),
+  )
+  const pending = (snapshot.pending?.requests ?? []).filter((r): r is ApprovalRequest => r !== null)
+  return { messages: state.messages, steps: state.steps, stopReason: 'approval-required', pending, state: snapshot }
+}
+
 /** Run one step's calls as a batch; every call ends with exactly one result, in call order. */
 export async function executeStepCalls<F extends ProviderFormat>(
   options: RunModelLoopOptions<F>,
   calls: readonly ProviderToolCall[],
   step: number,
+  decide?: (callId: string) => ApprovalOutcome | undefined,
+  positions?: readonly number[],
 ): Promise<{ results: ModelLoopCallResult[]; concludesTurn: boolean }> {
+  const at = (k: number) => positions?.[k] ?? k
   const { tools, agent } = options
   const own = new AbortController().signal
   const inputs: ToolExecutionInput[] = calls.map((call) => ({
@@ -189,15 +305,29 @@ export async function executeStepCalls<F extends ProviderFormat>(
   // Calls whose arguments could not be parsed never reach the pipeline: they answer INVALID_ARGS.
   const runtime: BatchToolRuntime = {
     executionMode: (input) => (input.arguments instanceof UnusableArguments ? PARALLEL : tools.executionMode(input)),
-    execute: (input) =>
-      input.arguments instanceof UnusableArguments ? Promise.resolve(input.arguments.result) : tools.execute(input),
+    execute: (input) => {
+      if (input.arguments instanceof UnusableArguments) return Promise.resolve(input.arguments.result)
+      const decision = decide?.(input.callId)
+      if (decision === undefined) return tools.execute(input)
+      // The decision rides a signal only this call carries: nothing the model writes can reach it.
+      const signal = AbortSignal.any([input.signal])
+      presetDecision(signal, decision)
+      return tools.execute({ ...input, signal })
+    },
   }
   const batch = await executeBatch(runtime, inputs, {
     maxParallel: options.maxParallel,
     signal: options.signal,
-    onStart: (_input, index, mode) => emit(options, { type: 'tool-start', step, index, call: calls[index], mode }),
+    onStart: (_input, index, mode) =>
+      emit(options, { type: 'tool-start', step, index: at(index), call: calls[index], mode }),
     onResult: (entry) =>
-      emit(options, { type: 'tool-result', step, index: entry.index, call: calls[entry.index], result: entry.result }),
+      emit(options, {
+        type: 'tool-result',
+        step,
+        index: at(entry.index),
+        call: calls[entry.index],
+        result: entry.result,
+      }),
   })
   const results = batch.results.map((entry) => ({
     callId: calls[entry.index].callId,
@@ -243,7 +373,8 @@ function emit<F extends ProviderFormat>(options: RunModelLoopOptions<F>, event: 
   }
 }
 
-function checkOptions<F extends ProviderFormat>(options: RunModelLoopOptions<F>): void {
+/** runModelLoop's option checks (also used by resumeModelLoop). */
+export function checkOptions<F extends ProviderFormat>(options: RunModelLoopOptions<F>): void {
   if (options === null || typeof options !== 'object') throw new TypeError('runModelLoop: options must be an object')
   const { tools, model, messages, maxSteps, maxParallel, signal, onEvent } = options
   if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')

@@ -18,4 +18,5 @@ export {
   executeBatch,
 } from './execute-batch.js'
 export { capContent, DEFAULT_RESULT_BUDGET_BYTES, ResultBudget, type ResultBudgetConfig } from './result-budget.js'
+export { SuspendingApproval, type SuspendingApprovalConfig } from './suspending-approval.js'
 export { TimeoutPolicy, type TimeoutPolicyConfig } from './timeout-policy.js'

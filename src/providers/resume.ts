@@ -1,0 +1,273 @@
+// resumeModelLoop: continue a turn that stopped with 'approval-required', here or in another process.
+import { readJournal } from '../journal/read-journal.js'
+import { cloneJsonValue } from '../json/index.js'
+import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
+import { APPROVAL_SUSPENDED } from '../runtime/errors.js'
+import type { ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../runtime/types.js'
+import { formatModule } from './formats.js'
+import {
+  checkOptions,
+  driveModelLoop,
+  type ModelLoopCallResult,
+  type ModelLoopPending,
+  type ModelLoopResult,
+  type ModelLoopState,
+  type RunModelLoopOptions,
+} from './model-loop.js'
+import type { ProviderFormat, ProviderToolCall } from './types.js'
+
+/** The error code of a call whose earlier attempt started but left no result anywhere. */
+export const OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN'
+
+/** Options of {@link resumeModelLoop}: those of `runModelLoop`, with `state` instead of `messages`. */
+export interface ResumeModelLoopOptions<F extends ProviderFormat = ProviderFormat>
+  extends Omit<RunModelLoopOptions<F>, 'messages'> {
+  /** The `state` an `'approval-required'` result carried (plain JSON, e.g. read back from a file). */
+  readonly state: unknown
+  /**
+   * Decisions by `callId`, from the host (a person, a UI): only pending calls may be decided. A call
+   * without a decision stays pending. Never taken from anything the model wrote.
+   */
+  readonly decisions?: Readonly<Record<string, ApprovalOutcome>>
+  /**
+   * The journal the earlier attempts wrote (`Journal`'s path). With it, a pending call that an
+   * interrupted resume already ran is never run again: its journaled result is used, and a call
+   * that started but left no result is reported in `unproven` (answered `OUTCOME_UNKNOWN`) instead
+   * of being guessed at.
+   */
+  readonly journal?: string
+}
+
+/** A pending call whose earlier attempt started but left no result: it was not run again. */
+export interface UnprovenCall {
+  readonly callId: string
+  readonly toolName: string
+  readonly reason: string
+}
+
+/** What {@link resumeModelLoop} returns: the loop's result plus what it could not prove. */
+export interface ResumeModelLoopResult<F extends ProviderFormat = ProviderFormat> extends ModelLoopResult<F> {
+  readonly unproven: UnprovenCall[]
+}
+
+/** A state or decisions that cannot be resumed; nothing ran. `issues` are path-qualified. */
+export class ResumeStateError extends Error {
+  readonly code = 'INVALID_RESUME' as const
+  readonly issues: readonly string[]
+  constructor(issues: readonly string[]) {
+    super(`resumeModelLoop refused:${issues.map((issue) => `\n  - ${issue}`).join('')}`)
+    this.name = 'ResumeStateError'
+    this.issues = Object.freeze([...issues])
+  }
+}
+
+/**
+ * Continue a turn that stopped with `'approval-required'` (issue #14). Applies `decisions` (keyed by
+ * `callId`) to the pending calls, runs only the calls that never completed, answers the batch and
+ * continues the loop — in this process or another one started later. A call that completed before the
+ * suspension (its result is in `state`, or in `journal`) is never executed again; a pending call
+ * without a decision stays pending (the result is `'approval-required'` again); a decision for a call
+ * that is not pending, an edited or truncated state, or a state from another model format or agent
+ * is refused with a `ResumeStateError` before anything runs.
+ */
+export async function resumeModelLoop<F extends ProviderFormat>(
+  options: ResumeModelLoopOptions<F>,
+): Promise<ResumeModelLoopResult<F>> {
+  if (options === null || typeof options !== 'object') throw new TypeError('resumeModelLoop: options must be an object')
+  const format = options.model?.format
+  formatModule(format, 'resumeModelLoop: options.model.format')
+  const state = readState<F>(options.state, format, options.agent?.id ?? null)
+  const pending = state.pending as ModelLoopPending<F> & {
+    results: (ModelLoopCallResult | null)[]
+    requests: (ApprovalRequest | null)[]
+  }
+  const decisions = readDecisions(options.decisions, pending)
+  const known = new Map<string, ToolExecutionResult>()
+  const unproven: UnprovenCall[] = []
+  if (options.journal !== undefined) {
+    if (typeof options.journal !== 'string' || options.journal === '')
+      throw new TypeError('resumeModelLoop: options.journal must be the journal file path')
+    await readEvidence(options.journal, pending, state.agentId ?? null, known, unproven)
+  }
+  for (const call of unproven) decisions.delete(call.callId)
+  const loopOptions = { ...options, messages: [] } as RunModelLoopOptions<F>
+  try {
+    checkOptions(loopOptions)
+  } catch (error) {
+    if (error instanceof Error) error.message = error.message.replace(/^runModelLoop/, 'resumeModelLoop')
+    throw error
+  }
+  const result = await driveModelLoop(loopOptions, state, { decisions, known })
+  return { ...result, unproven }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Validate a state read back from storage; every problem is reported with its path. */
+function readState<F extends ProviderFormat>(raw: unknown, format: F, agentId: string | null): ModelLoopState<F> {
+  const issues: string[] = []
+  if (!isObject(raw)) throw new ResumeStateError(['state: expected the object an approval-required result carried'])
+  let state: Record<string, unknown>
+  try {
+    // A mutable copy: the loop appends to it.
+    state = cloneJsonValue(raw, 'state') as Record<string, unknown>
+  } catch (error) {
+    throw new ResumeStateError([error instanceof Error ? error.message : String(error)])
+  }
+  if (state.v !== 1) issues.push(`state.v: expected 1, got ${JSON.stringify(state.v)}`)
+  if (state.format !== format) {
+    issues.push(
+      `state.format: the state is in ${JSON.stringify(state.format)}, the model speaks ${JSON.stringify(format)}`,
+    )
+  }
+  if (state.agentId !== agentId) {
+    issues.push(
+      `state.agentId: the turn ran for ${JSON.stringify(state.agentId)}, the resume names ${JSON.stringify(agentId)}`,
+    )
+  }
+  if (!Array.isArray(state.messages)) issues.push('state.messages: expected an array')
+  if (!Array.isArray(state.steps)) issues.push('state.steps: expected an array')
+  else
+    state.steps.forEach((step, i) => {
+      if (!isObject(step) || !Array.isArray(step.reply) || !Array.isArray(step.calls) || !Array.isArray(step.results))
+        issues.push(`state.steps[${i}]: expected { reply, calls, results }`)
+    })
+  const pending = state.pending
+  if (!isObject(pending)) {
+    issues.push('state.pending: missing — the state has no calls waiting for a decision')
+    throw new ResumeStateError(issues)
+  }
+  if (!Array.isArray(pending.reply)) issues.push('state.pending.reply: expected an array')
+  const calls = pending.calls
+  if (!Array.isArray(calls) || calls.length === 0) {
+    issues.push('state.pending.calls: expected a non-empty array')
+    throw new ResumeStateError(issues)
+  }
+  const results = pending.results
+  const requests = pending.requests
+  if (!Array.isArray(results) || results.length !== calls.length)
+    issues.push(`state.pending.results: expected an array of ${calls.length} entries (one per call)`)
+  if (!Array.isArray(requests) || requests.length !== calls.length)
+    issues.push(`state.pending.requests: expected an array of ${calls.length} entries (one per call)`)
+  if (issues.length > 0) throw new ResumeStateError(issues)
+  const seen = new Set<string>()
+  let waiting = 0
+  calls.forEach((call: unknown, i) => {
+    const at = `state.pending.calls[${i}]`
+    if (!isObject(call) || typeof call.callId !== 'string' || typeof call.name !== 'string' || !('arguments' in call)) {
+      issues.push(`${at}: expected { callId, name, arguments }`)
+      return
+    }
+    if (seen.has(call.callId)) issues.push(`${at}.callId: "${call.callId}" appears twice; decisions would be ambiguous`)
+    seen.add(call.callId)
+    const result = (results as unknown[])[i]
+    const request = (requests as unknown[])[i]
+    if (result !== null) {
+      if (!isObject(result) || result.callId !== call.callId || !isResult(result.result))
+        issues.push(`state.pending.results[${i}]: expected null or the result of call "${call.callId}"`)
+      if (request !== null) issues.push(`state.pending.requests[${i}]: a completed call cannot also be pending`)
+      return
+    }
+    if (!isObject(request) || request.callId !== call.callId || request.toolName !== call.name) {
+      issues.push(
+        `state.pending.requests[${i}]: call "${call.callId}" has no result, so it needs its pending approval request (edited or truncated state?)`,
+      )
+      return
+    }
+    waiting++
+  })
+  if (issues.length === 0 && waiting === 0) issues.push('state.pending: no call is waiting for a decision')
+  if (issues.length > 0) throw new ResumeStateError(issues)
+  return state as unknown as ModelLoopState<F>
+}
+
+function isResult(value: unknown): value is ToolExecutionResult {
+  return isObject(value) && typeof value.isError === 'boolean' && Array.isArray(value.content)
+}
+
+/** Check the host's decisions against the pending calls; nothing runs when one is refused. */
+function readDecisions(
+  raw: unknown,
+  pending: { calls: readonly ProviderToolCall[]; requests: (ApprovalRequest | null)[] },
+): Map<string, ApprovalOutcome> {
+  const decisions = new Map<string, ApprovalOutcome>()
+  if (raw === undefined) return decisions
+  if (!isObject(raw)) throw new ResumeStateError(['decisions: expected an object keyed by callId'])
+  const issues: string[] = []
+  for (const [callId, value] of Object.entries(raw)) {
+    const at = `decisions[${JSON.stringify(callId)}]`
+    const index = pending.calls.findIndex((call) => call.callId === callId)
+    if (index === -1) {
+      issues.push(`${at}: no call "${callId}" in the pending batch`)
+      continue
+    }
+    if (pending.requests[index] === null) {
+      issues.push(`${at}: call "${callId}" is not pending (it already completed); it is never run again`)
+      continue
+    }
+    const kind = isObject(value) ? value.kind : undefined
+    const outcome = normalizeApprovalOutcome(value)
+    if (kind !== outcome.kind) {
+      issues.push(
+        `${at}: expected an approval outcome, ${outcome.kind === 'denied' ? outcome.reason : 'got another kind'}`,
+      )
+      continue
+    }
+    if (outcome.kind === 'suspended') continue // still no decision: the call stays pending
+    decisions.set(callId, outcome)
+  }
+  if (issues.length > 0) throw new ResumeStateError(issues)
+  return decisions
+}
+
+/**
+ * What the journal proves about the pending calls: a result recorded after the call's suspension is
+ * used as is; a call started after its suspension without a result is unproven (not run again).
+ */
+async function readEvidence(
+  path: string,
+  pending: { calls: readonly ProviderToolCall[]; requests: (ApprovalRequest | null)[] },
+  agentId: string | null,
+  known: Map<string, ToolExecutionResult>,
+  unproven: UnprovenCall[],
+): Promise<void> {
+  const watched = new Map<string, { toolName: string; started: boolean; result: ToolExecutionResult | undefined }>()
+  pending.calls.forEach((call, i) => {
+    if (pending.requests[i] !== null)
+      watched.set(call.callId, { toolName: call.name, started: false, result: undefined })
+  })
+  for await (const record of readJournal(path)) {
+    const entry = watched.get(record.callId)
+    if (entry === undefined || record.agentId !== agentId || record.toolName !== entry.toolName) continue
+    if (record.parentCallId !== null) continue
+    if (record.type === 'approval-answered' && record.outcome.kind === 'suspended') {
+      // A (re)suspension: only what happened after the latest one counts.
+      entry.started = false
+      entry.result = undefined
+    } else if (record.type === 'call-started') {
+      entry.started = true
+      entry.result = undefined
+    } else if (record.type === 'result' && entry.started) {
+      const code = record.result.isError ? record.result.error?.info?.code : undefined
+      if (code !== APPROVAL_SUSPENDED) entry.result = Object.freeze(record.result)
+    }
+  }
+  for (const [callId, entry] of watched) {
+    if (entry.result !== undefined) known.set(callId, entry.result)
+    else if (entry.started) {
+      const reason = `an earlier resume started "${entry.toolName}" (call ${callId}) and stopped before its result was recorded; whether it took effect is unknown, so it was not run again`
+      unproven.push(Object.freeze({ callId, toolName: entry.toolName, reason }))
+      known.set(
+        callId,
+        Object.freeze({
+          isError: true,
+          error: Object.freeze({
+            message: reason,
+            info: Object.freeze({ name: 'OutcomeUnknownError', code: OUTCOME_UNKNOWN }),
+          }),
+          content: Object.freeze([Object.freeze({ type: 'text' as const, text: reason })]),
+        }) as unknown as ToolExecutionResult,
+      )
+    }
+  }
+}

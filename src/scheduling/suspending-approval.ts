@@ -1,0 +1,61 @@
+import { type Context, Service } from 'cordis'
+import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
+import type { ApprovalContext, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../runtime/types.js'
+
+/** Config of {@link SuspendingApproval}. */
+export interface SuspendingApprovalConfig {
+  /**
+   * Answer what can be answered at once (a policy, a cache); `undefined` suspends the call. A
+   * throwing or rejecting `decide` is a denial (fail closed). Default: suspend every ask.
+   */
+  readonly decide?: (
+    request: ApprovalRequest,
+    context: ApprovalContext,
+  ) => ApprovalOutcome | undefined | PromiseLike<ApprovalOutcome | undefined>
+  /** Shown to the model and the journal as the suspension's reason. */
+  readonly reason?: string
+}
+
+/**
+ * An approval service that never waits (issue #14): it answers an ask it has no decision for by
+ * suspending that call. `runModelLoop` then finishes whatever else in the batch can finish and
+ * returns `stopReason: 'approval-required'` with the serializable `pending` requests and a plain-JSON
+ * `state`; `resumeModelLoop({ state, decisions, … })` — in this process or another one — applies the
+ * decisions and continues. Outside the model loop a suspended call is an `APPROVAL_SUSPENDED` error
+ * result.
+ *
+ * Usage: `ctx.plugin(SuspendingApproval)` or `ctx.plugin(SuspendingApproval, { decide })`.
+ */
+export class SuspendingApproval extends Service implements ApprovalService {
+  private readonly decide: SuspendingApprovalConfig['decide']
+  private readonly suspension: ApprovalOutcome
+
+  constructor(ctx: Context, config: SuspendingApprovalConfig = {}) {
+    super(ctx, 'approval')
+    if (config === null || typeof config !== 'object')
+      throw new TypeError('SuspendingApproval: config must be an object')
+    if (config.decide !== undefined && typeof config.decide !== 'function') {
+      throw new TypeError(
+        'SuspendingApproval: config.decide must be a function (request, context) => outcome | undefined',
+      )
+    }
+    if (config.reason !== undefined && typeof config.reason !== 'string') {
+      throw new TypeError('SuspendingApproval: config.reason must be a string')
+    }
+    this.decide = config.decide
+    this.suspension = Object.freeze(
+      config.reason === undefined ? { kind: 'suspended' } : { kind: 'suspended', reason: config.reason },
+    )
+  }
+
+  async request(request: ApprovalRequest, context: ApprovalContext): Promise<ApprovalOutcome> {
+    if (this.decide === undefined) return this.suspension
+    try {
+      const answer = await this.decide(request, context)
+      return answer === undefined ? this.suspension : normalizeApprovalOutcome(answer)
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error)
+      return Object.freeze({ kind: 'denied', reason: `the approval callback failed: ${message}` })
+    }
+  }
+}

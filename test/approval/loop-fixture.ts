@@ -1,0 +1,93 @@
+// A turn that needs approval, shared by the in-process tests and the child process that resumes it.
+import { appendFileSync } from 'node:fs'
+import { createAgent, createToolRuntime, defineTool, Journal, SuspendingApproval } from '../../src/index.js'
+import type { ModelReply, ModelRequest, ProviderModel } from '../../src/providers/index.js'
+
+type Message = Record<string, unknown>
+
+/**
+ * A scripted OpenAI-chat model: first turn calls read(a) then write(b) and write(c); once every
+ * call has its tool message it answers "done". `extra` lets a test append model-written text.
+ */
+export function scriptedModel(extra: { text?: string } = {}): ProviderModel<'openai-chat'> & { requests: number } {
+  const model = {
+    format: 'openai-chat' as const,
+    requests: 0,
+    async generate(request: ModelRequest<'openai-chat'>): Promise<ModelReply<'openai-chat'>> {
+      model.requests++
+      const messages = request.messages as unknown as Message[]
+      const assistant = messages.filter((m) => m.role === 'assistant').length
+      if (assistant === 0) {
+        const calls = [
+          { callId: 'call_a', name: 'read', arguments: { path: 'a.txt' } },
+          { callId: 'call_b', name: 'write', arguments: { path: 'b.txt', text: 'B' } },
+          { callId: 'call_c', name: 'write', arguments: { path: 'c.txt', text: 'C' } },
+        ]
+        const reply = {
+          role: 'assistant',
+          content: extra.text ?? null,
+          tool_calls: calls.map((c) => ({
+            id: c.callId,
+            type: 'function',
+            function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+          })),
+        }
+        return { messages: [reply], calls } as unknown as ModelReply<'openai-chat'>
+      }
+      return { messages: [{ role: 'assistant', content: 'done' }], calls: [] } as unknown as ModelReply<'openai-chat'>
+    },
+  }
+  return model
+}
+
+export interface TurnOptions {
+  /** Journal file, when the turn is journaled. */
+  readonly journal?: string
+  /** Every tool body appends `<tool>:<path>` here (visible across processes). */
+  readonly marker: string
+  /** Crash on purpose: after the write body ran, or after the journal recorded its result. */
+  readonly kill?: 'in-body' | 'after-journal'
+}
+
+/** A runtime with read/write tools, writes needing approval through SuspendingApproval. */
+export async function setupTurn(options: TurnOptions) {
+  const { ctx, tools } = await createToolRuntime()
+  if (options.journal !== undefined) await ctx.plugin(Journal, { path: options.journal })
+  await ctx.plugin(SuspendingApproval)
+  const agent = createAgent(ctx, { id: 'agent-1' })
+  tools.register(
+    defineTool({
+      name: 'read',
+      description: 'Read a file.',
+      parameters: { path: { type: 'string', required: true } },
+      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
+      execute: async ({ path }) => {
+        appendFileSync(options.marker, `read:${path}\n`)
+        return `contents of ${path}`
+      },
+    }),
+  )
+  tools.register(
+    defineTool({
+      name: 'write',
+      description: 'Write a file.',
+      parameters: { path: { type: 'string', required: true }, text: { type: 'string', required: true } },
+      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
+      execute: async ({ path }) => {
+        appendFileSync(options.marker, `write:${path}\n`)
+        if (options.kill === 'in-body') process.kill(process.pid, 'SIGKILL')
+        return `wrote ${path}`
+      },
+    }),
+  )
+  ctx.on('tools/pre-execute', async (exec, next) =>
+    exec.name === 'write' ? { kind: 'ask', reason: 'writes change the workspace' } : next(),
+  )
+  if (options.kill === 'after-journal') {
+    // Registered after the Journal, so the journal's line is written first.
+    ctx.on('tools/result', (exec, result) => {
+      if (exec.name === 'write' && !result.isError) process.kill(process.pid, 'SIGKILL')
+    })
+  }
+  return { ctx, tools, agent }
+}
