@@ -43,6 +43,7 @@ const rootValues = [
   'ToolSuspendedError',
   'Journal',
   'readJournal',
+  'SuspendingApproval',
   'JOURNAL_VERSION',
   // code mode
   'jsonSchemaToTs',
