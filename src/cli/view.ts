@@ -1,0 +1,87 @@
+// `toolgate view JOURNAL [--port N] [--out FILE.html]`: the session viewer.
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { type CliCommand, UsageError } from './command.js'
+
+const usage = `Usage: toolgate view JOURNAL [--port N] [--out FILE.html]
+
+Serves the session recorded in JOURNAL on http://127.0.0.1 (only) and follows the file as it grows.
+
+Flags:
+  --port N         port on 127.0.0.1 (default: any free port)
+  --out FILE.html  write the view as one self-contained HTML file instead of serving it
+`
+
+function parsePort(text: string): number {
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN
+  if (!(port <= 65_535)) throw new UsageError(`--port: expected an integer from 0 to 65535, got "${text}"`)
+  return port
+}
+
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: { port: { type: 'string' }, out: { type: 'string' } },
+    })
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error))
+  }
+}
+
+function describe(error: unknown, journal: string): Error {
+  const code = (error as { code?: unknown } | undefined)?.code
+  if (code === 'ENOENT') return new Error(`journal not found: ${journal}`)
+  if (code === 'EADDRINUSE') return new Error('that port is already in use on 127.0.0.1')
+  return error instanceof Error ? error : new Error(String(error))
+}
+
+/** Resolves when the process is asked to stop (Ctrl-C or SIGTERM). */
+function stopRequested(): Promise<void> {
+  return new Promise((done) => {
+    const stop = () => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      done()
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}
+
+const view: CliCommand = {
+  summary: 'Show a session journal as cards in a web page (live), or write it as one HTML file',
+  usage,
+  async run(argv, io) {
+    const { values, positionals } = parse(argv)
+    if (positionals.length !== 1) throw new UsageError('expected exactly one JOURNAL file')
+    const journal = resolve(positionals[0])
+    if (values.out !== undefined && values.port !== undefined) {
+      throw new UsageError('--out writes a file; it takes no --port')
+    }
+    if (values.out !== undefined) {
+      const { writeStaticViewer } = await import('../viewer/static.js')
+      const out = resolve(values.out)
+      try {
+        await writeStaticViewer(journal, out)
+      } catch (error) {
+        throw describe(error, journal)
+      }
+      io.stdout.write(`wrote ${out}\n`)
+      return 0
+    }
+    const port = values.port === undefined ? 0 : parsePort(values.port)
+    const { startViewer } = await import('../viewer/server.js')
+    const server = await startViewer({ journal, port }).catch((error: unknown) => {
+      throw describe(error, journal)
+    })
+    io.stdout.write(`toolgate viewer on ${server.url} following ${journal} (Ctrl-C stops)\n`)
+    await stopRequested()
+    await server.close()
+    return 0
+  },
+}
+
+export default view

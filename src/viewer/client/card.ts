@@ -1,0 +1,116 @@
+// One call as a card: header (tool, agent, status, duration, title), approval history, the
+// program of a run_code call, the completed (or pending) view, nested sub-calls, arguments.
+import type { ComponentChildren } from 'preact'
+import type { ApprovalStep, CardStatus, SessionCard } from '../model.js'
+import { html } from './html.js'
+import { JsonTree } from './json-tree.js'
+import { formatDuration, formatTime, vis } from './text.js'
+import { CallView, Code, ResultView } from './views.js'
+
+/** The label of a status badge. */
+export function statusLabel(status: CardStatus): string {
+  switch (status.kind) {
+    case 'ok':
+      return 'ok'
+    case 'error':
+      return status.code
+    case 'denied':
+      return 'denied'
+    case 'timed-out':
+      return 'timed out'
+    case 'aborted':
+      return 'aborted'
+    case 'running':
+      return 'running'
+    case 'awaiting-approval':
+      return 'awaiting approval'
+  }
+}
+
+function approvalLine(step: ApprovalStep): ComponentChildren {
+  const time = step.ts !== null ? html`<span class="time">${formatTime(step.ts)}</span> ` : null
+  if (step.step === 'asked') {
+    return html`<li class="asked">${time}asked${step.reason !== null ? html`: <span class="reason">${vis(step.reason)}</span>` : null}</li>`
+  }
+  return html`<li class=${`answered ${step.outcome}`}>${time}<span class="outcome">${vis(step.outcome)}</span>${
+    step.standing ? html` <span class="note">(standing rule)</span>` : null
+  }${step.reason !== null ? html`: <span class="reason">${vis(step.reason)}</span>` : null}</li>`
+}
+
+/** Whether the completed card's own text already carries `message` (error results usually do). */
+function resultMentions(card: SessionCard, message: string): boolean {
+  const result = card.result
+  if (result === null || result.card !== 'generic') return false
+  return (result.content ?? []).some((b) => b.type === 'text' && b.text.includes(message))
+}
+
+export interface CardProps {
+  card: SessionCard
+  children: Map<string, SessionCard[]>
+  approve: boolean
+  onDecide?: (id: string, decision: 'approve' | 'deny') => void
+  visible: (parent: SessionCard, child: SessionCard) => boolean
+}
+
+export function Card(props: CardProps): ComponentChildren {
+  const { card } = props
+  const subs = props.children.get(card.id) ?? []
+  const title = card.call.title
+  const error = card.error
+  const pending = card.pendingApproval
+  return html`<article
+    class=${`card status-${card.status.kind}${card.parentId !== null ? ' sub' : ''}`}
+    data-call-id=${card.id}
+    data-tool=${card.tool}
+    data-status=${card.status.kind}
+  >
+    <header>
+      <span class="tool">${vis(card.tool)}</span>
+      ${card.agent !== null ? html`<span class="agent">${vis(card.agent)}</span>` : null}
+      <span class=${`badge ${card.status.kind}`}>${vis(statusLabel(card.status))}</span>
+      ${card.durationMs !== null ? html`<span class="duration">${formatDuration(card.durationMs)}</span>` : null}
+      <span class="title">${vis(title)}</span>
+      <span class="call-id">${vis(card.id)}</span>
+    </header>
+    ${card.approvals.length > 0 ? html`<ol class="approvals">${card.approvals.map((s) => approvalLine(s))}</ol>` : null}
+    ${
+      pending !== null && props.approve
+        ? html`<div class="decide">
+            ${
+              pending.decided !== null
+                ? html`<span class="note">decision sent: ${vis(pending.decided)}</span>`
+                : html`<button type="button" class="approve" onClick=${() => props.onDecide?.(card.id, 'approve')}>
+                    Approve
+                  </button>
+                  <button type="button" class="deny" onClick=${() => props.onDecide?.(card.id, 'deny')}>Deny</button>`
+            }
+          </div>`
+        : null
+    }
+    ${card.program !== null ? html`<div class="program"><${Code} code=${card.program} lang="typescript" /></div>` : null}
+    ${error !== null && !resultMentions(card, error.message) ? html`<div class="error-message">${vis(error.message)}</div>` : null}
+    <div class="body">
+      ${
+        card.result !== null
+          ? html`<${ResultView} view=${card.result} diffs=${card.diffs} />`
+          : card.program === null
+            ? html`<${CallView} view=${card.call} diffs=${card.diffs} />`
+            : null
+      }
+    </div>
+    ${
+      subs.length > 0
+        ? html`<div class="subcalls">
+            ${subs
+              .filter((s) => props.visible(card, s))
+              .map((s) => html`<${Card} key=${s.id} ...${props} card=${s} />`)}
+          </div>`
+        : null
+    }
+    ${
+      card.args !== null
+        ? html`<details class="args"><summary>arguments</summary><${JsonTree} value=${card.args} open=${true} /></details>`
+        : null
+    }
+  </article>`
+}

@@ -1,0 +1,281 @@
+// Folds journal records into one card per call, replaying each through its tool's presenters.
+import { diffLines } from 'diff'
+import { isJsonValue } from '../json/index.js'
+import type { JsonValue } from '../json/json-value.js'
+import { sanitizeContent } from '../presentation/generic.js'
+import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
+import { languageFromPath } from '../presentation/language.js'
+import { splitLines } from '../presentation/read-window.js'
+import type { FileDiff } from '../presentation/views.js'
+import { TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, TOOL_DENIED, TOOL_ERROR, TOOL_TIMEOUT } from '../runtime/errors.js'
+import type { ToolResult } from '../schema/tool-definition.js'
+import type { JournalLineRecord } from './journal-line.js'
+import type { ApprovalStep, CardStatus, DiffBlock, DiffLine, SessionCard } from './model.js'
+import { presentCallSafely, presentResultSafely, type ToolPresenter } from './presenters.js'
+
+const RUN_CODE = 'run_code'
+
+interface CallState {
+  id: string
+  seq: number
+  parentId: string | null
+  rootId: string
+  agent: string | null
+  tool: string
+  startedAt: number | null
+  /** `undefined` until a record carried them. */
+  args: JsonValue | undefined
+  approvals: ApprovalStep[]
+  /** The final result record's `result`, once settled. */
+  result: Record<string, unknown> | undefined
+  durationMs: number | null
+  /** A `code-dispatch` record standing in for a sub-call whose own records are missing. */
+  dispatch: ToolResult | undefined
+  /** A decision sent from the page for a pending approval. */
+  decided: string | null
+  card: SessionCard | undefined
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' ? value : null
+}
+
+function statusOf(state: CallState): CardStatus {
+  const result = state.result
+  if (result !== undefined) {
+    if (readOwn(result, 'isError') !== true) return { kind: 'ok' }
+    const error = readOwn(result, 'error')
+    const info = isPlainRecord(error) ? readOwn(error, 'info') : undefined
+    const code = (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? TOOL_ERROR
+    if (code === TOOL_DENIED) return { kind: 'denied', code }
+    if (code === TOOL_TIMEOUT) return { kind: 'timed-out', code }
+    if (code === TOOL_ABORTED || code === TOOL_ABORTED_BEFORE_DISPATCH) return { kind: 'aborted', code }
+    return { kind: 'error', code }
+  }
+  if (state.dispatch !== undefined) return state.dispatch.isError ? { kind: 'error', code: TOOL_ERROR } : { kind: 'ok' }
+  const last = state.approvals[state.approvals.length - 1]
+  if (last !== undefined && (last.step === 'asked' || last.outcome === 'suspended'))
+    return { kind: 'awaiting-approval' }
+  return { kind: 'running' }
+}
+
+function errorOf(result: Record<string, unknown> | undefined): SessionCard['error'] {
+  if (result === undefined || readOwn(result, 'isError') !== true) return null
+  const error = readOwn(result, 'error')
+  if (!isPlainRecord(error)) return { message: '', code: TOOL_ERROR }
+  const info = readOwn(error, 'info')
+  return {
+    message: text(readOwn(error, 'message')) ?? '',
+    code: (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? TOOL_ERROR,
+  }
+}
+
+/** The presenter-facing projection of a journal result: `isError`, sanitized `content`, JSON `meta`. */
+function toolResultOf(result: Record<string, unknown>): ToolResult {
+  const meta = readOwn(result, 'meta')
+  const out: { isError: boolean; content: ToolResult['content']; meta?: JsonValue } = {
+    isError: readOwn(result, 'isError') === true,
+    content: sanitizeContent(readOwn(result, 'content')),
+  }
+  if (meta !== undefined && isJsonValue(meta)) out.meta = meta
+  return out
+}
+
+function diffBlock(diff: FileDiff): DiffBlock {
+  const lang = languageFromPath(diff.path) ?? null
+  if (diff.oldText === null) {
+    return { path: diff.path, isNew: true, lang, lines: splitLines(diff.newText).map((t) => ({ tag: 'add', text: t })) }
+  }
+  const lines: DiffLine[] = []
+  for (const change of diffLines(diff.oldText, diff.newText)) {
+    const tag = change.added ? 'add' : change.removed ? 'del' : 'ctx'
+    for (const t of splitLines(change.value)) lines.push({ tag, text: t })
+  }
+  return { path: diff.path, isNew: false, lang, lines }
+}
+
+function diffsOf(view: { card: string; diffs?: unknown }): DiffBlock[] {
+  if (view.card !== 'diff' || !Array.isArray(view.diffs)) return []
+  const out: DiffBlock[] = []
+  for (const d of view.diffs as unknown[]) {
+    if (!isPlainRecord(d)) continue
+    const path = text(readOwn(d, 'path'))
+    const newText = text(readOwn(d, 'newText'))
+    const oldText = readOwn(d, 'oldText')
+    if (path === null || newText === null || (oldText !== null && typeof oldText !== 'string')) continue
+    out.push(diffBlock({ path, oldText, newText }))
+  }
+  return out
+}
+
+/**
+ * The session of one journal, record by record. `ingest` answers which cards changed, so a live
+ * viewer sends only those; cards are rebuilt lazily from the call's state.
+ */
+export class SessionState {
+  private readonly calls = new Map<string, CallState>()
+  private readonly order: CallState[] = []
+
+  constructor(private readonly presenters: ReadonlyMap<string, ToolPresenter>) {}
+
+  private callOf(r: JournalLineRecord): CallState {
+    let state = this.calls.get(r.callId)
+    if (state === undefined) {
+      state = {
+        id: r.callId,
+        seq: this.order.length,
+        parentId: r.parentCallId,
+        rootId: r.rootCallId,
+        agent: r.agentId,
+        tool: r.toolName,
+        startedAt: r.ts,
+        args: undefined,
+        approvals: [],
+        result: undefined,
+        durationMs: null,
+        dispatch: undefined,
+        decided: null,
+        card: undefined,
+      }
+      this.calls.set(r.callId, state)
+      this.order.push(state)
+    }
+    return state
+  }
+
+  /** Fold one record in; answers the ids of the cards it changed (none for unknown types). */
+  ingest(r: JournalLineRecord): string[] {
+    const raw = r.raw
+    switch (r.type) {
+      case 'call-started': {
+        const state = this.callOf(r)
+        const args = readOwn(raw, 'arguments')
+        if (args !== undefined && isJsonValue(args)) state.args = args
+        break
+      }
+      case 'approval-asked': {
+        const state = this.callOf(r)
+        const request = readOwn(raw, 'request')
+        const reason = isPlainRecord(request) ? text(readOwn(request, 'reason')) : null
+        if (state.args === undefined && isPlainRecord(request)) {
+          const args = readOwn(request, 'arguments')
+          if (args !== undefined && isJsonValue(args)) state.args = args
+        }
+        state.approvals.push({ step: 'asked', ts: r.ts, reason })
+        break
+      }
+      case 'approval-answered': {
+        const state = this.callOf(r)
+        const outcome = readOwn(raw, 'outcome')
+        const kind = isPlainRecord(outcome) ? text(readOwn(outcome, 'kind')) : null
+        state.approvals.push({
+          step: 'answered',
+          ts: r.ts,
+          outcome: kind ?? 'unknown',
+          reason: isPlainRecord(outcome) ? text(readOwn(outcome, 'reason')) : null,
+          standing: readOwn(raw, 'standing') === true,
+        })
+        break
+      }
+      case 'result': {
+        const state = this.callOf(r)
+        const result = readOwn(raw, 'result')
+        if (!isPlainRecord(result)) return []
+        state.result = result
+        const duration = readOwn(raw, 'durationMs')
+        state.durationMs = typeof duration === 'number' && Number.isFinite(duration) ? duration : null
+        break
+      }
+      case 'code-dispatch': {
+        // The durable copy of a sub-dispatch: it stands in for the sub-call when its own records
+        // are absent (a journal scoped to top-level calls), and never overrides them.
+        const record = readOwn(raw, 'record')
+        if (!isPlainRecord(record)) return []
+        const subCallId = text(readOwn(record, 'subCallId'))
+        const name = text(readOwn(record, 'name'))
+        if (subCallId === null || name === null) return []
+        const state = this.callOf({
+          ...r,
+          callId: subCallId,
+          toolName: name,
+          parentCallId: text(readOwn(record, 'parentCallId')) ?? r.callId,
+          rootCallId: text(readOwn(record, 'rootCallId')) ?? r.rootCallId,
+        })
+        state.dispatch = {
+          isError: readOwn(record, 'isError') === true,
+          content: sanitizeContent(readOwn(record, 'content')),
+        }
+        if (state.result !== undefined) return []
+        state.card = undefined
+        return [state.id]
+      }
+      default:
+        return []
+    }
+    const state = this.calls.get(r.callId)!
+    state.card = undefined
+    return [state.id]
+  }
+
+  /** Mark a pending approval as decided from the page (display only; the journal stays the truth). */
+  markDecided(callId: string, decision: string): boolean {
+    const state = this.calls.get(callId)
+    if (state === undefined) return false
+    state.decided = decision
+    state.card = undefined
+    return true
+  }
+
+  /** The card of one call, or `undefined` for an unknown id. */
+  card(id: string): SessionCard | undefined {
+    const state = this.calls.get(id)
+    return state === undefined ? undefined : this.build(state)
+  }
+
+  /** Every card, in order of first appearance. */
+  cards(): SessionCard[] {
+    return this.order.map((s) => this.build(s))
+  }
+
+  get size(): number {
+    return this.order.length
+  }
+
+  private build(state: CallState): SessionCard {
+    if (state.card !== undefined) return state.card
+    const presenter = this.presenters.get(state.tool)
+    const args = state.args ?? null
+    const call = presentCallSafely(presenter, state.tool, args)
+    const settled = state.result !== undefined ? toolResultOf(state.result) : state.dispatch
+    const result = settled !== undefined ? presentResultSafely(presenter, state.tool, args, settled) : null
+    const status = statusOf(state)
+    const program =
+      state.tool === RUN_CODE && isPlainRecord(args) ? text(readOwn(args as Record<string, unknown>, 'code')) : null
+    let pendingApproval: SessionCard['pendingApproval'] = null
+    if (status.kind === 'awaiting-approval') {
+      const asked = state.approvals.findLast((s) => s.step === 'asked')
+      pendingApproval = { reason: asked?.step === 'asked' ? asked.reason : null, decided: state.decided }
+    }
+    const card: SessionCard = {
+      id: state.id,
+      seq: state.seq,
+      parentId: state.parentId,
+      rootId: state.rootId,
+      agent: state.agent,
+      tool: state.tool,
+      status,
+      startedAt: state.startedAt,
+      durationMs: state.durationMs,
+      approvals: [...state.approvals],
+      args,
+      call,
+      result,
+      diffs: diffsOf(result ?? call),
+      error: errorOf(state.result),
+      program,
+      pendingApproval,
+    }
+    state.card = card
+    return card
+  }
+}
