@@ -1,7 +1,6 @@
-// A scripted agent session run through the real runtime and the real tools, journaled as JSON
-// lines in the journal record contract: edit, read, grep, bash, an error, a denial, a run_code
-// with sub-calls, an image, and untrusted text carrying injection strings.
-import { appendFileSync } from 'node:fs'
+// A scripted agent session run through the real runtime and the real tools, journaled by the real
+// Journal plugin: edit, read, grep, bash, an error, a denial, a run_code with sub-calls, an image,
+// and untrusted text carrying injection strings.
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +12,7 @@ import {
   createQuickJsRuntime,
   createToolRuntime,
   defineTool,
+  Journal,
   type ToolExecutionInput,
 } from '../../src/index.js'
 
@@ -40,10 +40,7 @@ export interface ScriptedSession {
   appendCall(callId: string): Promise<void>
 }
 
-/**
- * Run the scripted session into `dir/session.jsonl`. Until the Journal plugin exists the records
- * are written here, from the runtime's own events, in the contract's format.
- */
+/** Run the scripted session into `dir/session.jsonl`. */
 export async function runScriptedSession(dir?: string): Promise<ScriptedSession> {
   const root = dir ?? (await mkdtemp(join(tmpdir(), 'toolgate-viewer-')))
   const workspace = join(root, 'ws')
@@ -83,63 +80,10 @@ export async function runScriptedSession(dir?: string): Promise<ScriptedSession>
     }),
   )
 
-  const write = (record: Record<string, unknown>) => appendFileSync(journal, `${JSON.stringify({ v: 1, ...record })}\n`)
-  const callIdOf = new Map<symbol, string>()
-  const started = new Map<string, number>()
-  const common = (exec: {
-    callId: string
-    rootCallId: string
-    parent?: symbol
-    agent?: { id: string }
-    name: string
-  }) => ({
-    callId: exec.callId,
-    rootCallId: exec.rootCallId,
-    parentCallId: exec.parent !== undefined ? (callIdOf.get(exec.parent) ?? null) : null,
-    agentId: exec.agent?.id ?? null,
-    toolName: exec.name,
-  })
-  ctx.on('tools/pre-execute', (exec, next) => {
-    callIdOf.set(exec.token, exec.callId)
-    started.set(exec.callId, performance.now())
-    write({ type: 'call-started', ts: Date.now(), ...common(exec), arguments: exec.arguments })
-    return next()
-  })
-  ctx.on('tools/result', (exec, result) => {
-    const t0 = started.get(exec.callId)
-    write({
-      type: 'result',
-      ts: Date.now(),
-      ...common(exec),
-      result,
-      durationMs: t0 === undefined ? 0 : performance.now() - t0,
-    })
-  })
-  ctx.on('tools/code-dispatch', (record) => {
-    write({
-      type: 'code-dispatch',
-      ts: Date.now(),
-      callId: record.subCallId,
-      rootCallId: record.rootCallId,
-      parentCallId: record.parentCallId,
-      agentId: null,
-      toolName: record.name,
-      record,
-    })
-  })
+  // The real Journal plugin writes the session's records; the approval service denies writes.
+  await ctx.plugin(Journal, { path: journal })
   await ctx.plugin(CallbackApproval, {
-    decide(request) {
-      const exec = request.execution
-      write({
-        type: 'approval-asked',
-        ts: Date.now(),
-        ...common(exec),
-        request: { ...common(exec), arguments: exec.arguments, reason: request.reason ?? null },
-      })
-      const outcome = { kind: 'denied' as const, reason: 'writes are not allowed in this session' }
-      write({ type: 'approval-answered', ts: Date.now(), ...common(exec), outcome, standing: false })
-      return outcome
-    },
+    decide: () => ({ kind: 'denied', reason: 'writes are not allowed in this session' }),
   })
 
   const agent = createAgent(ctx, { id: 'agent-1' })
