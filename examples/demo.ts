@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { Journal } from '../src/journal/journal.js'
 import { genericCallView, genericResultView } from '../src/presentation/generic.js'
 import { renderToolCallLines, renderToolResultLines } from '../src/presentation/terminal.js'
 import type { ToolCallView, ToolResultView } from '../src/presentation/views.js'
@@ -33,11 +34,15 @@ export interface DemoOptions {
   color?: boolean
   /** The recorded turn to replay. Default `examples/turn.json`. */
   turnFile?: string
+  /** Where the session journal is written. Default a new file in the temporary directory. */
+  journal?: string
 }
 
 /** What the demo observed, for callers (and the test). */
 export interface DemoSummary {
   readonly workspace: string
+  /** The session journal the run wrote (kept after the demo, for `toolgate view`). */
+  readonly journal: string
   readonly results: readonly BatchCallResult[]
   /** Largest number of calls that were in flight at the same time. */
   readonly maxInFlight: number
@@ -125,6 +130,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const turnFile = options.turnFile ?? fileURLToPath(new URL('./turn.json', import.meta.url))
   const turn = JSON.parse(await readFile(turnFile, 'utf8')) as RecordedTurn
   const workspace = await createWorkspace()
+  const journal = options.journal ?? join(tmpdir(), `toolgate-demo-${Date.now()}-${process.pid}.jsonl`)
   const { ctx, tools } = await createToolRuntime()
   const fibers: Array<{ dispose(): Promise<void> }> = []
   try {
@@ -132,6 +138,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     for (const definition of createFsTools({ root: workspace })) tools.register(definition)
     tools.register(createBashTool({ cwd: workspace }))
     tools.register(indexWorkspace)
+    fibers.push(await ctx.plugin(Journal, { path: journal }))
     fibers.push(await ctx.plugin(TimeoutPolicy, {}))
     fibers.push(await ctx.plugin(TerminalApproval, { input: options.input ?? process.stdin, output }))
 
@@ -228,6 +235,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     )
     const summary: DemoSummary = {
       workspace,
+      journal,
       results: batch.results,
       maxInFlight,
       parallel: ids((entry) => entry.mode.kind === 'parallel'),
@@ -266,6 +274,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     row('failed', summary.failed)
     print(
       `  ${'turn concludes'.padEnd(17)}${batch.concludesTurn ? 'yes' : 'no — the loop would send these results back to the model'}`,
+    )
+    print()
+    print(`  ${'journal'.padEnd(17)}${journal}`)
+    print(`  ${'open it'.padEnd(17)}npx tsx src/cli/bin.ts view ${journal}`)
+    print(
+      `  ${''.padEnd(17)}${paint('2', '(after npm run build: npx toolgate view <journal>; add --out FILE.html for one static file)')}`,
     )
     return summary
   } finally {

@@ -59,6 +59,15 @@ describe('R-SCHED the end-to-end demo', () => {
       expect(out).toMatch(new RegExp(`^  ${label} +\\S`, 'm'))
     }
     expect(out).not.toContain('\x1b[') // no colours when asked for none
+    // The run is journaled, and the demo names the command that opens the journal in the viewer.
+    expect(out).toContain(`npx tsx src/cli/bin.ts view ${summary.journal}`)
+    const { readFile, rm } = await import('node:fs/promises')
+    const records = (await readFile(summary.journal, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    expect(records.filter((r) => r.type === 'result')).toHaveLength(summary.results.length)
+    await rm(summary.journal, { force: true })
     expect(out).not.toContain('API_TOKEN') // the guarded secret never reaches the output
   })
 
