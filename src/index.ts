@@ -7,6 +7,8 @@ export * from './code-mode/index.js'
 export * from './journal/index.js'
 export type { JsonObject, JsonValue } from './json/index.js'
 export { isJsonValue, JsonValueError, snapshotJsonValue } from './json/index.js'
+// OpenTelemetry tracing (loads the optional @opentelemetry/api peer only when the plugin is constructed)
+export { type OtelTracerProviderLike, OtelTracing, type OtelTracingConfig } from './observability/otel-tracing.js'
 // Presentation helpers and the terminal card renderer (also the `toolgate/presentation` subpath)
 export * from './presentation/index.js'
 export { type AgentHandle, createAgent } from './runtime/agent.js'

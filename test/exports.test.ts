@@ -36,6 +36,7 @@ const rootValues = [
   'executeBatch',
   'TimeoutPolicy',
   'ResultBudget',
+  'OtelTracing',
   'CallbackApproval',
   'TerminalApproval',
   // approvals and the journal
