@@ -41,13 +41,17 @@ export async function globWalk(options: GlobWalkOptions): Promise<GlobWalk> {
   let entries = 0
   let exhausted = false
   const readdir = (dir: nodeFs.PathLike, _options: unknown, callback: ReaddirCallback): void => {
-    nodeFs.readdir(dir, { withFileTypes: true }, (error, dirents) => {
+    nodeFs.readdir(dir, { withFileTypes: true }, (error, listed) => {
+      let dirents = listed
       if (error) return callback(error, [])
       if (exhausted || options.signal.aborted) return callback(null, [])
       entries += dirents.length
       if (entries > options.maxEntries) {
+        // Keep what fits in the budget (by name, so the cut is deterministic) and stop the walk.
         exhausted = true
-        return callback(null, [])
+        const room = dirents.length - (entries - options.maxEntries)
+        dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        dirents = dirents.slice(0, Math.max(0, room))
       }
       const rel = path.relative(rootAbs, String(dir)).split(path.sep).join('/')
       const prefix = rel === '' ? '' : `${rel}/`
