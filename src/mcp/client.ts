@@ -176,7 +176,10 @@ export async function connectMcpServer(
       // A new session may serve a different tool list.
       if (reconnecting)
         connecting
-          .then(() => refresh())
+          .then(
+            () => refresh(),
+            () => {}, // the call that reconnected reports the failure itself
+          )
           .catch((error) => warn(`MCP server ${label}: re-listing tools after reconnecting failed: ${message(error)}`))
     }
     return connecting
@@ -344,14 +347,20 @@ function supportedOrAny(schema: Record<string, unknown> | undefined): JsonSchema
   }
 }
 
+/** Pass an MCP progress notification on as the call's own progress (which restarts an idle timeout). */
 function reportProgress(exec: ToolRunContext, progress: { progress: number; total?: number; message?: string }) {
-  // exec.progress exists once the core offers progress reporting; until then the SDK's idle reset does the work.
-  const report = (exec as unknown as { progress?: (update: unknown) => void }).progress
-  if (typeof report !== 'function') return
+  const { total, message } = progress
+  const fraction =
+    typeof total === 'number' && total > 0 && Number.isFinite(progress.progress)
+      ? Math.min(1, Math.max(0, progress.progress / total))
+      : undefined
   try {
-    report.call(exec, progress)
+    exec.progress({
+      ...(typeof message === 'string' ? { message } : {}),
+      ...(fraction !== undefined ? { fraction } : {}),
+    })
   } catch {
-    // A progress listener's failure must not fail the call.
+    // A malformed report (or one after the call settled) must not fail the call.
   }
 }
 

@@ -70,6 +70,8 @@ export function createMcpServer(tools: ToolRuntime, options: CreateMcpServerOpti
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params
     const callId = `mcp-${session}-${++serial}`
+    const token = extra._meta?.progressToken
+    if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
     const unroute = server.getClientCapabilities()?.elicitation
       ? routeApprovals(callId, (approval) => elicitApproval(approval, extra.sendRequest, extra.signal))
       : undefined
@@ -84,7 +86,29 @@ export function createMcpServer(tools: ToolRuntime, options: CreateMcpServerOpti
       return toCallToolResult(result, tools.get(name, agent))
     } finally {
       unroute?.()
+      progressOf.delete(callId)
     }
+  })
+
+  // A call's progress (its own or a Code Mode sub-call's) goes to the client that asked for it.
+  const progressOf = new Map<string, { token: string | number; step: number; send: SendNotification }>()
+  const disposeProgress = ctx.on('tools/progress', (exec, progress) => {
+    const target = progressOf.get(exec.rootCallId)
+    if (target === undefined) return
+    // MCP progress must increase: the fraction as a percentage when given (never going back), else a count.
+    const percent = progress.fraction === undefined ? undefined : Math.round(progress.fraction * 100)
+    target.step = percent !== undefined && percent > target.step ? percent : target.step + 1
+    target
+      .send({
+        method: 'notifications/progress',
+        params: {
+          progressToken: target.token,
+          progress: target.step,
+          ...(percent !== undefined && target.step <= 100 ? { total: 100 } : {}),
+          ...(progress.message !== undefined ? { message: progress.message } : {}),
+        },
+      })
+      .catch(() => {})
   })
 
   // Coalesce a burst of changes (a remote server re-listing, a plugin loading) into one notification.
@@ -102,6 +126,7 @@ export function createMcpServer(tools: ToolRuntime, options: CreateMcpServerOpti
   server.onclose = () => {
     closed = true
     dispose()
+    disposeProgress()
     onclose?.()
   }
   return server
@@ -161,6 +186,11 @@ function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinitio
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
+
+type SendNotification = (notification: {
+  method: 'notifications/progress'
+  params: { progressToken: string | number; progress: number; total?: number; message?: string }
+}) => Promise<void>
 
 type SendRequest = (
   request: { method: 'elicitation/create'; params: Record<string, unknown> },

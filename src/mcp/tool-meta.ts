@@ -20,12 +20,14 @@ export interface McpToolMeta {
   readonly imported?: boolean
 }
 
-const metaOf = new WeakMap<ToolDefinition, McpToolMeta>()
+// Keyed by the `execute` function: the registry stores a frozen snapshot of a definition, but
+// keeps its callbacks' identity, so this is what survives registration.
+const metaOf = new WeakMap<object, McpToolMeta>()
 
 export function setMcpToolMeta(definition: ToolDefinition, meta: McpToolMeta): void {
-  metaOf.set(definition, meta)
+  metaOf.set(definition.execute, meta)
 }
 
 export function getMcpToolMeta(definition: ToolDefinition): McpToolMeta | undefined {
-  return metaOf.get(definition)
+  return typeof definition.execute === 'function' ? metaOf.get(definition.execute) : undefined
 }

@@ -22,6 +22,8 @@ export async function writeConfig(dir: string, config: unknown, name = 'toolgate
 
 export interface Connected {
   client: Client
+  /** The Streamable HTTP endpoint (HTTP only). */
+  url?: string
   stderr: () => string
   close: () => Promise<void>
 }
@@ -54,10 +56,12 @@ export async function serveHttp(args: string[], capabilities: Record<string, unk
     })
     child.once('exit', (code) => reject(new Error(`toolgate exited with ${code}: ${err}`)))
   })
+  const url = `http://127.0.0.1:${port}/mcp`
   const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)))
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
   return {
     client,
+    url,
     stderr: () => err,
     close: async () => {
       await client.close()
