@@ -1,3 +1,4 @@
+import * as nodeUtil from 'node:util'
 import { diffLines } from 'diff'
 import { isPlainRecord, readOwn } from './json-guard.js'
 import { splitLines } from './read-window.js'
@@ -31,7 +32,13 @@ interface Palette {
   cyan: Paint
 }
 
-function sgr(open: number, close: number): Paint {
+type StyleText = (format: string, text: string, options?: { validateStream?: boolean }) => string
+/** `util.styleText` exists from Node 20.12 (engines allow 20.0): older 20.x paint the same SGR pairs by hand. */
+const styleText = (nodeUtil as { styleText?: StyleText }).styleText
+
+function sgr(format: string, open: number, close: number): Paint {
+  // validateStream: false — the caller decided on colour; newer Node would re-check stdout's TTY.
+  if (styleText) return (text) => (text === '' ? text : styleText(format, text, { validateStream: false }))
   return (text) => (text === '' ? text : `\u001b[${open}m${text}\u001b[${close}m`)
 }
 
@@ -44,18 +51,16 @@ const PLAIN: Palette = {
   cyan: (t) => t,
 }
 const ANSI: Palette = {
-  bold: sgr(1, 22),
-  dim: sgr(2, 22),
-  red: sgr(31, 39),
-  green: sgr(32, 39),
-  yellow: sgr(33, 39),
-  cyan: sgr(36, 39),
+  bold: sgr('bold', 1, 22),
+  dim: sgr('dim', 2, 22),
+  red: sgr('red', 31, 39),
+  green: sgr('green', 32, 39),
+  yellow: sgr('yellow', 33, 39),
+  cyan: sgr('cyan', 36, 39),
 }
 
-// CSI / OSC / other escape sequences, then any remaining C0/C1 control except tab.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping terminal control sequences is the point
-const ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-_]?/g
-// biome-ignore lint/suspicious/noControlCharactersInRegex: see above
+// Any C0/C1 control except tab, left after Node's own escape-sequence stripping.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: replacing terminal control characters is the point
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
 
 /**
@@ -64,7 +69,7 @@ const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
  * other control characters become U+FFFD.
  */
 function clean(line: string): string {
-  let text = line.replace(ESCAPES, '')
+  let text = nodeUtil.stripVTControlCharacters(line)
   const cr = text.lastIndexOf('\r')
   if (cr !== -1) text = cr === text.length - 1 ? text.slice(0, cr) : text.slice(cr + 1)
   return text.replace(CONTROLS, '\ufffd')
