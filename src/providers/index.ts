@@ -1,6 +1,7 @@
 // toolgate/providers: provider tool formats, the model loop and SDK adapters.
 // The SDKs are optional peer dependencies: this module imports them as types only.
 
+export { type AiSdkToolsOptions, type AiSdkToolsRuntime, toAiSdkTools } from './ai-sdk.js'
 export { type AnthropicModelOptions, anthropicModel } from './anthropic-model.js'
 export { PROVIDER_FORMATS, parseToolCalls, toProviderMessages, toProviderTools } from './formats.js'
 export { type GeminiModelOptions, geminiModel } from './gemini-model.js'

@@ -14,6 +14,7 @@ import { createAgent } from '../../src/runtime/agent.js'
 import { createToolRuntime } from '../../src/runtime/create.js'
 import type { ToolExecutionResult } from '../../src/runtime/types.js'
 import { defineTool } from '../../src/schema/define-tool.js'
+import type { ToolSchema } from '../../src/schema/tool-definition.js'
 
 type Call = [id: string, name: string, args: string]
 
@@ -257,7 +258,7 @@ describe('toProviderMessages (issue #12)', () => {
 })
 
 describe('toProviderTools for Anthropic and Gemini (issue #12)', () => {
-  const schema = {
+  const schema: ToolSchema = {
     name: 'pick',
     description: 'Pick.',
     parameters: {

@@ -1,0 +1,96 @@
+// toAiSdkTools: a Vercel AI SDK (`ai` 6) tool set whose execute runs through ctx.tools.execute.
+import type { Tool, ToolSet } from 'ai'
+import type { JsonValue } from '../json/json-value.js'
+import { cloneJsonValue } from '../json/snapshot.js'
+import { TOOL_DENIED } from '../runtime/errors.js'
+import type { Agent, ToolExecutionInput, ToolExecutionResult } from '../runtime/types.js'
+import type { ContentBlock } from '../schema/content.js'
+import type { ToolSchema } from '../schema/tool-definition.js'
+import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText } from './result-content.js'
+
+/** The part of `ctx.tools` the tool set uses. */
+export interface AiSdkToolsRuntime {
+  schemas(scope?: Agent): ToolSchema[]
+  execute(input: ToolExecutionInput): Promise<ToolExecutionResult>
+}
+
+export interface AiSdkToolsOptions {
+  /** The agent the calls run for (its scope decides which tools exist). */
+  readonly agent?: Agent
+}
+
+type ToolOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>
+type ContentPart = Extract<ToolOutput, { type: 'content' }>['value'][number]
+
+/**
+ * A tool set for `generateText` / `streamText` with the tools `tools.schemas(agent)` shows now.
+ * Each `execute` is one `tools.execute` call (call id = the AI SDK's toolCallId, cancellation =
+ * its abortSignal), so every toolgate policy — approval, guards, timeouts — applies. `execute`
+ * returns the toolgate result; `toModelOutput` turns it into what the model reads (a denial as
+ * `execution-denied`, other failures as `error-text`, images as image parts).
+ */
+export function toAiSdkTools(tools: AiSdkToolsRuntime, options: AiSdkToolsOptions = {}): ToolSet {
+  if (typeof tools?.schemas !== 'function' || typeof tools.execute !== 'function')
+    throw new TypeError('toAiSdkTools: tools must be ctx.tools (a ToolRuntime)')
+  if (options === null || typeof options !== 'object') throw new TypeError('toAiSdkTools: options must be an object')
+  const { agent } = options
+  const set: ToolSet = {}
+  for (const schema of tools.schemas(agent)) {
+    const name = schema.name
+    const tool: Tool<unknown, ToolExecutionResult> = {
+      description: schema.description,
+      inputSchema: jsonInputSchema(schema.parameters),
+      execute: (input, { toolCallId, abortSignal }) =>
+        tools.execute({
+          callId: toolCallId,
+          name,
+          arguments: input,
+          ...(agent !== undefined ? { agent } : {}),
+          signal: abortSignal ?? new AbortController().signal,
+        }),
+      toModelOutput: ({ output }) => modelOutput(output),
+    }
+    Object.defineProperty(set, name, { value: tool, enumerable: true, writable: true, configurable: true })
+  }
+  return set
+}
+
+/**
+ * The parameters as a Standard Schema with a JSON Schema view, which `ai` accepts without being
+ * imported here. Validation passes everything through: the toolgate pipeline validates (and
+ * answers INVALID_ARGS), so a bad call still reaches the policies and the model sees why.
+ */
+function jsonInputSchema(parameters: JsonValue): Tool<unknown, ToolExecutionResult>['inputSchema'] {
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'toolgate',
+      validate: (value: unknown) => ({ value }),
+      // The AI SDK edits the schema it gets (it closes objects), so each call gets its own copy.
+      jsonSchema: {
+        input: () => cloneJsonValue(parameters) as Record<string, unknown>,
+        output: () => cloneJsonValue(parameters) as Record<string, unknown>,
+      },
+    },
+  } as Tool<unknown, ToolExecutionResult>['inputSchema']
+}
+
+function modelOutput(result: ToolExecutionResult): ToolOutput {
+  const text = (content: readonly ContentBlock[]) => joinText(content, (block) => imagePlaceholder(block))
+  // Deferred user messages have no slot of their own in the AI SDK: they ride after the result.
+  const content = [...result.content, ...(result.additionalContexts ?? []).flatMap((message) => message.content)]
+  if (result.isError) {
+    if (result.error.info?.code === TOOL_DENIED) return { type: 'execution-denied', reason: result.error.message }
+    return { type: 'error-text', value: text(content) }
+  }
+  if (!content.some((block) => block.type === 'image' && isPortableImage(block)))
+    return { type: 'text', value: text(content) }
+  const parts: ContentPart[] = content.map((block) =>
+    block.type === 'text'
+      ? { type: 'text', text: block.text }
+      : isPortableImage(block)
+        ? { type: 'image-data', data: block.data, mediaType: block.mediaType }
+        : { type: 'text', text: imagePlaceholder(block) },
+  )
+  return { type: 'content', value: parts.length > 0 ? parts : [{ type: 'text', text: EMPTY_RESULT }] }
+}

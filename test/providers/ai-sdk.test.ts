@@ -1,0 +1,139 @@
+// toAiSdkTools inside the AI SDK's own generateText loop: toolgate policies apply (issue #12).
+import { generateText, stepCountIs } from 'ai'
+import { MockLanguageModelV3 } from 'ai/test'
+import { describe, expect, it } from 'vitest'
+import { toAiSdkTools } from '../../src/providers/index.js'
+import { createAgent } from '../../src/runtime/agent.js'
+import { createToolRuntime } from '../../src/runtime/create.js'
+import type { ApprovalRequest } from '../../src/runtime/types.js'
+import { CallbackApproval } from '../../src/scheduling/approval.js'
+import { defineTool } from '../../src/schema/define-tool.js'
+import { PNG } from './scenario.js'
+
+type CallOptions = Parameters<MockLanguageModelV3['doGenerate']>[0]
+type GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>
+
+const usage: GenerateResult['usage'] = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+}
+
+describe('toAiSdkTools with generateText (issue #12)', () => {
+  it('runs every call through ctx.tools.execute: approval denies one, allows another, images reach the model', async () => {
+    const { ctx, tools } = await createToolRuntime()
+    const agent = createAgent(ctx, { id: 'ai-sdk' })
+    const asked: ApprovalRequest[] = []
+    ctx.plugin(CallbackApproval, {
+      decide: (request: ApprovalRequest) => {
+        asked.push(request)
+        return request.execution.name === 'delete_all'
+          ? { kind: 'denied', reason: 'too dangerous' }
+          : { kind: 'allowed-once' }
+      },
+    })
+    ctx.on('tools/pre-execute', async (exec, next) =>
+      exec.name === 'echo' ? next() : { kind: 'ask', reason: 'writes' },
+    )
+    let deleted = 0
+    tools.register(
+      defineTool({
+        name: 'delete_all',
+        description: 'Delete everything.',
+        parameters: {},
+        output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
+        execute: async () => {
+          deleted++
+          return 'deleted'
+        },
+      }),
+    )
+    tools.register(
+      defineTool({
+        name: 'shot',
+        description: 'Screenshot.',
+        parameters: { label: { type: 'string', required: true } },
+        output: {
+          schema: { type: 'string' },
+          render: (_a, v) => [
+            { type: 'text', text: v },
+            { type: 'image', mediaType: 'image/png', data: PNG },
+          ],
+        },
+        execute: async ({ label }) => `shot ${label}`,
+      }),
+    )
+    tools.register(
+      defineTool({
+        name: 'echo',
+        description: 'Echo.',
+        parameters: { text: { type: 'string', required: true } },
+        output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
+        execute: async ({ text }) => text,
+      }),
+    )
+
+    const calls: CallOptions[] = []
+    const model = new MockLanguageModelV3({
+      doGenerate: async (options) => {
+        calls.push(options)
+        if (calls.length === 1) {
+          return {
+            content: [
+              { type: 'tool-call', toolCallId: 't1', toolName: 'delete_all', input: '{}' },
+              { type: 'tool-call', toolCallId: 't2', toolName: 'shot', input: '{"label":"home"}' },
+              { type: 'tool-call', toolCallId: 't3', toolName: 'echo', input: '{"text":7}' },
+            ],
+            finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+            usage,
+            warnings: [],
+          }
+        }
+        return {
+          content: [{ type: 'text', text: 'ok' }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage,
+          warnings: [],
+        }
+      },
+    })
+    const result = await generateText({
+      model,
+      tools: toAiSdkTools(tools, { agent }),
+      prompt: 'clean up',
+      stopWhen: stepCountIs(3),
+    })
+    expect(result.text).toBe('ok')
+    expect(deleted).toBe(0)
+    expect(asked.map((r) => r.execution.name).sort()).toEqual(['delete_all', 'shot'])
+    expect(asked.every((r) => r.agent === agent)).toBe(true)
+
+    // The tools went to the model with their JSON Schemas.
+    const sent = calls[0].tools ?? []
+    expect(sent.map((t) => t.name)).toEqual(['delete_all', 'shot', 'echo'])
+    expect(sent.find((t) => t.name === 'shot')).toMatchObject({
+      type: 'function',
+      inputSchema: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
+    })
+
+    // What the model read back in the second request.
+    const toolMessage = calls[1].prompt.find((m) => m.role === 'tool')
+    expect(toolMessage?.role).toBe('tool')
+    const outputs = Object.fromEntries(
+      (toolMessage?.content ?? []).flatMap((part) =>
+        part.type === 'tool-result' ? [[part.toolCallId, part.output]] : [],
+      ),
+    )
+    expect(outputs.t1).toMatchObject({ type: 'execution-denied' })
+    expect((outputs.t1 as { reason: string }).reason).toMatch(/too dangerous/)
+    expect(outputs.t2).toEqual({
+      type: 'content',
+      value: [
+        { type: 'text', text: 'shot home' },
+        { type: 'image-data', data: PNG, mediaType: 'image/png' },
+      ],
+    })
+    // toolgate validated the arguments itself: the model sees why.
+    expect(outputs.t3).toMatchObject({ type: 'error-text' })
+    expect((outputs.t3 as { value: string }).value).toMatch(/text.*expected string, got number/)
+  })
+})
