@@ -26,7 +26,7 @@ describe('toAiSdkTools with generateText (issue #12)', () => {
     ctx.plugin(CallbackApproval, {
       decide: (request: ApprovalRequest) => {
         asked.push(request)
-        return request.execution.name === 'delete_all'
+        return request.toolName === 'delete_all'
           ? { kind: 'denied', reason: 'too dangerous' }
           : { kind: 'allowed-once' }
       },
@@ -104,8 +104,8 @@ describe('toAiSdkTools with generateText (issue #12)', () => {
     })
     expect(result.text).toBe('ok')
     expect(deleted).toBe(0)
-    expect(asked.map((r) => r.execution.name).sort()).toEqual(['delete_all', 'shot'])
-    expect(asked.every((r) => r.agent === agent)).toBe(true)
+    expect(asked.map((r) => r.toolName).sort()).toEqual(['delete_all', 'shot'])
+    expect(asked.every((r) => r.agentId === 'ai-sdk')).toBe(true)
 
     // The tools went to the model with their JSON Schemas.
     const sent = calls[0].tools ?? []
