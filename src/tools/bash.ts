@@ -6,6 +6,7 @@ import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import { OutputProgress } from './output-progress.js'
 import { bool, callPresenter, int, resultPresenter, str } from './present-util.js'
+import { type BashSandboxMode, bubblewrapArgs, resolveSandbox } from './sandbox.js'
 
 /** Options of {@link createBashTool}. */
 export interface BashToolOptions {
@@ -17,8 +18,24 @@ export interface BashToolOptions {
   outputCapBytes?: number
   /** Delay between SIGTERM and SIGKILL to the process group (default 2000 ms). */
   killGraceMs?: number
-  /** Environment of the command (default: this process's). */
+  /**
+   * Environment of the command, replacing the default minimal one (`PATH`, `HOME`, `LANG`, `LC_ALL`,
+   * `USER`, `LOGNAME`, `SHELL`, `TERM=dumb`, `PWD`). The host's own environment (API keys, cloud
+   * credentials) never reaches a command unless passed here or named in `inheritEnv`.
+   */
   env?: Readonly<Record<string, string | undefined>>
+  /** Host environment variables passed through by name, on top of the minimal environment or `env`. */
+  inheritEnv?: readonly string[]
+  /**
+   * OS sandbox (default `'auto'`): `'bwrap'` runs every command under bubblewrap (the file system
+   * read-only except `cwd` and a private `/tmp`, no network unless `network: true`, its own PID
+   * namespace so everything it started dies with the call); `'auto'` uses bubblewrap when it works
+   * here and otherwise runs unconfined; `'none'` always runs unconfined. `'bwrap'` throws at creation
+   * when bubblewrap is missing or cannot create its namespaces.
+   */
+  sandbox?: BashSandboxMode
+  /** Allow network access inside the sandbox (default false). Unconfined commands always have it. */
+  network?: boolean
   /** Shell binary (default `bash`, found on PATH). */
   shell?: string
   /** Least time between two progress reports of the latest output lines (default 250 ms). */
@@ -99,12 +116,18 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
     throw new Error('progressIntervalMs: expected a non-negative number')
   if (!Number.isSafeInteger(cap) || cap <= 0) throw new Error('outputCapBytes: expected a positive integer')
   if (!Number.isFinite(grace) || grace < 0) throw new Error('killGraceMs: expected a non-negative number')
+  const mode = options.sandbox ?? 'auto'
+  if (mode !== 'auto' && mode !== 'bwrap' && mode !== 'none')
+    throw new Error(`sandbox: expected 'auto', 'bwrap' or 'none', got ${JSON.stringify(mode)}`)
+  const network = options.network === true
+  const sandbox = resolveSandbox(mode, 'bwrap')
+  const baseEnv = commandEnv(options, configuredCwd, shell)
   return defineTool({
     name: 'bash',
     description:
       `Run a shell command with bash -c in ${configuredCwd} and return its combined stdout and stderr and exit code. ` +
       `Output beyond ${cap} bytes is cut in the middle. Commands must not wait for input; background processes are ` +
-      'terminated when the command finishes.',
+      `terminated when the command finishes. ${sandboxSentence(sandbox, network, configuredCwd)}`,
     parameters: {
       command: { type: 'string', required: true, description: 'The bash command line to run.' },
     },
@@ -121,6 +144,7 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
           truncated: { type: 'boolean', required: true },
           outputBytes: { type: 'integer', required: true },
           aborted: { type: 'boolean', required: true },
+          sandbox: { type: 'string', enum: ['bwrap', 'none'], required: true },
         },
       },
       render(_args, value) {
@@ -151,9 +175,13 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
       if (!(await stat(cwd)).isDirectory())
         throw new Error(`bash: working directory ${configuredCwd} is not a directory`)
       exec.signal.throwIfAborted()
-      const env = options.env ?? process.env
+      const env = { ...baseEnv, PWD: cwd }
       return await new Promise((resolve, reject) => {
-        const child = spawn(shell, ['-c', args.command], {
+        const [file, argv] =
+          sandbox === 'bwrap'
+            ? ['bwrap', bubblewrapArgs(cwd, network, shell, args.command)]
+            : [shell, ['-c', args.command]]
+        const child = spawn(file, argv, {
           cwd,
           env,
           detached: true,
@@ -188,8 +216,36 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
           for (const t of timers) clearTimeout(t)
           exec.signal.removeEventListener('abort', onAbort)
         }
+        // Quiescence: the call settles only once nothing it started is left in its process group.
+        let groupDone = false
+        const groupAlive = (): boolean => {
+          if (child.pid === undefined) return false
+          try {
+            process.kill(-child.pid, 0)
+            return true
+          } catch {
+            return false
+          }
+        }
+        const awaitGroup = (): void => {
+          if (!groupAlive()) {
+            groupDone = true
+            return
+          }
+          // SIGTERM now, SIGKILL after the grace — even when the leftovers already closed the pipes.
+          terminateGroup()
+          const started = performance.now()
+          const poll = (): void => {
+            // Past the SIGKILL, what still answers is a zombie awaiting its reaper: it runs no more.
+            if (!groupAlive() || performance.now() - started > grace + 200) {
+              groupDone = true
+              finish()
+            } else timers.push(setTimeout(poll, 25))
+          }
+          timers.push(setTimeout(poll, 25))
+        }
         const finish = (): void => {
-          if (settled || exit === undefined || openStreams > 0) return
+          if (settled || exit === undefined || openStreams > 0 || !groupDone) return
           cleanup()
           const { output, truncated } = collector.result()
           resolve({
@@ -201,6 +257,7 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
             truncated,
             outputBytes: collector.total,
             aborted,
+            sandbox,
           })
         }
         const onAbort = (): void => {
@@ -226,9 +283,8 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
         })
         child.on('exit', (code, signal) => {
           exit = { code, signal }
+          awaitGroup()
           if (openStreams > 0) {
-            // Something the shell left behind still holds the pipes: end the group's work.
-            terminateGroup()
             // A process that escaped the group (setsid) may keep the pipes open forever.
             timers.push(
               setTimeout(
@@ -239,8 +295,6 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
                 grace * 2 + 100,
               ),
             )
-          } else {
-            killGroup('SIGTERM')
           }
           finish()
         })
@@ -267,4 +321,47 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
       return view
     }),
   })
+}
+
+/** The model-facing statement of what confines a command (and what does not). */
+function sandboxSentence(sandbox: 'bwrap' | 'none', network: boolean, cwd: string): string {
+  if (sandbox === 'bwrap') {
+    return (
+      `Commands run in a bubblewrap sandbox: the file system is read-only except ${cwd} and a private /tmp, ` +
+      `${network ? 'the network is available' : 'there is no network'}, and every process a command starts ends with it.`
+    )
+  }
+  return (
+    'Commands run unconfined, with the permissions of the host user (no OS sandbox): they can read and write ' +
+    'anywhere that user can and use the network. A process that leaves the process group (setsid) can outlive the call.'
+  )
+}
+
+const MINIMAL_ENV_NAMES = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'USER', 'LOGNAME'] as const
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+
+/** The environment of every command: minimal by default, `env` when given, plus `inheritEnv`. */
+function commandEnv(options: BashToolOptions, cwd: string, shell: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (options.env !== undefined) {
+    for (const [key, value] of Object.entries(options.env)) if (typeof value === 'string') out[key] = value
+  } else {
+    for (const name of MINIMAL_ENV_NAMES) {
+      const value = process.env[name]
+      if (value !== undefined) out[name] = value
+    }
+    out.PATH ??= DEFAULT_PATH
+    out.LANG ??= 'C.UTF-8'
+    out.SHELL = shell
+    out.TERM = 'dumb'
+    out.PWD = cwd
+  }
+  const inherit = options.inheritEnv ?? []
+  if (!Array.isArray(inherit)) throw new Error('inheritEnv: expected an array of variable names')
+  for (const name of inherit) {
+    if (typeof name !== 'string') throw new Error('inheritEnv: expected an array of variable names')
+    const value = process.env[name]
+    if (value !== undefined) out[name] = value
+  }
+  return out
 }

@@ -72,7 +72,10 @@ describe('bash reports its latest output lines as progress', () => {
   it('under TimeoutPolicy, a silent command ends as an idle TOOL_TIMEOUT and a chatty one runs on', async () => {
     const { ctx, tools } = await createToolRuntime()
     await ctx.plugin(TimeoutPolicy, {})
-    tools.register(createBashTool({ cwd: ws.dir, idleTimeoutMs: 400, progressIntervalMs: 20, killGraceMs: 200 }))
+    // Unconfined: sandbox start-up on a loaded machine would eat into the 400 ms idle budget under test.
+    tools.register(
+      createBashTool({ cwd: ws.dir, idleTimeoutMs: 400, progressIntervalMs: 20, killGraceMs: 200, sandbox: 'none' }),
+    )
     const silent = await tools.execute({
       callId: 'silent',
       name: 'bash',

@@ -36,7 +36,8 @@ async function waitForPid(file: string): Promise<number> {
 
 beforeEach(async () => {
   ws = await tempDir('bash')
-  bash = createBashTool({ cwd: ws.dir, killGraceMs: 300 })
+  // Unconfined: these tests follow host pids (bash-containment.test.ts covers the sandbox).
+  bash = createBashTool({ cwd: ws.dir, killGraceMs: 300, sandbox: 'none' })
 })
 
 afterEach(async () => {
@@ -56,6 +57,7 @@ describe('R-VIEW bash → terminal cards (issue 7)', () => {
       truncated: false,
       outputBytes: 6 + ws.dir.length + 1,
       aborted: false,
+      sandbox: 'none',
     })
     expect(textOf(result)).toBe(`hello\n${ws.dir}\n\nExit code: 0`)
     expect(bash.presentCall?.(args)).toEqual({ card: 'terminal', title: 'echo hello; pwd', cwd: ws.dir })
