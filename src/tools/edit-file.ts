@@ -1,10 +1,9 @@
-import { writeFile } from 'node:fs/promises'
 import { diffFile } from '../presentation/diff-card.js'
 import type { ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import { fileDiffsSpec } from './file-diff-spec.js'
-import { loadTextFile } from './file-text.js'
+import { loadTextFile, writeConfined } from './file-text.js'
 import type { FsToolContext } from './fs-context.js'
 import { callPresenter, list, listOf, readFileDiff, resultPresenter, str } from './present-util.js'
 import { resolveInWorkspace } from './workspace.js'
@@ -70,8 +69,9 @@ export function createEditFileTool(fs: FsToolContext): ToolDefinition {
     async execute(args, exec) {
       if (args.old_string === '') throw new Error('old_string: must not be empty (use write_file to create a file)')
       if (args.old_string === args.new_string) throw new Error('new_string: identical to old_string, nothing to change')
-      const resolved = await resolveInWorkspace(fs.root, await fs.realRoot(), args.path, 'existing')
-      const text = await loadTextFile(resolved.abs, resolved.rel, limits.editMaxBytes, 'edit')
+      const rootReal = await fs.realRoot()
+      const resolved = await resolveInWorkspace(fs.root, rootReal, args.path, 'existing')
+      const text = await loadTextFile(rootReal, resolved.abs, resolved.rel, limits.editMaxBytes, 'edit')
       const found = occurrences(text, args.old_string, 20)
       if (found.length === 0) {
         throw new Error(`old_string: not found in ${resolved.rel} (it must match exactly, including whitespace)`)
@@ -87,7 +87,7 @@ export function createEditFileTool(fs: FsToolContext): ToolDefinition {
       // Slicing, not String#replace: `$&`-style patterns in new_string must stay literal.
       const next = text.slice(0, at) + args.new_string + text.slice(at + args.old_string.length)
       exec.signal.throwIfAborted()
-      await writeFile(resolved.abs, next, 'utf8')
+      await writeConfined(rootReal, resolved.abs, resolved.rel, next, 'write')
       const summary = diffFile(resolved.rel, text, next)
       return {
         path: resolved.rel,

@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { groupSearchMatches, type SearchMatch } from '../presentation/search-matches.js'
 import type { SearchFileMatches, ToolResultView } from '../presentation/views.js'
@@ -12,7 +12,7 @@ import { globWalk } from './glob-walk.js'
 import { cutText } from './limits.js'
 import { bool, callPresenter, int, list, listOf, record, resultPresenter, str } from './present-util.js'
 import { ripgrepSearch } from './ripgrep.js'
-import { checkAborted, resolveInWorkspace } from './workspace.js'
+import { checkAborted, openInWorkspace, resolveInWorkspace } from './workspace.js'
 
 function compilePattern(pattern: string): RegExp {
   try {
@@ -170,12 +170,24 @@ export function createGrepTool(fs: FsToolContext): ToolDefinition {
       let budgetHit = false
 
       const searchFile = async (abs: string, rel: string): Promise<void> => {
-        const info = await stat(abs)
-        if (info.size > limits.grepMaxFileBytes) {
+        // Confined and non-blocking: a file swapped for a FIFO or a symlink since the walk is skipped.
+        let bytes: Buffer
+        try {
+          const handle = await openInWorkspace(rootReal, abs, rel, 'read')
+          try {
+            const info = await handle.stat()
+            if (info.size > limits.grepMaxFileBytes) {
+              filesSkipped++
+              return
+            }
+            bytes = await handle.readFile()
+          } finally {
+            await handle.close()
+          }
+        } catch {
           filesSkipped++
           return
         }
-        const bytes = await readFile(abs)
         if (looksBinary(bytes)) {
           filesSkipped++
           return

@@ -34,6 +34,15 @@ export interface FsToolsOptions {
 /**
  * The file tools rooted in one workspace, in this order: `read_file`, `write_file`, `edit_file`,
  * `glob`, `grep`, `list_dir`. The root is realpath'd on first use.
+ *
+ * Threat model. Confined: every path argument resolves inside the root (`..` refused, absolute
+ * paths only under the root, symlinks leading out refused); files are opened relative to a verified
+ * directory descriptor with `O_NOFOLLOW`, so a symlink swapped in by a concurrent local process
+ * between the check and the use is refused rather than followed (Linux; elsewhere the final
+ * component is still never followed); FIFOs, sockets and devices are refused without ever blocking;
+ * walks never follow symlinks. Not confined: what the host user may do to the root itself (the
+ * tools run with the host's permissions), and directories a concurrent process swaps while
+ * `write_file` creates missing parent directories may receive those (empty) directories.
  */
 export function createFsTools(options: FsToolsOptions): ToolDefinition[] {
   if (typeof options?.root !== 'string' || options.root === '') throw new Error('root: expected a directory path')
@@ -55,7 +64,19 @@ export function createFsTools(options: FsToolsOptions): ToolDefinition[] {
   ].map(withGenericFallback)
 }
 
-/** The `bash` tool running commands in `options.cwd` (see `BashToolOptions`). */
+/**
+ * The `bash` tool running commands in `options.cwd` (see `BashToolOptions`).
+ *
+ * Threat model. Every command gets a minimal environment (no host secrets unless passed through
+ * `env` or `inheritEnv`). With `sandbox: 'bwrap'` (or `'auto'` where bubblewrap works, the default)
+ * a command can write only to `cwd` and a private `/tmp`, has no network unless `network: true`,
+ * and runs in its own PID namespace, so everything it starts — background jobs, `setsid` daemons,
+ * processes ignoring SIGTERM — ends with the call, and `--die-with-parent` ends it with the host.
+ * It can still read whatever the host user can read. Unconfined (`'none'`, or `'auto'` without
+ * bubblewrap) a command has the host user's full permissions and network; the tool still ends its
+ * process group (SIGTERM, then SIGKILL after the grace), but a process that leaves the group with
+ * `setsid` can outlive the call. The model-facing description and every result say which ran.
+ */
 export function createBashTool(options: BashToolOptions): ToolDefinition {
   return withGenericFallback(createBashToolDefinition(options))
 }

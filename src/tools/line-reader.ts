@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises'
+import { type FileHandle, open } from 'node:fs/promises'
 import type { ReadFileLine } from '../presentation/views.js'
 import { looksBinary } from './binary.js'
 import { checkAborted } from './workspace.js'
@@ -36,10 +36,11 @@ export class BinaryFileError extends Error {
  * `countScanBytes` after the window so a huge file is never read to the end just to count lines.
  * Line terminators are `\n` (a trailing `\r` is dropped); a final unterminated line counts.
  */
-export async function readLineWindow(file: string, options: WindowReadOptions): Promise<WindowRead> {
+export async function readLineWindow(file: string | FileHandle, options: WindowReadOptions): Promise<WindowRead> {
   const { offset, limit, maxLineChars, windowBytes, countScanBytes, signal } = options
   const maxLineBytes = maxLineChars * 4
-  const handle = await open(file, 'r')
+  // A handle passed in stays the caller's to close.
+  const handle = typeof file === 'string' ? await open(file, 'r') : file
   try {
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES)
     const lines: ReadFileLine[] = []
@@ -123,6 +124,6 @@ export async function readLineWindow(file: string, options: WindowReadOptions): 
     const totalLines = exact && hasBytes ? line : line - 1
     return { lines, totalLines, totalLinesExact: exact, cutLines, windowBytesHit }
   } finally {
-    await handle.close()
+    if (typeof file === 'string') await handle.close()
   }
 }

@@ -6,7 +6,7 @@ import type { ToolDefinition } from '../schema/tool-definition.js'
 import type { FsToolContext } from './fs-context.js'
 import { BinaryFileError, readLineWindow } from './line-reader.js'
 import { callPresenter, int, list, listOf, record, resultPresenter, str } from './present-util.js'
-import { resolveInWorkspace } from './workspace.js'
+import { openInWorkspace, resolveInWorkspace } from './workspace.js'
 
 function readLine(item: unknown): ReadFileLine | undefined {
   const r = record(item)
@@ -97,13 +97,16 @@ export function createReadFileTool(fs: FsToolContext): ToolDefinition {
     async execute(args, exec) {
       const offset = positive(args.offset, 'offset', 1)
       const limit = Math.min(positive(args.limit, 'limit', limits.readDefaultLines), limits.readMaxLines)
-      const resolved = await resolveInWorkspace(fs.root, await fs.realRoot(), args.path, 'existing')
+      const rootReal = await fs.realRoot()
+      const resolved = await resolveInWorkspace(fs.root, rootReal, args.path, 'existing')
       const info = await stat(resolved.abs)
       if (info.isDirectory()) throw new Error(`path: ${resolved.rel} is a directory (use list_dir)`)
       if (!info.isFile()) throw new Error(`path: ${resolved.rel} is not a regular file`)
       let window: Awaited<ReturnType<typeof readLineWindow>>
+      // Read through a confined descriptor: a symlink swapped in since the check is refused (#11).
+      const handle = await openInWorkspace(rootReal, resolved.abs, resolved.rel, 'read')
       try {
-        window = await readLineWindow(resolved.abs, {
+        window = await readLineWindow(handle, {
           offset,
           limit,
           maxLineChars: limits.readMaxLineChars,
@@ -115,6 +118,8 @@ export function createReadFileTool(fs: FsToolContext): ToolDefinition {
         if (error instanceof BinaryFileError)
           throw new Error(`path: ${resolved.rel} is a binary file; refusing to read it`)
         throw error
+      } finally {
+        await handle.close()
       }
       const last = window.lines.length > 0 ? window.lines[window.lines.length - 1].number : offset - 1
       const more = window.lines.length > 0 && (window.totalLines > last || !window.totalLinesExact)

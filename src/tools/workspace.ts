@@ -1,4 +1,5 @@
-import { lstat, realpath } from 'node:fs/promises'
+import { existsSync, constants as fsConstants } from 'node:fs'
+import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
 import path from 'node:path'
 
 /** A path argument that is malformed or leaves the workspace. */
@@ -122,5 +123,73 @@ export function checkAborted(signal: AbortSignal): void {
   if (signal.aborted) {
     const reason: unknown = signal.reason
     throw reason instanceof Error ? reason : new Error('The operation was aborted')
+  }
+}
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = fsConstants
+const procFd = process.platform === 'linux' && existsSync('/proc/self/fd')
+
+/** How {@link openInWorkspace} opens: read, write an existing file (not truncated yet), or create a new one. */
+export type ConfinedOpenMode = 'read' | 'write' | 'create'
+
+/**
+ * Open a file resolved by {@link resolveInWorkspace} so that nothing swapped in since the check can
+ * redirect it, and nothing but a regular file is ever used — without blocking on a FIFO.
+ *
+ * The parent directory is opened first (`O_DIRECTORY | O_NOFOLLOW`) and its real path, read back
+ * from `/proc/self/fd`, must lie in the workspace; the file is then opened relative to that
+ * descriptor (`/proc/self/fd/<dir>/<name>`, the `openat` of Node) with `O_NOFOLLOW | O_NONBLOCK`,
+ * so neither a swapped parent nor a swapped final symlink can lead outside, and a FIFO opens (or
+ * fails with ENXIO) at once instead of waiting for a peer. `fstat` then refuses anything that is not
+ * a regular file. Where `/proc/self/fd` is missing (not Linux) the file is opened by path with the
+ * same flags: FIFOs still never block, but a swapped parent directory is not detected.
+ */
+export async function openInWorkspace(
+  rootReal: string,
+  abs: string,
+  rel: string,
+  mode: ConfinedOpenMode,
+): Promise<FileHandle> {
+  const flags =
+    (mode === 'read' ? O_RDONLY : mode === 'write' ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL) | O_NOFOLLOW | O_NONBLOCK
+  let handle: FileHandle
+  try {
+    if (procFd) {
+      const dir = await open(path.dirname(abs), O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+      try {
+        const dirReal = await readlink(`/proc/self/fd/${dir.fd}`)
+        if (!inside(rootReal, dirReal)) {
+          throw new WorkspacePathError(`path: ${rel} resolves outside the workspace (its directory was swapped)`)
+        }
+        handle = await open(`/proc/self/fd/${dir.fd}/${path.basename(abs)}`, flags, 0o666)
+      } finally {
+        await dir.close()
+      }
+    } else handle = await open(abs, flags, 0o666)
+  } catch (error) {
+    if (error instanceof WorkspacePathError) throw error
+    const code = (error as { code?: unknown }).code
+    if (code === 'ELOOP' || code === 'ENOTDIR') {
+      throw new WorkspacePathError(`path: ${rel} changed into a symlink while it was being opened; refused`)
+    }
+    if (code === 'ENXIO') throw new Error(`path: ${rel} is not a regular file (a FIFO or socket)`)
+    if (code === 'EISDIR') throw new Error(`path: ${rel} is a directory`)
+    throw error
+  }
+  try {
+    const info = await handle.stat()
+    if (info.isDirectory()) throw new Error(`path: ${rel} is a directory`)
+    if (!info.isFile()) {
+      const kind = info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : 'a device or special file'
+      throw new Error(`path: ${rel} is not a regular file (${kind}); refusing to use it`)
+    }
+    if (procFd) {
+      const real = await readlink(`/proc/self/fd/${handle.fd}`)
+      if (!inside(rootReal, real)) throw new WorkspacePathError(`path: ${rel} resolves outside the workspace`)
+    }
+    return handle
+  } catch (error) {
+    await handle.close()
+    throw error
   }
 }

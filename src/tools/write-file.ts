@@ -1,11 +1,11 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { diffCard, diffFile } from '../presentation/diff-card.js'
 import type { ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import { fileDiffsSpec } from './file-diff-spec.js'
-import { loadTextFile } from './file-text.js'
+import { loadTextFile, writeConfined } from './file-text.js'
 import type { FsToolContext } from './fs-context.js'
 import { bool, callPresenter, list, listOf, readFileDiff, resultPresenter, str } from './present-util.js'
 import { resolveInWorkspace } from './workspace.js'
@@ -53,14 +53,15 @@ export function createWriteFileTool(fs: FsToolContext): ToolDefinition {
       },
     },
     async execute(args, exec) {
-      const resolved = await resolveInWorkspace(fs.root, await fs.realRoot(), args.path, 'create')
+      const rootReal = await fs.realRoot()
+      const resolved = await resolveInWorkspace(fs.root, rootReal, args.path, 'create')
       const oldText = resolved.exists
-        ? await loadTextFile(resolved.abs, resolved.rel, limits.editMaxBytes, 'overwrite')
+        ? await loadTextFile(rootReal, resolved.abs, resolved.rel, limits.editMaxBytes, 'overwrite')
         : null
       exec.signal.throwIfAborted()
       if (!resolved.exists) await mkdir(path.dirname(resolved.abs), { recursive: true })
-      // `wx` for a new file: never write through something that appeared since the check.
-      await writeFile(resolved.abs, args.content, { encoding: 'utf8', flag: resolved.exists ? 'w' : 'wx' })
+      // Exclusive create for a new file: never write through something that appeared since the check.
+      await writeConfined(rootReal, resolved.abs, resolved.rel, args.content, resolved.exists ? 'write' : 'create')
       const summary = diffFile(resolved.rel, oldText, args.content)
       return {
         path: resolved.rel,
