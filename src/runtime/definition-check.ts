@@ -27,6 +27,14 @@ export class ToolRegistrationError extends Error {
  */
 export const MAX_SCHEMA_DEPTH = 256
 
+/** Each registered snapshot → the object that was registered, for side tables keyed by the original. */
+const sources = new WeakMap<ToolDefinition, object>()
+
+/** The object a registered definition snapshot was taken from (identity only: never read its fields). */
+export function definitionSource(definition: ToolDefinition): object | undefined {
+  return sources.get(definition)
+}
+
 const optionalCallbacks = ['finalizeContent', 'isConcurrencySafe', 'presentCall', 'presentResult'] as const
 
 /** Read one field for the snapshot: each field of the definition is read exactly once, here. */
@@ -129,6 +137,7 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   if (idleTimeoutMs !== undefined) snapshot.idleTimeoutMs = idleTimeoutMs
   for (const key of optionalCallbacks) if (callbacks[key] !== undefined) snapshot[key] = callbacks[key]
   const checked = Object.freeze(snapshot) as unknown as ToolDefinition
+  sources.set(checked, definition)
   // Compile the output validator now so the per-call path only looks it up.
   getJsonSchemaValidator(checked.output.schema as JsonSchemaNode)
   return checked
