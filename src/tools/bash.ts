@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { ToolResultView } from '../presentation/views.js'
@@ -218,15 +219,7 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
         }
         // Quiescence: the call settles only once nothing it started is left in its process group.
         let groupDone = false
-        const groupAlive = (): boolean => {
-          if (child.pid === undefined) return false
-          try {
-            process.kill(-child.pid, 0)
-            return true
-          } catch {
-            return false
-          }
-        }
+        const groupAlive = (): boolean => child.pid !== undefined && groupHasLiveMembers(child.pid)
         const awaitGroup = (): void => {
           if (!groupAlive()) {
             groupDone = true
@@ -364,4 +357,37 @@ function commandEnv(options: BashToolOptions, cwd: string, shell: string): Recor
     if (value !== undefined) out[name] = value
   }
   return out
+}
+
+/**
+ * Whether a process group still has a member that runs. `kill(-pgid, 0)` also answers for zombies
+ * (a sandbox's exited init, children whose reaper is slow), so on Linux the answer is confirmed
+ * from `/proc`: only members not in state Z/X count. Called only once the shell has exited.
+ */
+function groupHasLiveMembers(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+  } catch {
+    return false
+  }
+  if (process.platform !== 'linux') return true
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return true
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+    } catch {
+      continue
+    }
+    // Fields after the parenthesised command: state, ppid, pgrp, …
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true
+  }
+  return false
 }
