@@ -82,7 +82,7 @@ describe('#11 symlink-swap race', () => {
       fs.symlinkSync(${JSON.stringify(outside.dir)}, 'link')
       for (let n = 1; ; n++) {
         fs.renameSync('sub', 'real'); fs.renameSync('link', 'sub'); fs.renameSync('sub', 'link'); fs.renameSync('real', 'sub')
-        if (n % 100 === 0) fs.writeFileSync(${JSON.stringify(counter)}, String(n))
+        if (n % 100 === 0) { fs.writeFileSync(${JSON.stringify(`${counter}.tmp`)}, String(n)); fs.renameSync(${JSON.stringify(`${counter}.tmp`)}, ${JSON.stringify(counter)}) }
       }`
     const swapper = spawn(process.execPath, ['-e', script], { stdio: 'ignore' })
     await vi.waitFor(() => expect(existsSync(counter)).toBe(true), { timeout: 20_000, interval: 20 })
