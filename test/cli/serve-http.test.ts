@@ -1,6 +1,6 @@
 // `toolgate serve --http` (Streamable HTTP on 127.0.0.1) with the real SDK client: the fs tools,
 // client cancellation reaching bash's process group, and `ask` answered through elicitation.
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -30,18 +30,18 @@ afterAll(async () => {
   await cleanup()
 })
 
-/** Whether a process is gone (or a zombie nobody reaped yet, which runs no more). */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return true
+/** Whether a live (non-zombie) process has `marker` in its command line. */
+function running(marker: string): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.startsWith('Z')) continue
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) return true
+    } catch {
+      // the process ended while we looked
+    }
   }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? false
-  } catch {
-    return true
-  }
+  return false
 }
 
 async function waitFor(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -63,21 +63,24 @@ describe('toolgate serve --http', () => {
   })
 
   it('client cancellation kills a running bash call and its process group', async () => {
+    // Found by a unique marker in /proc, not by pid: under the bubblewrap sandbox `$$` is a pid
+    // of the sandbox's own namespace, while /proc here sees every process the call started.
+    const marker = `31${Math.floor(Math.random() * 1e6)}`
     const controller = new AbortController()
     const call = s.client.callTool(
-      { name: 'bash', arguments: { command: 'echo $$ > shell.pid; sleep 300 & echo $! > sleep.pid; wait' } },
+      { name: 'bash', arguments: { command: `sleep ${marker} & echo started > started.txt; wait` } },
       undefined,
       { signal: controller.signal },
     )
     call.catch(() => {})
-    const pidOf = async (file: string) => Number((await readFile(path.join(dir, file), 'utf8').catch(() => '')).trim())
-    await waitFor(async () => (await pidOf('sleep.pid')) > 0 && (await pidOf('shell.pid')) > 0, 'bash to start')
-    const shell = await pidOf('shell.pid')
-    const sleeper = await pidOf('sleep.pid')
-    expect(gone(sleeper)).toBe(false)
+    await waitFor(
+      async () => (await readFile(path.join(dir, 'started.txt'), 'utf8').catch(() => '')).includes('started'),
+      'bash to start',
+    )
+    await waitFor(() => running(marker), 'the sleeper to be visible')
     controller.abort('the user stopped it')
     await expect(call).rejects.toThrow()
-    await waitFor(() => gone(sleeper) && gone(shell), 'the process group to die')
+    await waitFor(() => !running(marker), 'the process group to die')
   })
 
   it('an ask rule is put to the client as an elicitation; accept runs the call, decline refuses it', async () => {
