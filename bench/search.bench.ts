@@ -68,7 +68,10 @@ async function generateTree(files: number): Promise<{ dir: string; cleanup: () =
 
 export async function run(): Promise<void> {
   const toolgate = await loadBuilt()
-  const binary = (await import('../dist/tools/ripgrep.js')).bundledRipgrep() as string | undefined
+  // The built module, typed as its source: typecheck runs before `npm run build` in CI.
+  const built = new URL('../dist/tools/ripgrep.js', import.meta.url).href
+  const { bundledRipgrep } = (await import(built)) as typeof import('../src/tools/ripgrep.js')
+  const binary = bundledRipgrep() as string | undefined
   if (binary === undefined) throw new Error('bench: no ripgrep binary for this platform')
   const started = Date.now()
   const tree = await generateTree(FILES)
