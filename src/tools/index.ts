@@ -16,7 +16,7 @@ import { createWriteFileTool } from './write-file.js'
 export type { BashToolOptions } from './bash.js'
 export { compileGlob, expandBraces, type GlobMatcher } from './glob-match.js'
 export { DEFAULT_FS_TOOL_LIMITS, type FsToolLimits } from './limits.js'
-export { WorkspacePathError } from './workspace.js'
+export { WorkspacePathError } from './workspace-error.js'
 
 /** Options of {@link createFsTools}. */
 export interface FsToolsOptions {

@@ -1,12 +1,9 @@
 import { existsSync, constants as fsConstants } from 'node:fs'
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
 import path from 'node:path'
+import { WorkspacePathError } from './workspace-error.js'
 
-/** A path argument that is malformed or leaves the workspace. */
-export class WorkspacePathError extends Error {
-  override name = 'WorkspacePathError'
-  readonly code = 'PATH_OUTSIDE_WORKSPACE'
-}
+export { WorkspacePathError }
 
 /** A path resolved inside the workspace. */
 export interface ResolvedPath {
