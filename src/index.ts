@@ -12,7 +12,6 @@ export { type OtelTracerProviderLike, OtelTracing, type OtelTracingConfig } from
 // Presentation helpers and the terminal card renderer (also the `toolgate/presentation` subpath)
 export * from './presentation/index.js'
 export { type AgentHandle, createAgent } from './runtime/agent.js'
-export { createToolRuntime } from './runtime/create.js'
 export { ToolRegistrationError } from './runtime/definition-check.js'
 export {
   ABORTED,
@@ -42,9 +41,10 @@ export {
   ToolTimeoutError,
   UNKNOWN_TOOL,
 } from './runtime/errors.js'
-export type { CodeDispatchRecord, Scoped } from './runtime/events.js'
+export type { Scoped } from './runtime/events.js'
 // Registry and pipeline (R-REG, R-EXEC)
-export { ToolRuntime, ToolRuntime as default, type ToolRuntimeConfig } from './runtime/tool-runtime.js'
+export { ToolRuntimeCore, type ToolRuntimeCoreConfig } from './runtime/tool-runtime.js'
+export type { ToolTransport } from './runtime/transport.js'
 export type * from './runtime/types.js'
 // Scheduling and policies (R-SCHED)
 export * from './scheduling/index.js'
@@ -52,5 +52,12 @@ export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } f
 // Raw JSON Schema subset, DSL, defineTool (R-JSCHEMA, R-DSL, R-DEF)
 export * from './schema/index.js'
 export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './schema/tool-definition.js'
+// The preset: the core with Code Mode installed (R-CODE)
+export {
+  createToolRuntime,
+  ToolRuntime,
+  ToolRuntime as default,
+  type ToolRuntimeConfig,
+} from './tool-runtime.js'
 // First-party reference tools
 export * from './tools/index.js'

@@ -1,22 +1,4 @@
-import { transform } from 'esbuild'
-import {
-  getQuickJS,
-  newQuickJSWASMModule,
-  type QuickJSContext,
-  type QuickJSDeferredPromise,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten'
-import type { JsonValue } from '../json/json-value.js'
-import type {
-  CodeBindingOutcome,
-  CodeRunFailureReason,
-  CodeRunOutcome,
-  CodeRunRequest,
-  CodeRuntime,
-} from './code-runtime.js'
-import { PRELUDE_SOURCE } from './prelude.js'
+import type { CodeRunOutcome, CodeRunRequest, CodeRuntime } from './code-runtime.js'
 
 /** Limits of one program run. All are per run; every run gets a fresh QuickJS runtime and context. */
 export interface QuickJsRuntimeOptions {
@@ -39,7 +21,8 @@ export interface QuickJsRuntimeOptions {
   readonly maxLogChars?: number
 }
 
-interface Limits {
+/** Resolved {@link QuickJsRuntimeOptions}. */
+export interface QuickJsLimits {
   readonly cpuTimeMs: number
   readonly memoryLimitBytes: number
   readonly maxStackSizeBytes: number
@@ -48,7 +31,7 @@ interface Limits {
   readonly maxLogChars: number
 }
 
-const DEFAULT_LIMITS: Limits = {
+const DEFAULT_LIMITS: QuickJsLimits = {
   cpuTimeMs: 5_000,
   memoryLimitBytes: 64 * 1024 * 1024,
   maxStackSizeBytes: 40 * 1024,
@@ -56,23 +39,6 @@ const DEFAULT_LIMITS: Limits = {
   maxLogLines: 1_000,
   maxLogChars: 100_000,
 }
-
-type WasmMemory = ReturnType<QuickJSWASMModule['getWasmMemory']>
-
-/** The parser recurses natively far more per QuickJS-counted byte than the interpreter: compile low. */
-const COMPILE_STACK_BYTES = 24 * 1024
-/**
- * QuickJS's own heap limit is only partly effective in this build (no malloc_usable_size: it caps
- * single allocations and block counts, not bytes), so the interrupt handler also measures the heap:
- * when the WebAssembly memory grew by this much, and periodically.
- */
-const MEMORY_GROWTH_TRIGGER_BYTES = 4 * 1024 * 1024
-const MEMORY_CHECK_INTERVAL_MS = 100
-/** After a run, a module whose memory grew past this is replaced so the host can reclaim it. */
-const RETIRE_MODULE_BYTES = 512 * 1024 * 1024
-const MAIN = '__main'
-const HEADER = `async function ${MAIN}() { 'use strict';\n`
-const FILE = 'run_code.ts'
 
 function positiveOption(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
@@ -84,7 +50,8 @@ function positiveOption(name: string, value: number | undefined, fallback: numbe
   return value
 }
 
-function resolveLimits(options: QuickJsRuntimeOptions | undefined): Limits {
+/** Validate options (a path-qualified TypeError for a bad one) and fill in the defaults. */
+export function resolveQuickJsLimits(options: QuickJsRuntimeOptions | undefined): QuickJsLimits {
   return {
     cpuTimeMs: positiveOption('cpuTimeMs', options?.cpuTimeMs, DEFAULT_LIMITS.cpuTimeMs),
     memoryLimitBytes: Math.floor(
@@ -101,596 +68,46 @@ function resolveLimits(options: QuickJsRuntimeOptions | undefined): Limits {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The shared WebAssembly module: loaded once, replaced only when a run poisoned it.
+type Engine = typeof import('./quickjs-engine.js')
+let engine: Promise<Engine> | undefined
 
-/**
- * A loaded module plus its memory governor. WebAssembly memory only grows, and QuickJS cannot
- * cap total bytes here, so growth of the module's memory is refused (malloc fails, QuickJS throws
- * "out of memory" in the allocating program) beyond the baseline plus twice the memory limit of
- * every run currently active on the module.
- */
-interface LoadedModule {
-  readonly module: QuickJSWASMModule
-  readonly memory: WasmMemory | undefined
-  readonly baselineBytes: number
-  reservedBytes: number
-}
-
-let modulePromise: Promise<LoadedModule> | undefined
-let moduleGeneration = 0
-
-const stats = { created: 0, disposed: 0, abandoned: 0, modulesLoaded: 0, growthRefused: 0 }
-
-function governModule(module: QuickJSWASMModule): LoadedModule {
-  let memory: WasmMemory | undefined
-  try {
-    memory = module.getWasmMemory()
-  } catch {
-    memory = undefined
-  }
-  const loaded: LoadedModule = { module, memory, baselineBytes: memory?.buffer.byteLength ?? 0, reservedBytes: 0 }
-  if (memory !== undefined) {
-    const grow = memory.grow
-    // Emscripten grows its heap through this method; refusing makes the allocation fail cleanly.
-    Object.defineProperty(memory, 'grow', {
-      configurable: true,
-      value(this: WasmMemory, delta: number): number {
-        const after = this.buffer.byteLength + delta * 65_536
-        if (after > loaded.baselineBytes + loaded.reservedBytes) {
-          stats.growthRefused++
-          throw new RangeError('toolgate: QuickJS heap growth refused (memory limit)')
-        }
-        return grow.call(this, delta)
-      },
+/** esbuild and QuickJS load on the first run, never with the package root. */
+export function loadQuickJsEngine(): Promise<Engine> {
+  if (engine === undefined) {
+    const loading = import('./quickjs-engine.js')
+    engine = loading
+    loading.catch(() => {
+      if (engine === loading) engine = undefined
     })
   }
-  return loaded
-}
-
-function loadModule(): Promise<LoadedModule> {
-  if (modulePromise === undefined) {
-    const first = moduleGeneration === 0
-    const loading = (first ? getQuickJS() : newQuickJSWASMModule()).then(
-      (module) => {
-        stats.modulesLoaded++
-        return governModule(module)
-      },
-      (error: unknown) => {
-        if (modulePromise === loading) modulePromise = undefined
-        throw error
-      },
-    )
-    modulePromise = loading
-  }
-  return modulePromise
-}
-
-/** Stop starting runs on `loaded` (torn by a host exception, or grown large); a fresh module serves the next run. */
-function retireModule(loaded: LoadedModule): void {
-  const current = modulePromise
-  if (current === undefined) return
-  void current.then((active) => {
-    if (active === loaded && modulePromise === current) {
-      modulePromise = undefined
-      moduleGeneration++
-    }
-  })
+  return engine
 }
 
 /**
- * Internal test hook: QuickJS runtimes created, disposed and abandoned (left undisposed because a
- * host exception tore their state), WebAssembly modules loaded, and heap growths refused.
- * Not part of the public API.
+ * The in-thread {@link CodeRuntime}: QuickJS (quickjs-emscripten, release-sync) with esbuild type
+ * stripping, on the host's own thread. A run's CPU budget is enforced by QuickJS's interrupt
+ * handler, so a program spinning inside a native built-in blocks the host until it returns.
  */
-export function quickJsRuntimeStats(): {
-  readonly created: number
-  readonly disposed: number
-  readonly abandoned: number
-  readonly alive: number
-  readonly modulesLoaded: number
-  readonly growthRefused: number
-} {
-  return { ...stats, alive: stats.created - stats.disposed - stats.abandoned }
-}
-
-// ---------------------------------------------------------------------------------------------
-// TypeScript stripping.
-
-interface EsbuildMessage {
-  readonly text: string
-  readonly location?: { readonly line: number; readonly column: number; readonly lineText: string } | null
-}
-
-function esbuildMessages(error: unknown): readonly EsbuildMessage[] {
-  if (typeof error === 'object' && error !== null && Array.isArray((error as { errors?: unknown }).errors)) {
-    return (error as { errors: EsbuildMessage[] }).errors
-  }
-  return []
-}
-
-/** Wrap the program as the body of an async function, then strip types (esbuild rejects top-level return otherwise). */
-async function stripProgram(code: string): Promise<{ ok: true; js: string } | { ok: false; message: string }> {
-  const userLines = code.split(/\r\n|\r|\n/).length
-  try {
-    const result = await transform(`${HEADER}${code}\n}`, {
-      loader: 'ts',
-      target: 'es2022',
-      sourcefile: FILE,
-      logLevel: 'silent',
-    })
-    return { ok: true, js: `${result.code}\n${MAIN}\n` }
-  } catch (error) {
-    const messages = esbuildMessages(error)
-    if (messages.length === 0) return { ok: false, message: `SyntaxError: ${String(error)}` }
-    const lines = messages.slice(0, 5).map((message) => {
-      const location = message.location
-      if (!location) return `SyntaxError: ${message.text}`
-      const line = location.line - 1
-      if (line < 1 || line > userLines) return `SyntaxError at the end of the program: ${message.text}`
-      return `SyntaxError at line ${line}, column ${location.column + 1}: ${message.text}\n    ${location.lineText}`
-    })
-    return { ok: false, message: lines.join('\n') }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// One run.
-
-class LogBuffer {
-  readonly lines: string[] = []
-  private chars = 0
-  private dropped = 0
-  constructor(private readonly limits: Limits) {}
-
-  push(level: string, text: string): void {
-    if (this.lines.length >= this.limits.maxLogLines || this.chars >= this.limits.maxLogChars) {
-      this.dropped++
-      return
-    }
-    const prefix = level === 'warn' ? '[warn] ' : level === 'error' ? '[error] ' : ''
-    let line = prefix + text
-    const room = this.limits.maxLogChars - this.chars
-    if (line.length > room) line = `${line.slice(0, room)}… (truncated)`
-    this.chars += line.length
-    this.lines.push(line)
-  }
-
-  snapshot(): readonly string[] {
-    const lines = this.dropped === 0 ? [...this.lines] : [...this.lines, `… ${this.dropped} more log line(s) dropped`]
-    return Object.freeze(lines)
-  }
-}
-
-type Failure = { readonly reason: CodeRunFailureReason; readonly message: string }
-
-function classifyThrown(message: string): CodeRunFailureReason {
-  if (/^InternalError: out of memory/.test(message)) return 'memory-limit'
-  if (/^(InternalError|RangeError|SyntaxError): stack overflow/.test(message)) return 'stack-limit'
-  if (/^InternalError: interrupted/.test(message)) return 'cpu-limit'
-  return 'thrown'
-}
-
-function formatBytes(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`
-}
-
-function describeHostError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error)
-}
-
-class QuickJsRun {
-  private runtime: QuickJSRuntime | undefined
-  private context: QuickJSContext | undefined
-  private readonly deferreds = new Set<QuickJSDeferredPromise>()
-  private readonly logs: LogBuffer
-  private cpuUsedMs = 0
-  private sliceStart = 0
-  private inSlice = false
-  private failure: Failure | undefined
-  private settled: CodeRunOutcome | undefined
-  private finished = false
-  private poisoned = false
-  private hitMemoryCap = false
-  private inFlight = 0
-  private calls = 0
-  private readonly wasmMemory: WasmMemory | undefined
-  private readonly module: QuickJSWASMModule
-  private reserved = false
-  private lastWasmBytes = 0
-  private lastMemoryCheckAt = 0
-  private memoryCheckCostMs = 0
-  private startFn: QuickJSHandle | undefined
-  private resolveOutcome: (outcome: CodeRunOutcome) => void = () => {}
-  private readonly onAbort = () => {
-    this.fail('aborted', 'the run was cancelled')
-    if (!this.inSlice) this.checkDone()
-  }
-
-  constructor(
-    private readonly loaded: LoadedModule,
-    private readonly request: CodeRunRequest,
-    private readonly limits: Limits,
-  ) {
-    this.logs = new LogBuffer(limits)
-    this.module = loaded.module
-    this.wasmMemory = loaded.memory
-    this.lastWasmBytes = loaded.memory?.buffer.byteLength ?? 0
-  }
-
-  /** Create the runtime and context and evaluate the prelude (overlaps with type stripping). */
-  prepare(): void {
-    this.loaded.reservedBytes += 2 * this.limits.memoryLimitBytes
-    this.reserved = true
-    this.boot()
-  }
-
-  /** Run the stripped program (or, with a failure, just dispose and report it). */
-  start(stripped: { ok: true; js: string } | { ok: false; message: string }): Promise<CodeRunOutcome> {
-    const outcome = new Promise<CodeRunOutcome>((resolve) => {
-      this.resolveOutcome = resolve
-    })
-    if (!stripped.ok) {
-      this.fail('syntax', stripped.message)
-      this.checkDone()
-      return outcome
-    }
-    this.request.signal.addEventListener('abort', this.onAbort, { once: true })
-    if (this.request.signal.aborted) this.onAbort()
-    if (!this.finished) this.launch(stripped.js)
-    return outcome
-  }
-
-  private fail(reason: CodeRunFailureReason, message: string): void {
-    this.failure ??= { reason, message }
-  }
-
-  /** Run guest code with CPU accounting; a host exception escaping the VM poisons the runtime. */
-  private slice(body: () => void): void {
-    if (this.finished || this.poisoned) return
-    this.inSlice = true
-    this.sliceStart = performance.now()
-    const refusedBefore = stats.growthRefused
-    try {
-      body()
-    } catch (error) {
-      this.poisoned = true
-      const stack = error instanceof RangeError
-      this.failure = {
-        reason: stack ? 'stack-limit' : 'internal',
-        message: stack
-          ? 'the program exhausted the host stack (deeply recursive built-in); lower the nesting of its values or calls'
-          : `the sandbox failed: ${describeHostError(error)}`,
-      }
-    } finally {
-      this.cpuUsedMs += performance.now() - this.sliceStart
-      this.inSlice = false
-      // Slices are synchronous, so a refusal during this one was caused by this program.
-      if (stats.growthRefused !== refusedBefore) this.hitMemoryCap = true
-    }
-  }
-
-  /** Failure for a program-level throw, attributing allocation failures to the memory limit. */
-  private thrown(description: string): Failure {
-    const reason = classifyThrown(description)
-    if (reason === 'memory-limit' || (reason === 'thrown' && this.hitMemoryCap)) {
-      return {
-        reason: 'memory-limit',
-        message: `the program exceeded its memory limit of ${formatBytes(this.limits.memoryLimitBytes)} (${description})`,
-      }
-    }
-    if (reason === 'stack-limit')
-      return { reason, message: `the program exceeded the sandbox stack limit (${description})` }
-    return { reason, message: `the program threw ${description}` }
-  }
-
-  private readonly interrupt = (): boolean => {
-    if (this.failure !== undefined) return true
-    if (this.request.signal.aborted) {
-      this.fail('aborted', 'the run was cancelled')
-      return true
-    }
-    const vmTime = this.cpuUsedMs + (performance.now() - this.sliceStart)
-    if (vmTime > this.limits.cpuTimeMs) {
-      this.fail('cpu-limit', `the program exceeded its CPU budget of ${this.limits.cpuTimeMs} ms`)
-      return true
-    }
-    const memory = this.wasmMemory
-    const grown = memory !== undefined && memory.buffer.byteLength - this.lastWasmBytes >= MEMORY_GROWTH_TRIGGER_BYTES
-    const due = vmTime - this.lastMemoryCheckAt >= Math.max(MEMORY_CHECK_INTERVAL_MS, 20 * this.memoryCheckCostMs)
-    if ((grown || due) && this.overMemory(vmTime)) return true
-    return false
-  }
-
-  /** Precise heap measurement (a walk of the QuickJS heap; throttled by its own cost). */
-  private overMemory(vmTime: number): boolean {
-    const runtime = this.runtime
-    if (runtime === undefined) return false
-    if (this.wasmMemory !== undefined) this.lastWasmBytes = this.wasmMemory.buffer.byteLength
-    this.lastMemoryCheckAt = vmTime
-    const started = performance.now()
-    const report = runtime.dumpMemoryUsage()
-    this.memoryCheckCostMs = performance.now() - started
-    const used = /memory used\s+\d+\s+(\d+)/.exec(report)
-    if (used === null || Number(used[1]) <= this.limits.memoryLimitBytes) return false
-    this.fail('memory-limit', `the program exceeded its memory limit of ${formatBytes(this.limits.memoryLimitBytes)}`)
-    return true
-  }
-
-  private boot(): void {
-    this.slice(() => {
-      const runtime = this.module.newRuntime()
-      this.runtime = runtime
-      stats.created++
-      runtime.setMemoryLimit(this.limits.memoryLimitBytes)
-      runtime.setMaxStackSize(COMPILE_STACK_BYTES)
-      runtime.setInterruptHandler(this.interrupt)
-      const context = runtime.newContext()
-      this.context = context
-
-      const hostCall = context.newFunction('hostCall', (name, json) => this.hostCall(context, name, json))
-      const hostLog = context.newFunction('hostLog', (level, text) => {
-        this.logs.push(context.getString(level), context.getString(text))
-      })
-      const hostSettle = context.newFunction('hostSettle', (kind, payload) => {
-        this.hostSettle(context.getString(kind), context.getString(payload))
-      })
-      const factory = context.evalCode(PRELUDE_SOURCE, 'prelude.js')
-      if (factory.error) {
-        const message = this.errorText(context, factory.error)
-        factory.error.dispose()
-        hostCall.dispose()
-        hostLog.dispose()
-        hostSettle.dispose()
-        this.fail('internal', `the sandbox prelude failed: ${message}`)
-        return
-      }
-      const startResult = context.callFunction(factory.value, context.undefined, hostCall, hostLog, hostSettle)
-      factory.value.dispose()
-      hostCall.dispose()
-      hostLog.dispose()
-      hostSettle.dispose()
-      if (startResult.error) {
-        const message = this.errorText(context, startResult.error)
-        startResult.error.dispose()
-        this.fail('internal', `the sandbox prelude failed: ${message}`)
-        return
-      }
-      this.startFn = startResult.value
-    })
-  }
-
-  private launch(js: string): void {
-    const start = this.startFn
-    const runtime = this.runtime
-    const context = this.context
-    if (start === undefined || runtime === undefined || context === undefined) {
-      this.checkDone()
-      return
-    }
-    this.slice(() => {
-      const main = context.evalCode(js, FILE)
-      if (main.error) {
-        const message = this.errorText(context, main.error)
-        main.error.dispose()
-        const failure = this.thrown(message)
-        if (failure.reason === 'thrown' && /^SyntaxError/.test(message)) this.fail('syntax', message)
-        else if (failure.reason === 'stack-limit') this.fail('syntax', `${message} (the program is nested too deeply)`)
-        else this.fail(failure.reason, failure.message)
-        return
-      }
-      try {
-        if (this.failure !== undefined) return
-        runtime.setMaxStackSize(this.limits.maxStackSizeBytes)
-        const started = context.callFunction(start, context.undefined, main.value)
-        if (started.error) {
-          const failure = this.thrown(this.errorText(context, started.error))
-          started.error.dispose()
-          this.fail(failure.reason, failure.message)
-        } else {
-          started.value.dispose()
-        }
-      } finally {
-        main.value.dispose()
-      }
-    })
-    this.pump()
-  }
-
-  /** Text of an engine-raised error; guest getters run under the same interrupt handler. */
-  private errorText(context: QuickJSContext, handle: QuickJSHandle): string {
-    const name = context.getProp(handle, 'name')
-    const message = context.getProp(handle, 'message')
-    try {
-      const nameText = context.typeof(name) === 'string' ? context.getString(name) : 'Error'
-      const messageText = context.typeof(message) === 'string' ? context.getString(message) : context.getString(handle)
-      return `${nameText}: ${messageText}`
-    } finally {
-      name.dispose()
-      message.dispose()
-    }
-  }
-
-  private hostCall(context: QuickJSContext, nameHandle: QuickJSHandle, jsonHandle: QuickJSHandle): QuickJSHandle {
-    if (this.finished || this.failure !== undefined) throw new Error('the run is over')
-    this.calls++
-    if (this.calls > this.limits.maxBindingCalls) {
-      this.fail('call-limit', `the program made more than ${this.limits.maxBindingCalls} tool calls`)
-      throw new RangeError(`tool call limit (${this.limits.maxBindingCalls}) exceeded`)
-    }
-    const name = context.getString(nameHandle)
-    const args = JSON.parse(context.getString(jsonHandle)) as JsonValue
-    const deferred = context.newPromise()
-    this.deferreds.add(deferred)
-    this.inFlight++
-    let pending: Promise<CodeBindingOutcome>
-    try {
-      pending = this.request.callTool({ name, args })
-    } catch (error) {
-      pending = Promise.resolve({ ok: false, toolName: name, message: describeHostError(error) })
-    }
-    pending
-      .then(
-        (outcome) => this.settleBinding(deferred, outcome),
-        (error: unknown) =>
-          this.settleBinding(deferred, { ok: false, toolName: name, message: describeHostError(error) }),
-      )
-      .catch((error: unknown) => {
-        // Defensive: a failure here is a bug in this file; end the run instead of leaking a rejection.
-        this.fail('internal', `the sandbox failed: ${describeHostError(error)}`)
-        if (!this.inSlice) this.checkDone()
-      })
-    return deferred.handle
-  }
-
-  private settleBinding(deferred: QuickJSDeferredPromise, outcome: CodeBindingOutcome): void {
-    this.inFlight--
-    if (this.finished || this.poisoned) return
-    let text: string
-    try {
-      text = JSON.stringify(
-        outcome.ok
-          ? { ok: true, value: outcome.value }
-          : { ok: false, toolName: outcome.toolName, message: outcome.message },
-      )
-    } catch (error) {
-      const toolName = outcome.ok ? '' : outcome.toolName
-      text = JSON.stringify({
-        ok: false,
-        toolName,
-        message: `the tool's value could not cross into the sandbox: ${describeHostError(error)}`,
-      })
-    }
-    const context = this.context!
-    this.slice(() => {
-      const handle = context.newString(text)
-      deferred.resolve(handle)
-      handle.dispose()
-    })
-    this.deferreds.delete(deferred)
-    if (!this.poisoned) deferred.dispose()
-    this.pump()
-  }
-
-  private hostSettle(kind: string, payload: string): void {
-    if (this.settled !== undefined || this.failure !== undefined) return
-    const logs = this.logs.snapshot()
-    if (kind === 'ok') {
-      this.settled = { ok: true, value: JSON.parse(payload) as JsonValue, logs }
-    } else if (kind === 'invalid') {
-      this.settled = { ok: false, reason: 'invalid-result', message: `the return value is not JSON: ${payload}`, logs }
-    } else {
-      this.settled = { ok: false, ...this.thrown(payload), logs }
-    }
-  }
-
-  private pump(): void {
-    const runtime = this.runtime
-    if (runtime === undefined || this.finished) {
-      this.checkDone()
-      return
-    }
-    this.slice(() => {
-      const context = this.context!
-      for (let guard = 0; guard < 1_000_000; guard++) {
-        if (this.failure !== undefined || this.settled !== undefined) return
-        const result = runtime.executePendingJobs()
-        if (!result.error) return
-        const message = this.errorText(context, result.error)
-        result.error.dispose()
-        // Uncatchable engine errors surface here; ordinary rejections stay inside the program.
-        const failure = this.thrown(message)
-        if (failure.reason !== 'thrown') this.fail(failure.reason, failure.message)
-      }
-    })
-    this.checkDone()
-  }
-
-  private checkDone(): void {
-    if (this.finished) return
-    if (this.failure !== undefined) {
-      this.finish({ ok: false, ...this.failure, logs: this.logs.snapshot() })
-    } else if (this.settled !== undefined) {
-      this.finish(this.settled)
-    } else if (this.inFlight === 0 && this.runtime !== undefined && !this.runtime.hasPendingJob()) {
-      this.finish({
-        ok: false,
-        reason: 'stalled',
-        message: 'the program is waiting on a promise that can never settle (no tool call or job is pending)',
-        logs: this.logs.snapshot(),
-      })
-    }
-  }
-
-  private finish(outcome: CodeRunOutcome): void {
-    this.finished = true
-    this.request.signal.removeEventListener('abort', this.onAbort)
-    this.dispose()
-    if (this.reserved) this.loaded.reservedBytes -= 2 * this.limits.memoryLimitBytes
-    if (this.wasmMemory !== undefined && this.wasmMemory.buffer.byteLength > RETIRE_MODULE_BYTES)
-      retireModule(this.loaded)
-    this.resolveOutcome(outcome)
-  }
-
-  private dispose(): void {
-    const runtime = this.runtime
-    if (runtime === undefined) return
-    if (this.poisoned) {
-      stats.abandoned++
-      retireModule(this.loaded)
-      return
-    }
-    try {
-      for (const deferred of this.deferreds) deferred.dispose()
-      this.deferreds.clear()
-      this.startFn?.dispose()
-      this.startFn = undefined
-      this.context?.dispose()
-      runtime.dispose()
-      stats.disposed++
-    } catch {
-      // A leaked handle aborts the module's allocator checks; never reuse it.
-      stats.abandoned++
-      retireModule(this.loaded)
-    }
-  }
-}
-
-/** The default {@link CodeRuntime}: QuickJS (quickjs-emscripten, release-sync) with esbuild type stripping. */
 export class QuickJsCodeRuntime implements CodeRuntime {
-  private readonly limits: Limits
+  private readonly limits: QuickJsLimits
 
   constructor(options?: QuickJsRuntimeOptions) {
-    this.limits = resolveLimits(options)
+    this.limits = resolveQuickJsLimits(options)
   }
 
   async run(request: CodeRunRequest): Promise<CodeRunOutcome> {
-    const empty: readonly string[] = Object.freeze([])
-    if (request.signal.aborted) return { ok: false, reason: 'aborted', message: 'the run was cancelled', logs: empty }
-    if (typeof request.code !== 'string') {
-      return { ok: false, reason: 'syntax', message: 'the program must be a string', logs: empty }
-    }
-    let module: LoadedModule
+    let loaded: Engine
     try {
-      module = await loadModule()
+      loaded = await loadQuickJsEngine()
     } catch (error) {
-      return {
-        ok: false,
-        reason: 'internal',
-        message: `QuickJS failed to load: ${describeHostError(error)}`,
-        logs: empty,
-      }
+      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+      return { ok: false, reason: 'internal', message: `QuickJS failed to load: ${message}`, logs: Object.freeze([]) }
     }
-    // Entered from a fresh continuation, so the guest starts on a shallow host stack. The prelude is
-    // evaluated while esbuild strips the program in its own process.
-    const session = new QuickJsRun(module, request, this.limits)
-    const stripping = stripProgram(request.code)
-    session.prepare()
-    return session.start(await stripping)
+    return loaded.runQuickJs(request, this.limits)
   }
 }
 
-/** Create the default QuickJS-backed {@link CodeRuntime}. */
+/** Create the in-thread QuickJS-backed {@link CodeRuntime}. */
 export function createQuickJsRuntime(options?: QuickJsRuntimeOptions): QuickJsCodeRuntime {
   return new QuickJsCodeRuntime(options)
 }

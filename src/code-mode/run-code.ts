@@ -1,13 +1,7 @@
 import type { JsonValue } from '../json/json-value.js'
 import type { ToolCallView } from '../presentation/views.js'
 import { ToolAbortedError } from '../runtime/errors.js'
-import type {
-  CodeDispatchLog,
-  ToolExecutionInput,
-  ToolExecutionMode,
-  ToolExecutionResult,
-  ToolRunContext,
-} from '../runtime/types.js'
+import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult, ToolRunContext } from '../runtime/types.js'
 import type { ContentBlock, ImageContentBlock, UserMessage } from '../schema/content.js'
 import { ToolArgsError } from '../schema/errors.js'
 import type { JsonSchemaNode, ObjectJsonSchema } from '../schema/json-schema.js'
@@ -16,6 +10,7 @@ import { getJsonSchemaValidator } from '../schema/validator.js'
 import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from './code-runtime.js'
 import { RUN_CODE_NAME } from './constants.js'
 import { CodeRunFailedError } from './errors.js'
+import type { CodeDispatchLog } from './events.js'
 import { createQuickJsRuntime } from './quickjs-runtime.js'
 
 /**

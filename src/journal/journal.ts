@@ -1,15 +1,9 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
 import type { Context } from 'cordis'
+import type { CodeDispatchLog, CodeDispatchRecord } from '../code-mode/events.js'
 import { parentCallIdOf } from '../runtime/approval-flow.js'
-import type { CodeDispatchRecord } from '../runtime/events.js'
-import { coreOf, type ToolRuntime } from '../runtime/tool-runtime.js'
-import type {
-  ApprovalAnswerSource,
-  CodeDispatchLog,
-  ToolExecution,
-  ToolExecutionResult,
-  ToolExecutionToken,
-} from '../runtime/types.js'
+import { coreOf, type ToolRuntimeCore } from '../runtime/tool-runtime.js'
+import type { ApprovalAnswerSource, ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../runtime/types.js'
 import { previewJson } from '../scheduling/preview.js'
 import { JOURNAL_VERSION, type JournalRecord, type JournalRecordBase } from './records.js'
 
@@ -42,7 +36,7 @@ export class Journal {
   private fd: number | undefined
   private readonly fsync: boolean
   private readonly started = new Map<ToolExecutionToken, number>()
-  private readonly tools: ToolRuntime
+  private readonly tools: ToolRuntimeCore
   private readonly warn: (format: string, ...args: unknown[]) => void
 
   constructor(ctx: Context, config: JournalConfig) {

@@ -1,5 +1,5 @@
+import type { CodeDispatchRecord } from '../code-mode/events.js'
 import type { JsonValue } from '../json/json-value.js'
-import type { CodeDispatchRecord } from '../runtime/events.js'
 import type {
   ApprovalAnswerSource,
   ApprovalOutcome,

@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { Scope, scopeSymbol } from './scope.js'
-import { coreOf, type ToolRuntime } from './tool-runtime.js'
+import { coreOf, type ToolRuntimeCore } from './tool-runtime.js'
 import type { Agent } from './types.js'
 
 /** An agent with its own lifetime: disposing it disposes its registrations, restrictions, guards and listeners. */
@@ -17,7 +17,7 @@ export function createAgent(ctx: Context, options: { id: string }): AgentHandle 
   const id = options?.id
   if (typeof id !== 'string' || id.length === 0)
     throw new TypeError('createAgent(ctx, { id }): id must be a non-empty string')
-  const tools = ctx.get('tools', false) as ToolRuntime | undefined
+  const tools = ctx.get('tools', false) as ToolRuntimeCore | undefined
   if (!tools)
     throw new Error('createAgent(): the tools service is not available on this context; load ToolRuntime first')
   const core = tools[coreOf]

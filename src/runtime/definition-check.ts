@@ -1,4 +1,3 @@
-import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import { jsonDepthExceeds, snapshotJsonValue } from '../json/index.js'
 import type { JsonValue } from '../json/json-value.js'
 import { assertSupportedJsonSchema } from '../schema/assert.js'
@@ -90,8 +89,7 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   if (typeof name !== 'string' || name.length === 0) {
     if (!issues.includes('definition.name: could not be read (reading it threw)'))
       issues.push('definition.name: expected a non-empty string')
-  } else if (name === RUN_CODE_NAME)
-    issues.push(`definition.name: "${RUN_CODE_NAME}" is reserved for the Code Mode transport`)
+  }
   if (typeof description !== 'string') issues.push('definition.description: expected a string')
   const parameters = snapshotSchema(rawParameters, 'definition.parameters', issues)
   if (typeof execute !== 'function') issues.push('definition.execute: expected a function')

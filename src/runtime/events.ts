@@ -1,12 +1,11 @@
 import type { ContentBlock } from '../schema/content.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
-import type { ToolRuntime } from './tool-runtime.js'
+import type { ToolRuntimeCore } from './tool-runtime.js'
 import type {
   ApprovalAnswerSource,
   ApprovalOutcome,
   ApprovalRequest,
   ApprovalService,
-  CodeDispatchLog,
   PostToolDecision,
   PreToolDecision,
   ToolDispatchExecution,
@@ -18,19 +17,8 @@ import type {
 /** The `this` of a scope-filtered dispatch: the runtime, viewed from the call's scope. */
 export type Scoped<T> = T
 
-/** A durable copy of one settled Code Mode sub-dispatch, for a session log. */
-export interface CodeDispatchRecord {
-  readonly parentCallId: string
-  readonly rootCallId: string
-  readonly subCallId: string
-  readonly name: string
-  readonly isError: boolean
-  readonly content: ContentBlock[]
-}
-
 declare module 'cordis' {
   interface Context {
-    tools: ToolRuntime
     approval?: ApprovalService
   }
 
@@ -41,12 +29,12 @@ declare module 'cordis' {
      * A call entered the pipeline (its arguments are materialized; nothing has run yet).
      * Scope-filtered synchronous observer: a throwing listener is logged and never reaches the call.
      */
-    'tools/call'(this: Scoped<ToolRuntime>, exec: Readonly<ToolExecution>): void
+    'tools/call'(this: Scoped<ToolRuntimeCore>, exec: Readonly<ToolExecution>): void
     /** A policy asked and the request goes to the approval step. Scope-filtered synchronous observer. */
-    'tools/approval-asked'(this: Scoped<ToolRuntime>, request: ApprovalRequest, exec: Readonly<ToolExecution>): void
+    'tools/approval-asked'(this: Scoped<ToolRuntimeCore>, request: ApprovalRequest, exec: Readonly<ToolExecution>): void
     /** The approval step answered (after normalization). Scope-filtered synchronous observer. */
     'tools/approval-answered'(
-      this: Scoped<ToolRuntime>,
+      this: Scoped<ToolRuntimeCore>,
       request: ApprovalRequest,
       outcome: ApprovalOutcome,
       source: ApprovalAnswerSource,
@@ -54,36 +42,32 @@ declare module 'cordis' {
     ): void
     /** Allow, deny, or ask before dispatch. Scope-filtered waterfall. */
     'tools/pre-execute'(
-      this: Scoped<ToolRuntime>,
+      this: Scoped<ToolRuntimeCore>,
       exec: ToolExecution,
       next: () => Promise<PreToolDecision>,
     ): Promise<PreToolDecision>
     /** Around-dispatch waterfall; wrappers may change only `exec.signal`. Scope-filtered. */
     'tools/execute'(
-      this: Scoped<ToolRuntime>,
+      this: Scoped<ToolRuntimeCore>,
       exec: ToolDispatchExecution,
       next: () => Promise<ToolExecutionResult>,
     ): Promise<ToolExecutionResult>
     /** Accept, replace, or block a normalized result. Scope-filtered waterfall. */
     'tools/post-execute'(
-      this: Scoped<ToolRuntime>,
+      this: Scoped<ToolRuntimeCore>,
       exec: ToolExecution,
       result: Readonly<ToolExecutionResult>,
       next: () => Promise<PostToolDecision>,
     ): Promise<PostToolDecision>
-    /** Replace the durable log copy of one `run_code` sub-dispatch's content. Scope-filtered. */
-    'tools/code-dispatch-log'(
-      this: Scoped<ToolRuntime>,
-      dispatch: CodeDispatchLog,
-      next: () => Promise<ContentBlock[]>,
-    ): Promise<ContentBlock[]>
-    /** The durable record of one settled `run_code` sub-dispatch. Scope-filtered emit. */
-    'tools/code-dispatch'(this: Scoped<ToolRuntime>, record: CodeDispatchRecord, dispatch: CodeDispatchLog): void
     /**
      * A running tool reported progress through `exec.progress(...)`. Scope-filtered synchronous
      * observer; a throwing listener is logged and never reaches the tool.
      */
-    'tools/progress'(this: Scoped<ToolRuntime>, exec: Readonly<ToolExecution>, progress: Readonly<ToolProgress>): void
+    'tools/progress'(
+      this: Scoped<ToolRuntimeCore>,
+      exec: Readonly<ToolExecution>,
+      progress: Readonly<ToolProgress>,
+    ): void
     /**
      * The last-mile content seam of every call, after the definition's own `finalizeContent`:
      * the same contract (synchronous, called once per outcome, `undefined` keeps the content, only
@@ -92,13 +76,13 @@ declare module 'cordis' {
      * Scope-filtered.
      */
     'tools/finalize-content'(
-      this: Scoped<ToolRuntime>,
+      this: Scoped<ToolRuntimeCore>,
       exec: Readonly<ToolExecution>,
       result: Readonly<ToolExecutionResult>,
     ): ContentBlock[] | undefined
     /** Observe the frozen final outcome. Scope-filtered emit; failures contained. */
     'tools/result'(
-      this: Scoped<ToolRuntime>,
+      this: Scoped<ToolRuntimeCore>,
       exec: Readonly<ToolExecution>,
       result: Readonly<ToolExecutionResult>,
     ): void

@@ -1,4 +1,3 @@
-import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import { snapshotJsonValue } from '../json/index.js'
 import type { JsonValue } from '../json/json-value.js'
 import type { ContentBlock, UserMessage } from '../schema/content.js'
@@ -34,7 +33,6 @@ import { fuseSignals } from './signal-fusion.js'
 import type {
   Agent,
   ApprovalRequest,
-  CodeDispatchLog,
   PostToolDecision,
   PreToolDecision,
   ToolDispatchExecution,
@@ -165,8 +163,8 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
   try {
     const view = core.view(scope)
     let definition = view.byName.get(exec.name)
-    // Under Code Mode a model-direct call reaches only the transport (R-CODE-5).
-    if (definition && view.mode === 'code' && parent === undefined && exec.name !== RUN_CODE_NAME)
+    // Under `code` a model-direct call reaches only the transport (R-CODE-5).
+    if (definition && view.mode === 'code' && parent === undefined && !core.isTransport(exec.name))
       definition = undefined
     const finalize = definition?.finalizeContent
     // An approver's edited arguments replace the execution for every later phase.
@@ -717,40 +715,5 @@ async function emitResult(
     await core.events.parallel(scope.dispatchThis as never, 'tools/result', exec, result)
   } catch (error) {
     warnContained(core, 'a tools/result listener failed', error)
-  }
-}
-
-/**
- * The durable log of one settled `run_code` sub-dispatch (R-CODE-4): the `tools/code-dispatch-log`
- * waterfall may replace only the logged content; a throwing or malformed listener falls back to
- * the original. The record is then emitted as `tools/code-dispatch`. Never throws.
- */
-export async function logCodeDispatch(core: RegistryCore, log: CodeDispatchLog): Promise<void> {
-  const scope = core.scopeOfAgent(log.agent) ?? core.global
-  let content = log.content
-  if (core.hasHooks('tools/code-dispatch-log')) {
-    try {
-      const replaced: unknown = await waterfall(core.hooks, scope.dispatchThis, 'tools/code-dispatch-log', [log], () =>
-        Promise.resolve(log.content),
-      )
-      content = snapshotContent(replaced, 'tools/code-dispatch-log result')
-    } catch (error) {
-      warnContained(core, 'a tools/code-dispatch-log listener failed; logging the original content', error)
-      content = log.content
-    }
-  }
-  if (!core.hasHooks('tools/code-dispatch')) return
-  const record = Object.freeze({
-    parentCallId: log.exec.callId,
-    rootCallId: log.exec.rootCallId,
-    subCallId: log.subCallId,
-    name: log.name,
-    isError: log.isError,
-    content,
-  })
-  try {
-    await core.events.parallel(scope.dispatchThis as never, 'tools/code-dispatch', record, log)
-  } catch (error) {
-    warnContained(core, 'a tools/code-dispatch listener failed', error)
   }
 }

@@ -1,8 +1,7 @@
 import { type Context, type EventsService, type Logger, symbols } from 'cordis'
-import { RUN_CODE_NAME } from '../code-mode/constants.js'
-import type { ToolDefinition } from '../schema/tool-definition.js'
 import { ToolNotFoundError } from './errors.js'
 import { type ResolvedView, Scope, scopeSymbol } from './scope.js'
+import type { ToolTransport } from './transport.js'
 import type { Agent, ToolExecution, ToolExecutionToken, ToolPresentationMode } from './types.js'
 import { warnContained } from './untrusted.js'
 
@@ -16,7 +15,8 @@ export class RegistryCore {
   version = 0
   /** Executions in flight, so nested calls can inherit `rootCallId` from their `parent` token. */
   readonly live = new Map<ToolExecutionToken, ToolExecution>()
-  runCode: ToolDefinition | undefined
+  /** The installed transport (Code Mode's `run_code` under the preset), if any. */
+  transport: ToolTransport | undefined
   /**
    * The raw events service and its hook table, captured once: every `ctx.*` access goes through
    * Cordis's tracing proxies, which would cost more than the whole pipeline on the per-call path.
@@ -45,8 +45,30 @@ export class RegistryCore {
 
   readonly dispatchTarget: object
 
-  private readonly contribute = (mode: ToolPresentationMode): ToolDefinition | undefined =>
-    mode === 'native' ? undefined : this.runCode
+  /** Whether `name` is the installed transport's (reserved: never registered, restricted or hidden). */
+  isTransport(name: string): boolean {
+    return this.transport !== undefined && this.transport.definition.name === name
+  }
+
+  /**
+   * Install the transport; refused while another is installed or a registered tool already holds
+   * its name. Returns the uninstaller (idempotent).
+   */
+  installTransport(transport: ToolTransport): () => void {
+    const name = transport?.definition?.name
+    if (typeof name !== 'string' || name.length === 0)
+      throw new TypeError('installTransport(transport): transport.definition.name must be a non-empty string')
+    if (this.transport !== undefined)
+      throw new Error(`a transport ("${this.transport.definition.name}") is already installed`)
+    if (this.global.own.has(name)) throw new Error(`a registered tool already holds the transport name "${name}"`)
+    this.transport = transport
+    this.changed()
+    return () => {
+      if (this.transport !== transport) return
+      this.transport = undefined
+      this.changed()
+    }
+  }
 
   /** The scope a context carries: an agent's, or the global layer for a plain context. */
   scopeOfContext(ctx: Context): Scope {
@@ -69,12 +91,8 @@ export class RegistryCore {
     }
   }
 
-  /** Renders the SDK of a set of visible tools; set by the service (Code Mode lives above the core). */
-  describeTransport: (transport: ToolDefinition, visible: ReadonlyMap<string, ToolDefinition>) => string = (t) =>
-    t.description
-
   view(scope: Scope): ResolvedView {
-    return scope.resolve(this.version, this.defaultMode, this.contribute, this.describeTransport)
+    return scope.resolve(this.version, this.defaultMode, this.transport)
   }
 
   /** Record a change and tell listeners; a throwing `tools/change` listener never reaches the caller. */
@@ -88,12 +106,9 @@ export class RegistryCore {
 
   /** The not-found error for `name` as `scope` sees it, with the way back under Code Mode. */
   notFound(name: string, view: ResolvedView, direct: boolean): ToolNotFoundError {
-    if (direct && view.mode === 'code' && name !== RUN_CODE_NAME && view.byName.has(name)) {
-      return new ToolNotFoundError(
-        name,
-        `this agent presents its tools through Code Mode; call tools.${name}(args) from inside a ${RUN_CODE_NAME} program`,
-      )
-    }
+    const transport = this.transport
+    if (direct && view.mode === 'code' && transport !== undefined && !this.isTransport(name) && view.byName.has(name))
+      return new ToolNotFoundError(name, transport.redirect(name))
     return new ToolNotFoundError(name, 'no tool of that name is visible to this agent')
   }
 }

@@ -1,5 +1,6 @@
 import { Context, symbols } from 'cordis'
 import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
+import type { ToolTransport } from './transport.js'
 import type { Agent, ToolGuard, ToolPresentationMode } from './types.js'
 
 /** Symbol under which an agent's context carries its scope. */
@@ -70,35 +71,33 @@ export class Scope {
     return false
   }
 
-  resolve(
-    version: number,
-    defaultMode: ToolPresentationMode,
-    contribute: (mode: ToolPresentationMode) => ToolDefinition | undefined,
-    describeTransport: (transport: ToolDefinition, visible: ReadonlyMap<string, ToolDefinition>) => string,
-  ): ResolvedView {
+  resolve(version: number, defaultMode: ToolPresentationMode, installed: ToolTransport | undefined): ResolvedView {
     const cached = this.view
     if (cached && cached.version === version) return cached
     const byName = new Map<string, ToolDefinition>()
     if (this.parent) {
-      const inherited = this.parent.resolve(version, defaultMode, contribute, describeTransport).byName
+      const inherited = this.parent.resolve(version, defaultMode, installed).byName
+      // The parent's transport entry follows the parent's presentation; this scope decides its own below.
+      const skip = installed?.definition.name
       for (const [name, definition] of inherited) {
-        if (this.admits(name)) byName.set(name, definition)
+        if (name !== skip && this.admits(name)) byName.set(name, definition)
       }
     }
     for (const [name, definition] of this.own) byName.set(name, definition)
     let mode: ToolPresentationMode = defaultMode
     for (const scope of this.chain) if (scope.presentation) mode = scope.presentation
-    const transport = contribute(mode)
+    const transport = mode === 'native' ? undefined : installed
     const schemas: ToolSchema[] = []
     for (const definition of byName.values()) {
-      if (mode === 'code' || definition.name === transport?.name) continue
+      if (mode === 'code' || definition.name === transport?.definition.name) continue
       schemas.push({ name: definition.name, description: definition.description, parameters: definition.parameters })
     }
     if (transport) {
       // The model learns the SDK from the transport's own description, rendered for this scope.
-      const description = describeTransport(transport, byName)
-      schemas.push({ name: transport.name, description, parameters: transport.parameters })
-      byName.set(transport.name, transport)
+      const { definition } = transport
+      const description = transport.describe(byName)
+      schemas.push({ name: definition.name, description, parameters: definition.parameters })
+      byName.set(definition.name, definition)
     }
     const guards: ToolGuard[] = []
     for (const scope of this.chain) for (const guard of scope.guards) guards.push(guard)

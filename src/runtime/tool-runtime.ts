@@ -1,11 +1,8 @@
 import { type Context, Service } from 'cordis'
-import { RUN_CODE_NAME } from '../code-mode/constants.js'
-import { type CodeModeOptions, createRunCodeDefinition } from '../code-mode/run-code.js'
-import { renderToolsSdk } from '../code-mode/sdk.js'
 import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
 import { revokeStandingRule, standingRulesOf } from './approval-flow.js'
 import { checkDefinition, ToolRegistrationError } from './definition-check.js'
-import { logCodeDispatch, runPipeline } from './pipeline.js'
+import { runPipeline } from './pipeline.js'
 import { RegistryCore } from './registry.js'
 import type { CompiledRestriction, Scope } from './scope.js'
 import type {
@@ -20,30 +17,29 @@ import type {
 } from './types.js'
 import './events.js'
 
-/** `ctx.tools` configuration. */
-export interface ToolRuntimeConfig {
+/** Configuration of the runtime core. */
+export interface ToolRuntimeCoreConfig {
   /** Deployment-default presentation; `presentAs` in a scope overrides it. */
   mode?: ToolPresentationMode
-  /** Code Mode options: the sandbox runtime, sub-call parallelism, the `run_code` description. */
-  codeMode?: CodeModeOptions
 }
 
 const modes: readonly ToolPresentationMode[] = ['native', 'code', 'both']
 const parallel: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
 const exclusive: ToolExecutionMode = Object.freeze({ kind: 'exclusive' })
 
-/** Hook for Code Mode (and tests) to reach the shared core without widening the public surface. */
+/** Hook for installed features (and tests) to reach the shared core without widening the public surface. */
 export const coreOf: unique symbol = Symbol('toolgate.core')
 
 /**
- * The tool registry and execution pipeline, a Cordis 4 service registered as `tools`.
+ * The tool registry and execution pipeline without any transport, a Cordis 4 service registered
+ * as `tools`. `ToolRuntime` is the preset that also installs Code Mode into its transport slot.
  * Every method's calling scope is the context through which `ctx.tools` was reached.
  */
-export class ToolRuntime extends Service<ToolRuntimeConfig> {
-  readonly config: { mode: ToolPresentationMode; codeMode?: CodeModeOptions }
+export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
+  readonly config: { readonly mode: ToolPresentationMode }
   readonly [coreOf]: RegistryCore
 
-  constructor(ctx: Context, config: ToolRuntimeConfig = {}) {
+  constructor(ctx: Context, config?: ToolRuntimeCoreConfig) {
     super(ctx, 'tools')
     // Methods still see their caller as `this.ctx` through the service's tracing proxy. Skipping
     // Cordis's per-access method shadow and its `tools.*` accessor lookup (toolgate defines no
@@ -58,19 +54,9 @@ export class ToolRuntime extends Service<ToolRuntimeConfig> {
     const mode = config?.mode ?? 'native'
     if (!modes.includes(mode))
       throw new TypeError(`tools config.mode: expected "native", "code" or "both", got ${String(mode)}`)
-    this.config = { mode, codeMode: config?.codeMode }
-    const core = new RegistryCore(ctx, mode, this)
-    this[coreOf] = core
-    core.runCode = createRunCodeDefinition(
-      {
-        execute: (input) => runPipeline(core, input),
-        executionMode: (input) => modeOf(core, input),
-        logDispatch: (log) => logCodeDispatch(core, log),
-      },
-      config?.codeMode,
-    )
-    core.describeTransport = (transport, visible) =>
-      `${transport.description}\n\nSDK available inside the program:\n\n${renderSdk(visible)}`
+    // Subclass presets keep their own fields next to `mode`.
+    this.config = { ...config, mode }
+    this[coreOf] = new RegistryCore(ctx, mode, this)
   }
 
   /** The scope of the context this method was reached through. */
@@ -137,6 +123,12 @@ export class ToolRuntime extends Service<ToolRuntimeConfig> {
 
   register(definition: ToolDefinition): () => void {
     const checked = checkDefinition(definition)
+    const core = this[coreOf]
+    if (core.isTransport(checked.name)) {
+      throw new ToolRegistrationError(`tool "${checked.name}"`, [
+        `definition.name: "${checked.name}" is reserved for the installed transport`,
+      ])
+    }
     const scope = this.callerScope()
     if (scope.own.has(checked.name)) {
       const layer = scope.agent ? `agent "${scope.agent.id}"` : 'the global layer'
@@ -144,7 +136,6 @@ export class ToolRuntime extends Service<ToolRuntimeConfig> {
         `definition.name: "${checked.name}" is already registered in ${layer}`,
       ])
     }
-    const core = this[coreOf]
     return this.own(
       `tools.register(${checked.name})`,
       () => {
@@ -163,8 +154,8 @@ export class ToolRuntime extends Service<ToolRuntimeConfig> {
     const scope = this.callerScope()
     if (scope.agent === undefined)
       throw new TypeError('tools.restrict(): restrictions apply to an agent scope; call it through agent.ctx')
-    const compiled = compileRestriction(scope, filter)
     const core = this[coreOf]
+    const compiled = compileRestriction(core, scope, filter)
     return this.own(
       'tools.restrict()',
       () => {
@@ -208,16 +199,6 @@ export class ToolRuntime extends Service<ToolRuntimeConfig> {
     return modeOf(this[coreOf], exec)
   }
 
-  /**
-   * The Code Mode SDK a scope's model sees (for a system prompt): TypeScript declarations of every
-   * visible tool, reached as `tools.<name>(args)` inside a `run_code` program.
-   */
-  sdk(scope?: ScopeKey): string {
-    const core = this[coreOf]
-    const view = core.view(this.resolveScopeKey(scope, 'sdk'))
-    return renderSdk(view.byName)
-  }
-
   execute(exec: ToolExecutionInput): Promise<ToolExecutionResult> {
     return runPipeline(this[coreOf], exec)
   }
@@ -238,30 +219,8 @@ export class ToolRuntime extends Service<ToolRuntimeConfig> {
   }
 }
 
-/** The SDK text derives from a resolved view's map, so it is cached exactly as long as that view lives. */
-const sdkCache = new WeakMap<ReadonlyMap<string, ToolDefinition>, string>()
-
-function renderSdk(visible: ReadonlyMap<string, ToolDefinition>): string {
-  let text = sdkCache.get(visible)
-  if (text === undefined) {
-    const entries = []
-    for (const definition of visible.values()) {
-      if (definition.name === RUN_CODE_NAME) continue
-      entries.push({
-        name: definition.name,
-        description: definition.description,
-        parameters: definition.parameters,
-        outputSchema: definition.output.schema,
-      })
-    }
-    text = renderToolsSdk(entries)
-    sdkCache.set(visible, text)
-  }
-  return text
-}
-
 /** Fail-closed scheduling classification (R-REG-7). */
-function modeOf(core: RegistryCore, exec: ToolExecutionInput): ToolExecutionMode {
+export function modeOf(core: RegistryCore, exec: ToolExecutionInput): ToolExecutionMode {
   // Anything thrown while reading a hostile input, or by the classifier, is exclusive.
   try {
     const name: unknown = exec?.name
@@ -270,14 +229,14 @@ function modeOf(core: RegistryCore, exec: ToolExecutionInput): ToolExecutionMode
     const view = core.view(scope)
     const definition = view.byName.get(name)
     if (!definition?.isConcurrencySafe) return exclusive
-    if (view.mode === 'code' && exec.parent === undefined && name !== RUN_CODE_NAME) return exclusive
+    if (view.mode === 'code' && exec.parent === undefined && !core.isTransport(name)) return exclusive
     return definition.isConcurrencySafe(exec.arguments) === true ? parallel : exclusive
   } catch {
     return exclusive
   }
 }
 
-function compileRestriction(scope: Scope, filter: ToolRestriction): CompiledRestriction {
+function compileRestriction(core: RegistryCore, scope: Scope, filter: ToolRestriction): CompiledRestriction {
   const issues: string[] = []
   if (typeof filter !== 'object' || filter === null)
     throw new TypeError('tools.restrict(filter): expected { allow?, deny? }')
@@ -293,8 +252,8 @@ function compileRestriction(scope: Scope, filter: ToolRestriction): CompiledRest
     list.forEach((name: unknown, i) => {
       const path = `filter.${key}[${i}]`
       if (typeof name !== 'string') issues.push(`${path}: expected a tool name string`)
-      else if (name === RUN_CODE_NAME)
-        issues.push(`${path}: "${RUN_CODE_NAME}" is the reserved Code Mode transport and cannot be restricted`)
+      else if (core.isTransport(name))
+        issues.push(`${path}: "${name}" is the reserved transport and cannot be restricted`)
       else if (scope.own.has(name))
         issues.push(
           `${path}: "${name}" is registered in this agent's own scope; restrictions filter only inherited tools`,
@@ -311,5 +270,3 @@ function compileRestriction(scope: Scope, filter: ToolRestriction): CompiledRest
     throw new TypeError(`tools.restrict() refused:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`)
   return Object.freeze({ allow, deny })
 }
-
-export default ToolRuntime

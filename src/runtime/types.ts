@@ -139,16 +139,6 @@ export type PostToolDecision =
   | { kind: 'accept'; value: JsonValue; content?: never; additionalContexts?: UserMessage[] }
   | { kind: 'block'; feedback: ContentBlock[]; additionalContexts?: UserMessage[] }
 
-/** One settled `run_code` sub-dispatch about to be logged. */
-export interface CodeDispatchLog {
-  readonly exec: ToolExecution
-  readonly agent?: Agent
-  readonly subCallId: CallId
-  readonly name: string
-  readonly isError: boolean
-  readonly content: ContentBlock[]
-}
-
 /**
  * What an approval service is asked when a pre-execute listener answers `ask`: plain JSON data
  * that can be logged, stored and sent to another process (`JSON.stringify` sees exactly these

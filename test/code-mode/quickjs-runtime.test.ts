@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome } from '../../src/code-mode/code-runtime.js'
-import { createQuickJsRuntime, quickJsRuntimeStats } from '../../src/code-mode/quickjs-runtime.js'
+import { quickJsRuntimeStats } from '../../src/code-mode/quickjs-engine.js'
+import { createQuickJsRuntime } from '../../src/code-mode/quickjs-runtime.js'
 
 const unhandled: unknown[] = []
 const onUnhandled = (reason: unknown) => unhandled.push(reason)

@@ -2,7 +2,9 @@ import type { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RUN_CODE_NAME } from '../../src/code-mode/constants.js'
 import { CodeRunFailedError } from '../../src/code-mode/errors.js'
-import { createQuickJsRuntime, quickJsRuntimeStats } from '../../src/code-mode/quickjs-runtime.js'
+import type { CodeDispatchLog } from '../../src/code-mode/events.js'
+import { quickJsRuntimeStats } from '../../src/code-mode/quickjs-engine.js'
+import { createQuickJsRuntime } from '../../src/code-mode/quickjs-runtime.js'
 import {
   type CodeModeHost,
   createRunCodeDefinition,
@@ -14,7 +16,6 @@ import type { JsonValue } from '../../src/json/json-value.js'
 import { ToolAbortedError } from '../../src/runtime/errors.js'
 import type {
   Agent,
-  CodeDispatchLog,
   ToolExecutionInput,
   ToolExecutionMode,
   ToolExecutionResult,

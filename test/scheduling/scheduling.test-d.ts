@@ -1,6 +1,5 @@
 import type { Context } from 'cordis'
 import { describe, expectTypeOf, it } from 'vitest'
-import type { ToolRuntime } from '../../src/runtime/tool-runtime.js'
 import type { ApprovalOutcome, ApprovalService } from '../../src/runtime/types.js'
 import {
   type BatchResult,
@@ -10,6 +9,7 @@ import {
   TerminalApproval,
   TimeoutPolicy,
 } from '../../src/scheduling/index.js'
+import type { ToolRuntime } from '../../src/tool-runtime.js'
 
 declare const ctx: Context
 

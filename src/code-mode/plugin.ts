@@ -1,0 +1,30 @@
+import type { Context } from 'cordis'
+import { coreOf, type ToolRuntimeCore } from '../runtime/tool-runtime.js'
+import { createQuickJsRuntime } from './quickjs-runtime.js'
+import type { CodeModeOptions } from './run-code.js'
+import { createCodeModeTransport } from './transport.js'
+
+/**
+ * Install Code Mode into the transport slot of `tools` for the lifetime of `ctx`: `run_code`
+ * joins every `code`/`both` view, its name is reserved, and disposing `ctx` uninstalls it.
+ */
+export function installCodeMode(ctx: Context, tools: ToolRuntimeCore, options?: CodeModeOptions): void {
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw new TypeError('codeMode: expected an options object')
+  const runtime = options?.runtime ?? createQuickJsRuntime()
+  if (typeof runtime?.run !== 'function') throw new TypeError('codeMode.runtime: expected a CodeRuntime with run()')
+  const uninstall = tools[coreOf].installTransport(createCodeModeTransport(tools, runtime, options))
+  ctx.effect(() => uninstall, 'code-mode')
+}
+
+/**
+ * Code Mode as a Cordis plugin, for a `ToolRuntimeCore` (the `ToolRuntime` preset installs it
+ * itself): `ctx.plugin(CodeMode, options)`.
+ */
+export const CodeMode = {
+  name: 'toolgate-code-mode',
+  inject: ['tools'],
+  apply(ctx: Context, options?: CodeModeOptions): void {
+    installCodeMode(ctx, ctx.tools, options)
+  },
+}
