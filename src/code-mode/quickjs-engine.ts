@@ -212,6 +212,7 @@ class QuickJsRun {
   private readonly logs: LogBuffer
   private cpuUsedMs = 0
   private sliceStart = 0
+  private sliceStartCpu: NodeJS.CpuUsage = { user: 0, system: 0 }
   private inSlice = false
   private failure: Failure | undefined
   private settled: CodeRunOutcome | undefined
@@ -276,6 +277,7 @@ class QuickJsRun {
     if (this.finished || this.poisoned) return
     this.inSlice = true
     this.sliceStart = performance.now()
+    this.sliceStartCpu = process.cpuUsage()
     const refusedBefore = stats.growthRefused
     try {
       body()
@@ -289,11 +291,21 @@ class QuickJsRun {
           : `the sandbox failed: ${describeHostError(error)}`,
       }
     } finally {
-      this.cpuUsedMs += performance.now() - this.sliceStart
+      this.cpuUsedMs += this.sliceElapsedMs()
       this.inSlice = false
       // Slices are synchronous, so a refusal during this one was caused by this program.
       if (stats.growthRefused !== refusedBefore) this.hitMemoryCap = true
     }
+  }
+
+  /**
+   * Time the current slice has run: wall time, but never more than the process's CPU time over the
+   * same span, so a loaded machine that deschedules the thread does not spend the guest's budget.
+   */
+  private sliceElapsedMs(): number {
+    const wall = performance.now() - this.sliceStart
+    const cpu = process.cpuUsage(this.sliceStartCpu)
+    return Math.min(wall, (cpu.user + cpu.system) / 1000)
   }
 
   /** Failure for a program-level throw, attributing allocation failures to the memory limit. */
@@ -316,7 +328,7 @@ class QuickJsRun {
       this.fail('aborted', 'the run was cancelled')
       return true
     }
-    const vmTime = this.cpuUsedMs + (performance.now() - this.sliceStart)
+    const vmTime = this.cpuUsedMs + this.sliceElapsedMs()
     if (vmTime > this.limits.cpuTimeMs) {
       this.fail('cpu-limit', `the program exceeded its CPU budget of ${this.limits.cpuTimeMs} ms`)
       return true
