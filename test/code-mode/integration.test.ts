@@ -5,7 +5,8 @@ describe('R-CODE-2 run_code through the real registry pipeline', () => {
   it('dispatches SDK bindings as nested pipeline calls and returns the program value', async () => {
     const { ctx, tools } = await createToolRuntime({
       mode: 'code',
-      codeMode: { runtime: createQuickJsRuntime({ cpuTimeMs: 200 }) },
+      // A budget far above this program's needs: the first run also pays QuickJS's compilation.
+      codeMode: { runtime: createQuickJsRuntime({ cpuTimeMs: 2_000 }) },
     })
     tools.register(
       defineTool({
