@@ -16,12 +16,12 @@ import { genericCallView, genericResultView } from '../src/presentation/generic.
 import { renderToolCallLines, renderToolResultLines } from '../src/presentation/terminal.js'
 import type { ToolCallView, ToolResultView } from '../src/presentation/views.js'
 import { createAgent } from '../src/runtime/agent.js'
+import { createToolRuntime } from '../src/runtime/create.js'
 import type { ToolExecutionInput, ToolExecutionResult } from '../src/runtime/types.js'
 import { TerminalApproval } from '../src/scheduling/approval.js'
 import { type BatchCallResult, executeBatch } from '../src/scheduling/execute-batch.js'
 import { TimeoutPolicy } from '../src/scheduling/timeout-policy.js'
 import type { ToolDefinition } from '../src/schema/tool-definition.js'
-import { createToolRuntime } from '../src/tool-runtime.js'
 import { createBashTool, createFsTools } from '../src/tools/index.js'
 
 /** Options of {@link runDemo}. */

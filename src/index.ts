@@ -12,6 +12,7 @@ export { type OtelTracerProviderLike, OtelTracing, type OtelTracingConfig } from
 // Presentation helpers and the terminal card renderer (also the `toolgate/presentation` subpath)
 export * from './presentation/index.js'
 export { type AgentHandle, createAgent } from './runtime/agent.js'
+export { createToolRuntime } from './runtime/create.js'
 export { ToolRegistrationError } from './runtime/definition-check.js'
 export {
   ABORTED,
@@ -53,11 +54,6 @@ export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } f
 export * from './schema/index.js'
 export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './schema/tool-definition.js'
 // The preset: the core with Code Mode installed (R-CODE)
-export {
-  createToolRuntime,
-  ToolRuntime,
-  ToolRuntime as default,
-  type ToolRuntimeConfig,
-} from './tool-runtime.js'
+export { ToolRuntime, ToolRuntime as default, type ToolRuntimeConfig } from './tool-runtime.js'
 // First-party reference tools
 export * from './tools/index.js'

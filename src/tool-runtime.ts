@@ -1,4 +1,4 @@
-import { Context } from 'cordis'
+import type { Context } from 'cordis'
 import { installCodeMode } from './code-mode/plugin.js'
 import type { CodeModeOptions } from './code-mode/run-code.js'
 import { scopeSdk } from './code-mode/transport.js'
@@ -31,13 +31,6 @@ export class ToolRuntime extends ToolRuntimeCore {
   sdk(scope?: ScopeKey): string {
     return scopeSdk(this, scope)
   }
-}
-
-/** For users without their own Cordis app: a root context with the `tools` service ready. */
-export async function createToolRuntime(config?: ToolRuntimeConfig): Promise<{ ctx: Context; tools: ToolRuntime }> {
-  const ctx = new Context()
-  await ctx.plugin(ToolRuntime, config ?? {})
-  return { ctx, tools: ctx.tools }
 }
 
 declare module 'cordis' {

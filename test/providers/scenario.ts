@@ -3,7 +3,7 @@
 import { expect } from 'vitest'
 import type { ModelLoopResult } from '../../src/providers/model-loop.js'
 import { createAgent } from '../../src/runtime/agent.js'
-import { createToolRuntime } from '../../src/tool-runtime.js'
+import { createToolRuntime } from '../../src/runtime/create.js'
 import type { ToolExecutionResult } from '../../src/runtime/types.js'
 import { defineTool } from '../../src/schema/define-tool.js'
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createAgent } from '../../src/runtime/agent.js'
+import { createToolRuntime } from '../../src/runtime/create.js'
 import type {
   ApprovalContext,
   ApprovalOutcome,
@@ -12,7 +13,6 @@ import { CallbackApproval } from '../../src/scheduling/approval.js'
 import { executeBatch } from '../../src/scheduling/execute-batch.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
 import type { ToolDefinition } from '../../src/schema/tool-definition.js'
-import { createToolRuntime } from '../../src/tool-runtime.js'
 import { deferred, until } from './fakes.js'
 
 /** A raw definition whose body is supplied by the test. */
