@@ -44,7 +44,9 @@ export {
 } from './runtime/errors.js'
 export type { Scoped } from './runtime/events.js'
 // Registry and pipeline (R-REG, R-EXEC)
-export { ToolRuntimeCore, type ToolRuntimeCoreConfig } from './runtime/tool-runtime.js'
+export { ToolRuntimeCore, type ToolRuntimeCoreConfig } from './runtime/service.js'
+// The preset: the core with Code Mode installed (R-CODE)
+export { ToolRuntime, ToolRuntime as default, type ToolRuntimeConfig } from './runtime/tool-runtime.js'
 export type { ToolTransport } from './runtime/transport.js'
 export type * from './runtime/types.js'
 // Scheduling and policies (R-SCHED)
@@ -53,7 +55,5 @@ export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } f
 // Raw JSON Schema subset, DSL, defineTool (R-JSCHEMA, R-DSL, R-DEF)
 export * from './schema/index.js'
 export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './schema/tool-definition.js'
-// The preset: the core with Code Mode installed (R-CODE)
-export { ToolRuntime, ToolRuntime as default, type ToolRuntimeConfig } from './tool-runtime.js'
 // First-party reference tools
 export * from './tools/index.js'

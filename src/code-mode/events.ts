@@ -1,4 +1,4 @@
-import type { ToolRuntimeCore } from '../runtime/tool-runtime.js'
+import type { ToolRuntimeCore } from '../runtime/service.js'
 import type { Agent, CallId, ToolExecution } from '../runtime/types.js'
 import type { ContentBlock } from '../schema/content.js'
 

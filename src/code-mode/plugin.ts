@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { coreOf, type ToolRuntimeCore } from '../runtime/tool-runtime.js'
+import { coreOf, type ToolRuntimeCore } from '../runtime/service.js'
 import { createQuickJsRuntime } from './quickjs-runtime.js'
 import type { CodeModeOptions } from './run-code.js'
 import { createCodeModeTransport } from './transport.js'

@@ -1,5 +1,5 @@
 import { runPipeline } from '../runtime/pipeline.js'
-import { coreOf, modeOf, type ToolRuntimeCore } from '../runtime/tool-runtime.js'
+import { coreOf, modeOf, type ToolRuntimeCore } from '../runtime/service.js'
 import type { ToolTransport } from '../runtime/transport.js'
 import type { ScopeKey } from '../runtime/types.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'

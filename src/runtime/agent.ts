@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { Scope, scopeSymbol } from './scope.js'
-import { coreOf, type ToolRuntimeCore } from './tool-runtime.js'
+import { coreOf, type ToolRuntimeCore } from './service.js'
 import type { Agent } from './types.js'
 
 /** An agent with its own lifetime: disposing it disposes its registrations, restrictions, guards and listeners. */

@@ -1,5 +1,5 @@
 import { Context } from 'cordis'
-import { ToolRuntime, type ToolRuntimeConfig } from '../tool-runtime.js'
+import { ToolRuntime, type ToolRuntimeConfig } from './tool-runtime.js'
 
 /**
  * For users without their own Cordis app: a root context with the `tools` service ready (the

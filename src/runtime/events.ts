@@ -1,6 +1,6 @@
 import type { ContentBlock } from '../schema/content.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
-import type { ToolRuntimeCore } from './tool-runtime.js'
+import type { ToolRuntimeCore } from './service.js'
 import type {
   ApprovalAnswerSource,
   ApprovalOutcome,

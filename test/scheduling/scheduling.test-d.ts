@@ -1,5 +1,6 @@
 import type { Context } from 'cordis'
 import { describe, expectTypeOf, it } from 'vitest'
+import type { ToolRuntime } from '../../src/runtime/tool-runtime.js'
 import type { ApprovalOutcome, ApprovalService } from '../../src/runtime/types.js'
 import {
   type BatchResult,
@@ -9,7 +10,6 @@ import {
   TerminalApproval,
   TimeoutPolicy,
 } from '../../src/scheduling/index.js'
-import type { ToolRuntime } from '../../src/tool-runtime.js'
 
 declare const ctx: Context
 

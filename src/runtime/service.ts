@@ -1,0 +1,272 @@
+import { type Context, Service } from 'cordis'
+import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
+import { revokeStandingRule, standingRulesOf } from './approval-flow.js'
+import { checkDefinition, ToolRegistrationError } from './definition-check.js'
+import { runPipeline } from './pipeline.js'
+import { RegistryCore } from './registry.js'
+import type { CompiledRestriction, Scope } from './scope.js'
+import type {
+  ScopeKey,
+  StandingApprovalRule,
+  ToolExecutionInput,
+  ToolExecutionMode,
+  ToolExecutionResult,
+  ToolGuard,
+  ToolPresentationMode,
+  ToolRestriction,
+} from './types.js'
+import './events.js'
+
+/** Configuration of the runtime core. */
+export interface ToolRuntimeCoreConfig {
+  /** Deployment-default presentation; `presentAs` in a scope overrides it. */
+  mode?: ToolPresentationMode
+}
+
+const modes: readonly ToolPresentationMode[] = ['native', 'code', 'both']
+const parallel: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
+const exclusive: ToolExecutionMode = Object.freeze({ kind: 'exclusive' })
+
+/** Hook for installed features (and tests) to reach the shared core without widening the public surface. */
+export const coreOf: unique symbol = Symbol('toolgate.core')
+
+/**
+ * The tool registry and execution pipeline without any transport, a Cordis 4 service registered
+ * as `tools`. `ToolRuntime` is the preset that also installs Code Mode into its transport slot.
+ * Every method's calling scope is the context through which `ctx.tools` was reached.
+ */
+export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
+  readonly config: { readonly mode: ToolPresentationMode }
+  readonly [coreOf]: RegistryCore
+
+  constructor(ctx: Context, config?: ToolRuntimeCoreConfig) {
+    super(ctx, 'tools')
+    // Methods still see their caller as `this.ctx` through the service's tracing proxy. Skipping
+    // Cordis's per-access method shadow and its `tools.*` accessor lookup (toolgate defines no
+    // such accessors) saves several µs on every `ctx.tools.execute(...)`.
+    const tracker = (this as unknown as Record<symbol, { noShadow?: boolean; associate?: string } | undefined>)[
+      Service.tracker
+    ]
+    if (tracker) {
+      tracker.noShadow = true
+      tracker.associate = undefined
+    }
+    const mode = config?.mode ?? 'native'
+    if (!modes.includes(mode))
+      throw new TypeError(`tools config.mode: expected "native", "code" or "both", got ${String(mode)}`)
+    // Subclass presets keep their own fields next to `mode`.
+    this.config = { ...config, mode }
+    this[coreOf] = new RegistryCore(ctx, mode, this)
+  }
+
+  /** The scope of the context this method was reached through. */
+  private callerScope(): Scope {
+    return this[coreOf].scopeOfContext(this.ctx)
+  }
+
+  private resolveScopeKey(scope: ScopeKey | undefined, method: string): Scope {
+    const resolved = this[coreOf].scopeOfAgent(scope)
+    if (!resolved) throw new TypeError(`tools.${method}(scope): expected an Agent created by createAgent()`)
+    return resolved
+  }
+
+  /** Binds an effect to the calling plugin's lifetime and returns an idempotent, synchronous disposer. */
+  private own(label: string, add: () => void, remove: () => void): () => void {
+    let active = true
+    const release = () => {
+      if (!active) return
+      active = false
+      remove()
+    }
+    add()
+    let disposeEffect: (() => unknown) | undefined
+    try {
+      disposeEffect = this.ctx.effect(() => release, label)
+    } catch (error) {
+      release()
+      throw error
+    }
+    return () => {
+      if (!active) return
+      release()
+      disposeEffect?.()
+    }
+  }
+
+  presentAs(mode: ToolPresentationMode): () => void {
+    const scope = this.callerScope()
+    if (scope.agent === undefined) {
+      throw new TypeError(
+        'tools.presentAs(): only an agent context may declare a presentation; use the `mode` config field for the deployment default',
+      )
+    }
+    if (!modes.includes(mode))
+      throw new TypeError(`tools.presentAs(mode): expected "native", "code" or "both", got ${String(mode)}`)
+    if (scope.presentation !== undefined) {
+      throw new TypeError(
+        `tools.presentAs(): agent "${scope.agent.id}" already declared presentation "${scope.presentation}"`,
+      )
+    }
+    const core = this[coreOf]
+    return this.own(
+      `tools.presentAs(${mode})`,
+      () => {
+        scope.presentation = mode
+        core.changed()
+      },
+      () => {
+        scope.presentation = undefined
+        core.changed()
+      },
+    )
+  }
+
+  register(definition: ToolDefinition): () => void {
+    const checked = checkDefinition(definition)
+    const core = this[coreOf]
+    if (core.isTransport(checked.name)) {
+      throw new ToolRegistrationError(`tool "${checked.name}"`, [
+        `definition.name: "${checked.name}" is reserved for the installed transport`,
+      ])
+    }
+    const scope = this.callerScope()
+    if (scope.own.has(checked.name)) {
+      const layer = scope.agent ? `agent "${scope.agent.id}"` : 'the global layer'
+      throw new ToolRegistrationError(`tool "${checked.name}"`, [
+        `definition.name: "${checked.name}" is already registered in ${layer}`,
+      ])
+    }
+    return this.own(
+      `tools.register(${checked.name})`,
+      () => {
+        scope.own.set(checked.name, checked)
+        core.changed()
+      },
+      () => {
+        if (scope.own.get(checked.name) !== checked) return
+        scope.own.delete(checked.name)
+        core.changed()
+      },
+    )
+  }
+
+  restrict(filter: ToolRestriction): () => void {
+    const scope = this.callerScope()
+    if (scope.agent === undefined)
+      throw new TypeError('tools.restrict(): restrictions apply to an agent scope; call it through agent.ctx')
+    const core = this[coreOf]
+    const compiled = compileRestriction(core, scope, filter)
+    return this.own(
+      'tools.restrict()',
+      () => {
+        scope.restrictions.add(compiled)
+        core.changed()
+      },
+      () => {
+        if (scope.restrictions.delete(compiled)) core.changed()
+      },
+    )
+  }
+
+  guard(guard: ToolGuard): () => void {
+    if (typeof guard !== 'function') throw new TypeError('tools.guard(guard): expected a synchronous function')
+    const scope = this.callerScope()
+    const core = this[coreOf]
+    // Guards are part of the resolved view, so adding one invalidates it; they do not change visibility.
+    return this.own(
+      'tools.guard()',
+      () => {
+        scope.guards.add(guard)
+        core.version++
+      },
+      () => {
+        if (scope.guards.delete(guard)) core.version++
+      },
+    )
+  }
+
+  get(name: string, scope?: ScopeKey): ToolDefinition | undefined {
+    const core = this[coreOf]
+    return core.view(this.resolveScopeKey(scope, 'get')).byName.get(name)
+  }
+
+  schemas(scope?: ScopeKey): ToolSchema[] {
+    const core = this[coreOf]
+    return JSON.parse(core.view(this.resolveScopeKey(scope, 'schemas')).schemasJson) as ToolSchema[]
+  }
+
+  executionMode(exec: ToolExecutionInput): ToolExecutionMode {
+    return modeOf(this[coreOf], exec)
+  }
+
+  execute(exec: ToolExecutionInput): Promise<ToolExecutionResult> {
+    return runPipeline(this[coreOf], exec)
+  }
+
+  /**
+   * The standing approval rules of a scope (an agent, or omitted: calls without an agent), installed
+   * by `allowed-always` / `denied-always` answers, in installation order. They end with the scope.
+   */
+  standingApprovals(scope?: ScopeKey): StandingApprovalRule[] {
+    return standingRulesOf(this.resolveScopeKey(scope, 'standingApprovals'))
+  }
+
+  /** Revoke a scope's standing rule for `toolName`: later asks go to the approval service again. */
+  revokeStandingApproval(toolName: string, scope?: ScopeKey): boolean {
+    if (typeof toolName !== 'string')
+      throw new TypeError('tools.revokeStandingApproval(toolName): expected a tool name')
+    return revokeStandingRule(this.resolveScopeKey(scope, 'revokeStandingApproval'), toolName)
+  }
+}
+
+/** Fail-closed scheduling classification (R-REG-7). */
+export function modeOf(core: RegistryCore, exec: ToolExecutionInput): ToolExecutionMode {
+  // Anything thrown while reading a hostile input, or by the classifier, is exclusive.
+  try {
+    const name: unknown = exec?.name
+    const scope = core.scopeOfAgent(exec?.agent)
+    if (!scope || typeof name !== 'string') return exclusive
+    const view = core.view(scope)
+    const definition = view.byName.get(name)
+    if (!definition?.isConcurrencySafe) return exclusive
+    if (view.mode === 'code' && exec.parent === undefined && !core.isTransport(name)) return exclusive
+    return definition.isConcurrencySafe(exec.arguments) === true ? parallel : exclusive
+  } catch {
+    return exclusive
+  }
+}
+
+function compileRestriction(core: RegistryCore, scope: Scope, filter: ToolRestriction): CompiledRestriction {
+  const issues: string[] = []
+  if (typeof filter !== 'object' || filter === null)
+    throw new TypeError('tools.restrict(filter): expected { allow?, deny? }')
+  const read = (key: 'allow' | 'deny'): Set<string> | undefined => {
+    const list = filter[key]
+    if (list === undefined) return undefined
+    if (!Array.isArray(list)) {
+      issues.push(`filter.${key}: expected an array of tool names`)
+      return undefined
+    }
+    if (list.length === 0) issues.push(`filter.${key}: an empty list restricts nothing; omit it`)
+    const names = new Set<string>()
+    list.forEach((name: unknown, i) => {
+      const path = `filter.${key}[${i}]`
+      if (typeof name !== 'string') issues.push(`${path}: expected a tool name string`)
+      else if (core.isTransport(name))
+        issues.push(`${path}: "${name}" is the reserved transport and cannot be restricted`)
+      else if (scope.own.has(name))
+        issues.push(
+          `${path}: "${name}" is registered in this agent's own scope; restrictions filter only inherited tools`,
+        )
+      else if (!scope.inherits(name)) issues.push(`${path}: "${name}" is not a registered tool this agent inherits`)
+      else names.add(name)
+    })
+    return names
+  }
+  const allow = read('allow')
+  const deny = read('deny')
+  if (filter.allow === undefined && filter.deny === undefined) issues.push('filter: give allow and/or deny')
+  if (issues.length)
+    throw new TypeError(`tools.restrict() refused:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`)
+  return Object.freeze({ allow, deny })
+}
