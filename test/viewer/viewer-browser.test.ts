@@ -160,6 +160,11 @@ describe('toolgate view: the served page', () => {
       })
       await session.appendCall('c11-live')
       await card(page, 'c11-live').waitFor({ timeout: 10_000 })
+      // The call's start and its result are two journal lines and may reach the page in two
+      // events: wait for the card to settle rather than reading it between them.
+      await page
+        .locator('article.card[data-call-id="c11-live"]:not([data-status="running"])')
+        .waitFor({ timeout: 10_000 })
       expect(await card(page, 'c11-live').getAttribute('data-status')).toBe('ok')
       expect(await page.evaluate(() => (globalThis as { __sameDocument?: boolean }).__sameDocument)).toBe(true)
 
