@@ -1,5 +1,9 @@
-import { structuredPatch } from 'diff'
+import type * as Diff from 'diff'
+import { lazyRequire } from '../util/lazy-require.js'
 import type { FileDiff, ToolResultView } from './views.js'
+
+/** `diff`, loaded on the first diff rendered (see `lazyRequire`). */
+export const diff = lazyRequire<typeof Diff>('diff')
 
 /** Lines of unchanged context kept around each change. */
 export const DIFF_CONTEXT_LINES = 3
@@ -49,7 +53,7 @@ function countLines(text: string): number {
 export function diffFile(path: string, oldText: string | null, newText: string): FileDiffSummary {
   if (oldText === null) return { diffs: [{ path, oldText: null, newText }], added: countLines(newText), removed: 0 }
   if (oldText === newText) return { diffs: [], added: 0, removed: 0 }
-  const patch = structuredPatch(path, path, oldText, newText, undefined, undefined, {
+  const patch = diff().structuredPatch(path, path, oldText, newText, undefined, undefined, {
     context: DIFF_CONTEXT_LINES,
     maxEditLength: DIFF_MAX_EDIT_LENGTH,
   })

@@ -1,5 +1,5 @@
 import * as nodeUtil from 'node:util'
-import { diffLines } from 'diff'
+import { diff } from './diff-card.js'
 import { isPlainRecord, readOwn } from './json-guard.js'
 import { splitLines } from './read-window.js'
 import type { FileDiff, FileLocation, ToolCallView, ToolResultView } from './views.js'
@@ -168,7 +168,7 @@ function diffLinesOf(diffs: unknown, p: Palette): string[] {
       for (const line of textLines(d.newText)) out.push(p.green(`+ ${line}`))
       continue
     }
-    for (const change of diffLines(d.oldText, d.newText)) {
+    for (const change of diff().diffLines(d.oldText, d.newText)) {
       const lines = textLines(change.value)
       if (change.added) for (const line of lines) out.push(p.green(`+ ${line}`))
       else if (change.removed) for (const line of lines) out.push(p.red(`- ${line}`))

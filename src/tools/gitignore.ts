@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import ignore, { type Ignore } from 'ignore'
+import type { Ignore, Options } from 'ignore'
+import { lazyRequire } from '../util/lazy-require.js'
+
+const ignore = lazyRequire<(options?: Options) => Ignore>('ignore')
 
 /**
  * `.gitignore` rules of a workspace, added per directory as a walk finds them, with git's
@@ -14,7 +17,7 @@ export class GitignoreRules {
 
   /** Add the rules of `<dirRel>/.gitignore` (`dirRel` workspace-relative POSIX, `''` for the root). */
   add(dirRel: string, content: string): void {
-    const rules = ignore().add(content)
+    const rules = ignore()().add(content)
     this.rules.set(dirRel, rules)
   }
 

@@ -1,4 +1,7 @@
-import picomatch from 'picomatch'
+import type picomatchFn from 'picomatch'
+import { lazyRequire } from '../util/lazy-require.js'
+
+const picomatch = lazyRequire<typeof picomatchFn>('picomatch')
 
 /** Most alternatives one pattern's `{a,b}` groups may expand to. */
 export const MAX_BRACE_EXPANSIONS = 1024
@@ -86,14 +89,14 @@ export function compileGlob(pattern: string): GlobMatcher {
     if (alt.split('/').includes('..')) throw new Error(`glob pattern must not contain '..': ${pattern}`)
   }
   const options = { dot: false }
-  const isMatch = picomatch(pattern, options)
+  const isMatch = picomatch()(pattern, options)
   // Per-alternative segment matchers, for pruning: a directory can hold a match when each of its
   // segments matches the pattern's segment at that depth, or a `**` was reached.
   const segmented = alternatives.map((alt) =>
     alt
       .split('/')
       .filter((part, i) => part !== '' && !(part === '.' && i === 0))
-      .map((part) => (part === '**' ? '**' : picomatch(part, options))),
+      .map((part) => (part === '**' ? '**' : picomatch()(part, options))),
   )
   const split = (p: string): string[] => (p === '' || p === '.' ? [] : p.split('/'))
   return {

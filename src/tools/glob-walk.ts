@@ -1,8 +1,11 @@
 import * as nodeFs from 'node:fs'
 import path from 'node:path'
-import { glob } from 'tinyglobby'
+import type * as Tinyglobby from 'tinyglobby'
+import { lazyRequire } from '../util/lazy-require.js'
 import { GitignoreRules } from './gitignore.js'
 import { SKIPPED_DIRECTORIES } from './walk.js'
+
+const tinyglobby = lazyRequire<typeof Tinyglobby>('tinyglobby')
 
 export interface GlobWalkOptions {
   /** Real path of the workspace root: `.gitignore` rules are relative to it. */
@@ -71,7 +74,7 @@ export async function globWalk(options: GlobWalkOptions): Promise<GlobWalk> {
       callback(null, kept)
     })
   }
-  const found = await glob(options.patterns as string[], {
+  const found = await tinyglobby().glob(options.patterns as string[], {
     cwd: options.cwdAbs ?? rootAbs,
     dot: options.dot === true,
     followSymbolicLinks: false,

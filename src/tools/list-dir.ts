@@ -1,12 +1,15 @@
 import { readdir, stat } from 'node:fs/promises'
-import picomatch from 'picomatch'
+import type picomatchFn from 'picomatch'
 import type { ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
+import { lazyRequire } from '../util/lazy-require.js'
 import type { FsToolContext } from './fs-context.js'
 import { loadGitignoreChain } from './gitignore.js'
 import { bool, callPresenter, int, list, listOf, record, resultPresenter, str } from './present-util.js'
 import { checkAborted, resolveInWorkspace } from './workspace.js'
+
+const picomatch = lazyRequire<typeof picomatchFn>('picomatch')
 
 type EntryType = 'file' | 'directory' | 'symlink' | 'other'
 
@@ -76,7 +79,7 @@ export function createListDirTool(fs: FsToolContext): ToolDefinition {
       },
     },
     async execute(args, exec) {
-      const matcher = args.pattern === undefined ? undefined : picomatch(args.pattern, { dot: false })
+      const matcher = args.pattern === undefined ? undefined : picomatch()(args.pattern, { dot: false })
       const rootReal = await fs.realRoot()
       const resolved = await resolveInWorkspace(fs.root, rootReal, args.path ?? '.', 'existing')
       if (!(await stat(resolved.abs)).isDirectory()) throw new Error(`path: ${resolved.rel} is not a directory`)
