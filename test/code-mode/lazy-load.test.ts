@@ -23,6 +23,12 @@ function loadedModules(name: string, body: string): string[] {
     import { register } from 'node:module'
     register(${JSON.stringify(recorder)}, { data: { logFile: ${JSON.stringify(logFile)} } })
     ${body}
+    // CommonJS loads (createRequire) bypass the resolve hook; the require cache lists them.
+    const { appendFileSync } = await import('node:fs')
+    const { createRequire } = await import('node:module')
+    const { pathToFileURL } = await import('node:url')
+    const cjs = Object.keys(createRequire(import.meta.url).cache).map((file) => pathToFileURL(file).href)
+    appendFileSync(${JSON.stringify(logFile)}, cjs.map((url) => url + '\\n').join(''))
   `
   execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, stdio: 'pipe', timeout: 60_000 })
   return readFileSync(logFile, 'utf8').split('\n').filter(Boolean)
@@ -57,5 +63,29 @@ describe('lazy loading of the Code Mode engine', () => {
     const loaded = heavy(urls).join('\n')
     expect(loaded).toMatch(/node_modules\/esbuild\//)
     expect(loaded).toMatch(/node_modules\/quickjs-emscripten/)
+  })
+
+  it('the root loads diff, tinyglobby, picomatch and ignore only when a diff or a walk needs them', () => {
+    const lazyDeps = (urls: readonly string[]) =>
+      [
+        ...new Set(urls.flatMap((url) => /\/node_modules\/(diff|tinyglobby|picomatch|ignore)\//.exec(url)?.[1] ?? [])),
+      ].sort()
+    expect(lazyDeps(loadedModules('root-deps', `await import('toolgate')`))).toEqual([])
+    const used = loadedModules(
+      'deps-used',
+      `const { createFsTools, createToolRuntime } = await import('toolgate')
+       const { mkdtempSync, writeFileSync } = await import('node:fs')
+       const { join } = await import('node:path')
+       const ws = mkdtempSync(join(${JSON.stringify(dir)}, 'ws-'))
+       writeFileSync(join(ws, 'a.txt'), 'one\\n')
+       writeFileSync(join(ws, '.gitignore'), 'b.txt\\n')
+       const { tools } = await createToolRuntime()
+       for (const t of createFsTools({ root: ws })) tools.register(t)
+       const signal = new AbortController().signal
+       const glob = await tools.execute({ callId: 'g', name: 'glob', arguments: { pattern: '*.[tx]xt' }, signal })
+       const edit = await tools.execute({ callId: 'e', name: 'edit_file', arguments: { path: 'a.txt', old_string: 'one', new_string: 'two' }, signal })
+       if (glob.isError || edit.isError) throw new Error(JSON.stringify([glob, edit]))`,
+    )
+    expect(lazyDeps(used)).toEqual(['diff', 'ignore', 'picomatch', 'tinyglobby'])
   })
 })
