@@ -12,11 +12,13 @@ export { type OtelTracerProviderLike, OtelTracing, type OtelTracingConfig } from
 // Presentation helpers and the terminal card renderer (also the `toolgate/presentation` subpath)
 export * from './presentation/index.js'
 export { type AgentHandle, createAgent } from './runtime/agent.js'
-export { createToolRuntime } from './runtime/create.js'
+export { createToolRuntime, type ToolRuntimeHandle } from './runtime/create.js'
 export { ToolRegistrationError } from './runtime/definition-check.js'
 export {
   ABORTED,
   ABORTED_BEFORE_DISPATCH,
+  AGENT_DISPOSED,
+  AgentDisposedError,
   APPROVAL_SUSPENDED,
   FINALIZE_FAILED,
   INTERNAL_ERROR,
@@ -27,6 +29,8 @@ export {
   INVALID_TOOL_OUTPUT,
   POLICY_ERROR,
   RENDER_FAILED,
+  RUNTIME_DISPOSED,
+  RuntimeDisposedError,
   TOOL_ABORTED,
   TOOL_ABORTED_BEFORE_DISPATCH,
   TOOL_BLOCKED,

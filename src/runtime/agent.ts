@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 import type { Context } from 'cordis'
 import { Scope, scopeSymbol } from './scope.js'
 import { coreOf, type ToolRuntimeCore } from './service.js'
@@ -5,8 +6,15 @@ import type { Agent } from './types.js'
 
 /** An agent with its own lifetime: disposing it disposes its registrations, restrictions, guards and listeners. */
 export interface AgentHandle extends Agent {
-  /** Dispose the agent's fiber and everything registered through `agent.ctx`. Idempotent. */
+  /**
+   * Dispose the agent: everything registered through `agent.ctx` goes (agents created from it too);
+   * `register`, `restrict` and `execute` for it (and `run_code`) fail with `AGENT_DISPOSED` from now
+   * on; its running tool bodies are aborted through their signal and still produce one result each.
+   * Idempotent.
+   */
   dispose(): Promise<void>
+  /** `await using agent = createAgent(ctx, { id })` disposes at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 /**
@@ -22,17 +30,26 @@ export function createAgent(ctx: Context, options: { id: string }): AgentHandle 
     throw new Error('createAgent(): the tools service is not available on this context; load ToolRuntime first')
   const core = tools[coreOf]
   const parent = core.scopeOfContext(ctx)
+  let scope: Scope | undefined
+  const retire = () => {
+    if (scope) core.lifetime.disposeScope(scope)
+  }
   // A fiber of its own gives the agent a lifetime; it is usable at once, before it finishes loading.
-  const fiber = ctx.inject(['tools'], () => {})
-  const agentCtx = fiber.ctx.extend({ [scopeSymbol]: undefined as unknown })
-  const agent: AgentHandle = Object.freeze({
-    id,
-    ctx: agentCtx,
-    dispose: async () => {
-      await fiber.dispose()
-    },
+  // Unloading it (directly, with a parent agent, or with the runtime) retires the scope.
+  const fiber = ctx.inject(['tools'], (fiberCtx) => {
+    fiberCtx.effect(() => retire, `agent ${id} lifetime`)
   })
-  const scope = new Scope(parent, agent, core.dispatchTarget)
+  const agentCtx = fiber.ctx.extend({ [scopeSymbol]: undefined as unknown })
+  let disposing: Promise<void> | undefined
+  const dispose = (): Promise<void> => {
+    disposing ??= (async () => {
+      retire()
+      await fiber.dispose()
+    })()
+    return disposing
+  }
+  const agent: AgentHandle = Object.freeze({ id, ctx: agentCtx, dispose, [Symbol.asyncDispose]: dispose })
+  scope = new Scope(parent, agent, core.dispatchTarget)
   Object.defineProperty(agentCtx, scopeSymbol, { value: scope, enumerable: false })
   return agent
 }

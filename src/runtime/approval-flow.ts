@@ -165,6 +165,8 @@ export function parentCallIdOf(core: RegistryCore, exec: ToolExecution): string 
   return exec.parent === undefined ? null : (core.live.get(exec.parent)?.callId ?? null)
 }
 
+const disposedWhileAsking: unique symbol = Symbol('disposed while asking')
+
 /** What the approval step decided for one ask. */
 export type ApprovalVerdict =
   | { readonly proceed: true; readonly exec: ToolExecution }
@@ -211,7 +213,15 @@ export async function askApproval(
     }
     const context: ApprovalContext = Object.freeze({ signal: exec.signal, agent: exec.agent, execution: exec })
     try {
-      normalized = normalize(await service.request(request, context))
+      // Disposal cuts a pending question short: the pipeline then reports the call as aborted.
+      const answer = await core.lifetime.untilHalted(scope, service.request(request, context), disposedWhileAsking)
+      if (answer === disposedWhileAsking) {
+        return refuse(core, scope, request, exec, source, {
+          kind: 'cancelled',
+          reason: 'the runtime or agent was disposed while approval was pending',
+        })
+      }
+      normalized = normalize(answer)
     } catch (error) {
       return refuse(core, scope, request, exec, source, {
         kind: 'denied',

@@ -21,6 +21,10 @@ export const INTERNAL_ERROR = 'INTERNAL_ERROR'
 /** A thrown value that carries no string `code` of its own. */
 export const TOOL_ERROR = 'TOOL_ERROR'
 
+/** Lifecycle: the runtime, or the calling agent, was disposed. */
+export const RUNTIME_DISPOSED = 'RUNTIME_DISPOSED'
+export const AGENT_DISPOSED = 'AGENT_DISPOSED'
+
 /** Aliases under the issue's spelling. */
 export const ABORTED_BEFORE_DISPATCH = TOOL_ABORTED_BEFORE_DISPATCH
 export const ABORTED = TOOL_ABORTED
@@ -87,5 +91,21 @@ export class ToolDeniedError extends ToolPipelineError {
 export class ToolSuspendedError extends ToolPipelineError {
   constructor(toolName: string, reason: string) {
     super(APPROVAL_SUSPENDED, `Tool "${toolName}" is waiting for approval: ${reason}`)
+  }
+}
+
+/** The runtime was disposed: it registers and runs nothing more; in-flight calls were aborted. */
+export class RuntimeDisposedError extends ToolPipelineError {
+  constructor(action: string) {
+    super(RUNTIME_DISPOSED, `${action}: the tool runtime was disposed`)
+  }
+}
+
+/** The agent was disposed: its scope registers and runs nothing more; its in-flight calls were aborted. */
+export class AgentDisposedError extends ToolPipelineError {
+  readonly agentId: string
+  constructor(agentId: string, action: string) {
+    super(AGENT_DISPOSED, `${action}: agent "${agentId}" was disposed`)
+    this.agentId = agentId
   }
 }

@@ -24,6 +24,7 @@ import {
   ToolAbortedError,
   ToolDeniedError,
 } from './errors.js'
+import { BodySignal } from './lifecycle.js'
 import { observe } from './observe.js'
 import { checkProgress, emitProgress } from './progress.js'
 import type { RegistryCore } from './registry.js'
@@ -136,6 +137,8 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
       failure('input.agent: not an agent created by createAgent()', { name: 'TypeError', code: INVALID_INPUT }),
     )
   }
+  const halted = core.lifetime.halted(scope, `tools.execute(${JSON.stringify(String(input.name))})`)
+  if (halted !== undefined) return freezeFailure(failureFrom(halted, halted.code))
   let args: JsonValue = null
   let argsError: unknown
   try {
@@ -188,6 +191,7 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     return freezeFailure(failureFrom(error, INTERNAL_ERROR))
   } finally {
     core.live.delete(token)
+    core.lifetime.settled(core.live)
   }
 }
 
@@ -212,6 +216,8 @@ async function policyAndDispatch(
       return failureFrom(error, POLICY_ERROR)
     }
     const denial = await preDecision(core, scope, call, definition, decision)
+    // Disposed while policies ran (an approval service shut down denies): the call was aborted.
+    if (core.lifetime.halted(scope, 'the call')) return abortedBeforeDispatch(call.exec)
     if (denial !== undefined) return denial
   }
   const exec = call.exec
@@ -229,8 +235,7 @@ async function policyAndDispatch(
         : `guard returned ${describeValue(verdict)} instead of a reason or undefined`
     return failureFrom(new ToolDeniedError(exec.name, reason), TOOL_DENIED)
   }
-  if (abortedOf(exec.signal))
-    return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+  if (abortedOf(exec.signal) || core.lifetime.halted(scope, 'the call')) return abortedBeforeDispatch(exec)
 
   const state: CallState = {
     deferred: undefined,
@@ -287,7 +292,7 @@ async function policyAndDispatch(
     }
   }
   if (!result.isError) {
-    if (abortedOf(exec.signal)) {
+    if (abortedOf(exec.signal) || core.lifetime.halted(scope, 'the call')) {
       const error = state.bodyInvoked ? new ToolAbortedError(exec.name) : new ToolAbortedBeforeDispatchError(exec.name)
       result = failureFrom(error, state.bodyInvoked ? TOOL_ABORTED : TOOL_ABORTED_BEFORE_DISPATCH)
     } else if (state.concluded) {
@@ -402,9 +407,13 @@ async function invokeBody(
     return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
   }
   state.bodyInvoked = true
+  // Disposal aborts the body through this signal; it is linked only if the body reads it.
+  const link = new BodySignal(core.lifetime, scope, signal)
   const run: ToolRunContext = Object.freeze({
     ...exec,
-    signal,
+    get signal(): AbortSignal {
+      return link.signal
+    },
     deferContext(context: UserMessage): void {
       const snapshot = snapshotUserMessage(context, 'deferContext(context)')
       if (state.deferred) state.deferred.push(snapshot)
@@ -429,9 +438,11 @@ async function invokeBody(
       if (abortedOf(exec.signal) && (error === reasonOf(exec.signal) || reading.name === 'AbortError')) {
         return failureFrom(new ToolAbortedError(exec.name), TOOL_ABORTED)
       }
+      if (link.disposed) return failureFrom(new ToolAbortedError(exec.name), TOOL_ABORTED)
       return failureOf(reading, TOOL_ERROR)
     } finally {
       state.settled = true
+      link.release()
       fused?.release()
     }
     return projectValue(exec, definition, value)
@@ -700,6 +711,10 @@ function materialize(result: ToolExecutionResult): ToolExecutionResult {
 }
 
 /** Freeze a failure built by the pipeline from strings only. */
+function abortedBeforeDispatch(exec: ToolExecution): ToolExecutionResult {
+  return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+}
+
 function freezeFailure(result: ToolExecutionResult): ToolExecutionResult {
   return snapshotJsonValue(result, 'result') as unknown as ToolExecutionResult
 }

@@ -1,5 +1,6 @@
 import { type Context, type EventsService, type Logger, symbols } from 'cordis'
 import { ToolNotFoundError } from './errors.js'
+import { Lifetime } from './lifecycle.js'
 import { type ResolvedView, Scope, scopeSymbol } from './scope.js'
 import type { ToolTransport } from './transport.js'
 import type { Agent, ToolExecution, ToolExecutionToken, ToolPresentationMode } from './types.js'
@@ -17,6 +18,8 @@ export class RegistryCore {
   readonly live = new Map<ToolExecutionToken, ToolExecution>()
   /** The installed transport (Code Mode's `run_code` under the preset), if any. */
   transport: ToolTransport | undefined
+  /** Disposal state and the running bodies disposal aborts. */
+  readonly lifetime = new Lifetime()
   /**
    * The raw events service and its hook table, captured once: every `ctx.*` access goes through
    * Cordis's tracing proxies, which would cost more than the whole pipeline on the per-call path.

@@ -33,6 +33,8 @@ export class Scope {
   readonly guards = new Set<ToolGuard>()
   presentation: ToolPresentationMode | undefined
   view: ResolvedView | undefined
+  /** Set when the agent owning this scope is disposed. */
+  disposed = false
   /** Scope-filtered dispatch `this`: Cordis consults `[Context.filter]` per listener. */
   readonly dispatchThis: object
   readonly chain: ReadonlySet<Scope>

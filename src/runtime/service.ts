@@ -56,18 +56,29 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
       throw new TypeError(`tools config.mode: expected "native", "code" or "both", got ${String(mode)}`)
     // Subclass presets keep their own fields next to `mode`.
     this.config = { ...config, mode }
-    this[coreOf] = new RegistryCore(ctx, mode, this)
+    const core = new RegistryCore(ctx, mode, this)
+    this[coreOf] = core
+    // Unloading the service (directly or with its app) disposes the runtime: held references to it
+    // refuse further work with RUNTIME_DISPOSED, and running bodies are aborted.
+    ctx.effect(() => () => core.lifetime.dispose(), 'tools lifetime')
   }
 
-  /** The scope of the context this method was reached through. */
-  private callerScope(): Scope {
-    return this[coreOf].scopeOfContext(this.ctx)
+  /** The scope of the context this method was reached through; throws once it or the runtime is disposed. */
+  private callerScope(method: string): Scope {
+    return this.live(this[coreOf].scopeOfContext(this.ctx), method)
   }
 
-  private resolveScopeKey(scope: ScopeKey | undefined, method: string): Scope {
+  /** `live: false` for read-only questions that stay answerable after disposal (standing rules: none). */
+  private resolveScopeKey(scope: ScopeKey | undefined, method: string, live = true): Scope {
     const resolved = this[coreOf].scopeOfAgent(scope)
     if (!resolved) throw new TypeError(`tools.${method}(scope): expected an Agent created by createAgent()`)
-    return resolved
+    return live ? this.live(resolved, method) : resolved
+  }
+
+  private live(scope: Scope, method: string): Scope {
+    const halted = this[coreOf].lifetime.halted(scope, `tools.${method}()`)
+    if (halted) throw halted
+    return scope
   }
 
   /** Binds an effect to the calling plugin's lifetime and returns an idempotent, synchronous disposer. */
@@ -94,7 +105,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   }
 
   presentAs(mode: ToolPresentationMode): () => void {
-    const scope = this.callerScope()
+    const scope = this.callerScope('presentAs')
     if (scope.agent === undefined) {
       throw new TypeError(
         'tools.presentAs(): only an agent context may declare a presentation; use the `mode` config field for the deployment default',
@@ -122,6 +133,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   }
 
   register(definition: ToolDefinition): () => void {
+    const scope = this.callerScope('register')
     const checked = checkDefinition(definition)
     const core = this[coreOf]
     if (core.isTransport(checked.name)) {
@@ -129,7 +141,6 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
         `definition.name: "${checked.name}" is reserved for the installed transport`,
       ])
     }
-    const scope = this.callerScope()
     if (scope.own.has(checked.name)) {
       const layer = scope.agent ? `agent "${scope.agent.id}"` : 'the global layer'
       throw new ToolRegistrationError(`tool "${checked.name}"`, [
@@ -151,7 +162,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   }
 
   restrict(filter: ToolRestriction): () => void {
-    const scope = this.callerScope()
+    const scope = this.callerScope('restrict')
     if (scope.agent === undefined)
       throw new TypeError('tools.restrict(): restrictions apply to an agent scope; call it through agent.ctx')
     const core = this[coreOf]
@@ -170,7 +181,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
 
   guard(guard: ToolGuard): () => void {
     if (typeof guard !== 'function') throw new TypeError('tools.guard(guard): expected a synchronous function')
-    const scope = this.callerScope()
+    const scope = this.callerScope('guard')
     const core = this[coreOf]
     // Guards are part of the resolved view, so adding one invalidates it; they do not change visibility.
     return this.own(
@@ -208,14 +219,14 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
    * by `allowed-always` / `denied-always` answers, in installation order. They end with the scope.
    */
   standingApprovals(scope?: ScopeKey): StandingApprovalRule[] {
-    return standingRulesOf(this.resolveScopeKey(scope, 'standingApprovals'))
+    return standingRulesOf(this.resolveScopeKey(scope, 'standingApprovals', false))
   }
 
   /** Revoke a scope's standing rule for `toolName`: later asks go to the approval service again. */
   revokeStandingApproval(toolName: string, scope?: ScopeKey): boolean {
     if (typeof toolName !== 'string')
       throw new TypeError('tools.revokeStandingApproval(toolName): expected a tool name')
-    return revokeStandingRule(this.resolveScopeKey(scope, 'revokeStandingApproval'), toolName)
+    return revokeStandingRule(this.resolveScopeKey(scope, 'revokeStandingApproval', false), toolName)
   }
 }
 

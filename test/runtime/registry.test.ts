@@ -1,6 +1,7 @@
 import { Context } from 'cordis'
 import { describe, expect, it, vi } from 'vitest'
 import { createAgent, createToolRuntime, RUN_CODE_NAME, ToolRuntime } from '../../src/index.js'
+import { coreOf } from '../../src/runtime/tool-runtime.js'
 import { rawTool, signal } from './helpers.js'
 
 describe('R-REG-1 ToolRuntime is the Cordis service `tools`', () => {
@@ -46,10 +47,16 @@ describe('R-REG-2 agent scopes form a chain global → ancestors → agent', () 
     agent.ctx.on('tools/result', seen)
     expect(tools.get('mine', agent)).toBeDefined()
     expect(tools.get('g', agent)).toBeUndefined()
+    const scope = tools[coreOf].scopeOfAgent(agent)!
     await agent.dispose()
-    expect(tools.get('mine', agent)).toBeUndefined()
-    expect(tools.get('g', agent)).toBeDefined()
-    const result = await tools.execute({ callId: 'c', name: 'g', arguments: {}, agent, signal: signal() })
+    expect(scope.own.size).toBe(0)
+    expect(scope.restrictions.size).toBe(0)
+    expect(scope.guards.size).toBe(0)
+    // The disposed agent refuses work (issue 17); the global layer is untouched and its listener is gone.
+    expect(() => tools.get('g', agent)).toThrow(/agent "a" was disposed/)
+    const refused = await tools.execute({ callId: 'c', name: 'g', arguments: {}, agent, signal: signal() })
+    expect(refused.isError && refused.error.info?.code).toBe('AGENT_DISPOSED')
+    const result = await tools.execute({ callId: 'c', name: 'g', arguments: {}, signal: signal() })
     expect(result.isError).toBe(false)
     expect(seen).not.toHaveBeenCalled()
   })
