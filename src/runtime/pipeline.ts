@@ -710,11 +710,12 @@ function materialize(result: ToolExecutionResult): ToolExecutionResult {
   }
 }
 
-/** Freeze a failure built by the pipeline from strings only. */
+/** The call never reached its body: aborted by the caller, or its runtime or agent was disposed. */
 function abortedBeforeDispatch(exec: ToolExecution): ToolExecutionResult {
   return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
 }
 
+/** Freeze a failure built by the pipeline from strings only. */
 function freezeFailure(result: ToolExecutionResult): ToolExecutionResult {
   return snapshotJsonValue(result, 'result') as unknown as ToolExecutionResult
 }
