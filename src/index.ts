@@ -12,7 +12,7 @@ export { type OtelTracerProviderLike, OtelTracing, type OtelTracingConfig } from
 // Presentation helpers and the terminal card renderer (also the `toolgate/presentation` subpath)
 export * from './presentation/index.js'
 export { type AgentHandle, createAgent } from './runtime/agent.js'
-export { createToolRuntime, type ToolRuntimeHandle } from './runtime/create.js'
+export { type CreateToolRuntimeOptions, createToolRuntime, type ToolRuntimeHandle } from './runtime/create.js'
 export { ToolRegistrationError } from './runtime/definition-check.js'
 export {
   ABORTED,

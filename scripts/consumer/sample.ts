@@ -66,7 +66,12 @@ export async function main(): Promise<ToolExecutionResult> {
   })
   const lines: string[] = renderToolResultLines({ card: 'generic', content: result.content })
   void lines
-  const standalone = await createToolRuntime()
-  standalone.tools.register(add)
+  {
+    // The runtime and agents are async-disposable.
+    await using standalone = await createToolRuntime()
+    standalone.tools.register(add)
+    await using scoped = createAgent(standalone.ctx, { id: 'scoped' })
+    scoped.ctx.tools.register(add)
+  }
   return result
 }

@@ -1,10 +1,28 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import { Context } from 'cordis'
+import { CallbackApproval, type CallbackApprovalConfig, TerminalApproval } from '../scheduling/approval.js'
+import { TimeoutPolicy } from '../scheduling/timeout-policy.js'
 import { coreOf, ToolRuntime, type ToolRuntimeConfig } from './tool-runtime.js'
+
+/** Options of {@link createToolRuntime}: the service config plus the policies a newcomer needs. */
+export interface CreateToolRuntimeOptions extends ToolRuntimeConfig {
+  /**
+   * Install the approval service that answers every ask (a `needsApproval` tool, a
+   * `tools/pre-execute` listener returning `{ kind: 'ask' }`): a `decide(request, context)`
+   * callback, or `'terminal'` to ask `y/N` on stdin/stdout. Omit: an ask is denied
+   * ("no approval service is available") unless you load one with `ctx.plugin(...)`.
+   */
+  approval?: CallbackApprovalConfig['decide'] | 'terminal'
+  /**
+   * Deadline in ms for tools that declare no `timeoutMs` (they end as `TOOL_TIMEOUT`). The timeout
+   * policy is always installed, so a tool's own `timeoutMs` is enforced with or without it.
+   */
+  defaultTimeoutMs?: number
+}
 
 /** What {@link createToolRuntime} returns: the root context, the service, and their lifetime. */
 export interface ToolRuntimeHandle {
-  /** The root Cordis context: load plugins (policies, approval services) with `ctx.plugin(...)`. */
+  /** The root Cordis context: load further plugins (policies, approval services) with `ctx.plugin(...)`. */
   readonly ctx: Context
   /** The `tools` service. A reference kept past `dispose()` refuses work with `RUNTIME_DISPOSED`. */
   readonly tools: ToolRuntime
@@ -20,14 +38,39 @@ export interface ToolRuntimeHandle {
 }
 
 /**
- * For users without their own Cordis app: a root context with the `tools` service ready (the
- * `ToolRuntime` preset). Nothing in the runtime core imports this convenience constructor.
+ * For users without their own Cordis app: a root context with the `tools` service, the timeout
+ * policy and (optionally) an approval service ready (the `ToolRuntime` preset). Nothing in the runtime
+ * core imports this convenience constructor.
  */
-export async function createToolRuntime(config?: ToolRuntimeConfig): Promise<ToolRuntimeHandle> {
+export async function createToolRuntime(options: CreateToolRuntimeOptions = {}): Promise<ToolRuntimeHandle> {
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('createToolRuntime(options): expected an object')
+  const { approval, defaultTimeoutMs, ...config } = options
+  if (approval !== undefined && approval !== 'terminal' && typeof approval !== 'function') {
+    throw new TypeError(
+      `createToolRuntime(options).approval: expected a decide(request, context) function or 'terminal', got ${typeof approval === 'string' ? JSON.stringify(approval) : typeof approval}`,
+    )
+  }
+  if (
+    defaultTimeoutMs !== undefined &&
+    !(typeof defaultTimeoutMs === 'number' && Number.isFinite(defaultTimeoutMs) && defaultTimeoutMs > 0)
+  ) {
+    throw new RangeError(
+      `createToolRuntime(options).defaultTimeoutMs: expected a positive finite number of milliseconds, got ${String(defaultTimeoutMs)}`,
+    )
+  }
   const ctx = new Context()
-  await ctx.plugin(ToolRuntime, config ?? {})
+  await ctx.plugin(ToolRuntime, config)
   const tools = ctx.tools
   const core = tools[coreOf]
+  try {
+    await ctx.plugin(TimeoutPolicy, defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs })
+    if (approval === 'terminal') await ctx.plugin(TerminalApproval)
+    else if (approval !== undefined) await ctx.plugin(CallbackApproval, { decide: approval })
+  } catch (error) {
+    await ctx.fiber.dispose()
+    throw error
+  }
   let disposing: Promise<void> | undefined
   const dispose = (): Promise<void> => {
     disposing ??= (async () => {

@@ -82,6 +82,7 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   const output = field(definition, 'output', 'definition.output', issues)
   const timeoutMs = field(definition, 'timeoutMs', 'definition.timeoutMs', issues)
   const idleTimeoutMs = field(definition, 'idleTimeoutMs', 'definition.idleTimeoutMs', issues)
+  const needsApproval = field(definition, 'needsApproval', 'definition.needsApproval', issues)
   const callbacks: Partial<Record<(typeof optionalCallbacks)[number], unknown>> = {}
   for (const key of optionalCallbacks) callbacks[key] = field(definition, key, `definition.${key}`, issues)
 
@@ -122,6 +123,9 @@ export function checkDefinition(definition: unknown): ToolDefinition {
     if (callbacks[key] !== undefined && typeof callbacks[key] !== 'function')
       issues.push(`definition.${key}: expected a function when present`)
   }
+  if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
+    issues.push('definition.needsApproval: expected a boolean or a function (args, exec) => boolean | string')
+  }
   const budgets = { timeoutMs, idleTimeoutMs }
   for (const [key, ms] of Object.entries(budgets)) {
     if (ms !== undefined && !(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
@@ -133,6 +137,7 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   const snapshot: Record<string, unknown> = { name, description, parameters, output: checkedOutput, execute }
   if (timeoutMs !== undefined) snapshot.timeoutMs = timeoutMs
   if (idleTimeoutMs !== undefined) snapshot.idleTimeoutMs = idleTimeoutMs
+  if (needsApproval !== undefined) snapshot.needsApproval = needsApproval
   for (const key of optionalCallbacks) if (callbacks[key] !== undefined) snapshot[key] = callbacks[key]
   const checked = Object.freeze(snapshot) as unknown as ToolDefinition
   sources.set(checked, definition)

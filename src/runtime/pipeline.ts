@@ -199,6 +199,8 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
 interface CallBox {
   exec: ToolExecution
   suspended: ApprovalRequest | undefined
+  /** Set once the call went through an approval ask (a call is asked at most once). */
+  asked?: boolean
 }
 
 async function policyAndDispatch(
@@ -217,6 +219,12 @@ async function policyAndDispatch(
     }
     const denial = await preDecision(core, scope, call, definition, decision)
     // Disposed while policies ran (an approval service shut down denies): the call was aborted.
+    if (core.lifetime.halted(scope, 'the call')) return abortedBeforeDispatch(call.exec)
+    if (denial !== undefined) return denial
+  }
+  // A tool's own `needsApproval` asks like a pre-execute `ask`, without a listener (once per call).
+  if (definition.needsApproval !== undefined && definition.needsApproval !== false && !call.asked) {
+    const denial = await requiredApproval(core, scope, call, definition)
     if (core.lifetime.halted(scope, 'the call')) return abortedBeforeDispatch(call.exec)
     if (denial !== undefined) return denial
   }
@@ -326,17 +334,53 @@ async function preDecision(
     if (reason !== undefined && typeof reason !== 'string') {
       return invalidDecision('tools/pre-execute', "an ask decision's reason must be a string when present")
     }
-    const verdict = await askApproval(core, scope, exec, definition, reason)
-    if (verdict.proceed) {
-      call.exec = verdict.exec
-      return undefined
-    }
-    call.suspended = verdict.suspended
-    return verdict.result
+    return ask(core, scope, call, definition, reason)
   }
   return invalidDecision(
     'tools/pre-execute',
     `expected { kind: 'allow' | 'deny' | 'ask' }, got ${describeValue(decision)}`,
+  )
+}
+
+async function ask(
+  core: RegistryCore,
+  scope: Scope,
+  call: CallBox,
+  definition: ToolDefinition,
+  reason: string | undefined,
+): Promise<ToolExecutionResult | undefined> {
+  call.asked = true
+  const verdict = await askApproval(core, scope, call.exec, definition, reason)
+  if (verdict.proceed) {
+    call.exec = verdict.exec
+    return undefined
+  }
+  call.suspended = verdict.suspended
+  return verdict.result
+}
+
+/** `definition.needsApproval`: `true` or a reason string asks; `false` proceeds; anything else fails closed. */
+async function requiredApproval(
+  core: RegistryCore,
+  scope: Scope,
+  call: CallBox,
+  definition: ToolDefinition,
+): Promise<ToolExecutionResult | undefined> {
+  const needs = definition.needsApproval
+  let verdict: unknown = needs
+  if (typeof needs === 'function') {
+    try {
+      verdict = needs.call(definition, call.exec.arguments, call.exec)
+    } catch (error) {
+      return failureFrom(error, POLICY_ERROR, undefined, 'needsApproval failed: ')
+    }
+  }
+  if (verdict === false) return undefined
+  if (verdict === true) return ask(core, scope, call, definition, undefined)
+  if (typeof verdict === 'string' && verdict.length > 0) return ask(core, scope, call, definition, verdict)
+  return invalidDecision(
+    'needsApproval',
+    `expected true, false or a non-empty reason string, got ${describeValue(verdict)}`,
   )
 }
 

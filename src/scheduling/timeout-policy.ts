@@ -57,8 +57,11 @@ export class TimeoutPolicy {
     this.defaultTimeoutMs = checked.defaultTimeoutMs
     this.idleTimeoutMs = checked.idleTimeoutMs
     // Look definitions up through the injected service, not the listener's `this`: the
-    // visible definition for `exec.agent` is what the pipeline dispatched to.
-    ctx.on('tools/execute', (exec, next) => this.wrap(ctx.tools, exec, next))
+    // visible definition for `exec.agent` is what the pipeline dispatched to. Read once: the
+    // policy restarts with the service (it is injected), and every `ctx.tools` read costs a
+    // Cordis service lookup.
+    const tools = ctx.tools
+    ctx.on('tools/execute', (exec, next) => this.wrap(tools, exec, next))
     // A progress report only stamps the clock (no timer churn, however often a tool reports).
     ctx.on('tools/progress', (exec) => {
       const clock = this.clocks.get(exec.token)

@@ -32,6 +32,12 @@ export interface DefineToolSpec<P extends ParameterSchemaSpec, O extends ValueSc
   readonly timeoutMs?: number
   readonly idleTimeoutMs?: number
   isConcurrencySafe?(args: InferArgs<P>): boolean
+  /**
+   * Ask the approval service before running: `true` for every call, or per call `(args, exec)`
+   * returning `true` or a reason string to ask and `false` to proceed. Arguments that fail
+   * validation are not asked about (the call fails with `INVALID_ARGS` without running).
+   */
+  readonly needsApproval?: boolean | ((args: InferArgs<P>, exec: Readonly<ToolExecution>) => boolean | string)
   presentCall?(args: InferArgs<P>): ToolCallView | undefined
   presentResult?(args: InferArgs<P>, result: ToolResult): ToolResultView | undefined
 }
@@ -71,6 +77,8 @@ function definitionIssues(spec: Record<string, unknown>): string[] {
   fn(spec.execute, 'execute', false)
   fn(spec.finalizeContent, 'finalizeContent', true)
   fn(spec.isConcurrencySafe, 'isConcurrencySafe', true)
+  const needs = spec.needsApproval
+  if (needs !== undefined && typeof needs !== 'boolean') fn(needs, 'needsApproval', true)
   fn(spec.presentCall, 'presentCall', true)
   fn(spec.presentResult, 'presentResult', true)
   for (const key of ['timeoutMs', 'idleTimeoutMs'] as const) {
@@ -141,6 +149,14 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
   }
   if (spec.timeoutMs !== undefined) (definition as { timeoutMs?: number }).timeoutMs = spec.timeoutMs
   if (spec.idleTimeoutMs !== undefined) (definition as { idleTimeoutMs?: number }).idleTimeoutMs = spec.idleTimeoutMs
+  const needsApproval = spec.needsApproval
+  if (typeof needsApproval === 'boolean') (definition as { needsApproval?: boolean }).needsApproval = needsApproval
+  else if (needsApproval !== undefined) {
+    ;(definition as { needsApproval?: ToolDefinition['needsApproval'] }).needsApproval = (
+      a: unknown,
+      exec: Readonly<ToolExecution>,
+    ): boolean | string => (args.isValid(a) ? needsApproval.call(spec, a as A, exec) : false)
+  }
   if (spec.isConcurrencySafe !== undefined) {
     const classify = spec.isConcurrencySafe
     definition.isConcurrencySafe = (a: unknown): boolean => {

@@ -49,6 +49,12 @@ export interface ToolDefinition extends ToolSchema {
    * `timeoutMs` is not subject to the policy's fixed `defaultTimeoutMs`.
    */
   readonly idleTimeoutMs?: number
+  /**
+   * Ask the approval service before every call (`true`), or decide per call: return `true` or a
+   * reason string to ask, `false` to proceed. Asked at most once per call, also when a
+   * `tools/pre-execute` listener already asked. A throwing predicate fails the call (`POLICY_ERROR`).
+   */
+  readonly needsApproval?: boolean | ((args: unknown, exec: Readonly<ToolExecution>) => boolean | string)
   /** Pure synchronous overlap classifier; only an exact `true` opts in. */
   isConcurrencySafe?(args: unknown): boolean
   /** Pending-state presentation; pure and replay-safe. */

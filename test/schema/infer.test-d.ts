@@ -209,3 +209,19 @@ describe('R-DSL-8 defineTool types execute/render/presentationMeta from the spec
     })
   })
 })
+
+describe('needsApproval (issue 17)', () => {
+  it('receives the inferred arguments', () => {
+    defineTool({
+      name: 'rm',
+      description: 'remove',
+      parameters: { path: { type: 'string', required: true }, force: { type: 'boolean' } },
+      output: { schema: { type: 'null' }, render: () => [] },
+      needsApproval: (args) => {
+        expectTypeOf(args).toEqualTypeOf<{ path: string; force?: boolean }>()
+        return args.force === true ? 'forced delete' : false
+      },
+      execute: async () => null,
+    })
+  })
+})
