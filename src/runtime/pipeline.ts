@@ -137,7 +137,7 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
       failure('input.agent: not an agent created by createAgent()', { name: 'TypeError', code: INVALID_INPUT }),
     )
   }
-  const halted = core.lifetime.halted(scope, `tools.execute(${JSON.stringify(String(input.name))})`)
+  const halted = core.lifetime.halted(scope, 'tools.execute()')
   if (halted !== undefined) return freezeFailure(failureFrom(halted, halted.code))
   let args: JsonValue = null
   let argsError: unknown
