@@ -68,8 +68,23 @@ export async function main(): Promise<ToolExecutionResult> {
   void lines
   {
     // The runtime and agents are async-disposable.
-    await using standalone = await createToolRuntime()
+    // Plain policies: an approval callback and a default deadline, no Cordis idioms.
+    await using standalone = await createToolRuntime({
+      approval: (request) => (request.toolName === 'add' ? { kind: 'allowed-once' } : { kind: 'denied', reason: 'no' }),
+      defaultTimeoutMs: 5000,
+    })
     standalone.tools.register(add)
+    standalone.tools.register(
+      defineTool({
+        name: 'halve',
+        description: 'Halve an integer; asks before halving large ones.',
+        parameters: { n: { type: 'integer', required: true } },
+        output: { schema: { type: 'number' }, render: (_args, value) => [{ type: 'text', text: String(value) }] },
+        // The predicate's args are typed from the parameters.
+        needsApproval: ({ n }) => (n > 1000 ? `halve ${n}?` : false),
+        execute: async ({ n }) => n / 2,
+      }),
+    )
     await using scoped = createAgent(standalone.ctx, { id: 'scoped' })
     scoped.ctx.tools.register(add)
   }

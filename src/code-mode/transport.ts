@@ -37,6 +37,8 @@ export function scopeSdk(tools: ToolRuntimeCore, scope: ScopeKey | undefined): s
   const core = tools[coreOf]
   const resolved = core.scopeOfAgent(scope)
   if (!resolved) throw new TypeError('tools.sdk(scope): expected an Agent created by createAgent()')
+  const halted = core.lifetime.halted(resolved, 'tools.sdk()')
+  if (halted) throw halted
   return sdkOf(core.view(resolved).byName)
 }
 

@@ -53,6 +53,7 @@ describe('disposing the runtime', () => {
     )
     expect(thrown(() => agentTools.restrict({ deny: ['echo'] })).code).toBe(RUNTIME_DISPOSED)
     expect(thrown(() => tools.schemas()).code).toBe(RUNTIME_DISPOSED)
+    expect(thrown(() => tools.sdk()).code).toBe(RUNTIME_DISPOSED)
     const direct = await tools.execute({ callId: 'c1', name: 'echo', arguments: {}, signal: signal() })
     expect(codeOf(direct)).toBe(RUNTIME_DISPOSED)
     expect(direct.isError && direct.error.message).toMatch(/the tool runtime was disposed/)

@@ -59,9 +59,10 @@ describe('defineTool({ needsApproval })', () => {
     expect(codeOf(no)).toBe('TOOL_DENIED')
     expect(no.isError && no.error.message).toMatch(/not today/)
     expect(runs).toEqual(['a.txt'])
-    expect(asked.map((r) => [r.toolName, r.arguments, r.reason])).toEqual([
-      ['delete_file', { path: 'a.txt' }, null],
-      ['delete_file', { path: 'b.txt' }, null],
+    // Calls without an agent are asked like any other (agentId null).
+    expect(asked.map((r) => [r.toolName, r.arguments, r.reason, r.agentId])).toEqual([
+      ['delete_file', { path: 'a.txt' }, null, null],
+      ['delete_file', { path: 'b.txt' }, null, null],
     ])
   })
 
