@@ -63,7 +63,8 @@ describe('connectMcpServer', () => {
     expect(tools.get('look', agent)).toBeDefined()
     expect(tools.get('look')).toBeUndefined()
     await agent.dispose()
-    expect(tools.get('look', agent)).toBeUndefined()
+    // A disposed agent answers no questions about its tools (issue 17 lifecycle).
+    expect(() => tools.get('look', agent)).toThrow(/agent "a" was disposed/)
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(closed).toBe(true)
   })

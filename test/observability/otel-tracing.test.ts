@@ -5,11 +5,13 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base'
+import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import { RUN_CODE_NAME } from '../../src/index.js'
 import { OtelTracing } from '../../src/observability/otel-tracing.js'
 import { createAgent } from '../../src/runtime/agent.js'
 import { createToolRuntime } from '../../src/runtime/create.js'
+import { ToolRuntime } from '../../src/runtime/tool-runtime.js'
 import type { ToolRunContext } from '../../src/runtime/types.js'
 import { CallbackApproval } from '../../src/scheduling/approval.js'
 import type { ToolDefinition } from '../../src/schema/tool-definition.js'
@@ -134,7 +136,9 @@ describe('OtelTracing', () => {
   })
 
   it('costs nothing when not loaded: no listener is registered and the API is not imported by the root', async () => {
-    const { ctx } = await createToolRuntime()
+    // A bare service (createToolRuntime() also installs the timeout policy's listener).
+    const ctx = new Context()
+    await ctx.plugin(ToolRuntime)
     for (const name of ['tools/call', 'tools/pre-execute', 'tools/execute', 'tools/post-execute', 'tools/result']) {
       expect(ctx.events._hooks[name]?.length ?? 0).toBe(0)
     }
