@@ -30,4 +30,18 @@ export {
   resumeModelLoop,
   type UnprovenCall,
 } from './resume.js'
-export type * from './types.js'
+export type {
+  ParseToolCallsOptions,
+  ProviderBatch,
+  ProviderBatchEntry,
+  ProviderFormat,
+  ProviderMessage,
+  ProviderMessageMap,
+  ProviderResponse,
+  ProviderResponseMap,
+  ProviderTool,
+  ProviderToolCall,
+  ProviderToolMap,
+  ProviderTools,
+  ProviderToolsOptions,
+} from './types.js'

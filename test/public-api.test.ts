@@ -1,0 +1,203 @@
+// Every runtime name each entry point exports, listed by hand: a name added to (or dropped from) an
+// index file fails here until this list says so, so the public surface only changes on purpose.
+// (Type-only exports have no runtime trace; the consumer check in scripts/check-consumer.ts and
+// the API reference cover those.)
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+
+const entryPoints: Record<string, { module: () => Promise<Record<string, unknown>>; names: readonly string[] }> = {
+  root: {
+    module: () => import('../src/index.js'),
+    names: [
+      'ABORTED',
+      'ABORTED_BEFORE_DISPATCH',
+      'AGENT_DISPOSED',
+      'AgentDisposedError',
+      'APPROVAL_SUSPENDED',
+      'CODE_RUN_FAILED',
+      'CallbackApproval',
+      'CodeMode',
+      'CodeRunFailedError',
+      'DEFAULT_FS_TOOL_LIMITS',
+      'DEFAULT_MAX_PARALLEL',
+      'DEFAULT_RESULT_BUDGET_BYTES',
+      'DIFF_CONTEXT_LINES',
+      'DIFF_MAX_EDIT_LENGTH',
+      'FINALIZE_FAILED',
+      'INTERNAL_ERROR',
+      'INVALID_ARGS',
+      'INVALID_DECISION',
+      'INVALID_INPUT',
+      'INVALID_RESULT',
+      'INVALID_TOOL_OUTPUT',
+      'JOURNAL_VERSION',
+      'JSON_SCHEMA_TYPES',
+      'Journal',
+      'JsonSchemaError',
+      'JsonValueError',
+      'OtelTracing',
+      'POLICY_ERROR',
+      'QuickJsCodeRuntime',
+      'RENDER_FAILED',
+      'RUNTIME_DISPOSED',
+      'RuntimeDisposedError',
+      'RUN_CODE_DESCRIPTION',
+      'RUN_CODE_NAME',
+      'RUN_CODE_OUTPUT_SCHEMA',
+      'RUN_CODE_PARAMETERS',
+      'ResultBudget',
+      'SuspendingApproval',
+      'TOOL_ABORTED',
+      'TOOL_ABORTED_BEFORE_DISPATCH',
+      'TOOL_BLOCKED',
+      'TOOL_DENIED',
+      'TOOL_ERROR',
+      'TOOL_TIMEOUT',
+      'TerminalApproval',
+      'TimeoutPolicy',
+      'ToolAbortedBeforeDispatchError',
+      'ToolAbortedError',
+      'ToolArgsError',
+      'ToolCallError',
+      'ToolDeniedError',
+      'ToolNotFoundError',
+      'ToolOutputError',
+      'ToolPipelineError',
+      'ToolRegistrationError',
+      'ToolRuntime',
+      'ToolRuntimeCore',
+      'ToolSuspendedError',
+      'ToolTimeoutError',
+      'UNKNOWN_TOOL',
+      'WorkspacePathError',
+      'assertObjectJsonSchema',
+      'assertSupportedJsonSchema',
+      'buildDiffResultView',
+      'capContent',
+      'collectJsonSchemaIssues',
+      'compileGlob',
+      'createAgent',
+      'createBashTool',
+      'createFsTools',
+      'createQuickJsRuntime',
+      'createRunCodeDefinition',
+      'createToolRuntime',
+      'default',
+      'defaultTerminalColor',
+      'defineTool',
+      'diffCard',
+      'diffFile',
+      'executeBatch',
+      'expandBraces',
+      'genericCallView',
+      'genericResultView',
+      'getArgsValidator',
+      'getJsonSchemaValidator',
+      'groupSearchMatches',
+      'installCodeMode',
+      'isJsonValue',
+      'isKnownSupportedJsonSchema',
+      'jsonSchemaToTs',
+      'languageFromPath',
+      'normalizeApprovalOutcome',
+      'parameterSchemaSpecToJsonSchema',
+      'readJournal',
+      'readWindow',
+      'renderRunCodeContent',
+      'renderToolCallLines',
+      'renderToolResultLines',
+      'renderToolsSdk',
+      'sanitizeContent',
+      'snapshotJsonValue',
+      'splitLines',
+      'validateArgs',
+      'validateJsonSchemaValue',
+      'valueSchemaSpecToJsonSchema',
+    ],
+  },
+  'toolgate/presentation': {
+    module: () => import('../src/presentation/index.js'),
+    names: [
+      'DIFF_CONTEXT_LINES',
+      'DIFF_MAX_EDIT_LENGTH',
+      'buildDiffResultView',
+      'defaultTerminalColor',
+      'diffCard',
+      'diffFile',
+      'genericCallView',
+      'genericResultView',
+      'groupSearchMatches',
+      'languageFromPath',
+      'readWindow',
+      'renderToolCallLines',
+      'renderToolResultLines',
+      'sanitizeContent',
+      'splitLines',
+    ],
+  },
+  'toolgate/providers': {
+    module: () => import('../src/providers/index.js'),
+    names: [
+      'DEFAULT_MAX_STEPS',
+      'ModelLoopError',
+      'OUTCOME_UNKNOWN',
+      'PROVIDER_FORMATS',
+      'ResumeStateError',
+      'anthropicModel',
+      'geminiModel',
+      'openAIChatModel',
+      'openAIResponsesModel',
+      'parseToolCalls',
+      'resumeModelLoop',
+      'runModelLoop',
+      'toAiSdkTools',
+      'toProviderMessages',
+      'toProviderTools',
+    ],
+  },
+  'toolgate/mcp': {
+    module: () => import('../src/mcp/index.js'),
+    names: ['McpToolError', 'connectMcpServer', 'createMcpServer'],
+  },
+  'toolgate/code-mode': {
+    module: () => import('../src/code-mode/index.js'),
+    names: [
+      'CODE_RUN_FAILED',
+      'CodeMode',
+      'CodeRunFailedError',
+      'QuickJsCodeRuntime',
+      'RUN_CODE_DESCRIPTION',
+      'RUN_CODE_NAME',
+      'RUN_CODE_OUTPUT_SCHEMA',
+      'RUN_CODE_PARAMETERS',
+      'ToolCallError',
+      'createQuickJsRuntime',
+      'createRunCodeDefinition',
+      'installCodeMode',
+      'jsonSchemaToTs',
+      'renderRunCodeContent',
+      'renderToolsSdk',
+    ],
+  },
+}
+
+describe('the public names of each entry point', () => {
+  it.each(Object.keys(entryPoints))('%s exports exactly the listed names', async (label) => {
+    const entry = entryPoints[label]
+    const exported = Object.keys(await entry.module()).sort()
+    expect(exported).toEqual([...entry.names].sort())
+  })
+
+  it('package.json exports exactly these entry points', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+    const subpaths = Object.keys(pkg.exports).filter((key) => key !== './package.json')
+    const expected = Object.keys(entryPoints).map((label) => (label === 'root' ? '.' : label.replace('toolgate', '.')))
+    expect(subpaths.sort()).toEqual(expected.sort())
+  })
+
+  it('the root index names every export explicitly, in commented groups', () => {
+    const index = readFileSync(new URL('../src/index.ts', import.meta.url), 'utf8')
+    expect(index).not.toMatch(/export\s+(type\s+)?\*/)
+    expect(index.match(/^\/\/ --- /gm)?.length).toBeGreaterThanOrEqual(8)
+  })
+})
