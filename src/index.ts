@@ -3,8 +3,8 @@
 //
 // Every public name is listed here by hand, in groups, so this file is the table of contents of the
 // package. test/public-api.test.ts fails on a runtime name that is exported but not listed there.
-// The subpaths `toolgate/presentation`, `toolgate/providers`, `toolgate/mcp` and `toolgate/code-mode`
-// have their own index files.
+// The subpaths (`toolgate/presentation`, `toolgate/mcp`, `toolgate/code-mode` and the model adapters'
+// subpath) have their own index files; the root never imports the model adapters.
 
 // --- Getting started: a runtime, agents, and the `tools` service --------------------------------
 export { type AgentHandle, createAgent } from './runtime/agent.js'
@@ -76,6 +76,8 @@ export type {
 } from './runtime/types.js'
 
 // --- Errors: the codes a failed result carries, and the classes toolgate throws -----------------
+export { ERROR_CODES, type ErrorCode, type ErrorCodeInfo, type ErrorCodeSurface } from './errors/codes.js'
+export { ToolgateError } from './errors/toolgate-error.js'
 export {
   ABORTED,
   ABORTED_BEFORE_DISPATCH,

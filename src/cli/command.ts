@@ -1,3 +1,4 @@
+import { ToolgateError } from '../errors/toolgate-error.js'
 // The shape every `toolgate <command>` module default-exports.
 
 /** Where a command writes: stdout is reserved for protocol or the command's answer, stderr for logs. */
@@ -21,7 +22,8 @@ export interface CliCommand {
 }
 
 /** A usage mistake: printed with the command's usage, exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends ToolgateError {
+  readonly code = 'INVALID_USAGE' as const
   constructor(message: string) {
     super(message)
     this.name = 'UsageError'

@@ -2,6 +2,7 @@
 // with its path before anything starts.
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { ToolgateError } from '../errors/toolgate-error.js'
 import type { ToolPresentationMode } from '../runtime/types.js'
 
 export type ServerConfig =
@@ -28,7 +29,8 @@ export interface GatewayConfig {
 }
 
 /** A config that cannot be used; `issues` lists every problem with its path. */
-export class ConfigError extends Error {
+export class ConfigError extends ToolgateError {
+  readonly code = 'INVALID_CONFIG' as const
   readonly issues: readonly string[]
   constructor(source: string, issues: readonly string[]) {
     super(`invalid config ${source}:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`)

@@ -1,3 +1,4 @@
+import { ToolgateError } from '../errors/toolgate-error.js'
 import type { CodeRunFailureReason } from './code-runtime.js'
 
 export const CODE_RUN_FAILED = 'CODE_RUN_FAILED'
@@ -8,7 +9,7 @@ export const CODE_RUN_FAILED = 'CODE_RUN_FAILED'
  * The message carries the reason and the program's logs so far; the pipeline turns the throw
  * into an error result.
  */
-export class CodeRunFailedError extends Error {
+export class CodeRunFailedError extends ToolgateError {
   readonly code = CODE_RUN_FAILED
   readonly reason: CodeRunFailureReason
   readonly logs: readonly string[]

@@ -1,5 +1,6 @@
+import { ToolgateError } from '../errors/toolgate-error.js'
 /** Thrown when a value is not lossless JSON (R-JSON-1/2); `path` names the first offending member. */
-export class JsonValueError extends Error {
+export class JsonValueError extends ToolgateError {
   override readonly name = 'JsonValueError'
   readonly code = 'INVALID_JSON_VALUE' as const
   /** Path of the first offending member, e.g. `value.items[3].when`. */

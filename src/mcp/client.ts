@@ -4,6 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
+import { ToolgateError } from '../errors/toolgate-error.js'
 import { snapshotJsonValue } from '../json/index.js'
 import type { JsonValue } from '../json/json-value.js'
 import type { Agent, ToolRunContext } from '../runtime/types.js'
@@ -95,8 +96,8 @@ interface ImportedValue {
 }
 
 /** A remote tool failed: the server answered `isError: true`, closed, or timed out. */
-export class McpToolError extends Error {
-  readonly code = 'MCP_TOOL_ERROR'
+export class McpToolError extends ToolgateError {
+  readonly code = 'MCP_TOOL_ERROR' as const
   constructor(message: string) {
     super(message)
     this.name = 'McpToolError'

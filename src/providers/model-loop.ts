@@ -1,4 +1,6 @@
 // runModelLoop: call the model, run its calls through executeBatch, append the results, repeat.
+
+import { ToolgateError } from '../errors/toolgate-error.js'
 import { presetDecision, suspensionOf } from '../runtime/approval-flow.js'
 import { INVALID_ARGS } from '../runtime/errors.js'
 import type {
@@ -101,7 +103,8 @@ export interface ModelLoopResult<F extends ProviderFormat = ProviderFormat> {
 export const DEFAULT_MAX_STEPS = 25
 
 /** A model request failed (not through the loop's own signal); carries the conversation so far. */
-export class ModelLoopError extends Error {
+export class ModelLoopError extends ToolgateError {
+  readonly code = 'MODEL_REQUEST_FAILED' as const
   readonly messages: unknown[]
   readonly steps: ModelLoopStep[]
   constructor(message: string, state: { messages: unknown[]; steps: ModelLoopStep[] }, cause: unknown) {

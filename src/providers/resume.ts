@@ -1,4 +1,6 @@
 // resumeModelLoop: continue a turn that stopped with 'approval-required', here or in another process.
+
+import { ToolgateError } from '../errors/toolgate-error.js'
 import { readJournal } from '../journal/read-journal.js'
 import { cloneJsonValue } from '../json/index.js'
 import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
@@ -51,7 +53,7 @@ export interface ResumeModelLoopResult<F extends ProviderFormat = ProviderFormat
 }
 
 /** A state or decisions that cannot be resumed; nothing ran. `issues` are path-qualified. */
-export class ResumeStateError extends Error {
+export class ResumeStateError extends ToolgateError {
   readonly code = 'INVALID_RESUME' as const
   readonly issues: readonly string[]
   constructor(issues: readonly string[]) {

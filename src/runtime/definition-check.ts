@@ -1,3 +1,4 @@
+import { ToolgateError } from '../errors/toolgate-error.js'
 import { jsonDepthExceeds, snapshotJsonValue } from '../json/index.js'
 import type { JsonValue } from '../json/json-value.js'
 import { assertSupportedJsonSchema } from '../schema/assert.js'
@@ -8,8 +9,8 @@ import { describeThrown } from './results.js'
 import { readInherited, UNREADABLE } from './untrusted.js'
 
 /** A registration the registry refused; the registry is left exactly as it was. */
-export class ToolRegistrationError extends Error {
-  readonly code = 'INVALID_REGISTRATION'
+export class ToolRegistrationError extends ToolgateError {
+  readonly code = 'INVALID_REGISTRATION' as const
   readonly issues: readonly string[]
   constructor(subject: string, issues: readonly string[]) {
     super(`Cannot register ${subject}:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`)

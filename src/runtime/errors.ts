@@ -1,3 +1,4 @@
+import { ToolgateError } from '../errors/toolgate-error.js'
 /** Error codes the pipeline itself produces (a failure's `error.info.code`). */
 export const UNKNOWN_TOOL = 'UNKNOWN_TOOL'
 export const INVALID_ARGS = 'INVALID_ARGS'
@@ -30,7 +31,7 @@ export const ABORTED_BEFORE_DISPATCH = TOOL_ABORTED_BEFORE_DISPATCH
 export const ABORTED = TOOL_ABORTED
 
 /** Base class: every pipeline error carries a stable `code`. */
-export class ToolPipelineError extends Error {
+export class ToolPipelineError extends ToolgateError {
   readonly code: string
   constructor(code: string, message: string) {
     super(message)

@@ -1,3 +1,5 @@
+import { ToolgateError } from '../errors/toolgate-error.js'
+
 function bullet(lines: readonly string[]): string {
   return lines.map((line) => `\n  - ${line}`).join('')
 }
@@ -6,7 +8,7 @@ function bullet(lines: readonly string[]): string {
  * A schema (raw JSON Schema or author DSL spec) outside the enforced subset (R-JSCHEMA-2, R-DSL-5).
  * `issues` lists every offending path with its reason.
  */
-export class JsonSchemaError extends Error {
+export class JsonSchemaError extends ToolgateError {
   override readonly name: string = 'JsonSchemaError'
   readonly code = 'INVALID_JSON_SCHEMA' as const
   readonly issues: string[]
@@ -23,7 +25,7 @@ function violationMessage(what: string, violations: readonly string[], toolName:
 }
 
 /** Arguments that do not match a tool's parameter schema (R-DSL-7). Thrown before the tool body runs. */
-export class ToolArgsError extends Error {
+export class ToolArgsError extends ToolgateError {
   override readonly name = 'ToolArgsError'
   readonly code = 'INVALID_ARGS' as const
   readonly violations: readonly string[]
@@ -35,7 +37,7 @@ export class ToolArgsError extends Error {
 }
 
 /** A body's (or a policy's) value that does not satisfy `output.schema` (R-DSL-7). */
-export class ToolOutputError extends Error {
+export class ToolOutputError extends ToolgateError {
   override readonly name = 'ToolOutputError'
   readonly code = 'INVALID_TOOL_OUTPUT' as const
   readonly violations: readonly string[]

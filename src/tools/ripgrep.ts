@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import path from 'node:path'
+import { ToolgateError } from '../errors/toolgate-error.js'
 import type { SearchMatch } from '../presentation/search-matches.js'
 import { cutText } from './limits.js'
 
@@ -55,9 +56,9 @@ export interface RipgrepOutcome {
 }
 
 /** A pattern ripgrep's (Rust) regex syntax refuses. */
-export class RipgrepPatternError extends Error {
+export class RipgrepPatternError extends ToolgateError {
   override name = 'RipgrepPatternError'
-  readonly code = 'INVALID_PATTERN'
+  readonly code = 'INVALID_PATTERN' as const
 }
 
 type RgText = { text?: string; bytes?: string }

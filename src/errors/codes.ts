@@ -1,0 +1,177 @@
+/** Where a code shows up. */
+export type ErrorCodeSurface =
+  /** As `result.error.info.code` of a failed tool call: the model sees it, nothing is thrown. */
+  | 'result'
+  /** As the `code` of an error thrown to the caller of a toolgate API. */
+  | 'thrown'
+
+/** One row of {@link ERROR_CODES}. */
+export interface ErrorCodeInfo {
+  /** What went wrong, in one sentence. */
+  readonly meaning: string
+  /** Where the code shows up. */
+  readonly surface: ErrorCodeSurface
+  /** The error class that carries the code, when one does. */
+  readonly errorClass?: string
+}
+
+/**
+ * Every error code toolgate produces, with its meaning: the one table the documentation renders
+ * (a test keeps `docs/guide/errors.md` equal to it). A tool's own thrown error keeps its own
+ * string `code` (say `ENOENT`); a thrown value without one is reported as `TOOL_ERROR`.
+ */
+export const ERROR_CODES = {
+  // The call never reached the tool's body.
+  UNKNOWN_TOOL: {
+    meaning: 'The named tool is not registered, or the calling scope cannot see it.',
+    surface: 'result',
+    errorClass: 'ToolNotFoundError',
+  },
+  INVALID_ARGS: {
+    meaning: "The arguments do not match the tool's parameter schema; every violation is listed with its path.",
+    surface: 'result',
+    errorClass: 'ToolArgsError',
+  },
+  INVALID_INPUT: {
+    meaning: 'The execute input itself is malformed (for example an agent that createAgent did not make).',
+    surface: 'result',
+  },
+  TOOL_DENIED: {
+    meaning: 'A policy, a guard or the approver denied the call; the reason is in the message the model sees.',
+    surface: 'result',
+    errorClass: 'ToolDeniedError',
+  },
+  APPROVAL_SUSPENDED: {
+    meaning: 'The call waits for an approval decision that will arrive later, possibly in another process.',
+    surface: 'result',
+    errorClass: 'ToolSuspendedError',
+  },
+  ABORTED_BEFORE_DISPATCH: {
+    meaning: "The call was cancelled before the tool's body started.",
+    surface: 'result',
+    errorClass: 'ToolAbortedBeforeDispatchError',
+  },
+  RUNTIME_DISPOSED: {
+    meaning: 'The runtime was disposed: it registers and runs nothing more.',
+    surface: 'result',
+  },
+  AGENT_DISPOSED: {
+    meaning: 'The calling agent was disposed: its scope registers and runs nothing more.',
+    surface: 'result',
+  },
+  // The body ran, or was running.
+  ABORTED: {
+    meaning: "The call was cancelled while the tool's body was running.",
+    surface: 'result',
+    errorClass: 'ToolAbortedError',
+  },
+  TOOL_TIMEOUT: {
+    meaning: "The call's deadline passed (or, with an idle timeout, it reported no progress for that long).",
+    surface: 'result',
+    errorClass: 'ToolTimeoutError',
+  },
+  TOOL_ERROR: {
+    meaning: 'The tool threw a value that carries no string code of its own.',
+    surface: 'result',
+  },
+  INVALID_TOOL_OUTPUT: {
+    meaning: "The body's value does not satisfy the tool's output schema; every violation is listed with its path.",
+    surface: 'result',
+    errorClass: 'ToolOutputError',
+  },
+  RENDER_FAILED: {
+    meaning: "The tool's render function threw or returned content that is not valid.",
+    surface: 'result',
+  },
+  // Policies.
+  POLICY_ERROR: {
+    meaning: 'A policy listener (pre-execute, guard, around-dispatch, post-execute) threw or misused next().',
+    surface: 'result',
+  },
+  INVALID_DECISION: {
+    meaning: 'A policy listener answered with a decision that is not one of the allowed shapes.',
+    surface: 'result',
+  },
+  INVALID_RESULT: {
+    meaning: 'An around-dispatch listener returned something that is not a valid tool result.',
+    surface: 'result',
+  },
+  TOOL_BLOCKED: {
+    meaning: "A post-execute policy blocked the tool's result; the model sees the policy's feedback instead.",
+    surface: 'result',
+  },
+  FINALIZE_FAILED: {
+    meaning: 'A finalizeContent listener threw or returned content that is not valid.',
+    surface: 'result',
+  },
+  INTERNAL_ERROR: {
+    meaning: 'toolgate itself failed while running the call (a bug: please report it).',
+    surface: 'result',
+  },
+  // First-party tools and integrations (the body throws; the call ends with the code).
+  PATH_OUTSIDE_WORKSPACE: {
+    meaning: "A file tool's path is malformed or leads outside the workspace root.",
+    surface: 'result',
+    errorClass: 'WorkspacePathError',
+  },
+  INVALID_PATTERN: {
+    meaning: "grep's pattern is not a regular expression ripgrep accepts.",
+    surface: 'result',
+    errorClass: 'RipgrepPatternError',
+  },
+  CODE_RUN_FAILED: {
+    meaning:
+      'A run_code program produced no result: syntax error, uncaught throw, non-JSON return value, or a CPU, memory, stack or call limit.',
+    surface: 'result',
+    errorClass: 'CodeRunFailedError',
+  },
+  MCP_TOOL_ERROR: {
+    meaning: 'A remote MCP tool failed: the server answered with an error, closed, or did not answer in time.',
+    surface: 'result',
+    errorClass: 'McpToolError',
+  },
+  OUTCOME_UNKNOWN: {
+    meaning: 'On resume: an earlier attempt of the call started but left no result anywhere, so it is not run again.',
+    surface: 'result',
+  },
+  // Thrown to the caller of an API.
+  INVALID_REGISTRATION: {
+    meaning: 'register() refused a tool definition; every issue is listed and the registry is unchanged.',
+    surface: 'thrown',
+    errorClass: 'ToolRegistrationError',
+  },
+  INVALID_JSON_SCHEMA: {
+    meaning: 'A schema uses JSON Schema that toolgate does not enforce; every offending path is listed.',
+    surface: 'thrown',
+    errorClass: 'JsonSchemaError',
+  },
+  INVALID_JSON_VALUE: {
+    meaning: 'A value is not lossless JSON (undefined, a function, NaN, a cycle, a class instance, ...).',
+    surface: 'thrown',
+    errorClass: 'JsonValueError',
+  },
+  MODEL_REQUEST_FAILED: {
+    meaning: 'The model loop could not get a reply from the model; the error carries the conversation so far.',
+    surface: 'thrown',
+    errorClass: 'ModelLoopError',
+  },
+  INVALID_RESUME: {
+    meaning:
+      'resumeModelLoop refused a state or decisions (edited, truncated, from another format or agent); nothing ran.',
+    surface: 'thrown',
+    errorClass: 'ResumeStateError',
+  },
+  INVALID_CONFIG: {
+    meaning: 'The toolgate command-line configuration file is not valid; every issue is listed.',
+    surface: 'thrown',
+    errorClass: 'ConfigError',
+  },
+  INVALID_USAGE: {
+    meaning: 'The toolgate command line was called with arguments it does not understand.',
+    surface: 'thrown',
+    errorClass: 'UsageError',
+  },
+} as const satisfies Record<string, ErrorCodeInfo>
+
+/** A code listed in {@link ERROR_CODES}. */
+export type ErrorCode = keyof typeof ERROR_CODES
