@@ -41,6 +41,8 @@ describe('the error table', () => {
     new root.ToolAbortedBeforeDispatchError('x'),
     new root.ToolAbortedError('x'),
     new root.ToolTimeoutError('x', 10),
+    new root.RuntimeDisposedError('register'),
+    new root.AgentDisposedError('a1', 'execute'),
     new root.ToolRegistrationError('tool "x"', ['name: expected a string']),
     new root.JsonSchemaError(['type: unsupported']),
     new root.JsonValueError('value', 'is undefined'),
@@ -100,7 +102,7 @@ describe('the error table', () => {
   it('the rows are well-formed', () => {
     for (const [code, info] of Object.entries(ERROR_CODES)) {
       expect(code).toMatch(/^[A-Z][A-Z_]+$/)
-      expect(['result', 'thrown']).toContain(info.surface)
+      expect(['result', 'thrown', 'result, thrown']).toContain(info.surface)
       expect(info.meaning).toMatch(/^\S.*\.$/)
     }
   })

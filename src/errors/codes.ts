@@ -4,6 +4,8 @@ export type ErrorCodeSurface =
   | 'result'
   /** As the `code` of an error thrown to the caller of a toolgate API. */
   | 'thrown'
+  /** Both: a failed call's result, and a throw from the non-call methods (`register`, `get`, ...). */
+  | 'result, thrown'
 
 /** One row of {@link ERROR_CODES}. */
 export interface ErrorCodeInfo {
@@ -53,11 +55,13 @@ export const ERROR_CODES = {
   },
   RUNTIME_DISPOSED: {
     meaning: 'The runtime was disposed: it registers and runs nothing more.',
-    surface: 'result',
+    surface: 'result, thrown',
+    errorClass: 'RuntimeDisposedError',
   },
   AGENT_DISPOSED: {
     meaning: 'The calling agent was disposed: its scope registers and runs nothing more.',
-    surface: 'result',
+    surface: 'result, thrown',
+    errorClass: 'AgentDisposedError',
   },
   // The body ran, or was running.
   ABORTED: {
