@@ -35,7 +35,9 @@ export async function run(rounds = 15): Promise<Row[]> {
   if (baseline)
     cases.push([`baseline build (${baseline})`, `await import(${JSON.stringify(pathToFileURL(baseline).href)})`])
   const samples = cases.map(() => [] as Sample[])
-  for (let i = 0; i < rounds; i++) cases.forEach(([, body], k) => samples[k].push(coldImport(body)))
+  for (let i = 0; i < rounds; i++) {
+    for (const [k, [, body]] of cases.entries()) samples[k].push(coldImport(body))
+  }
   const wall = samples.map((s) => median(s.map((x) => x.wallNs)))
   const cpu = samples.map((s) => median(s.map((x) => x.cpuNs)))
   const rows: Row[] = cases.map(([name], k) => ({
