@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { JournalRecord, JournalRecordType } from './records.js'
+import { JournalLineSplitter, parseJournalRecord } from './parse-record.js'
+import type { JournalRecord } from './records.js'
 
 /** A line `readJournal` skipped, and why. */
 export interface SkippedJournalLine {
@@ -30,13 +31,6 @@ export interface ReadJournalOptions {
   readonly onSkip?: (skipped: SkippedJournalLine) => void
 }
 
-const KNOWN: ReadonlySet<string> = new Set<JournalRecordType>([
-  'call-started',
-  'approval-asked',
-  'approval-answered',
-  'result',
-  'code-dispatch',
-])
 const CHUNK = 1 << 16
 
 /**
@@ -54,7 +48,7 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
   try {
     const buffer = Buffer.alloc(CHUNK)
     let position = 0
-    let pending: Buffer[] = []
+    const splitter = new JournalLineSplitter()
     let lineNumber = 0
     const skip = (text: string, reason: SkippedJournalLine['reason']) => {
       try {
@@ -67,20 +61,11 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
       const { bytesRead } = await handle.read(buffer, 0, CHUNK, position)
       if (bytesRead > 0) {
         position += bytesRead
-        let start = 0
-        for (;;) {
-          const end = buffer.indexOf(0x0a, start)
-          if (end === -1 || end >= bytesRead) break
-          const piece = buffer.subarray(start, end)
-          const bytes = pending.length === 0 ? piece : Buffer.concat([...pending, piece])
-          pending = []
-          start = end + 1
+        for (const text of splitter.lines(buffer.subarray(0, bytesRead))) {
           lineNumber++
-          const record = parseLine(bytes.toString('utf8'), skip)
+          const record = parseJournalRecord(text, skip)
           if (record !== undefined) yield record
         }
-        // Copy the incomplete tail: the buffer is reused for the next chunk.
-        if (start < bytesRead) pending.push(Buffer.from(buffer.subarray(start, bytesRead)))
         continue
       }
       if (!follow || signal?.aborted) break
@@ -90,42 +75,12 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
         break // aborted
       }
     }
-    if (pending.length > 0) {
-      const text = Buffer.concat(pending).toString('utf8')
-      if (text.trim() !== '') {
-        lineNumber++
-        skip(text, 'torn')
-      }
+    const torn = splitter.rest()
+    if (torn.trim() !== '') {
+      lineNumber++
+      skip(torn, 'torn')
     }
   } finally {
     await handle.close()
   }
-}
-
-function parseLine(
-  text: string,
-  skip: (text: string, reason: SkippedJournalLine['reason']) => void,
-): JournalRecord | undefined {
-  if (text.trim() === '') return undefined
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    skip(text, 'malformed')
-    return undefined
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    skip(text, 'malformed')
-    return undefined
-  }
-  const { v, type, callId } = parsed as { v?: unknown; type?: unknown; callId?: unknown }
-  if (typeof v !== 'number' || typeof type !== 'string' || typeof callId !== 'string') {
-    skip(text, 'malformed')
-    return undefined
-  }
-  if (v !== 1 || !KNOWN.has(type)) {
-    skip(text, 'unknown')
-    return undefined
-  }
-  return parsed as JournalRecord
 }

@@ -1,15 +1,18 @@
-// Follows a growing journal file: complete lines are handed over as they are appended, a partial
+// Follows a growing journal file: records are handed over as their lines are appended, a partial
 // last line waits for its newline, and a truncated or replaced file starts over from the top.
+// Lines are split and parsed by the journal's own reader pieces (the parser `readJournal` uses);
+// what this adds is the viewer's scheduling (file watcher plus poll) and the start-over on reset.
 import { type FSWatcher, watch } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
-import { StringDecoder } from 'node:string_decoder'
+import { JournalLineSplitter, parseJournalRecord } from '../journal/parse-record.js'
+import type { JournalRecord } from '../journal/records.js'
 
 /** Bytes read per step, so a huge journal is consumed in bounded pieces. */
 const CHUNK = 1 << 20
 
 export interface JournalFollowerOptions {
-  /** Complete lines, in file order (without their newline). */
-  onLines(lines: string[]): void
+  /** The records of the lines completed since the last call, in file order. */
+  onRecords(records: JournalRecord[]): void
   /** The file shrank or was replaced: everything handed over so far is void. */
   onReset(): void
   /** A read failed (the file vanished, permissions); following continues. */
@@ -21,8 +24,7 @@ export interface JournalFollowerOptions {
 export class JournalFollower {
   private offset = 0
   private ino: number | undefined
-  private decoder = new StringDecoder('utf8')
-  private partial = ''
+  private readonly splitter = new JournalLineSplitter()
   private running: Promise<void> | undefined
   private again = false
   private watcher: FSWatcher | undefined
@@ -74,8 +76,7 @@ export class JournalFollower {
 
   private reset(): void {
     this.offset = 0
-    this.decoder = new StringDecoder('utf8')
-    this.partial = ''
+    this.splitter.reset()
     this.options.onReset()
   }
 
@@ -96,10 +97,12 @@ export class JournalFollower {
         )
         if (bytesRead === 0) break
         this.offset += bytesRead
-        const text = this.partial + this.decoder.write(buffer.subarray(0, bytesRead))
-        const lines = text.split('\n')
-        this.partial = lines.pop() ?? ''
-        if (lines.length > 0) this.options.onLines(lines)
+        const records: JournalRecord[] = []
+        for (const text of this.splitter.lines(buffer.subarray(0, bytesRead))) {
+          const record = parseJournalRecord(text)
+          if (record !== undefined) records.push(record)
+        }
+        if (records.length > 0) this.options.onRecords(records)
       }
     } finally {
       await handle.close()

@@ -1,6 +1,9 @@
-// Narrowing reader for one journal line. A journal is untrusted input (it may be hand-edited,
-// truncated mid-line, or written by a newer version): anything that is not a version-1 record
-// with the common fields is skipped, unknown types and fields are ignored.
+// Narrowing of one journal record for the viewer. A journal is untrusted input (it may be
+// hand-edited, truncated mid-line, or written by a newer version): lines are parsed by the
+// journal's own parser (`readJournal`'s), and the common fields are then read defensively, since
+// a parsed record only guarantees `v`, `type` and `callId`.
+import { parseJournalRecord } from '../journal/parse-record.js'
+import type { JournalRecord } from '../journal/records.js'
 import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
 
 /** The common fields every record carries, plus the record itself for type-specific reads. */
@@ -19,31 +22,28 @@ function optString(value: unknown): string | null {
   return typeof value === 'string' ? value : null
 }
 
-/** Parse one line; `undefined` for blank, malformed or foreign lines. */
-export function parseJournalLine(line: string): JournalLineRecord | undefined {
-  const text = line.trim()
-  if (text === '' || text[0] !== '{') return undefined
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  if (!isPlainRecord(value) || readOwn(value, 'v') !== 1) return undefined
+/** The viewer's view of a parsed record; `undefined` when it is not a plain object. */
+export function toLineRecord(record: JournalRecord): JournalLineRecord | undefined {
+  const value: unknown = record
+  if (!isPlainRecord(value)) return undefined
   const type = readOwn(value, 'type')
   const callId = readOwn(value, 'callId')
   if (typeof type !== 'string' || typeof callId !== 'string') return undefined
   const ts = readOwn(value, 'ts')
-  const rootCallId = optString(readOwn(value, 'rootCallId')) ?? callId
-  const toolName = optString(readOwn(value, 'toolName')) ?? ''
   return {
     type,
     ts: typeof ts === 'number' && Number.isFinite(ts) ? ts : null,
     callId,
-    rootCallId,
+    rootCallId: optString(readOwn(value, 'rootCallId')) ?? callId,
     parentCallId: optString(readOwn(value, 'parentCallId')),
     agentId: optString(readOwn(value, 'agentId')),
-    toolName,
+    toolName: optString(readOwn(value, 'toolName')) ?? '',
     raw: value,
   }
+}
+
+/** Parse one line; `undefined` for blank, malformed, foreign or unknown-type lines. */
+export function parseJournalLine(line: string): JournalLineRecord | undefined {
+  const record = parseJournalRecord(line)
+  return record === undefined ? undefined : toLineRecord(record)
 }

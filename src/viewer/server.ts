@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { basename } from 'node:path'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { JournalFollower } from './follow.js'
-import { parseJournalLine } from './journal-line.js'
+import { toLineRecord } from './journal-line.js'
 import type { SessionSnapshot } from './model.js'
 import { SERVED_PAGE_CSP, servedPageHtml } from './page.js'
 import { presenterTable } from './presenters.js'
@@ -124,11 +124,11 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
 
   const follower = new JournalFollower(journal, {
     pollMs: options.pollMs,
-    onLines(lines) {
+    onRecords(records) {
       const changed = new Set<string>()
-      for (const line of lines) {
-        const record = parseJournalLine(line)
-        if (record !== undefined) for (const id of session.ingest(record)) changed.add(id)
+      for (const record of records) {
+        const line = toLineRecord(record)
+        if (line !== undefined) for (const id of session.ingest(line)) changed.add(id)
       }
       if (changed.size === 0 || clients.size === 0) return
       const cards = [...changed].map((id) => session.card(id)!)

@@ -1,8 +1,9 @@
 // One journal read whole into a session, and the self-contained static page of it.
-import { readFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { basename } from 'node:path'
+import { readJournal } from '../journal/read-journal.js'
 import { loadViewerAssets } from './assets.js'
-import { parseJournalLine } from './journal-line.js'
+import { parseJournalLine, toLineRecord } from './journal-line.js'
 import type { SessionSnapshot } from './model.js'
 import { staticPageHtml } from './page.js'
 import { presenterTable, type ToolPresenter } from './presenters.js'
@@ -31,8 +32,11 @@ export async function readSessionSnapshot(
   journalPath: string,
   options?: ViewerSessionOptions,
 ): Promise<SessionSnapshot> {
-  const text = await readFile(journalPath, 'utf8')
-  const session = sessionFromJournalText(text, presenterTable(options?.presenters))
+  const session = new SessionState(presenterTable(options?.presenters))
+  for await (const record of readJournal(journalPath)) {
+    const line = toLineRecord(record)
+    if (line !== undefined) session.ingest(line)
+  }
   return { title: options?.title ?? basename(journalPath), cards: session.cards(), approve: false }
 }
 

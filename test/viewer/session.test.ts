@@ -78,7 +78,9 @@ describe('viewer session folding', () => {
       rec({ type: 'call-started', arguments: { ok: true }, unknownField: 1 }),
     ])
     expect(cards.map((c) => [c.id, c.status.kind])).toEqual([['c', 'running']])
-    expect(parseJournalLine('{"v":1,"type":"x","callId":"y","ts":"soon"}')?.ts).toBeNull()
+    expect(parseJournalLine('{"v":1,"type":"result","callId":"y","ts":"soon"}')?.ts).toBeNull()
+    // Unknown types are skipped by the journal's own parser (the one readJournal uses).
+    expect(parseJournalLine(rec({ type: 'something-new' }))).toBeUndefined()
   })
 
   it('nests sub-calls and falls back to code-dispatch records for sub-calls without their own records', () => {
@@ -147,7 +149,6 @@ describe('viewer session folding', () => {
       }),
     )!
     expect(session.ingest(started)).toEqual(['e'])
-    expect(session.ingest(parseJournalLine(rec({ type: 'unknown' }))!)).toEqual([])
     const result = parseJournalLine(
       JSON.stringify({
         ...base,
