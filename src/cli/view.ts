@@ -1,14 +1,18 @@
 // `toolgate view JOURNAL [--port N] [--out FILE.html]`: the session viewer.
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import type { ViewerApprovalHandler } from '../viewer/approval-state.js'
 import { type CliCommand, UsageError } from './command.js'
 
-const usage = `Usage: toolgate view JOURNAL [--port N] [--out FILE.html]
+const usage = `Usage: toolgate view JOURNAL [--port N] [--approve --state FILE] [--out FILE.html]
 
 Serves the session recorded in JOURNAL on http://127.0.0.1 (only) and follows the file as it grows.
 
 Flags:
   --port N         port on 127.0.0.1 (default: any free port)
+  --approve        offer approve / deny buttons on calls waiting for approval; needs --state
+  --state FILE     the suspended turn's state (the JSON 'state' of an 'approval-required' result);
+                   a decision is recorded there, once per call, and applied by resumeModelLoop
   --out FILE.html  write the view as one self-contained HTML file instead of serving it
 `
 
@@ -24,7 +28,12 @@ function parse(argv: readonly string[]) {
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: { port: { type: 'string' }, out: { type: 'string' } },
+      options: {
+        port: { type: 'string' },
+        out: { type: 'string' },
+        approve: { type: 'boolean' },
+        state: { type: 'string' },
+      },
     })
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error))
@@ -61,6 +70,15 @@ const view: CliCommand = {
     if (values.out !== undefined && values.port !== undefined) {
       throw new UsageError('--out writes a file; it takes no --port')
     }
+    if (values.approve === true && values.state === undefined) {
+      throw new UsageError("--approve needs --state FILE (the suspended turn's state to record decisions in)")
+    }
+    if (values.state !== undefined && values.approve !== true) {
+      throw new UsageError('--state is only used with --approve')
+    }
+    if (values.out !== undefined && values.approve === true) {
+      throw new UsageError('--out writes a static file; it cannot take decisions (--approve)')
+    }
     if (values.out !== undefined) {
       const { writeStaticViewer } = await import('../viewer/static.js')
       const out = resolve(values.out)
@@ -73,11 +91,24 @@ const view: CliCommand = {
       return 0
     }
     const port = values.port === undefined ? 0 : parsePort(values.port)
+    let approval: ViewerApprovalHandler | undefined
+    let stateFile: string | undefined
+    if (values.state !== undefined) {
+      const { stateFileApproval } = await import('../viewer/approval-state.js')
+      stateFile = resolve(values.state)
+      const handler = stateFileApproval(stateFile)
+      await handler.check().catch((error: unknown) => {
+        const code = (error as { code?: unknown } | undefined)?.code
+        throw code === 'ENOENT' ? new Error(`state file not found: ${stateFile}`) : error
+      })
+      approval = handler
+    }
     const { startViewer } = await import('../viewer/server.js')
-    const server = await startViewer({ journal, port }).catch((error: unknown) => {
+    const server = await startViewer({ journal, port, approval }).catch((error: unknown) => {
       throw describe(error, journal)
     })
-    io.stdout.write(`toolgate viewer on ${server.url} following ${journal} (Ctrl-C stops)\n`)
+    const deciding = stateFile === undefined ? '' : `, recording decisions in ${stateFile}`
+    io.stdout.write(`toolgate viewer on ${server.url} following ${journal}${deciding} (Ctrl-C stops)\n`)
     await stopRequested()
     await server.close()
     return 0

@@ -129,6 +129,12 @@ export interface ModelLoopState<F extends ProviderFormat = ProviderFormat> {
   messages: ProviderMessage<F>[]
   steps: ModelLoopStep<F>[]
   pending?: ModelLoopPending<F>
+  /**
+   * Decisions recorded with a stored suspended state, by call id (`toolgate view --approve --state
+   * FILE` writes them when a person clicks approve or deny). `resumeModelLoop` applies them like its
+   * `decisions` option; a state it returns never carries them.
+   */
+  decisions?: Record<string, ApprovalOutcome>
 }
 
 /** A batch the model emitted whose results are not all appended yet. */

@@ -28,7 +28,9 @@ export interface ResumeModelLoopOptions<F extends ProviderFormat = ProviderForma
   readonly state: unknown
   /**
    * Decisions by `callId`, from the host (a person, a UI): only pending calls may be decided. A call
-   * without a decision stays pending. Never taken from anything the model wrote.
+   * without a decision stays pending. Never taken from anything the model wrote. Decisions recorded
+   * in the state itself (`state.decisions`, written by `toolgate view --approve --state FILE`) are
+   * applied too; a decision here that contradicts a recorded one is refused.
    */
   readonly decisions?: Readonly<Record<string, ApprovalOutcome>>
   /**
@@ -83,7 +85,24 @@ export async function resumeModelLoop<F extends ProviderFormat>(
     results: (ModelLoopCallResult | null)[]
     requests: (ApprovalRequest | null)[]
   }
-  const decisions = readDecisions(options.decisions, pending)
+  const decisions = readDecisions(options.decisions, pending, 'decisions')
+  // Decisions recorded in the stored state (the viewer's approve/deny buttons write them there):
+  // applied like `options.decisions`; the two may agree on a call, never contradict each other.
+  const stored = state as { decisions?: unknown }
+  if (stored.decisions !== undefined) {
+    const recorded = readDecisions(stored.decisions, pending, 'state.decisions')
+    const conflicts: string[] = []
+    for (const [callId, outcome] of recorded) {
+      const given = decisions.get(callId)
+      if (given === undefined) decisions.set(callId, outcome)
+      else if (given.kind !== outcome.kind)
+        conflicts.push(
+          `decisions[${JSON.stringify(callId)}]: "${given.kind}" contradicts the decision recorded in the state ("${outcome.kind}")`,
+        )
+    }
+    if (conflicts.length > 0) throw new ResumeStateError(conflicts)
+    delete stored.decisions
+  }
   const known = new Map<string, ToolExecutionResult>()
   const unproven: UnprovenCall[] = []
   if (options.journal !== undefined) {
@@ -191,13 +210,14 @@ function isResult(value: unknown): value is ToolExecutionResult {
 function readDecisions(
   raw: unknown,
   pending: { calls: readonly ProviderToolCall[]; requests: (ApprovalRequest | null)[] },
+  where: string,
 ): Map<string, ApprovalOutcome> {
   const decisions = new Map<string, ApprovalOutcome>()
   if (raw === undefined) return decisions
-  if (!isObject(raw)) throw new ResumeStateError(['decisions: expected an object keyed by callId'])
+  if (!isObject(raw)) throw new ResumeStateError([`${where}: expected an object keyed by callId`])
   const issues: string[] = []
   for (const [callId, value] of Object.entries(raw)) {
-    const at = `decisions[${JSON.stringify(callId)}]`
+    const at = `${where}[${JSON.stringify(callId)}]`
     const index = pending.calls.findIndex((call) => call.callId === callId)
     if (index === -1) {
       issues.push(`${at}: no call "${callId}" in the pending batch`)

@@ -38,11 +38,13 @@ export interface DiffBlock {
   lines: DiffLine[]
 }
 
-/** A pending approval the page may answer (only when the viewer was started to approve). */
+/** A call awaiting approval. The page offers buttons only when the viewer approves and it is decidable. */
 export interface PendingApproval {
   reason: string | null
-  /** The decision has been sent and is being applied (or was applied by someone else). */
+  /** The decision recorded in the state file (`allowed-once`, `denied`, …) until the turn is resumed. */
   decided: string | null
+  /** The viewer's state file lists this call as waiting for a decision. */
+  decidable: boolean
 }
 
 /** One call of the session: the viewer's card. */

@@ -5,6 +5,7 @@ import { access } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { basename } from 'node:path'
+import type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { JournalFollower } from './follow.js'
 import { toLineRecord } from './journal-line.js'
@@ -14,22 +15,10 @@ import { presenterTable } from './presenters.js'
 import { SessionState } from './session.js'
 import type { ViewerSessionOptions } from './static.js'
 
+export type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
+
 /** The only interface the viewer listens on. */
 export const VIEWER_HOST = '127.0.0.1'
-
-/** A decision from the page on a pending approval. */
-export interface ViewerDecision {
-  callId: string
-  decision: 'approve' | 'deny'
-}
-
-/**
- * Applies approval decisions taken in the page. `decide` answers whether it applied the decision
- * (it must refuse a call that is not pending, or was decided already).
- */
-export interface ViewerApprovalHandler {
-  decide(decision: ViewerDecision): Promise<boolean>
-}
 
 export interface ViewerServerOptions extends ViewerSessionOptions {
   /** The journal to serve (JSON lines). It must exist. */
@@ -63,6 +52,10 @@ const HEARTBEAT_MS = 15_000
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) })
   res.end(body)
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(body))
 }
 
 function sseFrame(event: string, data: unknown): string {
@@ -112,6 +105,7 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
   let session = new SessionState(presenters)
   const clients = new Set<ServerResponse>()
   let port = 0
+  let board: ReadonlyMap<string, string | null> | undefined
 
   const snapshot = (): SessionSnapshot & { token?: string } => {
     const snap: SessionSnapshot & { token?: string } = { title, cards: session.cards(), approve }
@@ -136,9 +130,22 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
     },
     onReset() {
       session = new SessionState(presenters)
+      session.setDecidable(board)
       if (clients.size > 0) broadcast(sseFrame('snapshot', snapshot()))
     },
   })
+
+  // Which calls the state file lets the page decide; re-read when the file changes (the host
+  // resumed the turn and wrote the next state, or another viewer recorded a decision).
+  const refreshBoard = async (): Promise<void> => {
+    if (options.approval === undefined) return
+    board = await options.approval.pending()
+    const changed = session.setDecidable(board)
+    if (changed.length > 0 && clients.size > 0) {
+      broadcast(sseFrame('cards', { cards: changed.map((id) => session.card(id)!) }))
+    }
+  }
+  let boardTimer: NodeJS.Timeout | undefined
 
   // DNS rebinding: a page from another name that resolves to 127.0.0.1 must not be served.
   const hostAllowed = (req: IncomingMessage): boolean => {
@@ -156,19 +163,16 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
       const decision = body === undefined ? undefined : parseDecision(body)
       if (decision === undefined) return send(res, 400, 'text/plain; charset=utf-8', 'bad decision\n')
       const card = session.card(decision.callId)
-      if (
-        card?.pendingApproval === null ||
-        card?.pendingApproval === undefined ||
-        card.pendingApproval.decided !== null
-      ) {
-        return send(res, 409, 'text/plain; charset=utf-8', 'not pending\n')
+      if (card?.pendingApproval === null || card?.pendingApproval === undefined) {
+        return sendJson(res, 409, {
+          ok: false,
+          reason: `call ${decision.callId} is not awaiting approval in the journal`,
+        })
       }
-      const applied = await options.approval.decide(decision)
-      if (!applied) return send(res, 409, 'text/plain; charset=utf-8', 'not pending\n')
-      if (session.markDecided(decision.callId, decision.decision)) {
-        broadcast(sseFrame('cards', { cards: [session.card(decision.callId)!] }))
-      }
-      return send(res, 200, 'application/json', '{"ok":true}')
+      const outcome = await options.approval.decide(decision)
+      await refreshBoard()
+      if (!outcome.applied) return sendJson(res, 409, { ok: false, reason: outcome.reason })
+      return sendJson(res, 200, { ok: true })
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD')
@@ -201,7 +205,14 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
     }
   }
 
+  await refreshBoard()
   await follower.start()
+  if (options.approval !== undefined) {
+    boardTimer = setInterval(() => {
+      refreshBoard().catch((error: unknown) => process.emitWarning(`toolgate viewer: ${String(error)}`))
+    }, options.pollMs ?? 250)
+    boardTimer.unref()
+  }
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n')
@@ -223,6 +234,7 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
     port,
     async close() {
       follower.close()
+      if (boardTimer !== undefined) clearInterval(boardTimer)
       for (const res of clients) res.end()
       clients.clear()
       await new Promise<void>((resolve) => server.close(() => resolve()))

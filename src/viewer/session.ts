@@ -7,7 +7,14 @@ import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
 import { languageFromPath } from '../presentation/language.js'
 import { splitLines } from '../presentation/read-window.js'
 import type { FileDiff } from '../presentation/views.js'
-import { TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, TOOL_DENIED, TOOL_ERROR, TOOL_TIMEOUT } from '../runtime/errors.js'
+import {
+  APPROVAL_SUSPENDED,
+  TOOL_ABORTED,
+  TOOL_ABORTED_BEFORE_DISPATCH,
+  TOOL_DENIED,
+  TOOL_ERROR,
+  TOOL_TIMEOUT,
+} from '../runtime/errors.js'
 import type { ToolResult } from '../schema/tool-definition.js'
 import type { JournalLineRecord } from './journal-line.js'
 import type { ApprovalStep, CardStatus, DiffBlock, DiffLine, SessionCard } from './model.js'
@@ -31,8 +38,6 @@ interface CallState {
   durationMs: number | null
   /** A `code-dispatch` record standing in for a sub-call whose own records are missing. */
   dispatch: ToolResult | undefined
-  /** A decision sent from the page for a pending approval. */
-  decided: string | null
   card: SessionCard | undefined
 }
 
@@ -40,8 +45,21 @@ function text(value: unknown): string | null {
   return typeof value === 'string' ? value : null
 }
 
+function errorCode(result: Record<string, unknown>): string | null {
+  if (readOwn(result, 'isError') !== true) return null
+  const error = readOwn(result, 'error')
+  const info = isPlainRecord(error) ? readOwn(error, 'info') : undefined
+  return (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? TOOL_ERROR
+}
+
+/** A suspended call's result stands until the call is resumed: it is a wait, not a failure. */
+function isSuspension(result: Record<string, unknown> | undefined): boolean {
+  return result !== undefined && errorCode(result) === APPROVAL_SUSPENDED
+}
+
 function statusOf(state: CallState): CardStatus {
   const result = state.result
+  if (isSuspension(result)) return { kind: 'awaiting-approval' }
   if (result !== undefined) {
     if (readOwn(result, 'isError') !== true) return { kind: 'ok' }
     const error = readOwn(result, 'error')
@@ -60,7 +78,7 @@ function statusOf(state: CallState): CardStatus {
 }
 
 function errorOf(result: Record<string, unknown> | undefined): SessionCard['error'] {
-  if (result === undefined || readOwn(result, 'isError') !== true) return null
+  if (result === undefined || readOwn(result, 'isError') !== true || isSuspension(result)) return null
   const error = readOwn(result, 'error')
   if (!isPlainRecord(error)) return { message: '', code: TOOL_ERROR }
   const info = readOwn(error, 'info')
@@ -115,6 +133,7 @@ function diffsOf(view: { card: string; diffs?: unknown }): DiffBlock[] {
 export class SessionState {
   private readonly calls = new Map<string, CallState>()
   private readonly order: CallState[] = []
+  private board: ReadonlyMap<string, string | null> | undefined
 
   constructor(private readonly presenters: ReadonlyMap<string, ToolPresenter>) {}
 
@@ -134,7 +153,6 @@ export class SessionState {
         result: undefined,
         durationMs: null,
         dispatch: undefined,
-        decided: null,
         card: undefined,
       }
       this.calls.set(r.callId, state)
@@ -149,6 +167,7 @@ export class SessionState {
     switch (r.type) {
       case 'call-started': {
         const state = this.callOf(r)
+        this.resumed(state)
         const args = readOwn(raw, 'arguments')
         if (args !== undefined && isJsonValue(args)) state.args = args
         break
@@ -168,6 +187,7 @@ export class SessionState {
         const state = this.callOf(r)
         const outcome = readOwn(raw, 'outcome')
         const kind = isPlainRecord(outcome) ? text(readOwn(outcome, 'kind')) : null
+        if (kind !== 'suspended') this.resumed(state)
         state.approvals.push({
           step: 'answered',
           ts: r.ts,
@@ -217,13 +237,29 @@ export class SessionState {
     return [state.id]
   }
 
-  /** Mark a pending approval as decided from the page (display only; the journal stays the truth). */
-  markDecided(callId: string, decision: string): boolean {
-    const state = this.calls.get(callId)
-    if (state === undefined) return false
-    state.decided = decision
-    state.card = undefined
-    return true
+  /** A suspended call moves on (a resume started it or answered its ask): its suspension is over. */
+  private resumed(state: CallState): void {
+    if (!isSuspension(state.result)) return
+    state.result = undefined
+    state.durationMs = null
+  }
+
+  /**
+   * The calls the viewer's state file lists as waiting for a decision (call id → the decision
+   * recorded so far, or null); `undefined` when the viewer does not approve. Answers the ids of the
+   * cards whose buttons or recorded decision changed.
+   */
+  setDecidable(board: ReadonlyMap<string, string | null> | undefined): string[] {
+    const before = this.board
+    this.board = board
+    const changed: string[] = []
+    for (const id of new Set([...(before?.keys() ?? []), ...(board?.keys() ?? [])])) {
+      const state = this.calls.get(id)
+      if (state === undefined || before?.get(id) === board?.get(id)) continue
+      state.card = undefined
+      changed.push(id)
+    }
+    return changed
   }
 
   /** The card of one call, or `undefined` for an unknown id. */
@@ -254,7 +290,11 @@ export class SessionState {
     let pendingApproval: SessionCard['pendingApproval'] = null
     if (status.kind === 'awaiting-approval') {
       const asked = state.approvals.findLast((s) => s.step === 'asked')
-      pendingApproval = { reason: asked?.step === 'asked' ? asked.reason : null, decided: state.decided }
+      pendingApproval = {
+        reason: asked?.step === 'asked' ? asked.reason : null,
+        decided: this.board?.get(state.id) ?? null,
+        decidable: this.board?.has(state.id) === true,
+      }
     }
     const card: SessionCard = {
       id: state.id,

@@ -146,6 +146,45 @@ describe('resumeModelLoop (issue #14)', () => {
     expect(lines(marker)).toEqual(['read:a.txt', 'write:b.txt'])
   })
 
+  it('applies decisions recorded in the state (state.decisions, as the viewer writes them); never a contradiction', async () => {
+    const { first, marker, tools, agent } = await suspendTurn()
+    const stored = {
+      ...JSON.parse(JSON.stringify(first.state)),
+      decisions: { call_b: { kind: 'allowed-once' }, call_c: { kind: 'denied', reason: 'not c' } },
+    }
+    // A host decision that contradicts a recorded one is refused before anything runs.
+    await expect(
+      resumeModelLoop({
+        state: stored,
+        decisions: { call_c: { kind: 'allowed-once' } },
+        tools,
+        agent,
+        model: scriptedModel(),
+      }),
+    ).rejects.toThrow(
+      /decisions\["call_c"\]: "allowed-once" contradicts the decision recorded in the state \("denied"\)/,
+    )
+    await expect(
+      resumeModelLoop({
+        state: { ...stored, decisions: { call_a: { kind: 'allowed-once' } } },
+        tools,
+        agent,
+        model: scriptedModel(),
+      }),
+    ).rejects.toThrow(/state\.decisions\["call_a"\]: call "call_a" is not pending/)
+    expect(lines(marker)).toEqual(['read:a.txt'])
+    const resumed = await resumeModelLoop({
+      state: stored,
+      decisions: { call_b: { kind: 'allowed-once' } },
+      tools,
+      agent,
+      model: scriptedModel(),
+    })
+    expect(resumed.stopReason).toBe('done')
+    expect(lines(marker)).toEqual(['read:a.txt', 'write:b.txt'])
+    expect(JSON.stringify(toolMessages(resumed).get('call_c'))).toContain('not c')
+  })
+
   it('nothing the model writes counts as a decision', async () => {
     const marker = file('marker')
     const env = await setupTurn({ marker })

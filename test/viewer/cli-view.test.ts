@@ -67,6 +67,12 @@ describe('toolgate view (CLI)', () => {
       [['view', journal, '--bogus'], "Unknown option '--bogus'"],
       [['view', journal, '--out', 'x.html', '--port', '1'], '--out writes a file; it takes no --port'],
       [['frobnicate'], 'unknown command "frobnicate"'],
+      [['view', journal, '--approve'], '--approve needs --state FILE'],
+      [['view', journal, '--state', 'turn.json'], '--state is only used with --approve'],
+      [
+        ['view', journal, '--approve', '--state', 'turn.json', '--out', 'x.html'],
+        '--out writes a static file; it cannot take decisions (--approve)',
+      ],
     ]
     for (const [argv, message] of cases) {
       const { code, stderr } = await runCli(argv)
@@ -76,6 +82,13 @@ describe('toolgate view (CLI)', () => {
     const missing = await runCli(['view', join(dir, 'nope.jsonl'), '--out', join(dir, 'x.html')])
     expect(missing.code).toBe(1)
     expect(missing.stderr).toBe(`toolgate view: journal not found: ${join(dir, 'nope.jsonl')}\n`)
+    const noState = await runCli(['view', journal, '--approve', '--state', join(dir, 'none.json')])
+    expect(noState.code).toBe(1)
+    expect(noState.stderr).toBe(`toolgate view: state file not found: ${join(dir, 'none.json')}\n`)
+    await writeFile(join(dir, 'not-suspended.json'), '{"v":1,"messages":[]}')
+    const notSuspended = await runCli(['view', journal, '--approve', '--state', join(dir, 'not-suspended.json')])
+    expect(notSuspended.code).toBe(1)
+    expect(notSuspended.stderr).toContain('state.pending: missing')
     expect((await runCli(['view', '--help'])).stdout).toContain('Usage: toolgate view JOURNAL')
   })
 

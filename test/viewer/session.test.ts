@@ -47,7 +47,7 @@ describe('viewer session folding', () => {
     ]
     const [pending] = fold(asked)
     expect(pending.status).toEqual({ kind: 'awaiting-approval' })
-    expect(pending.pendingApproval).toEqual({ reason: 'needs a human', decided: null })
+    expect(pending.pendingApproval).toEqual({ reason: 'needs a human', decided: null, decidable: false })
     const [suspended] = fold([
       ...asked,
       rec({ type: 'approval-answered', outcome: { kind: 'suspended' }, standing: false }),
@@ -63,6 +63,34 @@ describe('viewer session folding', () => {
       { step: 'asked', ts: 1000, reason: 'needs a human' },
       { step: 'answered', ts: 1000, outcome: 'allowed-always', reason: 'ok', standing: true },
     ])
+  })
+
+  it('a suspended call (APPROVAL_SUSPENDED result) awaits approval until a resume moves it on', () => {
+    const suspended = [
+      rec({ type: 'call-started', arguments: { x: 1 } }),
+      rec({ type: 'approval-asked', request: { reason: 'needs a human', arguments: { x: 1 } } }),
+      rec({ type: 'approval-answered', outcome: { kind: 'suspended' }, standing: false }),
+      rec({ type: 'result', result: failure('APPROVAL_SUSPENDED'), durationMs: 1 }),
+    ]
+    const [waiting] = fold(suspended)
+    expect(waiting.status).toEqual({ kind: 'awaiting-approval' })
+    expect(waiting.error).toBeNull()
+    expect(waiting.pendingApproval).toEqual({ reason: 'needs a human', decided: null, decidable: false })
+    const resumed = [
+      ...suspended,
+      rec({ type: 'approval-answered', outcome: { kind: 'allowed-once' }, standing: false, source: 'decision' }),
+    ]
+    expect(fold(resumed)[0].status).toEqual({ kind: 'running' })
+    const [done] = fold([...resumed, rec({ type: 'result', result: { isError: false, content: [] }, durationMs: 2 })])
+    expect(done.status).toEqual({ kind: 'ok' })
+    expect(done.pendingApproval).toBeNull()
+    // The state file's board decides where buttons go and shows a recorded decision.
+    const session = sessionFromJournalText(suspended.join('\n'), presenterTable())
+    expect(session.setDecidable(new Map([['c', null]]))).toEqual(['c'])
+    expect(session.card('c')?.pendingApproval).toEqual({ reason: 'needs a human', decided: null, decidable: true })
+    expect(session.setDecidable(new Map([['c', null]]))).toEqual([])
+    expect(session.setDecidable(new Map([['c', 'denied']]))).toEqual(['c'])
+    expect(session.card('c')?.pendingApproval?.decided).toBe('denied')
   })
 
   it('skips malformed, foreign and unknown lines without losing the good ones', () => {

@@ -12,6 +12,7 @@ export interface AppProps {
   /** `live`, `reconnecting` or `static`. */
   connection: string
   onDecide?: (id: string, decision: 'approve' | 'deny') => void
+  notices?: ReadonlyMap<string, string>
 }
 
 const NO_AGENT = '\u0000none'
@@ -121,6 +122,7 @@ export function App(props: AppProps) {
                   children=${children}
                   approve=${props.approve}
                   onDecide=${props.onDecide}
+                  notices=${props.notices}
                   visible=${visible}
                 />`,
             )

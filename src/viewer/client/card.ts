@@ -1,7 +1,7 @@
 // One call as a card: header (tool, agent, status, duration, title), approval history, the
 // program of a run_code call, the completed (or pending) view, nested sub-calls, arguments.
 import type { ComponentChildren } from 'preact'
-import type { ApprovalStep, CardStatus, SessionCard } from '../model.js'
+import type { ApprovalStep, CardStatus, PendingApproval, SessionCard } from '../model.js'
 import { html } from './html.js'
 import { JsonTree } from './json-tree.js'
 import { formatDuration, formatTime, vis } from './text.js'
@@ -44,11 +44,36 @@ function resultMentions(card: SessionCard, message: string): boolean {
   return (result.content ?? []).some((b) => b.type === 'text' && b.text.includes(message))
 }
 
+export const SENDING = 'sending…'
+
+/** Approve / deny for a call the state file lets this viewer decide, or what was recorded. */
+function decideBar(props: CardProps, pending: PendingApproval): ComponentChildren {
+  const id = props.card.id
+  const notice = props.notices?.get(id)
+  const noticeLine = notice !== undefined ? html`<span class="notice">${vis(notice)}</span>` : null
+  if (pending.decided !== null) {
+    return html`<div class="decide decided">
+      <span class="note">decision recorded: <b>${vis(pending.decided)}</b> (applied when the turn is resumed)</span>
+    </div>`
+  }
+  if (!pending.decidable) {
+    return html`<div class="decide"><span class="note">not pending in the state file</span>${noticeLine}</div>`
+  }
+  const busy = notice === SENDING
+  return html`<div class="decide">
+    <button type="button" class="approve" disabled=${busy} onClick=${() => props.onDecide?.(id, 'approve')}>Approve</button>
+    <button type="button" class="deny" disabled=${busy} onClick=${() => props.onDecide?.(id, 'deny')}>Deny</button>
+    ${noticeLine}
+  </div>`
+}
+
 export interface CardProps {
   card: SessionCard
   children: Map<string, SessionCard[]>
   approve: boolean
   onDecide?: (id: string, decision: 'approve' | 'deny') => void
+  /** Per call: what became of a decision sent from this page (a refusal's reason, or `sending…`). */
+  notices?: ReadonlyMap<string, string>
   visible: (parent: SessionCard, child: SessionCard) => boolean
 }
 
@@ -73,20 +98,7 @@ export function Card(props: CardProps): ComponentChildren {
       <span class="call-id">${vis(card.id)}</span>
     </header>
     ${card.approvals.length > 0 ? html`<ol class="approvals">${card.approvals.map((s) => approvalLine(s))}</ol>` : null}
-    ${
-      pending !== null && props.approve
-        ? html`<div class="decide">
-            ${
-              pending.decided !== null
-                ? html`<span class="note">decision sent: ${vis(pending.decided)}</span>`
-                : html`<button type="button" class="approve" onClick=${() => props.onDecide?.(card.id, 'approve')}>
-                    Approve
-                  </button>
-                  <button type="button" class="deny" onClick=${() => props.onDecide?.(card.id, 'deny')}>Deny</button>`
-            }
-          </div>`
-        : null
-    }
+    ${pending !== null && props.approve ? decideBar(props, pending) : null}
     ${card.program !== null ? html`<div class="program"><${Code} code=${card.program} lang="typescript" /></div>` : null}
     ${error !== null && !resultMentions(card, error.message) ? html`<div class="error-message">${vis(error.message)}</div>` : null}
     <div class="body">

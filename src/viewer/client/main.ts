@@ -3,6 +3,7 @@
 import { render } from 'preact'
 import type { CardsUpdate, SessionCard, SessionSnapshot } from '../model.js'
 import { App } from './app.js'
+import { SENDING } from './card.js'
 import { html } from './html.js'
 
 const DATA_ID = 'toolgate-session'
@@ -18,6 +19,8 @@ interface State {
 const state: State = { title: 'toolgate session', approve: false, connection: 'static', byId: new Map(), cards: [] }
 const root = document.getElementById('app')!
 let approvalToken = ''
+/** What became of decisions sent from this page, by call id (cleared when one is recorded). */
+const notices = new Map<string, string>()
 
 function sorted(byId: Map<string, SessionCard>): SessionCard[] {
   return [...byId.values()].sort((a, b) => a.seq - b.seq)
@@ -31,6 +34,7 @@ function paint(): void {
       approve=${state.approve}
       connection=${state.connection}
       onDecide=${decide}
+      notices=${notices}
     />`,
     root,
   )
@@ -52,13 +56,28 @@ function applyCards(update: CardsUpdate): void {
 }
 
 async function decide(id: string, decision: 'approve' | 'deny'): Promise<void> {
+  if (notices.get(id) === SENDING) return
+  notices.set(id, SENDING)
+  paint()
   // The token proves the request comes from this page: another origin can neither read it nor
   // send the custom header without a preflight the server never grants.
-  await fetch('/decision', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-toolgate-token': approvalToken },
-    body: JSON.stringify({ callId: id, decision }),
-  }).catch(() => undefined)
+  let notice: string | undefined
+  try {
+    const response = await fetch('/decision', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-toolgate-token': approvalToken },
+      body: JSON.stringify({ callId: id, decision }),
+    })
+    if (!response.ok) {
+      const body = (await response.json().catch(() => ({}))) as { reason?: unknown }
+      notice = `refused: ${typeof body.reason === 'string' ? body.reason : `HTTP ${response.status}`}`
+    }
+  } catch {
+    notice = 'not sent: the viewer is not reachable'
+  }
+  if (notice === undefined) notices.delete(id)
+  else notices.set(id, notice)
+  paint()
 }
 
 function follow(): void {

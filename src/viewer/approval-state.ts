@@ -1,0 +1,182 @@
+// `toolgate view --approve --state FILE`: approve / deny buttons record a person's decision into the
+// suspended turn's state file, where `resumeModelLoop` picks it up (`state.decisions`). The viewer
+// never runs a tool itself: it has no model, tools or agent; the host that resumes the turn does.
+import { randomBytes } from 'node:crypto'
+import { open, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { ApprovalOutcome } from '../runtime/types.js'
+
+/** A decision from the page on a pending approval. */
+export interface ViewerDecision {
+  callId: string
+  decision: 'approve' | 'deny'
+}
+
+/** What became of a decision: recorded, or refused with the reason shown to the person. */
+export type ViewerDecisionResult = { readonly applied: true } | { readonly applied: false; readonly reason: string }
+
+/** Applies approval decisions taken in the page. */
+export interface ViewerApprovalHandler {
+  /** The calls waiting for a decision: call id → the kind already recorded for it, or null. */
+  pending(): Promise<ReadonlyMap<string, string | null>>
+  /** Record one decision; refused when the call is not pending or was decided already. */
+  decide(decision: ViewerDecision): Promise<ViewerDecisionResult>
+}
+
+/** The reason a denial from the viewer carries (what the model reads). */
+export const VIEWER_DENIAL_REASON = 'denied by a person in the toolgate viewer'
+
+/** How long a decision waits for another writer's lock, and when a lock counts as abandoned. */
+const LOCK_WAIT_MS = 3000
+const LOCK_STALE_MS = 30_000
+
+type Json = Record<string, unknown>
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** A state file's suspended batch: the pending call ids and the decisions recorded so far. */
+interface StateView {
+  state: Json
+  /** Call id → index in `pending.calls`, for calls without a result (waiting for a decision). */
+  waiting: Map<string, number>
+  decisions: Json
+}
+
+/** Read and check the state file; every problem names the file and the field. */
+async function readStateFile(path: string): Promise<StateView> {
+  const text = await readFile(path, 'utf8')
+  let state: unknown
+  try {
+    state = JSON.parse(text)
+  } catch (error) {
+    throw new Error(`state file ${path}: not JSON (${error instanceof Error ? error.message : String(error)})`)
+  }
+  const where = `state file ${path}`
+  if (!isObject(state)) throw new Error(`${where}: expected the state object of an 'approval-required' result`)
+  if (state.v !== 1) throw new Error(`${where}: state.v: expected 1, got ${JSON.stringify(state.v)}`)
+  const pending = state.pending
+  if (!isObject(pending)) throw new Error(`${where}: state.pending: missing — no call is waiting for a decision`)
+  const { calls, requests } = pending
+  if (!Array.isArray(calls)) throw new Error(`${where}: state.pending.calls: expected an array`)
+  if (!Array.isArray(requests) || requests.length !== calls.length)
+    throw new Error(`${where}: state.pending.requests: expected an array of ${calls.length} entries (one per call)`)
+  const decisions = state.decisions ?? {}
+  if (!isObject(decisions)) throw new Error(`${where}: state.decisions: expected an object keyed by call id`)
+  const waiting = new Map<string, number>()
+  calls.forEach((call: unknown, i) => {
+    if (isObject(call) && typeof call.callId === 'string' && requests[i] !== null) waiting.set(call.callId, i)
+  })
+  return { state, waiting, decisions }
+}
+
+function recordedKind(value: unknown): string | null {
+  return isObject(value) && typeof value.kind === 'string' ? value.kind : null
+}
+
+/** Serialises decisions within the process and across processes (an exclusive lock file). */
+async function withLock<T>(lockPath: string, body: () => Promise<T>): Promise<T | undefined> {
+  const deadline = Date.now() + LOCK_WAIT_MS
+  for (;;) {
+    try {
+      const handle = await open(lockPath, 'wx')
+      await handle.close()
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const info = await stat(lockPath).catch(() => undefined)
+      if (info !== undefined && Date.now() - info.mtimeMs > LOCK_STALE_MS) {
+        await unlink(lockPath).catch(() => undefined)
+        continue
+      }
+      if (Date.now() > deadline) return undefined
+      await sleep(25)
+    }
+  }
+  try {
+    return await body()
+  } finally {
+    await unlink(lockPath).catch(() => undefined)
+  }
+}
+
+/**
+ * The approval handler of a state file: the `state` an `'approval-required'` result carried, stored
+ * as JSON by the host. A decision is written into it as `state.decisions[callId]` (approve →
+ * `{ kind: 'allowed-once' }`, deny → `{ kind: 'denied', reason }`), atomically (a temporary file
+ * renamed over it), at most once per call: a call that is not pending in the file, or already has a
+ * decision, is refused. The host's next `resumeModelLoop({ state })` applies what was recorded.
+ */
+export function stateFileApproval(path: string): ViewerApprovalHandler & { check(): Promise<void> } {
+  let queue: Promise<unknown> = Promise.resolve()
+  let cached: { key: string; pending: ReadonlyMap<string, string | null> } | undefined
+
+  const pending = async (): Promise<ReadonlyMap<string, string | null>> => {
+    let info: Awaited<ReturnType<typeof stat>>
+    try {
+      info = await stat(path)
+    } catch {
+      return new Map() // the host removed the state (the turn went on): nothing is pending
+    }
+    const key = `${info.ino}:${info.size}:${info.mtimeMs}`
+    if (cached?.key === key) return cached.pending
+    let view: StateView
+    try {
+      view = await readStateFile(path)
+    } catch {
+      return new Map() // being rewritten, or no longer a suspended state: offer no buttons
+    }
+    const map = new Map<string, string | null>()
+    for (const callId of view.waiting.keys()) map.set(callId, recordedKind(view.decisions[callId]))
+    cached = { key, pending: map }
+    return map
+  }
+
+  const apply = async ({ callId, decision }: ViewerDecision): Promise<ViewerDecisionResult> => {
+    const result = await withLock(`${path}.lock`, async (): Promise<ViewerDecisionResult> => {
+      let view: StateView
+      try {
+        view = await readStateFile(path)
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        return {
+          applied: false,
+          reason: code === 'ENOENT' ? 'the state file is gone (the turn went on)' : String(error),
+        }
+      }
+      if (!view.waiting.has(callId))
+        return { applied: false, reason: `call ${callId} is not pending in the state file` }
+      const recorded = recordedKind(view.decisions[callId])
+      if (recorded !== null) return { applied: false, reason: `call ${callId} was already decided (${recorded})` }
+      const outcome: ApprovalOutcome =
+        decision === 'approve' ? { kind: 'allowed-once' } : { kind: 'denied', reason: VIEWER_DENIAL_REASON }
+      view.state.decisions = { ...view.decisions, [callId]: outcome }
+      const info = await stat(path)
+      const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
+      const handle = await open(temp, 'wx', info.mode & 0o777)
+      try {
+        await handle.writeFile(`${JSON.stringify(view.state, null, 2)}\n`)
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      await rename(temp, path).catch(async (error: unknown) => {
+        await unlink(temp).catch(() => undefined)
+        throw error
+      })
+      return { applied: true }
+    })
+    return result ?? { applied: false, reason: 'the state file is locked by another writer; try again' }
+  }
+
+  return {
+    pending,
+    decide(decision) {
+      const next = queue.then(() => apply(decision))
+      queue = next.catch(() => undefined)
+      return next
+    },
+    /** Fails with a clear message when the file is not a suspended state (used at start). */
+    async check() {
+      await readStateFile(path)
+    },
+  }
+}
