@@ -11,18 +11,26 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { Journal } from '../src/journal/journal.js'
-import { genericCallView, genericResultView } from '../src/presentation/generic.js'
-import { renderToolCallLines, renderToolResultLines } from '../src/presentation/terminal.js'
-import type { ToolCallView, ToolResultView } from '../src/presentation/views.js'
-import { createAgent } from '../src/runtime/agent.js'
-import { createToolRuntime } from '../src/runtime/create.js'
-import type { ToolExecutionInput, ToolExecutionResult } from '../src/runtime/types.js'
-import { TerminalApproval } from '../src/scheduling/approval.js'
-import { type BatchCallResult, executeBatch } from '../src/scheduling/execute-batch.js'
-import { TimeoutPolicy } from '../src/scheduling/timeout-policy.js'
-import type { ToolDefinition } from '../src/schema/tool-definition.js'
-import { createBashTool, createFsTools } from '../src/tools/index.js'
+import {
+  type BatchCallResult,
+  createAgent,
+  createBashTool,
+  createFsTools,
+  createToolRuntime,
+  executeBatch,
+  genericCallView,
+  genericResultView,
+  Journal,
+  renderToolCallLines,
+  renderToolResultLines,
+  TerminalApproval,
+  TimeoutPolicy,
+  type ToolCallView,
+  type ToolDefinition,
+  type ToolExecutionInput,
+  type ToolExecutionResult,
+  type ToolResultView,
+} from 'toolgate'
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {

@@ -12,11 +12,8 @@
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import OpenAI from 'openai'
-import { type ModelLoopResult, openAIChatModel, runModelLoop } from '../src/providers/index.js'
-import { createAgent } from '../src/runtime/agent.js'
-import { createToolRuntime } from '../src/runtime/create.js'
-import { TerminalApproval } from '../src/scheduling/approval.js'
-import { createFsTools } from '../src/tools/index.js'
+import { createAgent, createFsTools, createToolRuntime, TerminalApproval } from 'toolgate'
+import { type ModelLoopResult, openAIChatModel, runModelLoop } from 'toolgate/providers'
 
 export interface AgentOptions {
   readonly client: OpenAI

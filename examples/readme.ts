@@ -1,4 +1,4 @@
-import { createToolRuntime, defineTool } from '../src/index.js'
+import { createToolRuntime, defineTool } from 'toolgate'
 
 export const add = defineTool({
   name: 'add',
