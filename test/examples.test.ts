@@ -110,6 +110,10 @@ const expectations: Record<string, (out: string) => void> = {
     expect(out).toContain('visible: now\n  [audit] now: ok\nnow -> "1970-01-01T00:00:00.000Z"')
     expect(out).toContain('visible after unload: []\nnow -> UNKNOWN_TOOL')
   },
+  'errors.ts': (out) => {
+    expect(out).toContain('INVALID_ARGS: The arguments do not match')
+    expect(out).toContain('INVALID_REGISTRATION: ToolRegistrationError')
+  },
   'use-mcp-server.ts': (out) => {
     expect(out).toContain('registered: calc__add, calc__word_count')
     expect(out).toContain('calc__add: ok 20 + 22 = 42')
