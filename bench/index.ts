@@ -1,5 +1,14 @@
 // `npm run bench`: every benchmark in one process run, each printing a markdown table.
-const suites = ['validator', 'pipeline', 'registry', 'code-mode', 'journal', 'bash-sandbox', 'import'] as const
+const suites = [
+  'validator',
+  'pipeline',
+  'registry',
+  'code-mode',
+  'journal',
+  'bash-sandbox',
+  'search',
+  'import',
+] as const
 for (const suite of suites) {
   const module = (await import(`./${suite}.bench.ts`)) as { run: () => Promise<unknown> }
   await module.run()

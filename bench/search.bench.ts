@@ -1,10 +1,12 @@
 // grep and glob on real trees: toolgate's tools (built package) vs the bare engines they run,
 // side by side in one process: `rg` spawned with the same flags (and with its defaults), and a
-// bare tinyglobby call with the same ignores. Trees: a generated 100,000-file tree and this
-// repository's node_modules.
+// bare tinyglobby call with the same ignores. Trees: a generated 100,000-file tree, this
+// repository's node_modules, and minified-style files whose single lines hold 100,000 hits.
+// The cases run interleaved, round by round, so a change in machine load hits all of them alike
+// (the machines are shared); the ratio is the median of the per-round ratios.
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, open, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { glob } from 'tinyglobby'
@@ -13,18 +15,21 @@ import { format, isMain, loadBuilt } from './util.js'
 const FILES = Number(process.env.SEARCH_BENCH_FILES ?? 100_000)
 const RUNS = Number(process.env.SEARCH_BENCH_RUNS ?? 5)
 
-/** Median wall time of `runs` calls after one warm-up, in ns. */
-async function median(fn: () => Promise<unknown>, runs = RUNS): Promise<number> {
-  await fn()
-  const times: number[] = []
+/** Wall time of each case, `runs` rounds after one warm-up round, cases interleaved per round (ns). */
+async function interleaved(cases: Array<() => Promise<unknown>>, runs = RUNS): Promise<number[][]> {
+  for (const fn of cases) await fn()
+  const times = cases.map(() => [] as number[])
   for (let i = 0; i < runs; i++) {
-    const start = process.hrtime.bigint()
-    await fn()
-    times.push(Number(process.hrtime.bigint() - start))
+    for (const [k, fn] of cases.entries()) {
+      const start = process.hrtime.bigint()
+      await fn()
+      times[k].push(Number(process.hrtime.bigint() - start))
+    }
   }
-  times.sort((a, b) => a - b)
-  return times[Math.floor(times.length / 2)]
+  return times
 }
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 /** Spawn rg and drain its output, like any caller would. */
 function rg(binary: string, args: string[], cwd: string): Promise<number> {
@@ -76,6 +81,8 @@ export async function run(): Promise<void> {
   const started = Date.now()
   const tree = await generateTree(FILES)
   console.log(`\n(generated ${FILES.toLocaleString('en-US')} files in ${((Date.now() - started) / 1000).toFixed(1)} s)`)
+  const long = await mkdtemp(path.join(tmpdir(), 'toolgate-search-bench-long-'))
+  for (let i = 0; i < 5; i++) await writeFile(path.join(long, `min${i}.js`), `${'needle;'.repeat(100_000)}\n`)
   const modules = path.resolve(new URL('..', import.meta.url).pathname, 'node_modules')
   const trees = [
     {
@@ -85,6 +92,12 @@ export async function run(): Promise<void> {
       glob: '**/*.ts',
     },
     { label: 'node_modules of this repository', dir: modules, pattern: 'function\\s+\\w+Error', glob: '**/*.d.ts' },
+    {
+      label: 'minified-style lines (5 files, 100,000 hits on one line each)',
+      dir: long,
+      pattern: 'needle',
+      glob: '*.js',
+    },
   ]
   const signal = new AbortController().signal
   const exec = (name: string, args: unknown) =>
@@ -121,45 +134,38 @@ export async function run(): Promise<void> {
         '--',
         '.',
       ]
-      const rows: Array<[string, number]> = []
-      rows.push([
+      const names = [
         'toolgate grep (rg --json, sorted, parsed, capped)',
-        await median(() => grep.execute({ pattern: t.pattern }, exec('grep', { pattern: t.pattern }))),
-      ])
-      rows.push(['bare rg, same flags (output drained)', await median(() => rg(binary, sameFlags, t.dir))])
-      rows.push([
+        'bare rg, same flags (output drained)',
         'bare rg --json, parallel (no --sort)',
-        await median(() =>
+        'toolgate glob (tinyglobby + .gitignore + budget)',
+        'bare tinyglobby, same ignores',
+      ]
+      const times = await interleaved([
+        () => grep.execute({ pattern: t.pattern }, exec('grep', { pattern: t.pattern })),
+        () => rg(binary, sameFlags, t.dir),
+        () =>
           rg(
             binary,
             sameFlags.filter((a) => a !== '--sort=path'),
             t.dir,
           ),
-        ),
+        () => globTool.execute({ pattern: t.glob }, exec('glob', { pattern: t.glob })),
+        () => glob([t.glob], { cwd: t.dir, ignore: ['**/node_modules/**', '**/.git/**'], followSymbolicLinks: false }),
       ])
-      rows.push([
-        'toolgate glob (tinyglobby + .gitignore + budget)',
-        await median(() => globTool.execute({ pattern: t.glob }, exec('glob', { pattern: t.glob }))),
-      ])
-      rows.push([
-        'bare tinyglobby, same ignores',
-        await median(() =>
-          glob([t.glob], { cwd: t.dir, ignore: ['**/node_modules/**', '**/.git/**'], followSymbolicLinks: false }),
-        ),
-      ])
+      const ratio = (a: number, b: number) => `${median(times[a].map((x, i) => x / times[b][i])).toFixed(2)}×`
       console.log(`\n## Search: ${t.label}\n`)
-      console.log('| case | median of 5 | ratio |')
+      console.log(`| case | median of ${RUNS} (interleaved) | ratio (median of per-round ratios) |`)
       console.log('| --- | ---: | ---: |')
-      const [tgGrep, rgSame, rgPar, tgGlob, bareGlob] = rows.map((r) => r[1])
-      const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`
-      console.log(`| ${rows[0][0]} | ${format(tgGrep)} | ${ratio(tgGrep, rgSame)} of bare rg |`)
-      console.log(`| ${rows[1][0]} | ${format(rgSame)} | 1.00× |`)
-      console.log(`| ${rows[2][0]} | ${format(rgPar)} | ${ratio(rgPar, rgSame)} |`)
-      console.log(`| ${rows[3][0]} | ${format(tgGlob)} | ${ratio(tgGlob, bareGlob)} of bare tinyglobby |`)
-      console.log(`| ${rows[4][0]} | ${format(bareGlob)} | 1.00× |`)
+      console.log(`| ${names[0]} | ${format(median(times[0]))} | ${ratio(0, 1)} of bare rg |`)
+      console.log(`| ${names[1]} | ${format(median(times[1]))} | 1.00× |`)
+      console.log(`| ${names[2]} | ${format(median(times[2]))} | ${ratio(2, 1)} |`)
+      console.log(`| ${names[3]} | ${format(median(times[3]))} | ${ratio(3, 4)} of bare tinyglobby |`)
+      console.log(`| ${names[4]} | ${format(median(times[4]))} | 1.00× |`)
     }
   } finally {
     await tree.cleanup()
+    await rm(long, { recursive: true, force: true })
   }
 }
 

@@ -63,6 +63,14 @@ export class RipgrepPatternError extends ToolgateError {
 
 type RgText = { text?: string; bytes?: string }
 
+/** What a line of `rg --json` output is used for: a kept match, a file's end, the summary, or nothing. */
+type LineKind = 'match' | 'end' | 'other' | 'skip'
+const MATCH_PREFIX = Buffer.from('{"type":"match"')
+const END_PREFIX = Buffer.from('{"type":"end"')
+/** The summary message starts with its data (`{"data":{"elapsed_total"…},"type":"summary"}`). */
+const DATA_PREFIX = Buffer.from('{"data":')
+const CLASSIFY_BYTES = MATCH_PREFIX.length
+
 function rgText(value: RgText | undefined): string {
   if (value === undefined) return ''
   if (typeof value.text === 'string') return value.text
@@ -100,25 +108,26 @@ export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
     let filesSkipped = 0
     let filesSearched: number | undefined
     let stderr = ''
-    let buffered = ''
     let failure: Error | undefined
 
     const displayPath = (raw: string): string => {
       const rel = search.file !== undefined ? raw : raw.startsWith('./') ? raw.slice(2) : raw
       return search.prefix + rel.split(path.sep).join('/')
     }
-    const onLine = (line: string): void => {
-      if (line.startsWith('{"type":"match"')) {
-        total++
-        if (kept.length >= search.maxMatches) return
-        const data = (JSON.parse(line) as { data: { path: RgText; lines: RgText; line_number?: number } }).data
+    const onLine = (line: string, kind: LineKind): void => {
+      if (kind === 'match') {
+        // Only the fields shown are parsed: the submatch list (one entry per hit, megabytes on a
+        // minified line) is cut off first. A raw `,"submatches":` cannot occur inside a JSON string.
+        const cut = line.indexOf(',"submatches":')
+        const json = cut === -1 ? line : `${line.slice(0, cut)}}}`
+        const data = (JSON.parse(json) as { data: { path: RgText; lines: RgText; line_number?: number } }).data
         const text = rgText(data.lines).replace(/\r?\n$/, '')
         kept.push({
           path: displayPath(rgText(data.path)),
           line: data.line_number ?? 0,
           text: cutText(text, search.maxLineChars).text,
         })
-      } else if (line.startsWith('{"type":"end"')) {
+      } else if (kind === 'end') {
         const data = (JSON.parse(line) as { data: { binary_offset: number | null } }).data
         if (data.binary_offset !== null) filesSkipped++
       } else if (line.includes('"type":"summary"')) {
@@ -126,23 +135,49 @@ export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
         filesSearched = data.stats.searches
       }
     }
-    child.stdout.setEncoding('utf8')
-    child.stdout.on('data', (chunk: string) => {
+    // Output is split into lines as bytes: a line is classified by its first bytes, and only the
+    // lines used are kept and decoded (matches up to the cap, file ends, the summary). Matches past
+    // the cap are counted without being read, so a huge output costs a newline scan.
+    let pieces: Buffer[] = []
+    let size = 0
+    let kind: LineKind | undefined
+    const classify = (): LineKind => {
+      const head = (pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)).subarray(0, CLASSIFY_BYTES)
+      if (head.equals(MATCH_PREFIX)) {
+        total++
+        return kept.length < search.maxMatches ? 'match' : 'skip'
+      }
+      if (head.subarray(0, END_PREFIX.length).equals(END_PREFIX)) return 'end'
+      if (head.subarray(0, DATA_PREFIX.length).equals(DATA_PREFIX)) return 'other'
+      return 'skip'
+    }
+    child.stdout.on('data', (chunk: Buffer) => {
       if (failure) return
-      buffered += chunk
-      let newline = buffered.indexOf('\n')
-      let from = 0
       try {
-        while (newline !== -1) {
-          onLine(buffered.slice(from, newline))
+        let from = 0
+        while (from <= chunk.length) {
+          const newline = chunk.indexOf(0x0a, from)
+          const end = newline === -1 ? chunk.length : newline
+          if (kind !== 'skip' && end > from) {
+            pieces.push(chunk.subarray(from, end))
+            size += end - from
+          }
+          if (kind === undefined && (size >= CLASSIFY_BYTES || newline !== -1) && size > 0) kind = classify()
+          if (kind === 'skip') {
+            pieces = []
+            size = 0
+          }
+          if (newline === -1) break
+          if (kind !== undefined && kind !== 'skip') onLine(Buffer.concat(pieces, size).toString('utf8'), kind)
+          pieces = []
+          size = 0
+          kind = undefined
           from = newline + 1
-          newline = buffered.indexOf('\n', from)
         }
       } catch (error) {
         failure = new Error(`grep: unreadable ripgrep output: ${(error as Error).message}`)
         child.kill('SIGKILL')
       }
-      buffered = buffered.slice(from)
     })
     child.stderr.setEncoding('utf8')
     child.stderr.on('data', (chunk: string) => {
@@ -163,7 +198,10 @@ export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
         return
       }
       if (failure) return reject(failure)
-      if (buffered.trim() !== '') onLine(buffered)
+      if (size > 0) {
+        kind ??= classify()
+        if (kind !== 'skip') onLine(Buffer.concat(pieces, size).toString('utf8'), kind)
+      }
       if (code === 2 && filesSearched === undefined) {
         const message = stderr.replace(/^rg: /, '').trim()
         if (/regex parse error|look-around|backreferences|error parsing regex/i.test(message)) {

@@ -67,6 +67,28 @@ describe('grep on ripgrep', () => {
     expect(value.truncated).toBe(false)
   })
 
+  it('huge output (lines with 100,000 hits, non-UTF-8 text, many files): caps hold, every match is counted', async () => {
+    // A minified-style line: ripgrep's JSON for it lists 100,000 submatches (megabytes on one line).
+    await write('a-min/huge.js', `${'needle;'.repeat(100_000)}\n`)
+    for (let i = 0; i < 60; i++) await write(`many/f${String(i).padStart(2, '0')}.txt`, 'needle\nneedle again\n')
+    await write('latin1.txt', Buffer.concat([Buffer.from('caf'), Buffer.from([0xe9]), Buffer.from(' needle\n')]))
+    const tools = createFsTools({ root: ws.dir, limits: { grepMaxMatches: 50, grepMaxLineChars: 40 } })
+    const value = await run(byName(tools, 'grep'), { pattern: 'needle' })
+    // 8 searched fixture lines (the rest is ignored or binary) + the huge line + 120 in many/ + Latin-1.
+    expect(value.total).toBe(8 + 1 + 120 + 1)
+    expect(value.truncated).toBe(true)
+    const matches = (value.files as Array<{ path: string; matches: Array<{ line: number; text: string }> }>).flatMap(
+      (f) => f.matches.map((m) => ({ path: f.path, ...m })),
+    )
+    expect(matches).toHaveLength(50)
+    const latin = matches.find((m) => m.path === 'latin1.txt')
+    expect(latin?.text).toBe('caf\ufffd needle')
+    const huge = matches.find((m) => m.path === 'a-min/huge.js')
+    expect(huge?.line).toBe(1)
+    expect(huge?.text.startsWith('needle;needle;')).toBe(true)
+    expect(huge!.text.length).toBeLessThan(100)
+  })
+
   it('the JavaScript fallback finds the same files', async () => {
     const grep = byName(createFsTools({ root: ws.dir, ripgrep: false }), 'grep')
     const value = await run(grep, { pattern: 'needle' })
