@@ -34,6 +34,7 @@ export type CodeRunFailureReason =
   | 'memory-limit'
   | 'stack-limit'
   | 'call-limit'
+  | 'result-too-large'
   | 'stalled'
   | 'aborted'
   | 'internal'
@@ -54,4 +55,9 @@ export type CodeRunOutcome =
  */
 export interface CodeRuntime {
   run(request: CodeRunRequest): Promise<CodeRunOutcome>
+  /**
+   * Release what the runtime holds (threads, timers, ports). Runs in flight end as `internal`
+   * failures; later runs fail the same way. Code Mode calls it for runtimes it created itself.
+   */
+  dispose?(): Promise<void>
 }

@@ -1,2 +1,10 @@
 /** The reserved Code Mode transport tool (R-CODE-1): never registered, shadowed, restricted or removed. */
 export const RUN_CODE_NAME = 'run_code'
+
+/** The file name a program's messages report (esbuild's and QuickJS's). */
+export const PROGRAM_FILE = 'run_code.ts'
+
+/** The last log line of a run that logged past its caps. */
+export function droppedLogLines(count: number): string {
+  return `… ${count} more log line(s) dropped`
+}

@@ -29,3 +29,11 @@ export {
   renderToolsSdk,
   type SdkToolEntry,
 } from './sdk.js'
+export type { CodeRuntimeChoice, CodeRuntimeSelection } from './select-runtime.js'
+export {
+  createWorkerRuntime,
+  WorkerCodeRuntime,
+  type WorkerCodeRuntimeOptions,
+  type WorkerPoolStats,
+  type WorkerResourceLimits,
+} from './worker-runtime.js'

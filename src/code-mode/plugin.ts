@@ -1,20 +1,32 @@
 import type { Context } from 'cordis'
 import { coreOf, type ToolRuntimeCore } from '../runtime/service.js'
-import { createQuickJsRuntime } from './quickjs-runtime.js'
 import type { CodeModeOptions } from './run-code.js'
+import { selectCodeRuntime } from './select-runtime.js'
 import { createCodeModeTransport } from './transport.js'
 
 /**
  * Install Code Mode into the transport slot of `tools` for the lifetime of `ctx`: `run_code`
- * joins every `code`/`both` view, its name is reserved, and disposing `ctx` uninstalls it.
+ * joins every `code`/`both` view, its name is reserved, and disposing `ctx` uninstalls it and
+ * disposes the runtime it created (the worker pool's threads and timers).
  */
 export function installCodeMode(ctx: Context, tools: ToolRuntimeCore, options?: CodeModeOptions): void {
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError('codeMode: expected an options object')
-  const runtime = options?.runtime ?? createQuickJsRuntime()
-  if (typeof runtime?.run !== 'function') throw new TypeError('codeMode.runtime: expected a CodeRuntime with run()')
-  const uninstall = tools[coreOf].installTransport(createCodeModeTransport(tools, runtime, options))
-  ctx.effect(() => uninstall, 'code-mode')
+  const { runtime, owned } = selectCodeRuntime(options, 'codeMode')
+  let uninstall: () => void
+  try {
+    uninstall = tools[coreOf].installTransport(createCodeModeTransport(tools, runtime, options))
+  } catch (error) {
+    if (owned) void runtime.dispose?.()
+    throw error
+  }
+  ctx.effect(
+    () => async () => {
+      uninstall()
+      if (owned) await runtime.dispose?.()
+    },
+    'code-mode',
+  )
 }
 
 /**

@@ -1,5 +1,4 @@
 import RELEASE_SYNC from '@jitl/quickjs-wasmfile-release-sync'
-import { transform } from 'esbuild'
 import {
   newQuickJSWASMModuleFromVariant,
   type QuickJSContext,
@@ -10,8 +9,10 @@ import {
 } from 'quickjs-emscripten-core'
 import type { JsonValue } from '../json/json-value.js'
 import type { CodeBindingOutcome, CodeRunFailureReason, CodeRunOutcome, CodeRunRequest } from './code-runtime.js'
+import { droppedLogLines, PROGRAM_FILE as FILE } from './constants.js'
 import { PRELUDE_SOURCE } from './prelude.js'
 import type { QuickJsLimits as Limits } from './quickjs-runtime.js'
+import type { StrippedProgram } from './strip-program.js'
 
 type WasmMemory = ReturnType<QuickJSWASMModule['getWasmMemory']>
 
@@ -26,9 +27,21 @@ const MEMORY_GROWTH_TRIGGER_BYTES = 4 * 1024 * 1024
 const MEMORY_CHECK_INTERVAL_MS = 100
 /** After a run, a module whose memory grew past this is replaced so the host can reclaim it. */
 const RETIRE_MODULE_BYTES = 512 * 1024 * 1024
-const MAIN = '__main'
-const HEADER = `async function ${MAIN}() { 'use strict';\n`
-const FILE = 'run_code.ts'
+
+/**
+ * What a worker thread's host needs from a run it cannot otherwise observe while the guest holds
+ * the thread: the guest time spent so far (published at slice boundaries and every interrupt
+ * check, so a watchdog can tell a guest stuck in native code), and an abort flag the interrupt
+ * handler polls (a message cannot arrive while the thread is busy).
+ */
+export interface RunMonitor {
+  publish(vmTimeMs: number, inSlice: boolean): void
+  abortRequested(): boolean
+  /** A log line was captured (so the host keeps the logs of a run it has to terminate). */
+  logged(line: string): void
+  /** Lines dropped past the log caps so far. */
+  dropped(count: number): void
+}
 
 // ---------------------------------------------------------------------------------------------
 // The shared WebAssembly module: loaded once, replaced only when a run poisoned it.
@@ -121,57 +134,21 @@ export function quickJsRuntimeStats(): {
 }
 
 // ---------------------------------------------------------------------------------------------
-// TypeScript stripping.
-
-interface EsbuildMessage {
-  readonly text: string
-  readonly location?: { readonly line: number; readonly column: number; readonly lineText: string } | null
-}
-
-function esbuildMessages(error: unknown): readonly EsbuildMessage[] {
-  if (typeof error === 'object' && error !== null && Array.isArray((error as { errors?: unknown }).errors)) {
-    return (error as { errors: EsbuildMessage[] }).errors
-  }
-  return []
-}
-
-/** Wrap the program as the body of an async function, then strip types (esbuild rejects top-level return otherwise). */
-async function stripProgram(code: string): Promise<{ ok: true; js: string } | { ok: false; message: string }> {
-  const userLines = code.split(/\r\n|\r|\n/).length
-  try {
-    const result = await transform(`${HEADER}${code}\n}`, {
-      loader: 'ts',
-      target: 'es2022',
-      sourcefile: FILE,
-      logLevel: 'silent',
-    })
-    return { ok: true, js: `${result.code}\n${MAIN}\n` }
-  } catch (error) {
-    const messages = esbuildMessages(error)
-    if (messages.length === 0) return { ok: false, message: `SyntaxError: ${String(error)}` }
-    const lines = messages.slice(0, 5).map((message) => {
-      const location = message.location
-      if (!location) return `SyntaxError: ${message.text}`
-      const line = location.line - 1
-      if (line < 1 || line > userLines) return `SyntaxError at the end of the program: ${message.text}`
-      return `SyntaxError at line ${line}, column ${location.column + 1}: ${message.text}\n    ${location.lineText}`
-    })
-    return { ok: false, message: lines.join('\n') }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // One run.
 
 class LogBuffer {
   readonly lines: string[] = []
   private chars = 0
   private dropped = 0
-  constructor(private readonly limits: Limits) {}
+  constructor(
+    private readonly limits: Limits,
+    private readonly monitor: RunMonitor | undefined,
+  ) {}
 
   push(level: string, text: string): void {
     if (this.lines.length >= this.limits.maxLogLines || this.chars >= this.limits.maxLogChars) {
       this.dropped++
+      this.monitor?.dropped(this.dropped)
       return
     }
     const prefix = level === 'warn' ? '[warn] ' : level === 'error' ? '[error] ' : ''
@@ -180,10 +157,11 @@ class LogBuffer {
     if (line.length > room) line = `${line.slice(0, room)}… (truncated)`
     this.chars += line.length
     this.lines.push(line)
+    this.monitor?.logged(line)
   }
 
   snapshot(): readonly string[] {
-    const lines = this.dropped === 0 ? [...this.lines] : [...this.lines, `… ${this.dropped} more log line(s) dropped`]
+    const lines = this.dropped === 0 ? [...this.lines] : [...this.lines, droppedLogLines(this.dropped)]
     return Object.freeze(lines)
   }
 }
@@ -199,6 +177,10 @@ function classifyThrown(message: string): CodeRunFailureReason {
 
 function formatBytes(bytes: number): string {
   return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`
+}
+
+function resultTooLarge(size: string, cap: number): string {
+  return `the return value is ${size} of JSON, over the limit of ${formatBytes(cap)} (maxResultBytes); return a smaller value`
 }
 
 function describeHostError(error: unknown): string {
@@ -238,8 +220,9 @@ class QuickJsRun {
     private readonly loaded: LoadedModule,
     private readonly request: CodeRunRequest,
     private readonly limits: Limits,
+    private readonly monitor: RunMonitor | undefined,
   ) {
-    this.logs = new LogBuffer(limits)
+    this.logs = new LogBuffer(limits, monitor)
     this.module = loaded.module
     this.wasmMemory = loaded.memory
     this.lastWasmBytes = loaded.memory?.buffer.byteLength ?? 0
@@ -253,7 +236,7 @@ class QuickJsRun {
   }
 
   /** Run the stripped program (or, with a failure, just dispose and report it). */
-  start(stripped: { ok: true; js: string } | { ok: false; message: string }): Promise<CodeRunOutcome> {
+  start(stripped: StrippedProgram): Promise<CodeRunOutcome> {
     const outcome = new Promise<CodeRunOutcome>((resolve) => {
       this.resolveOutcome = resolve
     })
@@ -278,6 +261,7 @@ class QuickJsRun {
     this.inSlice = true
     this.sliceStart = performance.now()
     this.sliceStartCpu = process.cpuUsage()
+    this.monitor?.publish(this.cpuUsedMs, true)
     const refusedBefore = stats.growthRefused
     try {
       body()
@@ -293,6 +277,7 @@ class QuickJsRun {
     } finally {
       this.cpuUsedMs += this.sliceElapsedMs()
       this.inSlice = false
+      this.monitor?.publish(this.cpuUsedMs, false)
       // Slices are synchronous, so a refusal during this one was caused by this program.
       if (stats.growthRefused !== refusedBefore) this.hitMemoryCap = true
     }
@@ -324,11 +309,12 @@ class QuickJsRun {
 
   private readonly interrupt = (): boolean => {
     if (this.failure !== undefined) return true
-    if (this.request.signal.aborted) {
+    if (this.request.signal.aborted || this.monitor?.abortRequested() === true) {
       this.fail('aborted', 'the run was cancelled')
       return true
     }
     const vmTime = this.cpuUsedMs + this.sliceElapsedMs()
+    this.monitor?.publish(vmTime, true)
     if (vmTime > this.limits.cpuTimeMs) {
       this.fail('cpu-limit', `the program exceeded its CPU budget of ${this.limits.cpuTimeMs} ms`)
       return true
@@ -371,7 +357,7 @@ class QuickJsRun {
         this.logs.push(context.getString(level), context.getString(text))
       })
       const hostSettle = context.newFunction('hostSettle', (kind, payload) => {
-        this.hostSettle(context.getString(kind), context.getString(payload))
+        this.hostSettle(context, context.getString(kind), payload)
       })
       const factory = context.evalCode(PRELUDE_SOURCE, 'prelude.js')
       if (factory.error) {
@@ -510,11 +496,39 @@ class QuickJsRun {
     this.pump()
   }
 
-  private hostSettle(kind: string, payload: string): void {
+  private hostSettle(context: QuickJSContext, kind: string, payloadHandle: QuickJSHandle): void {
     if (this.settled !== undefined || this.failure !== undefined) return
+    // Allocations since the last interrupt check are measured before the result is accepted.
+    const memory = this.wasmMemory
+    if (memory !== undefined && memory.buffer.byteLength - this.lastWasmBytes >= MEMORY_GROWTH_TRIGGER_BYTES) {
+      if (this.overMemory(this.cpuUsedMs + this.sliceElapsedMs())) return
+    }
+    // The payload is JSON text (or an error description); its length is read before it is copied
+    // out of the sandbox, so an oversized value never reaches the host's heap.
+    const lengthHandle = context.getProp(payloadHandle, 'length')
+    const length = context.typeof(lengthHandle) === 'number' ? context.getNumber(lengthHandle) : 0
+    lengthHandle.dispose()
+    const cap = this.limits.maxResultBytes
     const logs = this.logs.snapshot()
+    if (length > cap) {
+      this.settled =
+        kind === 'ok'
+          ? { ok: false, reason: 'result-too-large', message: resultTooLarge(`${length} characters`, cap), logs }
+          : {
+              ok: false,
+              reason: kind === 'invalid' ? 'invalid-result' : 'thrown',
+              message: `the program threw a value too large to report (${length} characters)`,
+              logs,
+            }
+      return
+    }
+    const payload = context.getString(payloadHandle)
     if (kind === 'ok') {
-      this.settled = { ok: true, value: JSON.parse(payload) as JsonValue, logs }
+      const bytes = Buffer.byteLength(payload, 'utf8')
+      this.settled =
+        bytes > cap
+          ? { ok: false, reason: 'result-too-large', message: resultTooLarge(`${bytes} bytes`, cap), logs }
+          : { ok: true, value: JSON.parse(payload) as JsonValue, logs }
     } else if (kind === 'invalid') {
       this.settled = { ok: false, reason: 'invalid-result', message: `the return value is not JSON: ${payload}`, logs }
     } else {
@@ -595,10 +609,15 @@ class QuickJsRun {
 }
 
 /**
- * Run one program on the shared module (the heavy half of {@link QuickJsCodeRuntime}, loaded on
- * the first run). Never rejects.
+ * Run one program on the shared module (the heavy half of both runtimes, loaded on the first run).
+ * `strip` turns the source into JavaScript; it runs while the prelude is evaluated. Never rejects.
  */
-export async function runQuickJs(request: CodeRunRequest, limits: Limits): Promise<CodeRunOutcome> {
+export async function runQuickJs(
+  request: CodeRunRequest,
+  limits: Limits,
+  strip: (code: string) => Promise<StrippedProgram>,
+  monitor?: RunMonitor,
+): Promise<CodeRunOutcome> {
   const empty: readonly string[] = Object.freeze([])
   if (request.signal.aborted) return { ok: false, reason: 'aborted', message: 'the run was cancelled', logs: empty }
   if (typeof request.code !== 'string') {
@@ -617,8 +636,8 @@ export async function runQuickJs(request: CodeRunRequest, limits: Limits): Promi
   }
   // Entered from a fresh continuation, so the guest starts on a shallow host stack. The prelude is
   // evaluated while esbuild strips the program in its own process.
-  const session = new QuickJsRun(module, request, limits)
-  const stripping = stripProgram(request.code)
+  const session = new QuickJsRun(module, request, limits, monitor)
+  const stripping = strip(request.code)
   session.prepare()
   return session.start(await stripping)
 }

@@ -19,6 +19,11 @@ export interface QuickJsRuntimeOptions {
   readonly maxLogLines?: number
   /** Maximum captured log characters in total. Default 100,000. */
   readonly maxLogChars?: number
+  /**
+   * Maximum size of the program's return value, in UTF-8 bytes of its JSON text; a larger value
+   * fails the run as `result-too-large` (it never reaches the model). Default 1 MiB.
+   */
+  readonly maxResultBytes?: number
 }
 
 /** Resolved {@link QuickJsRuntimeOptions}. */
@@ -29,6 +34,7 @@ export interface QuickJsLimits {
   readonly maxBindingCalls: number
   readonly maxLogLines: number
   readonly maxLogChars: number
+  readonly maxResultBytes: number
 }
 
 const DEFAULT_LIMITS: QuickJsLimits = {
@@ -38,49 +44,81 @@ const DEFAULT_LIMITS: QuickJsLimits = {
   maxBindingCalls: 1_000,
   maxLogLines: 1_000,
   maxLogChars: 100_000,
+  maxResultBytes: 1024 * 1024,
 }
 
-function positiveOption(name: string, value: number | undefined, fallback: number): number {
+/** A positive finite number option, or a path-qualified TypeError. */
+export function positiveOption(path: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(
-      `createQuickJsRuntime(options).${name}: expected a positive finite number, got ${String(value)}`,
-    )
+    throw new TypeError(`${path}: expected a positive finite number, got ${String(value)}`)
   }
   return value
 }
 
 /** Validate options (a path-qualified TypeError for a bad one) and fill in the defaults. */
-export function resolveQuickJsLimits(options: QuickJsRuntimeOptions | undefined): QuickJsLimits {
+export function resolveQuickJsLimits(
+  options: QuickJsRuntimeOptions | undefined,
+  where = 'createQuickJsRuntime(options)',
+): QuickJsLimits {
+  const positive = (name: keyof QuickJsLimits) =>
+    positiveOption(`${where}.${name}`, options?.[name], DEFAULT_LIMITS[name])
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw new TypeError(`${where}: expected an options object`)
   return {
-    cpuTimeMs: positiveOption('cpuTimeMs', options?.cpuTimeMs, DEFAULT_LIMITS.cpuTimeMs),
-    memoryLimitBytes: Math.floor(
-      positiveOption('memoryLimitBytes', options?.memoryLimitBytes, DEFAULT_LIMITS.memoryLimitBytes),
-    ),
-    maxStackSizeBytes: Math.floor(
-      positiveOption('maxStackSizeBytes', options?.maxStackSizeBytes, DEFAULT_LIMITS.maxStackSizeBytes),
-    ),
-    maxBindingCalls: Math.floor(
-      positiveOption('maxBindingCalls', options?.maxBindingCalls, DEFAULT_LIMITS.maxBindingCalls),
-    ),
-    maxLogLines: Math.floor(positiveOption('maxLogLines', options?.maxLogLines, DEFAULT_LIMITS.maxLogLines)),
-    maxLogChars: Math.floor(positiveOption('maxLogChars', options?.maxLogChars, DEFAULT_LIMITS.maxLogChars)),
+    cpuTimeMs: positive('cpuTimeMs'),
+    memoryLimitBytes: Math.floor(positive('memoryLimitBytes')),
+    maxStackSizeBytes: Math.floor(positive('maxStackSizeBytes')),
+    maxBindingCalls: Math.floor(positive('maxBindingCalls')),
+    maxLogLines: Math.floor(positive('maxLogLines')),
+    maxLogChars: Math.floor(positive('maxLogChars')),
+    maxResultBytes: Math.floor(positive('maxResultBytes')),
   }
 }
 
 type Engine = typeof import('./quickjs-engine.js')
+type Stripper = typeof import('./strip-program.js')
 let engine: Promise<Engine> | undefined
+let stripper: Promise<Stripper> | undefined
 
-/** esbuild and QuickJS load on the first run, never with the package root. */
-export function loadQuickJsEngine(): Promise<Engine> {
-  if (engine === undefined) {
-    const loading = import('./quickjs-engine.js')
-    engine = loading
+/** A memoised dynamic import that forgets a failed load, so the next run retries it. */
+function once<T>(
+  get: () => Promise<T> | undefined,
+  set: (value: Promise<T> | undefined) => void,
+  load: () => Promise<T>,
+): Promise<T> {
+  let current = get()
+  if (current === undefined) {
+    const loading = load()
+    current = loading
+    set(loading)
     loading.catch(() => {
-      if (engine === loading) engine = undefined
+      if (get() === loading) set(undefined)
     })
   }
-  return engine
+  return current
+}
+
+/** QuickJS loads on the first run, never with the package root. */
+export function loadQuickJsEngine(): Promise<Engine> {
+  return once(
+    () => engine,
+    (value) => {
+      engine = value
+    },
+    () => import('./quickjs-engine.js'),
+  )
+}
+
+/** esbuild (type stripping, on the host thread for both runtimes) loads on the first run. */
+export function loadStripper(): Promise<Stripper> {
+  return once(
+    () => stripper,
+    (value) => {
+      stripper = value
+    },
+    () => import('./strip-program.js'),
+  )
 }
 
 /**
@@ -96,14 +134,14 @@ export class QuickJsCodeRuntime implements CodeRuntime {
   }
 
   async run(request: CodeRunRequest): Promise<CodeRunOutcome> {
-    let loaded: Engine
+    let loaded: [Engine, Stripper]
     try {
-      loaded = await loadQuickJsEngine()
+      loaded = await Promise.all([loadQuickJsEngine(), loadStripper()])
     } catch (error) {
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
       return { ok: false, reason: 'internal', message: `QuickJS failed to load: ${message}`, logs: Object.freeze([]) }
     }
-    return loaded.runQuickJs(request, this.limits)
+    return loaded[0].runQuickJs(request, this.limits, loaded[1].stripProgram)
   }
 }
 

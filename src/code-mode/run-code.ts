@@ -12,6 +12,7 @@ import { RUN_CODE_NAME } from './constants.js'
 import { CodeRunFailedError } from './errors.js'
 import type { CodeDispatchLog } from './events.js'
 import { createQuickJsRuntime } from './quickjs-runtime.js'
+import { type CodeRuntimeSelection, selectCodeRuntime } from './select-runtime.js'
 
 /**
  * What the `run_code` bridge needs from the registry. Written as an interface so the bridge is
@@ -26,9 +27,7 @@ export interface CodeModeHost {
   logDispatch(log: CodeDispatchLog): Promise<void>
 }
 
-export interface CodeModeOptions {
-  /** Sandbox; default: one shared QuickJS runtime with default limits. */
-  readonly runtime?: CodeRuntime
+export interface CodeModeOptions extends CodeRuntimeSelection {
   /** Concurrency-safe sub-calls that may overlap. Default 8. */
   readonly maxParallelSubCalls?: number
   /** Model-facing description of `run_code` (the registry may append the SDK). */
@@ -135,7 +134,13 @@ export function createRunCodeDefinition(host: CodeModeHost, options?: CodeModeOp
       `createRunCodeDefinition(options).maxParallelSubCalls: expected a positive integer, got ${String(maxParallel)}`,
     )
   }
-  const runtime = options?.runtime
+  // Without a runtime, the bare definition shares one in-thread runtime: it has no lifetime to
+  // tie a worker pool to. The Code Mode plugin defaults to (and disposes) a worker pool.
+  const runtime =
+    options?.runtime === undefined && options?.limits === undefined && options?.poolSize === undefined
+      ? undefined
+      : selectCodeRuntime({ ...options, runtime: options?.runtime ?? 'inline' }, 'createRunCodeDefinition(options)')
+          .runtime
   return {
     name: RUN_CODE_NAME,
     description: options?.description ?? RUN_CODE_DESCRIPTION,

@@ -55,7 +55,11 @@ export function createCodeModeTransport(
       executionMode: (input) => modeOf(core, input),
       logDispatch: (log) => logCodeDispatch(core, log),
     },
-    { ...options, runtime },
+    {
+      runtime,
+      ...(options?.maxParallelSubCalls === undefined ? {} : { maxParallelSubCalls: options.maxParallelSubCalls }),
+      ...(options?.description === undefined ? {} : { description: options.description }),
+    },
   )
   return {
     definition,

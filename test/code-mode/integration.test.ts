@@ -1,13 +1,15 @@
+import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
-import { createAgent, createQuickJsRuntime, createToolRuntime, defineTool } from '../../src/index.js'
+import { createAgent, defineTool, ToolRuntime } from '../../src/index.js'
+import { RUNTIME_KINDS } from './runtimes.js'
 
-describe('R-CODE-2 run_code through the real registry pipeline', () => {
+describe.each(RUNTIME_KINDS)('R-CODE-2 run_code through the real registry pipeline (%s runtime)', (kind) => {
   it('dispatches SDK bindings as nested pipeline calls and returns the program value', async () => {
-    const { ctx, tools } = await createToolRuntime({
-      mode: 'code',
-      // A budget far above this program's needs: the first run also pays QuickJS's compilation.
-      codeMode: { runtime: createQuickJsRuntime({ cpuTimeMs: 2_000 }) },
-    })
+    const ctx = new Context()
+    // A budget far above this program's needs: the first run also pays QuickJS's compilation.
+    const fiber = ctx.plugin(ToolRuntime, { mode: 'code', codeMode: { runtime: kind, limits: { cpuTimeMs: 2_000 } } })
+    await fiber
+    const tools = ctx.tools
     tools.register(
       defineTool({
         name: 'add',
@@ -44,6 +46,11 @@ describe('R-CODE-2 run_code through the real registry pipeline', () => {
       agent,
       signal: new AbortController().signal,
     })
-    expect(failed.isError && failed.error.info).toMatchObject({ name: 'CodeRunFailedError', code: 'CODE_RUN_FAILED' })
+    expect(failed.isError && failed.error.info).toMatchObject({
+      name: 'CodeRunFailedError',
+      code: 'CODE_RUN_FAILED',
+    })
+    expect(failed.isError && failed.error.message).toMatch(/exceeded its CPU budget of 2000 ms/)
+    await fiber.dispose()
   })
 })

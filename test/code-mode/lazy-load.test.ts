@@ -52,11 +52,25 @@ describe('lazy loading of the Code Mode engine', () => {
     expect(urls.filter((url) => url.includes('quickjs-engine'))).toEqual([])
   })
 
-  it('the first run_code loads them', () => {
+  // The process also exits on its own: an idle worker does not keep it alive.
+  it('the first run_code loads esbuild on the host thread; QuickJS loads only inside the worker', () => {
     const urls = loadedModules(
       'run',
       `const { createToolRuntime } = await import('toolgate')
        const { tools } = await createToolRuntime({ mode: 'code' })
+       const result = await tools.execute({ callId: 'c', name: 'run_code', arguments: { code: 'const n: number = 41; return n + 1', description: 'adds one' }, signal: new AbortController().signal })
+       if (result.isError || result.value.result !== 42) throw new Error(JSON.stringify(result))`,
+    )
+    const loaded = heavy(urls).join('\n')
+    expect(loaded).toMatch(/node_modules\/esbuild\//)
+    expect(loaded).not.toMatch(/quickjs/)
+  })
+
+  it("the first run_code of the 'inline' runtime loads both on the host thread", () => {
+    const urls = loadedModules(
+      'inline',
+      `const { createToolRuntime } = await import('toolgate')
+       const { tools } = await createToolRuntime({ mode: 'code', codeMode: { runtime: 'inline' } })
        const result = await tools.execute({ callId: 'c', name: 'run_code', arguments: { code: 'const n: number = 41; return n + 1', description: 'adds one' }, signal: new AbortController().signal })
        if (result.isError || result.value.result !== 42) throw new Error(JSON.stringify(result))`,
     )
