@@ -199,11 +199,14 @@ export {
   type CodeRunOutcome,
   type CodeRunRequest,
   type CodeRuntime,
+  type CodeRuntimeChoice,
+  type CodeRuntimeSelection,
   CODE_RUN_FAILED,
   CodeMode,
   CodeRunFailedError,
   createQuickJsRuntime,
   createRunCodeDefinition,
+  createWorkerRuntime,
   installCodeMode,
   type JsonSchemaToTsOptions,
   jsonSchemaToTs,
@@ -220,6 +223,10 @@ export {
   renderToolsSdk,
   type SdkToolEntry,
   ToolCallError,
+  WorkerCodeRuntime,
+  type WorkerCodeRuntimeOptions,
+  type WorkerPoolStats,
+  type WorkerResourceLimits,
 } from './code-mode/index.js'
 
 // --- Presentation: cards for a UI, and the terminal renderer (also `toolgate/presentation`) -------
