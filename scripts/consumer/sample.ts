@@ -6,6 +6,7 @@ import {
   createAgent,
   createToolRuntime,
   defineTool,
+  type StandardJsonSchema,
   TimeoutPolicy,
   type ToolExecutionResult,
   ToolRuntime,
@@ -34,6 +35,33 @@ defineTool({
   output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
   // @ts-expect-error: execute must return the output schema's type (string), not a number
   execute: async ({ a }) => a,
+})
+
+// Any Standard JSON Schema (zod 4, arktype, valibot's toStandardJsonSchema) types execute from its output type.
+const point: StandardJsonSchema<{ x: number }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'sample',
+    jsonSchema: {
+      input: () => ({ type: 'object', properties: { x: { type: 'number' } }, required: ['x'] }),
+      output: () => ({ type: 'object', properties: { x: { type: 'number' } }, required: ['x'] }),
+    },
+  },
+}
+defineTool({
+  name: 'negate',
+  description: 'Negate x.',
+  parameters: point,
+  output: { schema: { type: 'number' }, render: (_args, value) => [{ type: 'text', text: String(value) }] },
+  execute: async ({ x }) => -x,
+})
+defineTool({
+  name: 'bad_negate',
+  description: 'The Standard Schema output type is enforced.',
+  parameters: point,
+  output: { schema: { type: 'number' }, render: (_args, value) => [{ type: 'text', text: String(value) }] },
+  // @ts-expect-error: x is a number, not a string
+  execute: async ({ x }) => x.toUpperCase(),
 })
 
 export async function main(): Promise<ToolExecutionResult> {

@@ -7,13 +7,29 @@ import { ToolArgsError } from './errors.js'
 import type { InferArgs, InferValue } from './infer.js'
 import type { JsonSchemaNode, ObjectJsonSchema } from './json-schema.js'
 import type { ParameterSchemaSpec, ValueSchemaSpec } from './spec.js'
+import {
+  type InferStandardOutput,
+  isStandardSchema,
+  type StandardJsonSchema,
+  standardSchemaToJsonSchema,
+} from './standard-schema.js'
 import type { ToolDefinition, ToolOutputDefinition, ToolResult } from './tool-definition.js'
 import { getJsonSchemaValidator } from './validator.js'
 
+/** What `parameters` accepts: toolgate's parameter spec, or a Standard JSON Schema of an object (zod 4, arktype, …). */
+export type ParametersInput = ParameterSchemaSpec | StandardJsonSchema
+/** What `output.schema` accepts: toolgate's value spec, or a Standard JSON Schema. */
+export type OutputSchemaInput = ValueSchemaSpec | StandardJsonSchema
+
+/** The arguments `execute` receives for a `parameters` declaration (a Standard Schema's output type). */
+export type ArgsOfSchema<P> = P extends StandardJsonSchema ? InferStandardOutput<P> : InferArgs<P>
+/** The value `execute` returns for an `output.schema` declaration (a Standard Schema's output type). */
+export type ValueOfSchema<O> = O extends StandardJsonSchema ? InferStandardOutput<O> : InferValue<O>
+
 /** The typed output declaration an author writes. */
-export interface DefineToolOutput<A, V> {
-  /** The output value spec; compiled to the raw `output.schema`. */
-  readonly schema: ValueSchemaSpec
+export interface DefineToolOutput<A, V, S extends OutputSchemaInput = OutputSchemaInput> {
+  /** The output value spec (or a Standard JSON Schema); compiled to the raw `output.schema`. */
+  readonly schema: S
   /** Pure projection from validated arguments and value to model content. */
   render(args: A, value: V): ContentBlock[]
   /** Pure replayable presentation projection, computed only for top-level calls. */
@@ -21,25 +37,25 @@ export interface DefineToolOutput<A, V> {
 }
 
 /** What `defineTool` accepts: a `ToolDefinition` written against typed specs (R-DSL-8). */
-export interface DefineToolSpec<P extends ParameterSchemaSpec, O extends ValueSchemaSpec> {
+export interface DefineToolSpec<P extends ParametersInput, O extends OutputSchemaInput> {
   readonly name: string
   readonly description: string
   readonly parameters: P
-  readonly output: DefineToolOutput<InferArgs<P>, InferValue<O>> & { readonly schema: O }
+  readonly output: DefineToolOutput<ArgsOfSchema<P>, ValueOfSchema<O>, O>
   /** The body: runs only with arguments that passed validation, returns the declared output value. */
-  execute(args: InferArgs<P>, exec: ToolRunContext): Promise<InferValue<O>>
+  execute(args: ArgsOfSchema<P>, exec: ToolRunContext): Promise<ValueOfSchema<O>>
   finalizeContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
   readonly timeoutMs?: number
   readonly idleTimeoutMs?: number
-  isConcurrencySafe?(args: InferArgs<P>): boolean
+  isConcurrencySafe?(args: ArgsOfSchema<P>): boolean
   /**
    * Ask the approval service before running: `true` for every call, or per call `(args, exec)`
    * returning `true` or a reason string to ask and `false` to proceed. Arguments that fail
    * validation are not asked about (the call fails with `INVALID_ARGS` without running).
    */
-  readonly needsApproval?: boolean | ((args: InferArgs<P>, exec: Readonly<ToolExecution>) => boolean | string)
-  presentCall?(args: InferArgs<P>): ToolCallView | undefined
-  presentResult?(args: InferArgs<P>, result: ToolResult): ToolResultView | undefined
+  readonly needsApproval?: boolean | ((args: ArgsOfSchema<P>, exec: Readonly<ToolExecution>) => boolean | string)
+  presentCall?(args: ArgsOfSchema<P>): ToolCallView | undefined
+  presentResult?(args: ArgsOfSchema<P>, result: ToolResult): ToolResultView | undefined
 }
 
 declare const typedSpecs: unique symbol
@@ -48,7 +64,7 @@ declare const typedSpecs: unique symbol
  * The definition `defineTool` returns: a plain `ToolDefinition` (compiled raw schemas, validating
  * `execute`) that also remembers its specs at the type level only (no runtime member).
  */
-export interface TypedToolDefinition<P extends ParameterSchemaSpec, O extends ValueSchemaSpec> extends ToolDefinition {
+export interface TypedToolDefinition<P extends ParametersInput, O extends OutputSchemaInput> extends ToolDefinition {
   /** The compiled raw parameter schema (frozen, lossless JSON). */
   readonly parameters: ObjectJsonSchema & JsonObject
   readonly output: ToolOutputDefinition & { readonly schema: JsonSchemaNode }
@@ -56,9 +72,9 @@ export interface TypedToolDefinition<P extends ParameterSchemaSpec, O extends Va
 }
 
 /** Argument type of a `defineTool` definition. */
-export type ToolArgsOf<T> = T extends TypedToolDefinition<infer P, ValueSchemaSpec> ? InferArgs<P> : unknown
+export type ToolArgsOf<T> = T extends TypedToolDefinition<infer P, OutputSchemaInput> ? ArgsOfSchema<P> : unknown
 /** Output value type of a `defineTool` definition. */
-export type ToolValueOf<T> = T extends TypedToolDefinition<ParameterSchemaSpec, infer O> ? InferValue<O> : JsonValue
+export type ToolValueOf<T> = T extends TypedToolDefinition<ParametersInput, infer O> ? ValueOfSchema<O> : JsonValue
 
 function definitionIssues(spec: Record<string, unknown>): string[] {
   const issues: string[] = []
@@ -91,13 +107,14 @@ function definitionIssues(spec: Record<string, unknown>): string[] {
 }
 
 /**
- * Declare a tool against typed specs (R-DSL-8). Parameters and output compile once to frozen raw schemas;
+ * Declare a tool against typed specs (R-DSL-8), or against Standard JSON Schema objects (zod 4, arktype,
+ * valibot's `toStandardJsonSchema`), whose output type types `execute`. Parameters and output compile once to frozen raw schemas;
  * `execute` validates the arguments with the cached validator and rejects with `ToolArgsError` before the
  * body runs; `render`/`presentationMeta` pass through (the pipeline calls them with validated arguments and
  * a validated value); `isConcurrencySafe`/`presentCall`/`presentResult` validate softly: invalid arguments
  * or a throwing callback yield `false`/`undefined`, never an exception.
  */
-export function defineTool<const P extends ParameterSchemaSpec, const O extends ValueSchemaSpec>(
+export function defineTool<const P extends ParametersInput, const O extends OutputSchemaInput>(
   spec: DefineToolSpec<P, O>,
 ): TypedToolDefinition<P, O> {
   const issues = definitionIssues(spec as unknown as Record<string, unknown>)
@@ -106,8 +123,13 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
     throw new TypeError(`defineTool${name}: invalid definition:${issues.map((i) => `\n  - ${i}`).join('')}`)
   }
   const name = spec.name
-  const parameters = parameterSchemaSpecToJsonSchema(spec.parameters)
-  const outputSchema = valueSchemaSpecToJsonSchema(spec.output.schema, 'output.schema')
+  // A Standard JSON Schema brings its own converter; toolgate enforces the converted subset itself.
+  const parameters = isStandardSchema(spec.parameters)
+    ? standardSchemaToJsonSchema(spec.parameters, 'parameters', 'object')
+    : parameterSchemaSpecToJsonSchema(spec.parameters as ParameterSchemaSpec)
+  const outputSchema = isStandardSchema(spec.output.schema)
+    ? standardSchemaToJsonSchema(spec.output.schema, 'output.schema')
+    : valueSchemaSpecToJsonSchema(spec.output.schema as ValueSchemaSpec, 'output.schema')
   const args = getJsonSchemaValidator(parameters)
   // Compile the output validator now so the pipeline's first call does not pay for it.
   getJsonSchemaValidator(outputSchema)
@@ -117,15 +139,15 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
   const render = authorOutput.render
   const presentationMeta = authorOutput.presentationMeta
   const body = spec.execute
-  type A = InferArgs<P>
+  type A = ArgsOfSchema<P>
 
   const output: ToolOutputDefinition = {
     schema: outputSchema,
-    render: (a: unknown, value: JsonValue) => render.call(authorOutput, a as A, value as InferValue<O>),
+    render: (a: unknown, value: JsonValue) => render.call(authorOutput, a as A, value as ValueOfSchema<O>),
   }
   if (presentationMeta !== undefined) {
     output.presentationMeta = (a: unknown, value: JsonValue) =>
-      presentationMeta.call(authorOutput, a as A, value as InferValue<O>)
+      presentationMeta.call(authorOutput, a as A, value as ValueOfSchema<O>)
   }
 
   const definition: Omit<TypedToolDefinition<P, O>, 'output'> & { output: ToolOutputDefinition } = {

@@ -8,11 +8,15 @@ export {
 export { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './compile.js'
 export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from './content.js'
 export type {
+  ArgsOfSchema,
   DefineToolOutput,
   DefineToolSpec,
+  OutputSchemaInput,
+  ParametersInput,
   ToolArgsOf,
   ToolValueOf,
   TypedToolDefinition,
+  ValueOfSchema,
 } from './define-tool.js'
 export { defineTool } from './define-tool.js'
 export { JsonSchemaError, ToolArgsError, ToolOutputError } from './errors.js'
@@ -34,6 +38,7 @@ export type {
   StringValueSchemaSpec,
   ValueSchemaSpec,
 } from './spec.js'
+export type { InferStandardOutput, StandardJsonSchema } from './standard-schema.js'
 export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './tool-definition.js'
 export { getArgsValidator, validateArgs } from './validate-args.js'
 export type { CompiledJsonSchemaValidator } from './validator.js'
