@@ -17,14 +17,20 @@ export type { Scoped } from './runtime/events.js'
 
 // --- Declaring tools: defineTool, the schema DSL and the definition types --------------------------
 export {
+  type ArgsOfSchema,
   type DefineToolOutput,
   type DefineToolSpec,
   defineTool,
+  type OutputSchemaInput,
+  type ParametersInput,
   type ToolArgsOf,
   type ToolValueOf,
   type TypedToolDefinition,
+  type ValueOfSchema,
 } from './schema/define-tool.js'
 export type { InferArgs, InferValue } from './schema/infer.js'
+// A Standard JSON Schema (zod 4, arktype, valibot's toStandardJsonSchema) in place of a DSL spec
+export type { InferStandardOutput, StandardJsonSchema } from './schema/standard-schema.js'
 export type {
   ArrayValueSchemaSpec,
   BooleanValueSchemaSpec,
