@@ -168,6 +168,7 @@ export { type OtelTracerProviderLike, OtelTracing, type OtelTracingConfig } from
 // --- First-party tools: workspace-confined file tools and bash ------------------------------------
 export { type FsToolsOptions, createBashTool, createFsTools } from './tools/index.js'
 export type { BashToolOptions } from './tools/bash.js'
+export type { BashSandboxMode } from './tools/sandbox.js'
 export { DEFAULT_FS_TOOL_LIMITS, type FsToolLimits } from './tools/limits.js'
 export { compileGlob, expandBraces, type GlobMatcher } from './tools/glob-match.js'
 export { WorkspacePathError } from './tools/workspace-error.js'

@@ -1,6 +1,7 @@
 /**
  * The base of every error toolgate throws. `code` is stable and machine-readable (each one is
- * listed with its meaning in {@link ERROR_CODES}); the message is for people and may change.
+ * listed with its meaning in `ERROR_CODES`, exported from the package root); the message is for
+ * people and may change.
  * When a thrown error ends a tool call, its `code` becomes the failed result's `error.info.code`.
  *
  * ```ts
@@ -12,6 +13,6 @@
  * ```
  */
 export abstract class ToolgateError extends Error {
-  /** The stable code of this failure: a key of {@link ERROR_CODES}. */
+  /** The stable code of this failure: a key of `ERROR_CODES`. */
   abstract readonly code: string
 }

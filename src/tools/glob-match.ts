@@ -16,7 +16,7 @@ export interface GlobMatcher {
 
 /**
  * Expand `{a,b}` groups (nested allowed, `\{` escapes) without recursion. A brace group without a
- * top-level comma stays literal. Fails when the expansion exceeds {@link MAX_BRACE_EXPANSIONS}.
+ * top-level comma stays literal. Fails when the expansion exceeds 1024 patterns (`MAX_BRACE_EXPANSIONS`).
  */
 export function expandBraces(pattern: string): string[] {
   const done: string[] = []
