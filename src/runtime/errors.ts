@@ -43,10 +43,20 @@ export class ToolPipelineError extends ToolgateError {
 /** The named tool is unknown or not visible to the calling scope. */
 export class ToolNotFoundError extends ToolPipelineError {
   readonly toolName: string
-  constructor(toolName: string, hint?: string) {
-    super(UNKNOWN_TOOL, `Unknown tool "${toolName}"${hint ? `: ${hint}` : ''}`)
+  /** The nearest names visible to the same caller (closest first); never a tool hidden from it. */
+  readonly suggestions: readonly string[]
+  constructor(toolName: string, hint?: string, suggestions: readonly string[] = []) {
+    super(UNKNOWN_TOOL, `Unknown tool "${toolName}"${hint ? `: ${hint}` : ''}${didYouMean(suggestions)}`)
     this.toolName = toolName
+    this.suggestions = Object.freeze([...suggestions])
   }
+}
+
+function didYouMean(names: readonly string[]): string {
+  if (names.length === 0) return ''
+  const quoted = names.map((name) => JSON.stringify(name))
+  const list = quoted.length === 1 ? quoted[0] : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`
+  return `. Did you mean ${list}?`
 }
 
 /** Cancellation arrived before the tool body was invoked. */

@@ -176,7 +176,11 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     if (argsError !== undefined) {
       result = failure(describeThrown(argsError), { name: 'ToolArgsError', code: INVALID_ARGS })
     } else if (definition === undefined) {
-      result = failureFrom(core.notFound(exec.name, view, parent === undefined), TOOL_ERROR)
+      const missing = core.notFound(exec.name, view, parent === undefined)
+      // The suggestions are names the caller may call: structured for programs, in the message for the model.
+      result = missing.suggestions.length
+        ? failure(missing.message, { name: missing.name, code: missing.code, suggestions: [...missing.suggestions] })
+        : failureFrom(missing, TOOL_ERROR)
     } else if (abortedOf(exec.signal)) {
       result = failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
     } else {

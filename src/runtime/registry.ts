@@ -2,6 +2,7 @@ import { type Context, type EventsService, type Logger, symbols } from 'cordis'
 import { ToolNotFoundError } from './errors.js'
 import { Lifetime } from './lifecycle.js'
 import { type ResolvedView, Scope, scopeSymbol } from './scope.js'
+import { nearestNames } from './suggest.js'
 import type { ToolTransport } from './transport.js'
 import type { Agent, ToolExecution, ToolExecutionToken, ToolPresentationMode } from './types.js'
 import { warnContained } from './untrusted.js'
@@ -107,11 +108,18 @@ export class RegistryCore {
     })
   }
 
-  /** The not-found error for `name` as `scope` sees it, with the way back under Code Mode. */
+  /**
+   * The not-found error for `name` as `scope` sees it: the way back under Code Mode, or the nearest
+   * names in the scope's own view (so a hidden tool is never named).
+   */
   notFound(name: string, view: ResolvedView, direct: boolean): ToolNotFoundError {
     const transport = this.transport
     if (direct && view.mode === 'code' && transport !== undefined && !this.isTransport(name) && view.byName.has(name))
       return new ToolNotFoundError(name, transport.redirect(name))
-    return new ToolNotFoundError(name, 'no tool of that name is visible to this agent')
+    return new ToolNotFoundError(
+      name,
+      'no tool of that name is visible to this agent',
+      nearestNames(name, view.byName.keys()),
+    )
   }
 }
