@@ -33,7 +33,10 @@ export const coreOf: unique symbol = Symbol('toolgate.core')
 /**
  * The tool registry and execution pipeline without any transport, a Cordis 4 service registered
  * as `tools`. `ToolRuntime` is the preset that also installs Code Mode into its transport slot.
- * Every method's calling scope is the context through which `ctx.tools` was reached.
+ * `register`, `restrict`, `guard` and `presentAs` act on the caller's scope (the context through
+ * which `ctx.tools` was reached); `get`, `schemas`, `standingApprovals` and `revokeStandingApproval`
+ * take the scope as an argument (omitted: the global layer); `execute` and `executionMode` run as
+ * `input.agent`.
  */
 export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   readonly config: { readonly mode: ToolPresentationMode }

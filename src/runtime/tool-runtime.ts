@@ -13,8 +13,21 @@ export interface ToolRuntimeConfig extends ToolRuntimeCoreConfig {
 
 /**
  * The tool registry and execution pipeline, a Cordis 4 service registered as `tools`: the runtime
- * core with Code Mode installed as its transport. Every method's calling scope is the context
- * through which `ctx.tools` was reached.
+ * core with Code Mode installed as its transport.
+ *
+ * Which scope a method acts on:
+ * - **The caller's scope**, i.e. the context `ctx.tools` was reached through (the root context: the
+ *   global layer; `agent.ctx.tools`: that agent): `register`, `restrict`, `guard`, `presentAs`. What
+ *   they add belongs to the calling plugin (or agent) and goes when it is disposed.
+ * - **A scope argument** (an `Agent` from `createAgent`, or omitted for the global layer), whatever
+ *   context the service was reached through: `get(name, scope?)`, `schemas(scope?)`, `sdk(scope?)`,
+ *   `standingApprovals(scope?)`, `revokeStandingApproval(name, scope?)`.
+ * - **The call's input**: `execute(input)` and `executionMode(input)` run as `input.agent` (omitted:
+ *   the global layer), also when reached through `agent.ctx.tools`.
+ *
+ * In a hot loop, read the service once (`const tools = ctx.tools`, or `agent.ctx.tools` for an
+ * agent's registrations): every `ctx.tools` read goes through Cordis's context proxy, which captures
+ * a stack for its diagnostics and costs several microseconds. The handle keeps the caller's scope.
  */
 export class ToolRuntime extends ToolRuntimeCore {
   declare readonly config: ToolRuntimeCore['config'] & { readonly codeMode?: CodeModeOptions }
