@@ -37,16 +37,14 @@ describe('UNKNOWN_TOOL suggestions', () => {
     expect(await suggest('list')).toEqual(['list_dir'])
     expect(await suggest('gerp')).toEqual(['grep'])
     expect(await suggest('rite_file')).toEqual(['write_file', 'read_file'])
-    expect(nearestNames('tool', ['tool1', 'tool2', 'tool3', 'tool4', 'tools'])).toEqual([
-      'tool1',
-      'tool2',
-      'tool3',
-    ])
+    expect(nearestNames('tool', ['tool1', 'tool2', 'tool3', 'tool4', 'tools'])).toEqual(['tool1', 'tool2', 'tool3'])
   })
 
   it('without a close name the error stays as before (no suggestions field)', async () => {
     const { tools } = await runtime()
-    const error = failureOf(await tools.execute({ callId: 'c', name: 'launch_rocket', arguments: {}, signal: signal() }))
+    const error = failureOf(
+      await tools.execute({ callId: 'c', name: 'launch_rocket', arguments: {}, signal: signal() }),
+    )
     expect(error.info).toEqual({ name: 'ToolNotFoundError', code: 'UNKNOWN_TOOL' })
     expect(error.message).toBe('Unknown tool "launch_rocket": no tool of that name is visible to this agent')
   })
