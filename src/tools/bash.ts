@@ -1,13 +1,14 @@
-import { spawn } from 'node:child_process'
+import { type ChildProcessByStdio, spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
+import type { Readable } from 'node:stream'
 import type { ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
 import type { ToolDefinition } from '../schema/tool-definition.js'
 import { OutputProgress } from './output-progress.js'
 import { bool, callPresenter, int, resultPresenter, str } from './present-util.js'
-import { type BashSandboxMode, bubblewrapArgs, resolveSandbox } from './sandbox.js'
+import { type BashSandboxMode, bubblewrapArgs, resolveSandbox, sandboxInitPid } from './sandbox.js'
 
 /** Options of {@link createBashTool}. */
 export interface BashToolOptions {
@@ -180,18 +181,21 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
       return await new Promise((resolve, reject) => {
         const [file, argv] =
           sandbox === 'bwrap'
-            ? ['bwrap', bubblewrapArgs(cwd, network, shell, args.command)]
+            ? ['bwrap', bubblewrapArgs(cwd, network, shell, args.command, 3)]
             : [shell, ['-c', args.command]]
-        const child = spawn(file, argv, {
+        const child: ChildProcessByStdio<null, Readable, Readable> = spawn(file, argv, {
           cwd,
           env,
           detached: true,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        })
+          // Under bubblewrap, fd 3 carries its `--info-fd` report (the sandbox init's pid).
+          stdio: ['ignore', 'pipe', 'pipe', sandbox === 'bwrap' ? 'pipe' : 'ignore'],
+        }) as ChildProcessByStdio<null, Readable, Readable>
         const collector = new OutputCollector(cap)
         const progress = new OutputProgress((p) => exec.progress(p), progressIntervalMs)
         let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
         let openStreams = 2
+        let info = ''
+        const infoStream = child.stdio[3] as Readable | null | undefined
         let aborted = false
         let settled = false
         const timers: NodeJS.Timeout[] = []
@@ -219,7 +223,16 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
         }
         // Quiescence: the call settles only once nothing it started is left in its process group.
         let groupDone = false
-        const groupAlive = (): boolean => child.pid !== undefined && groupHasLiveMembers(child.pid)
+        // Sandboxed, the group is bubblewrap and its PID namespace: while the namespace's init runs
+        // the group is alive, and once it has exited the kernel has killed and reaped everything
+        // inside. One read of the init's state answers, without scanning /proc (where its zombie
+        // may linger until the host's init reaps it), so it can also be polled at a short interval.
+        const sandboxInit = (): number | undefined => (sandbox === 'bwrap' ? sandboxInitPid(info) : undefined)
+        const groupAlive = (): boolean => {
+          if (child.pid === undefined) return false
+          const init = sandboxInit()
+          return init !== undefined ? processRuns(init) : groupHasLiveMembers(child.pid)
+        }
         const awaitGroup = (): void => {
           if (!groupAlive()) {
             groupDone = true
@@ -228,14 +241,15 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
           // SIGTERM now, SIGKILL after the grace — even when the leftovers already closed the pipes.
           terminateGroup()
           const started = performance.now()
+          const interval = sandboxInit() !== undefined ? 2 : 25
           const poll = (): void => {
             // Past the SIGKILL, what still answers is a zombie awaiting its reaper: it runs no more.
             if (!groupAlive() || performance.now() - started > grace + 200) {
               groupDone = true
               finish()
-            } else timers.push(setTimeout(poll, 25))
+            } else timers.push(setTimeout(poll, interval))
           }
-          timers.push(setTimeout(poll, 25))
+          timers.push(setTimeout(poll, interval))
         }
         const finish = (): void => {
           if (settled || exit === undefined || openStreams > 0 || !groupDone) return
@@ -269,6 +283,14 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
         child.stderr.on('data', onData)
         child.stdout.on('close', streamClosed)
         child.stderr.on('close', streamClosed)
+        if (infoStream) {
+          openStreams++
+          infoStream.setEncoding('utf8')
+          infoStream.on('data', (chunk: string) => {
+            if (info.length < 4096) info += chunk
+          })
+          infoStream.on('close', streamClosed)
+        }
         child.on('error', (error) => {
           if (child.pid !== undefined || settled) return
           cleanup()
@@ -284,6 +306,7 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
                 () => {
                   child.stdout.destroy()
                   child.stderr.destroy()
+                  infoStream?.destroy()
                 },
                 grace * 2 + 100,
               ),
@@ -357,6 +380,26 @@ function commandEnv(options: BashToolOptions, cwd: string, shell: string): Recor
     if (value !== undefined) out[name] = value
   }
   return out
+}
+
+/** Whether process `pid` exists and is not a zombie (Linux `/proc`; elsewhere: whether it exists). */
+function processRuns(pid: number): boolean {
+  if (process.platform !== 'linux') {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return false
+  }
+  const state = stat.charAt(stat.lastIndexOf(')') + 2)
+  return state !== 'Z' && state !== 'X'
 }
 
 /**

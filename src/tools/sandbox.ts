@@ -46,10 +46,24 @@ export function resolveSandbox(mode: BashSandboxMode, binary: string): BashSandb
  * namespace (every process the command started dies with it, `setsid` included), no network
  * unless asked, and `--die-with-parent` so a dying host takes the sandbox along.
  */
-export function bubblewrapArgs(workspace: string, network: boolean, shell: string, command: string): string[] {
+export function bubblewrapArgs(
+  workspace: string,
+  network: boolean,
+  shell: string,
+  command: string,
+  infoFd?: number,
+): string[] {
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp']
   args.push('--bind', workspace, workspace, '--unshare-pid', '--unshare-ipc', '--unshare-uts')
   if (!network) args.push('--unshare-net')
+  // `--info-fd` reports the sandbox's init (PID 1 of its namespace) as `{"child-pid": N}`.
+  if (infoFd !== undefined) args.push('--info-fd', String(infoFd))
   args.push('--die-with-parent', '--chdir', workspace, '--', shell, '-c', command)
   return args
+}
+
+/** The host pid of the sandbox's init from bubblewrap's `--info-fd` JSON, if it can be read. */
+export function sandboxInitPid(info: string): number | undefined {
+  const match = /"child-pid"\s*:\s*(\d+)/.exec(info)
+  return match === null ? undefined : Number(match[1])
 }
