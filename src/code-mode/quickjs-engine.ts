@@ -25,7 +25,7 @@ const COMPILE_STACK_BYTES = 24 * 1024
  */
 const MEMORY_GROWTH_TRIGGER_BYTES = 4 * 1024 * 1024
 const MEMORY_CHECK_INTERVAL_MS = 100
-/** After a run, a module whose memory grew past this is replaced so the host can reclaim it. */
+/** After a run, a module whose memory grew past this (or past one memory limit) is replaced. */
 const RETIRE_MODULE_BYTES = 512 * 1024 * 1024
 
 /**
@@ -57,6 +57,9 @@ interface LoadedModule {
   readonly memory: WasmMemory | undefined
   readonly baselineBytes: number
   reservedBytes: number
+  /** Runs active on the module now, and runs started on it so far (to attribute growth to a run). */
+  active: number
+  started: number
 }
 
 let modulePromise: Promise<LoadedModule> | undefined
@@ -70,7 +73,14 @@ function governModule(module: QuickJSWASMModule): LoadedModule {
   } catch {
     memory = undefined
   }
-  const loaded: LoadedModule = { module, memory, baselineBytes: memory?.buffer.byteLength ?? 0, reservedBytes: 0 }
+  const loaded: LoadedModule = {
+    module,
+    memory,
+    baselineBytes: memory?.buffer.byteLength ?? 0,
+    reservedBytes: 0,
+    active: 0,
+    started: 0,
+  }
   if (memory !== undefined) {
     const grow = memory.grow
     // Emscripten grows its heap through this method; refusing makes the allocation fail cleanly.
@@ -206,6 +216,9 @@ class QuickJsRun {
   private readonly wasmMemory: WasmMemory | undefined
   private readonly module: QuickJSWASMModule
   private reserved = false
+  private startedAs = 0
+  private soleAtStart = false
+  private startWasmBytes = 0
   private lastWasmBytes = 0
   private lastMemoryCheckAt = 0
   private memoryCheckCostMs = 0
@@ -231,6 +244,10 @@ class QuickJsRun {
   /** Create the runtime and context and evaluate the prelude (overlaps with type stripping). */
   prepare(): void {
     this.loaded.reservedBytes += 2 * this.limits.memoryLimitBytes
+    this.loaded.active++
+    this.startedAs = ++this.loaded.started
+    this.soleAtStart = this.loaded.active === 1
+    this.startWasmBytes = this.wasmMemory?.buffer.byteLength ?? 0
     this.reserved = true
     this.boot()
   }
@@ -332,11 +349,26 @@ class QuickJsRun {
     if (runtime === undefined) return false
     if (this.wasmMemory !== undefined) this.lastWasmBytes = this.wasmMemory.buffer.byteLength
     this.lastMemoryCheckAt = vmTime
+    if (this.grewPastLimit()) return true
     const started = performance.now()
     const report = runtime.dumpMemoryUsage()
     this.memoryCheckCostMs = performance.now() - started
     const used = /memory used\s+\d+\s+(\d+)/.exec(report)
     if (used === null || Number(used[1]) <= this.limits.memoryLimitBytes) return false
+    this.fail('memory-limit', `the program exceeded its memory limit of ${formatBytes(this.limits.memoryLimitBytes)}`)
+    return true
+  }
+
+  /**
+   * The heap walk does not see string bytes in this build, so memory growth is a second measure:
+   * while this run has had the module to itself (always, in a worker), the module's growth since
+   * the run started is this run's, and growth past the limit (plus a quarter for fragmentation)
+   * fails it.
+   */
+  private grewPastLimit(): boolean {
+    const memory = this.wasmMemory
+    if (memory === undefined || !this.soleAtStart || this.loaded.started !== this.startedAs) return false
+    if (memory.buffer.byteLength - this.startWasmBytes <= this.limits.memoryLimitBytes * 1.25) return false
     this.fail('memory-limit', `the program exceeded its memory limit of ${formatBytes(this.limits.memoryLimitBytes)}`)
     return true
   }
@@ -455,9 +487,9 @@ class QuickJsRun {
     }
     pending
       .then(
-        (outcome) => this.settleBinding(deferred, outcome),
+        (outcome) => this.settleBinding(deferred, name, outcome),
         (error: unknown) =>
-          this.settleBinding(deferred, { ok: false, toolName: name, message: describeHostError(error) }),
+          this.settleBinding(deferred, name, { ok: false, toolName: name, message: describeHostError(error) }),
       )
       .catch((error: unknown) => {
         // Defensive: a failure here is a bug in this file; end the run instead of leaking a rejection.
@@ -467,16 +499,19 @@ class QuickJsRun {
     return deferred.handle
   }
 
-  private settleBinding(deferred: QuickJSDeferredPromise, outcome: CodeBindingOutcome): void {
+  private settleBinding(deferred: QuickJSDeferredPromise, name: string, outcome: CodeBindingOutcome): void {
     this.inFlight--
     if (this.finished || this.poisoned) return
     let text: string
+    let valueLength = 0
     try {
-      text = JSON.stringify(
-        outcome.ok
-          ? { ok: true, value: outcome.value }
-          : { ok: false, toolName: outcome.toolName, message: outcome.message },
-      )
+      if (outcome.ok) {
+        const value = JSON.stringify(outcome.value)
+        valueLength = value.length
+        text = `{"ok":true,"value":${value}}`
+      } else {
+        text = JSON.stringify({ ok: false, toolName: outcome.toolName, message: outcome.message })
+      }
     } catch (error) {
       const toolName = outcome.ok ? '' : outcome.toolName
       text = JSON.stringify({
@@ -484,6 +519,16 @@ class QuickJsRun {
         toolName,
         message: `the tool's value could not cross into the sandbox: ${describeHostError(error)}`,
       })
+    }
+    // The text and what the program parses from it are both alive in the sandbox's heap: a value
+    // longer than half the memory limit cannot fit, so it is never copied in.
+    if (text.length * 2 > this.limits.memoryLimitBytes) {
+      this.fail(
+        'memory-limit',
+        `the value of tools.${name}() is ${valueLength || text.length} characters of JSON, too large for the program's memory limit of ${formatBytes(this.limits.memoryLimitBytes)}`,
+      )
+      this.checkDone()
+      return
     }
     const context = this.context!
     this.slice(() => {
@@ -578,8 +623,14 @@ class QuickJsRun {
     this.finished = true
     this.request.signal.removeEventListener('abort', this.onAbort)
     this.dispose()
-    if (this.reserved) this.loaded.reservedBytes -= 2 * this.limits.memoryLimitBytes
-    if (this.wasmMemory !== undefined && this.wasmMemory.buffer.byteLength > RETIRE_MODULE_BYTES)
+    if (this.reserved) {
+      this.loaded.reservedBytes -= 2 * this.limits.memoryLimitBytes
+      this.loaded.active--
+    }
+    // A module grown past one memory limit is replaced after the run: the host reclaims the memory,
+    // and the next run's growth is its own again (freed memory is reused without growing).
+    const grownTo = this.wasmMemory?.buffer.byteLength ?? 0
+    if (grownTo > Math.min(RETIRE_MODULE_BYTES, this.loaded.baselineBytes + this.limits.memoryLimitBytes))
       retireModule(this.loaded)
     this.resolveOutcome(outcome)
   }
