@@ -3,7 +3,7 @@
 import { Context } from 'cordis'
 import { format, isMain, loadBuilt, printTable, type Row, time } from './util.js'
 
-const { defineTool, ToolRuntime } = await loadBuilt()
+const { createAgent, defineTool, ToolRuntime } = await loadBuilt()
 
 function trivialTool() {
   return defineTool({
@@ -77,7 +77,48 @@ export async function run(): Promise<Row[]> {
     })
   }
   printTable('Pipeline overhead (execute vs bare call)', rows)
-  return rows
+  const access = await serviceAccess(small, signal)
+  printTable('Reaching the service: `ctx.tools.execute(...)` vs a cached `tools` handle', access)
+  return [...rows, ...access]
+}
+
+/**
+ * The idiomatic `ctx.tools.execute(...)` reads the service through Cordis's context proxy on every
+ * call; a handle read once (`const tools = ctx.tools`) does not. Root context and agent context.
+ * The cases are interleaved over several rounds and the median kept, so machine load drifts into
+ * every case alike.
+ */
+async function serviceAccess(small: { data: { a: number } }, signal: AbortSignal): Promise<Row[]> {
+  const ctx = new Context()
+  await ctx.plugin(ToolRuntime)
+  ctx.tools.register(trivialTool())
+  const agent = createAgent(ctx, { id: 'bench' })
+  const input = { callId: 'c', name: 'echo', arguments: small, signal }
+  const agentInput = { ...input, agent }
+  const cached = ctx.tools
+  const agentCached = agent.ctx.tools
+  const cases: Array<[string, () => unknown]> = [
+    ['`ctx.tools` alone (root context)', () => ctx.tools],
+    ['`agent.ctx.tools` alone', () => agent.ctx.tools],
+    ['`new Error()` alone (what Cordis builds per read)', () => new Error('cannot get property "tools"')],
+    ['cached `tools.execute(input)`', () => cached.execute(input)],
+    ['`ctx.tools.execute(input)`', () => ctx.tools.execute(input)],
+    ['cached agent `tools.execute({ ...input, agent })`', () => agentCached.execute(agentInput)],
+    ['`agent.ctx.tools.execute({ ...input, agent })`', () => agent.ctx.tools.execute(agentInput)],
+  ]
+  const samples = cases.map(() => [] as number[])
+  for (let round = 0; round < 5; round++) {
+    for (let i = 0; i < cases.length; i++) samples[i].push(await time(cases[i][1], 100))
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  const ns = samples.map(median)
+  const extra = (value: number, base: number) => `+${format(value - base)} (${(value / base).toFixed(2)}×)`
+  return cases.map(([name], i) => {
+    const row: Row = { name, avgNs: ns[i] }
+    if (i === 3 || i === 5) row.ratio = '1×'
+    if (i === 4 || i === 6) row.ratio = extra(ns[i], ns[i - 1])
+    return row
+  })
 }
 
 if (isMain(import.meta.url)) await run()
