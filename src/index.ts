@@ -47,8 +47,8 @@ export type {
   StringValueSchemaSpec,
   ValueSchemaSpec,
 } from './schema/spec.js'
-export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './schema/tool-definition.js'
-export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from './schema/content.js'
+export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './contract/tool-definition.js'
+export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from './contract/content.js'
 
 // --- Calls and results: what `execute` takes and returns, what policies see ----------------------
 export type {
@@ -79,7 +79,7 @@ export type {
   ToolProgress,
   ToolRestriction,
   ToolRunContext,
-} from './runtime/types.js'
+} from './contract/execution.js'
 
 // --- Errors: the codes a failed result carries, and the classes toolgate throws -----------------
 export { ERROR_CODES, type ErrorCode, type ErrorCodeInfo, type ErrorCodeSurface } from './errors/codes.js'
@@ -174,7 +174,7 @@ export { compileGlob, expandBraces, type GlobMatcher } from './tools/glob-match.
 export { WorkspacePathError } from './tools/workspace-error.js'
 
 // --- Lossless JSON: the value type every argument and result is -----------------------------------
-export type { JsonObject, JsonValue } from './json/json-value.js'
+export type { JsonObject, JsonValue } from './contract/json-value.js'
 export { isJsonValue, snapshotJsonValue } from './json/snapshot.js'
 
 // --- Tool schemas: the enforced JSON Schema subset and its validator -------------------------------
@@ -186,7 +186,7 @@ export {
   JSON_SCHEMA_TYPES,
 } from './schema/assert.js'
 export { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './schema/compile.js'
-export type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from './schema/json-schema.js'
+export type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from './contract/json-schema.js'
 export { getArgsValidator, validateArgs } from './schema/validate-args.js'
 export {
   type CompiledJsonSchemaValidator,

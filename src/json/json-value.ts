@@ -1,5 +1,3 @@
-/** A lossless JSON value: survives `JSON.stringify` → `JSON.parse` unchanged (R-JSON-1). */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
-
-/** A JSON object record. */
-export type JsonObject = { [key: string]: JsonValue }
+// Moved to src/contract/ (the tool contract, which imports nothing above it); kept so that
+// existing imports resolve. New code imports from src/contract/.
+export type * from '../contract/json-value.js'

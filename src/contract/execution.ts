@@ -1,0 +1,213 @@
+import type { Context } from 'cordis'
+import type { ContentBlock, UserMessage } from './content.js'
+import type { JsonValue } from './json-value.js'
+
+/** Identifier of one model-requested (or nested) call. */
+export type CallId = string
+
+declare const toolExecutionTokenBrand: unique symbol
+
+/** Opaque call identity that permits correlation without exposing mutable execution state. */
+export type ToolExecutionToken = symbol & { readonly [toolExecutionTokenBrand]: true }
+
+/** An agent scope: an id and the child context that carries the scope. */
+export interface Agent {
+  readonly id: string
+  readonly ctx: Context
+}
+
+/** Identifies a viewing scope for `get`/`schemas`: the agent. */
+export type ScopeKey = Agent
+
+/** How a scope's model sees its tools. */
+export type ToolPresentationMode = 'native' | 'code' | 'both'
+
+/**
+ * Per-scope filter over inherited tools. Restrictions intersect and do not affect
+ * scoped registrations or the reserved Code Mode transport.
+ */
+export interface ToolRestriction {
+  /** Inherited tool names that stay visible; everything else is removed. */
+  readonly allow?: readonly string[]
+  /** Inherited tool names removed from visibility. */
+  readonly deny?: readonly string[]
+}
+
+/** Caller-supplied description of one tool call. */
+export interface ToolExecutionInput {
+  readonly callId: CallId
+  /** Root model-requested call owning this execution tree; omitted for a root call. */
+  readonly rootCallId?: CallId
+  readonly name: string
+  /** Losslessly JSON-serializable parsed arguments (tools validate their own schema). */
+  readonly arguments: unknown
+  /** The agent on whose behalf the call runs. */
+  readonly agent?: Agent
+  /** Opaque token of the enclosing transport execution (Code Mode sub-dispatch). */
+  readonly parent?: ToolExecutionToken
+  /** Required caller-owned cancellation for this invocation. */
+  readonly signal: AbortSignal
+}
+
+/** One pending tool call inside the pipeline; frozen, arguments deep-frozen. */
+export interface ToolExecution extends ToolExecutionInput {
+  readonly arguments: JsonValue
+  readonly rootCallId: CallId
+  readonly token: ToolExecutionToken
+}
+
+/** Around-dispatch view: only `signal` may be replaced (never removed). */
+export interface ToolDispatchExecution extends Omit<ToolExecution, 'signal'> {
+  signal: AbortSignal
+}
+
+/** What a running tool reports through `exec.progress(...)`; both fields are optional. */
+export interface ToolProgress {
+  /** Human-readable status, e.g. the latest output line. */
+  readonly message?: string
+  /** Completed share of the work, a finite number in [0, 1]. */
+  readonly fraction?: number
+}
+
+/** Runtime context handed to a tool body after the pipeline accepted the call. */
+export interface ToolRunContext extends ToolExecution {
+  /** Attach a context to this execution's own result, in call order. */
+  deferContext(context: UserMessage): void
+  /** Mark a successful final result as terminal for the current agent turn. */
+  concludeTurn(): void
+  /**
+   * Report progress: emitted as a scope-filtered `tools/progress` event (listeners get the
+   * call's `ToolExecution`, then a frozen copy of `progress`) and, under `TimeoutPolicy`, resets
+   * the call's idle timer. Throws a `TypeError` for a malformed progress; a no-op once the body settled.
+   */
+  progress(progress: ToolProgress): void
+}
+
+/** A monotonic guard run after `tools/pre-execute`: a returned reason denies. */
+export type ToolGuard = (execution: Readonly<ToolExecution>) => string | undefined
+
+/** Structured error identity carried by a failure. */
+export interface ToolErrorInfo {
+  /** Error class name, e.g. `ToolNotFoundError`. */
+  readonly name: string
+  /** Stable error code, e.g. `UNKNOWN_TOOL`. */
+  readonly code: string
+  readonly [key: string]: JsonValue
+}
+
+/** Canonical failure detail. */
+export interface ToolFailure {
+  /** Human-readable failure message without the `Error: ` envelope. */
+  message: string
+  info?: ToolErrorInfo
+}
+
+/** Successful canonical tool execution. */
+export interface ToolExecutionSuccess {
+  readonly isError: false
+  readonly value: JsonValue
+  readonly content: ContentBlock[]
+  readonly error?: never
+  readonly meta?: JsonValue
+  readonly additionalContexts?: UserMessage[]
+  readonly concludesTurn?: true
+}
+
+/** Failed canonical tool execution; failures never carry a value. */
+export interface ToolExecutionFailure {
+  readonly isError: true
+  readonly error: ToolFailure
+  readonly value?: never
+  readonly content: ContentBlock[]
+  readonly meta?: JsonValue
+  readonly additionalContexts?: UserMessage[]
+  readonly concludesTurn?: never
+}
+
+/** The discriminated, execution-local outcome of one tool call. */
+export type ToolExecutionResult = ToolExecutionSuccess | ToolExecutionFailure
+
+/** Scheduling mode for one pending call. */
+export type ToolExecutionMode = { kind: 'parallel' } | { kind: 'exclusive' }
+
+/** Pre-dispatch decision. */
+export type PreToolDecision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason?: string }
+
+/** Post-dispatch decision. */
+export type PostToolDecision =
+  | { kind: 'accept'; content?: ContentBlock[]; value?: never; additionalContexts?: UserMessage[] }
+  | { kind: 'accept'; value: JsonValue; content?: never; additionalContexts?: UserMessage[] }
+  | { kind: 'block'; feedback: ContentBlock[]; additionalContexts?: UserMessage[] }
+
+/**
+ * What an approval service is asked when a pre-execute listener answers `ask`: plain JSON data
+ * that can be logged, stored and sent to another process (`JSON.stringify` sees exactly these
+ * fields). The call's abort signal travels beside it (the service's second argument, and a
+ * non-enumerable `signal` property of the object the runtime hands over), never inside it.
+ */
+export interface ApprovalRequest {
+  readonly callId: CallId
+  readonly rootCallId: CallId
+  /** The enclosing call's id for a Code Mode sub-call; null for a model-direct call. */
+  readonly parentCallId: CallId | null
+  /** The id given to `createAgent`, or null for a call without an agent. */
+  readonly agentId: string | null
+  readonly toolName: string
+  /** The call's arguments as the model wrote them (lossless JSON). */
+  readonly arguments: JsonValue
+  /** Why the policy asked, or null. */
+  readonly reason: string | null
+}
+
+/** What travels beside an {@link ApprovalRequest}: live objects that never serialize. */
+export interface ApprovalContext {
+  /** The call's cancellation: an approver that waits should answer `cancelled` when it aborts. */
+  readonly signal: AbortSignal
+  /** The agent the call runs for, when it has one. */
+  readonly agent: Agent | undefined
+  /** The frozen execution being asked about. */
+  readonly execution: Readonly<ToolExecution>
+}
+
+/**
+ * An approval service's answer (plain JSON). `allowed-once` proceeds, optionally with edited
+ * `arguments` (validated again against the tool's parameters); `denied` fails the call with a
+ * `reason` the model sees; `allowed-always` / `denied-always` also install a standing rule for the
+ * agent scope and tool that answers later asks without the service; `suspended` parks the call
+ * until a decision arrives (see `SuspendingApproval`); `cancelled` is a denial because the call was
+ * cancelled while waiting.
+ */
+export type ApprovalOutcome =
+  | { readonly kind: 'allowed-once'; readonly arguments?: JsonValue; readonly reason?: string }
+  | { readonly kind: 'allowed-always'; readonly reason?: string }
+  | { readonly kind: 'denied'; readonly reason?: string }
+  | { readonly kind: 'denied-always'; readonly reason?: string }
+  | { readonly kind: 'suspended'; readonly reason?: string }
+  | { readonly kind: 'cancelled'; readonly reason?: string }
+
+/** Who answered an ask: the approval service, a standing rule, or a decision handed to a resume. */
+export type ApprovalAnswerSource = 'service' | 'standing' | 'decision'
+
+/** Every {@link ApprovalOutcome} kind. */
+export type ApprovalOutcomeKind = ApprovalOutcome['kind']
+
+/** A standing approval rule: an `allowed-always` / `denied-always` answer for one agent scope and tool. */
+export interface StandingApprovalRule {
+  /** The agent scope the rule belongs to (null: calls without an agent). */
+  readonly agentId: string | null
+  readonly toolName: string
+  readonly kind: 'allowed-always' | 'denied-always'
+  readonly reason: string | null
+  /** The call whose answer installed the rule. */
+  readonly callId: CallId
+  /** When the rule was installed (ms since the epoch). */
+  readonly createdAt: number
+}
+
+/**
+ * The `approval` Cordis service contract. `request` must settle (never hang past `context.signal`'s
+ * abort for long); a rejection or a malformed answer is a denial (fail closed).
+ */
+export interface ApprovalService {
+  request(request: ApprovalRequest, context: ApprovalContext): Promise<ApprovalOutcome>
+}
