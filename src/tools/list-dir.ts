@@ -1,4 +1,5 @@
-import { readdir, stat } from 'node:fs/promises'
+import type { Dirent } from 'node:fs'
+import { opendir, stat } from 'node:fs/promises'
 import type picomatchFn from 'picomatch'
 import type { ToolResultView } from '../presentation/views.js'
 import { defineTool } from '../schema/define-tool.js'
@@ -7,6 +8,7 @@ import { lazyRequire } from '../util/lazy-require.js'
 import type { FsToolContext } from './fs-context.js'
 import { loadGitignoreChain } from './gitignore.js'
 import { bool, callPresenter, int, list, listOf, record, resultPresenter, str } from './present-util.js'
+import { SmallestNames } from './smallest-names.js'
 import { checkAborted, resolveInWorkspace } from './workspace.js'
 
 const picomatch = lazyRequire<typeof picomatchFn>('picomatch')
@@ -84,22 +86,27 @@ export function createListDirTool(fs: FsToolContext): ToolDefinition {
       const resolved = await resolveInWorkspace(fs.root, rootReal, args.path ?? '.', 'existing')
       if (!(await stat(resolved.abs)).isDirectory()) throw new Error(`path: ${resolved.rel} is not a directory`)
       checkAborted(exec.signal)
-      const [all, rules] = await Promise.all([
-        readdir(resolved.abs, { withFileTypes: true }),
-        loadGitignoreChain(rootReal, resolved.rel),
-      ])
+      const rules = await loadGitignoreChain(rootReal, resolved.rel)
       const prefix = resolved.rel === '.' ? '' : `${resolved.rel}/`
+      // Streamed in batches (the event loop turns between them) and only the first
+      // `listMaxEntries` names by order are kept: a directory of a million entries neither
+      // materialises a million entries at once nor sorts them.
+      const dir = await opendir(resolved.abs, { bufferSize: 1024 })
+      const kept = new SmallestNames<Dirent>(limits.listMaxEntries)
       let ignored = 0
-      const dirents = all.filter((d) => {
+      let total = 0
+      for await (const d of dir) {
         if (rules.ignores(prefix + d.name, d.isDirectory())) {
           ignored++
-          return false
+          continue
         }
-        return matcher === undefined || matcher(d.name)
-      })
-      dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        if (matcher !== undefined && !matcher(d.name)) continue
+        total++
+        kept.offer(d)
+        if ((total & 4095) === 0) checkAborted(exec.signal)
+      }
       const entries: Array<{ name: string; type: EntryType }> = []
-      for (const d of dirents.slice(0, limits.listMaxEntries)) {
+      for (const d of kept.sorted()) {
         const type: EntryType = d.isSymbolicLink()
           ? 'symlink'
           : d.isDirectory()
@@ -112,8 +119,8 @@ export function createListDirTool(fs: FsToolContext): ToolDefinition {
       return {
         path: resolved.rel,
         entries,
-        total: dirents.length,
-        truncated: dirents.length > entries.length,
+        total,
+        truncated: total > entries.length,
         ignored,
       }
     },
