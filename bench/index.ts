@@ -4,6 +4,7 @@ const suites = [
   'pipeline',
   'registry',
   'code-mode',
+  'code-mode-runtimes',
   'journal',
   'bash-sandbox',
   'search',
