@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from '../../src/code-mode/code-runtime.js'
 import { CodeMode } from '../../src/code-mode/plugin.js'
 import { createWorkerRuntime } from '../../src/code-mode/worker-runtime.js'
-import { ToolRuntime, ToolRuntimeCore } from '../../src/index.js'
+import { createToolRuntime, ToolRuntime, ToolRuntimeCore } from '../../src/index.js'
 
 const unhandled: unknown[] = []
 const onUnhandled = (reason: unknown) => unhandled.push(reason)
@@ -134,6 +134,28 @@ describe('Code Mode options: runtime, poolSize, limits', () => {
     const withWorkers = threads()
     await fiber.dispose()
     expect(threads()).toBeLessThanOrEqual(withWorkers - 3)
+  })
+
+  it('createToolRuntime().dispose() settles a run in flight and leaves no worker behind', async () => {
+    const handle = await createToolRuntime({ mode: 'code', codeMode: { poolSize: 2, limits: { cpuTimeMs: 60_000 } } })
+    const spinning = handle.tools.execute({
+      callId: 's',
+      name: 'run_code',
+      arguments: { code: 'while (true) {}', description: 'spin' },
+      signal: new AbortController().signal,
+    })
+    const warm = await handle.tools.execute({
+      callId: 'w',
+      name: 'run_code',
+      arguments: { code: 'return 1', description: 'one' },
+      signal: new AbortController().signal,
+    })
+    expect(warm.isError ? warm.error : warm.value).toEqual({ result: 1, logs: [] })
+    const withWorkers = threads()
+    await handle.dispose()
+    const result = await spinning
+    expect(result.isError && result.error.info?.code).toBe('ABORTED')
+    expect(threads()).toBeLessThanOrEqual(withWorkers - 2)
   })
 
   it('rejects unknown runtimes and keys that do not apply, with the option path', async () => {
