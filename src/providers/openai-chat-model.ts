@@ -3,7 +3,7 @@ import type OpenAI from 'openai'
 import { checkModelOptions } from './adapter-util.js'
 import type { ProviderModel } from './model.js'
 import { openAIChatFormat } from './openai-chat.js'
-import { nullAbsentSchemas } from './tool-calls.js'
+import { openAIToolRound } from './openai-tools.js'
 
 type CreateParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming
 
@@ -24,13 +24,13 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ProviderModel<
   return {
     format: 'openai-chat',
     async generate({ messages, tools, signal }) {
-      const { tools: definitions } = openAIChatFormat.toTools(tools, strict)
+      const { definitions, parseCalls } = openAIToolRound(openAIChatFormat, tools, strict)
       const body: CreateParams = { ...params, model, messages: [...messages] }
       if (definitions.length > 0) body.tools = definitions
       const completion = await client.chat.completions.create(body, { signal })
       const message = completion?.choices?.[0]?.message
       if (message === undefined) throw new Error('openAIChatModel: the completion has no choices[0].message')
-      const calls = openAIChatFormat.parseToolCalls(completion, nullAbsentSchemas({ schemas: tools, strict }, true))
+      const calls = parseCalls(completion)
       const reply: OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam = {
         role: 'assistant',
         content: message.content ?? null,

@@ -2,7 +2,7 @@
 import type OpenAI from 'openai'
 import type { ContentBlock } from '../schema/content.js'
 import type { FormatModule } from './format-module.js'
-import { openAIFunctions } from './openai-tools.js'
+import { openAITools } from './openai-tools.js'
 import {
   dataUrl,
   deferredMessages,
@@ -21,14 +21,10 @@ export const openAIChatFormat: FormatModule<'openai-chat'> = {
   hasStrictMode: true,
 
   toTools(schemas, strict) {
-    const { functions, downgrades } = openAIFunctions(schemas, strict)
-    return {
-      tools: functions.map(({ name, description, parameters, strict }) => ({
-        type: 'function' as const,
-        function: { name, description, parameters, strict },
-      })),
-      downgrades,
-    }
+    return openAITools(schemas, strict, ({ name, description, parameters, strict }) => ({
+      type: 'function' as const,
+      function: { name, description, parameters, strict },
+    }))
   },
 
   parseToolCalls(response, nullAbsent) {

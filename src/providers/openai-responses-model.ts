@@ -3,7 +3,7 @@ import type OpenAI from 'openai'
 import { checkModelOptions } from './adapter-util.js'
 import type { ProviderModel } from './model.js'
 import { openAIResponsesFormat } from './openai-responses.js'
-import { nullAbsentSchemas } from './tool-calls.js'
+import { openAIToolRound } from './openai-tools.js'
 
 type CreateParams = OpenAI.Responses.ResponseCreateParamsNonStreaming
 
@@ -28,12 +28,12 @@ export function openAIResponsesModel(options: OpenAIResponsesModelOptions): Prov
   return {
     format: 'openai-responses',
     async generate({ messages, tools, signal }) {
-      const { tools: definitions } = openAIResponsesFormat.toTools(tools, strict)
+      const { definitions, parseCalls } = openAIToolRound(openAIResponsesFormat, tools, strict)
       const body: CreateParams = { ...params, model, input: [...messages] }
       if (definitions.length > 0) body.tools = definitions
       const response = await client.responses.create(body, { signal })
       if (!Array.isArray(response?.output)) throw new Error('openAIResponsesModel: the response has no output array')
-      const calls = openAIResponsesFormat.parseToolCalls(response, nullAbsentSchemas({ schemas: tools, strict }, true))
+      const calls = parseCalls(response)
       return { messages: response.output as OpenAI.Responses.ResponseInputItem[], calls }
     },
   }

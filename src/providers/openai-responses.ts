@@ -2,7 +2,7 @@
 import type OpenAI from 'openai'
 import type { ContentBlock } from '../schema/content.js'
 import type { FormatModule } from './format-module.js'
-import { openAIFunctions } from './openai-tools.js'
+import { openAITools } from './openai-tools.js'
 import {
   dataUrl,
   deferredMessages,
@@ -23,17 +23,13 @@ export const openAIResponsesFormat: FormatModule<'openai-responses'> = {
   hasStrictMode: true,
 
   toTools(schemas, strict) {
-    const { functions, downgrades } = openAIFunctions(schemas, strict)
-    return {
-      tools: functions.map(({ name, description, parameters, strict }) => ({
-        type: 'function' as const,
-        name,
-        description,
-        parameters,
-        strict,
-      })),
-      downgrades,
-    }
+    return openAITools(schemas, strict, ({ name, description, parameters, strict }) => ({
+      type: 'function' as const,
+      name,
+      description,
+      parameters,
+      strict,
+    }))
   },
 
   parseToolCalls(response, nullAbsent) {

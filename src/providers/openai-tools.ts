@@ -1,7 +1,10 @@
 // OpenAI (chat and responses) function definitions: strict projection with a per-tool fallback.
-import type { JsonObject } from '../json/json-value.js'
-import type { ToolSchema } from '../schema/tool-definition.js'
+import type { JsonObject } from '../contract/json-value.js'
+import type { ToolSchema } from '../contract/tool-definition.js'
+import type { FormatModule } from './format-module.js'
 import { toStrictSchema } from './strict-schema.js'
+import { nullAbsentSchemas } from './tool-calls.js'
+import type { ProviderTool, ProviderToolCall } from './types.js'
 
 export interface OpenAIFunction {
   readonly name: string
@@ -35,4 +38,29 @@ export function openAIFunctions(
     }
   }
   return { functions, downgrades }
+}
+
+/** {@link openAIFunctions}, each function in the wire shape of one OpenAI API. */
+export function openAITools<T>(
+  schemas: readonly ToolSchema[],
+  strict: boolean,
+  shape: (fn: OpenAIFunction) => T,
+): { tools: T[]; downgrades: string[] } {
+  const { functions, downgrades } = openAIFunctions(schemas, strict)
+  return { tools: functions.map(shape), downgrades }
+}
+
+/**
+ * The tool half of one request of an OpenAI model adapter (chat or responses): the definitions to
+ * send (strict where expressible), and the parser of the reply's calls, which turns the `null`s a
+ * strict model sends for optional arguments back into absent keys.
+ */
+export function openAIToolRound<F extends 'openai-chat' | 'openai-responses'>(
+  format: FormatModule<F>,
+  schemas: readonly ToolSchema[],
+  strict: boolean,
+): { definitions: ProviderTool<F>[]; parseCalls(response: unknown): ProviderToolCall[] } {
+  const { tools: definitions } = format.toTools(schemas, strict)
+  const nullAbsent = nullAbsentSchemas({ schemas, strict }, true)
+  return { definitions, parseCalls: (response) => format.parseToolCalls(response, nullAbsent) }
 }
