@@ -1,7 +1,8 @@
 // A turn that needs approval, shared by the in-process tests and the child process that resumes it.
 import { appendFileSync } from 'node:fs'
-import { createAgent, createToolRuntime, defineTool, Journal, SuspendingApproval } from '../../src/index.js'
+import { createAgent, createToolRuntime, Journal, SuspendingApproval } from '../../src/index.js'
 import type { ModelReply, ModelRequest, ProviderModel } from '../../src/providers/index.js'
+import { readTool, writeTool } from '../fixtures/file-tools.js'
 
 type Message = Record<string, unknown>
 
@@ -56,28 +57,16 @@ export async function setupTurn(options: TurnOptions) {
   await ctx.plugin(SuspendingApproval)
   const agent = createAgent(ctx, { id: 'agent-1' })
   tools.register(
-    defineTool({
-      name: 'read',
-      description: 'Read a file.',
-      parameters: { path: { type: 'string', required: true } },
-      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
-      execute: async ({ path }) => {
-        appendFileSync(options.marker, `read:${path}\n`)
-        return `contents of ${path}`
-      },
+    readTool(async ({ path }) => {
+      appendFileSync(options.marker, `read:${path}\n`)
+      return `contents of ${path}`
     }),
   )
   tools.register(
-    defineTool({
-      name: 'write',
-      description: 'Write a file.',
-      parameters: { path: { type: 'string', required: true }, text: { type: 'string', required: true } },
-      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
-      execute: async ({ path }) => {
-        appendFileSync(options.marker, `write:${path}\n`)
-        if (options.kill === 'in-body') process.kill(process.pid, 'SIGKILL')
-        return `wrote ${path}`
-      },
+    writeTool(async ({ path }) => {
+      appendFileSync(options.marker, `write:${path}\n`)
+      if (options.kill === 'in-body') process.kill(process.pid, 'SIGKILL')
+      return `wrote ${path}`
     }),
   )
   ctx.on('tools/pre-execute', async (exec, next) =>

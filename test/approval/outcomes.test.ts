@@ -8,9 +8,9 @@ import {
   CallbackApproval,
   createAgent,
   createToolRuntime,
-  defineTool,
   type ToolExecutionResult,
 } from '../../src/index.js'
+import { readTool, writeTool } from '../fixtures/file-tools.js'
 import { signal } from '../runtime/helpers.js'
 
 const code = (result: ToolExecutionResult) => (result.isError ? result.error.info?.code : 'OK')
@@ -20,26 +20,12 @@ async function setup(answer: (request: ApprovalRequest, context: ApprovalContext
   const { ctx, tools } = await createToolRuntime()
   const ran: Array<{ path: string; text: string }> = []
   tools.register(
-    defineTool({
-      name: 'write',
-      description: 'Write a file.',
-      parameters: { path: { type: 'string', required: true }, text: { type: 'string', required: true } },
-      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
-      execute: async (args) => {
-        ran.push(args)
-        return `wrote ${args.path}`
-      },
+    writeTool(async (args) => {
+      ran.push(args)
+      return `wrote ${args.path}`
     }),
   )
-  tools.register(
-    defineTool({
-      name: 'read',
-      description: 'Read a file.',
-      parameters: { path: { type: 'string', required: true } },
-      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
-      execute: async (args) => `read ${args.path}`,
-    }),
-  )
+  tools.register(readTool(async (args) => `read ${args.path}`))
   const asked: ApprovalRequest[] = []
   await ctx.plugin(CallbackApproval, {
     decide(request, context) {

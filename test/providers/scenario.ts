@@ -6,6 +6,7 @@ import { createAgent } from '../../src/runtime/agent.js'
 import { createToolRuntime } from '../../src/runtime/create.js'
 import type { ToolExecutionResult } from '../../src/runtime/types.js'
 import { defineTool } from '../../src/schema/define-tool.js'
+import { readTool, writeTool } from '../fixtures/file-tools.js'
 
 /** A 1×1 transparent PNG. */
 export const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII='
@@ -22,33 +23,23 @@ export async function scenario() {
   const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
 
   tools.register(
-    defineTool({
-      name: 'read',
-      description: 'Read a file.',
-      parameters: { path: { type: 'string', required: true } },
-      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
-      execute: async ({ path }) => {
+    readTool(
+      async ({ path }) => {
         log.push(`start:read:${path}`)
         await tick()
         await tick()
         log.push(`end:read:${path}`)
         return `contents of ${path}`
       },
-      isConcurrencySafe: () => true,
-    }),
+      { concurrencySafe: true },
+    ),
   )
   tools.register(
-    defineTool({
-      name: 'write',
-      description: 'Write a file.',
-      parameters: { path: { type: 'string', required: true }, text: { type: 'string', required: true } },
-      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
-      execute: async ({ path, text }) => {
-        log.push(`start:write:${path}`)
-        await tick()
-        log.push(`end:write:${path}`)
-        return `wrote ${text.length} characters to ${path}`
-      },
+    writeTool(async ({ path, text }) => {
+      log.push(`start:write:${path}`)
+      await tick()
+      log.push(`end:write:${path}`)
+      return `wrote ${text.length} characters to ${path}`
     }),
   )
   tools.register(

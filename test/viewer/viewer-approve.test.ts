@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createAgent, createToolRuntime, defineTool, Journal, SuspendingApproval } from '../../src/index.js'
+import { createAgent, createToolRuntime, Journal, SuspendingApproval } from '../../src/index.js'
 import {
   type ModelReply,
   type ModelRequest,
@@ -19,6 +19,7 @@ import {
 } from '../../src/providers/index.js'
 import { stateFileApproval, VIEWER_DENIAL_REASON } from '../../src/viewer/approval-state.js'
 import { startViewer } from '../../src/viewer/server.js'
+import { readTool, writeTool } from '../fixtures/file-tools.js'
 import { launchBrowser, TEST_OUTPUT, watchPage } from './browser.js'
 import { INJECTIONS } from './scripted-session.js'
 
@@ -68,24 +69,8 @@ async function suspendTurn() {
       appendFileSync(marker, `${kind}:${path}\n`)
       return `${kind} ${path}`
     }
-  tools.register(
-    defineTool({
-      name: 'read',
-      description: 'Read a file.',
-      parameters: { path: { type: 'string', required: true } },
-      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
-      execute: body('read'),
-    }),
-  )
-  tools.register(
-    defineTool({
-      name: 'write',
-      description: 'Write a file.',
-      parameters: { path: { type: 'string', required: true }, text: { type: 'string', required: true } },
-      output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
-      execute: body('write'),
-    }),
-  )
+  tools.register(readTool(body('read')))
+  tools.register(writeTool(body('write')))
   ctx.on('tools/pre-execute', async (exec, next) =>
     exec.name === 'write' ? { kind: 'ask', reason: 'writes change the workspace' } : next(),
   )
