@@ -8,7 +8,14 @@ import {
   type QuickJSWASMModule,
 } from 'quickjs-emscripten-core'
 import type { JsonValue } from '../json/json-value.js'
-import type { CodeBindingOutcome, CodeRunFailureReason, CodeRunOutcome, CodeRunRequest } from './code-runtime.js'
+import { type EncodedBindingOutcome, encodeBindingOutcome } from './binding-text.js'
+import type {
+  CodeBindingCall,
+  CodeBindingOutcome,
+  CodeRunFailureReason,
+  CodeRunOutcome,
+  CodeRunRequest,
+} from './code-runtime.js'
 import { droppedLogLines, PROGRAM_FILE as FILE } from './constants.js'
 import { PRELUDE_SOURCE } from './prelude.js'
 import type { QuickJsLimits as Limits } from './quickjs-runtime.js'
@@ -27,6 +34,11 @@ const MEMORY_GROWTH_TRIGGER_BYTES = 4 * 1024 * 1024
 const MEMORY_CHECK_INTERVAL_MS = 100
 /** After a run, a module whose memory grew past this (or past one memory limit) is replaced. */
 const RETIRE_MODULE_BYTES = 512 * 1024 * 1024
+
+/** A run request as the engine takes it: a binding may also answer with its outcome already encoded. */
+export interface EngineRequest extends Omit<CodeRunRequest, 'callTool'> {
+  callTool(call: CodeBindingCall): Promise<CodeBindingOutcome | EncodedBindingOutcome>
+}
 
 /**
  * What a worker thread's host needs from a run it cannot otherwise observe while the guest holds
@@ -231,7 +243,7 @@ class QuickJsRun {
 
   constructor(
     private readonly loaded: LoadedModule,
-    private readonly request: CodeRunRequest,
+    private readonly request: EngineRequest,
     private readonly limits: Limits,
     private readonly monitor: RunMonitor | undefined,
   ) {
@@ -479,7 +491,7 @@ class QuickJsRun {
     const deferred = context.newPromise()
     this.deferreds.add(deferred)
     this.inFlight++
-    let pending: Promise<CodeBindingOutcome>
+    let pending: Promise<CodeBindingOutcome | EncodedBindingOutcome>
     try {
       pending = this.request.callTool({ name, args })
     } catch (error) {
@@ -499,37 +511,23 @@ class QuickJsRun {
     return deferred.handle
   }
 
-  private settleBinding(deferred: QuickJSDeferredPromise, name: string, outcome: CodeBindingOutcome): void {
+  private settleBinding(
+    deferred: QuickJSDeferredPromise,
+    name: string,
+    outcome: CodeBindingOutcome | EncodedBindingOutcome,
+  ): void {
     this.inFlight--
     if (this.finished || this.poisoned) return
-    let text: string
-    let valueLength = 0
-    try {
-      if (outcome.ok) {
-        const value = JSON.stringify(outcome.value)
-        valueLength = value.length
-        text = `{"ok":true,"value":${value}}`
-      } else {
-        text = JSON.stringify({ ok: false, toolName: outcome.toolName, message: outcome.message })
-      }
-    } catch (error) {
-      const toolName = outcome.ok ? '' : outcome.toolName
-      text = JSON.stringify({
-        ok: false,
-        toolName,
-        message: `the tool's value could not cross into the sandbox: ${describeHostError(error)}`,
-      })
-    }
-    // The text and what the program parses from it are both alive in the sandbox's heap: a value
-    // longer than half the memory limit cannot fit, so it is never copied in.
-    if (text.length * 2 > this.limits.memoryLimitBytes) {
+    const encoded = 'kind' in outcome ? outcome : encodeBindingOutcome(outcome, this.limits.memoryLimitBytes)
+    if (encoded.kind === 'too-large') {
       this.fail(
         'memory-limit',
-        `the value of tools.${name}() is ${valueLength || text.length} characters of JSON, too large for the program's memory limit of ${formatBytes(this.limits.memoryLimitBytes)}`,
+        `the value of tools.${name}() is ${encoded.valueLength} characters of JSON, too large for the program's memory limit of ${formatBytes(this.limits.memoryLimitBytes)}`,
       )
       this.checkDone()
       return
     }
+    const text = encoded.text
     const context = this.context!
     this.slice(() => {
       const handle = context.newString(text)
@@ -664,7 +662,7 @@ class QuickJsRun {
  * `strip` turns the source into JavaScript; it runs while the prelude is evaluated. Never rejects.
  */
 export async function runQuickJs(
-  request: CodeRunRequest,
+  request: EngineRequest,
   limits: Limits,
   strip: (code: string) => Promise<StrippedProgram>,
   monitor?: RunMonitor,

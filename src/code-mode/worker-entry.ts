@@ -2,7 +2,7 @@
 // logs cross to the host over the worker's port; guest time and cancellation cross through shared
 // memory, because the port is not served while guest code holds the thread.
 import { parentPort, workerData } from 'node:worker_threads'
-import type { CodeBindingOutcome } from './code-runtime.js'
+import type { EncodedBindingOutcome } from './binding-text.js'
 import { quickJsRuntimeStats, type RunMonitor, runQuickJs } from './quickjs-engine.js'
 import type { QuickJsLimits } from './quickjs-runtime.js'
 import type { StrippedProgram } from './strip-program.js'
@@ -28,7 +28,7 @@ const { clock, flags } = sharedViews((workerData as WorkerBoot).shared)
 interface ActiveRun {
   readonly id: number
   readonly controller: AbortController
-  readonly pending: Map<number, (outcome: CodeBindingOutcome) => void>
+  readonly pending: Map<number, (outcome: EncodedBindingOutcome) => void>
   readonly provide: (stripped: StrippedProgram) => void
   readonly outbox: WorkerCall[]
   outboxSince: number

@@ -1,7 +1,8 @@
 // The messages between the worker pool (host thread) and a Code Mode worker, and the layout of the
 // shared memory through which a busy worker stays observable and interruptible.
 import type { JsonValue } from '../json/json-value.js'
-import type { CodeBindingOutcome, CodeRunOutcome } from './code-runtime.js'
+import type { EncodedBindingOutcome } from './binding-text.js'
+import type { CodeRunOutcome } from './code-runtime.js'
 import type { QuickJsLimits } from './quickjs-runtime.js'
 import type { StrippedProgram } from './strip-program.js'
 
@@ -10,7 +11,8 @@ export type ToWorker =
   /** Boot a fresh QuickJS runtime for run `id` (the prelude runs while the host strips types). */
   | { readonly t: 'run'; readonly id: number; readonly limits: QuickJsLimits }
   | { readonly t: 'code'; readonly id: number; readonly stripped: StrippedProgram }
-  | { readonly t: 'outcome'; readonly id: number; readonly index: number; readonly outcome: CodeBindingOutcome }
+  /** A binding's outcome, encoded on the host (an oversized value never crosses). */
+  | { readonly t: 'outcome'; readonly id: number; readonly index: number; readonly outcome: EncodedBindingOutcome }
   | { readonly t: 'abort'; readonly id: number }
 
 /** Worker → host. */

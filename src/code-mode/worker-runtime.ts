@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { JsonValue } from '../json/json-value.js'
+import { encodeBindingOutcome } from './binding-text.js'
 import type {
   CodeBindingOutcome,
   CodeRunFailureReason,
@@ -45,7 +46,8 @@ export interface WorkerCodeRuntimeOptions extends QuickJsRuntimeOptions {
   /** Worker threads in the pool (started on demand). Default `min(4, os.availableParallelism())`. */
   readonly poolSize?: number
   /**
-   * Each worker's own V8 heap and stack limits. Default `{ maxOldGenerationSizeMb: 256,
+   * Each worker's own V8 heap and stack limits (the old generation at least 4× `memoryLimitBytes`,
+   * since values that size cross into it). Default `{ maxOldGenerationSizeMb: max(256, 4× the memory limit),
    * maxYoungGenerationSizeMb: 32, stackSizeMb: 1 }`. QuickJS's heap lives in WebAssembly memory,
    * outside these; they bound what crosses the boundary (strings, parsed JSON). The 1 MiB stack
    * matches the main thread's, which QuickJS's default stack limit is sized against: a deeper host
@@ -179,7 +181,19 @@ export class WorkerCodeRuntime implements CodeRuntime {
     if (limits !== undefined && (typeof limits !== 'object' || limits === null))
       throw new TypeError(`${where}.resourceLimits: expected an object`)
     for (const [key, value] of Object.entries(limits ?? {})) positiveOption(`${where}.resourceLimits.${key}`, value, 1)
-    this.resourceLimits = { ...DEFAULT_RESOURCE_LIMITS, ...limits }
+    // Values up to the sandbox's memory limit cross into the worker's V8 heap; a V8 heap that cannot
+    // hold one fails inside message deserialization, which aborts the whole process, not the worker.
+    const neededMb = Math.ceil((4 * this.limits.memoryLimitBytes) / (1024 * 1024))
+    const oldGeneration = limits?.maxOldGenerationSizeMb
+    if (oldGeneration !== undefined && oldGeneration < neededMb)
+      throw new TypeError(
+        `${where}.resourceLimits.maxOldGenerationSizeMb: expected at least ${neededMb} (4× memoryLimitBytes), got ${oldGeneration}`,
+      )
+    this.resourceLimits = {
+      ...DEFAULT_RESOURCE_LIMITS,
+      maxOldGenerationSizeMb: Math.max(DEFAULT_RESOURCE_LIMITS.maxOldGenerationSizeMb ?? 0, neededMb),
+      ...limits,
+    }
     this.graceMs = positiveOption(`${where}.terminateGraceMs`, options?.terminateGraceMs, 500)
     this.idleTimeoutMs = positiveOption(`${where}.idleTimeoutMs`, options?.idleTimeoutMs, 30_000)
   }
@@ -196,7 +210,12 @@ export class WorkerCodeRuntime implements CodeRuntime {
         // Type stripping starts now and overlaps with the worker booting the run's QuickJS runtime.
         stripping: loadStripper().then(
           (stripper) => stripper.stripProgram(request.code),
-          (error: unknown) => ({ ok: false, message: `esbuild failed to load: ${describe(error)}` }),
+          (error: unknown) => {
+            // Not the program's fault: the run ends as internal (the worker's later report is dropped).
+            const message = `esbuild failed to load: ${describe(error)}`
+            this.settle(run, failed('internal', message, EMPTY))
+            return { ok: false, message }
+          },
         ),
         logs: [],
         resolve,
@@ -345,9 +364,14 @@ export class WorkerCodeRuntime implements CodeRuntime {
     }
   }
 
-  /** Replace a worker that is gone with a fresh one, so the pool keeps its capacity warm. */
-  private replace(): void {
+  /**
+   * Replace a worker that is gone. After a termination or a retirement the replacement starts at
+   * once, so the pool keeps its capacity warm; after a crash only when runs are waiting (a worker
+   * that cannot start must not be restarted in a loop).
+   */
+  private replace(eager = true): void {
     if (this.disposed || this.workers.size >= this.poolSize) return
+    if (!eager && this.queue.length === 0) return
     const worker = this.spawn()
     const next = this.queue.shift()
     if (next !== undefined) this.assign(worker, next)
@@ -390,7 +414,13 @@ export class WorkerCodeRuntime implements CodeRuntime {
     void pending
       .catch((error: unknown) => ({ ok: false as const, toolName: name, message: describe(error) }))
       .then((outcome) => {
-        if (worker.run === run) this.post(worker, { t: 'outcome', id: run.id, index, outcome })
+        if (worker.run !== run) return
+        this.post(worker, {
+          t: 'outcome',
+          id: run.id,
+          index,
+          outcome: encodeBindingOutcome(outcome, this.limits.memoryLimitBytes),
+        })
       })
   }
 
@@ -412,7 +442,7 @@ export class WorkerCodeRuntime implements CodeRuntime {
           : failed('internal', `the sandbox worker failed: ${describe(error)}`, this.logsOf(worker, run)),
       )
     }
-    this.replace()
+    this.replace(false)
   }
 
   // -------------------------------------------------------------------------------------------

@@ -254,6 +254,9 @@ describe.each(RUNTIME_KINDS)('%s runtime', (kind) => {
         expect(() => createWorkerRuntime({ resourceLimits: { stackSizeMb: 0 } })).toThrow(
           'createWorkerRuntime(options).resourceLimits.stackSizeMb',
         )
+        expect(() => createWorkerRuntime({ resourceLimits: { maxOldGenerationSizeMb: 100 } })).toThrow(
+          'createWorkerRuntime(options).resourceLimits.maxOldGenerationSizeMb: expected at least 256 (4× memoryLimitBytes), got 100',
+        )
       }
     })
   })
