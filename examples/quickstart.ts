@@ -8,9 +8,12 @@
  *
  *   npx tsx examples/quickstart.ts
  */
+// #region imports
 import { createAgent, createToolRuntime, defineTool } from 'toolgate'
 import { runModelLoop } from 'toolgate/providers'
 import { scriptedModel } from './scripted-model.js'
+
+// #endregion imports
 
 // #region tools
 const getWeather = defineTool({

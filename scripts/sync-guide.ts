@@ -32,7 +32,11 @@ export function exampleRegion(file: string, name: string): string {
   const start = lines.findIndex((line) => line.trim() === `// #region ${name}`)
   const end = lines.findIndex((line, i) => i > start && line.trim() === `// #endregion ${name}`)
   if (start < 0 || end < 0) throw new Error(`${file}: no region "${name}"`)
-  return `${lines.slice(start + 1, end).join('\n')}\n`
+  // Blank lines at the edges of a region (Biome wants one after the imports) are not shown.
+  return `${lines
+    .slice(start + 1, end)
+    .join('\n')
+    .replace(/^\n+|\n+$/g, '')}\n`
 }
 
 /** Every include of a page: where it points, what the page shows, and what the example holds. */
