@@ -211,3 +211,43 @@ describe('disposing an agent', () => {
     expect(!otherResult.isError && otherResult.value).toBe('finished')
   })
 })
+
+describe('the run context a body receives', () => {
+  it('carries the execution as own enumerable fields, a lazily linked signal a spread keeps, and is frozen', async () => {
+    const runtime = await createToolRuntime()
+    const { tools } = runtime
+    const caller = new AbortController()
+    let seen: Record<string, unknown> | undefined
+    tools.register(
+      rawTool('probe', (_args, exec) => {
+        const copy: Record<string, unknown> = { ...exec }
+        seen = { keys: Object.keys(exec).sort(), frozen: Object.isFrozen(exec), copy }
+        return 1
+      }),
+    )
+    const result = await tools.execute({ callId: 'p1', name: 'probe', arguments: {}, signal: caller.signal })
+    expect(result.isError).toBe(false)
+    expect(seen?.keys).toEqual(
+      [
+        'agent',
+        'arguments',
+        'callId',
+        'concludeTurn',
+        'deferContext',
+        'name',
+        'parent',
+        'progress',
+        'rootCallId',
+        'signal',
+        'token',
+      ].sort(),
+    )
+    expect(seen?.frozen).toBe(true)
+    const copy = seen?.copy as { signal: AbortSignal; callId: string }
+    expect(copy.callId).toBe('p1')
+    // The spread read the linked signal: it follows the caller's.
+    expect(copy.signal).toBeInstanceOf(AbortSignal)
+    expect(copy.signal.aborted).toBe(false)
+    await runtime.dispose()
+  })
+})
