@@ -21,9 +21,10 @@ import {
   type WorkerCall,
 } from './worker-protocol.js'
 
-const port = parentPort
-if (port === null) throw new Error('toolgate: the Code Mode worker entry must run in a worker thread')
-const { clock, flags } = sharedViews((workerData as WorkerBoot).shared)
+if (parentPort === null) throw new Error('toolgate: the Code Mode worker entry must run in a worker thread')
+const boot = workerData as WorkerBoot
+const port = boot.port
+const { clock, flags } = sharedViews(boot.shared)
 
 interface ActiveRun {
   readonly id: number
@@ -40,7 +41,7 @@ const SPIN_FLUSH_MS = 5
 let active: ActiveRun | undefined
 
 function send(message: FromWorker): void {
-  port!.postMessage(message)
+  port.postMessage(message)
 }
 
 function monitorOf(run: ActiveRun): RunMonitor {

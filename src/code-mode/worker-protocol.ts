@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads'
 // The messages between the worker pool (host thread) and a Code Mode worker, and the layout of the
 // shared memory through which a busy worker stays observable and interruptible.
 import type { JsonValue } from '../json/json-value.js'
@@ -32,6 +33,8 @@ export interface WorkerCall {
 /** What a worker receives as `workerData`. */
 export interface WorkerBoot {
   readonly shared: SharedArrayBuffer
+  /** The run channel: the host can drain it synchronously (`receiveMessageOnPort`), a Worker's own port cannot be. */
+  readonly port: MessagePort
 }
 
 /**

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { Worker } from 'node:worker_threads'
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
 import type { JsonValue } from '../json/json-value.js'
 import { encodeBindingOutcome } from './binding-text.js'
 import type {
@@ -105,6 +105,8 @@ interface HostRun {
 
 interface PoolWorker {
   readonly worker: Worker
+  /** The host end of the run channel (see {@link WorkerBoot.port}). */
+  readonly port: MessagePort
   readonly clock: Float64Array
   readonly flags: Int32Array
   run: HostRun | undefined
@@ -289,9 +291,11 @@ export class WorkerCodeRuntime implements CodeRuntime {
   private spawn(entry = entryUrl!): PoolWorker {
     const shared = new SharedArrayBuffer(SHARED_BYTES)
     const { clock, flags } = sharedViews(shared)
-    const boot: WorkerBoot = { shared }
+    const { port1, port2 } = new MessageChannel()
+    const boot: WorkerBoot = { shared, port: port2 }
     const worker = new Worker(entry, {
       workerData: boot,
+      transferList: [port2],
       resourceLimits: this.resourceLimits,
       execArgv: [],
       stdout: false,
@@ -299,6 +303,7 @@ export class WorkerCodeRuntime implements CodeRuntime {
     })
     const member: PoolWorker = {
       worker,
+      port: port1,
       clock,
       flags,
       run: undefined,
@@ -308,7 +313,8 @@ export class WorkerCodeRuntime implements CodeRuntime {
     }
     this.counts.started++
     this.workers.add(member)
-    worker.on('message', (message: FromWorker) => this.onMessage(member, message))
+    port1.on('message', (message: FromWorker) => this.onMessage(member, message))
+    port1.unref()
     worker.on('error', (error: Error) => this.onCrash(member, error))
     worker.once('exit', (code) => {
       this.counts.exited++
@@ -353,7 +359,8 @@ export class WorkerCodeRuntime implements CodeRuntime {
     this.workers.delete(worker)
     if (worker.idleTimer !== undefined) clearTimeout(worker.idleTimer)
     worker.idleTimer = undefined
-    worker.worker.removeAllListeners('message')
+    worker.port.removeAllListeners('message')
+    worker.port.close()
     // Errors after this point (the terminated thread's own) are expected; keep a listener so none escapes.
     worker.worker.removeAllListeners('error')
     worker.worker.on('error', () => {})
@@ -379,7 +386,7 @@ export class WorkerCodeRuntime implements CodeRuntime {
   }
 
   private post(worker: PoolWorker, message: ToWorker): void {
-    if (!worker.gone) worker.worker.postMessage(message)
+    if (!worker.gone) worker.port.postMessage(message)
   }
 
   private onMessage(worker: PoolWorker, message: FromWorker): void {
@@ -427,6 +434,11 @@ export class WorkerCodeRuntime implements CodeRuntime {
   private onCrash(worker: PoolWorker, error: Error): void {
     if (worker.gone) return
     const run = worker.run
+    // Keep the log lines it sent before it died; nothing else of a dead worker's is trusted.
+    for (let got = receiveMessageOnPort(worker.port); got !== undefined; got = receiveMessageOnPort(worker.port)) {
+      const message = got.message as FromWorker
+      if (run !== undefined && message.t === 'log' && message.id === run.id) run.logs.push(message.line)
+    }
     this.counts.crashed++
     this.drop(worker)
     if (run !== undefined) {
@@ -481,8 +493,12 @@ export class WorkerCodeRuntime implements CodeRuntime {
     const now = performance.now()
     const absolute = absoluteNow()
     for (const worker of [...this.workers]) {
+      // Judge the run on everything the worker already sent: this timer can fire before queued port
+      // messages are dispatched, and terminating the worker would drop them (a log line, or the
+      // `done` of a run that ended in time).
+      this.drain(worker)
       const run = worker.run
-      if (run === undefined) continue
+      if (run === undefined || worker.gone) continue
       busy++
       const clock = worker.clock
       if (run.abortedAt !== undefined && now - run.abortedAt > this.graceMs) {
@@ -506,6 +522,16 @@ export class WorkerCodeRuntime implements CodeRuntime {
       }
     }
     if (busy === 0) this.stopWatchdog()
+  }
+
+  /** Dispatch every message the worker has queued on its channel, synchronously. */
+  private drain(worker: PoolWorker): void {
+    for (
+      let got = receiveMessageOnPort(worker.port);
+      got !== undefined && !worker.gone;
+      got = receiveMessageOnPort(worker.port)
+    )
+      this.onMessage(worker, got.message as FromWorker)
   }
 
   private kill(worker: PoolWorker, run: HostRun, outcome: CodeRunOutcome): void {

@@ -52,8 +52,12 @@ describe('the worker pool', () => {
     const outcomes = await Promise.all(runs)
     expect(outcomes.map((outcome) => !outcome.ok && outcome.reason)).toEqual(['cpu-limit', 'cpu-limit', 'cpu-limit'])
     expect(outcomes.map((outcome) => outcome.logs)).toEqual([['1'], ['2'], ['3']])
-    // The interrupt handler ended them: no worker was terminated, the third reused a worker.
-    expect(pool.stats()).toMatchObject({ started: 2, alive: 2, busy: 0, queued: 0, terminated: 0 })
+    // Normally the interrupt handler ends them and the third reuses a worker; on a starved machine
+    // the watchdog may terminate one first (its wall clock counts while the thread waits for a
+    // core) and a replacement takes its place. Either way two live, and every log line arrived.
+    const stats = pool.stats()
+    expect(stats).toMatchObject({ alive: 2, busy: 0, queued: 0 })
+    expect(stats.started).toBe(2 + stats.terminated)
     await pool.dispose()
     expect(pool.stats()).toMatchObject({ alive: 0, busy: 0, queued: 0, timers: 0, exited: 2 })
     expect(threads()).toBeLessThanOrEqual(withWorkers - 2)
