@@ -219,7 +219,7 @@ describe('the run context a body receives', () => {
     const caller = new AbortController()
     let seen: Record<string, unknown> | undefined
     tools.register(
-      rawTool('probe', (_args, exec) => {
+      rawTool('probe', async (_args, exec) => {
         const copy: Record<string, unknown> = { ...exec }
         seen = { keys: Object.keys(exec).sort(), frozen: Object.isFrozen(exec), copy }
         return 1
