@@ -1,7 +1,7 @@
 // Bad input for the search tools, progress and result budgets: each case measures the event loop
 // (the largest gap between 10 ms ticks while it runs) and asserts only a generous bound — the
 // machine running the suite is shared and loaded; docs/performance.md has the measured figures.
-import { existsSync } from 'node:fs'
+import { closeSync, existsSync, openSync } from 'node:fs'
 import { mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -15,14 +15,12 @@ import { createFsTools } from '../../src/tools/index.js'
 import { byName, fakeRunContext } from './helpers.js'
 
 /**
- * Entries of the huge directory. The issue asks for 1,000,000; measured on the shared 2-core machine
- * (load 8–12): creating them takes 17–22 s on tmpfs even with synchronous open/close, list_dir, glob
- * and grep over them 36 s, removing them 9–10 s — about a minute added to the suite for this one
- * case, with glob's event loop stalled ~2 s by the engine's single readdir (close to the bound
- * below). 50,000 keeps the same code paths (streamed list_dir, budgeted glob, grep over every file)
- * at a few seconds; the million-entry figures are in docs/performance.md.
+ * Entries of the huge directory, as the issue asks. On an idle 2-core machine the whole file takes
+ * about 70 s (creating and removing the files is most of it, in the hooks); the event-loop bound
+ * below holds with room (glob's engine reads the directory in one call, measured at ~2 s worst
+ * under load 8-12). Hook timeouts leave room for a loaded machine.
  */
-const HUGE_DIR_ENTRIES = 50_000
+const HUGE_DIR_ENTRIES = 1_000_000
 /** The event loop may stall this long at most in any case below (generous: a loaded machine). */
 const GAP_BOUND_MS = 3_000
 
@@ -60,19 +58,18 @@ beforeAll(async () => {
   await writeFile(path.join(root, 'evil.txt'), `${'a'.repeat(50_000)}!\nplain line\n`)
   const many = path.join(root, 'many')
   await mkdir(many)
-  const batch = 500
-  for (let i = 0; i < HUGE_DIR_ENTRIES; i += batch) {
-    await Promise.all(
-      Array.from({ length: Math.min(batch, HUGE_DIR_ENTRIES - i) }, (_, k) =>
-        open(path.join(many, `f${i + k}.txt`), 'w').then((f) => f.close()),
-      ),
-    )
+  // Synchronous open/close is several times faster than promise batches for a million files; the
+  // loop yields between chunks so the worker stays responsive to the test runner.
+  for (let i = 0; i < HUGE_DIR_ENTRIES; i += 10_000) {
+    for (let k = i; k < Math.min(i + 10_000, HUGE_DIR_ENTRIES); k++)
+      closeSync(openSync(path.join(many, `f${k}.txt`), 'w'))
+    await new Promise((resolve) => setImmediate(resolve))
   }
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   await cleanup?.()
-}, 60_000)
+}, 180_000)
 
 async function run(tool: ToolDefinition, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   return (await tool.execute(args, fakeRunContext(tool.name, args))) as Record<string, unknown>
