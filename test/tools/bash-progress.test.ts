@@ -72,9 +72,10 @@ describe('bash reports its latest output lines as progress', () => {
   it('under TimeoutPolicy, a silent command ends as an idle TOOL_TIMEOUT and a chatty one runs on', async () => {
     const { ctx, tools } = await createToolRuntime()
     await ctx.plugin(TimeoutPolicy, {})
-    // Unconfined: sandbox start-up on a loaded machine would eat into the 400 ms idle budget under test.
+    // Unconfined: sandbox start-up on a loaded machine would eat into the idle budget under test, which
+    // is 15× the chatty command's longest quiet spell so a loaded machine cannot starve it into a timeout.
     tools.register(
-      createBashTool({ cwd: ws.dir, idleTimeoutMs: 400, progressIntervalMs: 20, killGraceMs: 200, sandbox: 'none' }),
+      createBashTool({ cwd: ws.dir, idleTimeoutMs: 1_500, progressIntervalMs: 20, killGraceMs: 200, sandbox: 'none' }),
     )
     const silent = await tools.execute({
       callId: 'silent',
@@ -83,12 +84,12 @@ describe('bash reports its latest output lines as progress', () => {
       signal: new AbortController().signal,
     })
     expect(silent.isError && silent.error.info?.code).toBe('TOOL_TIMEOUT')
-    expect(silent.isError && silent.error.message).toBe('Tool "bash" timed out after 400 ms without progress')
+    expect(silent.isError && silent.error.message).toBe('Tool "bash" timed out after 1500 ms without progress')
     const chatty = await tools.execute({
       callId: 'chatty',
       name: 'bash',
-      // ~1.2 s in total, never quiet for more than 0.1 s.
-      arguments: { command: 'for i in $(seq 1 12); do echo "tick $i"; sleep 0.1; done' },
+      // ~3 s in total (twice the idle budget), never quiet for more than 0.1 s.
+      arguments: { command: 'for i in $(seq 1 30); do echo "tick $i"; sleep 0.1; done' },
       signal: new AbortController().signal,
     })
     expect(chatty).toMatchObject({ isError: false, value: { exitCode: 0 } })
