@@ -3,7 +3,7 @@
 // programs, and the host's largest event-loop delay while a guest spins.
 import type { Context } from 'cordis'
 import type { CodeModeHost, CodeRuntime } from '../src/code-mode/index.js'
-import type { ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../src/runtime/types.js'
+import type { ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../src/contract/execution.js'
 import { format, isMain, loadBuilt, printTable, type Row, time } from './util.js'
 
 const { createQuickJsRuntime, createRunCodeDefinition, createWorkerRuntime } = await loadBuilt()

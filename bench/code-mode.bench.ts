@@ -6,8 +6,8 @@ import { transform } from 'esbuild'
 import { createQuickJsRuntime } from '../src/code-mode/quickjs-runtime.js'
 import { type CodeModeHost, createRunCodeDefinition } from '../src/code-mode/run-code.js'
 import { renderToolsSdk, type SdkToolEntry } from '../src/code-mode/sdk.js'
-import type { JsonValue } from '../src/json/json-value.js'
-import type { ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../src/runtime/types.js'
+import type { ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../src/contract/execution.js'
+import type { JsonValue } from '../src/contract/json-value.js'
 import { format, isMain, printTable, type Row, time } from './util.js'
 
 const result: ToolExecutionResult = { isError: false, value: 1, content: [{ type: 'text', text: '1' }] }

@@ -2,8 +2,8 @@
 // with its path before anything starts.
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
+import type { ToolPresentationMode } from '../contract/execution.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
-import type { ToolPresentationMode } from '../runtime/types.js'
 
 export type ServerConfig =
   | { command: string; args?: string[]; env?: Record<string, string> }

@@ -1,8 +1,8 @@
 // The gateway's allow/deny/ask rules and per-glob deadlines, applied to the serving agent's scope
 // so they hold for direct calls and Code Mode sub-calls alike.
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
+import type { Agent, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
 import { TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/errors.js'
-import type { Agent, ToolExecutionFailure, ToolExecutionResult } from '../runtime/types.js'
 import type { PolicyConfig } from './config.js'
 
 /** A tool-name glob: `*` is any run of characters, `?` one character. */

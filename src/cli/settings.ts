@@ -1,7 +1,7 @@
 // Command-line flags merged over the config file: flags win, the file fills in the rest.
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import type { ToolPresentationMode } from '../runtime/types.js'
+import type { ToolPresentationMode } from '../contract/execution.js'
 import { UsageError } from './command.js'
 import { type GatewayConfig, loadConfig, type PolicyConfig, type ServerConfig } from './config.js'
 

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../json/json-value.js'
+import type { JsonValue } from '../contract/json-value.js'
 
 /** One `tools.<name>(args)` call a program made, with arguments that already crossed as JSON. */
 export interface CodeBindingCall {

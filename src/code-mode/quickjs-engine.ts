@@ -7,7 +7,7 @@ import {
   type QuickJSRuntime,
   type QuickJSWASMModule,
 } from 'quickjs-emscripten-core'
-import type { JsonValue } from '../json/json-value.js'
+import type { JsonValue } from '../contract/json-value.js'
 import { type EncodedBindingOutcome, encodeBindingOutcome } from './binding-text.js'
 import type {
   CodeBindingCall,

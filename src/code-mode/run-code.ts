@@ -1,11 +1,16 @@
-import type { JsonValue } from '../json/json-value.js'
-import type { ToolCallView } from '../presentation/views.js'
+import type { ContentBlock, ImageContentBlock, UserMessage } from '../contract/content.js'
+import type {
+  ToolExecutionInput,
+  ToolExecutionMode,
+  ToolExecutionResult,
+  ToolRunContext,
+} from '../contract/execution.js'
+import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.js'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
+import type { ToolCallView } from '../contract/views.js'
 import { ToolAbortedError } from '../runtime/errors.js'
-import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult, ToolRunContext } from '../runtime/types.js'
-import type { ContentBlock, ImageContentBlock, UserMessage } from '../schema/content.js'
 import { ToolArgsError } from '../schema/errors.js'
-import type { JsonSchemaNode, ObjectJsonSchema } from '../schema/json-schema.js'
-import type { ToolDefinition } from '../schema/tool-definition.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from './code-runtime.js'
 import { RUN_CODE_NAME } from './constants.js'

@@ -1,5 +1,5 @@
-import type { JsonValue } from '../json/json-value.js'
-import type { JsonSchemaNode } from '../schema/json-schema.js'
+import type { JsonSchemaNode } from '../contract/json-schema.js'
+import type { JsonValue } from '../contract/json-value.js'
 
 /**
  * Rendering of raw JSON Schema to TypeScript declarations for the Code Mode SDK (R-CODE-1).

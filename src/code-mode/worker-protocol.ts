@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads'
 // The messages between the worker pool (host thread) and a Code Mode worker, and the layout of the
 // shared memory through which a busy worker stays observable and interruptible.
-import type { JsonValue } from '../json/json-value.js'
+import type { JsonValue } from '../contract/json-value.js'
 import type { EncodedBindingOutcome } from './binding-text.js'
 import type { CodeRunOutcome } from './code-runtime.js'
 import type { QuickJsLimits } from './quickjs-runtime.js'

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
-import type { JsonValue } from '../json/json-value.js'
+import type { JsonValue } from '../contract/json-value.js'
 import { encodeBindingOutcome } from './binding-text.js'
 import type {
   CodeBindingOutcome,

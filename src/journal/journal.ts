@@ -1,9 +1,14 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
 import type { Context } from 'cordis'
 import type { CodeDispatchLog, CodeDispatchRecord } from '../code-mode/events.js'
+import type {
+  ApprovalAnswerSource,
+  ToolExecution,
+  ToolExecutionResult,
+  ToolExecutionToken,
+} from '../contract/execution.js'
 import { parentCallIdOf } from '../runtime/approval-flow.js'
 import { coreOf, type ToolRuntimeCore } from '../runtime/service.js'
-import type { ApprovalAnswerSource, ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../runtime/types.js'
 import { previewJson } from '../scheduling/preview.js'
 import { JOURNAL_VERSION, type JournalRecord, type JournalRecordBase } from './records.js'
 

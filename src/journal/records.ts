@@ -1,12 +1,12 @@
 import type { CodeDispatchRecord } from '../code-mode/events.js'
-import type { JsonValue } from '../json/json-value.js'
 import type {
   ApprovalAnswerSource,
   ApprovalOutcome,
   ApprovalRequest,
   CallId,
   ToolExecutionResult,
-} from '../runtime/types.js'
+} from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
 
 /** The journal format version every record carries as `v`. */
 export const JOURNAL_VERSION = 1

@@ -1,4 +1,4 @@
-import type { JsonValue } from './json-value.js'
+import type { JsonValue } from '../contract/json-value.js'
 
 /**
  * Whether a JSON value nests containers (objects and arrays) deeper than `limit`. Iterative, so a

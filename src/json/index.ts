@@ -1,5 +1,5 @@
+export type { JsonObject, JsonValue } from '../contract/json-value.js'
 export { jsonDepthExceeds } from './depth.js'
-export type { JsonObject, JsonValue } from './json-value.js'
 export { JsonValueError } from './json-value-error.js'
 export { appendIndex, appendKey } from './path.js'
 export type { JsonIssue } from './snapshot.js'

@@ -1,5 +1,5 @@
 import { types } from 'node:util'
-import type { JsonValue } from './json-value.js'
+import type { JsonValue } from '../contract/json-value.js'
 import { JsonValueError } from './json-value-error.js'
 import { appendIndex, appendKey } from './path.js'
 

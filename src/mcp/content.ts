@@ -1,6 +1,6 @@
 // MCP content blocks ↔ toolgate content blocks. toolgate's model-facing content is text and
 // images; everything else an MCP server can send is described in text so nothing is dropped silently.
-import type { ContentBlock } from '../schema/content.js'
+import type { ContentBlock } from '../contract/content.js'
 
 /** The MCP content block shapes this module reads (a structural subset of the SDK's union). */
 export interface McpContentBlock {

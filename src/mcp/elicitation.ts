@@ -2,7 +2,7 @@
 // client that made the call, as an elicitation request. Calls are keyed by their root call id,
 // which the server mints per request, so Code Mode sub-calls find their run_code's client.
 import { type Context, Service } from 'cordis'
-import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '../runtime/types.js'
+import type { ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
 
 /** Asks one MCP client about one call. */
 export type ElicitApproval = (request: ApprovalRequest) => Promise<ApprovalOutcome>

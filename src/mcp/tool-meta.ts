@@ -1,6 +1,6 @@
 // What toolgate remembers about a tool imported from an MCP server, so serving it again (a
 // gateway) hands the client the remote's own annotations, output schema and structured content.
-import type { ToolDefinition } from '../schema/tool-definition.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
 
 /** MCP tool annotations (hints), as the protocol defines them. */
 export interface McpToolAnnotations {

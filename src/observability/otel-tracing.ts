@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import type * as OtelApi from '@opentelemetry/api'
 import type { Context } from 'cordis'
-import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../runtime/types.js'
+import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../contract/execution.js'
 import '../runtime/events.js'
 
 /** The part of an OpenTelemetry `TracerProvider` the plugin uses (structural, so no type import is needed). */

@@ -1,6 +1,6 @@
 import type * as Diff from 'diff'
+import type { FileDiff, ToolResultView } from '../contract/views.js'
 import { lazyRequire } from '../util/lazy-require.js'
-import type { FileDiff, ToolResultView } from './views.js'
 
 /** `diff`, loaded on the first diff rendered (see `lazyRequire`). */
 export const diff = lazyRequire<typeof Diff>('diff')

@@ -1,8 +1,8 @@
+import type { ContentBlock } from '../contract/content.js'
+import type { ToolResult } from '../contract/tool-definition.js'
+import type { ToolCallKind, ToolCallView, ToolResultView } from '../contract/views.js'
 import { isJsonValue } from '../json/index.js'
-import type { ContentBlock } from '../schema/content.js'
-import type { ToolResult } from '../schema/tool-definition.js'
 import { isPlainRecord, readOwn } from './json-guard.js'
-import type { ToolCallKind, ToolCallView, ToolResultView } from './views.js'
 
 /**
  * The fallback pending card: title = tool name, raw arguments as input (only when they are lossless

@@ -1,4 +1,4 @@
-import type { ReadFileLine } from './views.js'
+import type { ReadFileLine } from '../contract/views.js'
 
 /** A bounded, 1-based window of numbered lines. */
 export interface ReadWindow {

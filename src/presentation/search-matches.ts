@@ -1,4 +1,4 @@
-import type { SearchFileMatches } from './views.js'
+import type { SearchFileMatches } from '../contract/views.js'
 
 /** One line match, as a search tool finds it. */
 export interface SearchMatch {

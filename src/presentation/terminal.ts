@@ -1,8 +1,8 @@
 import * as nodeUtil from 'node:util'
+import type { FileDiff, FileLocation, ToolCallView, ToolResultView } from '../contract/views.js'
 import { diff } from './diff-card.js'
 import { isPlainRecord, readOwn } from './json-guard.js'
 import { splitLines } from './read-window.js'
-import type { FileDiff, FileLocation, ToolCallView, ToolResultView } from './views.js'
 
 /** Options of the terminal card renderer. */
 export interface TerminalRenderOptions {

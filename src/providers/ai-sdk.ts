@@ -1,11 +1,11 @@
 // toAiSdkTools: a Vercel AI SDK (`ai` 6) tool set whose execute runs through ctx.tools.execute.
 import type { Tool, ToolSet } from 'ai'
-import type { JsonValue } from '../json/json-value.js'
+import type { ContentBlock } from '../contract/content.js'
+import type { Agent, ToolExecutionInput, ToolExecutionResult } from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolSchema } from '../contract/tool-definition.js'
 import { cloneJsonValue } from '../json/snapshot.js'
 import { TOOL_DENIED } from '../runtime/errors.js'
-import type { Agent, ToolExecutionInput, ToolExecutionResult } from '../runtime/types.js'
-import type { ContentBlock } from '../schema/content.js'
-import type { ToolSchema } from '../schema/tool-definition.js'
 import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText } from './result-content.js'
 
 /** The part of `ctx.tools` the tool set uses. */

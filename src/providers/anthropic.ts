@@ -1,6 +1,6 @@
 // Format 'anthropic': the Anthropic Messages API (tool_use blocks, tool_result blocks with is_error).
 import type Anthropic from '@anthropic-ai/sdk'
-import type { ContentBlock } from '../schema/content.js'
+import type { ContentBlock } from '../contract/content.js'
 import type { FormatModule } from './format-module.js'
 import { deferredMessages, EMPTY_RESULT, imagePlaceholder, isPortableImage } from './result-content.js'
 import { asArray, record, toolCall } from './tool-calls.js'

@@ -1,5 +1,5 @@
-import type { JsonValue } from '../json/json-value.js'
-import type { ToolSchema } from '../schema/tool-definition.js'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolSchema } from '../contract/tool-definition.js'
 import type { ProviderBatch, ProviderFormat, ProviderMessage, ProviderToolCall, ProviderTools } from './types.js'
 
 /** What one provider format implements; `formats.ts` holds the registry of them. */

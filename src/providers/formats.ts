@@ -1,5 +1,5 @@
 // The format registry and the three format-generic entry points.
-import type { ToolSchema } from '../schema/tool-definition.js'
+import type { ToolSchema } from '../contract/tool-definition.js'
 import { anthropicFormat } from './anthropic.js'
 import type { FormatModule } from './format-module.js'
 import { geminiFormat } from './gemini.js'

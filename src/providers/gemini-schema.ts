@@ -1,5 +1,5 @@
 // Gemini `parametersJsonSchema`: the JSON Schema subset the Gemini API accepts for declarations.
-import type { JsonObject, JsonValue } from '../json/json-value.js'
+import type { JsonObject, JsonValue } from '../contract/json-value.js'
 import { appendIndex, appendKey } from '../json/path.js'
 
 /** Keywords Gemini's JSON Schema support takes as they are. */

@@ -2,7 +2,7 @@
 
 import { randomUUID } from 'node:crypto'
 import type { Content, FunctionResponsePart, Part } from '@google/genai'
-import type { ContentBlock } from '../schema/content.js'
+import type { ContentBlock } from '../contract/content.js'
 import type { FormatModule } from './format-module.js'
 import { toGeminiSchema } from './gemini-schema.js'
 import { deferredMessages, errorCode, imagePlaceholder, isPortableImage, joinText } from './result-content.js'

@@ -1,8 +1,5 @@
 // runModelLoop: call the model, run its calls through executeBatch, append the results, repeat.
 
-import { ToolgateError } from '../errors/toolgate-error.js'
-import { presetDecision, suspensionOf } from '../runtime/approval-flow.js'
-import { INVALID_ARGS } from '../runtime/errors.js'
 import type {
   Agent,
   ApprovalOutcome,
@@ -11,9 +8,12 @@ import type {
   ToolExecutionInput,
   ToolExecutionMode,
   ToolExecutionResult,
-} from '../runtime/types.js'
+} from '../contract/execution.js'
+import type { ToolSchema } from '../contract/tool-definition.js'
+import { ToolgateError } from '../errors/toolgate-error.js'
+import { presetDecision, suspensionOf } from '../runtime/approval-flow.js'
+import { INVALID_ARGS } from '../runtime/errors.js'
 import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
-import type { ToolSchema } from '../schema/tool-definition.js'
 import { formatModule } from './formats.js'
 import type { ProviderModel } from './model.js'
 import type { ProviderFormat, ProviderMessage, ProviderToolCall } from './types.js'

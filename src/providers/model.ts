@@ -1,4 +1,4 @@
-import type { ToolSchema } from '../schema/tool-definition.js'
+import type { ToolSchema } from '../contract/tool-definition.js'
 import type { ProviderFormat, ProviderMessage, ProviderToolCall } from './types.js'
 
 /** One request `runModelLoop` makes. */

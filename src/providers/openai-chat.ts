@@ -1,6 +1,6 @@
 // Format 'openai-chat': OpenAI Chat Completions (and every OpenAI-compatible server).
 import type OpenAI from 'openai'
-import type { ContentBlock } from '../schema/content.js'
+import type { ContentBlock } from '../contract/content.js'
 import type { FormatModule } from './format-module.js'
 import { openAITools } from './openai-tools.js'
 import {

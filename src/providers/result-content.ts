@@ -1,6 +1,7 @@
 // How one tool result reads to a model, shared by the per-format message builders.
-import type { ToolExecutionResult } from '../runtime/types.js'
-import type { ContentBlock, ImageContentBlock, UserMessage } from '../schema/content.js'
+
+import type { ContentBlock, ImageContentBlock, UserMessage } from '../contract/content.js'
+import type { ToolExecutionResult } from '../contract/execution.js'
 
 /** Said instead of an empty result, since several APIs reject empty text. */
 export const EMPTY_RESULT = '(no output)'

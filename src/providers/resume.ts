@@ -1,11 +1,11 @@
 // resumeModelLoop: continue a turn that stopped with 'approval-required', here or in another process.
 
+import type { ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../contract/execution.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { readJournal } from '../journal/read-journal.js'
 import { cloneJsonValue } from '../json/index.js'
 import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
 import { APPROVAL_SUSPENDED } from '../runtime/errors.js'
-import type { ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../runtime/types.js'
 import { formatModule } from './formats.js'
 import {
   checkOptions,

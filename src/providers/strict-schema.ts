@@ -1,6 +1,6 @@
 // OpenAI strict mode (Structured Outputs for function calling): project a tool's parameter
 // schema into what strict mode accepts, or say exactly what it cannot express.
-import type { JsonObject, JsonValue } from '../json/json-value.js'
+import type { JsonObject, JsonValue } from '../contract/json-value.js'
 import { appendIndex, appendKey } from '../json/path.js'
 
 /** Result of projecting one parameter schema. `schema` is usable only when `downgrades` is empty. */

@@ -1,6 +1,6 @@
 // Turning a provider's raw tool call into a ProviderToolCall: argument parsing and strict-null undo.
-import type { JsonObject, JsonValue } from '../json/json-value.js'
-import type { ToolSchema } from '../schema/tool-definition.js'
+import type { JsonObject, JsonValue } from '../contract/json-value.js'
+import type { ToolSchema } from '../contract/tool-definition.js'
 import { stripStrictNulls, toStrictSchema } from './strict-schema.js'
 import type { ParseToolCallsOptions, ProviderToolCall } from './types.js'
 

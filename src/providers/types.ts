@@ -1,9 +1,9 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import type { Content, Tool as GeminiTool, GenerateContentResponse } from '@google/genai'
 import type OpenAI from 'openai'
-import type { JsonValue } from '../json/json-value.js'
-import type { ToolExecutionResult } from '../runtime/types.js'
-import type { ToolSchema } from '../schema/tool-definition.js'
+import type { ToolExecutionResult } from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolSchema } from '../contract/tool-definition.js'
 
 /** The provider APIs toolgate speaks. */
 export type ProviderFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini'

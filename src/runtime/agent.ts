@@ -1,8 +1,8 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import type { Context } from 'cordis'
+import type { Agent } from '../contract/execution.js'
 import { Scope, scopeSymbol } from './scope.js'
 import { coreOf, type ToolRuntimeCore } from './service.js'
-import type { Agent } from './types.js'
 
 /** An agent with its own lifetime: disposing it disposes its registrations, restrictions, guards and listeners. */
 export interface AgentHandle extends Agent {

@@ -1,12 +1,3 @@
-import { snapshotJsonValue } from '../json/index.js'
-import type { JsonValue } from '../json/json-value.js'
-import type { ToolDefinition } from '../schema/tool-definition.js'
-import { getJsonSchemaValidator } from '../schema/validator.js'
-import { APPROVAL_SUSPENDED, INVALID_ARGS, TOOL_DENIED, ToolDeniedError, ToolSuspendedError } from './errors.js'
-import { observe } from './observe.js'
-import type { RegistryCore } from './registry.js'
-import { describeThrown, failure, failureFrom } from './results.js'
-import type { Scope } from './scope.js'
 import type {
   ApprovalAnswerSource,
   ApprovalContext,
@@ -16,7 +7,16 @@ import type {
   StandingApprovalRule,
   ToolExecution,
   ToolExecutionResult,
-} from './types.js'
+} from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
+import { snapshotJsonValue } from '../json/index.js'
+import { getJsonSchemaValidator } from '../schema/validator.js'
+import { APPROVAL_SUSPENDED, INVALID_ARGS, TOOL_DENIED, ToolDeniedError, ToolSuspendedError } from './errors.js'
+import { observe } from './observe.js'
+import type { RegistryCore } from './registry.js'
+import { describeThrown, failure, failureFrom } from './results.js'
+import type { Scope } from './scope.js'
 import { describeValue, readOwn, UNREADABLE } from './untrusted.js'
 
 const KINDS: ReadonlySet<string> = new Set([

@@ -1,6 +1,6 @@
+import type { ContentBlock, UserMessage } from '../contract/content.js'
+import type { JsonValue } from '../contract/json-value.js'
 import { snapshotJsonValue } from '../json/index.js'
-import type { JsonValue } from '../json/json-value.js'
-import type { ContentBlock, UserMessage } from '../schema/content.js'
 
 /** Snapshot model-facing content and check every block's shape; throws a path-qualified TypeError. */
 export function snapshotContent(value: unknown, path: string): ContentBlock[] {

@@ -1,6 +1,4 @@
-import type { ContentBlock } from '../schema/content.js'
-import type { ToolDefinition } from '../schema/tool-definition.js'
-import type { ToolRuntimeCore } from './service.js'
+import type { ContentBlock } from '../contract/content.js'
 import type {
   ApprovalAnswerSource,
   ApprovalOutcome,
@@ -12,7 +10,9 @@ import type {
   ToolExecution,
   ToolExecutionResult,
   ToolProgress,
-} from './types.js'
+} from '../contract/execution.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
+import type { ToolRuntimeCore } from './service.js'
 
 /** The `this` of a scope-filtered dispatch: the runtime, viewed from the call's scope. */
 export type Scoped<T> = T

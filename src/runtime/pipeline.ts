@@ -1,8 +1,21 @@
+import type { ContentBlock, UserMessage } from '../contract/content.js'
+import type {
+  Agent,
+  ApprovalRequest,
+  PostToolDecision,
+  PreToolDecision,
+  ToolDispatchExecution,
+  ToolExecution,
+  ToolExecutionInput,
+  ToolExecutionResult,
+  ToolExecutionToken,
+  ToolProgress,
+  ToolRunContext,
+} from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
 import { snapshotJsonValue } from '../json/index.js'
-import type { JsonValue } from '../json/json-value.js'
-import type { ContentBlock, UserMessage } from '../schema/content.js'
 import { ToolOutputError } from '../schema/errors.js'
-import type { ToolDefinition } from '../schema/tool-definition.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import { askApproval, markSuspended } from './approval-flow.js'
 import { snapshotContent, snapshotUserMessage, snapshotUserMessages } from './content-check.js'
@@ -31,19 +44,6 @@ import type { RegistryCore } from './registry.js'
 import { describeThrown, failure, failureFrom, failureOf, success, withDeferred } from './results.js'
 import type { ResolvedView, Scope } from './scope.js'
 import { fuseSignals } from './signal-fusion.js'
-import type {
-  Agent,
-  ApprovalRequest,
-  PostToolDecision,
-  PreToolDecision,
-  ToolDispatchExecution,
-  ToolExecution,
-  ToolExecutionInput,
-  ToolExecutionResult,
-  ToolExecutionToken,
-  ToolProgress,
-  ToolRunContext,
-} from './types.js'
 import {
   abortedOf,
   describeValue,

@@ -1,6 +1,6 @@
+import type { ToolExecution, ToolProgress } from '../contract/execution.js'
 import type { RegistryCore } from './registry.js'
 import type { Scope } from './scope.js'
-import type { ToolExecution, ToolProgress } from './types.js'
 import { warnContained } from './untrusted.js'
 import { admitted } from './waterfall.js'
 

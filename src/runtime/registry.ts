@@ -1,10 +1,10 @@
 import { type Context, type EventsService, type Logger, symbols } from 'cordis'
+import type { Agent, ToolExecution, ToolExecutionToken, ToolPresentationMode } from '../contract/execution.js'
 import { ToolNotFoundError } from './errors.js'
 import { Lifetime } from './lifecycle.js'
 import { type ResolvedView, Scope, scopeSymbol } from './scope.js'
 import { nearestNames } from './suggest.js'
 import type { ToolTransport } from './transport.js'
-import type { Agent, ToolExecution, ToolExecutionToken, ToolPresentationMode } from './types.js'
 import { warnContained } from './untrusted.js'
 
 /**

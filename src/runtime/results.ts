@@ -1,7 +1,12 @@
-import type { JsonValue } from '../json/json-value.js'
-import type { ContentBlock, UserMessage } from '../schema/content.js'
+import type { ContentBlock, UserMessage } from '../contract/content.js'
+import type {
+  ToolErrorInfo,
+  ToolExecutionFailure,
+  ToolExecutionResult,
+  ToolExecutionSuccess,
+} from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
 import { TOOL_ERROR } from './errors.js'
-import type { ToolErrorInfo, ToolExecutionFailure, ToolExecutionResult, ToolExecutionSuccess } from './types.js'
 import { readThrown, type ThrownReading } from './untrusted.js'
 
 export { TOOL_ERROR }

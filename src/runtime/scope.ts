@@ -1,7 +1,7 @@
 import { Context, symbols } from 'cordis'
-import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
+import type { Agent, ToolGuard, ToolPresentationMode } from '../contract/execution.js'
+import type { ToolDefinition, ToolSchema } from '../contract/tool-definition.js'
 import type { ToolTransport } from './transport.js'
-import type { Agent, ToolGuard, ToolPresentationMode } from './types.js'
 
 /** Symbol under which an agent's context carries its scope. */
 export const scopeSymbol: unique symbol = Symbol('toolgate.scope')

@@ -1,10 +1,4 @@
 import { type Context, Service } from 'cordis'
-import type { ToolDefinition, ToolSchema } from '../schema/tool-definition.js'
-import { revokeStandingRule, standingRulesOf } from './approval-flow.js'
-import { checkDefinition, ToolRegistrationError } from './definition-check.js'
-import { runPipeline } from './pipeline.js'
-import { RegistryCore } from './registry.js'
-import type { CompiledRestriction, Scope } from './scope.js'
 import type {
   ScopeKey,
   StandingApprovalRule,
@@ -14,7 +8,13 @@ import type {
   ToolGuard,
   ToolPresentationMode,
   ToolRestriction,
-} from './types.js'
+} from '../contract/execution.js'
+import type { ToolDefinition, ToolSchema } from '../contract/tool-definition.js'
+import { revokeStandingRule, standingRulesOf } from './approval-flow.js'
+import { checkDefinition, ToolRegistrationError } from './definition-check.js'
+import { runPipeline } from './pipeline.js'
+import { RegistryCore } from './registry.js'
+import type { CompiledRestriction, Scope } from './scope.js'
 import './events.js'
 
 /** Configuration of the runtime core. */

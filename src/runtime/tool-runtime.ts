@@ -2,8 +2,8 @@ import type { Context } from 'cordis'
 import { installCodeMode } from '../code-mode/plugin.js'
 import type { CodeModeOptions } from '../code-mode/run-code.js'
 import { scopeSdk } from '../code-mode/transport.js'
+import type { ScopeKey } from '../contract/execution.js'
 import { ToolRuntimeCore, type ToolRuntimeCoreConfig } from './service.js'
-import type { ScopeKey } from './types.js'
 
 /** `ctx.tools` configuration. */
 export interface ToolRuntimeConfig extends ToolRuntimeCoreConfig {

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../schema/tool-definition.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
 
 /**
  * The transport slot of the runtime core: one tool through which an agent under `code` or `both`

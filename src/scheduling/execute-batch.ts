@@ -1,11 +1,11 @@
-import { TOOL_ERROR } from '../runtime/errors.js'
-import { fuseSignals } from '../runtime/signal-fusion.js'
 import type {
   ToolExecutionFailure,
   ToolExecutionInput,
   ToolExecutionMode,
   ToolExecutionResult,
-} from '../runtime/types.js'
+} from '../contract/execution.js'
+import { TOOL_ERROR } from '../runtime/errors.js'
+import { fuseSignals } from '../runtime/signal-fusion.js'
 
 /** The part of `ctx.tools` (a `ToolRuntime`) the batch executor needs. */
 export interface BatchToolRuntime {

@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import type { ContentBlock } from '../schema/content.js'
+import type { ContentBlock } from '../contract/content.js'
 import '../runtime/events.js'
 
 /** Config of {@link ResultBudget}. */

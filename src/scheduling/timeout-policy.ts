@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
+import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
 import { TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/errors.js'
 import { fuseSignals } from '../runtime/signal-fusion.js'
-import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../runtime/types.js'
 
 /** Config of {@link TimeoutPolicy}. */
 export interface TimeoutPolicyConfig {

@@ -1,7 +1,7 @@
+import type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from '../contract/json-schema.js'
 import { appendIndex, appendKey } from '../json/path.js'
 import { findJsonIssue } from '../json/snapshot.js'
 import { JsonSchemaError } from './errors.js'
-import type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from './json-schema.js'
 
 /** The seven single-type keywords of the subset (R-JSCHEMA-1). */
 export const JSON_SCHEMA_TYPES: readonly JsonSchemaType[] = Object.freeze([

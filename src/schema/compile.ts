@@ -1,8 +1,8 @@
+import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.js'
 import { appendIndex, appendKey } from '../json/path.js'
 import { findJsonIssue, snapshotJsonValue } from '../json/snapshot.js'
 import { assertSupportedJsonSchema, kindOf, scalarConstraintIssues } from './assert.js'
 import { JsonSchemaError } from './errors.js'
-import type { JsonSchemaNode, ObjectJsonSchema } from './json-schema.js'
 import type { ParameterSchemaSpec, ValueSchemaSpec } from './spec.js'
 
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null'])

@@ -1,4 +1,4 @@
-import type { JsonSchemaNode, JsonSchemaScalar } from './json-schema.js'
+import type { JsonSchemaNode, JsonSchemaScalar } from '../contract/json-schema.js'
 
 // JSON kinds as bits so a node's allowed types are one mask test.
 export const K_NULL = 1

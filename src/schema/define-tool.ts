@@ -1,11 +1,12 @@
-import type { JsonObject, JsonValue } from '../json/json-value.js'
-import type { ToolCallView, ToolResultView } from '../presentation/views.js'
-import type { ToolExecution, ToolExecutionResult, ToolRunContext } from '../runtime/types.js'
+import type { ContentBlock } from '../contract/content.js'
+import type { ToolExecution, ToolExecutionResult, ToolRunContext } from '../contract/execution.js'
+import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.js'
+import type { JsonObject, JsonValue } from '../contract/json-value.js'
+import type { ToolDefinition, ToolOutputDefinition, ToolResult } from '../contract/tool-definition.js'
+import type { ToolCallView, ToolResultView } from '../contract/views.js'
 import { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './compile.js'
-import type { ContentBlock } from './content.js'
 import { ToolArgsError } from './errors.js'
 import type { InferArgs, InferValue } from './infer.js'
-import type { JsonSchemaNode, ObjectJsonSchema } from './json-schema.js'
 import type { ParameterSchemaSpec, ValueSchemaSpec } from './spec.js'
 import {
   type InferStandardOutput,
@@ -13,7 +14,6 @@ import {
   type StandardJsonSchema,
   standardSchemaToJsonSchema,
 } from './standard-schema.js'
-import type { ToolDefinition, ToolOutputDefinition, ToolResult } from './tool-definition.js'
 import { getJsonSchemaValidator } from './validator.js'
 
 /** What `parameters` accepts: toolgate's parameter spec, or a Standard JSON Schema of an object (zod 4, arktype, …). */

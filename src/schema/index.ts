@@ -1,3 +1,6 @@
+export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from '../contract/content.js'
+export type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from '../contract/json-schema.js'
+export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from '../contract/tool-definition.js'
 export {
   assertObjectJsonSchema,
   assertSupportedJsonSchema,
@@ -6,7 +9,6 @@ export {
   JSON_SCHEMA_TYPES,
 } from './assert.js'
 export { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './compile.js'
-export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from './content.js'
 export type {
   ArgsOfSchema,
   DefineToolOutput,
@@ -21,7 +23,6 @@ export type {
 export { defineTool } from './define-tool.js'
 export { JsonSchemaError, ToolArgsError, ToolOutputError } from './errors.js'
 export type { InferArgs, InferValue } from './infer.js'
-export type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from './json-schema.js'
 export type {
   ArrayValueSchemaSpec,
   BooleanValueSchemaSpec,
@@ -39,7 +40,6 @@ export type {
   ValueSchemaSpec,
 } from './spec.js'
 export type { InferStandardOutput, StandardJsonSchema } from './standard-schema.js'
-export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './tool-definition.js'
 export { getArgsValidator, validateArgs } from './validate-args.js'
 export type { CompiledJsonSchemaValidator } from './validator.js'
 export { getJsonSchemaValidator, validateJsonSchemaValue } from './validator.js'

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../json/json-value.js'
+import type { JsonValue } from '../contract/json-value.js'
 import type { ValueSchemaSpec } from './spec.js'
 
 /** Exact inference covers this many container levels, then widens to `JsonValue` (R-DSL-4). */

@@ -1,9 +1,9 @@
 import type { StandardJSONSchemaV1, StandardTypedV1 } from '@standard-schema/spec'
+import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.js'
 import { appendIndex, appendKey } from '../json/path.js'
 import { findJsonIssue, snapshotJsonValue } from '../json/snapshot.js'
 import { assertSupportedJsonSchema, collectJsonSchemaIssues, kindOf } from './assert.js'
 import { JsonSchemaError } from './errors.js'
-import type { JsonSchemaNode, ObjectJsonSchema } from './json-schema.js'
 
 /**
  * A schema object of any library implementing Standard JSON Schema (`~standard.jsonSchema`): zod 4,

@@ -1,3 +1,4 @@
+import type { JsonSchemaNode, JsonSchemaScalar } from '../contract/json-schema.js'
 import { appendIndex, appendKey } from '../json/path.js'
 import {
   arrayExtraKey,
@@ -11,7 +12,6 @@ import {
 import { assertSupportedJsonSchema } from './assert.js'
 import { type CollectHelpers, generateTrustedCheck, generateTrustedCollector } from './codegen.js'
 import { type CNode, compileNodes, K_ARR, K_BOOL, K_NULL, K_NUM, K_OBJ, K_STR, newNode } from './compiled-node.js'
-import type { JsonSchemaNode, JsonSchemaScalar } from './json-schema.js'
 
 /** A schema compiled once (R-DSL-9): `isValid` allocates nothing; `violations` explains a failure. */
 export interface CompiledJsonSchemaValidator {

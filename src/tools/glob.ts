@@ -1,6 +1,6 @@
-import type { ToolResultView } from '../presentation/views.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
+import type { ToolResultView } from '../contract/views.js'
 import { defineTool } from '../schema/define-tool.js'
-import type { ToolDefinition } from '../schema/tool-definition.js'
 import type { FsToolContext } from './fs-context.js'
 import { compileGlob } from './glob-match.js'
 import { globWalk } from './glob-walk.js'

@@ -1,6 +1,6 @@
 // First-party reference tools: workspace-rooted file tools and a process-group-aware bash tool.
 import path from 'node:path'
-import type { ToolDefinition } from '../schema/tool-definition.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
 import { type BashToolOptions, createBashToolDefinition } from './bash.js'
 import { createEditFileTool } from './edit-file.js'
 import { createFsToolContext } from './fs-context.js'

@@ -1,5 +1,5 @@
 import { type FileHandle, open } from 'node:fs/promises'
-import type { ReadFileLine } from '../presentation/views.js'
+import type { ReadFileLine } from '../contract/views.js'
 import { looksBinary } from './binary.js'
 import { checkAborted } from './workspace.js'
 

@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder'
 import { stripVTControlCharacters } from 'node:util'
-import type { ToolProgress } from '../runtime/types.js'
+import type { ToolProgress } from '../contract/execution.js'
 
 /** Lines a progress message shows, and the longest line it keeps (characters). */
 const KEPT_LINES = 3

@@ -1,7 +1,7 @@
+import type { ToolDefinition, ToolResult } from '../contract/tool-definition.js'
+import type { FileDiff, ToolCallView, ToolResultView } from '../contract/views.js'
 import { genericCallView, genericResultView } from '../presentation/generic.js'
 import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
-import type { FileDiff, ToolCallView, ToolResultView } from '../presentation/views.js'
-import type { ToolDefinition, ToolResult } from '../schema/tool-definition.js'
 
 // Narrowing readers for replayed `meta`: a log may hold anything, and presenters must never throw.
 

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { open, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { ApprovalOutcome } from '../runtime/types.js'
+import type { ApprovalOutcome } from '../contract/execution.js'
 
 /** A decision from the page on a pending approval. */
 export interface ViewerDecision {

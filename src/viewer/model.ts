@@ -1,7 +1,7 @@
 // The session as the viewer page sees it: plain JSON the server computes from journal records
 // (with the tools' own presenters) and the browser renders. Types only: shared with the client.
-import type { JsonValue } from '../json/json-value.js'
-import type { ToolCallView, ToolResultView } from '../presentation/views.js'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolCallView, ToolResultView } from '../contract/views.js'
 
 /** Where a call stands. `code` is the result's `error.info.code`. */
 export type CardStatus =

@@ -2,10 +2,10 @@
 // whatever definitions the host passes. Presenters are pure and replay-safe (R-VIEW), so tool
 // instances built here never run: they exist only for their `presentCall`/`presentResult`.
 import { createRunCodeDefinition } from '../code-mode/run-code.js'
+import type { ToolDefinition, ToolResult } from '../contract/tool-definition.js'
+import type { ToolCallView, ToolResultView } from '../contract/views.js'
 import { genericCallView, genericResultView } from '../presentation/generic.js'
 import { isPlainRecord } from '../presentation/json-guard.js'
-import type { ToolCallView, ToolResultView } from '../presentation/views.js'
-import type { ToolDefinition, ToolResult } from '../schema/tool-definition.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
 
 /** What the viewer needs of a tool: its two presenters. */

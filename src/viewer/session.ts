@@ -1,12 +1,13 @@
 // Folds journal records into one card per call, replaying each through its tool's presenters.
 import { diffLines } from 'diff'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolResult } from '../contract/tool-definition.js'
+import type { FileDiff } from '../contract/views.js'
 import { isJsonValue } from '../json/index.js'
-import type { JsonValue } from '../json/json-value.js'
 import { sanitizeContent } from '../presentation/generic.js'
 import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
 import { languageFromPath } from '../presentation/language.js'
 import { splitLines } from '../presentation/read-window.js'
-import type { FileDiff } from '../presentation/views.js'
 import {
   APPROVAL_SUSPENDED,
   TOOL_ABORTED,
@@ -15,7 +16,6 @@ import {
   TOOL_ERROR,
   TOOL_TIMEOUT,
 } from '../runtime/errors.js'
-import type { ToolResult } from '../schema/tool-definition.js'
 import type { JournalLineRecord } from './journal-line.js'
 import type { ApprovalStep, CardStatus, DiffBlock, DiffLine, SessionCard } from './model.js'
 import { presentCallSafely, presentResultSafely, type ToolPresenter } from './presenters.js'

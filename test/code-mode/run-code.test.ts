@@ -10,8 +10,7 @@ import {
   RUN_CODE_PARAMETERS,
   renderRunCodeContent,
 } from '../../src/code-mode/run-code.js'
-import type { JsonValue } from '../../src/json/json-value.js'
-import { ToolAbortedError } from '../../src/runtime/errors.js'
+import type { ContentBlock, UserMessage } from '../../src/contract/content.js'
 import type {
   Agent,
   ToolExecutionInput,
@@ -19,9 +18,10 @@ import type {
   ToolExecutionResult,
   ToolExecutionToken,
   ToolRunContext,
-} from '../../src/runtime/types.js'
+} from '../../src/contract/execution.js'
+import type { JsonValue } from '../../src/contract/json-value.js'
+import { ToolAbortedError } from '../../src/runtime/errors.js'
 import { assertSupportedJsonSchema } from '../../src/schema/assert.js'
-import type { ContentBlock, UserMessage } from '../../src/schema/content.js'
 import { ToolArgsError } from '../../src/schema/errors.js'
 import { makeRuntime, RUNTIME_KINDS, trackRun } from './runtimes.js'
 

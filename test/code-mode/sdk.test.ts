@@ -3,8 +3,8 @@ import path from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { jsonSchemaToTs, renderToolsSdk, type SdkToolEntry } from '../../src/code-mode/sdk.js'
-import type { JsonValue } from '../../src/json/json-value.js'
-import type { JsonSchemaNode } from '../../src/schema/json-schema.js'
+import type { JsonSchemaNode } from '../../src/contract/json-schema.js'
+import type { JsonValue } from '../../src/contract/json-value.js'
 
 describe('R-CODE-1 jsonSchemaToTs: the raw subset', () => {
   it('maps scalar types, integer to number, and annotation-only nodes to JsonValue', () => {

@@ -1,6 +1,8 @@
 // runModelLoop's stop reasons and contracts, and toProviderMessages' per-format shapes, with an
 // in-memory model (the wire tests cover the SDKs) (issue #12).
 import { describe, expect, it } from 'vitest'
+import type { ToolExecutionResult } from '../../src/contract/execution.js'
+import type { ToolSchema } from '../../src/contract/tool-definition.js'
 import {
   ModelLoopError,
   type ModelLoopEvent,
@@ -12,9 +14,7 @@ import {
 } from '../../src/providers/index.js'
 import { createAgent } from '../../src/runtime/agent.js'
 import { createToolRuntime } from '../../src/runtime/create.js'
-import type { ToolExecutionResult } from '../../src/runtime/types.js'
 import { defineTool } from '../../src/schema/define-tool.js'
-import type { ToolSchema } from '../../src/schema/tool-definition.js'
 
 type Call = [id: string, name: string, args: string]
 

@@ -1,10 +1,10 @@
 // The tool set and checks every provider wire test shares: one turn exercising parallel and
 // exclusive calls, an image, a throw, a denial, malformed JSON, a strict-mode null; and an abort.
 import { expect } from 'vitest'
+import type { ToolExecutionResult } from '../../src/contract/execution.js'
 import type { ModelLoopResult } from '../../src/providers/model-loop.js'
 import { createAgent } from '../../src/runtime/agent.js'
 import { createToolRuntime } from '../../src/runtime/create.js'
-import type { ToolExecutionResult } from '../../src/runtime/types.js'
 import { defineTool } from '../../src/schema/define-tool.js'
 import { readTool, writeTool } from '../fixtures/file-tools.js'
 

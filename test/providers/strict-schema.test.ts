@@ -3,11 +3,11 @@
 import Ajv from 'ajv'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { JsonObject, JsonValue } from '../../src/json/json-value.js'
+import type { JsonObject, JsonValue } from '../../src/contract/json-value.js'
+import type { ToolSchema } from '../../src/contract/tool-definition.js'
 import { parseToolCalls, toProviderTools } from '../../src/providers/index.js'
 import { acceptsNull } from '../../src/providers/strict-schema.js'
 import { parameterSchemaSpecToJsonSchema } from '../../src/schema/index.js'
-import type { ToolSchema } from '../../src/schema/tool-definition.js'
 import { objectArb, parameterSpecArb } from '../schema/spec-arbitraries.js'
 
 const TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
+import type { ToolExecution } from '../../src/contract/execution.js'
 import { type CodeDispatchRecord, createAgent, createToolRuntime, defineTool, RUN_CODE_NAME } from '../../src/index.js'
-import type { ToolExecution } from '../../src/runtime/types.js'
 import { RUNTIME_KINDS } from '../code-mode/runtimes.js'
 import { signal } from './helpers.js'
 

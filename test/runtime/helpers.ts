@@ -1,6 +1,6 @@
-import type { JsonValue } from '../../src/json/json-value.js'
-import type { ToolRunContext } from '../../src/runtime/types.js'
-import type { ToolDefinition } from '../../src/schema/tool-definition.js'
+import type { ToolRunContext } from '../../src/contract/execution.js'
+import type { JsonValue } from '../../src/contract/json-value.js'
+import type { ToolDefinition } from '../../src/contract/tool-definition.js'
 
 /** A raw definition: any JSON output, content is the value's JSON text. */
 export function rawTool(

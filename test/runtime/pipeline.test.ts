@@ -1,7 +1,7 @@
 import { type Context, Service } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { ToolExecution } from '../../src/contract/execution.js'
 import { createAgent, createToolRuntime, type ToolExecutionResult } from '../../src/index.js'
-import type { ToolExecution } from '../../src/runtime/types.js'
 import { deferred, isDeepFrozen, rawTool, signal } from './helpers.js'
 
 const unhandled: unknown[] = []

@@ -9,7 +9,7 @@ import type {
   ApprovalRequest,
   ToolExecution,
   ToolExecutionToken,
-} from '../../src/runtime/types.js'
+} from '../../src/contract/execution.js'
 import { CallbackApproval, normalizeApprovalOutcome, TerminalApproval } from '../../src/scheduling/approval.js'
 import { flush, until } from './fakes.js'
 

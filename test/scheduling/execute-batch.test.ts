@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { ToolExecutionInput, ToolExecutionResult } from '../../src/runtime/types.js'
+import type { ToolExecutionInput, ToolExecutionResult } from '../../src/contract/execution.js'
 import { DEFAULT_MAX_PARALLEL, executeBatch } from '../../src/scheduling/execute-batch.js'
 import { call, FakeRuntime, failure, flush, success, until } from './fakes.js'
 

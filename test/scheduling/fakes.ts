@@ -3,7 +3,7 @@ import type {
   ToolExecutionMode,
   ToolExecutionResult,
   ToolExecutionSuccess,
-} from '../../src/runtime/types.js'
+} from '../../src/contract/execution.js'
 import type { BatchToolRuntime } from '../../src/scheduling/execute-batch.js'
 
 /** A promise with its settle functions exposed. */

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { createAgent } from '../../src/runtime/agent.js'
-import { createToolRuntime } from '../../src/runtime/create.js'
 import type {
   ApprovalContext,
   ApprovalOutcome,
@@ -8,11 +6,13 @@ import type {
   ToolExecutionInput,
   ToolExecutionResult,
   ToolRunContext,
-} from '../../src/runtime/types.js'
+} from '../../src/contract/execution.js'
+import type { ToolDefinition } from '../../src/contract/tool-definition.js'
+import { createAgent } from '../../src/runtime/agent.js'
+import { createToolRuntime } from '../../src/runtime/create.js'
 import { CallbackApproval } from '../../src/scheduling/approval.js'
 import { executeBatch } from '../../src/scheduling/execute-batch.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
-import type { ToolDefinition } from '../../src/schema/tool-definition.js'
 import { deferred, until } from './fakes.js'
 
 /** A raw definition whose body is supplied by the test. */

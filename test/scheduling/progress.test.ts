@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import type { ToolExecution, ToolExecutionResult, ToolProgress, ToolRunContext } from '../../src/contract/execution.js'
+import type { ToolDefinition } from '../../src/contract/tool-definition.js'
 import { createAgent } from '../../src/runtime/agent.js'
 import { createToolRuntime } from '../../src/runtime/create.js'
-import type { ToolExecution, ToolExecutionResult, ToolProgress, ToolRunContext } from '../../src/runtime/types.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
-import type { ToolDefinition } from '../../src/schema/tool-definition.js'
 
 function tool(
   name: string,

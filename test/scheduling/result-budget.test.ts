@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import type { ContentBlock } from '../../src/contract/content.js'
+import type { ToolExecutionResult, ToolRunContext } from '../../src/contract/execution.js'
+import type { ToolDefinition } from '../../src/contract/tool-definition.js'
 import { type CodeDispatchRecord, createToolRuntime, RUN_CODE_NAME } from '../../src/index.js'
-import type { ToolExecutionResult, ToolRunContext } from '../../src/runtime/types.js'
 import { capContent, ResultBudget } from '../../src/scheduling/result-budget.js'
-import type { ContentBlock } from '../../src/schema/content.js'
-import type { ToolDefinition } from '../../src/schema/tool-definition.js'
 
 function tool(
   name: string,

@@ -1,7 +1,12 @@
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import '../../src/runtime/events.js'
-import type { Agent, ToolDispatchExecution, ToolExecutionResult, ToolExecutionToken } from '../../src/runtime/types.js'
+import type {
+  Agent,
+  ToolDispatchExecution,
+  ToolExecutionResult,
+  ToolExecutionToken,
+} from '../../src/contract/execution.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
 import { deferred, flush, success, until } from './fakes.js'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import type { ToolRunContext } from '../../src/contract/execution.js'
 import { isFrozenSnapshot, snapshotJsonValue } from '../../src/json/index.js'
-import type { ToolRunContext } from '../../src/runtime/types.js'
 import {
   assertSupportedJsonSchema,
   defineTool,

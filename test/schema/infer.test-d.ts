@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest'
+import type { ToolRunContext } from '../../src/contract/execution.js'
 import type { JsonValue } from '../../src/json/index.js'
-import type { ToolRunContext } from '../../src/runtime/types.js'
 import {
   defineTool,
   type InferArgs,

@@ -5,7 +5,7 @@ import { type } from 'arktype'
 import * as v from 'valibot'
 import { describe, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
-import type { ToolRunContext } from '../../src/runtime/types.js'
+import type { ToolRunContext } from '../../src/contract/execution.js'
 import { defineTool, type ToolArgsOf, type ToolValueOf } from '../../src/schema/index.js'
 
 describe('defineTool with a Standard JSON Schema', () => {

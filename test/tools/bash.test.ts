@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { ToolDefinition } from '../../src/schema/tool-definition.js'
+import type { ToolDefinition } from '../../src/contract/tool-definition.js'
 import { createBashTool } from '../../src/tools/index.js'
 import { fakeRunContext, runTool, tempDir, textOf } from './helpers.js'
 

@@ -3,7 +3,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { ToolDefinition } from '../../src/schema/tool-definition.js'
+import type { ToolDefinition } from '../../src/contract/tool-definition.js'
 import { createFsTools } from '../../src/tools/index.js'
 import { byName, fakeRunContext, tempDir } from './helpers.js'
 

@@ -1,7 +1,7 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { ToolDefinition } from '../../src/schema/tool-definition.js'
+import type { ToolDefinition } from '../../src/contract/tool-definition.js'
 import { createFsTools } from '../../src/tools/index.js'
 import { byName, fakeRunContext, runTool, tempDir, textOf } from './helpers.js'
 

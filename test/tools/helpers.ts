@@ -1,8 +1,8 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { ToolExecutionToken, ToolProgress, ToolRunContext } from '../../src/runtime/types.js'
-import type { ToolDefinition, ToolResult } from '../../src/schema/tool-definition.js'
+import type { ToolExecutionToken, ToolProgress, ToolRunContext } from '../../src/contract/execution.js'
+import type { ToolDefinition, ToolResult } from '../../src/contract/tool-definition.js'
 
 /** A minimal `ToolRunContext` around a fresh AbortController. */
 export function fakeRunContext(

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { ToolDefinition, ToolResult } from '../../src/contract/tool-definition.js'
 import type { ToolCallView, ToolResultView } from '../../src/presentation/index.js'
 import { renderToolCallLines, renderToolResultLines } from '../../src/presentation/index.js'
-import type { ToolDefinition, ToolResult } from '../../src/schema/tool-definition.js'
 import { createBashTool, createFsTools } from '../../src/tools/index.js'
 import { byName, runTool, tempDir } from './helpers.js'
 

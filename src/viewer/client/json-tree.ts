@@ -1,7 +1,7 @@
 // A JSON value as a folded tree: objects and arrays are <details> elements (closed below the
 // first level), scalars are text. Large containers show their first items and a count.
 import type { ComponentChildren } from 'preact'
-import type { JsonValue } from '../../json/json-value.js'
+import type { JsonValue } from '../../contract/json-value.js'
 import { html } from './html.js'
 import { vis } from './text.js'
 

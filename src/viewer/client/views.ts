@@ -2,9 +2,9 @@
 // the session goes through `vis` into a text node; nothing is ever parsed as HTML.
 import type { ComponentChildren } from 'preact'
 import { useMemo } from 'preact/hooks'
-import type { JsonValue } from '../../json/json-value.js'
-import type { ToolCallView, ToolResultView } from '../../presentation/views.js'
-import type { ContentBlock } from '../../schema/content.js'
+import type { ContentBlock } from '../../contract/content.js'
+import type { JsonValue } from '../../contract/json-value.js'
+import type { ToolCallView, ToolResultView } from '../../contract/views.js'
 import type { DiffBlock } from '../model.js'
 import { highlightLines, type Segment } from './highlight.js'
 import { html } from './html.js'
