@@ -1,34 +1,8 @@
-// Issue 10: Code Mode's in-thread runtime vs the worker-thread runtime, side by side in one run —
-// empty program (warm), one trivial sub-call, 100 parallel sub-calls, 8 concurrent CPU-bound
-// programs, and the host's largest event-loop delay while a guest spins.
-import type { Context } from 'cordis'
-import type { CodeModeHost, CodeRuntime } from '../src/code-mode/index.js'
-import type { ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../src/contract/execution.js'
+import type { CodeRuntime } from '../src/code-mode/index.js'
+import { exec, host } from './code-mode-fixture.js'
 import { format, isMain, loadBuilt, printTable, type Row, time } from './util.js'
 
 const { createQuickJsRuntime, createRunCodeDefinition, createWorkerRuntime } = await loadBuilt()
-
-const result: ToolExecutionResult = { isError: false, value: 1, content: [{ type: 'text', text: '1' }] }
-const host: CodeModeHost = {
-  execute: async () => result,
-  executionMode: () => ({ kind: 'parallel' }),
-  logDispatch: async () => {},
-}
-
-function exec(code: string): ToolRunContext {
-  return {
-    callId: 'bench',
-    rootCallId: 'bench',
-    name: 'run_code',
-    arguments: { code, description: 'bench' },
-    agent: { id: 'bench', ctx: {} as Context },
-    token: Symbol('bench') as ToolExecutionToken,
-    signal: new AbortController().signal,
-    deferContext: () => {},
-    concludeTurn: () => {},
-    progress: () => {},
-  }
-}
 
 const CPU_BOUND = 'let s = 0; for (let i = 0; i < 2_000_000; i++) s = (s + i * 7) % 1_000_003; return s'
 

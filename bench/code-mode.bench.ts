@@ -1,36 +1,10 @@
-// R-PERF / R-CODE: run_code latency (warm) for an empty program, per-binding overhead of a trivial
-// sub-call against a fake host that resolves immediately, 100 sub-calls in parallel, and the
-// pieces a run is made of (type stripping, SDK rendering).
-import type { Context } from 'cordis'
 import { transform } from 'esbuild'
 import { createQuickJsRuntime } from '../src/code-mode/quickjs-runtime.js'
-import { type CodeModeHost, createRunCodeDefinition } from '../src/code-mode/run-code.js'
+import { createRunCodeDefinition } from '../src/code-mode/run-code.js'
 import { renderToolsSdk, type SdkToolEntry } from '../src/code-mode/sdk.js'
-import type { ToolExecutionResult, ToolExecutionToken, ToolRunContext } from '../src/contract/execution.js'
 import type { JsonValue } from '../src/contract/json-value.js'
+import { exec, host } from './code-mode-fixture.js'
 import { format, isMain, printTable, type Row, time } from './util.js'
-
-const result: ToolExecutionResult = { isError: false, value: 1, content: [{ type: 'text', text: '1' }] }
-const host: CodeModeHost = {
-  execute: async () => result,
-  executionMode: () => ({ kind: 'parallel' }),
-  logDispatch: async () => {},
-}
-
-function exec(code: string): ToolRunContext {
-  return {
-    callId: 'bench',
-    rootCallId: 'bench',
-    name: 'run_code',
-    arguments: { code, description: 'bench' },
-    agent: { id: 'bench', ctx: {} as Context },
-    token: Symbol('bench') as ToolExecutionToken,
-    signal: new AbortController().signal,
-    deferContext: () => {},
-    concludeTurn: () => {},
-    progress: () => {},
-  }
-}
 
 export async function run(): Promise<Row[]> {
   const runtime = createQuickJsRuntime()

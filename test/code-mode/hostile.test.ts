@@ -4,7 +4,7 @@
 // value is bounded. Budgets are small so the file stays quick; timing bounds are generous (the
 // machine running the tests is loaded) — the real figures are in docs/performance.md.
 import { Context } from 'cordis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import type {
   CodeBindingCall,
   CodeBindingOutcome,
@@ -13,17 +13,9 @@ import type {
 } from '../../src/code-mode/code-runtime.js'
 import { createWorkerRuntime } from '../../src/code-mode/worker-runtime.js'
 import { defineTool, ToolRuntime } from '../../src/index.js'
-import { makeRuntime, RUNTIME_KINDS } from './runtimes.js'
+import { failOnUnhandledRejections, makeRuntime, RUNTIME_KINDS } from './runtimes.js'
 
-const unhandled: unknown[] = []
-const onUnhandled = (reason: unknown) => unhandled.push(reason)
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled)
-})
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled)
-  expect(unhandled).toEqual([])
-})
+failOnUnhandledRejections()
 
 /** Generous: a run's budget plus the termination grace plus a loaded machine's scheduling. */
 const SLACK_MS = 8_000

@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome } from '../../src/code-mode/code-runtime.js'
 import { quickJsRuntimeStats } from '../../src/code-mode/quickjs-engine.js'
 import { createQuickJsRuntime } from '../../src/code-mode/quickjs-runtime.js'
 import { createWorkerRuntime, type WorkerCodeRuntime } from '../../src/code-mode/worker-runtime.js'
-import { makeRuntime, RUNTIME_KINDS, trackRun } from './runtimes.js'
+import { failOnUnhandledRejections, makeRuntime, RUNTIME_KINDS, trackRun } from './runtimes.js'
 
-const unhandled: unknown[] = []
-const onUnhandled = (reason: unknown) => unhandled.push(reason)
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled)
-})
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled)
-  expect(unhandled).toEqual([])
-})
+failOnUnhandledRejections()
 
 describe.each(RUNTIME_KINDS)('%s runtime', (kind) => {
   const runtime = makeRuntime(kind, { cpuTimeMs: 300, memoryLimitBytes: 16 * 1024 * 1024 })

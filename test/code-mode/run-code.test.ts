@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { RUN_CODE_NAME } from '../../src/code-mode/constants.js'
 import { CodeRunFailedError } from '../../src/code-mode/errors.js'
 import type { CodeDispatchLog } from '../../src/code-mode/events.js'
@@ -23,17 +23,9 @@ import type { JsonValue } from '../../src/contract/json-value.js'
 import { ToolAbortedError } from '../../src/runtime/errors.js'
 import { assertSupportedJsonSchema } from '../../src/schema/assert.js'
 import { ToolArgsError } from '../../src/schema/errors.js'
-import { makeRuntime, RUNTIME_KINDS, trackRun } from './runtimes.js'
+import { failOnUnhandledRejections, makeRuntime, RUNTIME_KINDS, trackRun } from './runtimes.js'
 
-const unhandled: unknown[] = []
-const onUnhandled = (reason: unknown) => unhandled.push(reason)
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled)
-})
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled)
-  expect(unhandled).toEqual([])
-})
+failOnUnhandledRejections()
 
 describe.each(RUNTIME_KINDS)('%s runtime', (kind) => {
   const sandbox = makeRuntime(kind, { cpuTimeMs: 1_000 })

@@ -1,6 +1,6 @@
 // The Code Mode suites run against both built-in runtimes (issue 10): the worker pool (default) and
 // the in-thread QuickJS runtime.
-import { afterAll, expect } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 import type { CodeRuntime } from '../../src/code-mode/code-runtime.js'
 import { quickJsRuntimeStats } from '../../src/code-mode/quickjs-engine.js'
 import { createQuickJsRuntime, type QuickJsRuntimeOptions } from '../../src/code-mode/quickjs-runtime.js'
@@ -47,4 +47,17 @@ export function trackRun(kind: RuntimeKind, runtime: CodeRuntime): () => void {
     expect(after.alive).toBe(0)
     expect(after.disposed + after.abandoned - before.disposed - before.abandoned).toBe(after.created - before.created)
   }
+}
+
+/** Fail the file if any promise rejection went unhandled while its tests ran. */
+export function failOnUnhandledRejections(): void {
+  const unhandled: unknown[] = []
+  const onUnhandled = (reason: unknown) => unhandled.push(reason)
+  beforeAll(() => {
+    process.on('unhandledRejection', onUnhandled)
+  })
+  afterAll(() => {
+    process.off('unhandledRejection', onUnhandled)
+    expect(unhandled).toEqual([])
+  })
 }

@@ -2,21 +2,14 @@
 // and a dispose() that leaves no worker thread, timer or port behind.
 import { readdirSync } from 'node:fs'
 import { Context } from 'cordis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from '../../src/code-mode/code-runtime.js'
 import { CodeMode } from '../../src/code-mode/plugin.js'
 import { createWorkerRuntime } from '../../src/code-mode/worker-runtime.js'
 import { createToolRuntime, ToolRuntime, ToolRuntimeCore } from '../../src/index.js'
+import { failOnUnhandledRejections } from './runtimes.js'
 
-const unhandled: unknown[] = []
-const onUnhandled = (reason: unknown) => unhandled.push(reason)
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled)
-})
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled)
-  expect(unhandled).toEqual([])
-})
+failOnUnhandledRejections()
 
 /**
  * OS threads of this process: each worker is one. Other threads only ever get added (libuv's pool,
