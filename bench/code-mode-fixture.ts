@@ -16,6 +16,7 @@ export function exec(code: string): ToolRunContext {
   return {
     callId: 'bench',
     rootCallId: 'bench',
+    parentCallId: null,
     name: 'run_code',
     arguments: { code, description: 'bench' },
     agent: { id: 'bench', ctx: {} as Context },

@@ -1,8 +1,8 @@
 import type { CodeRuntime } from '../src/code-mode/index.js'
 import { exec, host } from './code-mode-fixture.js'
-import { format, isMain, loadBuilt, printTable, type Row, time } from './util.js'
+import { format, isMain, loadBuiltCodeMode, printTable, type Row, time } from './util.js'
 
-const { createQuickJsRuntime, createRunCodeDefinition, createWorkerRuntime } = await loadBuilt()
+const { createQuickJsRuntime, createRunCodeDefinition, createWorkerRuntime } = await loadBuiltCodeMode()
 
 const CPU_BOUND = 'let s = 0; for (let i = 0; i < 2_000_000; i++) s = (s + i * 7) % 1_000_003; return s'
 

@@ -41,3 +41,9 @@ export async function loadBuilt(): Promise<typeof import('../src/index.js')> {
   const url = new URL('../dist/index.js', import.meta.url).href
   return (await import(url)) as typeof import('../src/index.js')
 }
+
+/** The built `toolgate/code-mode` subpath. */
+export async function loadBuiltCodeMode(): Promise<typeof import('../src/code-mode/index.js')> {
+  const url = new URL('../dist/code-mode/index.js', import.meta.url).href
+  return (await import(url)) as typeof import('../src/code-mode/index.js')
+}

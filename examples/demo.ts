@@ -18,19 +18,21 @@ import {
   createFsTools,
   createToolRuntime,
   executeBatch,
-  genericCallView,
-  genericResultView,
   Journal,
-  renderToolCallLines,
-  renderToolResultLines,
   TerminalApproval,
   TimeoutPolicy,
-  type ToolCallView,
   type ToolDefinition,
   type ToolExecutionInput,
   type ToolExecutionResult,
-  type ToolResultView,
 } from 'toolgate'
+import {
+  genericCallView,
+  genericResultView,
+  renderToolCallLines,
+  renderToolResultLines,
+  type ToolCallView,
+  type ToolResultView,
+} from 'toolgate/presentation'
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {

@@ -8,8 +8,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createFsTools, createToolRuntime, genericCallView, genericResultView } from 'toolgate'
-import { renderToolCallLines, renderToolResultLines } from 'toolgate/presentation'
+import { createFsTools, createToolRuntime } from 'toolgate'
+import { genericCallView, genericResultView, renderToolCallLines, renderToolResultLines } from 'toolgate/presentation'
 
 const root = await mkdtemp(join(tmpdir(), 'toolgate-presentation-'))
 await writeFile(join(root, 'notes.txt'), 'bees make honey\nants make hills\n')

@@ -34,6 +34,6 @@ tools.register(
 )
 // The MCP client sees what this agent sees: restrict it, add policies on agent.ctx, and so on.
 const agent = createAgent(ctx, { id: 'mcp-client' })
-const server = createMcpServer(tools, { agent, name: 'toolgate-example', version: '1.0.0' })
+const server = createMcpServer(ctx, { agent, name: 'toolgate-example', version: '1.0.0' })
 await server.connect(new StdioServerTransport())
 // #endregion serve

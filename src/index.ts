@@ -3,17 +3,29 @@
 //
 // Every public name is listed here by hand, in groups, so this file is the table of contents of the
 // package. test/public-api.test.ts fails on a runtime name that is exported but not listed there.
-// The subpaths (`toolgate/presentation`, `toolgate/mcp`, `toolgate/code-mode` and the model adapters'
-// subpath) have their own index files; the root never imports the model adapters.
+// Each public name has one home: the features with subpaths (`toolgate/code-mode`,
+// `toolgate/presentation`, `toolgate/providers`, `toolgate/mcp`) are exported there and only there
+// (docs/decisions.md, "Architecture"); the root never imports the model adapters.
 
 // --- Getting started: a runtime, agents, and the `tools` service --------------------------------
-export { type AgentHandle, createAgent } from './runtime/agent.js'
-export { type CreateToolRuntimeOptions, createToolRuntime, type ToolRuntimeHandle } from './runtime/create.js'
-export { ToolRuntimeCore, type ToolRuntimeCoreConfig } from './runtime/service.js'
-// The preset service: the core with Code Mode installed (also the default export, for `ctx.plugin`).
-export { ToolRuntime, ToolRuntime as default, type ToolRuntimeConfig } from './runtime/tool-runtime.js'
-export type { ToolTransport } from './runtime/transport.js'
-export type { Scoped } from './runtime/events.js'
+// The preset: the core with Code Mode, the timeout policy and an approval service installed.
+export {
+  type CreateToolRuntimeOptions,
+  createToolRuntime,
+  ToolRuntime,
+  ToolRuntime as default,
+  type ToolRuntimeConfig,
+  type ToolRuntimeHandle,
+} from './preset/index.js'
+// The core alone, and the host API features plug in through.
+export {
+  type AgentHandle,
+  createAgent,
+  type ToolHost,
+  ToolRuntimeCore,
+  type ToolRuntimeCoreConfig,
+  type ToolTransport,
+} from './runtime/index.js'
 
 // --- Declaring tools: defineTool, the schema DSL and the definition types --------------------------
 export {
@@ -65,6 +77,7 @@ export type {
   ScopeKey,
   StandingApprovalRule,
   ToolDispatchExecution,
+  ToolExecuteOptions,
   ToolErrorInfo,
   ToolExecution,
   ToolExecutionFailure,
@@ -115,8 +128,8 @@ export {
   ToolSuspendedError,
   ToolTimeoutError,
   UNKNOWN_TOOL,
-} from './runtime/errors.js'
-export { ToolRegistrationError } from './runtime/definition-check.js'
+  ToolRegistrationError,
+} from './runtime/index.js'
 export { JsonSchemaError, ToolArgsError, ToolOutputError } from './schema/errors.js'
 export { JsonValueError } from './json/json-value-error.js'
 
@@ -193,79 +206,3 @@ export {
   getJsonSchemaValidator,
   validateJsonSchemaValue,
 } from './schema/validator.js'
-
-// --- Code Mode: one TypeScript program calls the tools (also `toolgate/code-mode`) -----------------
-export {
-  type CodeBindingCall,
-  type CodeBindingOutcome,
-  type CodeDispatchLog,
-  type CodeDispatchRecord,
-  type CodeModeHost,
-  type CodeModeOptions,
-  type CodeRunFailureReason,
-  type CodeRunOutcome,
-  type CodeRunRequest,
-  type CodeRuntime,
-  type CodeRuntimeChoice,
-  type CodeRuntimeSelection,
-  CODE_RUN_FAILED,
-  CodeMode,
-  CodeRunFailedError,
-  createQuickJsRuntime,
-  createRunCodeDefinition,
-  createWorkerRuntime,
-  installCodeMode,
-  type JsonSchemaToTsOptions,
-  jsonSchemaToTs,
-  QuickJsCodeRuntime,
-  type QuickJsRuntimeOptions,
-  type RenderToolsSdkOptions,
-  RUN_CODE_DESCRIPTION,
-  RUN_CODE_NAME,
-  RUN_CODE_OUTPUT_SCHEMA,
-  RUN_CODE_PARAMETERS,
-  type RunCodeArgs,
-  type RunCodeValue,
-  renderRunCodeContent,
-  renderToolsSdk,
-  type SdkToolEntry,
-  ToolCallError,
-  WorkerCodeRuntime,
-  type WorkerCodeRuntimeOptions,
-  type WorkerPoolStats,
-  type WorkerResourceLimits,
-} from './code-mode/index.js'
-
-// --- Presentation: cards for a UI, and the terminal renderer (also `toolgate/presentation`) -------
-export {
-  buildDiffResultView,
-  DIFF_CONTEXT_LINES,
-  DIFF_MAX_EDIT_LENGTH,
-  defaultTerminalColor,
-  diffCard,
-  diffFile,
-  type FileChange,
-  type FileDiff,
-  type FileDiffSummary,
-  type FileLocation,
-  type GroupedSearchMatches,
-  type GroupSearchOptions,
-  genericCallView,
-  genericResultView,
-  groupSearchMatches,
-  languageFromPath,
-  type ReadFileLine,
-  type ReadWindow,
-  readWindow,
-  renderToolCallLines,
-  renderToolResultLines,
-  type SearchFileMatches,
-  type SearchMatch,
-  sanitizeContent,
-  splitLines,
-  type TerminalRenderOptions,
-  type ToolCallKind,
-  type ToolCallView,
-  type ToolResultView,
-  type WebSource,
-} from './presentation/index.js'

@@ -10,15 +10,7 @@ const files = readdirSync(dir).filter((file) => file.endsWith('.ts'))
 describe('src/contract', () => {
   it('holds the definition, content, execution and result types', () => {
     expect(files.sort()).toEqual(
-      [
-        'content.ts',
-        'execution.ts',
-        'index.ts',
-        'json-schema.ts',
-        'json-value.ts',
-        'tool-definition.ts',
-        'views.ts',
-      ].sort(),
+      ['content.ts', 'execution.ts', 'json-schema.ts', 'json-value.ts', 'tool-definition.ts', 'views.ts'].sort(),
     )
   })
 

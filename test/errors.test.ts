@@ -47,7 +47,7 @@ describe('the error table', () => {
     new root.JsonSchemaError(['type: unsupported']),
     new root.JsonValueError('value', 'is undefined'),
     new root.WorkspacePathError('path: outside'),
-    new root.CodeRunFailedError('syntax', 'bad', []),
+    new codeMode.CodeRunFailedError('syntax', 'bad', []),
     new mcp.McpToolError('closed'),
     new providers.ModelLoopError('failed', { messages: [], steps: [] }, new Error('cause')),
     new providers.ResumeStateError(['state: edited']),

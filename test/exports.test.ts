@@ -1,7 +1,10 @@
 // The public names the issues promise, checked against the package's own entry points.
 import { describe, expect, it } from 'vitest'
+import * as codeMode from '../src/code-mode/index.js'
 import * as root from '../src/index.js'
+import * as mcp from '../src/mcp/index.js'
 import * as presentation from '../src/presentation/index.js'
+import * as providers from '../src/providers/index.js'
 
 const rootValues = [
   // foundation
@@ -22,7 +25,6 @@ const rootValues = [
   'ToolRuntime',
   'createToolRuntime',
   'createAgent',
-  'RUN_CODE_NAME',
   'ToolNotFoundError',
   'UNKNOWN_TOOL',
   'INVALID_ARGS',
@@ -46,17 +48,20 @@ const rootValues = [
   'readJournal',
   'SuspendingApproval',
   'JOURNAL_VERSION',
-  // code mode
+  // tools
+  'createFsTools',
+  'createBashTool',
+] as const
+
+const codeModeValues = [
   'jsonSchemaToTs',
   'renderToolsSdk',
   'createQuickJsRuntime',
+  'createWorkerRuntime',
+  'CodeMode',
   'CodeRunFailedError',
   'ToolCallError',
-  // tools and presentation helpers
-  'createFsTools',
-  'createBashTool',
-  'renderToolCallLines',
-  'renderToolResultLines',
+  'RUN_CODE_NAME',
 ] as const
 
 describe('public exports', () => {
@@ -66,7 +71,7 @@ describe('public exports', () => {
 
   it('the default export is ToolRuntime, and the codes have their documented values', () => {
     expect(root.default).toBe(root.ToolRuntime)
-    expect(root.RUN_CODE_NAME).toBe('run_code')
+    expect(codeMode.RUN_CODE_NAME).toBe('run_code')
     expect([root.UNKNOWN_TOOL, root.INVALID_ARGS, root.INVALID_TOOL_OUTPUT, root.TOOL_TIMEOUT]).toEqual([
       'UNKNOWN_TOOL',
       'INVALID_ARGS',
@@ -78,15 +83,31 @@ describe('public exports', () => {
     expect(new root.ToolNotFoundError('x').code).toBe('UNKNOWN_TOOL')
   })
 
+  it.each(codeModeValues)('toolgate/code-mode exports %s', (name) => {
+    expect(codeMode[name]).toBeDefined()
+  })
+
   it('the presentation subpath carries the card helpers', () => {
     for (const name of [
       'diffCard',
       'readWindow',
       'languageFromPath',
       'groupSearchMatches',
+      'renderToolCallLines',
       'renderToolResultLines',
     ] as const) {
       expect(presentation[name]).toBeTypeOf('function')
     }
+  })
+
+  // Each public name has one home (docs/decisions.md, "Architecture"): the root never repeats a subpath.
+  it.each([
+    ['toolgate/code-mode', codeMode],
+    ['toolgate/presentation', presentation],
+    ['toolgate/mcp', mcp],
+    ['toolgate/providers', providers],
+  ] as const)('no name of %s is exported again from the root', (_path, subpath) => {
+    const twice = Object.keys(subpath).filter((name) => name in root)
+    expect(twice).toEqual([])
   })
 })

@@ -2,7 +2,7 @@
 // so they hold for direct calls and Code Mode sub-calls alike.
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { Agent, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
-import { TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/errors.js'
+import { TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/index.js'
 import type { PolicyConfig } from './config.js'
 
 /** A tool-name glob: `*` is any run of characters, `?` one character. */

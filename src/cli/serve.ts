@@ -36,8 +36,7 @@ const serve: CliCommand = {
     ])
     const gateway = await openGateway(settings, log)
     if (settings.verbose) logCalls(gateway, log)
-    const make = () =>
-      createMcpServer(gateway.agent.ctx.tools, { agent: gateway.agent, name: 'toolgate', version: VERSION })
+    const make = () => createMcpServer(gateway.agent.ctx, { agent: gateway.agent, name: 'toolgate', version: VERSION })
     try {
       if (settings.http === undefined) await serveStdio(make, log)
       else await serveHttp(make, settings.http, log, io)

@@ -1,7 +1,4 @@
-import { snapshotContent } from '../runtime/content-check.js'
-import type { RegistryCore } from '../runtime/registry.js'
-import { warnContained } from '../runtime/untrusted.js'
-import { waterfall } from '../runtime/waterfall.js'
+import { snapshotContent, type ToolHost } from '../runtime/index.js'
 import type { CodeDispatchLog } from './events.js'
 
 /**
@@ -9,21 +6,20 @@ import type { CodeDispatchLog } from './events.js'
  * waterfall may replace only the logged content; a throwing or malformed listener falls back to
  * the original. The record is then emitted as `tools/code-dispatch`. Never throws.
  */
-export async function logCodeDispatch(core: RegistryCore, log: CodeDispatchLog): Promise<void> {
-  const scope = core.scopeOfAgent(log.agent) ?? core.global
+export async function logCodeDispatch(host: ToolHost, log: CodeDispatchLog): Promise<void> {
   let content = log.content
-  if (core.hasHooks('tools/code-dispatch-log')) {
+  if (host.hasListeners('tools/code-dispatch-log')) {
     try {
-      const replaced: unknown = await waterfall(core.hooks, scope.dispatchThis, 'tools/code-dispatch-log', [log], () =>
+      const replaced: unknown = await host.waterfall('tools/code-dispatch-log', log.agent, [log], () =>
         Promise.resolve(log.content),
       )
       content = snapshotContent(replaced, 'tools/code-dispatch-log result')
     } catch (error) {
-      warnContained(core, 'a tools/code-dispatch-log listener failed; logging the original content', error)
+      host.warn('a tools/code-dispatch-log listener failed; logging the original content', error)
       content = log.content
     }
   }
-  if (!core.hasHooks('tools/code-dispatch')) return
+  if (!host.hasListeners('tools/code-dispatch')) return
   const record = Object.freeze({
     parentCallId: log.exec.callId,
     rootCallId: log.exec.rootCallId,
@@ -32,9 +28,5 @@ export async function logCodeDispatch(core: RegistryCore, log: CodeDispatchLog):
     isError: log.isError,
     content,
   })
-  try {
-    await core.events.parallel(scope.dispatchThis as never, 'tools/code-dispatch', record, log)
-  } catch (error) {
-    warnContained(core, 'a tools/code-dispatch listener failed', error)
-  }
+  await host.emit('tools/code-dispatch', log.agent, [record, log])
 }

@@ -1,6 +1,6 @@
 import type { ContentBlock } from '../contract/content.js'
 import type { Agent, CallId, ToolExecution } from '../contract/execution.js'
-import type { ToolRuntimeCore } from '../runtime/service.js'
+import type { ToolRuntimeCore } from '../runtime/index.js'
 
 /** One settled `run_code` sub-dispatch about to be logged. */
 export interface CodeDispatchLog {

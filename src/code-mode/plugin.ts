@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { coreOf, type ToolRuntimeCore } from '../runtime/service.js'
+import type { ToolRuntimeCore } from '../runtime/index.js'
 import type { CodeModeOptions } from './run-code.js'
 import { selectCodeRuntime } from './select-runtime.js'
 import { createCodeModeTransport } from './transport.js'
@@ -15,7 +15,7 @@ export function installCodeMode(ctx: Context, tools: ToolRuntimeCore, options?: 
   const { runtime, owned } = selectCodeRuntime(options, 'codeMode')
   let uninstall: () => void
   try {
-    uninstall = tools[coreOf].installTransport(createCodeModeTransport(tools, runtime, options))
+    uninstall = tools.host.installTransport(createCodeModeTransport(tools, runtime, options))
   } catch (error) {
     if (owned) void runtime.dispose?.()
     throw error

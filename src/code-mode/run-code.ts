@@ -9,7 +9,7 @@ import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.j
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolCallView } from '../contract/views.js'
-import { ToolAbortedError } from '../runtime/errors.js'
+import { ToolAbortedError } from '../runtime/index.js'
 import { ToolArgsError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from './code-runtime.js'

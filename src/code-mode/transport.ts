@@ -1,8 +1,5 @@
-import type { ScopeKey } from '../contract/execution.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
-import { runPipeline } from '../runtime/pipeline.js'
-import { coreOf, modeOf, type ToolRuntimeCore } from '../runtime/service.js'
-import type { ToolTransport } from '../runtime/transport.js'
+import type { ToolRuntimeCore, ToolTransport } from '../runtime/index.js'
 import type { CodeRuntime } from './code-runtime.js'
 import { RUN_CODE_NAME } from './constants.js'
 import { logCodeDispatch } from './dispatch-log.js'
@@ -32,28 +29,17 @@ export function sdkOf(visible: ReadonlyMap<string, ToolDefinition>): string {
   return text
 }
 
-/** `tools.sdk(scope)`: the SDK the scope's model sees, whatever its presentation. */
-export function scopeSdk(tools: ToolRuntimeCore, scope: ScopeKey | undefined): string {
-  const core = tools[coreOf]
-  const resolved = core.scopeOfAgent(scope)
-  if (!resolved) throw new TypeError('tools.sdk(scope): expected an Agent created by createAgent()')
-  const halted = core.lifetime.halted(resolved, 'tools.sdk()')
-  if (halted) throw halted
-  return sdkOf(core.view(resolved).byName)
-}
-
 /** Code Mode as the core's transport: `run_code` over `runtime`, its SDK in the description. */
 export function createCodeModeTransport(
   tools: ToolRuntimeCore,
   runtime: CodeRuntime,
   options: CodeModeOptions | undefined,
 ): ToolTransport {
-  const core = tools[coreOf]
   const definition = createRunCodeDefinition(
     {
-      execute: (input) => runPipeline(core, input),
-      executionMode: (input) => modeOf(core, input),
-      logDispatch: (log) => logCodeDispatch(core, log),
+      execute: (input) => tools.execute(input),
+      executionMode: (input) => tools.executionMode(input),
+      logDispatch: (log) => logCodeDispatch(tools.host, log),
     },
     {
       runtime,

@@ -53,7 +53,34 @@ export interface ToolExecutionInput {
 export interface ToolExecution extends ToolExecutionInput {
   readonly arguments: JsonValue
   readonly rootCallId: CallId
+  /** The enclosing call's id for a nested call (a Code Mode sub-call); null for a top-level call. */
+  readonly parentCallId: CallId | null
   readonly token: ToolExecutionToken
+}
+
+/**
+ * What the host that starts a call (a model loop, an MCP server, a resumed turn) hands the pipeline
+ * beside the input: decisions and channels that belong to the host, never to the model, so nothing
+ * in the call's arguments can reach them. Every field is optional; `tools.execute(input)` alone is a
+ * plain call.
+ */
+export interface ToolExecuteOptions {
+  /**
+   * An approval decision already made for this call (a resumed turn): the call's first ask takes it
+   * instead of asking a standing rule or the approval service. Used once; nested calls do not inherit it.
+   */
+  readonly decision?: ApprovalOutcome
+  /**
+   * The approval service for this call and its nested calls (an MCP server asks the client that made
+   * the call). It answers instead of the `approval` service of the call's context.
+   */
+  readonly approval?: ApprovalService
+  /**
+   * Called once, before the result is returned, when the call's approval was suspended: the request
+   * that waits for a later decision. A result that merely carries the `APPROVAL_SUSPENDED` code
+   * (a tool faking it) never triggers it.
+   */
+  readonly onSuspended?: (request: ApprovalRequest) => void
 }
 
 /** Around-dispatch view: only `signal` may be replaced (never removed). */
@@ -140,10 +167,10 @@ export type PostToolDecision =
   | { kind: 'block'; feedback: ContentBlock[]; additionalContexts?: UserMessage[] }
 
 /**
- * What an approval service is asked when a pre-execute listener answers `ask`: plain JSON data
- * that can be logged, stored and sent to another process (`JSON.stringify` sees exactly these
- * fields). The call's abort signal travels beside it (the service's second argument, and a
- * non-enumerable `signal` property of the object the runtime hands over), never inside it.
+ * What an approval service is asked when a pre-execute listener answers `ask`: plain, frozen JSON
+ * data that can be logged, stored and sent to another process; the object has exactly these fields.
+ * The call's abort signal, agent and execution travel beside it (the service's second argument,
+ * {@link ApprovalContext}), never inside it.
  */
 export interface ApprovalRequest {
   readonly callId: CallId

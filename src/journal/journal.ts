@@ -7,8 +7,6 @@ import type {
   ToolExecutionResult,
   ToolExecutionToken,
 } from '../contract/execution.js'
-import { parentCallIdOf } from '../runtime/approval-flow.js'
-import { coreOf, type ToolRuntimeCore } from '../runtime/service.js'
 import { previewJson } from '../scheduling/preview.js'
 import { JOURNAL_VERSION, type JournalRecord, type JournalRecordBase } from './records.js'
 
@@ -41,7 +39,6 @@ export class Journal {
   private fd: number | undefined
   private readonly fsync: boolean
   private readonly started = new Map<ToolExecutionToken, number>()
-  private readonly tools: ToolRuntimeCore
   private readonly warn: (format: string, ...args: unknown[]) => void
 
   constructor(ctx: Context, config: JournalConfig) {
@@ -54,7 +51,6 @@ export class Journal {
     }
     this.path = config.path
     this.fsync = config.fsync === true
-    this.tools = ctx.tools
     const logger = ctx.logger('journal')
     this.warn = (format, ...args) => logger.warn(format, ...args)
     const fd = openSync(config.path, 'a+')
@@ -118,8 +114,7 @@ export class Journal {
       ts: Date.now(),
       callId: exec.callId,
       rootCallId: exec.rootCallId,
-      parentCallId:
-        parentCallId !== undefined ? parentCallId : parentCallIdOf(this.tools[coreOf], exec as ToolExecution),
+      parentCallId: parentCallId !== undefined ? parentCallId : exec.parentCallId,
       agentId: exec.agent?.id ?? null,
       toolName: exec.name,
     }

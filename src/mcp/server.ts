@@ -10,13 +10,18 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
-import type { Agent, ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../contract/execution.js'
+import type {
+  Agent,
+  ApprovalOutcome,
+  ApprovalRequest,
+  ApprovalService,
+  ToolExecutionResult,
+} from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
-import type { ToolRuntime } from '../runtime/tool-runtime.js'
+import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
-import { ensureElicitationApproval, routeApprovals } from './elicitation.js'
 import { getMcpToolMeta } from './tool-meta.js'
 
 /** Options of {@link createMcpServer}. */
@@ -44,19 +49,17 @@ const ELICITATION_TIMEOUT_MS = 10 * 60_000
  *
  * Connect it to a transport with `await server.connect(transport)`; `server.close()` detaches it.
  */
-export function createMcpServer(tools: ToolRuntime, options: CreateMcpServerOptions): Server {
+export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): Server {
+  const tools = (typeof ctx?.get === 'function' ? ctx.get('tools', false) : undefined) as ToolRuntimeCore | undefined
   if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
-    throw new TypeError('createMcpServer(tools): expected ctx.tools (a ToolRuntime)')
+    throw new TypeError('createMcpServer(ctx): expected a Cordis context with the tools service loaded')
   if (typeof options?.name !== 'string' || options.name === '')
-    throw new TypeError('createMcpServer(tools, options): options.name must be a non-empty string')
+    throw new TypeError('createMcpServer(ctx, options): options.name must be a non-empty string')
   if (typeof options.version !== 'string' || options.version === '')
-    throw new TypeError('createMcpServer(tools, options): options.version must be a non-empty string')
+    throw new TypeError('createMcpServer(ctx, options): options.version must be a non-empty string')
   const { agent } = options
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)
-  // The caller's context (the service is reached through it), so listeners live as long as the caller.
-  const ctx = (tools as unknown as { ctx: Context }).ctx
-  ensureElicitationApproval(ctx)
 
   const server = new Server(
     { name: options.name, version: options.version },
@@ -72,20 +75,13 @@ export function createMcpServer(tools: ToolRuntime, options: CreateMcpServerOpti
     const callId = `mcp-${session}-${++serial}`
     const token = extra._meta?.progressToken
     if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
-    const unroute = server.getClientCapabilities()?.elicitation
-      ? routeApprovals(callId, (approval) => elicitApproval(approval, extra.sendRequest, extra.signal))
-      : undefined
     try {
-      const result = await tools.execute({
-        callId,
-        name,
-        arguments: request.params.arguments ?? {},
-        agent,
-        signal: extra.signal,
-      })
+      const result = await tools.execute(
+        { callId, name, arguments: request.params.arguments ?? {}, agent, signal: extra.signal },
+        { approval: approvalFor(server, ctx, agent, extra.sendRequest, extra.signal) },
+      )
       return toCallToolResult(result, tools.get(name, agent))
     } finally {
-      unroute?.()
       progressOf.delete(callId)
     }
   })
@@ -132,7 +128,7 @@ export function createMcpServer(tools: ToolRuntime, options: CreateMcpServerOpti
   return server
 }
 
-function listTools(tools: ToolRuntime, agent: Agent | undefined): Tool[] {
+function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Tool[] {
   return tools.schemas(agent).map((schema): Tool => {
     const definition = tools.get(schema.name, agent)
     const meta = definition && getMcpToolMeta(definition)
@@ -198,34 +194,63 @@ type SendRequest = (
   options?: { signal?: AbortSignal; timeout?: number },
 ) => Promise<{ action: string; content?: Record<string, unknown> }>
 
+/**
+ * Who answers an `ask` of a call that came in over MCP (its Code Mode sub-calls included): the host's
+ * own approval service when it has one (it is the host's decision who approves), else the client that
+ * made the call, as an elicitation, when it declared that capability; otherwise the call is denied.
+ */
+function approvalFor(
+  server: Server,
+  ctx: Context,
+  agent: Agent | undefined,
+  send: unknown,
+  signal: AbortSignal,
+): ApprovalService | undefined {
+  if ((agent?.ctx ?? ctx).get('approval', false) !== undefined) return undefined
+  if (!server.getClientCapabilities()?.elicitation) return cannotAsk
+  return { request: (request) => elicitApproval(request, send as SendRequest, signal) }
+}
+
+const cannotAsk: ApprovalService = Object.freeze({
+  request: async (): Promise<ApprovalOutcome> => ({
+    kind: 'denied',
+    reason: 'the MCP client cannot be asked (it did not declare the elicitation capability)',
+  }),
+})
+
 /** Ask the client's user, on the stream of the request being handled (Streamable HTTP relates them). */
-async function elicitApproval(request: ApprovalRequest, send: unknown, signal: AbortSignal): Promise<ApprovalOutcome> {
-  const r = request as unknown as {
-    execution?: { name?: string; arguments?: unknown }
-    toolName?: string
-    arguments?: unknown
-    reason?: string
-  }
-  const toolName = r.toolName ?? r.execution?.name ?? 'a tool'
-  const args = r.arguments !== undefined ? r.arguments : r.execution?.arguments
+async function elicitApproval(
+  request: ApprovalRequest,
+  send: SendRequest,
+  signal: AbortSignal,
+): Promise<ApprovalOutcome> {
+  const { toolName, reason } = request
   const message =
-    `Allow the call to ${toolName}?${r.reason ? `\nReason asked: ${r.reason}` : ''}` +
-    `\nArguments: ${previewJson(args, 1000)}`
-  const answer = await (send as SendRequest)(
-    {
-      method: 'elicitation/create',
-      params: {
-        message,
-        requestedSchema: {
-          type: 'object',
-          properties: { approve: { type: 'boolean', title: `Allow ${toolName} once`, default: false } },
-          required: ['approve'],
+    `Allow the call to ${toolName}?${reason ? `\nReason asked: ${reason}` : ''}` +
+    `\nArguments: ${previewJson(request.arguments, 1000)}`
+  let answer: { action: string; content?: Record<string, unknown> }
+  try {
+    answer = await send(
+      {
+        method: 'elicitation/create',
+        params: {
+          message,
+          requestedSchema: {
+            type: 'object',
+            properties: { approve: { type: 'boolean', title: `Allow ${toolName} once`, default: false } },
+            required: ['approve'],
+          },
         },
       },
-    },
-    ElicitResultSchema,
-    { signal, timeout: ELICITATION_TIMEOUT_MS },
-  )
+      ElicitResultSchema,
+      { signal, timeout: ELICITATION_TIMEOUT_MS },
+    )
+  } catch (error) {
+    return {
+      kind: 'denied',
+      reason: `asking the MCP client failed: ${error instanceof Error ? error.message : String(error)}`,
+    }
+  }
   if (answer.action === 'accept' && answer.content?.approve === true) return { kind: 'allowed-once' }
   if (answer.action === 'cancel') return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request' }
   return { kind: 'denied', reason: 'the MCP client declined the call' }

@@ -2,7 +2,8 @@ import { createRequire } from 'node:module'
 import type * as OtelApi from '@opentelemetry/api'
 import type { Context } from 'cordis'
 import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../contract/execution.js'
-import '../runtime/events.js'
+// The runtime's event declarations (`tools/*` on Cordis's Events) come with its entry.
+import type {} from '../runtime/index.js'
 
 /** The part of an OpenTelemetry `TracerProvider` the plugin uses (structural, so no type import is needed). */
 export interface OtelTracerProviderLike {

@@ -5,7 +5,7 @@ import type { Agent, ToolExecutionInput, ToolExecutionResult } from '../contract
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
 import { cloneJsonValue } from '../json/snapshot.js'
-import { TOOL_DENIED } from '../runtime/errors.js'
+import { TOOL_DENIED } from '../runtime/index.js'
 import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText } from './result-content.js'
 
 /** The part of `ctx.tools` the tool set uses. */

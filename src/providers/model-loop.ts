@@ -4,6 +4,7 @@ import type {
   Agent,
   ApprovalOutcome,
   ApprovalRequest,
+  ToolExecuteOptions,
   ToolExecutionFailure,
   ToolExecutionInput,
   ToolExecutionMode,
@@ -11,8 +12,7 @@ import type {
 } from '../contract/execution.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
-import { presetDecision, suspensionOf } from '../runtime/approval-flow.js'
-import { INVALID_ARGS } from '../runtime/errors.js'
+import { INVALID_ARGS } from '../runtime/index.js'
 import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
 import { formatModule } from './formats.js'
 import type { ProviderModel } from './model.js'
@@ -23,6 +23,8 @@ export type ModelLoopStopReason = 'done' | 'concluded' | 'max-steps' | 'aborted'
 /** The part of `ctx.tools` the loop uses. */
 export interface ModelLoopTools extends BatchToolRuntime {
   schemas(scope?: Agent): ToolSchema[]
+  /** `tools.execute` with the host options: a resumed call's decision, the suspension callback. */
+  execute(input: ToolExecutionInput, options?: ToolExecuteOptions): Promise<ToolExecutionResult>
 }
 
 /** One settled call of a step (plain JSON). */
@@ -247,16 +249,20 @@ async function settlePending<F extends ProviderFormat>(
   })
   if (run.length > 0) {
     const decide = (callId: string) => control?.decisions.get(callId)
+    const suspensions: (ApprovalRequest | undefined)[] = []
     const batch = await executeStepCalls(
       options,
       run.map((i) => calls[i]),
       step,
       decide,
       run,
+      (k, request) => {
+        suspensions[k] = request
+      },
     )
     batch.results.forEach((entry, k) => {
       const i = run[k]
-      const request = suspensionOf(entry.result)
+      const request = suspensions[k]
       if (request !== undefined) {
         results[i] = null
         requests[i] = { ...request } // plain copy: the live objects beside it stay behind
@@ -300,6 +306,7 @@ export async function executeStepCalls<F extends ProviderFormat>(
   step: number,
   decide?: (callId: string) => ApprovalOutcome | undefined,
   positions?: readonly number[],
+  onSuspended?: (index: number, request: ApprovalRequest) => void,
 ): Promise<{ results: ModelLoopCallResult[]; concludesTurn: boolean }> {
   const at = (k: number) => positions?.[k] ?? k
   const { tools, agent } = options
@@ -316,12 +323,13 @@ export async function executeStepCalls<F extends ProviderFormat>(
     executionMode: (input) => (input.arguments instanceof UnusableArguments ? PARALLEL : tools.executionMode(input)),
     execute: (input) => {
       if (input.arguments instanceof UnusableArguments) return Promise.resolve(input.arguments.result)
+      const k = inputs.indexOf(input)
+      // The decision and the suspension travel beside the input, where nothing the model writes reaches.
       const decision = decide?.(input.callId)
-      if (decision === undefined) return tools.execute(input)
-      // The decision rides a signal only this call carries: nothing the model writes can reach it.
-      const signal = AbortSignal.any([input.signal])
-      presetDecision(signal, decision)
-      return tools.execute({ ...input, signal })
+      return tools.execute(input, {
+        ...(decision !== undefined ? { decision } : {}),
+        ...(onSuspended !== undefined && k >= 0 ? { onSuspended: (request) => onSuspended(k, request) } : {}),
+      })
     },
   }
   const batch = await executeBatch(runtime, inputs, {

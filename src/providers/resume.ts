@@ -4,8 +4,7 @@ import type { ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../c
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { readJournal } from '../journal/read-journal.js'
 import { cloneJsonValue } from '../json/index.js'
-import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
-import { APPROVAL_SUSPENDED } from '../runtime/errors.js'
+import { APPROVAL_SUSPENDED, normalizeApprovalOutcome } from '../runtime/index.js'
 import { formatModule } from './formats.js'
 import {
   checkOptions,

@@ -112,57 +112,17 @@ function installStandingRule(scope: Scope, rule: StandingApprovalRule): void {
   rules.set(rule.toolName, Object.freeze(rule))
 }
 
-/**
- * Decisions handed to a resumed call, keyed by the call's own signal (which only the host that
- * resumes can create): nothing the model writes can reach this table. Each is used once.
- */
-const decisions = new WeakMap<AbortSignal, ApprovalOutcome>()
-
-/** Attach a decision to the call that will run with `signal` (used by `resumeModelLoop`). */
-export function presetDecision(signal: AbortSignal, outcome: ApprovalOutcome): void {
-  decisions.set(signal, outcome)
-}
-
-/** Final results of calls whose approval was suspended, with the request that waits. */
-const suspensions = new WeakMap<ToolExecutionResult, ApprovalRequest>()
-
-/**
- * The pending request behind a result, when that result is the pipeline's own suspension (a tool
- * or wrapper that fakes the error code is not a suspension).
- */
-export function suspensionOf(result: ToolExecutionResult): ApprovalRequest | undefined {
-  return suspensions.get(result)
-}
-
-/** Remember that a final result is the suspension of `request`. */
-export function markSuspended(result: ToolExecutionResult, request: ApprovalRequest): void {
-  suspensions.set(result, request)
-}
-
-/** The plain-JSON request with the live signal, execution and agent beside it (non-enumerable). */
-function buildRequest(exec: ToolExecution, parentCallId: string | null, reason: string | undefined): ApprovalRequest {
-  const request = {
+/** The plain-JSON request: exactly the documented fields, frozen; live objects travel in the context. */
+function buildRequest(exec: ToolExecution, reason: string | undefined): ApprovalRequest {
+  return Object.freeze({
     callId: exec.callId,
     rootCallId: exec.rootCallId,
-    parentCallId,
+    parentCallId: exec.parentCallId,
     agentId: exec.agent?.id ?? null,
     toolName: exec.name,
     arguments: exec.arguments,
     reason: reason ?? null,
-  }
-  // Services written against the earlier request shape read `execution`/`agent`/`signal` from it;
-  // non-enumerable keeps them out of JSON.stringify, structuredClone and spreads.
-  Object.defineProperties(request, {
-    signal: { value: exec.signal, enumerable: false },
-    execution: { value: exec, enumerable: false },
-    agent: { value: exec.agent, enumerable: false },
   })
-  return Object.freeze(request)
-}
-
-/** The id of the enclosing call of a Code Mode sub-call, or null. */
-export function parentCallIdOf(core: RegistryCore, exec: ToolExecution): string | null {
-  return exec.parent === undefined ? null : (core.live.get(exec.parent)?.callId ?? null)
 }
 
 const disposedWhileAsking: unique symbol = Symbol('disposed while asking')
@@ -172,81 +132,39 @@ export type ApprovalVerdict =
   | { readonly proceed: true; readonly exec: ToolExecution }
   | { readonly proceed: false; readonly result: ToolExecutionResult; readonly suspended?: ApprovalRequest }
 
+/** The call being asked about, with the host's per-call decision and approval channel. */
+export interface AskedCall {
+  readonly exec: ToolExecution
+  /** A decision the host made for this call (a resumed turn): used once, then cleared. */
+  decision: ApprovalOutcome | undefined
+  /** The host's approval service for this call, answering before the context's `approval` service. */
+  readonly approval: ApprovalService | undefined
+}
+
+/** An answer, or the refusal that ends the ask before any answer exists. */
+type Answer =
+  | { readonly source: ApprovalAnswerSource; readonly normalized: Normalized }
+  | { readonly refused: ApprovalVerdict }
+
 /**
- * One `ask` (R-EXEC-4, issue #14): a decision handed to a resume, else a standing rule of the call's
- * scope, else the approval service answers. Only `allowed-once` / `allowed-always` proceed; every
- * other path is an error result whose message says why. Never rejects.
+ * One `ask`: a decision the host handed to this call, else a standing rule of the call's scope, else
+ * the approval service answers. Only `allowed-once` / `allowed-always` proceed; every other path is an
+ * error result whose message says why. Never rejects.
  */
 export async function askApproval(
   core: RegistryCore,
   scope: Scope,
-  exec: ToolExecution,
+  call: AskedCall,
   definition: ToolDefinition,
   reason: string | undefined,
 ): Promise<ApprovalVerdict> {
-  const request = buildRequest(exec, parentCallIdOf(core, exec), reason)
+  const exec = call.exec
+  const request = buildRequest(exec, reason)
   if (core.hasHooks('tools/approval-asked')) observe(core, scope, 'tools/approval-asked', [request, exec])
-  const asked = reason ? ` (asked because: ${reason})` : ''
-  let source: ApprovalAnswerSource
-  let normalized: Normalized
-  const decision = decisions.get(exec.signal)
-  const rule = standing.get(scope)?.get(exec.name)
-  if (decision !== undefined) {
-    decisions.delete(exec.signal)
-    source = 'decision'
-    normalized = normalize(decision)
-  } else if (rule !== undefined) {
-    source = 'standing'
-    normalized = {
-      outcome: Object.freeze(rule.reason === null ? { kind: rule.kind } : { kind: rule.kind, reason: rule.reason }),
-    }
-  } else {
-    source = 'service'
-    const service = (exec.agent?.ctx.get('approval', false) ?? core.ctx.get('approval', false)) as
-      | ApprovalService
-      | undefined
-    if (typeof service?.request !== 'function') {
-      return refuse(core, scope, request, exec, source, {
-        kind: 'denied',
-        reason: `approval was required${asked}, but no approval service is available`,
-      })
-    }
-    const context: ApprovalContext = Object.freeze({ signal: exec.signal, agent: exec.agent, execution: exec })
-    try {
-      // Disposal cuts a pending question short: the pipeline then reports the call as aborted.
-      const answer = await core.lifetime.untilHalted(scope, service.request(request, context), disposedWhileAsking)
-      if (answer === disposedWhileAsking) {
-        return refuse(core, scope, request, exec, source, {
-          kind: 'cancelled',
-          reason: 'the runtime or agent was disposed while approval was pending',
-        })
-      }
-      normalized = normalize(answer)
-    } catch (error) {
-      return refuse(core, scope, request, exec, source, {
-        kind: 'denied',
-        reason: `approval was required${asked}, but the approval service failed: ${describeThrown(error)}`,
-      })
-    }
-  }
-  let outcome = normalized.outcome
-  if (outcome.kind === 'suspended' && exec.parent !== undefined) {
-    // A Code Mode program cannot wait across a restart: re-running it would repeat its finished sub-calls.
-    outcome = Object.freeze({
-      kind: 'denied',
-      reason: `approval was suspended${outcome.reason ? ` (${outcome.reason})` : ''}, but a Code Mode sub-call cannot wait for a later decision`,
-    })
-  }
-  if ((outcome.kind === 'allowed-always' || outcome.kind === 'denied-always') && source !== 'standing') {
-    installStandingRule(scope, {
-      agentId: exec.agent?.id ?? null,
-      toolName: exec.name,
-      kind: outcome.kind,
-      reason: outcome.reason ?? null,
-      callId: exec.callId,
-      createdAt: Date.now(),
-    })
-  }
+  const answer = await answerAsk(core, scope, call, request, reason)
+  if ('refused' in answer) return answer.refused
+  const { source, normalized } = answer
+  const outcome = settleOutcome(scope, exec, normalized.outcome, source)
   if (core.hasHooks('tools/approval-answered')) {
     // Observers (the journal) get JSON only: edited arguments that are not JSON are left out.
     const observed =
@@ -266,6 +184,94 @@ export async function askApproval(
       }),
     }
   }
+  return verdictOf(core, exec, definition, request, outcome, source, reason)
+}
+
+/** Who answers, in order: the host's decision, a standing rule, the call's or the context's service. */
+async function answerAsk(
+  core: RegistryCore,
+  scope: Scope,
+  call: AskedCall,
+  request: ApprovalRequest,
+  reason: string | undefined,
+): Promise<Answer> {
+  const exec = call.exec
+  const decision = call.decision
+  if (decision !== undefined) {
+    call.decision = undefined
+    return { source: 'decision', normalized: normalize(decision) }
+  }
+  const rule = standing.get(scope)?.get(exec.name)
+  if (rule !== undefined) {
+    const outcome = Object.freeze(rule.reason === null ? { kind: rule.kind } : { kind: rule.kind, reason: rule.reason })
+    return { source: 'standing', normalized: { outcome } }
+  }
+  const asked = reason ? ` (asked because: ${reason})` : ''
+  const service =
+    call.approval ??
+    ((exec.agent?.ctx.get('approval', false) ?? core.ctx.get('approval', false)) as ApprovalService | undefined)
+  if (typeof service?.request !== 'function') {
+    return refused(core, scope, request, exec, {
+      kind: 'denied',
+      reason: `approval was required${asked}, but no approval service is available`,
+    })
+  }
+  const context: ApprovalContext = Object.freeze({ signal: exec.signal, agent: exec.agent, execution: exec })
+  try {
+    // Disposal cuts a pending question short: the pipeline then reports the call as aborted.
+    const answer = await core.lifetime.untilHalted(scope, service.request(request, context), disposedWhileAsking)
+    if (answer === disposedWhileAsking) {
+      return refused(core, scope, request, exec, {
+        kind: 'cancelled',
+        reason: 'the runtime or agent was disposed while approval was pending',
+      })
+    }
+    return { source: 'service', normalized: normalize(answer) }
+  } catch (error) {
+    return refused(core, scope, request, exec, {
+      kind: 'denied',
+      reason: `approval was required${asked}, but the approval service failed: ${describeThrown(error)}`,
+    })
+  }
+}
+
+/** A sub-call cannot suspend; an `-always` answer installs its standing rule. */
+function settleOutcome(
+  scope: Scope,
+  exec: ToolExecution,
+  answered: ApprovalOutcome,
+  source: ApprovalAnswerSource,
+): ApprovalOutcome {
+  let outcome = answered
+  if (outcome.kind === 'suspended' && exec.parent !== undefined) {
+    // A Code Mode program cannot wait across a restart: re-running it would repeat its finished sub-calls.
+    outcome = Object.freeze({
+      kind: 'denied',
+      reason: `approval was suspended${outcome.reason ? ` (${outcome.reason})` : ''}, but a Code Mode sub-call cannot wait for a later decision`,
+    })
+  }
+  if ((outcome.kind === 'allowed-always' || outcome.kind === 'denied-always') && source !== 'standing') {
+    installStandingRule(scope, {
+      agentId: exec.agent?.id ?? null,
+      toolName: exec.name,
+      kind: outcome.kind,
+      reason: outcome.reason ?? null,
+      callId: exec.callId,
+      createdAt: Date.now(),
+    })
+  }
+  return outcome
+}
+
+function verdictOf(
+  core: RegistryCore,
+  exec: ToolExecution,
+  definition: ToolDefinition,
+  request: ApprovalRequest,
+  outcome: ApprovalOutcome,
+  source: ApprovalAnswerSource,
+  reason: string | undefined,
+): ApprovalVerdict {
   switch (outcome.kind) {
     case 'allowed-always':
       return { proceed: true, exec }
@@ -287,6 +293,16 @@ export async function askApproval(
     default:
       return { proceed: false, result: denial(exec, outcome, source) }
   }
+}
+
+function refused(
+  core: RegistryCore,
+  scope: Scope,
+  request: ApprovalRequest,
+  exec: ToolExecution,
+  outcome: ApprovalOutcome,
+): Answer {
+  return { refused: refuse(core, scope, request, exec, 'service', outcome) }
 }
 
 function refuse(
@@ -337,6 +353,7 @@ function edited(core: RegistryCore, exec: ToolExecution, definition: ToolDefinit
     }
   }
   const next: ToolExecution = Object.freeze({ ...exec, arguments: args })
-  core.live.set(exec.token, next)
+  const live = core.live.get(exec.token)
+  if (live !== undefined) live.exec = next
   return { proceed: true, exec: next }
 }

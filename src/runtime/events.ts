@@ -14,9 +14,6 @@ import type {
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolRuntimeCore } from './service.js'
 
-/** The `this` of a scope-filtered dispatch: the runtime, viewed from the call's scope. */
-export type Scoped<T> = T
-
 declare module 'cordis' {
   interface Context {
     approval?: ApprovalService
@@ -29,12 +26,12 @@ declare module 'cordis' {
      * A call entered the pipeline (its arguments are materialized; nothing has run yet).
      * Scope-filtered synchronous observer: a throwing listener is logged and never reaches the call.
      */
-    'tools/call'(this: Scoped<ToolRuntimeCore>, exec: Readonly<ToolExecution>): void
+    'tools/call'(this: ToolRuntimeCore, exec: Readonly<ToolExecution>): void
     /** A policy asked and the request goes to the approval step. Scope-filtered synchronous observer. */
-    'tools/approval-asked'(this: Scoped<ToolRuntimeCore>, request: ApprovalRequest, exec: Readonly<ToolExecution>): void
+    'tools/approval-asked'(this: ToolRuntimeCore, request: ApprovalRequest, exec: Readonly<ToolExecution>): void
     /** The approval step answered (after normalization). Scope-filtered synchronous observer. */
     'tools/approval-answered'(
-      this: Scoped<ToolRuntimeCore>,
+      this: ToolRuntimeCore,
       request: ApprovalRequest,
       outcome: ApprovalOutcome,
       source: ApprovalAnswerSource,
@@ -42,19 +39,19 @@ declare module 'cordis' {
     ): void
     /** Allow, deny, or ask before dispatch. Scope-filtered waterfall. */
     'tools/pre-execute'(
-      this: Scoped<ToolRuntimeCore>,
+      this: ToolRuntimeCore,
       exec: ToolExecution,
       next: () => Promise<PreToolDecision>,
     ): Promise<PreToolDecision>
     /** Around-dispatch waterfall; wrappers may change only `exec.signal`. Scope-filtered. */
     'tools/execute'(
-      this: Scoped<ToolRuntimeCore>,
+      this: ToolRuntimeCore,
       exec: ToolDispatchExecution,
       next: () => Promise<ToolExecutionResult>,
     ): Promise<ToolExecutionResult>
     /** Accept, replace, or block a normalized result. Scope-filtered waterfall. */
     'tools/post-execute'(
-      this: Scoped<ToolRuntimeCore>,
+      this: ToolRuntimeCore,
       exec: ToolExecution,
       result: Readonly<ToolExecutionResult>,
       next: () => Promise<PostToolDecision>,
@@ -63,11 +60,7 @@ declare module 'cordis' {
      * A running tool reported progress through `exec.progress(...)`. Scope-filtered synchronous
      * observer; a throwing listener is logged and never reaches the tool.
      */
-    'tools/progress'(
-      this: Scoped<ToolRuntimeCore>,
-      exec: Readonly<ToolExecution>,
-      progress: Readonly<ToolProgress>,
-    ): void
+    'tools/progress'(this: ToolRuntimeCore, exec: Readonly<ToolExecution>, progress: Readonly<ToolProgress>): void
     /**
      * The last-mile content seam of every call, after the definition's own `finalizeContent`:
      * the same contract (synchronous, called once per outcome, `undefined` keeps the content, only
@@ -76,16 +69,12 @@ declare module 'cordis' {
      * Scope-filtered.
      */
     'tools/finalize-content'(
-      this: Scoped<ToolRuntimeCore>,
+      this: ToolRuntimeCore,
       exec: Readonly<ToolExecution>,
       result: Readonly<ToolExecutionResult>,
     ): ContentBlock[] | undefined
     /** Observe the frozen final outcome. Scope-filtered emit; failures contained. */
-    'tools/result'(
-      this: Scoped<ToolRuntimeCore>,
-      exec: Readonly<ToolExecution>,
-      result: Readonly<ToolExecutionResult>,
-    ): void
+    'tools/result'(this: ToolRuntimeCore, exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): void
   }
 }
 

@@ -1,10 +1,13 @@
 import type { ContentBlock, UserMessage } from '../contract/content.js'
 import type {
   Agent,
+  ApprovalOutcome,
   ApprovalRequest,
+  ApprovalService,
   PostToolDecision,
   PreToolDecision,
   ToolDispatchExecution,
+  ToolExecuteOptions,
   ToolExecution,
   ToolExecutionInput,
   ToolExecutionResult,
@@ -17,7 +20,7 @@ import type { ToolDefinition } from '../contract/tool-definition.js'
 import { snapshotJsonValue } from '../json/index.js'
 import { ToolOutputError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
-import { askApproval, markSuspended } from './approval-flow.js'
+import { askApproval } from './approval-flow.js'
 import { snapshotContent, snapshotUserMessage, snapshotUserMessages } from './content-check.js'
 import {
   FINALIZE_FAILED,
@@ -48,6 +51,7 @@ import {
   abortedOf,
   describeValue,
   isAbortSignal,
+  readInherited,
   readOwn,
   readThrown,
   reasonOf,
@@ -128,7 +132,11 @@ function readInput(input: unknown): ReadInput | string {
  * Runs one call through pre-execute → guards → around-dispatch → body → post-execute →
  * finalizeContent → final freeze → tools/result (R-EXEC-2). Never rejects.
  */
-export async function runPipeline(core: RegistryCore, input: ToolExecutionInput): Promise<ToolExecutionResult> {
+export async function runPipeline(
+  core: RegistryCore,
+  input: ToolExecutionInput,
+  options?: ToolExecuteOptions,
+): Promise<ToolExecutionResult> {
   const read = readInput(input)
   if (typeof read === 'string') return freezeFailure(failure(read, { name: 'TypeError', code: INVALID_INPUT }))
   const scope = read.agent === undefined ? core.global : core.scopeOfAgent(read.agent as Agent)
@@ -147,12 +155,15 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     argsError = error
   }
   const parent = read.parent
-  const rootCallId =
-    read.rootCallId ?? (parent !== undefined ? core.live.get(parent)?.rootCallId : undefined) ?? read.callId
+  const enclosing = parent !== undefined ? core.live.get(parent) : undefined
+  const host = readHostOptions(options)
+  if (typeof host === 'string') return freezeFailure(failure(host, { name: 'TypeError', code: INVALID_INPUT }))
+  const rootCallId = read.rootCallId ?? enclosing?.exec.rootCallId ?? read.callId
   const token = Symbol(read.callId) as ToolExecutionToken
   const exec: ToolExecution = Object.freeze({
     callId: read.callId,
     rootCallId,
+    parentCallId: enclosing?.exec.callId ?? null,
     name: read.name,
     arguments: args,
     // The agent the registry created for this scope, never the caller's (possibly shape-shifting) object.
@@ -161,7 +172,9 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
     signal: read.signal,
     token,
   })
-  core.live.set(token, exec)
+  // A nested call asks the approval channel of the call that encloses it, unless given its own.
+  const approval = host.approval ?? enclosing?.approval
+  core.live.set(token, { exec, approval })
   if (core.hasHooks('tools/call')) observe(core, scope, 'tools/call', [exec])
   try {
     const view = core.view(scope)
@@ -171,7 +184,7 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
       definition = undefined
     const finalize = definition?.finalizeContent
     // An approver's edited arguments replace the execution for every later phase.
-    const call: CallBox = { exec, suspended: undefined }
+    const call: CallBox = { exec, suspended: undefined, decision: host.decision, approval }
     let result: ToolExecutionResult
     if (argsError !== undefined) {
       result = failure(describeThrown(argsError), { name: 'ToolArgsError', code: INVALID_ARGS })
@@ -187,7 +200,7 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
       result = await policyAndDispatch(core, call, definition, view, scope)
     }
     const final = finalizeOnce(core, scope, definition, finalize, call.exec, result)
-    if (call.suspended !== undefined) markSuspended(final, call.suspended)
+    if (call.suspended !== undefined && host.onSuspended !== undefined) notifySuspended(core, host, call.suspended)
     if (core.hasHooks('tools/result')) await emitResult(core, scope, call.exec, final)
     return final
   } catch (error) {
@@ -200,11 +213,53 @@ export async function runPipeline(core: RegistryCore, input: ToolExecutionInput)
 }
 
 /** The execution as later phases see it (an approver may edit the arguments) and a suspension, if any. */
-interface CallBox {
+export interface CallBox {
   exec: ToolExecution
   suspended: ApprovalRequest | undefined
+  /** The host's decision for this call's ask (a resumed turn); cleared once used. */
+  decision: ApprovalOutcome | undefined
+  /** The host's approval channel for this call (its own, or its enclosing call's). */
+  readonly approval: ApprovalService | undefined
   /** Set once the call went through an approval ask (a call is asked at most once). */
   asked?: boolean
+}
+
+const NO_HOST_OPTIONS: ToolExecuteOptions = Object.freeze({})
+
+/** The host options, each field read once; a malformed one refuses the call before anything runs. */
+function readHostOptions(options: unknown): ToolExecuteOptions | string {
+  if (options === undefined) return NO_HOST_OPTIONS
+  if (typeof options !== 'object' || options === null) return 'options: expected an object when present'
+  const decision = readOwn(options, 'decision')
+  const approval = readOwn(options, 'approval')
+  const onSuspended = readOwn(options, 'onSuspended')
+  if (decision === UNREADABLE || approval === UNREADABLE || onSuspended === UNREADABLE)
+    return 'options: a field could not be read (reading it threw)'
+  if (decision !== undefined && (typeof decision !== 'object' || decision === null))
+    return 'options.decision: expected an approval outcome object when present'
+  if (approval !== undefined && typeof readOwnOrProto(approval, 'request') !== 'function')
+    return 'options.approval: expected an approval service (an object with a request method) when present'
+  if (onSuspended !== undefined && typeof onSuspended !== 'function')
+    return 'options.onSuspended: expected a function when present'
+  return {
+    decision: decision as ApprovalOutcome | undefined,
+    approval: approval as ApprovalService | undefined,
+    onSuspended: onSuspended as ToolExecuteOptions['onSuspended'],
+  }
+}
+
+function readOwnOrProto(value: unknown, key: string): unknown {
+  if (typeof value !== 'object' || value === null) return undefined
+  const found = readInherited(value, key)
+  return found === UNREADABLE ? undefined : found
+}
+
+function notifySuspended(core: RegistryCore, host: ToolExecuteOptions, request: ApprovalRequest): void {
+  try {
+    host.onSuspended?.(request)
+  } catch (error) {
+    warnContained(core, 'an onSuspended callback failed', error)
+  }
 }
 
 async function policyAndDispatch(
@@ -354,7 +409,7 @@ async function ask(
   reason: string | undefined,
 ): Promise<ToolExecutionResult | undefined> {
   call.asked = true
-  const verdict = await askApproval(core, scope, call.exec, definition, reason)
+  const verdict = await askApproval(core, scope, call, definition, reason)
   if (verdict.proceed) {
     call.exec = verdict.exec
     return undefined
@@ -401,6 +456,7 @@ function invalidDecision(event: string, problem: string): ToolExecutionResult {
 class DispatchView {
   readonly callId: string
   readonly rootCallId: string
+  readonly parentCallId: string | null
   readonly name: string
   readonly arguments: ToolExecution['arguments']
   readonly agent: ToolExecution['agent']
@@ -411,6 +467,7 @@ class DispatchView {
   constructor(exec: ToolExecution) {
     this.callId = exec.callId
     this.rootCallId = exec.rootCallId
+    this.parentCallId = exec.parentCallId
     this.name = exec.name
     this.arguments = exec.arguments
     this.agent = exec.agent

@@ -1,11 +1,23 @@
 import { type Context, type EventsService, type Logger, symbols } from 'cordis'
-import type { Agent, ToolExecution, ToolExecutionToken, ToolPresentationMode } from '../contract/execution.js'
+import type {
+  Agent,
+  ApprovalService,
+  ToolExecution,
+  ToolExecutionToken,
+  ToolPresentationMode,
+} from '../contract/execution.js'
 import { ToolNotFoundError } from './errors.js'
 import { Lifetime } from './lifecycle.js'
 import { type ResolvedView, Scope, scopeSymbol } from './scope.js'
 import { nearestNames } from './suggest.js'
 import type { ToolTransport } from './transport.js'
 import { warnContained } from './untrusted.js'
+
+/** One call in flight: its current execution (an approver may edit it) and its host approval channel. */
+export interface LiveCall {
+  exec: ToolExecution
+  readonly approval: ApprovalService | undefined
+}
 
 /**
  * The registry's state, separate from the Cordis service object: service methods run on a
@@ -15,8 +27,11 @@ export class RegistryCore {
   readonly global: Scope
   /** Bumped on every change; views compare it to know they are stale. */
   version = 0
-  /** Executions in flight, so nested calls can inherit `rootCallId` from their `parent` token. */
-  readonly live = new Map<ToolExecutionToken, ToolExecution>()
+  /**
+   * Executions in flight, so nested calls can inherit `rootCallId`, their parent's id and its
+   * approval channel from their `parent` token.
+   */
+  readonly live = new Map<ToolExecutionToken, LiveCall>()
   /** The installed transport (Code Mode's `run_code` under the preset), if any. */
   transport: ToolTransport | undefined
   /** Disposal state and the running bodies disposal aborts. */

@@ -2,6 +2,7 @@ import { type Context, Service } from 'cordis'
 import type {
   ScopeKey,
   StandingApprovalRule,
+  ToolExecuteOptions,
   ToolExecutionInput,
   ToolExecutionMode,
   ToolExecutionResult,
@@ -12,6 +13,7 @@ import type {
 import type { ToolDefinition, ToolSchema } from '../contract/tool-definition.js'
 import { revokeStandingRule, standingRulesOf } from './approval-flow.js'
 import { checkDefinition, ToolRegistrationError } from './definition-check.js'
+import { createToolHost, type ToolHost } from './host.js'
 import { runPipeline } from './pipeline.js'
 import { RegistryCore } from './registry.js'
 import type { CompiledRestriction, Scope } from './scope.js'
@@ -27,12 +29,13 @@ const modes: readonly ToolPresentationMode[] = ['native', 'code', 'both']
 const parallel: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
 const exclusive: ToolExecutionMode = Object.freeze({ kind: 'exclusive' })
 
-/** Hook for installed features (and tests) to reach the shared core without widening the public surface. */
+/** The shared core behind a service, for the runtime's own modules (`createAgent`); never exported past runtime/. */
 export const coreOf: unique symbol = Symbol('toolgate.core')
 
 /**
  * The tool registry and execution pipeline without any transport, a Cordis 4 service registered
- * as `tools`. `ToolRuntime` is the preset that also installs Code Mode into its transport slot.
+ * as `tools`. `ToolRuntime` (the preset) also installs Code Mode into its transport slot; features
+ * plug in through `tools.host` and `tools.execute(input, options)`.
  * `register`, `restrict`, `guard` and `presentAs` act on the caller's scope (the context through
  * which `ctx.tools` was reached); `get`, `schemas`, `standingApprovals` and `revokeStandingApproval`
  * take the scope as an argument (omitted: the global layer); `execute` and `executionMode` run as
@@ -41,6 +44,8 @@ export const coreOf: unique symbol = Symbol('toolgate.core')
 export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   readonly config: { readonly mode: ToolPresentationMode }
   readonly [coreOf]: RegistryCore
+  /** The host API features plug in through (transport slot, visible tools, feature events, lifetime). */
+  readonly host: ToolHost
 
   constructor(ctx: Context, config?: ToolRuntimeCoreConfig) {
     super(ctx, 'tools')
@@ -61,6 +66,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
     this.config = { ...config, mode }
     const core = new RegistryCore(ctx, mode, this)
     this[coreOf] = core
+    this.host = createToolHost(core)
     // Unloading the service (directly or with its app) disposes the runtime: held references to it
     // refuse further work with RUNTIME_DISPOSED, and running bodies are aborted.
     ctx.effect(() => () => core.lifetime.dispose(), 'tools lifetime')
@@ -209,12 +215,17 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
     return JSON.parse(core.view(this.resolveScopeKey(scope, 'schemas')).schemasJson) as ToolSchema[]
   }
 
-  executionMode(exec: ToolExecutionInput): ToolExecutionMode {
-    return modeOf(this[coreOf], exec)
+  executionMode(input: ToolExecutionInput): ToolExecutionMode {
+    return modeOf(this[coreOf], input)
   }
 
-  execute(exec: ToolExecutionInput): Promise<ToolExecutionResult> {
-    return runPipeline(this[coreOf], exec)
+  /**
+   * Run one call through the pipeline; the promise always fulfils with exactly one frozen result.
+   * `options` carries what the host (never the model) decides for this call: a resumed decision, a
+   * per-call approval channel, a suspension callback.
+   */
+  execute(input: ToolExecutionInput, options?: ToolExecuteOptions): Promise<ToolExecutionResult> {
+    return runPipeline(this[coreOf], input, options)
   }
 
   /**
@@ -234,17 +245,17 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
 }
 
 /** Fail-closed scheduling classification (R-REG-7). */
-export function modeOf(core: RegistryCore, exec: ToolExecutionInput): ToolExecutionMode {
+function modeOf(core: RegistryCore, input: ToolExecutionInput): ToolExecutionMode {
   // Anything thrown while reading a hostile input, or by the classifier, is exclusive.
   try {
-    const name: unknown = exec?.name
-    const scope = core.scopeOfAgent(exec?.agent)
+    const name: unknown = input?.name
+    const scope = core.scopeOfAgent(input?.agent)
     if (!scope || typeof name !== 'string') return exclusive
     const view = core.view(scope)
     const definition = view.byName.get(name)
     if (!definition?.isConcurrencySafe) return exclusive
-    if (view.mode === 'code' && exec.parent === undefined && !core.isTransport(name)) return exclusive
-    return definition.isConcurrencySafe(exec.arguments) === true ? parallel : exclusive
+    if (view.mode === 'code' && input.parent === undefined && !core.isTransport(name)) return exclusive
+    return definition.isConcurrencySafe(input.arguments) === true ? parallel : exclusive
   } catch {
     return exclusive
   }

@@ -1,7 +1,7 @@
 import { createInterface, type Interface } from 'node:readline'
 import { type Context, Service } from 'cordis'
 import type { ApprovalContext, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
-import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
+import { normalizeApprovalOutcome } from '../runtime/index.js'
 import { previewJson } from './preview.js'
 
 export { normalizeApprovalOutcome }

@@ -4,8 +4,7 @@ import type {
   ToolExecutionMode,
   ToolExecutionResult,
 } from '../contract/execution.js'
-import { TOOL_ERROR } from '../runtime/errors.js'
-import { fuseSignals } from '../runtime/signal-fusion.js'
+import { fuseSignals, TOOL_ERROR } from '../runtime/index.js'
 
 /** The part of `ctx.tools` (a `ToolRuntime`) the batch executor needs. */
 export interface BatchToolRuntime {

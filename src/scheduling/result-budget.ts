@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import type { ContentBlock } from '../contract/content.js'
-import '../runtime/events.js'
+// The runtime's event declarations (`tools/*` on Cordis's Events) come with its entry.
+import type {} from '../runtime/index.js'
 
 /** Config of {@link ResultBudget}. */
 export interface ResultBudgetConfig {

@@ -1,6 +1,6 @@
 import { type Context, Service } from 'cordis'
 import type { ApprovalContext, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
-import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
+import { normalizeApprovalOutcome } from '../runtime/index.js'
 
 /** Config of {@link SuspendingApproval}. */
 export interface SuspendingApprovalConfig {

@@ -1,7 +1,6 @@
 import type { Context } from 'cordis'
 import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
-import { TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/errors.js'
-import { fuseSignals } from '../runtime/signal-fusion.js'
+import { fuseSignals, TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/index.js'
 
 /** Config of {@link TimeoutPolicy}. */
 export interface TimeoutPolicyConfig {

@@ -15,7 +15,7 @@ import {
   TOOL_DENIED,
   TOOL_ERROR,
   TOOL_TIMEOUT,
-} from '../runtime/errors.js'
+} from '../runtime/index.js'
 import type { JournalLineRecord } from './journal-line.js'
 import type { ApprovalStep, CardStatus, DiffBlock, DiffLine, SessionCard } from './model.js'
 import { presentCallSafely, presentResultSafely, type ToolPresenter } from './presenters.js'

@@ -107,6 +107,7 @@ describe.each(RUNTIME_KINDS)('%s runtime', (kind) => {
     return {
       callId,
       rootCallId: 'root-1',
+      parentCallId: null,
       name: RUN_CODE_NAME,
       arguments: { code, description: 'test program' },
       agent,

@@ -2,6 +2,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { RUN_CODE_NAME } from '../../src/code-mode/index.js'
 import {
   CallbackApproval,
   createAgent,
@@ -9,7 +10,6 @@ import {
   defineTool,
   Journal,
   type JournalRecord,
-  RUN_CODE_NAME,
   readJournal,
   type SkippedJournalLine,
 } from '../../src/index.js'

@@ -78,8 +78,8 @@ describe('connectMcpServer', () => {
 
 describe('createMcpServer in process', () => {
   it('follows tools/change with list_changed and serves structured content', async () => {
-    const { tools } = await createToolRuntime()
-    const server = createMcpServer(tools, { name: 't', version: '1.0.0' })
+    const { ctx, tools } = await createToolRuntime()
+    const server = createMcpServer(ctx, { name: 't', version: '1.0.0' })
     const [a, b] = InMemoryTransport.createLinkedPair()
     await server.connect(b)
     const client = new Client({ name: 'c', version: '1.0.0' })

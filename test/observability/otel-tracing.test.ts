@@ -7,13 +7,13 @@ import {
 } from '@opentelemetry/sdk-trace-base'
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
+import { RUN_CODE_NAME } from '../../src/code-mode/index.js'
 import type { ToolRunContext } from '../../src/contract/execution.js'
 import type { ToolDefinition } from '../../src/contract/tool-definition.js'
-import { RUN_CODE_NAME } from '../../src/index.js'
 import { OtelTracing } from '../../src/observability/otel-tracing.js'
+import { createToolRuntime } from '../../src/preset/create.js'
+import { ToolRuntime } from '../../src/preset/tool-runtime.js'
 import { createAgent } from '../../src/runtime/agent.js'
-import { createToolRuntime } from '../../src/runtime/create.js'
-import { ToolRuntime } from '../../src/runtime/tool-runtime.js'
 import { CallbackApproval } from '../../src/scheduling/approval.js'
 
 function tool(name: string, body: (args: unknown, exec: ToolRunContext) => Promise<unknown>): ToolDefinition {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import type { ToolExecutionResult } from '../../src/contract/execution.js'
 import type { ToolSchema } from '../../src/contract/tool-definition.js'
+import { createToolRuntime } from '../../src/preset/create.js'
 import {
   ModelLoopError,
   type ModelLoopEvent,
@@ -13,7 +14,6 @@ import {
   toProviderTools,
 } from '../../src/providers/index.js'
 import { createAgent } from '../../src/runtime/agent.js'
-import { createToolRuntime } from '../../src/runtime/create.js'
 import { defineTool } from '../../src/schema/define-tool.js'
 
 type Call = [id: string, name: string, args: string]

@@ -2,9 +2,9 @@
 // exclusive calls, an image, a throw, a denial, malformed JSON, a strict-mode null; and an abort.
 import { expect } from 'vitest'
 import type { ToolExecutionResult } from '../../src/contract/execution.js'
+import { createToolRuntime } from '../../src/preset/create.js'
 import type { ModelLoopResult } from '../../src/providers/model-loop.js'
 import { createAgent } from '../../src/runtime/agent.js'
-import { createToolRuntime } from '../../src/runtime/create.js'
 import { defineTool } from '../../src/schema/define-tool.js'
 import { readTool, writeTool } from '../fixtures/file-tools.js'
 

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
+import { type CodeDispatchRecord, RUN_CODE_NAME } from '../../src/code-mode/index.js'
 import type { ToolExecution } from '../../src/contract/execution.js'
-import { type CodeDispatchRecord, createAgent, createToolRuntime, defineTool, RUN_CODE_NAME } from '../../src/index.js'
+import { createAgent, createToolRuntime, defineTool } from '../../src/index.js'
 import { RUNTIME_KINDS } from '../code-mode/runtimes.js'
 import { signal } from './helpers.js'
 

@@ -2,11 +2,11 @@ import { spawnSync } from 'node:child_process'
 import { getEventListeners } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { RUN_CODE_NAME } from '../../src/code-mode/index.js'
 import {
   createAgent,
   createToolRuntime,
   type JsonObject,
-  RUN_CODE_NAME,
   TimeoutPolicy,
   type ToolExecutionResult,
   ToolRegistrationError,

@@ -2,12 +2,12 @@
 // the runtime (or agent) refuses work with RUNTIME_DISPOSED / AGENT_DISPOSED, and calls in flight are
 // aborted yet still produce exactly one result.
 import { describe, expect, it } from 'vitest'
+import { RUN_CODE_NAME } from '../../src/code-mode/index.js'
 import {
   AGENT_DISPOSED,
   CallbackApproval,
   createAgent,
   createToolRuntime,
-  RUN_CODE_NAME,
   RUNTIME_DISPOSED,
   type ToolExecutionResult,
   ToolPipelineError,

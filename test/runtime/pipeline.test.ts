@@ -413,9 +413,10 @@ describe('R-EXEC-4 tools/pre-execute decisions', () => {
       arguments: { x: 1 },
       reason: 'because',
     })
-    // A service written against the earlier shape still finds the live objects (non-enumerable).
-    expect(requests[0]).toMatchObject({ agent, execution: { name: 't', arguments: { x: 1 } } })
-    expect(Object.keys(requests[0] as object)).not.toContain('execution')
+    // Exactly the documented JSON: no hidden properties (issue 21); live objects travel in the context.
+    expect(Reflect.ownKeys(requests[0] as object).sort()).toEqual(
+      ['agentId', 'arguments', 'callId', 'parentCallId', 'reason', 'rootCallId', 'toolName'].sort(),
+    )
   })
 })
 

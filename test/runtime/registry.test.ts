@@ -1,7 +1,8 @@
 import { Context } from 'cordis'
 import { describe, expect, it, vi } from 'vitest'
-import { createAgent, createToolRuntime, RUN_CODE_NAME, ToolRuntime } from '../../src/index.js'
-import { coreOf } from '../../src/runtime/tool-runtime.js'
+import { RUN_CODE_NAME } from '../../src/code-mode/index.js'
+import { createAgent, createToolRuntime, ToolRuntime } from '../../src/index.js'
+import { coreOf } from '../../src/runtime/service.js'
 import { rawTool, signal } from './helpers.js'
 
 describe('R-REG-1 ToolRuntime is the Cordis service `tools`', () => {

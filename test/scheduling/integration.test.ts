@@ -8,8 +8,8 @@ import type {
   ToolRunContext,
 } from '../../src/contract/execution.js'
 import type { ToolDefinition } from '../../src/contract/tool-definition.js'
+import { createToolRuntime } from '../../src/preset/create.js'
 import { createAgent } from '../../src/runtime/agent.js'
-import { createToolRuntime } from '../../src/runtime/create.js'
 import { CallbackApproval } from '../../src/scheduling/approval.js'
 import { executeBatch } from '../../src/scheduling/execute-batch.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'

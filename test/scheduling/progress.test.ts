@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { ToolExecution, ToolExecutionResult, ToolProgress, ToolRunContext } from '../../src/contract/execution.js'
 import type { ToolDefinition } from '../../src/contract/tool-definition.js'
+import { createToolRuntime } from '../../src/preset/create.js'
 import { createAgent } from '../../src/runtime/agent.js'
-import { createToolRuntime } from '../../src/runtime/create.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
 
 function tool(

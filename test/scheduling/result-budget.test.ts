@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { type CodeDispatchRecord, RUN_CODE_NAME } from '../../src/code-mode/index.js'
 import type { ContentBlock } from '../../src/contract/content.js'
 import type { ToolExecutionResult, ToolRunContext } from '../../src/contract/execution.js'
 import type { ToolDefinition } from '../../src/contract/tool-definition.js'
-import { type CodeDispatchRecord, createToolRuntime, RUN_CODE_NAME } from '../../src/index.js'
+import { createToolRuntime } from '../../src/index.js'
 import { capContent, ResultBudget } from '../../src/scheduling/result-budget.js'
 
 function tool(

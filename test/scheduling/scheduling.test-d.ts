@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import { describe, expectTypeOf, it } from 'vitest'
 import type { ApprovalOutcome, ApprovalService } from '../../src/contract/execution.js'
-import type { ToolRuntime } from '../../src/runtime/tool-runtime.js'
+import type { ToolRuntime } from '../../src/preset/tool-runtime.js'
 import {
   type BatchResult,
   type BatchToolRuntime,

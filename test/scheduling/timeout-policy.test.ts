@@ -32,6 +32,7 @@ function dispatchExec(name: string, signal: AbortSignal, agent?: Agent): ToolDis
   return {
     callId: `call-${name}`,
     rootCallId: `call-${name}`,
+    parentCallId: null,
     name,
     arguments: {},
     agent,

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ToolProgress } from '../../src/contract/execution.js'
-import { createToolRuntime } from '../../src/runtime/create.js'
+import { createToolRuntime } from '../../src/preset/create.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
 import { createBashTool } from '../../src/tools/index.js'
 import { OutputProgress } from '../../src/tools/output-progress.js'

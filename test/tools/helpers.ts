@@ -14,6 +14,7 @@ export function fakeRunContext(
   return {
     callId: `call-${name}`,
     rootCallId: `call-${name}`,
+    parentCallId: null,
     name,
     arguments: args as ToolRunContext['arguments'],
     signal: controller.signal,

@@ -4,12 +4,12 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createQuickJsRuntime } from '../../src/code-mode/index.js'
 import {
   CallbackApproval,
   createAgent,
   createBashTool,
   createFsTools,
-  createQuickJsRuntime,
   createToolRuntime,
   defineTool,
   Journal,

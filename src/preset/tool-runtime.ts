@@ -1,9 +1,9 @@
 import type { Context } from 'cordis'
 import { installCodeMode } from '../code-mode/plugin.js'
 import type { CodeModeOptions } from '../code-mode/run-code.js'
-import { scopeSdk } from '../code-mode/transport.js'
+import { sdkOf } from '../code-mode/transport.js'
 import type { ScopeKey } from '../contract/execution.js'
-import { ToolRuntimeCore, type ToolRuntimeCoreConfig } from './service.js'
+import { ToolRuntimeCore, type ToolRuntimeCoreConfig } from '../runtime/index.js'
 
 /** `ctx.tools` configuration. */
 export interface ToolRuntimeConfig extends ToolRuntimeCoreConfig {
@@ -42,12 +42,9 @@ export class ToolRuntime extends ToolRuntimeCore {
    * visible tool, reached as `tools.<name>(args)` inside a `run_code` program.
    */
   sdk(scope?: ScopeKey): string {
-    return scopeSdk(this, scope)
+    return sdkOf(this.host.visibleTools(scope))
   }
 }
-
-/** The core's hook, re-exported for modules that reach the core through the preset. */
-export { coreOf } from './service.js'
 
 declare module 'cordis' {
   interface Context {

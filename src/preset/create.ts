@@ -1,8 +1,7 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import { Context } from 'cordis'
-import { CallbackApproval, type CallbackApprovalConfig, TerminalApproval } from '../scheduling/approval.js'
-import { TimeoutPolicy } from '../scheduling/timeout-policy.js'
-import { coreOf, ToolRuntime, type ToolRuntimeConfig } from './tool-runtime.js'
+import { CallbackApproval, type CallbackApprovalConfig, TerminalApproval, TimeoutPolicy } from '../scheduling/index.js'
+import { ToolRuntime, type ToolRuntimeConfig } from './tool-runtime.js'
 
 /** Options of {@link createToolRuntime}: the service config plus the policies a newcomer needs. */
 export interface CreateToolRuntimeOptions extends ToolRuntimeConfig {
@@ -62,7 +61,7 @@ export async function createToolRuntime(options: CreateToolRuntimeOptions = {}):
   const ctx = new Context()
   await ctx.plugin(ToolRuntime, config)
   const tools = ctx.tools
-  const core = tools[coreOf]
+  const host = tools.host
   try {
     await ctx.plugin(TimeoutPolicy, defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs })
     if (approval === 'terminal') await ctx.plugin(TerminalApproval)
@@ -74,9 +73,9 @@ export async function createToolRuntime(options: CreateToolRuntimeOptions = {}):
   let disposing: Promise<void> | undefined
   const dispose = (): Promise<void> => {
     disposing ??= (async () => {
-      core.lifetime.dispose()
+      host.halt()
       await ctx.fiber.dispose()
-      await core.lifetime.drain(core.live)
+      await host.settled()
     })()
     return disposing
   }

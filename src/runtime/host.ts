@@ -1,0 +1,83 @@
+import type { ScopeKey } from '../contract/execution.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
+import type { RegistryCore } from './registry.js'
+import type { Scope } from './scope.js'
+import type { ToolTransport } from './transport.js'
+import { warnContained } from './untrusted.js'
+import { waterfall } from './waterfall.js'
+
+/**
+ * What a feature uses to plug into the runtime (`tools.host`): the same surface Code Mode, the
+ * journal, the model loop and the MCP server use, so a plugin author needs nothing else. Calls go
+ * through `tools.execute(input, options)`; nested dispatch passes the enclosing call's token as
+ * `input.parent`.
+ */
+export interface ToolHost {
+  /**
+   * Install the transport tool (Code Mode's `run_code` is the one the preset installs): it joins every
+   * `code`/`both` view and its name is reserved. One at a time; returns the idempotent uninstaller.
+   */
+  installTransport(transport: ToolTransport): () => void
+  /**
+   * The tools a scope sees, by name (an agent, or omitted: the global layer). The map is read-only
+   * and keeps its identity until the view changes, so it can key a cache.
+   */
+  visibleTools(scope?: ScopeKey): ReadonlyMap<string, ToolDefinition>
+  /** Whether any listener is registered for `event` (check before building an expensive payload). */
+  hasListeners(event: string): boolean
+  /**
+   * A feature's own waterfall event, filtered like the runtime's: listeners registered through the
+   * agent's context (or its ancestors) and global ones run in registration order, each getting `next`.
+   * A throwing listener rejects the returned promise; the caller decides how to contain it.
+   */
+  waterfall<R>(
+    event: string,
+    agent: ScopeKey | undefined,
+    args: readonly unknown[],
+    inner: () => Promise<R>,
+  ): Promise<R>
+  /**
+   * A feature's own observer event, scope-filtered like `waterfall`, with every listener awaited in
+   * parallel. A failing listener is logged and never reaches the caller: the promise always fulfils.
+   */
+  emit(event: string, agent: ScopeKey | undefined, args: readonly unknown[]): Promise<void>
+  /** Log a contained failure (a listener, a callback) through the runtime's logger. */
+  warn(what: string, error: unknown): void
+  /** Refuse further work (`RUNTIME_DISPOSED`) and abort every running body through its signal. */
+  halt(): void
+  /** Settles once every call in flight has produced its one result (at once when none runs). */
+  settled(): Promise<void>
+}
+
+export function createToolHost(core: RegistryCore): ToolHost {
+  const scopeOf = (agent: ScopeKey | undefined, method: string): Scope => {
+    const scope = core.scopeOfAgent(agent)
+    if (!scope) throw new TypeError(`tools.host.${method}(scope): expected an Agent created by createAgent()`)
+    return scope
+  }
+  return Object.freeze({
+    installTransport: (transport: ToolTransport) => core.installTransport(transport),
+    visibleTools(scope?: ScopeKey) {
+      const resolved = scopeOf(scope, 'visibleTools')
+      const halted = core.lifetime.halted(resolved, 'tools.host.visibleTools()')
+      if (halted) throw halted
+      return core.view(resolved).byName
+    },
+    hasListeners: (event: string) => core.hasHooks(event),
+    waterfall<R>(event: string, agent: ScopeKey | undefined, args: readonly unknown[], inner: () => Promise<R>) {
+      return waterfall(core.hooks, scopeOf(agent, 'waterfall').dispatchThis, event, args, inner)
+    },
+    async emit(event: string, agent: ScopeKey | undefined, args: readonly unknown[]) {
+      if (!core.hasHooks(event)) return
+      try {
+        const thisArg = (core.scopeOfAgent(agent) ?? core.global).dispatchThis
+        await core.events.parallel(thisArg as never, event as never, ...(args as never[]))
+      } catch (error) {
+        warnContained(core, `a ${event} listener failed`, error)
+      }
+    },
+    warn: (what: string, error: unknown) => warnContained(core, what, error),
+    halt: () => core.lifetime.dispose(),
+    settled: () => core.lifetime.drain(core.live),
+  })
+}

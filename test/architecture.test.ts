@@ -1,0 +1,134 @@
+// The floors of the source tree (issue 21): a folder imports only from its own floor or lower, folders
+// on one floor never form a cycle, and every other folder enters the runtime core through
+// src/runtime/index.ts. docs/decisions.md ("Architecture") explains each floor.
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url))
+
+/** Lowest first. A folder may import from its own floor and every floor below it. */
+const FLOORS: readonly (readonly string[])[] = [
+  ['contract', 'util'],
+  ['errors'],
+  ['json'],
+  ['schema'],
+  ['runtime'],
+  ['scheduling', 'presentation'],
+  ['code-mode', 'tools'],
+  ['journal', 'observability'],
+  ['providers', 'mcp'],
+  ['viewer'],
+  ['preset'],
+  ['cli'],
+  ['.'], // src/index.ts, the package root
+]
+
+const floorOf = new Map<string, number>()
+FLOORS.forEach((folders, floor) => {
+  for (const folder of folders) floorOf.set(folder, floor)
+})
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return sourceFiles(path)
+    return /\.(ts|tsx|mts)$/.test(entry.name) ? [path] : []
+  })
+}
+
+/** The top folder of a file under src/ ('.' for src/index.ts). */
+function folderOf(file: string): string {
+  const parts = relative(SRC, file).split(sep)
+  return parts.length === 1 ? '.' : parts[0]
+}
+
+interface Edge {
+  readonly from: string
+  readonly to: string
+  readonly target: string
+  readonly specifier: string
+}
+
+/** Every relative import, re-export and dynamic import of every source file. */
+function edges(): Edge[] {
+  const out: Edge[] = []
+  for (const file of sourceFiles(SRC)) {
+    const text = readFileSync(file, 'utf8')
+    const specifiers = [
+      ...text.matchAll(/\bfrom\s+'(\.[^']+)'/g),
+      ...text.matchAll(/\bimport\(\s*'(\.[^']+)'\s*\)/g),
+      ...text.matchAll(/^import\s+'(\.[^']+)'/gm),
+    ].map((match) => match[1])
+    for (const specifier of specifiers) {
+      const target = resolve(dirname(file), specifier)
+      if (!target.startsWith(SRC)) continue
+      out.push({ from: relative(SRC, file), to: folderOf(target), target: relative(SRC, target), specifier })
+    }
+  }
+  return out
+}
+
+const all = edges()
+
+describe('the folder floors', () => {
+  it('every folder under src/ has a floor', () => {
+    const folders = new Set(sourceFiles(SRC).map(folderOf))
+    expect([...folders].filter((folder) => !floorOf.has(folder))).toEqual([])
+  })
+
+  it('no import runs from a lower floor to a higher one', () => {
+    const upward = all
+      .filter((edge) => (floorOf.get(edge.to) ?? -1) > (floorOf.get(folderOf(join(SRC, edge.from))) ?? -1))
+      .map((edge) => `${edge.from} imports ${edge.specifier}`)
+    expect(upward).toEqual([])
+  })
+
+  it('no cycle between folders', () => {
+    const graph = new Map<string, Set<string>>()
+    for (const edge of all) {
+      const from = folderOf(join(SRC, edge.from))
+      if (from === edge.to) continue
+      const targets = graph.get(from) ?? new Set<string>()
+      graph.set(from, targets)
+      targets.add(edge.to)
+    }
+    const cycles: string[] = []
+    const state = new Map<string, 'open' | 'done'>()
+    const visit = (folder: string, path: string[]): void => {
+      if (state.get(folder) === 'done') return
+      if (state.get(folder) === 'open') {
+        cycles.push([...path.slice(path.indexOf(folder)), folder].join(' -> '))
+        return
+      }
+      state.set(folder, 'open')
+      for (const next of graph.get(folder) ?? []) visit(next, [...path, folder])
+      state.set(folder, 'done')
+    }
+    for (const folder of graph.keys()) visit(folder, [])
+    expect(cycles).toEqual([])
+  })
+
+  it('the core names no feature: src/runtime imports nothing above it', () => {
+    const features = ['code-mode', 'scheduling', 'journal', 'providers', 'mcp', 'viewer', 'cli', 'preset']
+    const named = all.filter((edge) => edge.from.startsWith(`runtime${sep}`) && features.includes(edge.to))
+    expect(named.map((edge) => `${edge.from} imports ${edge.specifier}`)).toEqual([])
+  })
+})
+
+describe('one way into the runtime', () => {
+  it('every other folder imports src/runtime/index.ts and nothing else of src/runtime', () => {
+    const reachIns = all
+      .filter((edge) => edge.to === 'runtime' && !edge.from.startsWith(`runtime${sep}`))
+      .filter((edge) => edge.target !== join('runtime', 'index.js') && edge.target !== join('runtime', 'index.ts'))
+      .map((edge) => `${edge.from} imports ${edge.specifier}`)
+    expect(reachIns).toEqual([])
+  })
+
+  it('the checks see the imports they judge (the scan is not empty)', () => {
+    expect(all.some((edge) => edge.from === join('preset', 'create.ts') && edge.to === 'runtime')).toBe(false)
+    expect(all.some((edge) => edge.from === join('preset', 'tool-runtime.ts') && edge.to === 'runtime')).toBe(true)
+    expect(all.some((edge) => edge.from.startsWith('code-mode') && edge.to === 'runtime')).toBe(true)
+  })
+})
