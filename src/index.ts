@@ -4,7 +4,7 @@
 // Every public name is listed here by hand, in groups, so this file is the table of contents of the
 // package. test/public-api.test.ts fails on a runtime name that is exported but not listed there.
 // Each public name has one home: the features with subpaths (`toolgate/code-mode`,
-// `toolgate/presentation`, `toolgate/providers`, `toolgate/mcp`) are exported there and only there
+// `toolgate/presentation`, `toolgate/mcp` and the model adapters' subpath) are exported there and only there
 // (docs/decisions.md, "Architecture"); the root never imports the model adapters.
 
 // --- Getting started: a runtime, agents, and the `tools` service --------------------------------

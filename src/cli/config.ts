@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { ToolPresentationMode } from '../contract/execution.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
+import { isRecord } from '../util/is-record.js'
 
 export type ServerConfig =
   | { command: string; args?: string[]; env?: Record<string, string> }
@@ -200,10 +201,6 @@ function unknownKeys(value: Record<string, unknown>, at: string, known: readonly
   for (const key of Object.keys(value))
     if (!known.includes(key))
       issues.push(`${at ? `${at}.` : ''}${key}: unknown key (expected ${known.map((k) => `"${k}"`).join(', ')})`)
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { JsonSchemaNode } from '../contract/json-schema.js'
 import type { JsonValue } from '../contract/json-value.js'
+import { isRecord } from '../util/is-record.js'
 
 /**
  * Rendering of raw JSON Schema to TypeScript declarations for the Code Mode SDK (R-CODE-1).
@@ -43,10 +44,6 @@ type Task =
   | { readonly kind: 'leave'; readonly schema: object }
 
 type SchemaRecord = { readonly [key: string]: unknown }
-
-function isRecord(value: unknown): value is SchemaRecord {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 function own(record: SchemaRecord, key: string): unknown {
   return Object.hasOwn(record, key) ? record[key] : undefined
@@ -106,7 +103,7 @@ const TYPE_NAMES = new Set(['object', 'array', 'string', 'number', 'integer', 'b
 function expand(schema: unknown, depth: number, jsonValue: string, push: (task: Task) => void): string | undefined {
   if (schema === true) return jsonValue
   if (schema === false) return 'never'
-  if (!isRecord(schema)) return jsonValue
+  if (!isRecord<SchemaRecord>(schema)) return jsonValue
 
   const constValue = own(schema, 'const')
   if (constValue !== undefined) return isScalar(constValue) ? literal(constValue) : jsonValue
@@ -177,7 +174,7 @@ function expand(schema: unknown, depth: number, jsonValue: string, push: (task: 
     case 'object':
       return expandObject(schema, depth, jsonValue, push)
     case undefined:
-      if (isRecord(own(schema, 'properties')) || own(schema, 'additionalProperties') === false)
+      if (isRecord<SchemaRecord>(own(schema, 'properties')) || own(schema, 'additionalProperties') === false)
         return expandObject(schema, depth, jsonValue, push)
       if (own(schema, 'items') !== undefined) return expandArray(schema, depth, jsonValue, push)
       return jsonValue
@@ -219,7 +216,7 @@ function expandObject(
   push: (task: Task) => void,
 ): string | undefined {
   const properties = own(schema, 'properties')
-  const names = isRecord(properties) ? Object.keys(properties) : []
+  const names = isRecord<SchemaRecord>(properties) ? Object.keys(properties) : []
   const closed = own(schema, 'additionalProperties') === false
   const requiredList = own(schema, 'required')
   const required = new Set(Array.isArray(requiredList) ? requiredList.filter((name) => typeof name === 'string') : [])
@@ -229,7 +226,7 @@ function expandObject(
   const tasks: Task[] = [{ kind: 'text', text: closed ? '{\n' : '({\n' }]
   for (const name of names) {
     const child = (properties as SchemaRecord)[name]
-    const doc = isRecord(child) ? docText(child) : undefined
+    const doc = isRecord<SchemaRecord>(child) ? docText(child) : undefined
     const key = `${tsPropertyKey(name)}${required.has(name) ? '' : '?'}: `
     tasks.push({ kind: 'text', text: `${inner}${doc === undefined ? '' : docComment(doc, depth + 1)}${key}` })
     tasks.push({ kind: 'node', schema: child, depth: depth + 1, doc: false })
@@ -270,7 +267,7 @@ function render(schema: unknown, options: JsonSchemaToTsOptions | undefined, roo
       active.add(node)
       stack.push({ kind: 'leave', schema: node })
     }
-    if (task.doc && isRecord(node)) {
+    if (task.doc && isRecord<SchemaRecord>(node)) {
       const doc = docText(node)
       if (doc !== undefined) out.push(inlineDoc(doc))
     }
@@ -337,12 +334,12 @@ export function renderToolsSdk(schemas: readonly SdkToolEntry[], options?: Rende
   const bindings: string[] = []
   for (const entry of entries) {
     const key = tsPropertyKey(entry.name)
-    const argsDoc = isRecord(entry.parameters) ? docText(entry.parameters) : undefined
+    const argsDoc = isRecord<SchemaRecord>(entry.parameters) ? docText(entry.parameters) : undefined
     args.push(
       `  ${argsDoc === undefined ? '' : docComment(argsDoc, 1)}${key}: ${render(entry.parameters, { indentLevel: 1 }, false)}`,
     )
     const output = entry.outputSchema
-    const outputDoc = isRecord(output) ? docText(output) : undefined
+    const outputDoc = isRecord<SchemaRecord>(output) ? docText(output) : undefined
     outputs.push(
       `  ${outputDoc === undefined ? '' : docComment(outputDoc, 1)}${key}: ${
         output === undefined ? 'JsonValue' : render(output, { indentLevel: 1 }, false)

@@ -21,6 +21,7 @@ import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
+import { isRecord } from '../util/is-record.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import { getMcpToolMeta } from './tool-meta.js'
 
@@ -172,15 +173,11 @@ function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinitio
   const value = result.value
   if (meta?.imported) {
     const structured = (value as { structuredContent?: unknown } | null)?.structuredContent
-    if (isPlainObject(structured)) out.structuredContent = structured
-  } else if (objectSchemaOf(definition?.output.schema) && isPlainObject(value)) {
+    if (isRecord(structured)) out.structuredContent = structured
+  } else if (objectSchemaOf(definition?.output.schema) && isRecord(value)) {
     out.structuredContent = value
   }
   return out
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 type SendNotification = (notification: {

@@ -9,8 +9,3 @@ export function checkModelOptions<T extends { client: unknown; model: string }>(
     throw new TypeError(`${caller}: options.model must be a non-empty string`)
   return options
 }
-
-/** Whether an untrusted value is a plain (non-array) object. */
-export function isPlainObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}

@@ -1,6 +1,7 @@
 // anthropicModel: a ProviderModel over the official `@anthropic-ai/sdk` client's Messages API.
 import type Anthropic from '@anthropic-ai/sdk'
-import { checkModelOptions, isPlainObject } from './adapter-util.js'
+import { isRecord } from '../util/is-record.js'
+import { checkModelOptions } from './adapter-util.js'
 import { anthropicFormat } from './anthropic.js'
 import type { ProviderModel } from './model.js'
 import { nullAbsentSchemas } from './tool-calls.js'
@@ -35,7 +36,7 @@ export function anthropicModel(options: AnthropicModelOptions): ProviderModel<'a
       // The API takes tool_use input only as an object: one the model sent malformed goes back empty
       // (its tool_result says why).
       const content = message.content.map((block) =>
-        block.type === 'tool_use' && !isPlainObject(block.input) ? { ...block, input: {} } : block,
+        block.type === 'tool_use' && !isRecord(block.input) ? { ...block, input: {} } : block,
       )
       return { messages: [{ role: 'assistant', content }], calls }
     },

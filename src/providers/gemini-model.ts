@@ -1,6 +1,7 @@
 // geminiModel: a ProviderModel over the official `@google/genai` client's generateContent.
 import type { GenerateContentConfig, GoogleGenAI } from '@google/genai'
-import { checkModelOptions, isPlainObject } from './adapter-util.js'
+import { isRecord } from '../util/is-record.js'
+import { checkModelOptions } from './adapter-util.js'
 import { geminiFormat } from './gemini.js'
 import type { ProviderModel } from './model.js'
 import { nullAbsentSchemas } from './tool-calls.js'
@@ -32,7 +33,7 @@ export function geminiModel(options: GeminiModelOptions): ProviderModel<'gemini'
       const calls = geminiFormat.parseToolCalls(response, nullAbsentSchemas({ schemas: tools }, false))
       // functionCall.args must be an object when sent back: a malformed one goes back empty.
       const parts = content.parts?.map((part) =>
-        part.functionCall !== undefined && !isPlainObject(part.functionCall.args)
+        part.functionCall !== undefined && !isRecord(part.functionCall.args)
           ? { ...part, functionCall: { ...part.functionCall, args: {} } }
           : part,
       )

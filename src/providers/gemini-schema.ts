@@ -1,6 +1,7 @@
 // Gemini `parametersJsonSchema`: the JSON Schema subset the Gemini API accepts for declarations.
 import type { JsonObject, JsonValue } from '../contract/json-value.js'
 import { appendIndex, appendKey } from '../json/path.js'
+import { isRecord } from '../util/is-record.js'
 
 /** Keywords Gemini's JSON Schema support takes as they are. */
 const KEPT = new Set([
@@ -18,10 +19,6 @@ const KEPT = new Set([
 /** Annotations Gemini does not list; dropping them loses no constraint. */
 const DROPPED = new Set(['default', 'examples', '$schema', '$comment'])
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /**
  * Project a parameter schema into what Gemini accepts: `oneOf` → `anyOf` (Gemini reads it that
  * way anyway), `const` → one-value `enum`; enums of anything but strings and numbers, and unknown
@@ -35,7 +32,7 @@ export function toGeminiSchema(parameters: JsonValue, rootPath: string): { schem
 }
 
 function project(node: JsonValue, path: string, downgrades: string[]): JsonObject {
-  if (!isObject(node)) {
+  if (!isRecord<JsonObject>(node)) {
     if (node !== true) downgrades.push(`${path}: a ${JSON.stringify(node)} schema was sent as an unconstrained one`)
     return {}
   }
@@ -44,7 +41,7 @@ function project(node: JsonValue, path: string, downgrades: string[]): JsonObjec
     const value = node[key]
     if (key === 'enum' && 'const' in node) continue
     if (KEPT.has(key)) out[key] = value
-    else if (key === 'properties' && isObject(value)) {
+    else if (key === 'properties' && isRecord<JsonObject>(value)) {
       const properties: JsonObject = {}
       for (const name of Object.keys(value)) {
         Object.defineProperty(properties, name, {

@@ -2,6 +2,7 @@
 // schema into what strict mode accepts, or say exactly what it cannot express.
 import type { JsonObject, JsonValue } from '../contract/json-value.js'
 import { appendIndex, appendKey } from '../json/path.js'
+import { isRecord } from '../util/is-record.js'
 
 /** Result of projecting one parameter schema. `schema` is usable only when `downgrades` is empty. */
 export interface StrictProjection {
@@ -53,10 +54,6 @@ interface Walk {
   stringLength: number
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /**
  * Project `parameters` (the tool's model-facing JSON Schema) into an OpenAI strict schema:
  * every object closed (the parameter root's implicit openness included), every property
@@ -65,7 +62,12 @@ function isObject(value: unknown): value is JsonObject {
  */
 export function toStrictSchema(parameters: JsonValue, rootPath = 'parameters'): StrictProjection {
   const walk: Walk = { downgrades: [], properties: 0, enumValues: 0, stringLength: 0 }
-  if (!isObject(parameters) || parameters.type !== 'object' || 'oneOf' in parameters || 'anyOf' in parameters) {
+  if (
+    !isRecord<JsonObject>(parameters) ||
+    parameters.type !== 'object' ||
+    'oneOf' in parameters ||
+    'anyOf' in parameters
+  ) {
     walk.downgrades.push(`${rootPath}: strict mode needs a plain object schema at the root`)
     return { schema: {}, downgrades: walk.downgrades }
   }
@@ -82,7 +84,7 @@ export function toStrictSchema(parameters: JsonValue, rootPath = 'parameters'): 
 }
 
 function convert(node: JsonValue, path: string, walk: Walk, depth: number, root = false): JsonObject {
-  if (!isObject(node)) {
+  if (!isRecord<JsonObject>(node)) {
     walk.downgrades.push(`${path}: a ${JSON.stringify(node)} schema cannot be expressed in strict mode`)
     return {}
   }
@@ -166,8 +168,9 @@ function convertObject(node: JsonObject, out: JsonObject, path: string, walk: Wa
       `${path}: an open object (additionalProperties ${additional === undefined ? 'absent' : JSON.stringify(additional)}) cannot be expressed in strict mode`,
     )
   }
-  const properties = isObject(node.properties) ? node.properties : {}
-  if ('properties' in node && !isObject(node.properties)) walk.downgrades.push(`${path}.properties: must be an object`)
+  const properties = isRecord<JsonObject>(node.properties) ? node.properties : {}
+  if ('properties' in node && !isRecord<JsonObject>(node.properties))
+    walk.downgrades.push(`${path}.properties: must be an object`)
   const required = new Set(Array.isArray(node.required) ? node.required.filter((r) => typeof r === 'string') : [])
   const converted: JsonObject = {}
   const names = Object.keys(properties)
@@ -214,7 +217,7 @@ function nullable(schema: JsonObject): JsonObject {
 
 /** Whether a schema (raw or projected) admits `null`. A schema without any constraint does. */
 export function acceptsNull(schema: JsonValue | undefined): boolean {
-  if (!isObject(schema)) return schema === true
+  if (!isRecord<JsonObject>(schema)) return schema === true
   const union = schema.oneOf ?? schema.anyOf
   if (Array.isArray(union) && !union.some(acceptsNull)) return false
   if (Array.isArray(schema.enum) && !schema.enum.includes(null)) return false
@@ -230,7 +233,7 @@ export function acceptsNull(schema: JsonValue | undefined): boolean {
  * tool validates. Returns the input unchanged when nothing applies.
  */
 export function stripStrictNulls(schema: JsonValue, value: JsonValue): JsonValue {
-  if (!isObject(schema)) return value
+  if (!isRecord<JsonObject>(schema)) return value
   const union = schema.oneOf ?? schema.anyOf
   if (Array.isArray(union)) {
     const branch = pickBranch(union, value)
@@ -246,7 +249,7 @@ export function stripStrictNulls(schema: JsonValue, value: JsonValue): JsonValue
     })
     return changed ? out : value
   }
-  if (!isObject(value) || !isObject(schema.properties)) return value
+  if (!isRecord<JsonObject>(value) || !isRecord<JsonObject>(schema.properties)) return value
   const properties = schema.properties
   const required = new Set(Array.isArray(schema.required) ? schema.required : [])
   let out: JsonObject | undefined
@@ -272,11 +275,11 @@ function pickBranch(branches: readonly JsonValue[], value: JsonValue): JsonValue
   if (kind !== 'object' && kind !== 'array') return undefined
   let fallback: JsonValue | undefined
   for (const branch of branches) {
-    if (!isObject(branch)) continue
+    if (!isRecord<JsonObject>(branch)) continue
     const types = Array.isArray(branch.type) ? branch.type : [branch.type]
     if (!types.includes(kind)) continue
     if (kind === 'array') return branch
-    const properties = isObject(branch.properties) ? branch.properties : {}
+    const properties = isRecord<JsonObject>(branch.properties) ? branch.properties : {}
     if (Object.keys(value as JsonObject).every((k) => Object.hasOwn(properties, k))) return branch
     fallback ??= branch
   }

@@ -262,6 +262,7 @@ function notifySuspended(core: RegistryCore, host: ToolExecuteOptions, request: 
   }
 }
 
+/** Policies, then the body, then post-execute: the call's result before finalizeContent. */
 async function policyAndDispatch(
   core: RegistryCore,
   call: CallBox,
@@ -269,6 +270,44 @@ async function policyAndDispatch(
   view: ResolvedView,
   scope: Scope,
 ): Promise<ToolExecutionResult> {
+  // Only a call that meets a pre-execute listener or needsApproval pays for an extra await.
+  if (
+    core.hasHooks('tools/pre-execute') ||
+    (definition.needsApproval !== undefined && definition.needsApproval !== false)
+  ) {
+    const refused = await askPolicies(core, call, definition, scope)
+    if (refused !== undefined) return refused
+  }
+  const exec = call.exec
+  const guarded = runGuards(view, exec)
+  if (guarded !== undefined) return guarded
+  if (abortedOf(exec.signal) || core.lifetime.halted(scope, 'the call')) return abortedBeforeDispatch(exec)
+
+  const state: CallState = {
+    deferred: undefined,
+    concluded: false,
+    bodyInvoked: false,
+    body: undefined,
+    closed: false,
+    settled: false,
+  }
+  const dispatched = core.hasHooks('tools/execute')
+    ? await dispatchThroughWrappers(core, scope, exec, definition, state)
+    : await invokeBody(core, scope, exec, definition, exec.signal, state)
+  state.closed = true
+  const { result, contexts } = core.hasHooks('tools/post-execute')
+    ? await postExecute(core, scope, exec, definition, dispatched, state.deferred)
+    : { result: dispatched, contexts: state.deferred }
+  return withDeferred(settleSuccess(core, scope, exec, state, result), contexts)
+}
+
+/** pre-execute listeners, then the tool's own `needsApproval`: a result refuses the call. */
+async function askPolicies(
+  core: RegistryCore,
+  call: CallBox,
+  definition: ToolDefinition,
+  scope: Scope,
+): Promise<ToolExecutionResult | undefined> {
   if (core.hasHooks('tools/pre-execute')) {
     let decision: unknown
     try {
@@ -287,7 +326,11 @@ async function policyAndDispatch(
     if (core.lifetime.halted(scope, 'the call')) return abortedBeforeDispatch(call.exec)
     if (denial !== undefined) return denial
   }
-  const exec = call.exec
+  return undefined
+}
+
+/** The scope's guards in order: the first reason denies. */
+function runGuards(view: ResolvedView, exec: ToolExecution): ToolExecutionResult | undefined {
   for (const guard of view.guards) {
     let verdict: unknown
     try {
@@ -302,71 +345,73 @@ async function policyAndDispatch(
         : `guard returned ${describeValue(verdict)} instead of a reason or undefined`
     return failureFrom(new ToolDeniedError(exec.name, reason), TOOL_DENIED)
   }
-  if (abortedOf(exec.signal) || core.lifetime.halted(scope, 'the call')) return abortedBeforeDispatch(exec)
+  return undefined
+}
 
-  const state: CallState = {
-    deferred: undefined,
-    concluded: false,
-    bodyInvoked: false,
-    body: undefined,
-    closed: false,
-    settled: false,
-  }
+/** The around-dispatch waterfall: wrappers may replace only the signal, and never outlive the body. */
+async function dispatchThroughWrappers(
+  core: RegistryCore,
+  scope: Scope,
+  exec: ToolExecution,
+  definition: ToolDefinition,
+  state: CallState,
+): Promise<ToolExecutionResult> {
+  const dispatch: ToolDispatchExecution = new DispatchView(exec)
+  let inner: ToolExecutionResult | undefined
   let dispatched: ToolExecutionResult
-  if (core.hasHooks('tools/execute')) {
-    const dispatch: ToolDispatchExecution = new DispatchView(exec)
-    let inner: ToolExecutionResult | undefined
-    try {
-      const returned: unknown = await waterfall(
-        core.hooks,
-        scope.dispatchThis,
-        'tools/execute',
-        [dispatch],
-        async () => {
-          inner = await invokeBody(core, scope, exec, definition, dispatch.signal, state)
-          return inner
-        },
-      )
-      dispatched = returned === inner && inner !== undefined ? inner : normalizeAuthored(exec, definition, returned)
-    } catch (error) {
-      dispatched = failureFrom(error, POLICY_ERROR)
-    }
-    state.closed = true
-    // Quiescence: a wrapper that returned early never leaves the body running behind the result.
-    if (state.body) await state.body
-  } else {
-    dispatched = await invokeBody(core, scope, exec, definition, exec.signal, state)
-    state.closed = true
+  try {
+    const returned: unknown = await waterfall(core.hooks, scope.dispatchThis, 'tools/execute', [dispatch], async () => {
+      inner = await invokeBody(core, scope, exec, definition, dispatch.signal, state)
+      return inner
+    })
+    dispatched = returned === inner && inner !== undefined ? inner : normalizeAuthored(exec, definition, returned)
+  } catch (error) {
+    dispatched = failureFrom(error, POLICY_ERROR)
   }
+  state.closed = true
+  // Quiescence: a wrapper that returned early never leaves the body running behind the result.
+  if (state.body) await state.body
+  return dispatched
+}
 
-  let result = dispatched
-  let contexts = state.deferred
-  if (core.hasHooks('tools/post-execute')) {
-    const observed = Object.freeze(withDeferred(dispatched, contexts))
-    try {
-      const decision: unknown = await waterfall(
-        core.hooks,
-        scope.dispatchThis,
-        'tools/post-execute',
-        [exec, observed],
-        acceptNext,
-      )
-      const applied = applyPostDecision(exec, definition, dispatched, contexts, decision)
-      result = applied.result
-      contexts = applied.contexts
-    } catch (error) {
-      result = failureFrom(error, POLICY_ERROR)
-    }
+/** The post-execute waterfall: accept, replace or block the dispatched result. */
+async function postExecute(
+  core: RegistryCore,
+  scope: Scope,
+  exec: ToolExecution,
+  definition: ToolDefinition,
+  dispatched: ToolExecutionResult,
+  deferred: UserMessage[] | undefined,
+): Promise<{ result: ToolExecutionResult; contexts: UserMessage[] | undefined }> {
+  const observed = Object.freeze(withDeferred(dispatched, deferred))
+  try {
+    const decision: unknown = await waterfall(
+      core.hooks,
+      scope.dispatchThis,
+      'tools/post-execute',
+      [exec, observed],
+      acceptNext,
+    )
+    return applyPostDecision(exec, definition, dispatched, deferred, decision)
+  } catch (error) {
+    return { result: failureFrom(error, POLICY_ERROR), contexts: deferred }
   }
-  if (!result.isError) {
-    if (abortedOf(exec.signal) || core.lifetime.halted(scope, 'the call')) {
-      const error = state.bodyInvoked ? new ToolAbortedError(exec.name) : new ToolAbortedBeforeDispatchError(exec.name)
-      result = failureFrom(error, state.bodyInvoked ? TOOL_ABORTED : TOOL_ABORTED_BEFORE_DISPATCH)
-    } else if (state.concluded) {
-      result = success(result.value, result.content, result.meta, undefined, true)
-    }
+}
+
+/** A success after an abort or disposal is an abort; a success whose body concluded the turn says so. */
+function settleSuccess(
+  core: RegistryCore,
+  scope: Scope,
+  exec: ToolExecution,
+  state: CallState,
+  result: ToolExecutionResult,
+): ToolExecutionResult {
+  if (result.isError) return result
+  if (abortedOf(exec.signal) || core.lifetime.halted(scope, 'the call')) {
+    const error = state.bodyInvoked ? new ToolAbortedError(exec.name) : new ToolAbortedBeforeDispatchError(exec.name)
+    return failureFrom(error, state.bodyInvoked ? TOOL_ABORTED : TOOL_ABORTED_BEFORE_DISPATCH)
   }
-  return withDeferred(result, contexts)
+  return state.concluded ? success(result.value, result.content, result.meta, undefined, true) : result
 }
 
 /** Apply a pre-execute decision: undefined lets the call proceed (possibly with edited arguments). */

@@ -1,6 +1,7 @@
 import type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from '../contract/json-schema.js'
 import { appendIndex, appendKey } from '../json/path.js'
 import { findJsonIssue } from '../json/snapshot.js'
+import { isRecord } from '../util/is-record.js'
 import { JsonSchemaError } from './errors.js'
 
 /** The seven single-type keywords of the subset (R-JSCHEMA-1). */
@@ -58,10 +59,6 @@ export function scalarMatchesType(value: JsonSchemaScalar, type: JsonSchemaType)
 
 function isScalar(value: unknown): value is JsonSchemaScalar {
   return value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function show(value: unknown): string {

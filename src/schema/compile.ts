@@ -1,6 +1,7 @@
 import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.js'
 import { appendIndex, appendKey } from '../json/path.js'
 import { findJsonIssue, snapshotJsonValue } from '../json/snapshot.js'
+import { isRecord } from '../util/is-record.js'
 import { assertSupportedJsonSchema, kindOf, scalarConstraintIssues } from './assert.js'
 import { JsonSchemaError } from './errors.js'
 import type { ParameterSchemaSpec, ValueSchemaSpec } from './spec.js'
@@ -10,10 +11,6 @@ const SPEC_TYPES = 'string, number, integer, boolean, null, array, object, json'
 const ANNOTATIONS = ['description', 'title']
 
 type Out = Record<string, unknown>
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 function setOwn(target: Out, key: string, value: unknown): void {
   // Property names such as `__proto__` stay ordinary own keys of the compiled schema.

@@ -2,6 +2,7 @@ import type { StandardJSONSchemaV1, StandardTypedV1 } from '@standard-schema/spe
 import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.js'
 import { appendIndex, appendKey } from '../json/path.js'
 import { findJsonIssue, snapshotJsonValue } from '../json/snapshot.js'
+import { isRecord } from '../util/is-record.js'
 import { assertSupportedJsonSchema, collectJsonSchemaIssues, kindOf } from './assert.js'
 import { JsonSchemaError } from './errors.js'
 
@@ -17,13 +18,9 @@ export type InferStandardOutput<S extends StandardTypedV1> = StandardTypedV1.Inf
 
 type Node = Record<string, unknown>
 
-function isRecord(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /** Whether `value` is a Standard Schema (or Standard Typed) object rather than a toolgate spec. */
 export function isStandardSchema(value: unknown): value is StandardTypedV1 {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && isRecord(read(value))
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && isRecord<Node>(read(value))
 }
 
 function read(value: object): unknown {
@@ -65,7 +62,7 @@ export function standardSchemaToJsonSchema(
   const vendor = typeof props.vendor === 'string' ? props.vendor : 'Standard Schema'
   const subject = `${vendor} schema`
   const converter = props.jsonSchema
-  if (!isRecord(converter) || typeof converter.output !== 'function') {
+  if (!isRecord<Node>(converter) || typeof converter.output !== 'function') {
     const hint = vendor === 'valibot' ? ' (wrap it with toStandardJsonSchema() from @valibot/to-json-schema)' : ''
     throw new JsonSchemaError(
       [
@@ -82,15 +79,15 @@ export function standardSchemaToJsonSchema(
     throw new JsonSchemaError([`${path}: ${vendor} cannot express this schema as JSON Schema: ${reason}`], subject)
   }
   // Some converters tag the document they return with non-enumerable members (zod: `~standard`).
-  if (isRecord(raw)) raw = Object.fromEntries(Object.entries(raw))
+  if (isRecord<Node>(raw)) raw = Object.fromEntries(Object.entries(raw))
   const jsonIssue = findJsonIssue(raw, path)
   if (jsonIssue !== undefined) throw new JsonSchemaError([`${jsonIssue.path}: ${jsonIssue.reason}`], subject)
   const issues: string[] = []
-  const defs = isRecord(raw) ? { ...asRecord(raw.definitions), ...asRecord(raw.$defs) } : {}
+  const defs = isRecord<Node>(raw) ? { ...asRecord(raw.definitions), ...asRecord(raw.$defs) } : {}
   const converted = normalize(raw, path, { defs, resolving: new Set(), issues })
-  if (root === 'object' && !(isRecord(converted) && converted.type === 'object')) {
+  if (root === 'object' && !(isRecord<Node>(converted) && converted.type === 'object')) {
     issues.unshift(
-      `${path}: tool parameters must be an object schema, got ${isRecord(converted) && typeof converted.type === 'string' ? `type "${converted.type}"` : kindOf(converted)}`,
+      `${path}: tool parameters must be an object schema, got ${isRecord<Node>(converted) && typeof converted.type === 'string' ? `type "${converted.type}"` : kindOf(converted)}`,
     )
   }
   issues.push(...collectJsonSchemaIssues(converted, path))
@@ -105,7 +102,7 @@ const objectCache = new WeakMap<object, ObjectJsonSchema>()
 const valueCache = new WeakMap<object, JsonSchemaNode>()
 
 function asRecord(value: unknown): Node {
-  return isRecord(value) ? value : {}
+  return isRecord<Node>(value) ? value : {}
 }
 
 interface Walk {
@@ -116,21 +113,21 @@ interface Walk {
 }
 
 function normalize(node: unknown, path: string, walk: Walk): unknown {
-  if (!isRecord(node)) return node
+  if (!isRecord<Node>(node)) return node
   const ref = node.$ref
   if (ref !== undefined) return inline(node, ref, path, walk)
   const out: Node = {}
   for (const key of Object.keys(node)) {
     if (DOCUMENT_KEYS.has(key) || key === 'anyOf') continue
     const value = node[key]
-    if (key === 'properties' && isRecord(value)) {
+    if (key === 'properties' && isRecord<Node>(value)) {
       const properties: Node = {}
       for (const name of Object.keys(value)) {
         define(properties, name, normalize(value[name], appendKey(`${path}.properties`, name), walk))
       }
       out.properties = properties
-    } else if (key === 'items' && isRecord(value)) out.items = normalize(value, `${path}.items`, walk)
-    else if (key === 'additionalProperties' && isRecord(value)) {
+    } else if (key === 'items' && isRecord<Node>(value)) out.items = normalize(value, `${path}.items`, walk)
+    else if (key === 'additionalProperties' && isRecord<Node>(value)) {
       // `{}` (any value) is JSON Schema's open default, spelled as a schema.
       out.additionalProperties =
         Object.keys(value).length === 0 ? true : normalize(value, `${path}.additionalProperties`, walk)
@@ -176,7 +173,7 @@ function inline(node: Node, ref: unknown, path: string, walk: Walk): unknown {
   walk.resolving.add(name)
   const { $ref: _ref, ...siblings } = node
   const target = walk.defs[name]
-  const resolved = normalize(isRecord(target) ? { ...target, ...siblings } : target, path, walk)
+  const resolved = normalize(isRecord<Node>(target) ? { ...target, ...siblings } : target, path, walk)
   walk.resolving.delete(name)
   return resolved
 }
@@ -233,7 +230,7 @@ function anyOf(out: Node, raw: unknown, path: string, walk: Walk): void {
     walk.issues.push(`${path}.anyOf: anyOf beside type or oneOf cannot be expressed`)
     return
   }
-  if (branches.length === 1 && isRecord(branches[0])) {
+  if (branches.length === 1 && isRecord<Node>(branches[0])) {
     for (const [key, value] of Object.entries(branches[0])) if (!Object.hasOwn(out, key)) define(out, key, value)
     return
   }
@@ -252,7 +249,7 @@ function anyOf(out: Node, raw: unknown, path: string, walk: Walk): void {
 
 /** Whether no JSON value can match both schemas (decided conservatively: `false` when unsure). */
 function disjoint(a: unknown, b: unknown): boolean {
-  if (!isRecord(a) || !isRecord(b)) return false
+  if (!isRecord<Node>(a) || !isRecord<Node>(b)) return false
   if (Array.isArray(a.oneOf)) return a.oneOf.every((branch) => disjoint(branch, b))
   if (Array.isArray(b.oneOf)) return b.oneOf.every((branch) => disjoint(a, branch))
   const va = valuesOf(a)
