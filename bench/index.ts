@@ -2,6 +2,7 @@
 const suites = [
   'validator',
   'pipeline',
+  'builds',
   'registry',
   'code-mode',
   'code-mode-runtimes',

@@ -65,6 +65,14 @@ const expectations: Record<string, (out: string) => void> = {
     const big = /https:\/\/example\.com\/big: ok x+ \((\d+) chars\)/.exec(out)
     expect(Number(big?.[1])).toBeLessThan(2_048)
   },
+  'host-options.ts': (out) => {
+    expect(out).toContain('c1: moved 10\n')
+    expect(out).toContain(
+      'waiting: {"callId":"c2","rootCallId":"c2","parentCallId":null,"agentId":null,"toolName":"transfer","arguments":{"amount":99},"reason":null}',
+    )
+    expect(out).toContain('c2: APPROVAL_SUSPENDED\n')
+    expect(out).toContain('c2 resumed: moved 99\n')
+  },
   'scheduling.ts': (out) => {
     const lines = out.trim().split('\n')
     // The two reads overlap; the write starts after both ended; the last read after the write.
