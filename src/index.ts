@@ -85,28 +85,8 @@ export type {
 export { ERROR_CODES, type ErrorCode, type ErrorCodeInfo, type ErrorCodeSurface } from './errors/codes.js'
 export { ToolgateError } from './errors/toolgate-error.js'
 export {
-  ABORTED,
-  ABORTED_BEFORE_DISPATCH,
-  AGENT_DISPOSED,
   AgentDisposedError,
-  APPROVAL_SUSPENDED,
-  FINALIZE_FAILED,
-  INTERNAL_ERROR,
-  INVALID_ARGS,
-  INVALID_DECISION,
-  INVALID_INPUT,
-  INVALID_RESULT,
-  INVALID_TOOL_OUTPUT,
-  POLICY_ERROR,
-  RENDER_FAILED,
-  RUNTIME_DISPOSED,
   RuntimeDisposedError,
-  TOOL_ABORTED,
-  TOOL_ABORTED_BEFORE_DISPATCH,
-  TOOL_BLOCKED,
-  TOOL_DENIED,
-  TOOL_ERROR,
-  TOOL_TIMEOUT,
   ToolAbortedBeforeDispatchError,
   ToolAbortedError,
   ToolDeniedError,
@@ -114,7 +94,6 @@ export {
   ToolPipelineError,
   ToolSuspendedError,
   ToolTimeoutError,
-  UNKNOWN_TOOL,
 } from './runtime/errors.js'
 export { ToolRegistrationError } from './runtime/definition-check.js'
 export { JsonSchemaError, ToolArgsError, ToolOutputError } from './schema/errors.js'
@@ -208,7 +187,6 @@ export {
   type CodeRuntime,
   type CodeRuntimeChoice,
   type CodeRuntimeSelection,
-  CODE_RUN_FAILED,
   CodeMode,
   CodeRunFailedError,
   createQuickJsRuntime,

@@ -5,7 +5,6 @@ import type { Agent, ToolExecutionInput, ToolExecutionResult } from '../contract
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
 import { cloneJsonValue } from '../json/snapshot.js'
-import { TOOL_DENIED } from '../runtime/errors.js'
 import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText } from './result-content.js'
 
 /** The part of `ctx.tools` the tool set uses. */
@@ -80,7 +79,7 @@ function modelOutput(result: ToolExecutionResult): ToolOutput {
   // Deferred user messages have no slot of their own in the AI SDK: they ride after the result.
   const content = [...result.content, ...(result.additionalContexts ?? []).flatMap((message) => message.content)]
   if (result.isError) {
-    if (result.error.info?.code === TOOL_DENIED) return { type: 'execution-denied', reason: result.error.message }
+    if (result.error.info?.code === 'TOOL_DENIED') return { type: 'execution-denied', reason: result.error.message }
     return { type: 'error-text', value: text(content) }
   }
   if (!content.some((block) => block.type === 'image' && isPortableImage(block)))

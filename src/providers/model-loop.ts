@@ -12,7 +12,6 @@ import type {
 import type { ToolSchema } from '../contract/tool-definition.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { presetDecision, suspensionOf } from '../runtime/approval-flow.js'
-import { INVALID_ARGS } from '../runtime/errors.js'
 import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
 import { formatModule } from './formats.js'
 import type { ProviderModel } from './model.js'
@@ -365,7 +364,7 @@ class UnusableArguments {
     const message = `Invalid arguments for ${call.name}: ${call.argumentsError}`
     this.result = Object.freeze({
       isError: true,
-      error: Object.freeze({ message, info: Object.freeze({ name: 'ToolArgsError', code: INVALID_ARGS }) }),
+      error: Object.freeze({ message, info: Object.freeze({ name: 'ToolArgsError', code: 'INVALID_ARGS' }) }),
       content: Object.freeze([
         Object.freeze({ type: 'text' as const, text: message }),
       ]) as ToolExecutionFailure['content'],

@@ -5,7 +5,6 @@ import { ToolgateError } from '../errors/toolgate-error.js'
 import { readJournal } from '../journal/read-journal.js'
 import { cloneJsonValue } from '../json/index.js'
 import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
-import { APPROVAL_SUSPENDED } from '../runtime/errors.js'
 import { formatModule } from './formats.js'
 import {
   checkOptions,
@@ -17,9 +16,6 @@ import {
   type RunModelLoopOptions,
 } from './model-loop.js'
 import type { ProviderFormat, ProviderToolCall } from './types.js'
-
-/** The error code of a call whose earlier attempt started but left no result anywhere. */
-export const OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN'
 
 /** Options of {@link resumeModelLoop}: those of `runModelLoop`, with `state` instead of `messages`. */
 export interface ResumeModelLoopOptions<F extends ProviderFormat = ProviderFormat>
@@ -271,7 +267,7 @@ async function readEvidence(
       entry.result = undefined
     } else if (record.type === 'result' && entry.started) {
       const code = record.result.isError ? record.result.error?.info?.code : undefined
-      if (code !== APPROVAL_SUSPENDED) entry.result = Object.freeze(record.result)
+      if (code !== 'APPROVAL_SUSPENDED') entry.result = Object.freeze(record.result)
     }
   }
   for (const [callId, entry] of watched) {
@@ -285,7 +281,7 @@ async function readEvidence(
           isError: true,
           error: Object.freeze({
             message: reason,
-            info: Object.freeze({ name: 'OutcomeUnknownError', code: OUTCOME_UNKNOWN }),
+            info: Object.freeze({ name: 'OutcomeUnknownError', code: 'OUTCOME_UNKNOWN' }),
           }),
           content: Object.freeze([Object.freeze({ type: 'text' as const, text: reason })]),
         }) as unknown as ToolExecutionResult,

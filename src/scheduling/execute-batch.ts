@@ -4,7 +4,6 @@ import type {
   ToolExecutionMode,
   ToolExecutionResult,
 } from '../contract/execution.js'
-import { TOOL_ERROR } from '../runtime/errors.js'
 import { fuseSignals } from '../runtime/signal-fusion.js'
 
 /** The part of `ctx.tools` (a `ToolRuntime`) the batch executor needs. */
@@ -166,7 +165,7 @@ async function dispatch(tools: BatchToolRuntime, call: ToolExecutionInput): Prom
     const name = error instanceof Error ? error.name : 'Error'
     const failure: ToolExecutionFailure = {
       isError: true,
-      error: { message, info: { name, code: TOOL_ERROR } },
+      error: { message, info: { name, code: 'TOOL_ERROR' } },
       content: [{ type: 'text', text: message }],
     }
     return Object.freeze(failure)

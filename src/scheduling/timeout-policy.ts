@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
-import { TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/errors.js'
+import { ToolTimeoutError } from '../runtime/errors.js'
 import { fuseSignals } from '../runtime/signal-fusion.js'
 
 /** Config of {@link TimeoutPolicy}. */
@@ -160,7 +160,7 @@ function timeoutFailure(timeout: ToolTimeoutError, result: ToolExecutionResult |
       message: timeout.message,
       info: {
         name: 'ToolTimeoutError',
-        code: TOOL_TIMEOUT,
+        code: 'TOOL_TIMEOUT',
         timeoutMs: timeout.timeoutMs,
         ...(timeout.idle ? { idle: true } : {}),
       },
