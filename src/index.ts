@@ -84,6 +84,7 @@ export type {
 // --- Errors: the codes a failed result carries, and the classes toolgate throws -----------------
 export { ERROR_CODES, type ErrorCode, type ErrorCodeInfo, type ErrorCodeSurface } from './errors/codes.js'
 export { ToolgateError } from './errors/toolgate-error.js'
+export { ConfigError } from './errors/config-error.js'
 export {
   AgentDisposedError,
   RuntimeDisposedError,

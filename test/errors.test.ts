@@ -5,7 +5,6 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { pageErrorTable, renderErrorTable } from '../scripts/error-table.js'
 import { UsageError } from '../src/cli/command.js'
-import { ConfigError } from '../src/cli/config.js'
 import * as codeMode from '../src/code-mode/index.js'
 import { ERROR_CODES } from '../src/errors/codes.js'
 import * as root from '../src/index.js'
@@ -53,7 +52,7 @@ describe('the error table', () => {
     new providers.ModelLoopError('failed', { messages: [], steps: [] }, new Error('cause')),
     new providers.ResumeStateError(['state: edited']),
     new RipgrepPatternError('bad pattern'),
-    new ConfigError('toolgate.json', ['root: expected a string']),
+    new root.ConfigError('toolgate.json', ['root: expected a string']),
     new UsageError('unknown flag'),
   ]
 

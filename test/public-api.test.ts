@@ -13,6 +13,7 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
       'CallbackApproval',
       'CodeMode',
       'CodeRunFailedError',
+      'ConfigError',
       'DEFAULT_FS_TOOL_LIMITS',
       'DEFAULT_MAX_PARALLEL',
       'DEFAULT_RESULT_BUDGET_BYTES',

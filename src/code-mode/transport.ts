@@ -1,5 +1,6 @@
 import type { ScopeKey } from '../contract/execution.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import { runPipeline } from '../runtime/pipeline.js'
 import { coreOf, modeOf, type ToolRuntimeCore } from '../runtime/service.js'
 import type { ToolTransport } from '../runtime/transport.js'
@@ -36,7 +37,7 @@ export function sdkOf(visible: ReadonlyMap<string, ToolDefinition>): string {
 export function scopeSdk(tools: ToolRuntimeCore, scope: ScopeKey | undefined): string {
   const core = tools[coreOf]
   const resolved = core.scopeOfAgent(scope)
-  if (!resolved) throw new TypeError('tools.sdk(scope): expected an Agent created by createAgent()')
+  if (!resolved) throw new ConfigError('tools.sdk(scope)', 'expected an Agent created by createAgent()')
   const halted = core.lifetime.halted(resolved, 'tools.sdk()')
   if (halted) throw halted
   return sdkOf(core.view(resolved).byName)

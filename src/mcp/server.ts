@@ -13,6 +13,7 @@ import type { Context } from 'cordis'
 import type { Agent, ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntime } from '../runtime/tool-runtime.js'
 import { previewJson } from '../scheduling/preview.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
@@ -46,11 +47,11 @@ const ELICITATION_TIMEOUT_MS = 10 * 60_000
  */
 export function createMcpServer(tools: ToolRuntime, options: CreateMcpServerOptions): Server {
   if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
-    throw new TypeError('createMcpServer(tools): expected ctx.tools (a ToolRuntime)')
+    throw new ConfigError('createMcpServer(tools)', 'expected ctx.tools (a ToolRuntime)')
   if (typeof options?.name !== 'string' || options.name === '')
-    throw new TypeError('createMcpServer(tools, options): options.name must be a non-empty string')
+    throw new ConfigError('createMcpServer(tools, options).name', 'expected a non-empty string')
   if (typeof options.version !== 'string' || options.version === '')
-    throw new TypeError('createMcpServer(tools, options): options.version must be a non-empty string')
+    throw new ConfigError('createMcpServer(tools, options).version', 'expected a non-empty string')
   const { agent } = options
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)

@@ -4,6 +4,7 @@ import type { ContentBlock } from '../contract/content.js'
 import type { Agent, ToolExecutionInput, ToolExecutionResult } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import { cloneJsonValue } from '../json/snapshot.js'
 import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText } from './result-content.js'
 
@@ -30,8 +31,9 @@ type ContentPart = Extract<ToolOutput, { type: 'content' }>['value'][number]
  */
 export function toAiSdkTools(tools: AiSdkToolsRuntime, options: AiSdkToolsOptions = {}): ToolSet {
   if (typeof tools?.schemas !== 'function' || typeof tools.execute !== 'function')
-    throw new TypeError('toAiSdkTools: tools must be ctx.tools (a ToolRuntime)')
-  if (options === null || typeof options !== 'object') throw new TypeError('toAiSdkTools: options must be an object')
+    throw new ConfigError('toAiSdkTools(tools)', 'expected ctx.tools (a ToolRuntime)')
+  if (options === null || typeof options !== 'object')
+    throw new ConfigError('toAiSdkTools(tools, options)', 'expected an object')
   const { agent } = options
   const set: ToolSet = {}
   for (const schema of tools.schemas(agent)) {

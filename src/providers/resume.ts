@@ -1,6 +1,7 @@
 // resumeModelLoop: continue a turn that stopped with 'approval-required', here or in another process.
 
 import type { ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { readJournal } from '../journal/read-journal.js'
 import { cloneJsonValue } from '../json/index.js'
@@ -73,9 +74,10 @@ export class ResumeStateError extends ToolgateError {
 export async function resumeModelLoop<F extends ProviderFormat>(
   options: ResumeModelLoopOptions<F>,
 ): Promise<ResumeModelLoopResult<F>> {
-  if (options === null || typeof options !== 'object') throw new TypeError('resumeModelLoop: options must be an object')
+  if (options === null || typeof options !== 'object')
+    throw new ConfigError('resumeModelLoop(options)', 'expected an object')
   const format = options.model?.format
-  formatModule(format, 'resumeModelLoop: options.model.format')
+  formatModule(format, 'resumeModelLoop(options).model.format')
   const state = readState<F>(options.state, format, options.agent?.id ?? null)
   const pending = state.pending as ModelLoopPending<F> & {
     results: (ModelLoopCallResult | null)[]
@@ -103,7 +105,7 @@ export async function resumeModelLoop<F extends ProviderFormat>(
   const unproven: UnprovenCall[] = []
   if (options.journal !== undefined) {
     if (typeof options.journal !== 'string' || options.journal === '')
-      throw new TypeError('resumeModelLoop: options.journal must be the journal file path')
+      throw new ConfigError('resumeModelLoop(options).journal', 'expected the journal file path')
     await readEvidence(options.journal, pending, state.agentId ?? null, known, unproven)
   }
   for (const call of unproven) decisions.delete(call.callId)

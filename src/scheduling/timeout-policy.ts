@@ -1,5 +1,6 @@
 import type { Context } from 'cordis'
 import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import { ToolTimeoutError } from '../runtime/errors.js'
 import { fuseSignals } from '../runtime/signal-fusion.js'
 
@@ -176,12 +177,12 @@ function validateConfig(config: TimeoutPolicyConfig | undefined): {
   idleTimeoutMs: number | undefined
 } {
   if (config === undefined || config === null) return { defaultTimeoutMs: undefined, idleTimeoutMs: undefined }
-  if (typeof config !== 'object') throw new TypeError('TimeoutPolicy: config must be an object')
+  if (typeof config !== 'object') throw new ConfigError('TimeoutPolicy config', 'expected an object')
   const read = (key: 'defaultTimeoutMs' | 'idleTimeoutMs'): number | undefined => {
     const ms = config[key]
     if (ms === undefined) return undefined
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-      throw new RangeError(`TimeoutPolicy: config.${key} must be a positive finite number, got ${String(ms)}`)
+      throw new ConfigError(`TimeoutPolicy config.${key}`, `expected a positive finite number, got ${String(ms)}`)
     }
     return ms
   }
