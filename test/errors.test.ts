@@ -111,6 +111,43 @@ describe('the error table', () => {
     expect(plain).toEqual([])
   })
 
+  it('issue 21: src throws no plain Error, TypeError or RangeError outside the listed internal cases', () => {
+    // Each entry: how the thrown message starts, and why it may stay a plain error. Everything else
+    // a toolgate API throws at its caller must extend ToolgateError (a bad option is a ConfigError).
+    const internal: [RegExp, string][] = [
+      // Failures of a first-party tool's body: the pipeline turns them into the call's failed result
+      // (TOOL_ERROR), where the model reads the path-qualified message naming its own argument.
+      [/^`(path|\$\{argName\}|\$\{name\}|old_string|new_string|pattern): |^'(old_string|new_string): /, 'tool body'],
+      [/^[`'](glob pattern|bash: |grep: |Workspace root )/, 'tool body'],
+      [/^'The operation was aborted'/, "a tool body's abort without a reason"],
+      // The model's reply is malformed: runModelLoop wraps it in ModelLoopError (MODEL_REQUEST_FAILED).
+      [/^'(openAIResponsesModel|openAIChatModel|geminiModel|anthropicModel): the \w+ has no /, 'model reply'],
+      // A tools/execute wrapper misusing exec.signal or next(): the call fails as POLICY_ERROR, the
+      // code the table documents for it, which a code of the error's own would replace.
+      [/^'exec\.signal: a tools\/execute wrapper|^'next\(\) called multiple times'/, 'policy listener'],
+      // Inside a Code Mode run: reported as CodeRunFailedError (CODE_RUN_FAILED) or to the guest program.
+      [/^'toolgate: QuickJS heap growth|^'the run is over'|^`tool call limit|^`the worker exited/, 'code run'],
+      [/^'toolgate: the Code Mode worker entry|^'esbuild produced no worker bundle'/, 'build invariant'],
+      // Invariants of toolgate itself (a bug or a broken installation, never a caller's mistake).
+      [/^`unexpected type mask|^`viewer asset contains|^`toolgate viewer: the page assets are missing/, 'invariant'],
+      [/^'the viewer never runs tools'/, 'invariant'],
+      // The CLI printing a thrown value that is not an Error.
+      [/^String\(error\)/, 'cli'],
+    ]
+    // prelude.ts is the source text of the guest program inside the sandbox, not host code.
+    const guestSource = /code-mode\/prelude\.ts$/
+    const plain: string[] = []
+    for (const file of sourceFiles(src.pathname)) {
+      if (guestSource.test(file)) continue
+      const text = readFileSync(file, 'utf8')
+      for (const match of text.matchAll(/new (?:Type|Range|Syntax|Reference)?Error\(\s*([^\n]*)/g)) {
+        if (!internal.some(([start]) => start.test(match[1])))
+          plain.push(`${file.slice(src.pathname.length)}: ${match[1].slice(0, 70)}`)
+      }
+    }
+    expect(plain).toEqual([])
+  })
+
   it('the rows are well-formed', () => {
     for (const [code, info] of Object.entries(ERROR_CODES)) {
       expect(code).toMatch(/^[A-Z][A-Z_]+$/)

@@ -168,7 +168,7 @@ export const ERROR_CODES = {
   INVALID_CONFIG: {
     meaning:
       "An option, config value or argument given to a toolgate API (or the command line's config file) is not valid; path names it.",
-    surface: 'thrown',
+    surface: 'result, thrown',
     errorClass: 'ConfigError',
   },
   INVALID_USAGE: {

@@ -18,7 +18,7 @@ import { snapshotJsonValue } from '../json/index.js'
 import { ToolOutputError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import { askApproval, markSuspended } from './approval-flow.js'
-import { snapshotContent, snapshotUserMessage, snapshotUserMessages } from './content-check.js'
+import { snapshotContent, snapshotDeferredContext, snapshotUserMessages } from './content-check.js'
 import { ToolAbortedBeforeDispatchError, ToolAbortedError, ToolDeniedError } from './errors.js'
 import { BodySignal } from './lifecycle.js'
 import { observe } from './observe.js'
@@ -442,7 +442,7 @@ async function invokeBody(
   const link = new BodySignal(core.lifetime, scope, signal)
   const run: ToolRunContext = runContext(exec, link, {
     deferContext(context: UserMessage): void {
-      const snapshot = snapshotUserMessage(context, 'deferContext(context)')
+      const snapshot = snapshotDeferredContext(context)
       if (state.deferred) state.deferred.push(snapshot)
       else state.deferred = [snapshot]
     },
