@@ -4,7 +4,7 @@
  *
  *   npx tsx examples/errors.ts
  */
-import { createToolRuntime, defineTool, ERROR_CODES, ToolgateError } from 'toolgate'
+import { ConfigError, createToolRuntime, defineTool, ERROR_CODES, TimeoutPolicy, ToolgateError } from 'toolgate'
 
 const { ctx, tools } = await createToolRuntime()
 const add = defineTool({
@@ -32,4 +32,13 @@ try {
   if (error instanceof ToolgateError) console.log(`${error.code}: ${error.name}`)
 }
 // #endregion thrown
+
+// #region config
+try {
+  await ctx.plugin(TimeoutPolicy, { defaultTimeoutMs: -1 })
+} catch (error) {
+  // A ToolgateError like every other: code INVALID_CONFIG, and the option to fix in `path`.
+  if (error instanceof ConfigError) console.log(`${error.code} at ${error.path}: ${error.issues[0]}`)
+}
+// #endregion config
 await ctx.fiber.dispose()

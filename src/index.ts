@@ -97,29 +97,10 @@ export type {
 // --- Errors: the codes a failed result carries, and the classes toolgate throws -----------------
 export { ERROR_CODES, type ErrorCode, type ErrorCodeInfo, type ErrorCodeSurface } from './errors/codes.js'
 export { ToolgateError } from './errors/toolgate-error.js'
+export { ConfigError } from './errors/config-error.js'
 export {
-  ABORTED,
-  ABORTED_BEFORE_DISPATCH,
-  AGENT_DISPOSED,
   AgentDisposedError,
-  APPROVAL_SUSPENDED,
-  FINALIZE_FAILED,
-  INTERNAL_ERROR,
-  INVALID_ARGS,
-  INVALID_DECISION,
-  INVALID_INPUT,
-  INVALID_RESULT,
-  INVALID_TOOL_OUTPUT,
-  POLICY_ERROR,
-  RENDER_FAILED,
-  RUNTIME_DISPOSED,
   RuntimeDisposedError,
-  TOOL_ABORTED,
-  TOOL_ABORTED_BEFORE_DISPATCH,
-  TOOL_BLOCKED,
-  TOOL_DENIED,
-  TOOL_ERROR,
-  TOOL_TIMEOUT,
   ToolAbortedBeforeDispatchError,
   ToolAbortedError,
   ToolDeniedError,
@@ -127,7 +108,6 @@ export {
   ToolPipelineError,
   ToolSuspendedError,
   ToolTimeoutError,
-  UNKNOWN_TOOL,
   ToolRegistrationError,
 } from './runtime/index.js'
 export { JsonSchemaError, ToolArgsError, ToolOutputError } from './schema/errors.js'

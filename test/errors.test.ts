@@ -5,11 +5,11 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { pageErrorTable, renderErrorTable } from '../scripts/error-table.js'
 import { UsageError } from '../src/cli/command.js'
-import { ConfigError } from '../src/cli/config.js'
 import * as codeMode from '../src/code-mode/index.js'
 import { ERROR_CODES } from '../src/errors/codes.js'
 import * as root from '../src/index.js'
 import * as mcp from '../src/mcp/index.js'
+import * as presentation from '../src/presentation/index.js'
 import * as providers from '../src/providers/index.js'
 import { RipgrepPatternError } from '../src/tools/ripgrep.js'
 
@@ -52,7 +52,7 @@ describe('the error table', () => {
     new providers.ModelLoopError('failed', { messages: [], steps: [] }, new Error('cause')),
     new providers.ResumeStateError(['state: edited']),
     new RipgrepPatternError('bad pattern'),
-    new ConfigError('toolgate.json', ['root: expected a string']),
+    new root.ConfigError('toolgate.json', ['root: expected a string']),
     new UsageError('unknown flag'),
   ]
 
@@ -68,14 +68,25 @@ describe('the error table', () => {
     },
   )
 
-  it('every code constant an entry point exports is a row', () => {
-    const constants = [root, codeMode, mcp, providers].flatMap((module) =>
-      Object.entries(module).filter(
-        ([name, value]) => /^[A-Z][A-Z0-9_]*$/.test(name) && typeof value === 'string' && /^[A-Z][A-Z_]+$/.test(value),
-      ),
+  it('issue 21: no entry point exports a code beside ERROR_CODES (no string constants, no aliases)', () => {
+    const entryPoints = { root, codeMode, mcp, providers, presentation }
+    const constants = Object.entries(entryPoints).flatMap(([entry, module]) =>
+      Object.entries(module)
+        .filter(([, value]) => typeof value === 'string' && value in ERROR_CODES)
+        .map(([name]) => `${entry}.${name}`),
     )
-    expect(constants.length).toBeGreaterThan(15)
-    for (const [name, value] of constants) expect(Object.keys(ERROR_CODES), name).toContain(value)
+    expect(constants).toEqual([])
+    expect(root.ERROR_CODES).toBe(ERROR_CODES)
+  })
+
+  it('issue 21: src declares no constant holding a code, so ERROR_CODES is the one list of them', () => {
+    const declared: string[] = []
+    for (const file of sourceFiles(src.pathname)) {
+      for (const match of readFileSync(file, 'utf8').matchAll(/\bconst (\w+)\s*(?::[^=]+)?=\s*'([A-Z][A-Z0-9_]+)'/g)) {
+        if (match[2] in ERROR_CODES) declared.push(`${file}: ${match[1]}`)
+      }
+    }
+    expect(declared).toEqual([])
   })
 
   it('every UPPER_SNAKE string literal in src is a row or a known non-code', () => {
@@ -95,6 +106,43 @@ describe('the error table', () => {
     for (const file of sourceFiles(src.pathname)) {
       for (const match of readFileSync(file, 'utf8').matchAll(/^export (?:abstract )?class (\w+) extends Error\b/gm)) {
         if (match[1] !== 'ToolgateError' && !file.endsWith(PLAIN_ERRORS[match[1]] ?? '\0')) plain.push(match[1])
+      }
+    }
+    expect(plain).toEqual([])
+  })
+
+  it('issue 21: src throws no plain Error, TypeError or RangeError outside the listed internal cases', () => {
+    // Each entry: how the thrown message starts, and why it may stay a plain error. Everything else
+    // a toolgate API throws at its caller must extend ToolgateError (a bad option is a ConfigError).
+    const internal: [RegExp, string][] = [
+      // Failures of a first-party tool's body: the pipeline turns them into the call's failed result
+      // (TOOL_ERROR), where the model reads the path-qualified message naming its own argument.
+      [/^`(path|\$\{argName\}|\$\{name\}|old_string|new_string|pattern): |^'(old_string|new_string): /, 'tool body'],
+      [/^[`'](glob pattern|bash: |grep: |Workspace root )/, 'tool body'],
+      [/^'The operation was aborted'/, "a tool body's abort without a reason"],
+      // The model's reply is malformed: runModelLoop wraps it in ModelLoopError (MODEL_REQUEST_FAILED).
+      [/^'(openAIResponsesModel|openAIChatModel|geminiModel|anthropicModel): the \w+ has no /, 'model reply'],
+      // A tools/execute wrapper misusing exec.signal or next(): the call fails as POLICY_ERROR, the
+      // code the table documents for it, which a code of the error's own would replace.
+      [/^'exec\.signal: a tools\/execute wrapper|^'next\(\) called multiple times'/, 'policy listener'],
+      // Inside a Code Mode run: reported as CodeRunFailedError (CODE_RUN_FAILED) or to the guest program.
+      [/^'toolgate: QuickJS heap growth|^'the run is over'|^`tool call limit|^`the worker exited/, 'code run'],
+      [/^'toolgate: the Code Mode worker entry|^'esbuild produced no worker bundle'/, 'build invariant'],
+      // Invariants of toolgate itself (a bug or a broken installation, never a caller's mistake).
+      [/^`unexpected type mask|^`viewer asset contains|^`toolgate viewer: the page assets are missing/, 'invariant'],
+      [/^'the viewer never runs tools'/, 'invariant'],
+      // The CLI printing a thrown value that is not an Error.
+      [/^String\(error\)/, 'cli'],
+    ]
+    // prelude.ts is the source text of the guest program inside the sandbox, not host code.
+    const guestSource = /code-mode\/prelude\.ts$/
+    const plain: string[] = []
+    for (const file of sourceFiles(src.pathname)) {
+      if (guestSource.test(file)) continue
+      const text = readFileSync(file, 'utf8')
+      for (const match of text.matchAll(/new (?:Type|Range|Syntax|Reference)?Error\(\s*([^\n]*)/g)) {
+        if (!internal.some(([start]) => start.test(match[1])))
+          plain.push(`${file.slice(src.pathname.length)}: ${match[1].slice(0, 70)}`)
       }
     }
     expect(plain).toEqual([])

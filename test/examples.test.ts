@@ -121,6 +121,9 @@ const expectations: Record<string, (out: string) => void> = {
   'errors.ts': (out) => {
     expect(out).toContain('INVALID_ARGS: The arguments do not match')
     expect(out).toContain('INVALID_REGISTRATION: ToolRegistrationError')
+    expect(out).toContain(
+      'INVALID_CONFIG at TimeoutPolicy config.defaultTimeoutMs: expected a positive finite number, got -1',
+    )
   },
   'use-mcp-server.ts': (out) => {
     expect(out).toContain('registered: calc__add, calc__word_count')

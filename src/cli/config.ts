@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { ToolPresentationMode } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { isRecord } from '../util/is-record.js'
 
@@ -29,17 +30,6 @@ export interface GatewayConfig {
   policy?: PolicyConfig
 }
 
-/** A config that cannot be used; `issues` lists every problem with its path. */
-export class ConfigError extends ToolgateError {
-  readonly code = 'INVALID_CONFIG' as const
-  readonly issues: readonly string[]
-  constructor(source: string, issues: readonly string[]) {
-    super(`invalid config ${source}:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`)
-    this.name = 'ConfigError'
-    this.issues = issues
-  }
-}
-
 const MODES: readonly string[] = ['native', 'code', 'both']
 /** Server names become tool-name prefixes (`name__tool`), so they stay identifier-like. */
 const SERVER_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/
@@ -50,7 +40,7 @@ export async function loadConfig(file: string): Promise<GatewayConfig> {
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new ConfigError(file, [`cannot read the file: ${(error as Error).message}`])
+    throw new ConfigError(file, `cannot read the file: ${(error as Error).message}`)
   }
   const config = parseConfig(text, file)
   if (config.root !== undefined) config.root = path.resolve(path.dirname(path.resolve(file)), config.root)
@@ -63,7 +53,7 @@ export function parseConfig(text: string, source: string): GatewayConfig {
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new ConfigError(source, [`not valid JSON: ${(error as Error).message}`])
+    throw new ConfigError(source, `not valid JSON: ${(error as Error).message}`)
   }
   const issues = duplicateKeys(text)
   const config = checkConfig(value, issues)

@@ -4,6 +4,7 @@
 import { stat } from 'node:fs/promises'
 import type { Context } from 'cordis'
 import type { ToolDefinition } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import { connectMcpServer, type McpConnection } from '../mcp/client.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
@@ -38,7 +39,7 @@ const ANNOTATIONS: Readonly<Record<string, McpToolAnnotations>> = {
 /** Build the gateway; fails (having closed whatever it started) when the root or an upstream server is unusable. */
 export async function openGateway(settings: GatewaySettings, log: Log): Promise<Gateway> {
   const root = await stat(settings.root).catch(() => undefined)
-  if (!root?.isDirectory()) throw new Error(`--root: "${settings.root}" is not a directory`)
+  if (!root?.isDirectory()) throw new ConfigError('--root', `"${settings.root}" is not a directory`)
   const { ctx, tools } = await createToolRuntime({ mode: settings.mode })
   await ctx.plugin(TimeoutPolicy)
   const own: ToolDefinition[] = createFsTools({ root: settings.root })
@@ -68,7 +69,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   }
   if (failures.length) {
     await close()
-    throw new Error(`upstream MCP servers failed:\n${failures.map((f) => `  - ${f}`).join('\n')}`)
+    throw new ConfigError('servers', failures)
   }
 
   const agent = createAgent(ctx, { id: 'toolgate' })

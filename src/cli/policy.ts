@@ -2,7 +2,7 @@
 // so they hold for direct calls and Code Mode sub-calls alike.
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { Agent, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
-import { TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/index.js'
+import { ToolTimeoutError } from '../runtime/index.js'
 import type { PolicyConfig } from './config.js'
 
 /** A tool-name glob: `*` is any run of characters, `?` one character. */
@@ -88,7 +88,7 @@ export function applyPolicy(agent: Agent, policy: PolicyConfig, names: () => rea
         isError: true,
         error: {
           message: timeout.message,
-          info: { name: 'ToolTimeoutError', code: TOOL_TIMEOUT, timeoutMs: budget[1] },
+          info: { name: 'ToolTimeoutError', code: 'TOOL_TIMEOUT', timeoutMs: budget[1] },
         },
         content: [{ type: 'text', text: timeout.message }],
       }

@@ -1,6 +1,7 @@
 // `toolgate view JOURNAL [--port N] [--out FILE.html]`: the session viewer.
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { ConfigError } from '../errors/config-error.js'
 import type { ViewerApprovalHandler } from '../viewer/approval-state.js'
 import { type CliCommand, UsageError } from './command.js'
 
@@ -42,8 +43,8 @@ function parse(argv: readonly string[]) {
 
 function describe(error: unknown, journal: string): Error {
   const code = (error as { code?: unknown } | undefined)?.code
-  if (code === 'ENOENT') return new Error(`journal not found: ${journal}`)
-  if (code === 'EADDRINUSE') return new Error('that port is already in use on 127.0.0.1')
+  if (code === 'ENOENT') return new ConfigError('journal', `not found: ${journal}`)
+  if (code === 'EADDRINUSE') return new ConfigError('--port', 'already in use on 127.0.0.1')
   return error instanceof Error ? error : new Error(String(error))
 }
 
@@ -99,7 +100,7 @@ const view: CliCommand = {
       const handler = stateFileApproval(stateFile)
       await handler.check().catch((error: unknown) => {
         const code = (error as { code?: unknown } | undefined)?.code
-        throw code === 'ENOENT' ? new Error(`state file not found: ${stateFile}`) : error
+        throw code === 'ENOENT' ? new ConfigError('--state', `not found: ${stateFile}`) : error
       })
       approval = handler
     }

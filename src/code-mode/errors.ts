@@ -1,8 +1,6 @@
 import { ToolgateError } from '../errors/toolgate-error.js'
 import type { CodeRunFailureReason } from './code-runtime.js'
 
-export const CODE_RUN_FAILED = 'CODE_RUN_FAILED'
-
 /**
  * A `run_code` program did not produce a result: syntax error, uncaught throw, non-JSON return
  * value, CPU/memory/stack/tool-call limit, or a promise that can never settle (R-CODE-3).
@@ -10,7 +8,7 @@ export const CODE_RUN_FAILED = 'CODE_RUN_FAILED'
  * into an error result.
  */
 export class CodeRunFailedError extends ToolgateError {
-  readonly code = CODE_RUN_FAILED
+  readonly code = 'CODE_RUN_FAILED' as const
   readonly reason: CodeRunFailureReason
   readonly logs: readonly string[]
   constructor(reason: CodeRunFailureReason, detail: string, logs: readonly string[]) {

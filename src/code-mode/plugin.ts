@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import type { CodeModeOptions } from './run-code.js'
 import { selectCodeRuntime } from './select-runtime.js'
@@ -11,7 +12,7 @@ import { createCodeModeTransport } from './transport.js'
  */
 export function installCodeMode(ctx: Context, tools: ToolRuntimeCore, options?: CodeModeOptions): void {
   if (options !== undefined && (typeof options !== 'object' || options === null))
-    throw new TypeError('codeMode: expected an options object')
+    throw new ConfigError('codeMode', 'expected an options object')
   const { runtime, owned } = selectCodeRuntime(options, 'codeMode')
   let uninstall: () => void
   try {

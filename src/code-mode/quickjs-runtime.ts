@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors/config-error.js'
 import type { CodeRunOutcome, CodeRunRequest, CodeRuntime } from './code-runtime.js'
 
 /** Limits of one program run. All are per run; every run gets a fresh QuickJS runtime and context. */
@@ -51,7 +52,7 @@ const DEFAULT_LIMITS: QuickJsLimits = {
 export function positiveOption(path: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`${path}: expected a positive finite number, got ${String(value)}`)
+    throw new ConfigError(path, `expected a positive finite number, got ${String(value)}`)
   }
   return value
 }
@@ -64,7 +65,7 @@ export function resolveQuickJsLimits(
   const positive = (name: keyof QuickJsLimits) =>
     positiveOption(`${where}.${name}`, options?.[name], DEFAULT_LIMITS[name])
   if (options !== undefined && (typeof options !== 'object' || options === null))
-    throw new TypeError(`${where}: expected an options object`)
+    throw new ConfigError(where, 'expected an options object')
   return {
     cpuTimeMs: positive('cpuTimeMs'),
     memoryLimitBytes: Math.floor(positive('memoryLimitBytes')),

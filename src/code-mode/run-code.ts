@@ -9,6 +9,7 @@ import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.j
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolCallView } from '../contract/views.js'
+import { ConfigError } from '../errors/config-error.js'
 import { ToolAbortedError } from '../runtime/index.js'
 import { ToolArgsError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
@@ -135,8 +136,9 @@ function presentRunCodeCall(args: unknown): ToolCallView | undefined {
 export function createRunCodeDefinition(host: CodeModeHost, options?: CodeModeOptions): ToolDefinition {
   const maxParallel = options?.maxParallelSubCalls ?? DEFAULT_MAX_PARALLEL
   if (!Number.isInteger(maxParallel) || maxParallel < 1) {
-    throw new TypeError(
-      `createRunCodeDefinition(options).maxParallelSubCalls: expected a positive integer, got ${String(maxParallel)}`,
+    throw new ConfigError(
+      'createRunCodeDefinition(options).maxParallelSubCalls',
+      `expected a positive integer, got ${String(maxParallel)}`,
     )
   }
   // Without a runtime, the bare definition shares one in-thread runtime: it has no lifetime to

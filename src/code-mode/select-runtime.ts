@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors/config-error.js'
 import type { CodeRuntime } from './code-runtime.js'
 import { createQuickJsRuntime, type QuickJsRuntimeOptions, resolveQuickJsLimits } from './quickjs-runtime.js'
 import { createWorkerRuntime } from './worker-runtime.js'
@@ -28,21 +29,23 @@ export function selectCodeRuntime(
   const choice = selection?.runtime ?? 'worker'
   if (typeof choice === 'object' && choice !== null && typeof choice.run === 'function') {
     if (selection?.poolSize !== undefined || selection?.limits !== undefined)
-      throw new TypeError(
-        `${where}.runtime: poolSize and limits apply to the named runtimes, not to a CodeRuntime instance`,
+      throw new ConfigError(
+        `${where}.runtime`,
+        'poolSize and limits apply to the named runtimes, not to a CodeRuntime instance',
       )
     return { runtime: choice, owned: false }
   }
   if (choice !== 'worker' && choice !== 'inline')
-    throw new TypeError(
-      `${where}.runtime: expected 'worker', 'inline' or a CodeRuntime with run(), got ${String(choice)}`,
+    throw new ConfigError(
+      `${where}.runtime`,
+      `expected 'worker', 'inline' or a CodeRuntime with run(), got ${String(choice)}`,
     )
   resolveQuickJsLimits(selection?.limits, `${where}.limits`)
   const poolSize = selection?.poolSize
   if (poolSize !== undefined) {
-    if (choice !== 'worker') throw new TypeError(`${where}.poolSize: only the 'worker' runtime has a pool`)
+    if (choice !== 'worker') throw new ConfigError(`${where}.poolSize`, "only the 'worker' runtime has a pool")
     if (!Number.isInteger(poolSize) || poolSize < 1)
-      throw new TypeError(`${where}.poolSize: expected a positive integer, got ${String(poolSize)}`)
+      throw new ConfigError(`${where}.poolSize`, `expected a positive integer, got ${String(poolSize)}`)
   }
   if (choice === 'inline') return { runtime: createQuickJsRuntime(selection?.limits), owned: true }
   return {

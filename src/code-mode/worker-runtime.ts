@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
 import type { JsonValue } from '../contract/json-value.js'
+import { ConfigError } from '../errors/config-error.js'
 import { encodeBindingOutcome } from './binding-text.js'
 import type {
   CodeBindingOutcome,
@@ -177,19 +178,20 @@ export class WorkerCodeRuntime implements CodeRuntime {
     const where = 'createWorkerRuntime(options)'
     this.limits = resolveQuickJsLimits(options, where)
     const size = positiveOption(`${where}.poolSize`, options?.poolSize, Math.min(4, availableParallelism()))
-    if (!Number.isInteger(size)) throw new TypeError(`${where}.poolSize: expected a positive integer, got ${size}`)
+    if (!Number.isInteger(size)) throw new ConfigError(`${where}.poolSize`, `expected a positive integer, got ${size}`)
     this.poolSize = size
     const limits = options?.resourceLimits
     if (limits !== undefined && (typeof limits !== 'object' || limits === null))
-      throw new TypeError(`${where}.resourceLimits: expected an object`)
+      throw new ConfigError(`${where}.resourceLimits`, 'expected an object')
     for (const [key, value] of Object.entries(limits ?? {})) positiveOption(`${where}.resourceLimits.${key}`, value, 1)
     // Values up to the sandbox's memory limit cross into the worker's V8 heap; a V8 heap that cannot
     // hold one fails inside message deserialization, which aborts the whole process, not the worker.
     const neededMb = Math.ceil((4 * this.limits.memoryLimitBytes) / (1024 * 1024))
     const oldGeneration = limits?.maxOldGenerationSizeMb
     if (oldGeneration !== undefined && oldGeneration < neededMb)
-      throw new TypeError(
-        `${where}.resourceLimits.maxOldGenerationSizeMb: expected at least ${neededMb} (4× memoryLimitBytes), got ${oldGeneration}`,
+      throw new ConfigError(
+        `${where}.resourceLimits.maxOldGenerationSizeMb`,
+        `expected at least ${neededMb} (4× memoryLimitBytes), got ${oldGeneration}`,
       )
     this.resourceLimits = {
       ...DEFAULT_RESOURCE_LIMITS,

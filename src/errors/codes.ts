@@ -166,8 +166,9 @@ export const ERROR_CODES = {
     errorClass: 'ResumeStateError',
   },
   INVALID_CONFIG: {
-    meaning: 'The toolgate command-line configuration file is not valid; every issue is listed.',
-    surface: 'thrown',
+    meaning:
+      "An option, config value or argument given to a toolgate API (or the command line's config file) is not valid; path names it.",
+    surface: 'result, thrown',
     errorClass: 'ConfigError',
   },
   INVALID_USAGE: {

@@ -1,3 +1,5 @@
+import type { ErrorCode } from './codes.js'
+
 /**
  * The base of every error toolgate throws. `code` is stable and machine-readable (each one is
  * listed with its meaning in `ERROR_CODES`, exported from the package root); the message is for
@@ -14,5 +16,5 @@
  */
 export abstract class ToolgateError extends Error {
   /** The stable code of this failure: a key of `ERROR_CODES`. */
-  abstract readonly code: string
+  abstract readonly code: ErrorCode
 }

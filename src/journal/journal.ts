@@ -7,6 +7,8 @@ import type {
   ToolExecutionResult,
   ToolExecutionToken,
 } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
+import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import { JOURNAL_VERSION, type JournalRecord, type JournalRecordBase } from './records.js'
 
@@ -42,12 +44,13 @@ export class Journal {
   private readonly warn: (format: string, ...args: unknown[]) => void
 
   constructor(ctx: Context, config: JournalConfig) {
-    if (config === null || typeof config !== 'object') throw new TypeError('Journal: config must be { path, fsync? }')
+    if (config === null || typeof config !== 'object')
+      throw new ConfigError('Journal config', 'expected { path, fsync? }')
     if (typeof config.path !== 'string' || config.path === '') {
-      throw new TypeError('Journal: config.path must be a non-empty file path')
+      throw new ConfigError('Journal config.path', 'expected a non-empty file path')
     }
     if (config.fsync !== undefined && typeof config.fsync !== 'boolean') {
-      throw new TypeError('Journal: config.fsync must be a boolean when present')
+      throw new ConfigError('Journal config.fsync', 'expected a boolean when present')
     }
     this.path = config.path
     this.fsync = config.fsync === true

@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { ConfigError } from '../errors/config-error.js'
 import { JournalLineSplitter, parseJournalRecord } from './parse-record.js'
 import type { JournalRecord } from './records.js'
 
@@ -40,10 +41,11 @@ const CHUNK = 1 << 16
  * last complete line, and with `follow` it waits for more.
  */
 export async function* readJournal(path: string, options: ReadJournalOptions = {}): AsyncGenerator<JournalRecord> {
-  if (typeof path !== 'string' || path === '') throw new TypeError('readJournal(path): path must be a non-empty string')
+  if (typeof path !== 'string' || path === '') throw new ConfigError('readJournal(path)', 'expected a non-empty string')
   const { follow = false, signal, onSkip } = options
   const pollIntervalMs = options.pollIntervalMs ?? 100
-  if (!(pollIntervalMs > 0)) throw new TypeError('readJournal(path, options): pollIntervalMs must be a positive number')
+  if (!(pollIntervalMs > 0))
+    throw new ConfigError('readJournal(path, options).pollIntervalMs', 'expected a positive number')
   const handle = await open(path, 'r')
   try {
     const buffer = Buffer.alloc(CHUNK)

@@ -9,6 +9,7 @@ import type { Agent, ToolRunContext } from '../contract/execution.js'
 import type { JsonSchemaNode } from '../contract/json-schema.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { snapshotJsonValue } from '../json/index.js'
 import { assertSupportedJsonSchema } from '../schema/assert.js'
@@ -119,10 +120,14 @@ export async function connectMcpServer(
 ): Promise<McpConnection> {
   const spec = checkSpec(server)
   const prefix = options.prefix ?? ''
-  if (typeof prefix !== 'string') throw new TypeError('connectMcpServer: options.prefix must be a string')
+  if (typeof prefix !== 'string')
+    throw new ConfigError('connectMcpServer(ctx, server, options).prefix', 'expected a string')
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
   if (!(typeof requestTimeoutMs === 'number' && requestTimeoutMs > 0 && Number.isFinite(requestTimeoutMs)))
-    throw new TypeError('connectMcpServer: options.requestTimeoutMs must be a positive number of milliseconds')
+    throw new ConfigError(
+      'connectMcpServer(ctx, server, options).requestTimeoutMs',
+      'expected a positive number of milliseconds',
+    )
   const owner = options.agent?.ctx ?? ctx
   const label = describeSpec(spec)
 
@@ -385,7 +390,7 @@ async function createTransport(spec: McpServerSpec): Promise<Transport> {
 
 function checkSpec(server: unknown): McpServerSpec {
   const fail = (detail: string): never => {
-    throw new TypeError(`connectMcpServer(ctx, server): ${detail}`)
+    throw new ConfigError('connectMcpServer(ctx, server)', detail)
   }
   if (typeof server !== 'object' || server === null)
     fail('expected { command, args?, env?, cwd? }, { url, headers? } or { transport }')

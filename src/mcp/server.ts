@@ -19,6 +19,7 @@ import type {
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import { isRecord } from '../util/is-record.js'
@@ -53,11 +54,11 @@ const ELICITATION_TIMEOUT_MS = 10 * 60_000
 export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): Server {
   const tools = (typeof ctx?.get === 'function' ? ctx.get('tools', false) : undefined) as ToolRuntimeCore | undefined
   if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
-    throw new TypeError('createMcpServer(ctx): expected a Cordis context with the tools service loaded')
+    throw new ConfigError('createMcpServer(ctx)', 'expected a Cordis context with the tools service loaded')
   if (typeof options?.name !== 'string' || options.name === '')
-    throw new TypeError('createMcpServer(ctx, options): options.name must be a non-empty string')
+    throw new ConfigError('createMcpServer(ctx, options).name', 'expected a non-empty string')
   if (typeof options.version !== 'string' || options.version === '')
-    throw new TypeError('createMcpServer(ctx, options): options.version must be a non-empty string')
+    throw new ConfigError('createMcpServer(ctx, options).version', 'expected a non-empty string')
   const { agent } = options
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)

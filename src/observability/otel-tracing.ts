@@ -2,8 +2,7 @@ import { createRequire } from 'node:module'
 import type * as OtelApi from '@opentelemetry/api'
 import type { Context } from 'cordis'
 import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../contract/execution.js'
-// The runtime's event declarations (`tools/*` on Cordis's Events) come with its entry.
-import type {} from '../runtime/index.js'
+import { ConfigError } from '../errors/config-error.js'
 
 /** The part of an OpenTelemetry `TracerProvider` the plugin uses (structural, so no type import is needed). */
 export interface OtelTracerProviderLike {
@@ -30,8 +29,9 @@ function loadApi(): Api {
   try {
     return createRequire(import.meta.url)('@opentelemetry/api') as Api
   } catch (error) {
-    throw new Error(
-      `OtelTracing needs the optional peer dependency @opentelemetry/api (npm install @opentelemetry/api): ${(error as Error).message}`,
+    throw new ConfigError(
+      'OtelTracing',
+      `needs the optional peer dependency @opentelemetry/api (npm install @opentelemetry/api): ${(error as Error).message}`,
     )
   }
 }
@@ -59,10 +59,10 @@ export class OtelTracing {
     this.api = loadApi()
     const provider = config?.tracerProvider ?? this.api.trace.getTracerProvider()
     if (typeof provider?.getTracer !== 'function')
-      throw new TypeError('OtelTracing: config.tracerProvider must have getTracer()')
+      throw new ConfigError('OtelTracing config.tracerProvider', 'expected an object with getTracer()')
     const name = config?.tracerName ?? 'toolgate'
     if (typeof name !== 'string' || name === '')
-      throw new TypeError('OtelTracing: config.tracerName must be a non-empty string')
+      throw new ConfigError('OtelTracing config.tracerName', 'expected a non-empty string')
     this.tracer = provider.getTracer(name) as OtelApi.Tracer
 
     ctx.on('tools/call', (exec) => {

@@ -1,5 +1,6 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import { Context } from 'cordis'
+import { ConfigError } from '../errors/config-error.js'
 import { CallbackApproval, type CallbackApprovalConfig, TerminalApproval, TimeoutPolicy } from '../scheduling/index.js'
 import { ToolRuntime, type ToolRuntimeConfig } from './tool-runtime.js'
 
@@ -43,19 +44,21 @@ export interface ToolRuntimeHandle {
  */
 export async function createToolRuntime(options: CreateToolRuntimeOptions = {}): Promise<ToolRuntimeHandle> {
   if (options === null || typeof options !== 'object')
-    throw new TypeError('createToolRuntime(options): expected an object')
+    throw new ConfigError('createToolRuntime(options)', 'expected an object')
   const { approval, defaultTimeoutMs, ...config } = options
   if (approval !== undefined && approval !== 'terminal' && typeof approval !== 'function') {
-    throw new TypeError(
-      `createToolRuntime(options).approval: expected a decide(request, context) function or 'terminal', got ${typeof approval === 'string' ? JSON.stringify(approval) : typeof approval}`,
+    throw new ConfigError(
+      'createToolRuntime(options).approval',
+      `expected a decide(request, context) function or 'terminal', got ${typeof approval === 'string' ? JSON.stringify(approval) : typeof approval}`,
     )
   }
   if (
     defaultTimeoutMs !== undefined &&
     !(typeof defaultTimeoutMs === 'number' && Number.isFinite(defaultTimeoutMs) && defaultTimeoutMs > 0)
   ) {
-    throw new RangeError(
-      `createToolRuntime(options).defaultTimeoutMs: expected a positive finite number of milliseconds, got ${String(defaultTimeoutMs)}`,
+    throw new ConfigError(
+      'createToolRuntime(options).defaultTimeoutMs',
+      `expected a positive finite number of milliseconds, got ${String(defaultTimeoutMs)}`,
     )
   }
   const ctx = new Context()

@@ -4,8 +4,9 @@ import type { ContentBlock } from '../contract/content.js'
 import type { Agent, ToolExecutionInput, ToolExecutionResult } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import { cloneJsonValue } from '../json/snapshot.js'
-import { TOOL_DENIED } from '../runtime/index.js'
+
 import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText } from './result-content.js'
 
 /** The part of `ctx.tools` the tool set uses. */
@@ -31,8 +32,9 @@ type ContentPart = Extract<ToolOutput, { type: 'content' }>['value'][number]
  */
 export function toAiSdkTools(tools: AiSdkToolsRuntime, options: AiSdkToolsOptions = {}): ToolSet {
   if (typeof tools?.schemas !== 'function' || typeof tools.execute !== 'function')
-    throw new TypeError('toAiSdkTools: tools must be ctx.tools (a ToolRuntime)')
-  if (options === null || typeof options !== 'object') throw new TypeError('toAiSdkTools: options must be an object')
+    throw new ConfigError('toAiSdkTools(tools)', 'expected ctx.tools (a ToolRuntime)')
+  if (options === null || typeof options !== 'object')
+    throw new ConfigError('toAiSdkTools(tools, options)', 'expected an object')
   const { agent } = options
   const set: ToolSet = {}
   for (const schema of tools.schemas(agent)) {
@@ -80,7 +82,7 @@ function modelOutput(result: ToolExecutionResult): ToolOutput {
   // Deferred user messages have no slot of their own in the AI SDK: they ride after the result.
   const content = [...result.content, ...(result.additionalContexts ?? []).flatMap((message) => message.content)]
   if (result.isError) {
-    if (result.error.info?.code === TOOL_DENIED) return { type: 'execution-denied', reason: result.error.message }
+    if (result.error.info?.code === 'TOOL_DENIED') return { type: 'execution-denied', reason: result.error.message }
     return { type: 'error-text', value: text(content) }
   }
   if (!content.some((block) => block.type === 'image' && isPortableImage(block)))

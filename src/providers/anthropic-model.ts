@@ -1,5 +1,6 @@
 // anthropicModel: a ProviderModel over the official `@anthropic-ai/sdk` client's Messages API.
 import type Anthropic from '@anthropic-ai/sdk'
+import { ConfigError } from '../errors/config-error.js'
 import { isRecord } from '../util/is-record.js'
 import { checkModelOptions } from './adapter-util.js'
 import { anthropicFormat } from './anthropic.js'
@@ -23,7 +24,7 @@ export function anthropicModel(options: AnthropicModelOptions): ProviderModel<'a
   const { client, model, params } = checkModelOptions(options, 'anthropicModel')
   const maxTokens = options.maxTokens ?? 4096
   if (!(Number.isSafeInteger(maxTokens) && maxTokens > 0))
-    throw new RangeError(`anthropicModel: options.maxTokens must be a positive integer, got ${String(maxTokens)}`)
+    throw new ConfigError('anthropicModel(options).maxTokens', `expected a positive integer, got ${String(maxTokens)}`)
   return {
     format: 'anthropic',
     async generate({ messages, tools, signal }) {

@@ -1,5 +1,6 @@
 // The format registry and the three format-generic entry points.
 import type { ToolSchema } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import { anthropicFormat } from './anthropic.js'
 import type { FormatModule } from './format-module.js'
 import { geminiFormat } from './gemini.js'
@@ -27,11 +28,12 @@ const FORMATS: { readonly [F in ProviderFormat]: FormatModule<F> } = {
 /** The names `toProviderTools` & co. accept. */
 export const PROVIDER_FORMATS: readonly ProviderFormat[] = Object.freeze(Object.keys(FORMATS) as ProviderFormat[])
 
-export function formatModule<F extends ProviderFormat>(format: F, caller: string): FormatModule<F> {
+export function formatModule<F extends ProviderFormat>(format: F, where: string): FormatModule<F> {
   const module = typeof format === 'string' && Object.hasOwn(FORMATS, format) ? FORMATS[format] : undefined
   if (module === undefined) {
-    throw new TypeError(
-      `${caller}: format must be one of ${PROVIDER_FORMATS.map((f) => `'${f}'`).join(', ')}; got ${JSON.stringify(format)}`,
+    throw new ConfigError(
+      where,
+      `expected one of ${PROVIDER_FORMATS.map((f) => `'${f}'`).join(', ')}; got ${JSON.stringify(format)}`,
     )
   }
   return module as FormatModule<F>
@@ -47,8 +49,8 @@ export function toProviderTools<F extends ProviderFormat>(
   schemas: readonly ToolSchema[],
   options: ProviderToolsOptions = {},
 ): ProviderTools<F> {
-  const module = formatModule(format, 'toProviderTools')
-  checkSchemas(schemas, 'toProviderTools')
+  const module = formatModule(format, 'toProviderTools(format)')
+  checkSchemas(schemas, 'toProviderTools(format, schemas)')
   return module.toTools(schemas, options?.strict === true)
 }
 
@@ -63,8 +65,8 @@ export function parseToolCalls<F extends ProviderFormat>(
   response: ProviderResponse<F>,
   options?: ParseToolCallsOptions,
 ): ProviderToolCall[] {
-  const module = formatModule(format, 'parseToolCalls')
-  if (options?.schemas !== undefined) checkSchemas(options.schemas, 'parseToolCalls: options')
+  const module = formatModule(format, 'parseToolCalls(format)')
+  if (options?.schemas !== undefined) checkSchemas(options.schemas, 'parseToolCalls(format, response, options).schemas')
   return module.parseToolCalls(response, nullAbsentSchemas(options, module.hasStrictMode))
 }
 
@@ -74,26 +76,28 @@ export function parseToolCalls<F extends ProviderFormat>(
  * where the API allows, else in a following user message; deferred user messages last.
  */
 export function toProviderMessages<F extends ProviderFormat>(format: F, batch: ProviderBatch): ProviderMessage<F>[] {
-  const module = formatModule(format, 'toProviderMessages')
+  const module = formatModule(format, 'toProviderMessages(format)')
   if (batch === null || typeof batch !== 'object' || !Array.isArray(batch.results)) {
-    throw new TypeError('toProviderMessages: batch.results must be an array (pass what executeBatch returned)')
+    throw new ConfigError(
+      'toProviderMessages(format, batch).results',
+      'expected an array (pass what executeBatch returned)',
+    )
   }
   batch.results.forEach((entry, i) => {
     if (typeof entry?.call?.callId !== 'string' || typeof entry.call.name !== 'string')
-      throw new TypeError(`toProviderMessages: batch.results[${i}].call must have a string callId and name`)
+      throw new ConfigError(`toProviderMessages(format, batch).results[${i}].call`, 'expected a string callId and name')
     if (entry.result === null || typeof entry.result !== 'object' || !Array.isArray(entry.result.content))
-      throw new TypeError(`toProviderMessages: batch.results[${i}].result must be a ToolExecutionResult`)
+      throw new ConfigError(`toProviderMessages(format, batch).results[${i}].result`, 'expected a ToolExecutionResult')
   })
   return module.toMessages(batch)
 }
 
-function checkSchemas(schemas: readonly ToolSchema[], caller: string): void {
-  if (!Array.isArray(schemas)) throw new TypeError(`${caller}.schemas must be an array (pass ctx.tools.schemas(scope))`)
+function checkSchemas(schemas: readonly ToolSchema[], where: string): void {
+  if (!Array.isArray(schemas)) throw new ConfigError(where, 'expected an array (pass ctx.tools.schemas(scope))')
   schemas.forEach((schema, i) => {
-    if (schema === null || typeof schema !== 'object') throw new TypeError(`${caller}.schemas[${i}] must be an object`)
+    if (schema === null || typeof schema !== 'object') throw new ConfigError(`${where}[${i}]`, 'expected an object')
     if (typeof schema.name !== 'string' || schema.name === '')
-      throw new TypeError(`${caller}.schemas[${i}].name must be a non-empty string`)
-    if (typeof schema.description !== 'string')
-      throw new TypeError(`${caller}.schemas[${i}].description must be a string`)
+      throw new ConfigError(`${where}[${i}].name`, 'expected a non-empty string')
+    if (typeof schema.description !== 'string') throw new ConfigError(`${where}[${i}].description`, 'expected a string')
   })
 }

@@ -23,7 +23,6 @@ export {
 export { type OpenAIChatModelOptions, openAIChatModel } from './openai-chat-model.js'
 export { type OpenAIResponsesModelOptions, openAIResponsesModel } from './openai-responses-model.js'
 export {
-  OUTCOME_UNKNOWN,
   type ResumeModelLoopOptions,
   type ResumeModelLoopResult,
   ResumeStateError,

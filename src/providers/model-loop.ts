@@ -11,8 +11,9 @@ import type {
   ToolExecutionResult,
 } from '../contract/execution.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
-import { INVALID_ARGS } from '../runtime/index.js'
+
 import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
 import { formatModule } from './formats.js'
 import type { ProviderModel } from './model.js'
@@ -373,7 +374,7 @@ class UnusableArguments {
     const message = `Invalid arguments for ${call.name}: ${call.argumentsError}`
     this.result = Object.freeze({
       isError: true,
-      error: Object.freeze({ message, info: Object.freeze({ name: 'ToolArgsError', code: INVALID_ARGS }) }),
+      error: Object.freeze({ message, info: Object.freeze({ name: 'ToolArgsError', code: 'INVALID_ARGS' }) }),
       content: Object.freeze([
         Object.freeze({ type: 'text' as const, text: message }),
       ]) as ToolExecutionFailure['content'],
@@ -392,19 +393,24 @@ function emit<F extends ProviderFormat>(options: RunModelLoopOptions<F>, event: 
 
 /** runModelLoop's option checks (also used by resumeModelLoop). */
 export function checkOptions<F extends ProviderFormat>(options: RunModelLoopOptions<F>): void {
-  if (options === null || typeof options !== 'object') throw new TypeError('runModelLoop: options must be an object')
+  if (options === null || typeof options !== 'object')
+    throw new ConfigError('runModelLoop(options)', 'expected an object')
   const { tools, model, messages, maxSteps, maxParallel, signal, onEvent } = options
   if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
-    throw new TypeError('runModelLoop: options.tools must be ctx.tools (a ToolRuntime)')
-  if (typeof model?.generate !== 'function') throw new TypeError('runModelLoop: options.model must have generate()')
-  formatModule(model.format, 'runModelLoop: options.model.format')
-  if (!Array.isArray(messages)) throw new TypeError('runModelLoop: options.messages must be an array')
+    throw new ConfigError('runModelLoop(options).tools', 'expected ctx.tools (a ToolRuntime)')
+  if (typeof model?.generate !== 'function')
+    throw new ConfigError('runModelLoop(options).model', 'expected a model with generate()')
+  formatModule(model.format, 'runModelLoop(options).model.format')
+  if (!Array.isArray(messages)) throw new ConfigError('runModelLoop(options).messages', 'expected an array')
   if (maxSteps !== undefined && !(Number.isSafeInteger(maxSteps) && maxSteps > 0))
-    throw new RangeError(`runModelLoop: options.maxSteps must be a positive integer, got ${String(maxSteps)}`)
+    throw new ConfigError('runModelLoop(options).maxSteps', `expected a positive integer, got ${String(maxSteps)}`)
   if (maxParallel !== undefined && !(Number.isSafeInteger(maxParallel) && maxParallel > 0))
-    throw new RangeError(`runModelLoop: options.maxParallel must be a positive integer, got ${String(maxParallel)}`)
+    throw new ConfigError(
+      'runModelLoop(options).maxParallel',
+      `expected a positive integer, got ${String(maxParallel)}`,
+    )
   if (signal !== undefined && !(signal instanceof AbortSignal))
-    throw new TypeError('runModelLoop: options.signal must be an AbortSignal')
+    throw new ConfigError('runModelLoop(options).signal', 'expected an AbortSignal')
   if (onEvent !== undefined && typeof onEvent !== 'function')
-    throw new TypeError('runModelLoop: options.onEvent must be a function')
+    throw new ConfigError('runModelLoop(options).onEvent', 'expected a function')
 }

@@ -1,10 +1,11 @@
 // resumeModelLoop: continue a turn that stopped with 'approval-required', here or in another process.
 
 import type { ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { readJournal } from '../journal/read-journal.js'
 import { cloneJsonValue } from '../json/index.js'
-import { APPROVAL_SUSPENDED, normalizeApprovalOutcome } from '../runtime/index.js'
+import { normalizeApprovalOutcome } from '../runtime/index.js'
 import { formatModule } from './formats.js'
 import {
   checkOptions,
@@ -16,9 +17,6 @@ import {
   type RunModelLoopOptions,
 } from './model-loop.js'
 import type { ProviderFormat, ProviderToolCall } from './types.js'
-
-/** The error code of a call whose earlier attempt started but left no result anywhere. */
-export const OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN'
 
 /** Options of {@link resumeModelLoop}: those of `runModelLoop`, with `state` instead of `messages`. */
 export interface ResumeModelLoopOptions<F extends ProviderFormat = ProviderFormat>
@@ -76,9 +74,10 @@ export class ResumeStateError extends ToolgateError {
 export async function resumeModelLoop<F extends ProviderFormat>(
   options: ResumeModelLoopOptions<F>,
 ): Promise<ResumeModelLoopResult<F>> {
-  if (options === null || typeof options !== 'object') throw new TypeError('resumeModelLoop: options must be an object')
+  if (options === null || typeof options !== 'object')
+    throw new ConfigError('resumeModelLoop(options)', 'expected an object')
   const format = options.model?.format
-  formatModule(format, 'resumeModelLoop: options.model.format')
+  formatModule(format, 'resumeModelLoop(options).model.format')
   const state = readState<F>(options.state, format, options.agent?.id ?? null)
   const pending = state.pending as ModelLoopPending<F> & {
     results: (ModelLoopCallResult | null)[]
@@ -106,7 +105,7 @@ export async function resumeModelLoop<F extends ProviderFormat>(
   const unproven: UnprovenCall[] = []
   if (options.journal !== undefined) {
     if (typeof options.journal !== 'string' || options.journal === '')
-      throw new TypeError('resumeModelLoop: options.journal must be the journal file path')
+      throw new ConfigError('resumeModelLoop(options).journal', 'expected the journal file path')
     await readEvidence(options.journal, pending, state.agentId ?? null, known, unproven)
   }
   for (const call of unproven) decisions.delete(call.callId)
@@ -270,7 +269,7 @@ async function readEvidence(
       entry.result = undefined
     } else if (record.type === 'result' && entry.started) {
       const code = record.result.isError ? record.result.error?.info?.code : undefined
-      if (code !== APPROVAL_SUSPENDED) entry.result = Object.freeze(record.result)
+      if (code !== 'APPROVAL_SUSPENDED') entry.result = Object.freeze(record.result)
     }
   }
   for (const [callId, entry] of watched) {
@@ -284,7 +283,7 @@ async function readEvidence(
           isError: true,
           error: Object.freeze({
             message: reason,
-            info: Object.freeze({ name: 'OutcomeUnknownError', code: OUTCOME_UNKNOWN }),
+            info: Object.freeze({ name: 'OutcomeUnknownError', code: 'OUTCOME_UNKNOWN' }),
           }),
           content: Object.freeze([Object.freeze({ type: 'text' as const, text: reason })]),
         }) as unknown as ToolExecutionResult,

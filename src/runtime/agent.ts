@@ -1,6 +1,7 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import type { Context } from 'cordis'
 import type { Agent } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import { Scope, scopeSymbol } from './scope.js'
 import { coreOf, type ToolRuntimeCore } from './service.js'
 
@@ -24,10 +25,13 @@ export interface AgentHandle extends Agent {
 export function createAgent(ctx: Context, options: { id: string }): AgentHandle {
   const id = options?.id
   if (typeof id !== 'string' || id.length === 0)
-    throw new TypeError('createAgent(ctx, { id }): id must be a non-empty string')
+    throw new ConfigError('createAgent(ctx, options).id', 'expected a non-empty string')
   const tools = ctx.get('tools', false) as ToolRuntimeCore | undefined
   if (!tools)
-    throw new Error('createAgent(): the tools service is not available on this context; load ToolRuntime first')
+    throw new ConfigError(
+      'createAgent(ctx)',
+      'the tools service is not available on this context; load ToolRuntime first',
+    )
   const core = tools[coreOf]
   const parent = core.scopeOfContext(ctx)
   let scope: Scope | undefined

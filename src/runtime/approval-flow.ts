@@ -12,7 +12,7 @@ import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { snapshotJsonValue } from '../json/index.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
-import { APPROVAL_SUSPENDED, INVALID_ARGS, TOOL_DENIED, ToolDeniedError, ToolSuspendedError } from './errors.js'
+import { ToolDeniedError, ToolSuspendedError } from './errors.js'
 import { observe } from './observe.js'
 import type { RegistryCore } from './registry.js'
 import { describeThrown, failure, failureFrom } from './results.js'
@@ -180,7 +180,7 @@ export async function askApproval(
       proceed: false,
       result: failure(`Invalid edited arguments for tool "${exec.name}": ${normalized.invalidArguments}`, {
         name: 'ToolArgsError',
-        code: INVALID_ARGS,
+        code: 'INVALID_ARGS',
       }),
     }
   }
@@ -285,7 +285,7 @@ function verdictOf(
         proceed: false,
         result: failureFrom(
           new ToolSuspendedError(exec.name, `${reason ?? 'approval required'}${why}`),
-          APPROVAL_SUSPENDED,
+          'APPROVAL_SUSPENDED',
         ),
         suspended: request,
       }
@@ -317,7 +317,10 @@ function refuse(
   if (core.hasHooks('tools/approval-answered')) {
     observe(core, scope, 'tools/approval-answered', [request, frozen, source, exec])
   }
-  return { proceed: false, result: failureFrom(new ToolDeniedError(exec.name, frozen.reason ?? 'denied'), TOOL_DENIED) }
+  return {
+    proceed: false,
+    result: failureFrom(new ToolDeniedError(exec.name, frozen.reason ?? 'denied'), 'TOOL_DENIED'),
+  }
 }
 
 function denial(exec: ToolExecution, outcome: ApprovalOutcome, source: ApprovalAnswerSource): ToolExecutionResult {
@@ -331,7 +334,7 @@ function denial(exec: ToolExecution, outcome: ApprovalOutcome, source: ApprovalA
         : `the approval service denied this and every later call of this tool${because}`
   } else if (outcome.kind === 'cancelled') text = `the call was cancelled while waiting for approval${because}`
   else text = `the approval service answered ${outcome.kind}${because}`
-  return failureFrom(new ToolDeniedError(exec.name, text), TOOL_DENIED)
+  return failureFrom(new ToolDeniedError(exec.name, text), 'TOOL_DENIED')
 }
 
 /** `allowed-once` with edited arguments: the call continues with them, validated again first. */
@@ -348,7 +351,7 @@ function edited(core: RegistryCore, exec: ToolExecution, definition: ToolDefinit
       proceed: false,
       result: failure(
         `Invalid edited arguments for tool "${exec.name}" (${violations.length} violation${violations.length === 1 ? '' : 's'}):${list}`,
-        { name: 'ToolArgsError', code: INVALID_ARGS },
+        { name: 'ToolArgsError', code: 'INVALID_ARGS' },
       ),
     }
   }

@@ -1,26 +1,42 @@
 import type { ContentBlock, UserMessage } from '../contract/content.js'
 import type { JsonValue } from '../contract/json-value.js'
+import { ConfigError } from '../errors/config-error.js'
 import { snapshotJsonValue } from '../json/index.js'
+
+/**
+ * A value of the wrong shape: a TypeError (the pipeline reports it under its own code, such as
+ * INVALID_RESULT or RENDER_FAILED), keeping its path apart so a caller's mistake can be rethrown as
+ * a ConfigError.
+ */
+class ShapeError extends TypeError {
+  readonly path: string
+  readonly problem: string
+  constructor(path: string, problem: string) {
+    super(`${path}: ${problem}`)
+    this.path = path
+    this.problem = problem
+  }
+}
 
 /** Snapshot model-facing content and check every block's shape; throws a path-qualified TypeError. */
 export function snapshotContent(value: unknown, path: string): ContentBlock[] {
   const snapshot = snapshotJsonValue(value, path)
-  if (!Array.isArray(snapshot)) throw new TypeError(`${path}: expected an array of content blocks`)
+  if (!Array.isArray(snapshot)) throw new ShapeError(path, 'expected an array of content blocks')
   for (let i = 0; i < snapshot.length; i++) checkBlock(snapshot[i], `${path}[${i}]`)
   return snapshot as unknown as ContentBlock[]
 }
 
 function checkBlock(block: JsonValue, path: string): void {
   if (typeof block !== 'object' || block === null || Array.isArray(block)) {
-    throw new TypeError(`${path}: expected a content block object`)
+    throw new ShapeError(path, 'expected a content block object')
   }
   if (block.type === 'text') {
-    if (typeof block.text !== 'string') throw new TypeError(`${path}.text: expected a string`)
+    if (typeof block.text !== 'string') throw new ShapeError(`${path}.text`, 'expected a string')
   } else if (block.type === 'image') {
-    if (typeof block.mediaType !== 'string') throw new TypeError(`${path}.mediaType: expected a string`)
-    if (typeof block.data !== 'string') throw new TypeError(`${path}.data: expected a base64 string`)
+    if (typeof block.mediaType !== 'string') throw new ShapeError(`${path}.mediaType`, 'expected a string')
+    if (typeof block.data !== 'string') throw new ShapeError(`${path}.data`, 'expected a base64 string')
   } else {
-    throw new TypeError(`${path}.type: expected "text" or "image", got ${JSON.stringify(block.type)}`)
+    throw new ShapeError(`${path}.type`, `expected "text" or "image", got ${JSON.stringify(block.type)}`)
   }
 }
 
@@ -31,22 +47,31 @@ export function snapshotUserMessage(value: unknown, path: string): UserMessage {
   return snapshot as unknown as UserMessage
 }
 
+/** `exec.deferContext(context)`: a malformed message is the tool author's mistake, thrown as a ConfigError. */
+export function snapshotDeferredContext(value: unknown): UserMessage {
+  try {
+    return snapshotUserMessage(value, 'exec.deferContext(context)')
+  } catch (error) {
+    throw error instanceof ShapeError ? new ConfigError(error.path, error.problem) : error
+  }
+}
+
 /** Snapshot a list of user messages (a decision's `additionalContexts`). */
 export function snapshotUserMessages(value: unknown, path: string): UserMessage[] {
   const snapshot = snapshotJsonValue(value, path)
-  if (!Array.isArray(snapshot)) throw new TypeError(`${path}: expected an array of user messages`)
+  if (!Array.isArray(snapshot)) throw new ShapeError(path, 'expected an array of user messages')
   for (let i = 0; i < snapshot.length; i++) checkUserMessage(snapshot[i], `${path}[${i}]`)
   return snapshot as unknown as UserMessage[]
 }
 
 function checkUserMessage(message: JsonValue, path: string): void {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-    throw new TypeError(`${path}: expected a user message object`)
+    throw new ShapeError(path, 'expected a user message object')
   }
-  if (message.role !== 'user') throw new TypeError(`${path}.role: expected "user"`)
-  if (!Array.isArray(message.content)) throw new TypeError(`${path}.content: expected an array of content blocks`)
+  if (message.role !== 'user') throw new ShapeError(`${path}.role`, 'expected "user"')
+  if (!Array.isArray(message.content)) throw new ShapeError(`${path}.content`, 'expected an array of content blocks')
   for (let i = 0; i < message.content.length; i++) checkBlock(message.content[i], `${path}.content[${i}]`)
   if (message.source !== undefined && typeof message.source !== 'string') {
-    throw new TypeError(`${path}.source: expected a string when present`)
+    throw new ShapeError(`${path}.source`, 'expected a string when present')
   }
 }

@@ -21,25 +21,8 @@ import { snapshotJsonValue } from '../json/index.js'
 import { ToolOutputError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import { askApproval } from './approval-flow.js'
-import { snapshotContent, snapshotUserMessage, snapshotUserMessages } from './content-check.js'
-import {
-  FINALIZE_FAILED,
-  INTERNAL_ERROR,
-  INVALID_ARGS,
-  INVALID_DECISION,
-  INVALID_INPUT,
-  INVALID_RESULT,
-  POLICY_ERROR,
-  RENDER_FAILED,
-  TOOL_ABORTED,
-  TOOL_ABORTED_BEFORE_DISPATCH,
-  TOOL_BLOCKED,
-  TOOL_DENIED,
-  TOOL_ERROR,
-  ToolAbortedBeforeDispatchError,
-  ToolAbortedError,
-  ToolDeniedError,
-} from './errors.js'
+import { snapshotContent, snapshotDeferredContext, snapshotUserMessage, snapshotUserMessages } from './content-check.js'
+import { ToolAbortedBeforeDispatchError, ToolAbortedError, ToolDeniedError } from './errors.js'
 import { BodySignal } from './lifecycle.js'
 import { observe } from './observe.js'
 import { checkProgress, emitProgress } from './progress.js'
@@ -138,11 +121,11 @@ export async function runPipeline(
   options?: ToolExecuteOptions,
 ): Promise<ToolExecutionResult> {
   const read = readInput(input)
-  if (typeof read === 'string') return freezeFailure(failure(read, { name: 'TypeError', code: INVALID_INPUT }))
+  if (typeof read === 'string') return freezeFailure(failure(read, { name: 'TypeError', code: 'INVALID_INPUT' }))
   const scope = read.agent === undefined ? core.global : core.scopeOfAgent(read.agent as Agent)
   if (scope === undefined || (read.agent !== undefined && scope.agent === undefined)) {
     return freezeFailure(
-      failure('input.agent: not an agent created by createAgent()', { name: 'TypeError', code: INVALID_INPUT }),
+      failure('input.agent: not an agent created by createAgent()', { name: 'TypeError', code: 'INVALID_INPUT' }),
     )
   }
   const halted = core.lifetime.halted(scope, 'tools.execute()')
@@ -157,7 +140,7 @@ export async function runPipeline(
   const parent = read.parent
   const enclosing = parent !== undefined ? core.live.get(parent) : undefined
   const host = readHostOptions(options)
-  if (typeof host === 'string') return freezeFailure(failure(host, { name: 'TypeError', code: INVALID_INPUT }))
+  if (typeof host === 'string') return freezeFailure(failure(host, { name: 'TypeError', code: 'INVALID_INPUT' }))
   const rootCallId = read.rootCallId ?? enclosing?.exec.rootCallId ?? read.callId
   const token = Symbol(read.callId) as ToolExecutionToken
   const exec: ToolExecution = Object.freeze({
@@ -187,15 +170,15 @@ export async function runPipeline(
     const call: CallBox = { exec, suspended: undefined, decision: host.decision, approval }
     let result: ToolExecutionResult
     if (argsError !== undefined) {
-      result = failure(describeThrown(argsError), { name: 'ToolArgsError', code: INVALID_ARGS })
+      result = failure(describeThrown(argsError), { name: 'ToolArgsError', code: 'INVALID_ARGS' })
     } else if (definition === undefined) {
       const missing = core.notFound(exec.name, view, parent === undefined)
       // The suggestions are names the caller may call: structured for programs, in the message for the model.
       result = missing.suggestions.length
         ? failure(missing.message, { name: missing.name, code: missing.code, suggestions: [...missing.suggestions] })
-        : failureFrom(missing, TOOL_ERROR)
+        : failureFrom(missing, 'TOOL_ERROR')
     } else if (abortedOf(exec.signal)) {
-      result = failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+      result = failureFrom(new ToolAbortedBeforeDispatchError(exec.name), 'ABORTED_BEFORE_DISPATCH')
     } else {
       result = await policyAndDispatch(core, call, definition, view, scope)
     }
@@ -205,7 +188,7 @@ export async function runPipeline(
     return final
   } catch (error) {
     // Defensive: every phase contains its own failures; this only guards the pipeline's own bugs.
-    return freezeFailure(failureFrom(error, INTERNAL_ERROR))
+    return freezeFailure(failureFrom(error, 'INTERNAL_ERROR'))
   } finally {
     core.live.delete(token)
     core.lifetime.settled(core.live)
@@ -313,7 +296,7 @@ async function askPolicies(
     try {
       decision = await waterfall(core.hooks, scope.dispatchThis, 'tools/pre-execute', [call.exec], allowNext)
     } catch (error) {
-      return failureFrom(error, POLICY_ERROR)
+      return failureFrom(error, 'POLICY_ERROR')
     }
     const denial = await preDecision(core, scope, call, definition, decision)
     // Disposed while policies ran (an approval service shut down denies): the call was aborted.
@@ -336,14 +319,14 @@ function runGuards(view: ResolvedView, exec: ToolExecution): ToolExecutionResult
     try {
       verdict = guard(exec)
     } catch (error) {
-      return failureFrom(error, POLICY_ERROR, undefined, 'Guard failed: ')
+      return failureFrom(error, 'POLICY_ERROR', undefined, 'Guard failed: ')
     }
     if (verdict === undefined) continue
     const reason =
       typeof verdict === 'string'
         ? verdict
         : `guard returned ${describeValue(verdict)} instead of a reason or undefined`
-    return failureFrom(new ToolDeniedError(exec.name, reason), TOOL_DENIED)
+    return failureFrom(new ToolDeniedError(exec.name, reason), 'TOOL_DENIED')
   }
   return undefined
 }
@@ -366,7 +349,7 @@ async function dispatchThroughWrappers(
     })
     dispatched = returned === inner && inner !== undefined ? inner : normalizeAuthored(exec, definition, returned)
   } catch (error) {
-    dispatched = failureFrom(error, POLICY_ERROR)
+    dispatched = failureFrom(error, 'POLICY_ERROR')
   }
   state.closed = true
   // Quiescence: a wrapper that returned early never leaves the body running behind the result.
@@ -394,7 +377,7 @@ async function postExecute(
     )
     return applyPostDecision(exec, definition, dispatched, deferred, decision)
   } catch (error) {
-    return { result: failureFrom(error, POLICY_ERROR), contexts: deferred }
+    return { result: failureFrom(error, 'POLICY_ERROR'), contexts: deferred }
   }
 }
 
@@ -409,7 +392,7 @@ function settleSuccess(
   if (result.isError) return result
   if (abortedOf(exec.signal) || core.lifetime.halted(scope, 'the call')) {
     const error = state.bodyInvoked ? new ToolAbortedError(exec.name) : new ToolAbortedBeforeDispatchError(exec.name)
-    return failureFrom(error, state.bodyInvoked ? TOOL_ABORTED : TOOL_ABORTED_BEFORE_DISPATCH)
+    return failureFrom(error, state.bodyInvoked ? 'ABORTED' : 'ABORTED_BEFORE_DISPATCH')
   }
   return state.concluded ? success(result.value, result.content, result.meta, undefined, true) : result
 }
@@ -432,7 +415,7 @@ async function preDecision(
   if (kind === 'allow') return undefined
   if (kind === 'deny') {
     if (typeof reason !== 'string') return invalidDecision('tools/pre-execute', 'a deny decision needs a string reason')
-    return failureFrom(new ToolDeniedError(exec.name, reason), TOOL_DENIED)
+    return failureFrom(new ToolDeniedError(exec.name, reason), 'TOOL_DENIED')
   }
   if (kind === 'ask') {
     if (reason !== undefined && typeof reason !== 'string') {
@@ -476,7 +459,7 @@ async function requiredApproval(
     try {
       verdict = needs.call(definition, call.exec.arguments, call.exec)
     } catch (error) {
-      return failureFrom(error, POLICY_ERROR, undefined, 'needsApproval failed: ')
+      return failureFrom(error, 'POLICY_ERROR', undefined, 'needsApproval failed: ')
     }
   }
   if (verdict === false) return undefined
@@ -489,7 +472,7 @@ async function requiredApproval(
 }
 
 function invalidDecision(event: string, problem: string): ToolExecutionResult {
-  return failure(`Invalid ${event} decision: ${problem}`, { name: 'TypeError', code: INVALID_DECISION })
+  return failure(`Invalid ${event} decision: ${problem}`, { name: 'TypeError', code: 'INVALID_DECISION' })
 }
 
 /**
@@ -545,7 +528,7 @@ async function invokeBody(
   if (state.closed || state.bodyInvoked) {
     return failure('tools/execute: next() was called after the dispatch waterfall settled; the body was not started', {
       name: 'Error',
-      code: POLICY_ERROR,
+      code: 'POLICY_ERROR',
     })
   }
   // Fuse the caller's signal back in so no wrapper can detach caller cancellation; the fusion is
@@ -554,14 +537,14 @@ async function invokeBody(
   const signal = fused === undefined ? exec.signal : fused.signal
   if (abortedOf(signal)) {
     fused?.release()
-    return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+    return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), 'ABORTED_BEFORE_DISPATCH')
   }
   state.bodyInvoked = true
   // Disposal aborts the body through this signal; it is linked only if the body reads it.
   const link = new BodySignal(core.lifetime, scope, signal)
   const run: ToolRunContext = runContext(exec, link, {
     deferContext(context: UserMessage): void {
-      const snapshot = snapshotUserMessage(context, 'deferContext(context)')
+      const snapshot = snapshotDeferredContext(context)
       if (state.deferred) state.deferred.push(snapshot)
       else state.deferred = [snapshot]
     },
@@ -582,10 +565,10 @@ async function invokeBody(
       // A body that rejects with the caller's own cancellation was cancelled, not failed.
       const reading = readThrown(error)
       if (abortedOf(exec.signal) && (error === reasonOf(exec.signal) || reading.name === 'AbortError')) {
-        return failureFrom(new ToolAbortedError(exec.name), TOOL_ABORTED)
+        return failureFrom(new ToolAbortedError(exec.name), 'ABORTED')
       }
-      if (link.disposed) return failureFrom(new ToolAbortedError(exec.name), TOOL_ABORTED)
-      return failureOf(reading, TOOL_ERROR)
+      if (link.disposed) return failureFrom(new ToolAbortedError(exec.name), 'ABORTED')
+      return failureOf(reading, 'TOOL_ERROR')
     } finally {
       state.settled = true
       link.release()
@@ -656,7 +639,7 @@ function projectValue(exec: ToolExecution, definition: ToolDefinition, raw: unkn
   try {
     content = snapshotContent(definition.output.render(exec.arguments, value), `${exec.name}.output.render()`)
   } catch (error) {
-    return failureFrom(error, RENDER_FAILED, undefined, `Tool "${exec.name}" failed to render its output: `)
+    return failureFrom(error, 'RENDER_FAILED', undefined, `Tool "${exec.name}" failed to render its output: `)
   }
   const project = definition.output.presentationMeta
   if (project && exec.parent === undefined) {
@@ -668,7 +651,7 @@ function projectValue(exec: ToolExecution, definition: ToolDefinition, raw: unkn
     } catch (error) {
       return failureFrom(
         error,
-        RENDER_FAILED,
+        'RENDER_FAILED',
         undefined,
         `Tool "${exec.name}" failed to project its presentation metadata: `,
       )
@@ -684,7 +667,7 @@ function normalizeAuthored(exec: ToolExecution, definition: ToolDefinition, retu
   if (typeof isError !== 'boolean') {
     return failure(`A tools/execute wrapper returned ${describeValue(returned)} instead of a tool result`, {
       name: 'TypeError',
-      code: INVALID_RESULT,
+      code: 'INVALID_RESULT',
     })
   }
   const authored = returned as object
@@ -693,7 +676,7 @@ function normalizeAuthored(exec: ToolExecution, definition: ToolDefinition, retu
     if (value === UNREADABLE) {
       return failure('A tools/execute wrapper returned a result whose value could not be read', {
         name: 'TypeError',
-        code: INVALID_RESULT,
+        code: 'INVALID_RESULT',
       })
     }
     return projectValue(exec, definition, value)
@@ -703,7 +686,7 @@ function normalizeAuthored(exec: ToolExecution, definition: ToolDefinition, retu
   if (typeof message !== 'string') {
     return failure('A tools/execute wrapper returned a failure without error.message', {
       name: 'TypeError',
-      code: INVALID_RESULT,
+      code: 'INVALID_RESULT',
     })
   }
   const info = readOwn(error as object, 'info')
@@ -715,13 +698,13 @@ function normalizeAuthored(exec: ToolExecution, definition: ToolDefinition, retu
     const safeInfo =
       typeof record?.name === 'string' && typeof record.code === 'string'
         ? (record as { name: string; code: string })
-        : { name: 'Error', code: TOOL_ERROR }
+        : { name: 'Error', code: 'TOOL_ERROR' }
     const content = rawContent === undefined ? undefined : snapshotContent(rawContent, 'result.content')
     return failure(message, safeInfo, content)
   } catch (caught) {
     return failure(`A tools/execute wrapper returned invalid content: ${describeThrown(caught)}`, {
       name: 'TypeError',
-      code: INVALID_RESULT,
+      code: 'INVALID_RESULT',
     })
   }
 }
@@ -773,7 +756,7 @@ function applyPostDecision(
     const text = feedback.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n')
     const message = `Tool "${exec.name}" result was blocked by policy${text ? `: ${text}` : ''}`
     // Block keeps only the decision's contexts (R-EXEC-9).
-    return { result: failure(message, { name: 'ToolBlockedError', code: TOOL_BLOCKED }, feedback), contexts: added }
+    return { result: failure(message, { name: 'ToolBlockedError', code: 'TOOL_BLOCKED' }, feedback), contexts: added }
   }
   const contexts = added ? [...(deferred ?? []), ...added] : deferred
   const hasContent = fields.content !== undefined
@@ -790,7 +773,7 @@ function applyPostDecision(
     const replaced = result.isError
       ? failure(
           result.error.message,
-          result.error.info ?? { name: 'Error', code: TOOL_ERROR },
+          result.error.info ?? { name: 'Error', code: 'TOOL_ERROR' },
           content,
           undefined,
           result.meta,
@@ -849,7 +832,7 @@ function finalizeStep(
   } catch (error) {
     return {
       failed: true,
-      result: freezeFailure(failureFrom(error, FINALIZE_FAILED, candidate.additionalContexts, `${who} failed: `)),
+      result: freezeFailure(failureFrom(error, 'FINALIZE_FAILED', candidate.additionalContexts, `${who} failed: `)),
     }
   }
   if (replacement === undefined) return { failed: false, result: candidate }
@@ -862,7 +845,7 @@ function finalizeStep(
       result: freezeFailure(
         failure(
           `${who} returned invalid content: ${describeThrown(error)}`,
-          { name: 'TypeError', code: FINALIZE_FAILED },
+          { name: 'TypeError', code: 'FINALIZE_FAILED' },
           undefined,
           candidate.additionalContexts,
         ),
@@ -889,7 +872,7 @@ function materialize(result: ToolExecutionResult): ToolExecutionResult {
     return freezeFailure(
       failure(`The tool result is not lossless JSON: ${describeThrown(error)}`, {
         name: 'TypeError',
-        code: INVALID_RESULT,
+        code: 'INVALID_RESULT',
       }),
     )
   }
@@ -897,7 +880,7 @@ function materialize(result: ToolExecutionResult): ToolExecutionResult {
 
 /** The call never reached its body: aborted by the caller, or its runtime or agent was disposed. */
 function abortedBeforeDispatch(exec: ToolExecution): ToolExecutionResult {
-  return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), TOOL_ABORTED_BEFORE_DISPATCH)
+  return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), 'ABORTED_BEFORE_DISPATCH')
 }
 
 /** Freeze a failure built by the pipeline from strings only. */

@@ -1,4 +1,5 @@
 import type { ToolExecution, ToolProgress } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import type { RegistryCore } from './registry.js'
 import type { Scope } from './scope.js'
 import { warnContained } from './untrusted.js'
@@ -11,14 +12,14 @@ import { admitted } from './waterfall.js'
  */
 export function checkProgress(progress: unknown): ToolProgress {
   if (typeof progress !== 'object' || progress === null || Array.isArray(progress)) {
-    throw new TypeError('exec.progress(progress): expected an object { message?, fraction? }')
+    throw new ConfigError('exec.progress(progress)', 'expected an object { message?, fraction? }')
   }
   const { message, fraction } = progress as { message?: unknown; fraction?: unknown }
   if (message !== undefined && typeof message !== 'string') {
-    throw new TypeError(`exec.progress(progress).message: expected a string, got ${typeof message}`)
+    throw new ConfigError('exec.progress(progress).message', `expected a string, got ${typeof message}`)
   }
   if (fraction !== undefined && !(typeof fraction === 'number' && fraction >= 0 && fraction <= 1)) {
-    throw new TypeError(`exec.progress(progress).fraction: expected a number in [0, 1], got ${String(fraction)}`)
+    throw new ConfigError('exec.progress(progress).fraction', `expected a number in [0, 1], got ${String(fraction)}`)
   }
   if (message === undefined) return Object.freeze(fraction === undefined ? {} : { fraction })
   return Object.freeze(fraction === undefined ? { message } : { message, fraction })

@@ -6,6 +6,7 @@ import type {
   ToolExecutionToken,
   ToolPresentationMode,
 } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import { ToolNotFoundError } from './errors.js'
 import { Lifetime } from './lifecycle.js'
 import { type ResolvedView, Scope, scopeSymbol } from './scope.js'
@@ -76,10 +77,17 @@ export class RegistryCore {
   installTransport(transport: ToolTransport): () => void {
     const name = transport?.definition?.name
     if (typeof name !== 'string' || name.length === 0)
-      throw new TypeError('installTransport(transport): transport.definition.name must be a non-empty string')
+      throw new ConfigError('installTransport(transport).definition.name', 'expected a non-empty string')
     if (this.transport !== undefined)
-      throw new Error(`a transport ("${this.transport.definition.name}") is already installed`)
-    if (this.global.own.has(name)) throw new Error(`a registered tool already holds the transport name "${name}"`)
+      throw new ConfigError(
+        'installTransport(transport)',
+        `a transport ("${this.transport.definition.name}") is already installed`,
+      )
+    if (this.global.own.has(name))
+      throw new ConfigError(
+        'installTransport(transport)',
+        `a registered tool already holds the transport name "${name}"`,
+      )
     this.transport = transport
     this.changed()
     return () => {

@@ -6,10 +6,8 @@ import type {
   ToolExecutionSuccess,
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
-import { TOOL_ERROR } from './errors.js'
+import type { ErrorCode } from '../errors/codes.js'
 import { readThrown, type ThrownReading } from './untrusted.js'
-
-export { TOOL_ERROR }
 
 /** The message of anything thrown, without the `Error: ` envelope; never throws (reads it once). */
 export function describeThrown(thrown: unknown): string {
@@ -17,7 +15,7 @@ export function describeThrown(thrown: unknown): string {
 }
 
 /** `{ name, code }` of a thrown value: its own string `code` when it has one, else `fallbackCode`. */
-export function errorInfo(thrown: unknown, fallbackCode: string): ToolErrorInfo {
+export function errorInfo(thrown: unknown, fallbackCode: ErrorCode): ToolErrorInfo {
   const reading = readThrown(thrown)
   return { name: reading.name, code: reading.code ?? fallbackCode }
 }
@@ -41,7 +39,7 @@ export function failure(
 
 export function failureFrom(
   thrown: unknown,
-  fallbackCode: string,
+  fallbackCode: ErrorCode,
   additionalContexts?: UserMessage[],
   prefix = '',
 ): ToolExecutionFailure {
@@ -51,7 +49,7 @@ export function failureFrom(
 /** A failure from one reading of a thrown value: its message and identity come from the same read. */
 export function failureOf(
   reading: ThrownReading,
-  fallbackCode: string,
+  fallbackCode: ErrorCode,
   additionalContexts?: UserMessage[],
   prefix = '',
 ): ToolExecutionFailure {
@@ -87,7 +85,7 @@ export function withDeferred(result: ToolExecutionResult, contexts: UserMessage[
   if (result.isError) {
     return failure(
       result.error.message,
-      result.error.info ?? { name: 'Error', code: TOOL_ERROR },
+      result.error.info ?? { name: 'Error', code: 'TOOL_ERROR' },
       result.content,
       contexts,
       result.meta,

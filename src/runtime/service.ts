@@ -11,6 +11,7 @@ import type {
   ToolRestriction,
 } from '../contract/execution.js'
 import type { ToolDefinition, ToolSchema } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import { revokeStandingRule, standingRulesOf } from './approval-flow.js'
 import { checkDefinition, ToolRegistrationError } from './definition-check.js'
 import { createToolHost, type ToolHost } from './host.js'
@@ -61,7 +62,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
     }
     const mode = config?.mode ?? 'native'
     if (!modes.includes(mode))
-      throw new TypeError(`tools config.mode: expected "native", "code" or "both", got ${String(mode)}`)
+      throw new ConfigError('tools config.mode', `expected "native", "code" or "both", got ${String(mode)}`)
     // Subclass presets keep their own fields next to `mode`.
     this.config = { ...config, mode }
     const core = new RegistryCore(ctx, mode, this)
@@ -80,7 +81,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   /** `live: false` for read-only questions that stay answerable after disposal (standing rules: none). */
   private resolveScopeKey(scope: ScopeKey | undefined, method: string, live = true): Scope {
     const resolved = this[coreOf].scopeOfAgent(scope)
-    if (!resolved) throw new TypeError(`tools.${method}(scope): expected an Agent created by createAgent()`)
+    if (!resolved) throw new ConfigError(`tools.${method}(scope)`, 'expected an Agent created by createAgent()')
     return live ? this.live(resolved, method) : resolved
   }
 
@@ -116,15 +117,17 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   presentAs(mode: ToolPresentationMode): () => void {
     const scope = this.callerScope('presentAs')
     if (scope.agent === undefined) {
-      throw new TypeError(
-        'tools.presentAs(): only an agent context may declare a presentation; use the `mode` config field for the deployment default',
+      throw new ConfigError(
+        'tools.presentAs()',
+        'only an agent context may declare a presentation; use the `mode` config field for the deployment default',
       )
     }
     if (!modes.includes(mode))
-      throw new TypeError(`tools.presentAs(mode): expected "native", "code" or "both", got ${String(mode)}`)
+      throw new ConfigError('tools.presentAs(mode)', `expected "native", "code" or "both", got ${String(mode)}`)
     if (scope.presentation !== undefined) {
-      throw new TypeError(
-        `tools.presentAs(): agent "${scope.agent.id}" already declared presentation "${scope.presentation}"`,
+      throw new ConfigError(
+        'tools.presentAs()',
+        `agent "${scope.agent.id}" already declared presentation "${scope.presentation}"`,
       )
     }
     const core = this[coreOf]
@@ -173,7 +176,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   restrict(filter: ToolRestriction): () => void {
     const scope = this.callerScope('restrict')
     if (scope.agent === undefined)
-      throw new TypeError('tools.restrict(): restrictions apply to an agent scope; call it through agent.ctx')
+      throw new ConfigError('tools.restrict()', 'restrictions apply to an agent scope; call it through agent.ctx')
     const core = this[coreOf]
     const compiled = compileRestriction(core, scope, filter)
     return this.own(
@@ -189,7 +192,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   }
 
   guard(guard: ToolGuard): () => void {
-    if (typeof guard !== 'function') throw new TypeError('tools.guard(guard): expected a synchronous function')
+    if (typeof guard !== 'function') throw new ConfigError('tools.guard(guard)', 'expected a synchronous function')
     const scope = this.callerScope('guard')
     const core = this[coreOf]
     // Guards are part of the resolved view, so adding one invalidates it; they do not change visibility.
@@ -239,7 +242,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   /** Revoke a scope's standing rule for `toolName`: later asks go to the approval service again. */
   revokeStandingApproval(toolName: string, scope?: ScopeKey): boolean {
     if (typeof toolName !== 'string')
-      throw new TypeError('tools.revokeStandingApproval(toolName): expected a tool name')
+      throw new ConfigError('tools.revokeStandingApproval(toolName)', 'expected a tool name')
     return revokeStandingRule(this.resolveScopeKey(scope, 'revokeStandingApproval', false), toolName)
   }
 }
@@ -264,7 +267,7 @@ function modeOf(core: RegistryCore, input: ToolExecutionInput): ToolExecutionMod
 function compileRestriction(core: RegistryCore, scope: Scope, filter: ToolRestriction): CompiledRestriction {
   const issues: string[] = []
   if (typeof filter !== 'object' || filter === null)
-    throw new TypeError('tools.restrict(filter): expected { allow?, deny? }')
+    throw new ConfigError('tools.restrict(filter)', 'expected { allow?, deny? }')
   const read = (key: 'allow' | 'deny'): Set<string> | undefined => {
     const list = filter[key]
     if (list === undefined) return undefined
@@ -291,7 +294,6 @@ function compileRestriction(core: RegistryCore, scope: Scope, filter: ToolRestri
   const allow = read('allow')
   const deny = read('deny')
   if (filter.allow === undefined && filter.deny === undefined) issues.push('filter: give allow and/or deny')
-  if (issues.length)
-    throw new TypeError(`tools.restrict() refused:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`)
+  if (issues.length) throw new ConfigError('tools.restrict(filter)', issues)
   return Object.freeze({ allow, deny })
 }

@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from 'node:readline'
 import { type Context, Service } from 'cordis'
 import type { ApprovalContext, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import { normalizeApprovalOutcome } from '../runtime/index.js'
 import { previewJson } from './preview.js'
 
@@ -28,7 +29,7 @@ export class CallbackApproval extends Service implements ApprovalService {
   constructor(ctx: Context, config: CallbackApprovalConfig) {
     super(ctx, 'approval')
     if (typeof config?.decide !== 'function') {
-      throw new TypeError('CallbackApproval: config.decide must be a function (request) => ApprovalOutcome')
+      throw new ConfigError('CallbackApproval config.decide', 'expected a function (request) => ApprovalOutcome')
     }
     this.decide = config.decide
   }
@@ -100,14 +101,15 @@ export class TerminalApproval extends Service implements ApprovalService {
 
   constructor(ctx: Context, config: TerminalApprovalConfig = {}) {
     super(ctx, 'approval')
-    if (config === null || typeof config !== 'object') throw new TypeError('TerminalApproval: config must be an object')
+    if (config === null || typeof config !== 'object')
+      throw new ConfigError('TerminalApproval config', 'expected an object')
     // The structural config types describe Node streams; readline needs the nominal ones.
     this.input = (config.input as NodeJS.ReadableStream | undefined) ?? process.stdin
     this.output = (config.output as NodeJS.WritableStream | undefined) ?? process.stdout
     if (typeof this.input.on !== 'function')
-      throw new TypeError('TerminalApproval: config.input must be a readable stream')
+      throw new ConfigError('TerminalApproval config.input', 'expected a readable stream')
     if (typeof this.output.write !== 'function') {
-      throw new TypeError('TerminalApproval: config.output must be a writable stream')
+      throw new ConfigError('TerminalApproval config.output', 'expected a writable stream')
     }
     this.interactive = config.interactive ?? (this.input as { isTTY?: boolean }).isTTY === true
     this.colors = (this.output as { isTTY?: boolean }).isTTY === true && !process.env.NO_COLOR

@@ -4,7 +4,8 @@ import type {
   ToolExecutionMode,
   ToolExecutionResult,
 } from '../contract/execution.js'
-import { fuseSignals, TOOL_ERROR } from '../runtime/index.js'
+import { ConfigError } from '../errors/config-error.js'
+import { fuseSignals } from '../runtime/index.js'
 
 /** The part of `ctx.tools` (a `ToolRuntime`) the batch executor needs. */
 export interface BatchToolRuntime {
@@ -122,27 +123,33 @@ export function executeBatch(
 
 function validate(tools: BatchToolRuntime, calls: readonly ToolExecutionInput[], options: ExecuteBatchOptions): void {
   if (typeof tools?.execute !== 'function' || typeof tools.executionMode !== 'function') {
-    throw new TypeError('executeBatch: tools must provide execute() and executionMode() (pass ctx.tools)')
+    throw new ConfigError('executeBatch(tools)', 'expected execute() and executionMode() (pass ctx.tools)')
   }
-  if (!Array.isArray(calls)) throw new TypeError('executeBatch: calls must be an array of ToolExecutionInput')
+  if (!Array.isArray(calls))
+    throw new ConfigError('executeBatch(tools, calls)', 'expected an array of ToolExecutionInput')
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]
-    if (call === null || typeof call !== 'object') throw new TypeError(`executeBatch: calls[${i}] must be an object`)
+    if (call === null || typeof call !== 'object')
+      throw new ConfigError(`executeBatch(tools, calls)[${i}]`, 'expected an object')
     if (!(call.signal instanceof AbortSignal)) {
-      throw new TypeError(`executeBatch: calls[${i}].signal must be an AbortSignal`)
+      throw new ConfigError(`executeBatch(tools, calls)[${i}].signal`, 'expected an AbortSignal')
     }
   }
-  if (options === null || typeof options !== 'object') throw new TypeError('executeBatch: options must be an object')
+  if (options === null || typeof options !== 'object')
+    throw new ConfigError('executeBatch(tools, calls, options)', 'expected an object')
   const { maxParallel, signal } = options
   if (maxParallel !== undefined && !(Number.isSafeInteger(maxParallel) && maxParallel > 0)) {
-    throw new RangeError(`executeBatch: options.maxParallel must be a positive integer, got ${String(maxParallel)}`)
+    throw new ConfigError(
+      'executeBatch(options).maxParallel',
+      `expected a positive integer, got ${String(maxParallel)}`,
+    )
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new TypeError('executeBatch: options.signal must be an AbortSignal')
+    throw new ConfigError('executeBatch(options).signal', 'expected an AbortSignal')
   }
   for (const hook of ['onStart', 'onResult'] as const) {
     if (options[hook] !== undefined && typeof options[hook] !== 'function') {
-      throw new TypeError(`executeBatch: options.${hook} must be a function`)
+      throw new ConfigError(`executeBatch(options).${hook}`, 'expected a function')
     }
   }
 }
@@ -165,7 +172,7 @@ async function dispatch(tools: BatchToolRuntime, call: ToolExecutionInput): Prom
     const name = error instanceof Error ? error.name : 'Error'
     const failure: ToolExecutionFailure = {
       isError: true,
-      error: { message, info: { name, code: TOOL_ERROR } },
+      error: { message, info: { name, code: 'TOOL_ERROR' } },
       content: [{ type: 'text', text: message }],
     }
     return Object.freeze(failure)

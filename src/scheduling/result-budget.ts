@@ -1,7 +1,6 @@
 import type { Context } from 'cordis'
 import type { ContentBlock } from '../contract/content.js'
-// The runtime's event declarations (`tools/*` on Cordis's Events) come with its entry.
-import type {} from '../runtime/index.js'
+import { ConfigError } from '../errors/config-error.js'
 
 /** Config of {@link ResultBudget}. */
 export interface ResultBudgetConfig {
@@ -173,10 +172,10 @@ function validateConfig(config: ResultBudgetConfig | undefined): {
   perTool: ReadonlyMap<string, number>
 } {
   if (config === undefined || config === null) return { maxBytes: DEFAULT_RESULT_BUDGET_BYTES, perTool: new Map() }
-  if (typeof config !== 'object') throw new TypeError('ResultBudget: config must be an object')
+  if (typeof config !== 'object') throw new ConfigError('ResultBudget config', 'expected an object')
   const bytes = (value: unknown, path: string): number => {
     if (!Number.isSafeInteger(value) || (value as number) < 1024) {
-      throw new RangeError(`ResultBudget: ${path} must be an integer number of bytes >= 1024, got ${String(value)}`)
+      throw new ConfigError(`ResultBudget ${path}`, `expected an integer number of bytes >= 1024, got ${String(value)}`)
     }
     return value as number
   }
@@ -185,7 +184,7 @@ function validateConfig(config: ResultBudgetConfig | undefined): {
   const perTool = new Map<string, number>()
   if (config.perTool !== undefined) {
     if (typeof config.perTool !== 'object' || config.perTool === null || Array.isArray(config.perTool)) {
-      throw new TypeError('ResultBudget: config.perTool must be an object of tool name → bytes')
+      throw new ConfigError('ResultBudget config.perTool', 'expected an object of tool name → bytes')
     }
     for (const [name, value] of Object.entries(config.perTool)) {
       perTool.set(name, bytes(value, `config.perTool[${JSON.stringify(name)}]`))

@@ -1,5 +1,6 @@
 import { type Context, Service } from 'cordis'
 import type { ApprovalContext, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import { normalizeApprovalOutcome } from '../runtime/index.js'
 
 /** Config of {@link SuspendingApproval}. */
@@ -33,14 +34,15 @@ export class SuspendingApproval extends Service implements ApprovalService {
   constructor(ctx: Context, config: SuspendingApprovalConfig = {}) {
     super(ctx, 'approval')
     if (config === null || typeof config !== 'object')
-      throw new TypeError('SuspendingApproval: config must be an object')
+      throw new ConfigError('SuspendingApproval config', 'expected an object')
     if (config.decide !== undefined && typeof config.decide !== 'function') {
-      throw new TypeError(
-        'SuspendingApproval: config.decide must be a function (request, context) => outcome | undefined',
+      throw new ConfigError(
+        'SuspendingApproval config.decide',
+        'expected a function (request, context) => outcome | undefined',
       )
     }
     if (config.reason !== undefined && typeof config.reason !== 'string') {
-      throw new TypeError('SuspendingApproval: config.reason must be a string')
+      throw new ConfigError('SuspendingApproval config.reason', 'expected a string')
     }
     this.decide = config.decide
     this.suspension = Object.freeze(

@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
-import { fuseSignals, TOOL_TIMEOUT, ToolTimeoutError } from '../runtime/index.js'
+import { ConfigError } from '../errors/config-error.js'
+import { fuseSignals, ToolTimeoutError } from '../runtime/index.js'
 
 /** Config of {@link TimeoutPolicy}. */
 export interface TimeoutPolicyConfig {
@@ -159,7 +160,7 @@ function timeoutFailure(timeout: ToolTimeoutError, result: ToolExecutionResult |
       message: timeout.message,
       info: {
         name: 'ToolTimeoutError',
-        code: TOOL_TIMEOUT,
+        code: 'TOOL_TIMEOUT',
         timeoutMs: timeout.timeoutMs,
         ...(timeout.idle ? { idle: true } : {}),
       },
@@ -175,12 +176,12 @@ function validateConfig(config: TimeoutPolicyConfig | undefined): {
   idleTimeoutMs: number | undefined
 } {
   if (config === undefined || config === null) return { defaultTimeoutMs: undefined, idleTimeoutMs: undefined }
-  if (typeof config !== 'object') throw new TypeError('TimeoutPolicy: config must be an object')
+  if (typeof config !== 'object') throw new ConfigError('TimeoutPolicy config', 'expected an object')
   const read = (key: 'defaultTimeoutMs' | 'idleTimeoutMs'): number | undefined => {
     const ms = config[key]
     if (ms === undefined) return undefined
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-      throw new RangeError(`TimeoutPolicy: config.${key} must be a positive finite number, got ${String(ms)}`)
+      throw new ConfigError(`TimeoutPolicy config.${key}`, `expected a positive finite number, got ${String(ms)}`)
     }
     return ms
   }

@@ -4,6 +4,7 @@ import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.j
 import type { JsonObject, JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition, ToolOutputDefinition, ToolResult } from '../contract/tool-definition.js'
 import type { ToolCallView, ToolResultView } from '../contract/views.js'
+import { ConfigError } from '../errors/config-error.js'
 import { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './compile.js'
 import { ToolArgsError } from './errors.js'
 import type { InferArgs, InferValue } from './infer.js'
@@ -120,7 +121,7 @@ export function defineTool<const P extends ParametersInput, const O extends Outp
   const issues = definitionIssues(spec as unknown as Record<string, unknown>)
   if (issues.length > 0) {
     const name = typeof spec.name === 'string' ? ` "${spec.name}"` : ''
-    throw new TypeError(`defineTool${name}: invalid definition:${issues.map((i) => `\n  - ${i}`).join('')}`)
+    throw new ConfigError(`defineTool${name}`, issues)
   }
   const name = spec.name
   // A Standard JSON Schema brings its own converter; toolgate enforces the converted subset itself.

@@ -5,6 +5,7 @@ import path from 'node:path'
 import type { Readable } from 'node:stream'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolResultView } from '../contract/views.js'
+import { ConfigError } from '../errors/config-error.js'
 import { defineTool } from '../schema/define-tool.js'
 import { OutputProgress } from './output-progress.js'
 import { bool, callPresenter, int, resultPresenter, str } from './present-util.js'
@@ -115,12 +116,17 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
   const timeoutMs = options.timeoutMs ?? 120_000
   const progressIntervalMs = options.progressIntervalMs ?? 250
   if (!Number.isFinite(progressIntervalMs) || progressIntervalMs < 0)
-    throw new Error('progressIntervalMs: expected a non-negative number')
-  if (!Number.isSafeInteger(cap) || cap <= 0) throw new Error('outputCapBytes: expected a positive integer')
-  if (!Number.isFinite(grace) || grace < 0) throw new Error('killGraceMs: expected a non-negative number')
+    throw new ConfigError('createBashTool(options).progressIntervalMs', 'expected a non-negative number')
+  if (!Number.isSafeInteger(cap) || cap <= 0)
+    throw new ConfigError('createBashTool(options).outputCapBytes', 'expected a positive integer')
+  if (!Number.isFinite(grace) || grace < 0)
+    throw new ConfigError('createBashTool(options).killGraceMs', 'expected a non-negative number')
   const mode = options.sandbox ?? 'auto'
   if (mode !== 'auto' && mode !== 'bwrap' && mode !== 'none')
-    throw new Error(`sandbox: expected 'auto', 'bwrap' or 'none', got ${JSON.stringify(mode)}`)
+    throw new ConfigError(
+      'createBashTool(options).sandbox',
+      `expected 'auto', 'bwrap' or 'none', got ${JSON.stringify(mode)}`,
+    )
   const network = options.network === true
   const sandbox = resolveSandbox(mode, 'bwrap')
   const baseEnv = commandEnv(options, configuredCwd, shell)
@@ -373,9 +379,11 @@ function commandEnv(options: BashToolOptions, cwd: string, shell: string): Recor
     out.PWD = cwd
   }
   const inherit = options.inheritEnv ?? []
-  if (!Array.isArray(inherit)) throw new Error('inheritEnv: expected an array of variable names')
+  if (!Array.isArray(inherit))
+    throw new ConfigError('createBashTool(options).inheritEnv', 'expected an array of variable names')
   for (const name of inherit) {
-    if (typeof name !== 'string') throw new Error('inheritEnv: expected an array of variable names')
+    if (typeof name !== 'string')
+      throw new ConfigError('createBashTool(options).inheritEnv', 'expected an array of variable names')
     const value = process.env[name]
     if (value !== undefined) out[name] = value
   }

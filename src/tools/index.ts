@@ -1,6 +1,7 @@
 // First-party reference tools: workspace-rooted file tools and a process-group-aware bash tool.
 import path from 'node:path'
 import type { ToolDefinition } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import { type BashToolOptions, createBashToolDefinition } from './bash.js'
 import { createEditFileTool } from './edit-file.js'
 import { createFsToolContext } from './fs-context.js'
@@ -45,10 +46,11 @@ export interface FsToolsOptions {
  * `write_file` creates missing parent directories may receive those (empty) directories.
  */
 export function createFsTools(options: FsToolsOptions): ToolDefinition[] {
-  if (typeof options?.root !== 'string' || options.root === '') throw new Error('root: expected a directory path')
+  if (typeof options?.root !== 'string' || options.root === '')
+    throw new ConfigError('createFsTools(options).root', 'expected a directory path')
   const ripgrep = options.ripgrep
   if (ripgrep !== undefined && ripgrep !== false && (typeof ripgrep !== 'string' || ripgrep === ''))
-    throw new Error('ripgrep: expected the path of a ripgrep binary, or false')
+    throw new ConfigError('createFsTools(options).ripgrep', 'expected the path of a ripgrep binary, or false')
   const fs = createFsToolContext(
     path.resolve(options.root),
     resolveLimits(options.limits),

@@ -1,3 +1,5 @@
+import { ConfigError } from '../errors/config-error.js'
+
 /** Caps that keep every file tool's result bounded. All sizes are per call. */
 export interface FsToolLimits {
   /** `read_file` lines when `limit` is omitted. */
@@ -48,9 +50,10 @@ export const DEFAULT_FS_TOOL_LIMITS: Readonly<FsToolLimits> = Object.freeze({
 export function resolveLimits(overrides: Partial<FsToolLimits> | undefined): Readonly<FsToolLimits> {
   const limits: FsToolLimits = { ...DEFAULT_FS_TOOL_LIMITS }
   for (const [key, value] of Object.entries(overrides ?? {})) {
-    if (!Object.hasOwn(DEFAULT_FS_TOOL_LIMITS, key)) throw new Error(`limits.${key}: unknown limit`)
+    if (!Object.hasOwn(DEFAULT_FS_TOOL_LIMITS, key))
+      throw new ConfigError(`createFsTools(options).limits.${key}`, 'unknown limit')
     if (!Number.isSafeInteger(value) || (value as number) <= 0) {
-      throw new Error(`limits.${key}: expected a positive integer, got ${String(value)}`)
+      throw new ConfigError(`createFsTools(options).limits.${key}`, `expected a positive integer, got ${String(value)}`)
     }
     limits[key as keyof FsToolLimits] = value as number
   }

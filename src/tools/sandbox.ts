@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process'
+import { ConfigError } from '../errors/config-error.js'
 
 /** Which OS sandbox `bash` commands run under: `auto` (bubblewrap when it works), `bwrap`, or `none`. */
 export type BashSandboxMode = 'auto' | 'bwrap' | 'none'
@@ -36,7 +37,7 @@ export function resolveSandbox(mode: BashSandboxMode, binary: string): BashSandb
   if (mode === 'none') return 'none'
   const problem = probeBubblewrap(binary)
   if (problem === undefined) return 'bwrap'
-  if (mode === 'bwrap') throw new Error(`createBashTool({ sandbox: 'bwrap' }): ${problem}`)
+  if (mode === 'bwrap') throw new ConfigError('createBashTool(options).sandbox', `'bwrap' cannot run: ${problem}`)
   return 'none'
 }
 

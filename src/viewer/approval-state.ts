@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { open, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ApprovalOutcome } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 
 /** A decision from the page on a pending approval. */
 export interface ViewerDecision {
@@ -48,19 +49,23 @@ async function readStateFile(path: string): Promise<StateView> {
   try {
     state = JSON.parse(text)
   } catch (error) {
-    throw new Error(`state file ${path}: not JSON (${error instanceof Error ? error.message : String(error)})`)
+    throw new ConfigError(`state file ${path}`, `not JSON (${error instanceof Error ? error.message : String(error)})`)
   }
   const where = `state file ${path}`
-  if (!isObject(state)) throw new Error(`${where}: expected the state object of an 'approval-required' result`)
-  if (state.v !== 1) throw new Error(`${where}: state.v: expected 1, got ${JSON.stringify(state.v)}`)
+  if (!isObject(state)) throw new ConfigError(where, "expected the state object of an 'approval-required' result")
+  if (state.v !== 1) throw new ConfigError(`${where}: state.v`, `expected 1, got ${JSON.stringify(state.v)}`)
   const pending = state.pending
-  if (!isObject(pending)) throw new Error(`${where}: state.pending: missing — no call is waiting for a decision`)
+  if (!isObject(pending))
+    throw new ConfigError(`${where}: state.pending`, 'missing — no call is waiting for a decision')
   const { calls, requests } = pending
-  if (!Array.isArray(calls)) throw new Error(`${where}: state.pending.calls: expected an array`)
+  if (!Array.isArray(calls)) throw new ConfigError(`${where}: state.pending.calls`, 'expected an array')
   if (!Array.isArray(requests) || requests.length !== calls.length)
-    throw new Error(`${where}: state.pending.requests: expected an array of ${calls.length} entries (one per call)`)
+    throw new ConfigError(
+      `${where}: state.pending.requests`,
+      `expected an array of ${calls.length} entries (one per call)`,
+    )
   const decisions = state.decisions ?? {}
-  if (!isObject(decisions)) throw new Error(`${where}: state.decisions: expected an object keyed by call id`)
+  if (!isObject(decisions)) throw new ConfigError(`${where}: state.decisions`, 'expected an object keyed by call id')
   const waiting = new Map<string, number>()
   calls.forEach((call: unknown, i) => {
     if (isObject(call) && typeof call.callId === 'string' && requests[i] !== null) waiting.set(call.callId, i)

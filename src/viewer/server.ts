@@ -5,6 +5,7 @@ import { access } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { basename } from 'node:path'
+import { ConfigError } from '../errors/config-error.js'
 import type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { JournalFollower } from './follow.js'
@@ -93,7 +94,7 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
   try {
     await access(journal)
   } catch {
-    throw new Error(`toolgate view: journal not found: ${journal}`)
+    throw new ConfigError('startViewer(options).journal', `not found: ${journal}`)
   }
   const assets: ViewerAssets = await loadViewerAssets()
   const presenters = presenterTable(options.presenters)

@@ -8,14 +8,7 @@ import { sanitizeContent } from '../presentation/generic.js'
 import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
 import { languageFromPath } from '../presentation/language.js'
 import { splitLines } from '../presentation/read-window.js'
-import {
-  APPROVAL_SUSPENDED,
-  TOOL_ABORTED,
-  TOOL_ABORTED_BEFORE_DISPATCH,
-  TOOL_DENIED,
-  TOOL_ERROR,
-  TOOL_TIMEOUT,
-} from '../runtime/index.js'
+
 import type { JournalLineRecord } from './journal-line.js'
 import type { ApprovalStep, CardStatus, DiffBlock, DiffLine, SessionCard } from './model.js'
 import { presentCallSafely, presentResultSafely, type ToolPresenter } from './presenters.js'
@@ -49,12 +42,12 @@ function errorCode(result: Record<string, unknown>): string | null {
   if (readOwn(result, 'isError') !== true) return null
   const error = readOwn(result, 'error')
   const info = isPlainRecord(error) ? readOwn(error, 'info') : undefined
-  return (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? TOOL_ERROR
+  return (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? 'TOOL_ERROR'
 }
 
 /** A suspended call's result stands until the call is resumed: it is a wait, not a failure. */
 function isSuspension(result: Record<string, unknown> | undefined): boolean {
-  return result !== undefined && errorCode(result) === APPROVAL_SUSPENDED
+  return result !== undefined && errorCode(result) === 'APPROVAL_SUSPENDED'
 }
 
 function statusOf(state: CallState): CardStatus {
@@ -64,13 +57,14 @@ function statusOf(state: CallState): CardStatus {
     if (readOwn(result, 'isError') !== true) return { kind: 'ok' }
     const error = readOwn(result, 'error')
     const info = isPlainRecord(error) ? readOwn(error, 'info') : undefined
-    const code = (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? TOOL_ERROR
-    if (code === TOOL_DENIED) return { kind: 'denied', code }
-    if (code === TOOL_TIMEOUT) return { kind: 'timed-out', code }
-    if (code === TOOL_ABORTED || code === TOOL_ABORTED_BEFORE_DISPATCH) return { kind: 'aborted', code }
+    const code = (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? 'TOOL_ERROR'
+    if (code === 'TOOL_DENIED') return { kind: 'denied', code }
+    if (code === 'TOOL_TIMEOUT') return { kind: 'timed-out', code }
+    if (code === 'ABORTED' || code === 'ABORTED_BEFORE_DISPATCH') return { kind: 'aborted', code }
     return { kind: 'error', code }
   }
-  if (state.dispatch !== undefined) return state.dispatch.isError ? { kind: 'error', code: TOOL_ERROR } : { kind: 'ok' }
+  if (state.dispatch !== undefined)
+    return state.dispatch.isError ? { kind: 'error', code: 'TOOL_ERROR' } : { kind: 'ok' }
   const last = state.approvals[state.approvals.length - 1]
   if (last !== undefined && (last.step === 'asked' || last.outcome === 'suspended'))
     return { kind: 'awaiting-approval' }
@@ -80,11 +74,11 @@ function statusOf(state: CallState): CardStatus {
 function errorOf(result: Record<string, unknown> | undefined): SessionCard['error'] {
   if (result === undefined || readOwn(result, 'isError') !== true || isSuspension(result)) return null
   const error = readOwn(result, 'error')
-  if (!isPlainRecord(error)) return { message: '', code: TOOL_ERROR }
+  if (!isPlainRecord(error)) return { message: '', code: 'TOOL_ERROR' }
   const info = readOwn(error, 'info')
   return {
     message: text(readOwn(error, 'message')) ?? '',
-    code: (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? TOOL_ERROR,
+    code: (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? 'TOOL_ERROR',
   }
 }
 

@@ -1,6 +1,6 @@
 // Issue #14: SuspendingApproval on its own (outside the model loop).
 import { describe, expect, it } from 'vitest'
-import { APPROVAL_SUSPENDED, createAgent, createToolRuntime, SuspendingApproval } from '../../src/index.js'
+import { createAgent, createToolRuntime, SuspendingApproval } from '../../src/index.js'
 import { rawTool, signal } from '../runtime/helpers.js'
 
 async function setup(config?: ConstructorParameters<typeof SuspendingApproval>[1]) {
@@ -23,7 +23,7 @@ describe('SuspendingApproval (issue #14)', () => {
   it('suspends every ask by default: an APPROVAL_SUSPENDED error result, the body never runs', async () => {
     const env = await setup({ reason: 'a person decides later' })
     const result = await env.call('c1')
-    expect(result.isError && result.error.info?.code).toBe(APPROVAL_SUSPENDED)
+    expect(result.isError && result.error.info?.code).toBe('APPROVAL_SUSPENDED')
     expect(result.isError && result.error.message).toMatch(/waiting for approval.*a person decides later/)
     expect(env.ran()).toBe(0)
   })
@@ -38,7 +38,7 @@ describe('SuspendingApproval (issue #14)', () => {
     })
     expect((await env.call('ok')).isError).toBe(false)
     const later = await env.call('later')
-    expect(later.isError && later.error.info?.code).toBe(APPROVAL_SUSPENDED)
+    expect(later.isError && later.error.info?.code).toBe('APPROVAL_SUSPENDED')
     const boom = await env.call('boom')
     expect(boom.isError && boom.error.info?.code).toBe('TOOL_DENIED')
     expect(boom.isError && boom.error.message).toMatch(/policy store down/)

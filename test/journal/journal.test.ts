@@ -259,9 +259,11 @@ describe('Journal (issue #14)', () => {
 
   it('rejects a bad config with a clear error', async () => {
     const { ctx } = await createToolRuntime()
-    await expect(ctx.plugin(Journal, { path: '' })).rejects.toThrow(/config\.path must be a non-empty/)
+    await expect(ctx.plugin(Journal, { path: '' })).rejects.toThrow(
+      /^Journal config\.path: expected a non-empty file path/,
+    )
     await expect(ctx.plugin(Journal, { path: fresh(), fsync: 'yes' as never })).rejects.toThrow(
-      /fsync must be a boolean/,
+      /^Journal config\.fsync: expected a boolean/,
     )
   })
 })

@@ -181,12 +181,12 @@ describe('runModelLoop (issue #12)', () => {
     const model = scripted([])
     const messages = [{ role: 'user' as const, content: 'go' }]
     expect(() => runModelLoop({ tools, model, messages, maxSteps: 0 })).toThrow(
-      'runModelLoop: options.maxSteps must be a positive integer, got 0',
+      'runModelLoop(options).maxSteps: expected a positive integer, got 0',
     )
     expect(() => runModelLoop({ tools, model: { ...model, format: 'nope' as 'openai-chat' }, messages })).toThrow(
-      /runModelLoop: options\.model\.format: format must be one of 'openai-chat', 'openai-responses', 'anthropic', 'gemini'; got "nope"/,
+      /runModelLoop\(options\)\.model\.format: expected one of 'openai-chat', 'openai-responses', 'anthropic', 'gemini'; got "nope"/,
     )
-    expect(() => runModelLoop({ tools: {} as typeof tools, model, messages })).toThrow(/options\.tools/)
+    expect(() => runModelLoop({ tools: {} as typeof tools, model, messages })).toThrow(/options\)\.tools/)
   })
 })
 
@@ -253,7 +253,7 @@ describe('toProviderMessages (issue #12)', () => {
   it('rejects a malformed batch with a path-qualified error', () => {
     expect(() =>
       toProviderMessages('gemini', { results: [{ call: { callId: 1 } }] } as unknown as ProviderBatch),
-    ).toThrow('toProviderMessages: batch.results[0].call must have a string callId and name')
+    ).toThrow('toProviderMessages(format, batch).results[0].call: expected a string callId and name')
   })
 })
 

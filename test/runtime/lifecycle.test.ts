@@ -4,11 +4,9 @@
 import { describe, expect, it } from 'vitest'
 import { RUN_CODE_NAME } from '../../src/code-mode/index.js'
 import {
-  AGENT_DISPOSED,
   CallbackApproval,
   createAgent,
   createToolRuntime,
-  RUNTIME_DISPOSED,
   type ToolExecutionResult,
   ToolPipelineError,
 } from '../../src/index.js'
@@ -47,15 +45,15 @@ describe('disposing the runtime', () => {
     const agentTools = agent.ctx.tools
     await runtime.dispose()
 
-    expect(thrown(() => tools.register(rawTool('late'))).code).toBe(RUNTIME_DISPOSED)
+    expect(thrown(() => tools.register(rawTool('late'))).code).toBe('RUNTIME_DISPOSED')
     expect(thrown(() => tools.register(rawTool('late'))).message).toMatch(
       /tools\.register\(\): the tool runtime was disposed/,
     )
-    expect(thrown(() => agentTools.restrict({ deny: ['echo'] })).code).toBe(RUNTIME_DISPOSED)
-    expect(thrown(() => tools.schemas()).code).toBe(RUNTIME_DISPOSED)
-    expect(thrown(() => tools.sdk()).code).toBe(RUNTIME_DISPOSED)
+    expect(thrown(() => agentTools.restrict({ deny: ['echo'] })).code).toBe('RUNTIME_DISPOSED')
+    expect(thrown(() => tools.schemas()).code).toBe('RUNTIME_DISPOSED')
+    expect(thrown(() => tools.sdk()).code).toBe('RUNTIME_DISPOSED')
     const direct = await tools.execute({ callId: 'c1', name: 'echo', arguments: {}, signal: signal() })
-    expect(codeOf(direct)).toBe(RUNTIME_DISPOSED)
+    expect(codeOf(direct)).toBe('RUNTIME_DISPOSED')
     expect(direct.isError && direct.error.message).toMatch(/the tool runtime was disposed/)
     const program = await tools.execute({
       callId: 'c2',
@@ -63,7 +61,7 @@ describe('disposing the runtime', () => {
       arguments: { code: 'return 1', description: 'one' },
       signal: signal(),
     })
-    expect(codeOf(program)).toBe(RUNTIME_DISPOSED)
+    expect(codeOf(program)).toBe('RUNTIME_DISPOSED')
     expect(Object.isFrozen(program)).toBe(true)
     // Idempotent.
     await runtime.dispose()
@@ -79,7 +77,7 @@ describe('disposing the runtime', () => {
       expect(ok.isError).toBe(false)
     }
     const after = await kept.execute({ callId: 'c', name: 'echo', arguments: {}, signal: signal() })
-    expect(codeOf(after)).toBe(RUNTIME_DISPOSED)
+    expect(codeOf(after)).toBe('RUNTIME_DISPOSED')
   })
 
   it('aborts a running body through its signal; the call still yields its ABORTED result, and dispose waits for it', async () => {
@@ -148,7 +146,7 @@ describe('disposing the runtime', () => {
     const { Context } = await import('cordis')
     expect(ctx).toBeInstanceOf(Context)
     await ctx.fiber.dispose()
-    expect(thrown(() => tools.register(rawTool('late'))).code).toBe(RUNTIME_DISPOSED)
+    expect(thrown(() => tools.register(rawTool('late'))).code).toBe('RUNTIME_DISPOSED')
   })
 })
 
@@ -164,10 +162,10 @@ describe('disposing an agent', () => {
     await agent.dispose()
 
     const refused = thrown(() => agentTools.register(rawTool('late')))
-    expect(refused.code).toBe(AGENT_DISPOSED)
+    expect(refused.code).toBe('AGENT_DISPOSED')
     expect(refused.message).toMatch(/agent "worker" was disposed/)
-    expect(thrown(() => agentTools.restrict({ deny: ['echo'] })).code).toBe(AGENT_DISPOSED)
-    expect(thrown(() => childTools.register(rawTool('late'))).code).toBe(AGENT_DISPOSED)
+    expect(thrown(() => agentTools.restrict({ deny: ['echo'] })).code).toBe('AGENT_DISPOSED')
+    expect(thrown(() => childTools.register(rawTool('late'))).code).toBe('AGENT_DISPOSED')
     for (const [who, name, args] of [
       [agent, 'echo', {}],
       [agent, 'mine', {}],
@@ -175,7 +173,7 @@ describe('disposing an agent', () => {
       [agent, RUN_CODE_NAME, { code: 'return 1', description: 'one' }],
     ] as const) {
       const result = await tools.execute({ callId: 'c', name, arguments: args, agent: who, signal: signal() })
-      expect(codeOf(result), `${who.id}/${name}`).toBe(AGENT_DISPOSED)
+      expect(codeOf(result), `${who.id}/${name}`).toBe('AGENT_DISPOSED')
     }
     // The global layer and other agents are untouched.
     const other = createAgent(ctx, { id: 'other' })

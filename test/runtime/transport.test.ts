@@ -94,7 +94,6 @@ describe('the toolgate/code-mode subpath', () => {
       'jsonSchemaToTs',
       'CodeRunFailedError',
       'ToolCallError',
-      'CODE_RUN_FAILED',
     ] as const) {
       expect(codeMode[name]).toBeDefined()
     }

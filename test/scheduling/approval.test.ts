@@ -122,7 +122,9 @@ describe('R-SCHED-3 CallbackApproval', () => {
 
   it('rejects a config without decide()', async () => {
     const ctx = new Context()
-    await expect(ctx.plugin(CallbackApproval, {} as never)).rejects.toThrow(/config\.decide must be a function/)
+    await expect(ctx.plugin(CallbackApproval, {} as never)).rejects.toThrow(
+      /^CallbackApproval config\.decide: expected a function/,
+    )
   })
 
   it('is withdrawn with its fiber', async () => {
@@ -276,7 +278,7 @@ describe('R-SCHED-3 TerminalApproval', () => {
   it('rejects streams that are not streams', async () => {
     const ctx = new Context()
     await expect(ctx.plugin(TerminalApproval, { input: {} as NodeJS.ReadableStream })).rejects.toThrow(
-      /config\.input must be a readable stream/,
+      /^TerminalApproval config\.input: expected a readable stream/,
     )
   })
 })

@@ -245,20 +245,22 @@ describe('R-SCHED-1 executeBatch: input validation', () => {
     'rejects maxParallel %s with a clear error',
     (bad) => {
       expect(() => executeBatch(tools, [call('a')], { maxParallel: bad as number })).toThrow(
-        /options\.maxParallel must be a positive integer/,
+        /^executeBatch\(options\)\.maxParallel: expected a positive integer/,
       )
       expect(tools.log).toEqual([])
     },
   )
 
   it('rejects a non-runtime, non-array calls, a call without a signal and a bad batch signal', () => {
-    expect(() => executeBatch({} as FakeRuntime, [])).toThrow(/tools must provide execute\(\) and executionMode\(\)/)
-    expect(() => executeBatch(tools, {} as ToolExecutionInput[])).toThrow(/calls must be an array/)
-    const unsignalled = { callId: 'x', name: 't', arguments: {} } as unknown as ToolExecutionInput
-    expect(() => executeBatch(tools, [call('a'), unsignalled])).toThrow(/calls\[1\]\.signal must be an AbortSignal/)
-    expect(() => executeBatch(tools, [], { signal: {} as AbortSignal })).toThrow(
-      /options\.signal must be an AbortSignal/,
+    expect(() => executeBatch({} as FakeRuntime, [])).toThrow(
+      /executeBatch\(tools\): expected execute\(\) and executionMode\(\)/,
     )
-    expect(() => executeBatch(tools, [], { onResult: 1 as unknown as () => void })).toThrow(/options\.onResult/)
+    expect(() => executeBatch(tools, {} as ToolExecutionInput[])).toThrow(/calls\): expected an array/)
+    const unsignalled = { callId: 'x', name: 't', arguments: {} } as unknown as ToolExecutionInput
+    expect(() => executeBatch(tools, [call('a'), unsignalled])).toThrow(/calls\)\[1\]\.signal: expected an AbortSignal/)
+    expect(() => executeBatch(tools, [], { signal: {} as AbortSignal })).toThrow(
+      /executeBatch\(options\)\.signal: expected an AbortSignal/,
+    )
+    expect(() => executeBatch(tools, [], { onResult: 1 as unknown as () => void })).toThrow(/options\)\.onResult/)
   })
 })

@@ -274,7 +274,7 @@ describe('TimeoutPolicy idleTimeoutMs', () => {
   it('refuses a malformed idleTimeoutMs in the config and in a definition', async () => {
     const { ctx, tools } = await createToolRuntime()
     await expect(ctx.plugin(TimeoutPolicy, { idleTimeoutMs: -1 })).rejects.toThrow(
-      'TimeoutPolicy: config.idleTimeoutMs must be a positive finite number, got -1',
+      'TimeoutPolicy config.idleTimeoutMs: expected a positive finite number, got -1',
     )
     expect(() => tools.register(tool('bad', async () => 1, { idleTimeoutMs: Number.POSITIVE_INFINITY }))).toThrow(
       'definition.idleTimeoutMs: expected a positive finite number of milliseconds, got Infinity',

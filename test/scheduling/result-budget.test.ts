@@ -179,11 +179,15 @@ describe('ResultBudget', () => {
 
   it('refuses a malformed config with the offending path', async () => {
     const { ctx } = await createToolRuntime()
-    await expect(ctx.plugin(ResultBudget, { maxBytes: 10 })).rejects.toThrow(
-      'ResultBudget: config.maxBytes must be an integer number of bytes >= 1024, got 10',
-    )
+    // issue 21: a ConfigError with a code and the offending option's path, not a RangeError
+    await expect(ctx.plugin(ResultBudget, { maxBytes: 10 })).rejects.toMatchObject({
+      name: 'ConfigError',
+      code: 'INVALID_CONFIG',
+      path: 'ResultBudget config.maxBytes',
+      message: 'ResultBudget config.maxBytes: expected an integer number of bytes >= 1024, got 10',
+    })
     await expect(ctx.plugin(ResultBudget, { perTool: { bash: 1.5 } })).rejects.toThrow(
-      'ResultBudget: config.perTool["bash"] must be an integer number of bytes >= 1024, got 1.5',
+      'ResultBudget config.perTool["bash"]: expected an integer number of bytes >= 1024, got 1.5',
     )
   })
 })

@@ -199,8 +199,11 @@ describe('R-SCHED-2 TimeoutPolicy (unit, fake waterfall)', () => {
   it.each([0, -5, Number.POSITIVE_INFINITY, Number.NaN, '10'])('rejects defaultTimeoutMs %s', async (bad) => {
     const ctx = new Context()
     ctx.provide('tools', { get: () => undefined } as unknown as Context['tools'])
-    await expect(ctx.plugin(TimeoutPolicy, { defaultTimeoutMs: bad as number })).rejects.toThrow(
-      /config\.defaultTimeoutMs must be a positive finite number/,
-    )
+    await expect(ctx.plugin(TimeoutPolicy, { defaultTimeoutMs: bad as number })).rejects.toMatchObject({
+      name: 'ConfigError',
+      code: 'INVALID_CONFIG',
+      path: 'TimeoutPolicy config.defaultTimeoutMs',
+      message: expect.stringMatching(/^TimeoutPolicy config\.defaultTimeoutMs: expected a positive finite number/),
+    })
   })
 })

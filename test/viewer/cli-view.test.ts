@@ -81,10 +81,10 @@ describe('toolgate view (CLI)', () => {
     }
     const missing = await runCli(['view', join(dir, 'nope.jsonl'), '--out', join(dir, 'x.html')])
     expect(missing.code).toBe(1)
-    expect(missing.stderr).toBe(`toolgate view: journal not found: ${join(dir, 'nope.jsonl')}\n`)
+    expect(missing.stderr).toBe(`toolgate view: journal: not found: ${join(dir, 'nope.jsonl')}\n`)
     const noState = await runCli(['view', journal, '--approve', '--state', join(dir, 'none.json')])
     expect(noState.code).toBe(1)
-    expect(noState.stderr).toBe(`toolgate view: state file not found: ${join(dir, 'none.json')}\n`)
+    expect(noState.stderr).toBe(`toolgate view: --state: not found: ${join(dir, 'none.json')}\n`)
     await writeFile(join(dir, 'not-suspended.json'), '{"v":1,"messages":[]}')
     const notSuspended = await runCli(['view', journal, '--approve', '--state', join(dir, 'not-suspended.json')])
     expect(notSuspended.code).toBe(1)
