@@ -4,7 +4,6 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
-import { ToolgateError } from '../errors/toolgate-error.js'
 import { isRecord } from '../util/is-record.js'
 
 export type ServerConfig =

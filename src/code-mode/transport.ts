@@ -1,5 +1,4 @@
 import type { ToolDefinition } from '../contract/tool-definition.js'
-import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore, ToolTransport } from '../runtime/index.js'
 import type { CodeRuntime } from './code-runtime.js'
 import { RUN_CODE_NAME } from './constants.js'

@@ -8,7 +8,6 @@ import type {
   ToolExecutionToken,
 } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
-import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import { JOURNAL_VERSION, type JournalRecord, type JournalRecordBase } from './records.js'
 
