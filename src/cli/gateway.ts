@@ -9,7 +9,6 @@ import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import { type AgentHandle, createAgent } from '../runtime/agent.js'
 import { createToolRuntime } from '../runtime/create.js'
 import type { ToolRuntime } from '../runtime/tool-runtime.js'
-import { TimeoutPolicy } from '../scheduling/timeout-policy.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
 import { serverPrefix } from './config.js'
 import type { Log } from './log.js'
@@ -40,8 +39,8 @@ const ANNOTATIONS: Readonly<Record<string, McpToolAnnotations>> = {
 export async function openGateway(settings: GatewaySettings, log: Log): Promise<Gateway> {
   const root = await stat(settings.root).catch(() => undefined)
   if (!root?.isDirectory()) throw new Error(`--root: "${settings.root}" is not a directory`)
+  // createToolRuntime() installs the timeout policy; loading it again would time every call twice.
   const { ctx, tools } = await createToolRuntime({ mode: settings.mode })
-  await ctx.plugin(TimeoutPolicy)
   const own: ToolDefinition[] = createFsTools({ root: settings.root })
   if (settings.bash) own.push(createBashTool({ cwd: settings.root }))
   for (const definition of own) {
