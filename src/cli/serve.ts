@@ -2,13 +2,15 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { LoopbackAccess } from '../util/http-origin.js'
 import type { CliCommand, CliIo } from './command.js'
 import type { Gateway } from './gateway.js'
 import { createLog, type Log } from './log.js'
 import { readSettings } from './settings.js'
 import { VERSION } from './version.js'
 
-const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT] [--verbose]
+const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
+                     [--allow-host HOST]... [--allow-origin ORIGIN]... [--verbose]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
 --root (default: the current directory), bash with --bash, and the tools of every upstream MCP
@@ -18,8 +20,14 @@ as Streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0 picks a free port, logge
   --root DIR      workspace the file tools (and bash) are confined to
   --bash          also serve the bash tool
   --mode MODE     native (each tool), code (one run_code tool with a typed SDK) or both
-  --config FILE   JSON: { root?, bash?, mode?, servers?, policy? }; flags override it
+  --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, maxMessageBytes? }; flags override it
   --http PORT     serve Streamable HTTP on 127.0.0.1:PORT instead of stdio
+  --allow-host HOST
+                  with --http, also accept this Host (NAME for any port, or NAME:PORT); by default
+                  only 127.0.0.1, localhost and [::1] with the bound port are accepted (repeatable)
+  --allow-origin ORIGIN
+                  with --http, also accept requests from this Origin (e.g. https://app.example);
+                  by default only no Origin or a loopback origin with the bound port (repeatable)
   --verbose       log every call on stderr
 `
 
@@ -27,7 +35,16 @@ const serve: CliCommand = {
   summary: 'Serve tools (and aggregated MCP servers) as an MCP server',
   usage,
   async run(argv, io) {
-    const settings = await readSettings(argv, ['root', 'bash', 'mode', 'config', 'http', 'verbose'])
+    const settings = await readSettings(argv, [
+      'root',
+      'bash',
+      'mode',
+      'config',
+      'http',
+      'verbose',
+      'allow-host',
+      'allow-origin',
+    ])
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
     const [{ openGateway }, { createMcpServer }] = await Promise.all([
@@ -40,7 +57,7 @@ const serve: CliCommand = {
       createMcpServer(gateway.agent.ctx.tools, { agent: gateway.agent, name: 'toolgate', version: VERSION })
     try {
       if (settings.http === undefined) await serveStdio(make, log)
-      else await serveHttp(make, settings.http, log, io)
+      else await serveHttp(make, settings.http, settings.access, log, io)
       return 0
     } finally {
       await gateway.close()
@@ -76,16 +93,26 @@ async function serveStdio(make: () => Server, log: Log): Promise<void> {
 }
 
 /** One MCP session per client, each with its own server object, until a signal asks to stop. */
-async function serveHttp(make: () => Server, port: number, log: Log, io: CliIo): Promise<void> {
-  const [{ createServer }, { StreamableHTTPServerTransport }, { isInitializeRequest }] = await Promise.all([
-    import('node:http'),
-    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
-  ])
+async function serveHttp(make: () => Server, port: number, access: LoopbackAccess, log: Log, io: CliIo): Promise<void> {
+  const [{ createServer }, { StreamableHTTPServerTransport }, { isInitializeRequest }, { loopbackAccessCheck }] =
+    await Promise.all([
+      import('node:http'),
+      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+      import('../util/http-origin.js'),
+    ])
   type Session = { transport: InstanceType<typeof StreamableHTTPServerTransport>; server: Server }
   const sessions = new Map<string, Session>()
+  // Until the port is known nothing is accepted; set right after listen().
+  let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // DNS rebinding and cross-site pages: checked before the body is read or a session is touched.
+    const refused = refusal(req.headers)
+    if (refused !== undefined) {
+      log.debug(`refused an HTTP request: ${refused.message}`)
+      return rpcError(res, 403, -32000, `Forbidden: ${refused.message}`)
+    }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
     if (url.pathname !== '/mcp') return reply(res, 404, 'not found: the MCP endpoint is /mcp')
     const id = req.headers['mcp-session-id']
@@ -131,6 +158,7 @@ async function serveHttp(make: () => Server, port: number, log: Log, io: CliIo):
   })
   const address = http.address()
   const actual = typeof address === 'object' && address ? address.port : port
+  refusal = loopbackAccessCheck(actual, access)
   io.stderr.write(`toolgate: serving MCP at http://127.0.0.1:${actual}/mcp\n`)
   await new Promise<void>((resolve) => {
     const stop = () => resolve()

@@ -21,7 +21,15 @@ describe('the gateway (issue 21 item 8)', () => {
       const wrap = vi.spyOn(TimeoutPolicy.prototype as unknown as { wrap: (...args: unknown[]) => unknown }, 'wrap')
       const sink = { write: () => true }
       const gateway = await openGateway(
-        { root: dir, bash: false, mode: 'native', servers: {}, policy: {}, verbose: false },
+        {
+          root: dir,
+          bash: false,
+          mode: 'native',
+          servers: {},
+          policy: {},
+          verbose: false,
+          access: { allowedHosts: [], allowedOrigins: [] },
+        },
         createLog(sink as unknown as NodeJS.WritableStream, false),
       )
       try {
