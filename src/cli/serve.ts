@@ -10,7 +10,7 @@ import { readSettings } from './settings.js'
 import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
-                     [--allow-host HOST]... [--allow-origin ORIGIN]... [--verbose]
+                     [--allow-host HOST]... [--allow-origin ORIGIN]... [--max-message-bytes N] [--verbose]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
 --root (default: the current directory), bash with --bash, and the tools of every upstream MCP
@@ -28,6 +28,9 @@ as Streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0 picks a free port, logge
   --allow-origin ORIGIN
                   with --http, also accept requests from this Origin (e.g. https://app.example);
                   by default only no Origin or a loopback origin with the bound port (repeatable)
+  --max-message-bytes N
+                  largest JSON-RPC message read over stdio, from the client or an upstream
+                  server (default 10485760, 10 MiB); a larger request gets an error response
   --verbose       log every call on stderr
 `
 
@@ -44,6 +47,7 @@ const serve: CliCommand = {
       'verbose',
       'allow-host',
       'allow-origin',
+      'max-message-bytes',
     ])
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
@@ -56,7 +60,7 @@ const serve: CliCommand = {
     const make = () =>
       createMcpServer(gateway.agent.ctx.tools, { agent: gateway.agent, name: 'toolgate', version: VERSION })
     try {
-      if (settings.http === undefined) await serveStdio(make, log)
+      if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
       else await serveHttp(make, settings.http, settings.access, log, io)
       return 0
     } finally {
@@ -72,9 +76,12 @@ function logCalls(gateway: Gateway, log: Log): void {
   })
 }
 
-/** Until the client closes stdin (or a signal asks to stop). */
-async function serveStdio(make: () => Server, log: Log): Promise<void> {
-  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js')
+/**
+ * Until the client closes stdin (or a signal asks to stop). Any other end of the transport (a
+ * failed read or write) is an error, so the process exits non-zero with the reason.
+ */
+async function serveStdio(make: () => Server, maxMessageBytes: number | undefined, log: Log): Promise<void> {
+  const { LineStdioServerTransport } = await import('../mcp/stdio-transport.js')
   const server = make()
   const done = new Promise<void>((resolve) => {
     const onclose = server.onclose
@@ -83,13 +90,16 @@ async function serveStdio(make: () => Server, log: Log): Promise<void> {
       resolve()
     }
   })
-  await server.connect(new StdioServerTransport())
+  // What the transport refused (an oversized or malformed message) is answered to the client; the log says so too.
+  server.onerror = (error) => log.info(error.message)
+  const transport = new LineStdioServerTransport({ maxMessageBytes, limitName: '--max-message-bytes' })
+  await server.connect(transport)
   const stop = () => void server.close()
-  process.stdin.once('end', stop)
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
   log.debug('serving MCP over stdio')
   await done
+  if (transport.endReason !== undefined) throw new Error(`the stdio transport ended: ${transport.endReason.message}`)
 }
 
 /** One MCP session per client, each with its own server object, until a signal asks to stop. */
