@@ -55,7 +55,10 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   await Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       try {
-        const connection = await connectMcpServer(ctx, spec, { prefix: serverPrefix(name) })
+        const connection = await connectMcpServer(ctx, spec, {
+          prefix: serverPrefix(name),
+          maxMessageBytes: settings.maxMessageBytes,
+        })
         connections.set(name, connection)
         log.debug(`server ${name}: ${connection.tools.join(', ') || '(no tools)'}`)
       } catch (error) {
