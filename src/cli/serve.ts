@@ -2,11 +2,10 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { LoopbackAccess } from '../util/http-origin.js'
 import type { CliCommand, CliIo } from './command.js'
 import type { Gateway } from './gateway.js'
 import { createLog, type Log } from './log.js'
-import { readSettings } from './settings.js'
+import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
@@ -29,8 +28,9 @@ as Streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0 picks a free port, logge
                   with --http, also accept requests from this Origin (e.g. https://app.example);
                   by default only no Origin or a loopback origin with the bound port (repeatable)
   --max-message-bytes N
-                  largest JSON-RPC message read over stdio, from the client or an upstream
-                  server (default 10485760, 10 MiB); a larger request gets an error response
+                  largest JSON-RPC message read from the client (a stdio line or an HTTP body)
+                  or an upstream stdio server (default 10485760, 10 MiB); a larger request
+                  gets an error response
   --verbose       log every call on stderr
 `
 
@@ -61,7 +61,7 @@ const serve: CliCommand = {
       createMcpServer(gateway.agent.ctx.tools, { agent: gateway.agent, name: 'toolgate', version: VERSION })
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
-      else await serveHttp(make, settings.http, settings.access, log, io)
+      else await serveHttp(make, settings.http, settings, log, io)
       return 0
     } finally {
       await gateway.close()
@@ -103,14 +103,27 @@ async function serveStdio(make: () => Server, maxMessageBytes: number | undefine
 }
 
 /** One MCP session per client, each with its own server object, until a signal asks to stop. */
-async function serveHttp(make: () => Server, port: number, access: LoopbackAccess, log: Log, io: CliIo): Promise<void> {
-  const [{ createServer }, { StreamableHTTPServerTransport }, { isInitializeRequest }, { loopbackAccessCheck }] =
-    await Promise.all([
-      import('node:http'),
-      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
-      import('@modelcontextprotocol/sdk/types.js'),
-      import('../util/http-origin.js'),
-    ])
+async function serveHttp(
+  make: () => Server,
+  port: number,
+  settings: Pick<GatewaySettings, 'access' | 'maxMessageBytes'>,
+  log: Log,
+  io: CliIo,
+): Promise<void> {
+  const [
+    { createServer },
+    { StreamableHTTPServerTransport },
+    { isInitializeRequest },
+    { loopbackAccessCheck },
+    { DEFAULT_MAX_MESSAGE_BYTES },
+  ] = await Promise.all([
+    import('node:http'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('../util/http-origin.js'),
+    import('../mcp/stdio-transport.js'),
+  ])
+  const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
   type Session = { transport: InstanceType<typeof StreamableHTTPServerTransport>; server: Server }
   const sessions = new Map<string, Session>()
   // Until the port is known nothing is accepted; set right after listen().
@@ -129,8 +142,18 @@ async function serveHttp(make: () => Server, port: number, access: LoopbackAcces
     const existing = typeof id === 'string' ? sessions.get(id) : undefined
     let body: unknown
     if (req.method === 'POST') {
+      const text = await readBody(req, maxBytes)
+      if (text === undefined) {
+        res.setHeader('connection', 'close')
+        return rpcError(
+          res,
+          413,
+          -32600,
+          `Invalid Request: message too large: over the limit of ${maxBytes} bytes (raise it with --max-message-bytes)`,
+        )
+      }
       try {
-        body = JSON.parse(await readBody(req))
+        body = JSON.parse(text)
       } catch {
         return rpcError(res, 400, -32700, 'Parse error: the body is not JSON')
       }
@@ -168,7 +191,7 @@ async function serveHttp(make: () => Server, port: number, access: LoopbackAcces
   })
   const address = http.address()
   const actual = typeof address === 'object' && address ? address.port : port
-  refusal = loopbackAccessCheck(actual, access)
+  refusal = loopbackAccessCheck(actual, settings.access)
   io.stderr.write(`toolgate: serving MCP at http://127.0.0.1:${actual}/mcp\n`)
   await new Promise<void>((resolve) => {
     const stop = () => resolve()
@@ -181,10 +204,20 @@ async function serveHttp(make: () => Server, port: number, access: LoopbackAcces
   await closed
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** The request body, or undefined as soon as it passes `max` bytes (the rest is never buffered). */
+function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= max) return void chunks.push(chunk)
+      req.off('data', onData)
+      chunks.length = 0
+      req.resume()
+      resolve(undefined)
+    }
+    req.on('data', onData)
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
     req.on('error', reject)
   })

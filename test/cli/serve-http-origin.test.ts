@@ -145,6 +145,27 @@ describe('serve --http: extra hosts and origins only when configured', () => {
   })
 })
 
+describe('serve --http: the message size limit', () => {
+  let s: Connected
+  beforeAll(async () => {
+    s = await serveHttp(['--root', dir, '--max-message-bytes', '100000'])
+  })
+  afterAll(() => s.close())
+
+  it('answers a body over --max-message-bytes with 413 and a JSON-RPC error, then serves as usual', async () => {
+    const host = new URL(s.url!).host
+    const big = { ...INITIALIZE, params: { ...INITIALIZE.params, padding: 'p'.repeat(200_000) } }
+    const refused = await post(s.url!, big, { host })
+    expect(refused.status).toBe(413)
+    expect(JSON.parse(refused.body).error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/message too large: over the limit of 100000 bytes/),
+    })
+    expect(refused.session).toBeUndefined()
+    expect((await post(s.url!, INITIALIZE, { host })).status).toBe(200)
+  })
+})
+
 describe('serve --http: configuration of the policy', () => {
   it('rejects malformed entries in the file with their path', () => {
     let issues: string[] = []
