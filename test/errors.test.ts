@@ -131,8 +131,11 @@ describe('the error table', () => {
       // Invariants of toolgate itself (a bug or a broken installation, never a caller's mistake).
       [/^`unexpected type mask|^`viewer asset contains|^`toolgate viewer: the page assets are missing/, 'invariant'],
       [/^'the viewer never runs tools'/, 'invariant'],
-      // The CLI printing a thrown value that is not an Error.
+      // The CLI printing a thrown value that is not an Error, or why its stdio transport ended.
       [/^String\(error\)/, 'cli'],
+      [/^`the stdio transport ended: /, 'cli'],
+      // The stdio transport reports through the SDK's onerror hook (Transport contract), never to a caller.
+      [/^'LineStdioServerTransport already started'|^`stdio: |^`(reading stdin|writing stdout) failed: /, 'transport'],
     ]
     // prelude.ts is the source text of the guest program inside the sandbox, not host code.
     const guestSource = /code-mode\/prelude\.ts$/

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
+import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
 
 export type ServerConfig =
@@ -21,12 +22,23 @@ export interface PolicyConfig {
   timeoutMs?: Record<string, number>
 }
 
+/** Who may reach `serve --http` besides loopback names and origins with the bound port. */
+export interface HttpConfig {
+  /** Extra accepted `Host` values: `name` (any port) or `name:port`. */
+  allowedHosts?: string[]
+  /** Extra accepted `Origin` values: `http(s)://host[:port]`. */
+  allowedOrigins?: string[]
+}
+
 export interface GatewayConfig {
   root?: string
   bash?: boolean
   mode?: ToolPresentationMode
   servers?: Record<string, ServerConfig>
   policy?: PolicyConfig
+  http?: HttpConfig
+  /** Largest JSON-RPC message read over stdio, from the client or an upstream server, in bytes. */
+  maxMessageBytes?: number
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -70,7 +82,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
     issues.push('(root): expected an object')
     return {}
   }
-  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy'], issues)
+  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'maxMessageBytes'], issues)
   const config: GatewayConfig = {}
   if (value.root !== undefined) {
     if (typeof value.root === 'string' && value.root !== '') config.root = value.root
@@ -86,7 +98,53 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   }
   if (value.servers !== undefined) config.servers = checkServers(value.servers, issues)
   if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)
+  if (value.http !== undefined) config.http = checkHttp(value.http, issues)
+  if (value.maxMessageBytes !== undefined) {
+    const problem = maxMessageBytesProblem(value.maxMessageBytes)
+    if (problem === undefined) config.maxMessageBytes = value.maxMessageBytes as number
+    else issues.push(`maxMessageBytes: ${problem}`)
+  }
   return config
+}
+
+/** The smallest stdio message limit: an initialize exchange must always fit. */
+export const MIN_MESSAGE_BYTES = 64 * 1024
+
+/** Why a `maxMessageBytes` value is unusable, or undefined when it is fine. */
+export function maxMessageBytesProblem(value: unknown): string | undefined {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= MIN_MESSAGE_BYTES) return undefined
+  return `expected a whole number of bytes, at least ${MIN_MESSAGE_BYTES}, got ${JSON.stringify(value)}`
+}
+
+function checkHttp(value: unknown, issues: string[]): HttpConfig {
+  const http: HttpConfig = {}
+  if (!isRecord(value)) {
+    issues.push('http: expected an object { allowedHosts?, allowedOrigins? }')
+    return http
+  }
+  unknownKeys(value, 'http', ['allowedHosts', 'allowedOrigins'], issues)
+  const lists = [
+    [
+      'allowedHosts',
+      checkAllowedHost,
+      'a host name with an optional port, e.g. "gateway.local" or "gateway.local:8080"',
+    ],
+    ['allowedOrigins', checkAllowedOrigin, 'an origin, e.g. "https://app.example" or "http://gateway.local:8080"'],
+  ] as const
+  for (const [key, check, expected] of lists) {
+    const list = value[key]
+    if (list === undefined) continue
+    if (!Array.isArray(list)) {
+      issues.push(`http.${key}: expected an array of strings`)
+      continue
+    }
+    list.forEach((entry, i) => {
+      if (typeof entry !== 'string' || check(entry) === undefined)
+        issues.push(`http.${key}[${i}]: expected ${expected}, got ${JSON.stringify(entry)}`)
+    })
+    http[key] = list as string[]
+  }
+  return http
 }
 
 function checkServers(value: unknown, issues: string[]): Record<string, ServerConfig> {

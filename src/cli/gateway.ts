@@ -9,7 +9,6 @@ import { connectMcpServer, type McpConnection } from '../mcp/client.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
-import { TimeoutPolicy } from '../scheduling/timeout-policy.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
 import { serverPrefix } from './config.js'
 import type { Log } from './log.js'
@@ -40,8 +39,8 @@ const ANNOTATIONS: Readonly<Record<string, McpToolAnnotations>> = {
 export async function openGateway(settings: GatewaySettings, log: Log): Promise<Gateway> {
   const root = await stat(settings.root).catch(() => undefined)
   if (!root?.isDirectory()) throw new ConfigError('--root', `"${settings.root}" is not a directory`)
+  // createToolRuntime() installs the timeout policy; loading it again would time every call twice.
   const { ctx, tools } = await createToolRuntime({ mode: settings.mode })
-  await ctx.plugin(TimeoutPolicy)
   const own: ToolDefinition[] = createFsTools({ root: settings.root })
   if (settings.bash) own.push(createBashTool({ cwd: settings.root }))
   for (const definition of own) {
@@ -56,7 +55,10 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   await Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       try {
-        const connection = await connectMcpServer(ctx, spec, { prefix: serverPrefix(name) })
+        const connection = await connectMcpServer(ctx, spec, {
+          prefix: serverPrefix(name),
+          maxMessageBytes: settings.maxMessageBytes,
+        })
         connections.set(name, connection)
         log.debug(`server ${name}: ${connection.tools.join(', ') || '(no tools)'}`)
       } catch (error) {

@@ -5,10 +5,11 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { CliCommand, CliIo } from './command.js'
 import type { Gateway } from './gateway.js'
 import { createLog, type Log } from './log.js'
-import { readSettings } from './settings.js'
+import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
 
-const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT] [--verbose]
+const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
+                     [--allow-host HOST]... [--allow-origin ORIGIN]... [--max-message-bytes N] [--verbose]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
 --root (default: the current directory), bash with --bash, and the tools of every upstream MCP
@@ -18,8 +19,18 @@ as Streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0 picks a free port, logge
   --root DIR      workspace the file tools (and bash) are confined to
   --bash          also serve the bash tool
   --mode MODE     native (each tool), code (one run_code tool with a typed SDK) or both
-  --config FILE   JSON: { root?, bash?, mode?, servers?, policy? }; flags override it
+  --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, maxMessageBytes? }; flags override it
   --http PORT     serve Streamable HTTP on 127.0.0.1:PORT instead of stdio
+  --allow-host HOST
+                  with --http, also accept this Host (NAME for any port, or NAME:PORT); by default
+                  only 127.0.0.1, localhost and [::1] with the bound port are accepted (repeatable)
+  --allow-origin ORIGIN
+                  with --http, also accept requests from this Origin (e.g. https://app.example);
+                  by default only no Origin or a loopback origin with the bound port (repeatable)
+  --max-message-bytes N
+                  largest JSON-RPC message read from the client (a stdio line or an HTTP body)
+                  or an upstream stdio server (default 10485760, 10 MiB); a larger request
+                  gets an error response
   --verbose       log every call on stderr
 `
 
@@ -27,7 +38,17 @@ const serve: CliCommand = {
   summary: 'Serve tools (and aggregated MCP servers) as an MCP server',
   usage,
   async run(argv, io) {
-    const settings = await readSettings(argv, ['root', 'bash', 'mode', 'config', 'http', 'verbose'])
+    const settings = await readSettings(argv, [
+      'root',
+      'bash',
+      'mode',
+      'config',
+      'http',
+      'verbose',
+      'allow-host',
+      'allow-origin',
+      'max-message-bytes',
+    ])
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
     const [{ openGateway }, { createMcpServer }] = await Promise.all([
@@ -38,8 +59,8 @@ const serve: CliCommand = {
     if (settings.verbose) logCalls(gateway, log)
     const make = () => createMcpServer(gateway.agent.ctx, { agent: gateway.agent, name: 'toolgate', version: VERSION })
     try {
-      if (settings.http === undefined) await serveStdio(make, log)
-      else await serveHttp(make, settings.http, log, io)
+      if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
+      else await serveHttp(make, settings.http, settings, log, io)
       return 0
     } finally {
       await gateway.close()
@@ -54,9 +75,12 @@ function logCalls(gateway: Gateway, log: Log): void {
   })
 }
 
-/** Until the client closes stdin (or a signal asks to stop). */
-async function serveStdio(make: () => Server, log: Log): Promise<void> {
-  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js')
+/**
+ * Until the client closes stdin (or a signal asks to stop). Any other end of the transport (a
+ * failed read or write) is an error, so the process exits non-zero with the reason.
+ */
+async function serveStdio(make: () => Server, maxMessageBytes: number | undefined, log: Log): Promise<void> {
+  const { LineStdioServerTransport } = await import('../mcp/stdio-transport.js')
   const server = make()
   const done = new Promise<void>((resolve) => {
     const onclose = server.onclose
@@ -65,34 +89,70 @@ async function serveStdio(make: () => Server, log: Log): Promise<void> {
       resolve()
     }
   })
-  await server.connect(new StdioServerTransport())
+  // What the transport refused (an oversized or malformed message) is answered to the client; the log says so too.
+  server.onerror = (error) => log.info(error.message)
+  const transport = new LineStdioServerTransport({ maxMessageBytes, limitName: '--max-message-bytes' })
+  await server.connect(transport)
   const stop = () => void server.close()
-  process.stdin.once('end', stop)
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
   log.debug('serving MCP over stdio')
   await done
+  if (transport.endReason !== undefined) throw new Error(`the stdio transport ended: ${transport.endReason.message}`)
 }
 
 /** One MCP session per client, each with its own server object, until a signal asks to stop. */
-async function serveHttp(make: () => Server, port: number, log: Log, io: CliIo): Promise<void> {
-  const [{ createServer }, { StreamableHTTPServerTransport }, { isInitializeRequest }] = await Promise.all([
+async function serveHttp(
+  make: () => Server,
+  port: number,
+  settings: Pick<GatewaySettings, 'access' | 'maxMessageBytes'>,
+  log: Log,
+  io: CliIo,
+): Promise<void> {
+  const [
+    { createServer },
+    { StreamableHTTPServerTransport },
+    { isInitializeRequest },
+    { loopbackAccessCheck },
+    { DEFAULT_MAX_MESSAGE_BYTES },
+  ] = await Promise.all([
     import('node:http'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
+    import('../util/http-origin.js'),
+    import('../mcp/stdio-transport.js'),
   ])
+  const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
   type Session = { transport: InstanceType<typeof StreamableHTTPServerTransport>; server: Server }
   const sessions = new Map<string, Session>()
+  // Until the port is known nothing is accepted; set right after listen().
+  let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // DNS rebinding and cross-site pages: checked before the body is read or a session is touched.
+    const refused = refusal(req.headers)
+    if (refused !== undefined) {
+      log.debug(`refused an HTTP request: ${refused.message}`)
+      return rpcError(res, 403, -32000, `Forbidden: ${refused.message}`)
+    }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
     if (url.pathname !== '/mcp') return reply(res, 404, 'not found: the MCP endpoint is /mcp')
     const id = req.headers['mcp-session-id']
     const existing = typeof id === 'string' ? sessions.get(id) : undefined
     let body: unknown
     if (req.method === 'POST') {
+      const text = await readBody(req, maxBytes)
+      if (text === undefined) {
+        res.setHeader('connection', 'close')
+        return rpcError(
+          res,
+          413,
+          -32600,
+          `Invalid Request: message too large: over the limit of ${maxBytes} bytes (raise it with --max-message-bytes)`,
+        )
+      }
       try {
-        body = JSON.parse(await readBody(req))
+        body = JSON.parse(text)
       } catch {
         return rpcError(res, 400, -32700, 'Parse error: the body is not JSON')
       }
@@ -130,6 +190,7 @@ async function serveHttp(make: () => Server, port: number, log: Log, io: CliIo):
   })
   const address = http.address()
   const actual = typeof address === 'object' && address ? address.port : port
+  refusal = loopbackAccessCheck(actual, settings.access)
   io.stderr.write(`toolgate: serving MCP at http://127.0.0.1:${actual}/mcp\n`)
   await new Promise<void>((resolve) => {
     const stop = () => resolve()
@@ -142,10 +203,20 @@ async function serveHttp(make: () => Server, port: number, log: Log, io: CliIo):
   await closed
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** The request body, or undefined as soon as it passes `max` bytes (the rest is never buffered). */
+function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= max) return void chunks.push(chunk)
+      req.off('data', onData)
+      chunks.length = 0
+      req.resume()
+      resolve(undefined)
+    }
+    req.on('data', onData)
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
     req.on('error', reject)
   })

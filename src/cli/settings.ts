@@ -2,8 +2,15 @@
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import type { ToolPresentationMode } from '../contract/execution.js'
+import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { UsageError } from './command.js'
-import { type GatewayConfig, loadConfig, type PolicyConfig, type ServerConfig } from './config.js'
+import {
+  type GatewayConfig,
+  loadConfig,
+  maxMessageBytesProblem,
+  type PolicyConfig,
+  type ServerConfig,
+} from './config.js'
 
 export interface GatewaySettings {
   /** Absolute workspace root of the file tools (and bash's working directory). */
@@ -15,6 +22,10 @@ export interface GatewaySettings {
   readonly verbose: boolean
   /** Port of the Streamable HTTP endpoint (`serve --http`); stdio when absent. */
   readonly http?: number
+  /** Who may reach the HTTP endpoint besides loopback names and origins (config and flags together). */
+  readonly access: { readonly allowedHosts: readonly string[]; readonly allowedOrigins: readonly string[] }
+  /** Largest JSON-RPC message read over stdio (client and upstream servers); the SDK's default when absent. */
+  readonly maxMessageBytes?: number
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -28,13 +39,16 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     config: { type: 'string' },
     http: { type: 'string' },
     verbose: { type: 'boolean' },
+    'allow-host': { type: 'string', multiple: true },
+    'allow-origin': { type: 'string', multiple: true },
+    'max-message-bytes': { type: 'string' },
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => flags.includes(name)))
-  let values: Record<string, string | boolean | undefined>
+  let values: Record<string, string | boolean | string[] | undefined>
   try {
     values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as Record<
       string,
-      string | boolean | undefined
+      string | boolean | string[] | undefined
     >
   } catch (error) {
     throw new UsageError((error as Error).message)
@@ -49,6 +63,25 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
       throw new UsageError(`--http: expected a port number (0-65535), got "${values.http}"`)
     http = port
   }
+  const hosts = (values['allow-host'] as string[] | undefined) ?? []
+  const origins = (values['allow-origin'] as string[] | undefined) ?? []
+  if ((hosts.length > 0 || origins.length > 0) && http === undefined)
+    throw new UsageError(`--${hosts.length > 0 ? 'allow-host' : 'allow-origin'} only applies with --http`)
+  for (const host of hosts)
+    if (checkAllowedHost(host) === undefined)
+      throw new UsageError(
+        `--allow-host: expected a host name with an optional port (e.g. gateway.local:8080), got "${host}"`,
+      )
+  for (const origin of origins)
+    if (checkAllowedOrigin(origin) === undefined)
+      throw new UsageError(`--allow-origin: expected an origin (e.g. https://app.example), got "${origin}"`)
+  let maxMessageBytes: number | undefined
+  if (values['max-message-bytes'] !== undefined) {
+    const text = String(values['max-message-bytes'])
+    const problem = /^\d+$/.test(text) ? maxMessageBytesProblem(Number(text)) : maxMessageBytesProblem(text)
+    if (problem !== undefined) throw new UsageError(`--max-message-bytes: ${problem}`)
+    maxMessageBytes = Number(text)
+  }
   const file: GatewayConfig = values.config === undefined ? {} : await loadConfig(values.config as string)
   const root = values.root !== undefined ? path.resolve(values.root as string) : (file.root ?? process.cwd())
   return {
@@ -59,5 +92,11 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     policy: file.policy ?? {},
     verbose: values.verbose === true,
     http,
+    // Both lists are explicit grants, so the flags add to the file's rather than replacing them.
+    access: {
+      allowedHosts: [...(file.http?.allowedHosts ?? []), ...hosts],
+      allowedOrigins: [...(file.http?.allowedOrigins ?? []), ...origins],
+    },
+    maxMessageBytes: maxMessageBytes ?? file.maxMessageBytes,
   }
 }

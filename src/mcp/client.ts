@@ -47,6 +47,11 @@ export interface ConnectMcpServerOptions {
    * connection is dropped (it reconnects on the next call). Default 60 000 ms.
    */
   readonly requestTimeoutMs?: number
+  /**
+   * Largest message read from a stdio server, in bytes (default 10 MiB, the SDK's). A larger one
+   * drops the connection and fails the call it answered with an error that says so.
+   */
+  readonly maxMessageBytes?: number
 }
 
 /** A live connection; its tools are registered while it is open. */
@@ -67,6 +72,8 @@ const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' }
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
 const CONNECTION_CLOSED = -32000
 const REQUEST_TIMEOUT = -32001
+/** The SDK's stdio read limit, kept as the default. */
+const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 /** Output schema of an imported tool's canonical value. */
 const contentSchema: JsonSchemaNode = {
@@ -109,16 +116,31 @@ export class McpToolError extends ToolgateError {
  * Connect to an MCP server and register each of its tools (named `prefix + name`) through `ctx`
  * (or `options.agent`'s scope). Follows `notifications/tools/list_changed`, forwards cancellation
  * and progress, marks `readOnlyHint` tools concurrency-safe, turns a crashed or hung server into
- * error results and reconnects on the next call. Closing the connection, or disposing `ctx`,
- * closes the session and removes the registrations. Rejects when the first connection or listing
- * fails, or a remote tool cannot be registered (e.g. its prefixed name is already taken).
+ * error results and reconnects on the next call. A remote tool that cannot be registered (its
+ * prefixed name is taken, its schema is unusable or too deep) is skipped with an
+ * `McpConnectionWarning` naming it and the reason; the server's other tools are registered.
+ * Closing the connection, or disposing `ctx`, closes the session and removes the registrations.
+ * Rejects when the first connection or listing fails.
  */
 export async function connectMcpServer(
   ctx: Context,
   server: McpServerSpec,
   options: ConnectMcpServerOptions = {},
 ): Promise<McpConnection> {
-  const spec = checkSpec(server)
+  const link = new UpstreamLink(ctx, checkSpec(server), checkOptions(options))
+  await link.start()
+  return link.connection()
+}
+
+/** The checked options of {@link connectMcpServer}. */
+interface LinkSettings {
+  readonly prefix: string
+  readonly requestTimeoutMs: number
+  readonly maxMessageBytes: number
+  readonly owner: Context
+}
+
+function checkOptions(options: ConnectMcpServerOptions): Omit<LinkSettings, 'owner'> & { agent?: Agent } {
   const prefix = options.prefix ?? ''
   if (typeof prefix !== 'string')
     throw new ConfigError('connectMcpServer(ctx, server, options).prefix', 'expected a string')
@@ -128,92 +150,163 @@ export async function connectMcpServer(
       'connectMcpServer(ctx, server, options).requestTimeoutMs',
       'expected a positive number of milliseconds',
     )
-  const owner = options.agent?.ctx ?? ctx
-  const label = describeSpec(spec)
+  const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+  if (!(Number.isSafeInteger(maxMessageBytes) && maxMessageBytes > 0))
+    throw new ConfigError(
+      'connectMcpServer(ctx, server, options).maxMessageBytes',
+      'expected a positive whole number of bytes',
+    )
+  return { prefix, requestTimeoutMs, maxMessageBytes, agent: options.agent }
+}
 
-  let client: Client | undefined
-  let connecting: Promise<Client> | undefined
-  let closed = false
-  let usedTransport = false
-  let sessions = 0
-  const registered = new Map<string, { key: string; name: string; dispose: () => void }>()
-  let refreshing: Promise<void> = Promise.resolve()
+/** One open session with the server: the SDK client, and why its transport gave up if it did. */
+interface Session {
+  readonly client: Client
+  /** Set when the server sent a message over the size limit (the SDK then drops the connection). */
+  oversized: boolean
+}
 
-  const open = async (): Promise<Client> => {
-    if ('transport' in spec && usedTransport)
+/** A registered remote tool: what it was registered from (to notice changes) and how to remove it. */
+interface Registration {
+  readonly key: string | undefined
+  readonly name: string
+  readonly dispose: () => void
+}
+
+/** The state of one `connectMcpServer` import, each step of its life a method. */
+class UpstreamLink {
+  private readonly settings: LinkSettings
+  private readonly label: string
+  private session: Session | undefined
+  private connecting: Promise<Session> | undefined
+  private closed = false
+  private usedTransport = false
+  private sessions = 0
+  private readonly registered = new Map<string, Registration>()
+  /** Tools skipped at the last listing, by remote name, with the key they were skipped at (warned once). */
+  private readonly skipped = new Map<string, string | undefined>()
+  private refreshing: Promise<void> = Promise.resolve()
+  private disposeEffect: (() => unknown) | undefined
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly spec: McpServerSpec,
+    options: Omit<LinkSettings, 'owner'> & { agent?: Agent },
+  ) {
+    const { agent, ...rest } = options
+    this.settings = { ...rest, owner: agent?.ctx ?? ctx }
+    this.label = describeSpec(spec)
+  }
+
+  /** The first connection and listing; on failure everything started is closed again. */
+  async start(): Promise<void> {
+    try {
+      await this.refresh()
+    } catch (error) {
+      await this.close()
+      throw error
+    }
+    this.disposeEffect = this.ctx.effect(
+      () => () => {
+        void this.close()
+      },
+      `connectMcpServer(${this.label})`,
+    )
+  }
+
+  connection(): McpConnection {
+    const link = this
+    return {
+      get tools() {
+        return [...link.registered.values()].map((entry) => entry.name)
+      },
+      prefix: this.settings.prefix,
+      get connected() {
+        return link.session !== undefined
+      },
+      refresh: () => this.refresh(),
+      close: () => this.close(),
+    }
+  }
+
+  /** Start a session: spawn or dial the server, initialize, follow its list_changed notifications. */
+  private async open(): Promise<Session> {
+    const { label } = this
+    if ('transport' in this.spec && this.usedTransport)
       throw new McpToolError(`MCP server ${label}: the connection closed and a given transport cannot be reopened`)
     const [{ Client }, { ToolListChangedNotificationSchema }] = await Promise.all([
       import('@modelcontextprotocol/sdk/client/index.js'),
       import('@modelcontextprotocol/sdk/types.js'),
     ])
-    const transport = await createTransport(spec)
-    usedTransport = true
-    const next = new Client(CLIENT_INFO, { capabilities: {} })
-    next.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      refresh().catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${message(error)}`))
+    const transport = await createTransport(this.spec, this.settings.maxMessageBytes)
+    this.usedTransport = true
+    const client = new Client(CLIENT_INFO, { capabilities: {} })
+    const session: Session = { client, oversized: false }
+    // The SDK reports an oversized message here and then closes; the call it was answering only
+    // sees "connection closed", so the real cause is kept for its error.
+    transport.onerror = (error) => {
+      if (/exceeded maximum size/i.test(error.message)) session.oversized = true
+    }
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.refresh().catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${message(error)}`))
     })
-    next.onclose = () => {
-      if (client === next) client = undefined
+    client.onclose = () => {
+      if (this.session === session) this.session = undefined
     }
     try {
-      await next.connect(transport, { timeout: requestTimeoutMs })
+      await client.connect(transport, { timeout: this.settings.requestTimeoutMs })
     } catch (error) {
-      await next.close().catch(() => {})
+      await client.close().catch(() => {})
       throw new McpToolError(`MCP server ${label} did not start: ${message(error)}`)
     }
-    if (closed) {
-      await next.close().catch(() => {})
+    if (this.closed) {
+      await client.close().catch(() => {})
       throw new McpToolError(`MCP server ${label}: the connection was closed`)
     }
-    client = next
-    sessions++
-    return next
+    this.session = session
+    this.sessions++
+    return session
   }
 
-  /** The live client, reconnecting (and re-listing) when the last session ended. */
-  const ensure = async (): Promise<Client> => {
-    if (closed) throw new McpToolError(`MCP server ${label}: the connection was closed`)
-    if (client) return client
-    if (!connecting) {
-      const reconnecting = sessions > 0
-      connecting = open().finally(() => {
-        connecting = undefined
+  /** The live session, reconnecting (and re-listing) when the last one ended. */
+  private ensure(): Promise<Session> {
+    if (this.closed) return Promise.reject(new McpToolError(`MCP server ${this.label}: the connection was closed`))
+    if (this.session) return Promise.resolve(this.session)
+    if (!this.connecting) {
+      const reconnecting = this.sessions > 0
+      const connecting = this.open().finally(() => {
+        this.connecting = undefined
       })
+      this.connecting = connecting
       // A new session may serve a different tool list.
       if (reconnecting)
         connecting
           .then(
-            () => refresh(),
+            () => this.refresh(),
             () => {}, // the call that reconnected reports the failure itself
           )
-          .catch((error) => warn(`MCP server ${label}: re-listing tools after reconnecting failed: ${message(error)}`))
+          .catch((error) =>
+            warn(`MCP server ${this.label}: re-listing tools after reconnecting failed: ${message(error)}`),
+          )
     }
-    return connecting
+    return this.connecting
   }
 
-  const callRemote = async (remoteName: string, args: unknown, exec: ToolRunContext): Promise<ImportedValue> => {
-    const c = await ensure()
+  /** One `tools/call`, its failures turned into {@link McpToolError}s that say what happened. */
+  private async callRemote(remoteName: string, args: unknown, exec: ToolRunContext): Promise<ImportedValue> {
+    const session = await this.ensure()
+    const c = session.client
     let result: Awaited<ReturnType<Client['callTool']>>
     try {
       result = await c.callTool({ name: remoteName, arguments: args as Record<string, unknown> }, undefined, {
         signal: exec.signal,
-        timeout: requestTimeoutMs,
+        timeout: this.settings.requestTimeoutMs,
         resetTimeoutOnProgress: true,
         onprogress: (progress) => reportProgress(exec, progress),
       })
     } catch (error) {
       if (exec.signal.aborted) throw error
-      const code = (error as { code?: unknown }).code
-      // A hung server is dropped so the next call starts a fresh session.
-      if (code === REQUEST_TIMEOUT && client === c) {
-        client = undefined
-        c.close().catch(() => {})
-      }
-      if (code === CONNECTION_CLOSED)
-        throw new McpToolError(
-          `MCP server ${label} closed the connection during the call (it reconnects on the next call)`,
-        )
-      throw new McpToolError(`MCP server ${label}: ${message(error)}`)
+      throw this.callFailure(error, session)
     }
     const blocks = Array.isArray(result.content) ? result.content.map(fromMcpContent) : []
     if (result.isError === true) {
@@ -226,118 +319,144 @@ export async function connectMcpServer(
     return value
   }
 
-  const definitionOf = (tool: Tool): ToolDefinition => {
-    const name = prefix + tool.name
-    const annotations = tool.annotations as McpToolAnnotations | undefined
-    const remoteOutput = tool.outputSchema as Record<string, unknown> | undefined
-    const definition: ToolDefinition = {
-      name,
-      description: tool.description ?? tool.title ?? '',
-      parameters: snapshotJsonValue(tool.inputSchema, `tools[${tool.name}].inputSchema`),
-      output: {
-        schema: {
-          type: 'object',
-          properties: {
-            content: contentSchema,
-            structuredContent: supportedOrAny(remoteOutput),
-          },
-          required: ['content'],
-          additionalProperties: false,
-        },
-        render: (_args, value) => (value as unknown as ImportedValue).content,
-      },
-      execute: (args, exec) => callRemote(tool.name, args, exec),
+  private callFailure(error: unknown, session: Session): McpToolError {
+    const { label } = this
+    const code = (error as { code?: unknown }).code
+    // A hung server is dropped so the next call starts a fresh session.
+    if (code === REQUEST_TIMEOUT && this.session === session) {
+      this.session = undefined
+      session.client.close().catch(() => {})
     }
-    if (annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
-    setMcpToolMeta(definition, {
-      imported: true,
-      annotations,
-      outputSchema: remoteOutput,
-    })
-    return definition
+    if (code === CONNECTION_CLOSED && session.oversized)
+      return new McpToolError(
+        `MCP server ${label} sent a message larger than the ${this.settings.maxMessageBytes}-byte limit ` +
+          '(the maxMessageBytes option), so the connection was dropped (it reconnects on the next call)',
+      )
+    if (code === CONNECTION_CLOSED)
+      return new McpToolError(
+        `MCP server ${label} closed the connection during the call (it reconnects on the next call)`,
+      )
+    return new McpToolError(`MCP server ${label}: ${message(error)}`)
   }
 
-  const sync = async (): Promise<void> => {
-    const c = await ensure()
+  /** Every page of `tools/list`. */
+  private async listAll(): Promise<Tool[]> {
+    const { client } = await this.ensure()
     const listed: Tool[] = []
     let cursor: string | undefined
     do {
-      const page = await c.listTools(cursor === undefined ? undefined : { cursor }, { timeout: requestTimeoutMs })
+      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+        timeout: this.settings.requestTimeoutMs,
+      })
       listed.push(...page.tools)
       cursor = page.nextCursor
     } while (cursor !== undefined)
-    if (closed) return
-    const seen = new Set<string>()
-    const failures: string[] = []
-    for (const tool of listed) {
-      seen.add(tool.name)
-      const key = JSON.stringify([tool.description, tool.title, tool.inputSchema, tool.outputSchema, tool.annotations])
-      const existing = registered.get(tool.name)
-      if (existing?.key === key) continue
-      existing?.dispose()
-      registered.delete(tool.name)
-      try {
-        const dispose = owner.tools.register(definitionOf(tool))
-        registered.set(tool.name, { key, name: prefix + tool.name, dispose })
-      } catch (error) {
-        failures.push(message(error))
-      }
-    }
-    for (const [remoteName, entry] of registered) {
-      if (seen.has(remoteName)) continue
-      entry.dispose()
-      registered.delete(remoteName)
-    }
-    if (failures.length) throw new McpToolError(`MCP server ${label}: ${failures.join('\n')}`)
+    return listed
   }
 
-  // Serialize listings: a burst of list_changed notifications re-lists once per notification, in order.
-  const refresh = (): Promise<void> => {
-    const run = refreshing.then(sync, sync)
-    refreshing = run.catch(() => {})
+  /** Bring the registrations in line with the server's list: add, replace what changed, remove what went. */
+  private async sync(): Promise<void> {
+    const listed = await this.listAll()
+    if (this.closed) return
+    const seen = new Set<string>()
+    for (const tool of listed) {
+      seen.add(tool.name)
+      this.syncTool(tool)
+    }
+    for (const [remoteName, entry] of this.registered) {
+      if (seen.has(remoteName)) continue
+      entry.dispose()
+      this.registered.delete(remoteName)
+    }
+    for (const remoteName of this.skipped.keys()) if (!seen.has(remoteName)) this.skipped.delete(remoteName)
+  }
+
+  /** Register one listed tool (again, when it changed); one that cannot be registered is skipped with a warning. */
+  private syncTool(tool: Tool): void {
+    const key = changeKey(tool)
+    const existing = this.registered.get(tool.name)
+    if (existing !== undefined && key !== undefined && existing.key === key) return
+    existing?.dispose()
+    this.registered.delete(tool.name)
+    const name = this.settings.prefix + tool.name
+    try {
+      const dispose = this.settings.owner.tools.register(
+        definitionOf(tool, name, (args, exec) => this.callRemote(tool.name, args, exec)),
+      )
+      this.registered.set(tool.name, { key, name, dispose })
+      this.skipped.delete(tool.name)
+    } catch (error) {
+      const warned = this.skipped.has(tool.name) && this.skipped.get(tool.name) === key
+      this.skipped.set(tool.name, key)
+      if (!warned) warn(`MCP server ${this.label}: skipped tool "${tool.name}": ${message(error)}`)
+    }
+  }
+
+  /** Serialize listings: a burst of list_changed notifications re-lists once per notification, in order. */
+  refresh(): Promise<void> {
+    const sync = () => this.sync()
+    const run = this.refreshing.then(sync, sync)
+    this.refreshing = run.catch(() => {})
     return run
   }
 
-  const unregisterAll = () => {
-    for (const entry of registered.values()) entry.dispose()
-    registered.clear()
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    for (const entry of this.registered.values()) entry.dispose()
+    this.registered.clear()
+    const session = this.session
+    this.session = undefined
+    await session?.client.close().catch(() => {})
+    this.disposeEffect?.()
   }
+}
 
-  let disposeEffect: (() => unknown) | undefined
-  const close = async (): Promise<void> => {
-    if (closed) return
-    closed = true
-    unregisterAll()
-    const c = client
-    client = undefined
-    await c?.close().catch(() => {})
-    disposeEffect?.()
-  }
-
+/**
+ * What a listed tool was registered from, to notice when the server changes it; undefined when it
+ * cannot be serialized (a schema too deep for JSON.stringify), which registration refuses anyway.
+ */
+function changeKey(tool: Tool): string | undefined {
   try {
-    await refresh()
-  } catch (error) {
-    await close()
-    throw error
+    return JSON.stringify([tool.description, tool.title, tool.inputSchema, tool.outputSchema, tool.annotations])
+  } catch {
+    return undefined
   }
-  disposeEffect = ctx.effect(
-    () => () => {
-      void close()
-    },
-    `connectMcpServer(${label})`,
-  )
+}
 
-  return {
-    get tools() {
-      return [...registered.values()].map((entry) => entry.name)
+/** The toolgate definition of a remote tool, registered as `name` and run by `call`. */
+function definitionOf(
+  tool: Tool,
+  name: string,
+  call: (args: unknown, exec: ToolRunContext) => Promise<ImportedValue>,
+): ToolDefinition {
+  const annotations = tool.annotations as McpToolAnnotations | undefined
+  const remoteOutput = tool.outputSchema as Record<string, unknown> | undefined
+  const definition: ToolDefinition = {
+    name,
+    description: tool.description ?? tool.title ?? '',
+    parameters: snapshotJsonValue(tool.inputSchema, `tools[${tool.name}].inputSchema`),
+    output: {
+      schema: {
+        type: 'object',
+        properties: {
+          content: contentSchema,
+          structuredContent: supportedOrAny(remoteOutput),
+        },
+        required: ['content'],
+        additionalProperties: false,
+      },
+      render: (_args, value) => (value as unknown as ImportedValue).content,
     },
-    prefix,
-    get connected() {
-      return client !== undefined
-    },
-    refresh,
-    close,
+    execute: call,
   }
+  if (annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
+  setMcpToolMeta(definition, {
+    imported: true,
+    annotations,
+    outputSchema: remoteOutput,
+  })
+  return definition
 }
 
 /** The remote output schema when toolgate's validator speaks its dialect; any JSON otherwise. */
@@ -370,7 +489,7 @@ function reportProgress(exec: ToolRunContext, progress: { progress: number; tota
   }
 }
 
-async function createTransport(spec: McpServerSpec): Promise<Transport> {
+async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Promise<Transport> {
   if ('transport' in spec) return spec.transport
   if ('url' in spec) {
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
@@ -385,6 +504,7 @@ async function createTransport(spec: McpServerSpec): Promise<Transport> {
     env: { ...getDefaultEnvironment(), ...spec.env },
     cwd: spec.cwd,
     stderr: 'inherit',
+    maxBufferSize: maxMessageBytes,
   })
 }
 

@@ -1,5 +1,6 @@
 import type { ScopeKey } from '../contract/execution.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
 import type { RegistryCore } from './registry.js'
 import type { Scope } from './scope.js'
 import type { ToolTransport } from './transport.js'
@@ -52,7 +53,7 @@ export interface ToolHost {
 export function createToolHost(core: RegistryCore): ToolHost {
   const scopeOf = (agent: ScopeKey | undefined, method: string): Scope => {
     const scope = core.scopeOfAgent(agent)
-    if (!scope) throw new TypeError(`tools.host.${method}(scope): expected an Agent created by createAgent()`)
+    if (!scope) throw new ConfigError(`tools.host.${method}(scope)`, 'expected an Agent created by createAgent()')
     return scope
   }
   return Object.freeze({

@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { basename } from 'node:path'
 import { ConfigError } from '../errors/config-error.js'
+import { loopbackAccessCheck } from '../util/http-origin.js'
 import type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { JournalFollower } from './follow.js'
@@ -148,14 +149,13 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
   }
   let boardTimer: NodeJS.Timeout | undefined
 
-  // DNS rebinding: a page from another name that resolves to 127.0.0.1 must not be served.
-  const hostAllowed = (req: IncomingMessage): boolean => {
-    const host = req.headers.host
-    return host === `${VIEWER_HOST}:${port}` || host === `localhost:${port}`
-  }
+  // DNS rebinding and cross-site requests: only loopback names and origins with our port are served.
+  let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!hostAllowed(req)) return send(res, 421, 'text/plain; charset=utf-8', 'misdirected request\n')
+    const refused = refusal(req.headers)
+    if (refused !== undefined)
+      return send(res, refused.header === 'host' ? 421 : 403, 'text/plain; charset=utf-8', `${refused.message}\n`)
     const path = (req.url ?? '/').split('?')[0]
     if (req.method === 'POST' && path === '/decision') {
       if (options.approval === undefined) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n')
@@ -229,6 +229,7 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
     })
   })
   port = (server.address() as AddressInfo).port
+  refusal = loopbackAccessCheck(port)
 
   return {
     url: `http://${VIEWER_HOST}:${port}/`,

@@ -183,13 +183,13 @@ describe('Journal (issue #14)', () => {
     const base = { v: 1, ts: 1, callId: 'a', rootCallId: 'a', parentCallId: null, agentId: null, toolName: 't' }
     writeFileSync(
       path,
-      [
+      `${[
         JSON.stringify({ ...base, type: 'something-new', extra: 1 }),
         JSON.stringify({ ...base, type: 'call-started', arguments: {}, futureField: 'x' }),
         JSON.stringify({ ...base, v: 2, type: 'call-started', arguments: {} }),
         '',
         '[1,2]',
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
     )
     const skipped: SkippedJournalLine[] = []
     const records = await collect(path, (s) => skipped.push(s))

@@ -138,6 +138,17 @@ describe('toolgate view server', () => {
     expect((await get('/', { host: `localhost:${server.port}` })).status).toBe(200)
   })
 
+  it("refuses another site's Origin with 403, through the Host/Origin check serve --http shares (issue 22)", async () => {
+    const foreign = await get('/events', { headers: { origin: 'http://evil.example' } })
+    expect(foreign.status).toBe(403)
+    expect(foreign.body).toContain('Origin "http://evil.example" is not accepted')
+    expect((await get('/', { headers: { origin: 'null' } })).status).toBe(403)
+    expect((await get('/', { headers: { origin: `http://127.0.0.1:${server.port + 1}` } })).status).toBe(403)
+    expect((await get('/', { headers: { origin: `http://localhost:${server.port}` } })).status).toBe(200)
+    expect((await get('/', { host: `[::1]:${server.port}` })).status).toBe(200)
+    expect((await get('/', { host: `127.0.0.1:${server.port + 1}` })).status).toBe(421)
+  })
+
   it('streams a snapshot, then only the cards an appended line changed, then a reset on truncation', async () => {
     const frames = await events((f) => {
       if (f.length === 1) {

@@ -1,0 +1,44 @@
+// `toolgate serve` in front of an upstream that sends a 5,000-deep input schema and a 12 MB result
+// (issue 22): the gateway starts, skips that one tool with a warning that names it, serves the
+// rest, and reports the oversized result as over the size limit.
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Connected, serveStdio, tempDir, textOf, writeConfig } from './helpers.js'
+
+const HOSTILE = path.resolve(import.meta.dirname, '../fixtures/hostile-upstream-server.mjs')
+
+let dir: string
+let cleanup: () => Promise<void>
+let s: Connected
+beforeAll(async () => {
+  ;({ dir, cleanup } = await tempDir())
+  const config = await writeConfig(dir, {
+    root: '.',
+    servers: { up: { command: process.execPath, args: [HOSTILE, '--deep', '5000'] } },
+  })
+  s = await serveStdio(['--config', config])
+})
+afterAll(async () => {
+  await s.close()
+  await cleanup()
+})
+
+describe('serve with a hostile upstream', () => {
+  it('skips the 5,000-deep tool with a named warning and serves the others', async () => {
+    const { tools } = await s.client.listTools()
+    const names = tools.map((t) => t.name)
+    expect(names).toEqual(expect.arrayContaining(['read_file', 'up__ok', 'up__huge']))
+    expect(names).not.toContain('up__deep')
+    expect(s.stderr()).toMatch(/McpConnectionWarning: .*skipped tool "deep": Cannot register tool "up__deep"/)
+    expect(s.stderr()).toMatch(/nests deeper than 256 levels/)
+    expect(textOf(await s.client.callTool({ name: 'up__ok', arguments: { text: 'hi' } }))).toBe('ok: hi')
+  })
+
+  it('a 12 MB upstream result fails as over the 10 MiB limit, and the server answers again after', async () => {
+    const huge = await s.client.callTool({ name: 'up__huge', arguments: { mb: 12 } })
+    expect(huge.isError).toBe(true)
+    expect(textOf(huge)).toMatch(/sent a message larger than the 10485760-byte limit/)
+    expect(textOf(huge)).not.toMatch(/closed the connection/)
+    expect(textOf(await s.client.callTool({ name: 'up__ok', arguments: { text: 'again' } }))).toBe('ok: again')
+  })
+})

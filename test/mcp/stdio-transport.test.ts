@@ -1,0 +1,99 @@
+// The stdio server transport of `toolgate serve` (issue 22): an oversized or malformed line costs
+// only that message, whichever way the bytes are split into chunks.
+import { PassThrough } from 'node:stream'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { describe, expect, it } from 'vitest'
+import { LineStdioServerTransport } from '../../src/mcp/stdio-transport.js'
+
+const LIMIT = 64 * 1024
+
+async function open() {
+  const stdin = new PassThrough()
+  const stdout = new PassThrough()
+  const transport = new LineStdioServerTransport({ stdin, stdout, maxMessageBytes: LIMIT })
+  const received: JSONRPCMessage[] = []
+  const errors: string[] = []
+  let closed = 0
+  transport.onmessage = (message) => received.push(message)
+  transport.onerror = (error) => errors.push(error.message)
+  transport.onclose = () => closed++
+  await transport.start()
+  let out = ''
+  stdout.setEncoding('utf8')
+  stdout.on('data', (chunk: string) => {
+    out += chunk
+  })
+  /** Write `text` in pieces of `size` bytes, then let the stream deliver them. */
+  const feed = async (text: string, size = text.length) => {
+    const bytes = Buffer.from(text)
+    for (let i = 0; i < bytes.length; i += size) stdin.write(bytes.subarray(i, i + size))
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  const replies = () =>
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+  return { stdin, transport, received, errors, feed, replies, closed: () => closed }
+}
+
+const ping = (id: number | string) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`
+
+describe('LineStdioServerTransport', () => {
+  it('refuses an oversized request split at every byte boundary and finds its id past escapes', async () => {
+    for (const size of [1, 7, 4096, 1 << 20]) {
+      const t = await open()
+      const big = 'a\\"b\\\\'.repeat(LIMIT / 4)
+      await t.feed(`{"method":"x","params":{"s":"${big}","n":[1,{"id":5}]},"jsonrpc":"2.0","id":"r-${size}"}\n`, size)
+      await t.feed(ping(2), size)
+      expect(t.replies(), `chunks of ${size}`).toEqual([
+        {
+          jsonrpc: '2.0',
+          id: `r-${size}`,
+          error: { code: -32600, message: expect.stringMatching(/message too large/) },
+        },
+      ])
+      expect(t.received).toEqual([{ jsonrpc: '2.0', id: 2, method: 'ping' }])
+      expect(t.closed()).toBe(0)
+    }
+  })
+
+  it("fails the server's own waiting request when the client's response is oversized", async () => {
+    const t = await open()
+    await t.feed(`{"jsonrpc":"2.0","id":4,"result":{"content":"${'z'.repeat(LIMIT)}"}}\n`)
+    expect(t.replies()).toEqual([])
+    expect(t.received).toEqual([
+      { jsonrpc: '2.0', id: 4, error: { code: -32600, message: expect.stringMatching(/response was refused/) } },
+    ])
+  })
+
+  it('never answers a notification, oversized or malformed, but reports it', async () => {
+    const t = await open()
+    await t.feed(`{"jsonrpc":"2.0","method":"notifications/x","params":{"s":"${'n'.repeat(LIMIT)}"}}\n`)
+    await t.feed('{"jsonrpc":"1.0","method":"notifications/y"}\n')
+    expect(t.replies()).toEqual([])
+    expect(t.errors).toEqual([expect.stringMatching(/refused a notification/), expect.stringMatching(/not JSON-RPC/)])
+  })
+
+  it('answers a malformed request with its id, a non-JSON line without one, and ignores blank lines', async () => {
+    const t = await open()
+    await t.feed('{"jsonrpc":"2.0","id":9,"method":3}\n\r\n\n{oops\n')
+    expect(t.replies()).toEqual([
+      { jsonrpc: '2.0', id: 9, error: { code: -32600, message: expect.any(String) } },
+      { jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) } },
+    ])
+  })
+
+  it('ending stdin closes it without a reason; a read error closes it with one', async () => {
+    const a = await open()
+    a.stdin.end()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(a.closed()).toBe(1)
+    expect(a.transport.endReason).toBeUndefined()
+    const b = await open()
+    b.stdin.destroy(new Error('boom'))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(b.closed()).toBe(1)
+    expect(b.transport.endReason?.message).toBe('reading stdin failed: boom')
+  })
+})
