@@ -132,3 +132,14 @@ describe('one way into the runtime', () => {
     expect(all.some((edge) => edge.from.startsWith('code-mode') && edge.to === 'runtime')).toBe(true)
   })
 })
+
+describe('src/ comments say why in words', () => {
+  it('no requirement id or issue number in src/ (they belong in tests and commits)', () => {
+    const cited = sourceFiles(SRC).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\bR-[A-Z]+-\d+|\bissue #?\d+|\(#\d+\)/g)].map(
+        (match) => `${relative(SRC, file)}: ${match[0]}`,
+      ),
+    )
+    expect(cited).toEqual([])
+  })
+})

@@ -1,4 +1,4 @@
-/** The reserved Code Mode transport tool (R-CODE-1): never registered, shadowed, restricted or removed. */
+/** The reserved Code Mode transport tool: never registered, shadowed, restricted or removed. */
 export const RUN_CODE_NAME = 'run_code'
 
 /** The file name a program's messages report (esbuild's and QuickJS's). */

@@ -2,7 +2,7 @@ import { snapshotContent, type ToolHost } from '../runtime/index.js'
 import type { CodeDispatchLog } from './events.js'
 
 /**
- * The durable log of one settled `run_code` sub-dispatch (R-CODE-4): the `tools/code-dispatch-log`
+ * The durable log of one settled `run_code` sub-dispatch: the `tools/code-dispatch-log`
  * waterfall may replace only the logged content; a throwing or malformed listener falls back to
  * the original. The record is then emitted as `tools/code-dispatch`. Never throws.
  */

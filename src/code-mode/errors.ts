@@ -3,7 +3,7 @@ import type { CodeRunFailureReason } from './code-runtime.js'
 
 /**
  * A `run_code` program did not produce a result: syntax error, uncaught throw, non-JSON return
- * value, CPU/memory/stack/tool-call limit, or a promise that can never settle (R-CODE-3).
+ * value, CPU/memory/stack/tool-call limit, or a promise that can never settle.
  * The message carries the reason and the program's logs so far; the pipeline turns the throw
  * into an error result.
  */

@@ -3,13 +3,13 @@ import type { JsonValue } from '../contract/json-value.js'
 import { isRecord } from '../util/is-record.js'
 
 /**
- * Rendering of raw JSON Schema to TypeScript declarations for the Code Mode SDK (R-CODE-1).
+ * Rendering of raw JSON Schema to TypeScript declarations for the Code Mode SDK.
  *
  * Parameters are model-facing raw schemas that may use keywords outside the enforced subset
  * (an MCP server's `anyOf`, `$ref`, `format`, …). The renderer understands the subset plus a few
  * common shapes (`anyOf`, `type` arrays) and widens everything else to `JsonValue`: the SDK type
  * is always a superset of what the tool accepts or returns, and rendering never throws.
- * Every traversal uses an explicit work stack (R-JSON-5).
+ * Every traversal uses an explicit work stack.
  */
 
 /** One tool as the SDK sees it: its model-facing schema plus, when known, its output schema. */

@@ -1,4 +1,4 @@
-/** A lossless JSON value: survives `JSON.stringify` → `JSON.parse` unchanged (R-JSON-1). */
+/** A lossless JSON value: survives `JSON.stringify` → `JSON.parse` unchanged. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
 
 /** A JSON object record. */

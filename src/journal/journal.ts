@@ -24,7 +24,7 @@ export interface JournalConfig {
 }
 
 /**
- * The session journal (issue #14): appends one JSON line per event — a call started, approval asked
+ * The session journal: appends one JSON line per event — a call started, approval asked
  * and answered, the frozen final result, a Code Mode sub-dispatch — each with `ts`, `callId`,
  * `rootCallId`, `parentCallId`, `agentId` and `toolName` (see `JournalRecord`). Each line is written
  * synchronously before the pipeline goes on, so a result that a caller received is already in the

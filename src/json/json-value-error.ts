@@ -1,5 +1,5 @@
 import { ToolgateError } from '../errors/toolgate-error.js'
-/** Thrown when a value is not lossless JSON (R-JSON-1/2); `path` names the first offending member. */
+/** Thrown when a value is not lossless JSON; `path` names the first offending member. */
 export class JsonValueError extends ToolgateError {
   override readonly name = 'JsonValueError'
   readonly code = 'INVALID_JSON_VALUE' as const

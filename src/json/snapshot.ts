@@ -324,7 +324,7 @@ export function findJsonIssue(value: unknown, rootPath = 'value'): JsonIssue | u
   return issue
 }
 
-/** Whether `value` is lossless JSON (R-JSON-1). Never invokes getters, proxy traps or `toJSON`. */
+/** Whether `value` is lossless JSON. Never invokes getters, proxy traps or `toJSON`. */
 export function isJsonValue(value: unknown): value is JsonValue {
   if (typeof value !== 'object' || value === null) return primitiveProblem(value) === undefined
   if (snapshots.has(value)) return true
@@ -350,7 +350,7 @@ function copyOrThrow(value: unknown, rootPath: string, mode: Mode): JsonValue {
 }
 
 /**
- * Materialize `value` as a detached, deep-frozen lossless-JSON copy in one pass (R-JSON-2/4).
+ * Materialize `value` as a detached, deep-frozen lossless-JSON copy in one pass.
  * Throws {@link JsonValueError} naming the first offending member. A previous snapshot (or a value
  * embedding snapshots) reuses them as-is: they are already detached, frozen and proven.
  */
@@ -367,7 +367,7 @@ export function cloneJsonValue(value: unknown, rootPath = 'value'): JsonValue {
 }
 
 /**
- * Deep-freeze a JSON value in place (R-JSON-4) with an explicit stack. It does not validate; use
+ * Deep-freeze a JSON value in place with an explicit stack. It does not validate; use
  * {@link snapshotJsonValue} for untrusted input. Returns its argument.
  */
 export function deepFreezeJsonValue<T extends JsonValue>(value: T): T {

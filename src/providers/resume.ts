@@ -63,7 +63,7 @@ export class ResumeStateError extends ToolgateError {
 }
 
 /**
- * Continue a turn that stopped with `'approval-required'` (issue #14). Applies `decisions` (keyed by
+ * Continue a turn that stopped with `'approval-required'`. Applies `decisions` (keyed by
  * `callId`) to the pending calls, runs only the calls that never completed, answers the batch and
  * continues the loop — in this process or another one started later. A call that completed before the
  * suspension (its result is in `state`, or in `journal`) is never executed again; a pending call

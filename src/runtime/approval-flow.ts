@@ -48,7 +48,7 @@ function normalize(value: unknown): Normalized {
   if (value === null || typeof value !== 'object') {
     return { outcome: Object.freeze({ kind: 'denied', reason: 'the approval service returned no outcome' }) }
   }
-  // Each field read once, defensively (#11): a throwing getter is an unsupported outcome, not a throw.
+  // Each field read once, defensively: a throwing getter is an unsupported outcome, not a throw.
   const kind = readOwn(value, 'kind')
   const reason = readOwn(value, 'reason')
   if (typeof kind !== 'string' || !KINDS.has(kind)) {

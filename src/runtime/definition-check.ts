@@ -63,7 +63,7 @@ function snapshotSchema(value: unknown, path: string, issues: string[]): JsonVal
 }
 
 /**
- * Checks the semantic contract of a definition (R-REG-3), returns every issue at once, and
+ * Checks the semantic contract of a definition, returns every issue at once, and
  * returns a frozen snapshot: every field is read exactly once (getters run once, inherited
  * members included), so what was checked is what runs — a `name` getter cannot answer one
  * thing to the check and another to the registry. Callbacks keep their function identity and

@@ -113,7 +113,7 @@ function readInput(input: unknown): ReadInput | string {
 
 /**
  * Runs one call through pre-execute → guards → around-dispatch → body → post-execute →
- * finalizeContent → final freeze → tools/result (R-EXEC-2). Never rejects.
+ * finalizeContent → final freeze → tools/result. Never rejects.
  */
 export async function runPipeline(
   core: RegistryCore,
@@ -162,7 +162,7 @@ export async function runPipeline(
   try {
     const view = core.view(scope)
     let definition = view.byName.get(exec.name)
-    // Under `code` a model-direct call reaches only the transport (R-CODE-5).
+    // Under `code` a model-direct call reaches only the transport.
     if (definition && view.mode === 'code' && parent === undefined && !core.isTransport(exec.name))
       definition = undefined
     const finalize = definition?.finalizeContent
@@ -476,7 +476,7 @@ function invalidDecision(event: string, problem: string): ToolExecutionResult {
 }
 
 /**
- * The around-dispatch view (R-EXEC-6): identity fields are frozen own data, `signal` is an accessor on
+ * The around-dispatch view: identity fields are frozen own data, `signal` is an accessor on
  * the prototype whose setter accepts only another AbortSignal, so it can be replaced but never removed
  * (`delete` finds no own property to remove). A class keeps the object's shape fixed; a per-call
  * accessor defined with `defineProperty` forced a slow dictionary-mode object.
@@ -619,7 +619,7 @@ function runContext(
   return Object.freeze(Object.defineProperties(run, RUN_SIGNAL)) as unknown as ToolRunContext
 }
 
-/** Snapshot, validate, freeze and render a canonical value (R-EXEC-8). */
+/** Snapshot, validate, freeze and render a canonical value. */
 function projectValue(exec: ToolExecution, definition: ToolDefinition, raw: unknown): ToolExecutionResult {
   let value: JsonValue
   try {
@@ -755,7 +755,7 @@ function applyPostDecision(
     }
     const text = feedback.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n')
     const message = `Tool "${exec.name}" result was blocked by policy${text ? `: ${text}` : ''}`
-    // Block keeps only the decision's contexts (R-EXEC-9).
+    // Block keeps only the decision's contexts.
     return { result: failure(message, { name: 'ToolBlockedError', code: 'TOOL_BLOCKED' }, feedback), contexts: added }
   }
   const contexts = added ? [...(deferred ?? []), ...added] : deferred
@@ -785,7 +785,7 @@ function applyPostDecision(
 }
 
 /**
- * Materialize the candidate, call `finalizeContent` exactly once, and freeze (R-EXEC-10). The
+ * Materialize the candidate, call `finalizeContent` exactly once, and freeze. The
  * definition's own callback runs first (it owns its content boundary); then every admitted
  * `tools/finalize-content` listener — the same last-mile seam opened to deployment-wide policies —
  * sees the result as finalized so far, in registration order, with the same contract.

@@ -247,7 +247,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   }
 }
 
-/** Fail-closed scheduling classification (R-REG-7). */
+/** Fail-closed scheduling classification. */
 function modeOf(core: RegistryCore, input: ToolExecutionInput): ToolExecutionMode {
   // Anything thrown while reading a hostile input, or by the classifier, is exclusive.
   try {

@@ -17,7 +17,7 @@ export interface CallbackApprovalConfig {
 }
 
 /**
- * Programmatic approval (R-SCHED-3) for tests and servers: provides the `approval`
+ * Programmatic approval for tests and servers: provides the `approval`
  * service and answers every request through `config.decide`. A throwing or rejecting
  * decider, or a malformed answer, becomes a denial; `request()` never rejects.
  *
@@ -79,7 +79,7 @@ interface PendingQuestion {
 const NO_TTY_REASON = 'no interactive terminal to ask for approval'
 
 /**
- * Interactive approval (R-SCHED-3): provides the `approval` service and asks on the
+ * Interactive approval: provides the `approval` service and asks on the
  * terminal. It shows the tool, the agent, the reason and the (previewed) JSON arguments
  * and asks `y/N`; only `y`/`yes` allows, once. Questions are serialized — one at a time,
  * in request order — and a line typed ahead with the previous answer never answers the

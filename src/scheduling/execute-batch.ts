@@ -50,7 +50,7 @@ const EXCLUSIVE: ToolExecutionMode = Object.freeze({ kind: 'exclusive' })
 const PARALLEL: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
 
 /**
- * Run the pending calls of one model turn (R-SCHED-1).
+ * Run the pending calls of one model turn.
  *
  * Each call is classified once, up front and in order, through `tools.executionMode`.
  * An exclusive call is an ordering barrier: it starts only after every earlier call

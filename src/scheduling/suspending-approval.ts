@@ -18,7 +18,7 @@ export interface SuspendingApprovalConfig {
 }
 
 /**
- * An approval service that never waits (issue #14): it answers an ask it has no decision for by
+ * An approval service that never waits: it answers an ask it has no decision for by
  * suspending that call. `runModelLoop` then finishes whatever else in the batch can finish and
  * returns `stopReason: 'approval-required'` with the serializable `pending` requests and a plain-JSON
  * `state`; `resumeModelLoop({ state, decisions, … })` — in this process or another one — applies the

@@ -28,7 +28,7 @@ interface IdleClock {
 }
 
 /**
- * Cooperative `timeoutMs` / `idleTimeoutMs` enforcement (R-SCHED-2), as a `tools/execute` wrapper.
+ * Cooperative `timeoutMs` / `idleTimeoutMs` enforcement, as a `tools/execute` wrapper.
  *
  * For a call whose visible definition declares `timeoutMs` (or when `defaultTimeoutMs` is
  * configured), the wrapper replaces `exec.signal` for its delegated lifetime with one that

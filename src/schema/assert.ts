@@ -4,7 +4,7 @@ import { findJsonIssue } from '../json/snapshot.js'
 import { isRecord } from '../util/is-record.js'
 import { JsonSchemaError } from './errors.js'
 
-/** The seven single-type keywords of the subset (R-JSCHEMA-1). */
+/** The seven single-type keywords of the subset. */
 export const JSON_SCHEMA_TYPES: readonly JsonSchemaType[] = Object.freeze([
   'object',
   'array',
@@ -102,7 +102,7 @@ export function scalarConstraintIssues(
 }
 
 /**
- * Every reason `schema` is outside the enforced subset (R-JSCHEMA-2), path-qualified (`schema.properties.x`),
+ * Every reason `schema` is outside the enforced subset, path-qualified (`schema.properties.x`),
  * empty when supported. A schema that is not lossless JSON reports only its first JSON problem (its
  * members cannot be read safely past that point).
  */
@@ -213,7 +213,7 @@ export function isKnownSupportedJsonSchema(schema: unknown): boolean {
 }
 
 /**
- * Assert that `schema` is inside the enforced raw subset (R-JSCHEMA-2). Any JSON root type is allowed.
+ * Assert that `schema` is inside the enforced raw subset. Any JSON root type is allowed.
  * Throws {@link JsonSchemaError} listing every offending path. Cached per schema object.
  */
 export function assertSupportedJsonSchema(schema: unknown): asserts schema is JsonSchemaNode {
@@ -223,7 +223,7 @@ export function assertSupportedJsonSchema(schema: unknown): asserts schema is Js
   supported.add(schema as object)
 }
 
-/** Like {@link assertSupportedJsonSchema}, and additionally require an object root (R-JSCHEMA-5). */
+/** Like {@link assertSupportedJsonSchema}, and additionally require an object root. */
 export function assertObjectJsonSchema(schema: unknown): asserts schema is ObjectJsonSchema {
   const known = typeof schema === 'object' && schema !== null && supported.has(schema)
   const issues = known ? [] : collectJsonSchemaIssues(schema)

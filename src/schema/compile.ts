@@ -152,7 +152,7 @@ function run(tasks: Task[], issues: string[]): void {
   }
 }
 
-/** Freeze the compiled output and prove it against the raw subset (R-DSL-5). */
+/** Freeze the compiled output and prove it against the raw subset. */
 function finish<T extends JsonSchemaNode>(out: Out): T {
   const schema = snapshotJsonValue(out) as unknown as T
   assertSupportedJsonSchema(schema)
@@ -168,7 +168,7 @@ const valueCache = new WeakMap<object, JsonSchemaNode>()
 const parameterCache = new WeakMap<object, ObjectJsonSchema>()
 
 /**
- * Compile an author value spec to the raw subset (R-DSL-5). Validates the spec with every offending
+ * Compile an author value spec to the raw subset. Validates the spec with every offending
  * path (`JsonSchemaError`); the result is frozen, lossless JSON and passes `assertSupportedJsonSchema`.
  * Cached per spec object.
  */
@@ -199,7 +199,7 @@ export function valueSchemaSpecToJsonSchema(spec: ValueSchemaSpec, rootPath = 's
 
 /**
  * Compile a parameter spec — the implicit open object root — to `{ type: 'object', properties, required? }`
- * (R-DSL-2/5). `required` is omitted when empty; `additionalProperties` is omitted (open by default).
+ *. `required` is omitted when empty; `additionalProperties` is omitted (open by default).
  */
 export function parameterSchemaSpecToJsonSchema(
   parameters: ParameterSchemaSpec,

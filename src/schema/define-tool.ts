@@ -37,7 +37,7 @@ export interface DefineToolOutput<A, V, S extends OutputSchemaInput = OutputSche
   presentationMeta?(args: A, value: V): JsonValue
 }
 
-/** What `defineTool` accepts: a `ToolDefinition` written against typed specs (R-DSL-8). */
+/** What `defineTool` accepts: a `ToolDefinition` written against typed specs. */
 export interface DefineToolSpec<P extends ParametersInput, O extends OutputSchemaInput> {
   readonly name: string
   readonly description: string
@@ -108,7 +108,7 @@ function definitionIssues(spec: Record<string, unknown>): string[] {
 }
 
 /**
- * Declare a tool against typed specs (R-DSL-8), or against Standard JSON Schema objects (zod 4, arktype,
+ * Declare a tool against typed specs, or against Standard JSON Schema objects (zod 4, arktype,
  * valibot's `toStandardJsonSchema`), whose output type types `execute`. Parameters and output compile once to frozen raw schemas;
  * `execute` validates the arguments with the cached validator and rejects with `ToolArgsError` before the
  * body runs; `render`/`presentationMeta` pass through (the pipeline calls them with validated arguments and

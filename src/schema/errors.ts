@@ -5,7 +5,7 @@ function bullet(lines: readonly string[]): string {
 }
 
 /**
- * A schema (raw JSON Schema or author DSL spec) outside the enforced subset (R-JSCHEMA-2, R-DSL-5).
+ * A schema (raw JSON Schema or author DSL spec) outside the enforced subset.
  * `issues` lists every offending path with its reason.
  */
 export class JsonSchemaError extends ToolgateError {
@@ -24,7 +24,7 @@ function violationMessage(what: string, violations: readonly string[], toolName:
   return `${what}${who} (${violations.length} violation${violations.length === 1 ? '' : 's'}):${bullet(violations)}`
 }
 
-/** Arguments that do not match a tool's parameter schema (R-DSL-7). Thrown before the tool body runs. */
+/** Arguments that do not match a tool's parameter schema. Thrown before the tool body runs. */
 export class ToolArgsError extends ToolgateError {
   override readonly name = 'ToolArgsError'
   readonly code = 'INVALID_ARGS' as const
@@ -36,7 +36,7 @@ export class ToolArgsError extends ToolgateError {
   }
 }
 
-/** A body's (or a policy's) value that does not satisfy `output.schema` (R-DSL-7). */
+/** A body's (or a policy's) value that does not satisfy `output.schema`. */
 export class ToolOutputError extends ToolgateError {
   override readonly name = 'ToolOutputError'
   readonly code = 'INVALID_TOOL_OUTPUT' as const

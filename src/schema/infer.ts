@@ -1,7 +1,7 @@
 import type { JsonValue } from '../contract/json-value.js'
 import type { ValueSchemaSpec } from './spec.js'
 
-/** Exact inference covers this many container levels, then widens to `JsonValue` (R-DSL-4). */
+/** Exact inference covers this many container levels, then widens to `JsonValue`. */
 type MaxDepth = 16
 
 /** Flattens intersections for readable hovers and exact `expectTypeOf` comparisons. */

@@ -1,5 +1,5 @@
 /**
- * The author-facing schema DSL (R-DSL-1/2). One vocabulary for typed parameters and typed output
+ * The author-facing schema DSL. One vocabulary for typed parameters and typed output
  * values; `defineTool` infers TypeScript types from it and compiles it to the raw subset (R-JSCHEMA).
  */
 
@@ -51,14 +51,14 @@ export interface ArrayValueSchemaSpec extends SchemaSpecAnnotations {
 /** A property of an object spec (or of the parameter root): a value spec, optionally `required: true`. */
 export type ObjectPropertySpec = ValueSchemaSpec & { readonly required?: true }
 
-/** An object; openness is always explicit (R-DSL-1). */
+/** An object; openness is always explicit. */
 export interface ObjectValueSchemaSpec extends SchemaSpecAnnotations {
   readonly type: 'object'
   readonly properties: { readonly [key: string]: ObjectPropertySpec }
   readonly additionalProperties: boolean
 }
 
-/** Author-only: any lossless JSON value. Infers `JsonValue`, compiles to an annotation-only node (R-DSL-3). */
+/** Author-only: any lossless JSON value. Infers `JsonValue`, compiles to an annotation-only node. */
 export interface JsonValueSchemaSpec extends SchemaSpecAnnotations {
   readonly type: 'json'
 }

@@ -9,7 +9,7 @@ export function getArgsValidator(parameters: ParameterSchemaSpec): CompiledJsonS
 
 /**
  * Every path-qualified violation of `args` against a parameter spec (`args.path: expected string, got number`),
- * empty when valid (R-DSL-7). Throws `JsonSchemaError` when the spec itself is invalid.
+ * empty when valid. Throws `JsonSchemaError` when the spec itself is invalid.
  */
 export function validateArgs(parameters: ParameterSchemaSpec, args: unknown): string[] {
   return getArgsValidator(parameters).validate(args, 'args')

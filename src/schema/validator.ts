@@ -13,7 +13,7 @@ import { assertSupportedJsonSchema } from './assert.js'
 import { type CollectHelpers, generateTrustedCheck, generateTrustedCollector } from './codegen.js'
 import { type CNode, compileNodes, K_ARR, K_BOOL, K_NULL, K_NUM, K_OBJ, K_STR, newNode } from './compiled-node.js'
 
-/** A schema compiled once (R-DSL-9): `isValid` allocates nothing; `violations` explains a failure. */
+/** A schema compiled once: `isValid` allocates nothing; `violations` explains a failure. */
 export interface CompiledJsonSchemaValidator {
   /** Whether `value` is lossless JSON satisfying the schema. */
   isValid(value: unknown): boolean
@@ -459,7 +459,7 @@ function proveJson(value: unknown): boolean {
 }
 
 /**
- * The compiled validator of a supported schema, built once per schema object and cached (R-DSL-9).
+ * The compiled validator of a supported schema, built once per schema object and cached.
  * Asserts support on first use (throws `JsonSchemaError`). Schemas are treated as immutable afterwards.
  */
 export function getJsonSchemaValidator(schema: JsonSchemaNode): CompiledJsonSchemaValidator {
@@ -489,7 +489,7 @@ export function getJsonSchemaValidator(schema: JsonSchemaNode): CompiledJsonSche
 }
 
 /**
- * Every path-qualified violation of `value` against `schema` (R-JSCHEMA-4), empty when valid.
+ * Every path-qualified violation of `value` against `schema`, empty when valid.
  * Throws `JsonSchemaError` when the schema itself is unsupported. The valid path allocates nothing.
  */
 export function validateJsonSchemaValue(schema: JsonSchemaNode, value: unknown): string[] {

@@ -103,7 +103,7 @@ export function createReadFileTool(fs: FsToolContext): ToolDefinition {
       if (info.isDirectory()) throw new Error(`path: ${resolved.rel} is a directory (use list_dir)`)
       if (!info.isFile()) throw new Error(`path: ${resolved.rel} is not a regular file`)
       let window: Awaited<ReturnType<typeof readLineWindow>>
-      // Read through a confined descriptor: a symlink swapped in since the check is refused (#11).
+      // Read through a confined descriptor: a symlink swapped in since the check is refused.
       const handle = await openInWorkspace(rootReal, resolved.abs, resolved.rel, 'read')
       try {
         window = await readLineWindow(handle, {
