@@ -249,72 +249,99 @@ const ONEOF = {} as CNode
  * properties (missing ones where they are declared), then undeclared keys, then items, then its oneOf.
  */
 export function collectViolations(root: CNode, value: unknown, rootPath: string, careful: boolean): string[] {
-  const out: string[] = []
-  const values: unknown[] = [value]
-  const nodes: CNode[] = [root]
-  const paths: string[] = [rootPath]
-  const frames: OneOfFrame[] = []
+  return new ViolationWalk(careful).run(root, value, rootPath)
+}
+
+/**
+ * The state of one `collectViolations` walk: three parallel work stacks (value, node, path), the
+ * open oneOf frames, and the batch of children of the node being visited. Marker nodes on the stack
+ * stand for a message to emit (`MESSAGE`), a oneOf to open (`ONEOF`) and a branch to close (`MARK`).
+ */
+class ViolationWalk {
+  readonly out: string[] = []
+  private readonly values: unknown[] = []
+  private readonly nodes: CNode[] = []
+  private readonly paths: string[] = []
+  private readonly frames: OneOfFrame[] = []
   // Children are gathered per node, then pushed in reverse so they pop in order.
-  const batchValues: unknown[] = []
-  const batchNodes: CNode[] = []
-  const batchPaths: string[] = []
-  const add = (v: unknown, n: CNode, p: string): void => {
-    batchValues.push(v)
-    batchNodes.push(n)
-    batchPaths.push(p)
-  }
-  const flush = (): void => {
-    for (let i = batchValues.length - 1; i >= 0; i--) {
-      values.push(batchValues[i])
-      nodes.push(batchNodes[i])
-      paths.push(batchPaths[i])
+  private readonly batchValues: unknown[] = []
+  private readonly batchNodes: CNode[] = []
+  private readonly batchPaths: string[] = []
+
+  constructor(private readonly careful: boolean) {}
+
+  run(root: CNode, value: unknown, rootPath: string): string[] {
+    this.push(value, root, rootPath)
+    const { values, nodes, paths, out } = this
+    while (values.length > 0) {
+      const v = values.pop()
+      const node = nodes.pop() as CNode
+      const path = paths.pop() as string
+      if (node === MESSAGE) out.push(path)
+      else if (node === ONEOF) this.openOneOf(v as { value: unknown; path: string; node: CNode })
+      else if (node === MARK) this.closeBranch()
+      else this.visit(v, node, path)
     }
+    return out
+  }
+
+  private push(v: unknown, n: CNode, p: string): void {
+    this.values.push(v)
+    this.nodes.push(n)
+    this.paths.push(p)
+  }
+
+  private add(v: unknown, n: CNode, p: string): void {
+    this.batchValues.push(v)
+    this.batchNodes.push(n)
+    this.batchPaths.push(p)
+  }
+
+  private flush(): void {
+    const { batchValues, batchNodes, batchPaths } = this
+    for (let i = batchValues.length - 1; i >= 0; i--) this.push(batchValues[i], batchNodes[i], batchPaths[i])
     batchValues.length = 0
     batchNodes.length = 0
     batchPaths.length = 0
   }
-  const startBranch = (frame: OneOfFrame): void => {
-    frame.outBase = out.length
-    values.push(undefined)
-    nodes.push(MARK)
-    paths.push('')
-    values.push(frame.value)
-    nodes.push(frame.node.oneOf![frame.branch])
-    paths.push(frame.path)
+
+  private openOneOf(item: { value: unknown; path: string; node: CNode }): void {
+    const frame: OneOfFrame = { ...item, branch: 0, outBase: 0, matched: [], details: [] }
+    this.frames.push(frame)
+    this.startBranch(frame)
   }
-  while (values.length > 0) {
-    const v = values.pop()
-    const node = nodes.pop()!
-    const path = paths.pop()!
-    if (node === MESSAGE) {
-      out.push(path)
-      continue
+
+  /** Try the frame's current branch with its own slice of `out`; a MARK closes it. */
+  private startBranch(frame: OneOfFrame): void {
+    frame.outBase = this.out.length
+    this.push(undefined, MARK, '')
+    this.push(frame.value, (frame.node.oneOf as CNode[])[frame.branch], frame.path)
+  }
+
+  /** A branch ended: it matched when it added nothing; after the last branch, judge the oneOf. */
+  private closeBranch(): void {
+    const frame = this.frames[this.frames.length - 1]
+    const branchOut = this.out.splice(frame.outBase)
+    if (branchOut.length === 0) frame.matched.push(frame.branch)
+    else frame.details.push(branchDetail(frame.branch, branchOut))
+    const branches = (frame.node.oneOf as CNode[]).length
+    if (++frame.branch < branches) {
+      this.startBranch(frame)
+      return
     }
-    if (node === ONEOF) {
-      const item = v as { value: unknown; path: string; node: CNode }
-      const frame: OneOfFrame = { ...item, branch: 0, outBase: 0, matched: [], details: [] }
-      frames.push(frame)
-      startBranch(frame)
-      continue
-    }
-    if (node === MARK) {
-      const frame = frames[frames.length - 1]
-      const branchOut = out.splice(frame.outBase)
-      if (branchOut.length === 0) frame.matched.push(frame.branch)
-      else frame.details.push(branchDetail(frame.branch, branchOut))
-      if (++frame.branch < frame.node.oneOf!.length) startBranch(frame)
-      else {
-        frames.pop()
-        const message = oneOfMessage(frame.path, frame.node.oneOf!.length, frame.matched, frame.details)
-        if (message !== undefined) out.push(message)
-      }
-      continue
-    }
+    this.frames.pop()
+    const message = oneOfMessage(frame.path, branches, frame.matched, frame.details)
+    if (message !== undefined) this.out.push(message)
+  }
+
+  /** One value against one schema node: its own keywords, then its children in order. */
+  private visit(v: unknown, node: CNode, path: string): void {
+    const { out, careful } = this
     if (careful) {
       const problem = typeof v === 'object' && v !== null ? containerProblem(v) : primitiveProblem(v)
       if (problem !== undefined) {
         out.push(`${path}: ${problem}`)
-        continue
+        return
       }
     }
     if (node.trivial) {
@@ -322,78 +349,80 @@ export function collectViolations(root: CNode, value: unknown, rootPath: string,
         const issue = findJsonIssue(v, path)
         if (issue !== undefined) out.push(`${issue.path}: ${issue.reason}`)
       }
-      continue
+      return
     }
     const kind = kindBit(v)
     if ((node.mask & kind) === 0) {
       out.push(`${path}: expected ${node.typeName}, got ${gotName(v)}`)
-      continue
+      return
     }
-    if (kind <= K_STR) {
-      if (node.integer && !Number.isInteger(v)) out.push(`${path}: expected integer, got ${v}`)
-      else if (node.enumValues !== null && !enumAllows(node, v)) {
-        const list = node.enumValues.slice(0, 10).map(show).join(', ')
-        out.push(`${path}: expected one of ${list}${node.enumValues.length > 10 ? ', …' : ''}; got ${show(v)}`)
-      } else if (node.hasConst && v !== node.constValue) {
-        out.push(`${path}: expected ${show(node.constValue)}, got ${show(v)}`)
-      } else if (node.oneOf !== null) add({ value: v, path, node }, ONEOF, '')
-    } else if (kind === K_OBJ) {
-      const obj = v as Record<string, unknown>
-      if (careful) {
-        const symbols = Object.getOwnPropertySymbols(obj)
-        if (symbols.length > 0) out.push(`${path}: has a symbol key ${symbols[0].toString()}, which is not JSON`)
-      }
-      if (node.objectNode) {
-        for (let i = 0; i < node.propKeys.length; i++) {
-          const key = node.propKeys[i]
-          const at = appendKey(path, key)
-          if (!Object.hasOwn(obj, key)) {
-            if (node.required.includes(key)) add(undefined, MESSAGE, `${at}: required property is missing`)
-            continue
-          }
-          const child = node.propNodes[i]
-          if (!careful && child.trivial) continue
-          const member = readMember(obj, key, careful)
-          if (member.problem !== undefined) add(undefined, MESSAGE, `${at}: ${member.problem}`)
-          else add(member.value, child, at)
-        }
-      }
-      if (careful || node.closed) {
-        const keys = careful ? Object.getOwnPropertyNames(obj) : Object.keys(obj)
-        for (const key of keys) {
-          if (node.objectNode && node.propIndex.has(key)) continue
-          const at = appendKey(path, key)
-          if (node.closed) add(undefined, MESSAGE, `${at}: property is not allowed (additionalProperties: false)`)
-          else {
-            const member = readMember(obj, key, careful)
-            if (member.problem !== undefined) add(undefined, MESSAGE, `${at}: ${member.problem}`)
-            else add(member.value, TRIVIAL, at)
-          }
-        }
-      }
-    } else {
-      const arr = v as unknown[]
-      if (careful) {
-        const extra = arrayExtraKey(arr)
-        if (extra !== undefined) {
-          const shown = typeof extra === 'symbol' ? extra.toString() : JSON.stringify(extra)
-          out.push(`${path}: is an array with an extra property ${shown}, which is not JSON`)
-        }
-      }
-      const items = node.items ?? TRIVIAL
-      if (careful || !items.trivial) {
-        for (let i = 0; i < arr.length; i++) {
-          const at = appendIndex(path, i)
-          const member = readMember(arr, i, careful)
-          if (member.problem !== undefined) add(undefined, MESSAGE, `${at}: ${member.problem}`)
-          else add(member.value, items, at)
-        }
-      }
-    }
-    if (kind > K_STR && node.oneOf !== null) add({ value: v, path, node }, ONEOF, '')
-    flush()
+    if (kind <= K_STR) this.visitScalar(v, node, path)
+    else if (kind === K_OBJ) this.visitObject(v as Record<string, unknown>, node, path)
+    else this.visitArray(v as unknown[], node, path)
+    if (kind > K_STR && node.oneOf !== null) this.add({ value: v, path, node }, ONEOF, '')
+    this.flush()
   }
-  return out
+
+  private visitScalar(v: unknown, node: CNode, path: string): void {
+    const { out } = this
+    if (node.integer && !Number.isInteger(v)) out.push(`${path}: expected integer, got ${v}`)
+    else if (node.enumValues !== null && !enumAllows(node, v)) {
+      const list = node.enumValues.slice(0, 10).map(show).join(', ')
+      out.push(`${path}: expected one of ${list}${node.enumValues.length > 10 ? ', …' : ''}; got ${show(v)}`)
+    } else if (node.hasConst && v !== node.constValue) {
+      out.push(`${path}: expected ${show(node.constValue)}, got ${show(v)}`)
+    } else if (node.oneOf !== null) this.add({ value: v, path, node }, ONEOF, '')
+  }
+
+  private visitObject(obj: Record<string, unknown>, node: CNode, path: string): void {
+    const { careful } = this
+    if (careful) {
+      const symbols = Object.getOwnPropertySymbols(obj)
+      if (symbols.length > 0) this.out.push(`${path}: has a symbol key ${symbols[0].toString()}, which is not JSON`)
+    }
+    if (node.objectNode) {
+      for (let i = 0; i < node.propKeys.length; i++) {
+        const key = node.propKeys[i]
+        const at = appendKey(path, key)
+        if (!Object.hasOwn(obj, key)) {
+          if (node.required.includes(key)) this.add(undefined, MESSAGE, `${at}: required property is missing`)
+          continue
+        }
+        const child = node.propNodes[i]
+        if (!careful && child.trivial) continue
+        this.addMember(obj, key, child, at)
+      }
+    }
+    if (!careful && !node.closed) return
+    const keys = careful ? Object.getOwnPropertyNames(obj) : Object.keys(obj)
+    for (const key of keys) {
+      if (node.objectNode && node.propIndex.has(key)) continue
+      const at = appendKey(path, key)
+      if (node.closed) this.add(undefined, MESSAGE, `${at}: property is not allowed (additionalProperties: false)`)
+      else this.addMember(obj, key, TRIVIAL, at)
+    }
+  }
+
+  private visitArray(arr: unknown[], node: CNode, path: string): void {
+    const { careful } = this
+    if (careful) {
+      const extra = arrayExtraKey(arr)
+      if (extra !== undefined) {
+        const shown = typeof extra === 'symbol' ? extra.toString() : JSON.stringify(extra)
+        this.out.push(`${path}: is an array with an extra property ${shown}, which is not JSON`)
+      }
+    }
+    const items = node.items ?? TRIVIAL
+    if (!careful && items.trivial) return
+    for (let i = 0; i < arr.length; i++) this.addMember(arr, i, items, appendIndex(path, i))
+  }
+
+  /** A member read (defensively when careful): its problem as a message, or the member as work. */
+  private addMember(container: object, key: string | number, child: CNode, at: string): void {
+    const member = readMember(container, key, this.careful)
+    if (member.problem !== undefined) this.add(undefined, MESSAGE, `${at}: ${member.problem}`)
+    else this.add(member.value, child, at)
+  }
 }
 
 const TRIVIAL: CNode = newNode({})
