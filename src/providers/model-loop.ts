@@ -29,6 +29,8 @@ export interface ModelLoopTools extends BatchToolRuntime {
 export interface ModelLoopCallResult {
   readonly callId: string
   readonly name: string
+  /** `'custom'` when it answers a custom tool call (see `ProviderToolCall.kind`). */
+  readonly kind?: 'custom'
   readonly result: ToolExecutionResult
 }
 
@@ -241,7 +243,7 @@ async function settlePending<F extends ProviderFormat>(
     if (results[i] !== null) return
     const known = requests[i] !== null ? control?.known.get(call.callId) : undefined
     if (known !== undefined) {
-      results[i] = { callId: call.callId, name: call.name, result: known }
+      results[i] = { ...callOf(call), result: known }
       requests[i] = null
     } else if (requests[i] === null || control?.decisions.has(call.callId)) run.push(i)
   })
@@ -338,11 +340,7 @@ export async function executeStepCalls<F extends ProviderFormat>(
         result: entry.result,
       }),
   })
-  const results = batch.results.map((entry) => ({
-    callId: calls[entry.index].callId,
-    name: calls[entry.index].name,
-    result: entry.result,
-  }))
+  const results = batch.results.map((entry) => ({ ...callOf(calls[entry.index]), result: entry.result }))
   return { results, concludesTurn: batch.concludesTurn }
 }
 
@@ -352,8 +350,19 @@ export function toResultMessages<F extends ProviderFormat>(
   results: readonly ModelLoopCallResult[],
 ): ProviderMessage<F>[] {
   return formatModule(format, 'runModelLoop').toMessages({
-    results: results.map(({ callId, name, result }) => ({ call: { callId, name }, result })),
+    results: results.map(({ callId, name, kind, result }) => ({ call: callOf({ callId, name, kind }), result })),
   })
+}
+
+/** What identifies a call in its answer: id, name, and the custom kind when it has one. */
+function callOf(call: { callId: string; name: string; kind?: 'custom' }): {
+  callId: string
+  name: string
+  kind?: 'custom'
+} {
+  return call.kind === 'custom'
+    ? { callId: call.callId, name: call.name, kind: 'custom' }
+    : { callId: call.callId, name: call.name }
 }
 
 const PARALLEL: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
