@@ -16,6 +16,7 @@ import { INVALID_ARGS } from '../runtime/errors.js'
 import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
 import { formatModule } from './formats.js'
 import type { ProviderModel } from './model.js'
+import { type StateKey, stateKeyBytes, stateSeal } from './state-seal.js'
 import type { ProviderFormat, ProviderMessage, ProviderToolCall } from './types.js'
 
 export type ModelLoopStopReason = 'done' | 'concluded' | 'max-steps' | 'aborted' | 'approval-required'
@@ -83,6 +84,12 @@ export interface RunModelLoopOptions<F extends ProviderFormat = ProviderFormat> 
   readonly signal?: AbortSignal
   /** Progress for a UI. Failures are contained. */
   readonly onEvent?: (event: ModelLoopEvent<F>) => void
+  /**
+   * A secret the program holds (at least 16 bytes): an `'approval-required'` state is sealed with
+   * it (`state.seal`, an HMAC-SHA256 over the whole state), and `resumeModelLoop` given the same key
+   * refuses a state whose seal does not verify.
+   */
+  readonly stateKey?: StateKey
 }
 
 export interface ModelLoopResult<F extends ProviderFormat = ProviderFormat> {
@@ -137,6 +144,8 @@ export interface ModelLoopState<F extends ProviderFormat = ProviderFormat> {
    * `decisions` option; a state it returns never carries them.
    */
   decisions?: Record<string, ApprovalOutcome>
+  /** With `stateKey`: the HMAC-SHA256 seal over everything else in the state. */
+  seal?: string
 }
 
 /** A batch the model emitted whose results are not all appended yet. */
@@ -291,6 +300,11 @@ function suspended<F extends ProviderFormat>(
       pending: state.pending,
     }),
   )
+  if (options.stateKey !== undefined)
+    snapshot.seal = stateSeal(
+      snapshot as unknown as Record<string, unknown>,
+      stateKeyBytes(options.stateKey, 'stateKey'),
+    )
   const pending = (snapshot.pending?.requests ?? []).filter((r): r is ApprovalRequest => r !== null)
   return { messages: state.messages, steps: state.steps, stopReason: 'approval-required', pending, state: snapshot }
 }
@@ -408,4 +422,5 @@ export function checkOptions<F extends ProviderFormat>(options: RunModelLoopOpti
     throw new TypeError('runModelLoop: options.signal must be an AbortSignal')
   if (onEvent !== undefined && typeof onEvent !== 'function')
     throw new TypeError('runModelLoop: options.onEvent must be a function')
+  if (options.stateKey !== undefined) stateKeyBytes(options.stateKey, 'runModelLoop: options.stateKey')
 }
