@@ -23,6 +23,7 @@ export {
 export { type OpenAIChatModelOptions, openAIChatModel } from './openai-chat-model.js'
 export { type OpenAIResponsesModelOptions, openAIResponsesModel } from './openai-responses-model.js'
 export {
+  ALREADY_RUN,
   OUTCOME_UNKNOWN,
   type ResumeModelLoopOptions,
   type ResumeModelLoopResult,

@@ -12,7 +12,7 @@ import type {
 import type { ToolSchema } from '../contract/tool-definition.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { presetDecision, suspensionOf } from '../runtime/approval-flow.js'
-import { INVALID_ARGS } from '../runtime/errors.js'
+import { APPROVAL_SUSPENDED, INVALID_ARGS } from '../runtime/errors.js'
 import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
 import { formatModule } from './formats.js'
 import type { ProviderModel } from './model.js'
@@ -162,7 +162,17 @@ export interface ModelLoopPending<F extends ProviderFormat = ProviderFormat> {
 export interface PendingControl {
   readonly decisions: ReadonlyMap<string, ApprovalOutcome>
   readonly known: ReadonlyMap<string, ToolExecutionResult>
+  /** Asked right before each call of the batch runs: run it, or answer `skip` instead. */
+  readonly claim?: ClaimGate
 }
+
+/**
+ * A resume's gate before a call runs: `skip` answers the call without running it (another process
+ * claimed it); otherwise the call runs, and `release` gives the claim back if it suspended again.
+ */
+export type ClaimGate = (
+  call: ProviderToolCall,
+) => { readonly skip: ToolExecutionResult } | { readonly skip?: undefined; release(): void }
 
 /**
  * Call the model, run its tool calls with `executeBatch`, append the results, repeat, until the
@@ -258,8 +268,10 @@ async function settlePending<F extends ProviderFormat>(
   })
   if (run.length > 0) {
     const decide = (callId: string) => control?.decisions.get(callId)
+    const gated =
+      control?.claim === undefined ? options : { ...options, tools: claiming(options.tools, calls, control.claim) }
     const batch = await executeStepCalls(
-      options,
+      gated,
       run.map((i) => calls[i]),
       step,
       decide,
@@ -283,6 +295,24 @@ async function settlePending<F extends ProviderFormat>(
   const done = results as ModelLoopCallResult[]
   const concludesTurn = done.some(({ result }) => !result.isError && result.concludesTurn === true)
   return { results: done, concludesTurn }
+}
+
+/** `tools` with each call of `calls` passing `claim` right before it runs. */
+function claiming(tools: ModelLoopTools, calls: readonly ProviderToolCall[], claim: ClaimGate): ModelLoopTools {
+  const byId = new Map(calls.map((call) => [call.callId, call]))
+  return {
+    schemas: (scope) => tools.schemas(scope),
+    executionMode: (input) => tools.executionMode(input),
+    execute: async (...args: Parameters<ModelLoopTools['execute']>) => {
+      const call = byId.get(args[0].callId)
+      if (call === undefined) return tools.execute(...args)
+      const gate = claim(call)
+      if (gate.skip !== undefined) return gate.skip
+      const result = await tools.execute(...args)
+      if (result.isError && result.error.info?.code === APPROVAL_SUSPENDED) gate.release()
+      return result
+    },
+  }
 }
 
 /** The `'approval-required'` result: the requests that wait and the state to resume from. */

@@ -4,6 +4,7 @@ import type { ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../c
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
+import { claimCall, claimsDirectory } from '../journal/claims.js'
 import { readJournal } from '../journal/read-journal.js'
 import { cloneJsonValue } from '../json/index.js'
 import { normalizeApprovalOutcome } from '../runtime/approval-flow.js'
@@ -11,6 +12,7 @@ import { APPROVAL_SUSPENDED } from '../runtime/errors.js'
 import { formatModule } from './formats.js'
 import { SYNTHETIC_ID_PREFIX } from './gemini.js'
 import {
+  type ClaimGate,
   checkOptions,
   driveModelLoop,
   type ModelLoopCallResult,
@@ -25,6 +27,9 @@ import type { ProviderFormat, ProviderToolCall } from './types.js'
 
 /** The error code of a call whose earlier attempt started but left no result anywhere. */
 export const OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN'
+
+/** The error code of a pending call another resume of the same state claimed (and ran) first. */
+export const ALREADY_RUN = 'ALREADY_RUN'
 
 /** Options of {@link resumeModelLoop}: those of `runModelLoop`, with `state` instead of `messages`. */
 export interface ResumeModelLoopOptions<F extends ProviderFormat = ProviderFormat>
@@ -57,6 +62,11 @@ export interface UnprovenCall {
 /** What {@link resumeModelLoop} returns: the loop's result plus what it could not prove. */
 export interface ResumeModelLoopResult<F extends ProviderFormat = ProviderFormat> extends ModelLoopResult<F> {
   readonly unproven: UnprovenCall[]
+  /**
+   * With `journal`: pending calls another resume of the same state claimed first (in this process or
+   * another one on the machine). They were not run here; each was answered `ALREADY_RUN`.
+   */
+  readonly alreadyRun: UnprovenCall[]
 }
 
 /** A state or decisions that cannot be resumed; nothing ran. `issues` are path-qualified. */
@@ -126,8 +136,11 @@ export async function resumeModelLoop<F extends ProviderFormat>(
     await readEvidence(options.journal, pending, state.agentId ?? null, known, unproven)
   }
   for (const call of unproven) decisions.delete(call.callId)
-  const result = await driveModelLoop(loopOptions, state, { decisions, known })
-  return { ...result, unproven }
+  const alreadyRun: UnprovenCall[] = []
+  const claim =
+    options.journal === undefined ? undefined : claimGate(options.journal, state.agentId ?? null, alreadyRun)
+  const result = await driveModelLoop(loopOptions, state, { decisions, known, ...(claim ? { claim } : {}) })
+  return { ...result, unproven, alreadyRun }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -397,6 +410,36 @@ function readDecisions(
 }
 
 /**
+ * The gate that claims each call beside the journal right before it runs: the first resume to
+ * claim a call runs it; any other (here or in another process) answers it `ALREADY_RUN`.
+ */
+function claimGate(journal: string, agentId: string | null, alreadyRun: UnprovenCall[]): ClaimGate {
+  return (call) => {
+    let reason: string
+    try {
+      const claim = claimCall(journal, { agentId, callId: call.callId, toolName: call.name, arguments: call.arguments })
+      if (claim.won) return { release: claim.release }
+      const by =
+        claim.holder === undefined ? '' : ` (process ${claim.holder.pid}, ${new Date(claim.holder.ts).toISOString()})`
+      reason = `"${call.name}" (call ${call.callId}) was already run by another resume of this turn${by}; it was not run again here`
+    } catch (error) {
+      // Without a claim nothing proves the call runs only once: it is not run.
+      reason = `"${call.name}" (call ${call.callId}) could not be claimed in ${claimsDirectory(journal)} (${error instanceof Error ? error.message : String(error)}); it was not run`
+    }
+    alreadyRun.push(Object.freeze({ callId: call.callId, toolName: call.name, reason }))
+    return { skip: failure(reason, 'AlreadyRunError', ALREADY_RUN) }
+  }
+}
+
+function failure(message: string, name: string, code: string): ToolExecutionResult {
+  return Object.freeze({
+    isError: true,
+    error: Object.freeze({ message, info: Object.freeze({ name, code }) }),
+    content: Object.freeze([Object.freeze({ type: 'text' as const, text: message })]),
+  }) as unknown as ToolExecutionResult
+}
+
+/**
  * What the journal proves about the pending calls: a result recorded after the call's suspension is
  * used as is; a call started after its suspension without a result is unproven (not run again).
  */
@@ -455,17 +498,7 @@ async function readEvidence(
     else if (entry.started) {
       const reason = `an earlier resume started "${entry.toolName}" (call ${callId}) and stopped before its result was recorded; whether it took effect is unknown, so it was not run again`
       unproven.push(Object.freeze({ callId, toolName: entry.toolName, reason }))
-      known.set(
-        callId,
-        Object.freeze({
-          isError: true,
-          error: Object.freeze({
-            message: reason,
-            info: Object.freeze({ name: 'OutcomeUnknownError', code: OUTCOME_UNKNOWN }),
-          }),
-          content: Object.freeze([Object.freeze({ type: 'text' as const, text: reason })]),
-        }) as unknown as ToolExecutionResult,
-      )
+      known.set(callId, failure(reason, 'OutcomeUnknownError', OUTCOME_UNKNOWN))
     }
   }
 }
