@@ -146,6 +146,7 @@ describe('OpenAI adapters send back a valid conversation (issue 22)', () => {
             { id: 'n1', type: 'function', function: { name: 'echo', arguments: 5 } },
             { id: 'z1', type: 'function', function: { name: 'echo', arguments: null } },
             { id: 'k1', type: 'custom', custom: { name: 'grammar', input: { not: 'text' } } },
+            ['not', 'a', 'call'], // skipped by the parser, so it must not go back either
           ],
         }),
         chatReply({ role: 'assistant', content: 'done', refusal: null }),
