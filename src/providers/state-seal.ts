@@ -24,19 +24,42 @@ export function stateKeyBytes(key: unknown, where: string): Buffer {
 
 /**
  * JSON with every object's keys sorted and no whitespace: the same state always gives the same
- * text, wherever it was stored and however a tool pretty-printed it. Throws a RangeError for a
- * value nested too deeply to walk.
+ * text, wherever it was stored and however a tool pretty-printed it. Walks with its own stack, so
+ * any depth the state could be stored at can be sealed and checked.
  */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`
-  const record = value as Record<string, unknown>
-  const parts: string[] = []
-  for (const key of Object.keys(record).sort()) {
-    if (record[key] === undefined) continue
-    parts.push(`${JSON.stringify(key)}:${canonicalJson(record[key])}`)
+export function canonicalJson(root: unknown): string {
+  const out: string[] = []
+  // Work items, taken from the end: a value still to write, or text written as is.
+  const work: ({ readonly text: string } | { readonly value: unknown })[] = [{ value: root }]
+  for (let item = work.pop(); item !== undefined; item = work.pop()) {
+    if ('text' in item) {
+      out.push(item.text)
+      continue
+    }
+    const value = item.value
+    if (value === null || typeof value !== 'object') {
+      out.push(JSON.stringify(value) ?? 'null')
+    } else if (Array.isArray(value)) {
+      out.push('[')
+      work.push({ text: ']' })
+      for (let i = value.length - 1; i >= 0; i--) {
+        work.push({ value: value[i] })
+        if (i > 0) work.push({ text: ',' })
+      }
+    } else {
+      const record = value as Record<string, unknown>
+      const keys = Object.keys(record)
+        .filter((key) => record[key] !== undefined)
+        .sort()
+      out.push('{')
+      work.push({ text: '}' })
+      for (let i = keys.length - 1; i >= 0; i--) {
+        work.push({ value: record[keys[i]] })
+        work.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:` })
+      }
+    }
   }
-  return `{${parts.join(',')}}`
+  return out.join('')
 }
 
 /** The seal of `state` (its `seal` member left out) under `key`. */
