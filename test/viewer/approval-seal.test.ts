@@ -102,5 +102,14 @@ describe('viewer decisions into sealed states (issue 22)', () => {
     const keyless = await runCli(['view', journal, '--approve', '--state', statePath])
     expect(keyless.code).toBe(1)
     expect(keyless.stderr).toContain('the state is sealed; give its key with --state-key-file FILE')
+    // TOOLGATE_STATE_KEY_FILE stands in for the flag.
+    process.env.TOOLGATE_STATE_KEY_FILE = short
+    try {
+      const fromEnv = await runCli(['view', journal, '--approve', '--state', statePath])
+      expect(fromEnv.code).toBe(2)
+      expect(fromEnv.stderr).toContain(`state key file ${short} must be at least 16 bytes long`)
+    } finally {
+      delete process.env.TOOLGATE_STATE_KEY_FILE
+    }
   })
 })
