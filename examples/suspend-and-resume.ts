@@ -6,6 +6,7 @@
  *
  *   npx tsx examples/suspend-and-resume.ts
  */
+import { randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -31,6 +32,9 @@ tools.register(
   }),
 )
 const agent = createAgent(ctx, { id: 'treasurer' })
+// A secret only the program holds (in practice read from a file outside the workspace): it seals
+// the stored state, so an edited state is refused on resume.
+const stateKey = randomBytes(32)
 // #endregion setup
 
 // #region suspend
@@ -46,6 +50,7 @@ const turn = await runModelLoop({
   agent,
   model,
   messages: [{ role: 'user', content: 'Pay Ana 25.00 and Bob 2,500.00.' }],
+  stateKey, // turn.state.seal: an HMAC-SHA256 over the whole state
 })
 console.log(`stop: ${turn.stopReason}`) // 'approval-required'
 for (const request of turn.pending ?? []) console.log(`pending: ${request.callId} (${request.reason})`)
@@ -61,7 +66,8 @@ const done = await resumeModelLoop({
   tools,
   agent,
   model,
-  journal, // a call an interrupted resume already ran is never run twice
+  journal, // a call that another resume, or an interrupted one, already ran is never run twice
+  stateKey, // only a state whose seal verifies is resumed
 })
 console.log(`stop: ${done.stopReason}; answer: ${done.messages.at(-1)?.content}`)
 

@@ -1,11 +1,13 @@
 // `toolgate view JOURNAL [--port N] [--out FILE.html]`: the session viewer.
+import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ConfigError } from '../errors/config-error.js'
+import { stateKeyBytes } from '../providers/state-seal.js'
 import type { ViewerApprovalHandler } from '../viewer/approval-state.js'
 import { type CliCommand, UsageError } from './command.js'
 
-const usage = `Usage: toolgate view JOURNAL [--port N] [--approve --state FILE] [--out FILE.html]
+const usage = `Usage: toolgate view JOURNAL [--port N] [--approve --state FILE [--state-key-file KEY]] [--out FILE.html]
 
 Serves the session recorded in JOURNAL on http://127.0.0.1 (only) and follows the file as it grows.
 
@@ -14,6 +16,11 @@ Flags:
   --approve        offer approve / deny buttons on calls waiting for approval; needs --state
   --state FILE     the suspended turn's state (the JSON 'state' of an 'approval-required' result);
                    a decision is recorded there, once per call, and applied by resumeModelLoop
+  --state-key-file KEY
+                   the key the program seals its states with (the file's exact bytes, as passed to
+                   runModelLoop's stateKey; default: $TOOLGATE_STATE_KEY_FILE): only a state whose
+                   seal verifies is touched, and it is sealed again with the decision in it.
+                   Without a key, a sealed state is refused
   --out FILE.html  write the view as one self-contained HTML file instead of serving it
 `
 
@@ -34,6 +41,7 @@ function parse(argv: readonly string[]) {
         out: { type: 'string' },
         approve: { type: 'boolean' },
         state: { type: 'string' },
+        'state-key-file': { type: 'string' },
       },
     })
   } catch (error) {
@@ -46,6 +54,29 @@ function describe(error: unknown, journal: string): Error {
   if (code === 'ENOENT') return new ConfigError('journal', `not found: ${journal}`)
   if (code === 'EADDRINUSE') return new ConfigError('--port', 'already in use on 127.0.0.1')
   return error instanceof Error ? error : new Error(String(error))
+}
+
+function keyFileFromEnv(): string | undefined {
+  const path = process.env.TOOLGATE_STATE_KEY_FILE
+  return path === undefined || path === '' ? undefined : path
+}
+
+/** The key file's exact bytes (the program passes the same bytes as `stateKey`). */
+async function readStateKey(path: string): Promise<Buffer> {
+  let bytes: Buffer
+  try {
+    bytes = await readFile(path)
+  } catch (error) {
+    const code = (error as { code?: unknown } | undefined)?.code
+    throw new Error(
+      code === 'ENOENT' ? `state key file not found: ${path}` : `state key file ${path}: ${String(error)}`,
+    )
+  }
+  try {
+    return stateKeyBytes(bytes, `state key file ${path}`)
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error))
+  }
 }
 
 /** Resolves when the process is asked to stop (Ctrl-C or SIGTERM). */
@@ -77,6 +108,10 @@ const view: CliCommand = {
     if (values.state !== undefined && values.approve !== true) {
       throw new UsageError('--state is only used with --approve')
     }
+    const keyFile = values['state-key-file'] ?? (values.state !== undefined ? keyFileFromEnv() : undefined)
+    if (keyFile !== undefined && values.state === undefined) {
+      throw new UsageError('--state-key-file is only used with --approve --state FILE')
+    }
     if (values.out !== undefined && values.approve === true) {
       throw new UsageError('--out writes a static file; it cannot take decisions (--approve)')
     }
@@ -97,7 +132,8 @@ const view: CliCommand = {
     if (values.state !== undefined) {
       const { stateFileApproval } = await import('../viewer/approval-state.js')
       stateFile = resolve(values.state)
-      const handler = stateFileApproval(stateFile)
+      const stateKey = keyFile === undefined ? undefined : await readStateKey(resolve(keyFile))
+      const handler = stateFileApproval(stateFile, stateKey === undefined ? {} : { stateKey })
       await handler.check().catch((error: unknown) => {
         const code = (error as { code?: unknown } | undefined)?.code
         throw code === 'ENOENT' ? new ConfigError('--state', `not found: ${stateFile}`) : error

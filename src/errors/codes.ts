@@ -138,6 +138,11 @@ export const ERROR_CODES = {
     meaning: 'On resume: an earlier attempt of the call started but left no result anywhere, so it is not run again.',
     surface: 'result',
   },
+  ALREADY_RUN: {
+    meaning:
+      'On resume with a journal: another resume of the same state claimed the call first (it ran there), so it is not run again.',
+    surface: 'result',
+  },
   // Thrown to the caller of an API.
   INVALID_REGISTRATION: {
     meaning: 'register() refused a tool definition; every issue is listed and the registry is unchanged.',

@@ -36,7 +36,8 @@ export function toAiSdkTools(tools: AiSdkToolsRuntime, options: AiSdkToolsOption
   if (options === null || typeof options !== 'object')
     throw new ConfigError('toAiSdkTools(tools, options)', 'expected an object')
   const { agent } = options
-  const set: ToolSet = {}
+  // No prototype: a model calling `constructor` or `__proto__` must find no tool, not Object's members.
+  const set: ToolSet = Object.create(null)
   for (const schema of tools.schemas(agent)) {
     const name = schema.name
     const tool: Tool<unknown, ToolExecutionResult> = {

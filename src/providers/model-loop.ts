@@ -17,6 +17,7 @@ import { ToolgateError } from '../errors/toolgate-error.js'
 import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
 import { formatModule } from './formats.js'
 import type { ProviderModel } from './model.js'
+import { type StateKey, stateKeyBytes, stateSeal } from './state-seal.js'
 import type { ProviderFormat, ProviderMessage, ProviderToolCall } from './types.js'
 
 export type ModelLoopStopReason = 'done' | 'concluded' | 'max-steps' | 'aborted' | 'approval-required'
@@ -32,6 +33,8 @@ export interface ModelLoopTools extends BatchToolRuntime {
 export interface ModelLoopCallResult {
   readonly callId: string
   readonly name: string
+  /** `'custom'` when it answers a custom tool call (see `ProviderToolCall.kind`). */
+  readonly kind?: 'custom'
   readonly result: ToolExecutionResult
 }
 
@@ -84,6 +87,12 @@ export interface RunModelLoopOptions<F extends ProviderFormat = ProviderFormat> 
   readonly signal?: AbortSignal
   /** Progress for a UI. Failures are contained. */
   readonly onEvent?: (event: ModelLoopEvent<F>) => void
+  /**
+   * A secret the program holds (at least 16 bytes): an `'approval-required'` state is sealed with
+   * it (`state.seal`, an HMAC-SHA256 over the whole state), and `resumeModelLoop` given the same key
+   * refuses a state whose seal does not verify.
+   */
+  readonly stateKey?: StateKey
 }
 
 export interface ModelLoopResult<F extends ProviderFormat = ProviderFormat> {
@@ -138,6 +147,8 @@ export interface ModelLoopState<F extends ProviderFormat = ProviderFormat> {
    * `decisions` option; a state it returns never carries them.
    */
   decisions?: Record<string, ApprovalOutcome>
+  /** With `stateKey`: the HMAC-SHA256 seal over everything else in the state. */
+  seal?: string
 }
 
 /** A batch the model emitted whose results are not all appended yet. */
@@ -154,7 +165,17 @@ export interface ModelLoopPending<F extends ProviderFormat = ProviderFormat> {
 export interface PendingControl {
   readonly decisions: ReadonlyMap<string, ApprovalOutcome>
   readonly known: ReadonlyMap<string, ToolExecutionResult>
+  /** Asked right before each call of the batch runs: run it, or answer `skip` instead. */
+  readonly claim?: ClaimGate
 }
+
+/**
+ * A resume's gate before a call runs: `skip` answers the call without running it (another process
+ * claimed it); otherwise the call runs, and `release` gives the claim back if it suspended again.
+ */
+export type ClaimGate = (
+  call: ProviderToolCall,
+) => { readonly skip: ToolExecutionResult } | { readonly skip?: undefined; release(): void }
 
 /**
  * Call the model, run its tool calls with `executeBatch`, append the results, repeat, until the
@@ -244,15 +265,17 @@ async function settlePending<F extends ProviderFormat>(
     if (results[i] !== null) return
     const known = requests[i] !== null ? control?.known.get(call.callId) : undefined
     if (known !== undefined) {
-      results[i] = { callId: call.callId, name: call.name, result: known }
+      results[i] = { ...callOf(call), result: known }
       requests[i] = null
     } else if (requests[i] === null || control?.decisions.has(call.callId)) run.push(i)
   })
   if (run.length > 0) {
     const decide = (callId: string) => control?.decisions.get(callId)
     const suspensions: (ApprovalRequest | undefined)[] = []
+    const gated =
+      control?.claim === undefined ? options : { ...options, tools: claiming(options.tools, calls, control.claim) }
     const batch = await executeStepCalls(
-      options,
+      gated,
       run.map((i) => calls[i]),
       step,
       decide,
@@ -281,6 +304,32 @@ async function settlePending<F extends ProviderFormat>(
   return { results: done, concludesTurn }
 }
 
+/** `tools` with each call of `calls` passing `claim` right before it runs. */
+function claiming(tools: ModelLoopTools, calls: readonly ProviderToolCall[], claim: ClaimGate): ModelLoopTools {
+  const byId = new Map(calls.map((call) => [call.callId, call]))
+  return {
+    schemas: (scope) => tools.schemas(scope),
+    executionMode: (input) => tools.executionMode(input),
+    execute: async (input, options) => {
+      const call = byId.get(input.callId)
+      if (call === undefined) return tools.execute(input, options)
+      const gate = claim(call)
+      if (gate.skip !== undefined) return gate.skip
+      // A call that suspends again gives its claim back: the next resume decides it.
+      let suspended = false
+      const result = await tools.execute(input, {
+        ...options,
+        onSuspended: (request) => {
+          suspended = true
+          options?.onSuspended?.(request)
+        },
+      })
+      if (suspended) gate.release()
+      return result
+    },
+  }
+}
+
 /** The `'approval-required'` result: the requests that wait and the state to resume from. */
 function suspended<F extends ProviderFormat>(
   options: RunModelLoopOptions<F>,
@@ -296,6 +345,11 @@ function suspended<F extends ProviderFormat>(
       pending: state.pending,
     }),
   )
+  if (options.stateKey !== undefined)
+    snapshot.seal = stateSeal(
+      snapshot as unknown as Record<string, unknown>,
+      stateKeyBytes(options.stateKey, 'stateKey'),
+    )
   const pending = (snapshot.pending?.requests ?? []).filter((r): r is ApprovalRequest => r !== null)
   return { messages: state.messages, steps: state.steps, stopReason: 'approval-required', pending, state: snapshot }
 }
@@ -347,11 +401,7 @@ export async function executeStepCalls<F extends ProviderFormat>(
         result: entry.result,
       }),
   })
-  const results = batch.results.map((entry) => ({
-    callId: calls[entry.index].callId,
-    name: calls[entry.index].name,
-    result: entry.result,
-  }))
+  const results = batch.results.map((entry) => ({ ...callOf(calls[entry.index]), result: entry.result }))
   return { results, concludesTurn: batch.concludesTurn }
 }
 
@@ -361,8 +411,19 @@ export function toResultMessages<F extends ProviderFormat>(
   results: readonly ModelLoopCallResult[],
 ): ProviderMessage<F>[] {
   return formatModule(format, 'runModelLoop').toMessages({
-    results: results.map(({ callId, name, result }) => ({ call: { callId, name }, result })),
+    results: results.map(({ callId, name, kind, result }) => ({ call: callOf({ callId, name, kind }), result })),
   })
+}
+
+/** What identifies a call in its answer: id, name, and the custom kind when it has one. */
+function callOf(call: { callId: string; name: string; kind?: 'custom' }): {
+  callId: string
+  name: string
+  kind?: 'custom'
+} {
+  return call.kind === 'custom'
+    ? { callId: call.callId, name: call.name, kind: 'custom' }
+    : { callId: call.callId, name: call.name }
 }
 
 const PARALLEL: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
@@ -413,4 +474,5 @@ export function checkOptions<F extends ProviderFormat>(options: RunModelLoopOpti
     throw new ConfigError('runModelLoop(options).signal', 'expected an AbortSignal')
   if (onEvent !== undefined && typeof onEvent !== 'function')
     throw new ConfigError('runModelLoop(options).onEvent', 'expected a function')
+  if (options.stateKey !== undefined) stateKeyBytes(options.stateKey, 'runModelLoop(options).stateKey')
 }

@@ -2,7 +2,7 @@
 import type OpenAI from 'openai'
 import { checkModelOptions } from './adapter-util.js'
 import type { ProviderModel } from './model.js'
-import { openAIChatFormat } from './openai-chat.js'
+import { openAIChatFormat, replyToolCalls } from './openai-chat.js'
 import { openAIToolRound } from './openai-tools.js'
 
 type CreateParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming
@@ -36,7 +36,7 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ProviderModel<
         content: message.content ?? null,
       }
       if (typeof message.refusal === 'string') reply.refusal = message.refusal
-      const toolCalls = (message.tool_calls ?? []).filter((c) => c !== null && typeof c === 'object')
+      const toolCalls = replyToolCalls(message)
       if (toolCalls.length > 0) reply.tool_calls = toolCalls
       return { messages: [reply], calls }
     },

@@ -11,11 +11,12 @@ import {
   isPortableImage,
   joinText,
 } from './result-content.js'
-import { asArray, record, toolCall } from './tool-calls.js'
+import { asArray, customCall, record, toolCall, wireArguments, wireInput } from './tool-calls.js'
 import type { ProviderToolCall } from './types.js'
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam
 type UserPart = OpenAI.Chat.Completions.ChatCompletionContentPart
+type WireToolCall = OpenAI.Chat.Completions.ChatCompletionMessageToolCall
 
 export const openAIChatFormat: FormatModule<'openai-chat'> = {
   hasStrictMode: true,
@@ -36,16 +37,8 @@ export const openAIChatFormat: FormatModule<'openai-chat'> = {
       const id = String(raw.id ?? '')
       const fn = record(raw.function)
       if (fn !== undefined) calls.push(toolCall(id, String(fn.name ?? ''), fn.arguments, nullAbsent))
-      else {
-        // A non-function (custom) call still needs its answer, or the next request is rejected.
-        const custom = record(raw.custom)
-        calls.push({
-          callId: id,
-          name: String(custom?.name ?? raw.type ?? ''),
-          arguments: null,
-          argumentsError: `tool calls of type ${JSON.stringify(raw.type)} are not supported; call a function tool`,
-        })
-      }
+      // A non-function (custom) call still needs its answer, or the next request is rejected.
+      else calls.push(customCall(id, String(record(raw.custom)?.name ?? raw.type ?? ''), raw.type))
     }
     return calls
   },
@@ -85,4 +78,31 @@ function userParts(content: readonly ContentBlock[]): UserPart[] {
   }
   if (parts.length === 0) parts.push({ type: 'text', text: '(empty message)' })
   return parts
+}
+
+/**
+ * The tool calls of a completion's message as the next request must carry them: exactly the calls
+ * `parseToolCalls` reads (same ids and names, in order), with the arguments as a string of JSON
+ * whatever type the server sent them in.
+ */
+export function replyToolCalls(message: unknown): WireToolCall[] {
+  const out: WireToolCall[] = []
+  for (const entry of asArray(record(message)?.tool_calls)) {
+    const raw = record(entry)
+    if (raw === undefined) continue
+    const id = String(raw.id ?? '')
+    const fn = record(raw.function)
+    if (fn !== undefined) {
+      out.push({
+        id,
+        type: 'function',
+        function: { name: String(fn.name ?? ''), arguments: wireArguments(fn.arguments) },
+      })
+    } else {
+      const custom = record(raw.custom)
+      const name = String(custom?.name ?? raw.type ?? '')
+      out.push({ id, type: 'custom', custom: { name, input: wireInput(custom?.input) } })
+    }
+  }
+  return out
 }

@@ -2,7 +2,7 @@
 import type OpenAI from 'openai'
 import { checkModelOptions } from './adapter-util.js'
 import type { ProviderModel } from './model.js'
-import { openAIResponsesFormat } from './openai-responses.js'
+import { openAIResponsesFormat, replyItems } from './openai-responses.js'
 import { openAIToolRound } from './openai-tools.js'
 
 type CreateParams = OpenAI.Responses.ResponseCreateParamsNonStreaming
@@ -34,7 +34,7 @@ export function openAIResponsesModel(options: OpenAIResponsesModelOptions): Prov
       const response = await client.responses.create(body, { signal })
       if (!Array.isArray(response?.output)) throw new Error('openAIResponsesModel: the response has no output array')
       const calls = parseCalls(response)
-      return { messages: response.output as OpenAI.Responses.ResponseInputItem[], calls }
+      return { messages: replyItems(response.output), calls }
     },
   }
 }

@@ -12,7 +12,7 @@ import {
   isPortableImage,
   joinText,
 } from './result-content.js'
-import { asArray, record, toolCall } from './tool-calls.js'
+import { asArray, customCall, record, toolCall, wireArguments, wireInput } from './tool-calls.js'
 import type { ProviderToolCall } from './types.js'
 
 type InputItem = OpenAI.Responses.ResponseInputItem
@@ -36,8 +36,11 @@ export const openAIResponsesFormat: FormatModule<'openai-responses'> = {
     const calls: ProviderToolCall[] = []
     for (const entry of asArray(record(response)?.output)) {
       const item = record(entry)
-      if (item?.type !== 'function_call') continue
-      calls.push(toolCall(String(item.call_id ?? ''), String(item.name ?? ''), item.arguments, nullAbsent))
+      if (item?.type === 'function_call')
+        calls.push(toolCall(String(item.call_id ?? ''), String(item.name ?? ''), item.arguments, nullAbsent))
+      // A custom tool call needs its custom_tool_call_output, or the next request is rejected.
+      else if (item?.type === 'custom_tool_call')
+        calls.push(customCall(String(item.call_id ?? ''), String(item.name ?? ''), item.type))
     }
     return calls
   },
@@ -46,6 +49,12 @@ export const openAIResponsesFormat: FormatModule<'openai-responses'> = {
     const items: InputItem[] = []
     for (const { call, result } of batch.results) {
       const prefix = errorPrefix(result)
+      if (call.kind === 'custom') {
+        // custom_tool_call_output takes text only.
+        const text = joinText(result.content, (block) => imagePlaceholder(block))
+        items.push({ type: 'custom_tool_call_output', call_id: call.callId, output: `${prefix}${text}` })
+        continue
+      }
       const hasImage = result.content.some((block) => block.type === 'image' && isPortableImage(block))
       if (!hasImage) {
         const text = joinText(result.content, (block) => imagePlaceholder(block))
@@ -79,4 +88,30 @@ function parts(content: readonly ContentBlock[]): MessagePart[] {
     else out.push({ type: 'input_text', text: imagePlaceholder(block) })
   }
   return out
+}
+
+/**
+ * A response's output items as the next request must carry them: call items get a string
+ * `call_id` and `name` (what `parseToolCalls` answers) and their arguments / input as a string,
+ * whatever type the server sent; every other item goes back as it came (reasoning included).
+ */
+export function replyItems(output: readonly unknown[]): InputItem[] {
+  return output.map((entry) => {
+    const item = record(entry)
+    if (item?.type === 'function_call')
+      return {
+        ...item,
+        call_id: String(item.call_id ?? ''),
+        name: String(item.name ?? ''),
+        arguments: wireArguments(item.arguments),
+      } as unknown as InputItem
+    if (item?.type === 'custom_tool_call')
+      return {
+        ...item,
+        call_id: String(item.call_id ?? ''),
+        name: String(item.name ?? ''),
+        input: wireInput(item.input),
+      } as unknown as InputItem
+    return entry as InputItem
+  })
 }

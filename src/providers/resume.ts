@@ -1,13 +1,18 @@
 // resumeModelLoop: continue a turn that stopped with 'approval-required', here or in another process.
 
 import type { ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolSchema } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
+import { claimCall, claimsDirectory } from '../journal/claims.js'
 import { readJournal } from '../journal/read-journal.js'
 import { cloneJsonValue } from '../json/index.js'
 import { normalizeApprovalOutcome } from '../runtime/index.js'
 import { formatModule } from './formats.js'
+import { SYNTHETIC_ID_PREFIX } from './gemini.js'
 import {
+  type ClaimGate,
   checkOptions,
   driveModelLoop,
   type ModelLoopCallResult,
@@ -16,6 +21,8 @@ import {
   type ModelLoopState,
   type RunModelLoopOptions,
 } from './model-loop.js'
+import { canonicalJson, sealVerifies, stateKeyBytes } from './state-seal.js'
+import { stripStrictNulls } from './strict-schema.js'
 import type { ProviderFormat, ProviderToolCall } from './types.js'
 
 /** Options of {@link resumeModelLoop}: those of `runModelLoop`, with `state` instead of `messages`. */
@@ -49,6 +56,11 @@ export interface UnprovenCall {
 /** What {@link resumeModelLoop} returns: the loop's result plus what it could not prove. */
 export interface ResumeModelLoopResult<F extends ProviderFormat = ProviderFormat> extends ModelLoopResult<F> {
   readonly unproven: UnprovenCall[]
+  /**
+   * With `journal`: pending calls another resume of the same state claimed first (in this process or
+   * another one on the machine). They were not run here; each was answered `ALREADY_RUN`.
+   */
+  readonly alreadyRun: UnprovenCall[]
 }
 
 /** A state or decisions that cannot be resumed; nothing ran. `issues` are path-qualified. */
@@ -78,7 +90,16 @@ export async function resumeModelLoop<F extends ProviderFormat>(
     throw new ConfigError('resumeModelLoop(options)', 'expected an object')
   const format = options.model?.format
   formatModule(format, 'resumeModelLoop(options).model.format')
-  const state = readState<F>(options.state, format, options.agent?.id ?? null)
+  const key =
+    options.stateKey === undefined ? undefined : stateKeyBytes(options.stateKey, 'resumeModelLoop(options).stateKey')
+  const loopOptions = { ...options, messages: [] } as RunModelLoopOptions<F>
+  try {
+    checkOptions(loopOptions)
+  } catch (error) {
+    if (error instanceof Error) error.message = error.message.replace(/^runModelLoop/, 'resumeModelLoop')
+    throw error
+  }
+  const state = readState<F>(options.state, format, options.agent?.id ?? null, key)
   const pending = state.pending as ModelLoopPending<F> & {
     results: (ModelLoopCallResult | null)[]
     requests: (ApprovalRequest | null)[]
@@ -101,6 +122,7 @@ export async function resumeModelLoop<F extends ProviderFormat>(
     if (conflicts.length > 0) throw new ResumeStateError(conflicts)
     delete stored.decisions
   }
+  checkConsistency(state, format, options.tools.schemas(options.agent))
   const known = new Map<string, ToolExecutionResult>()
   const unproven: UnprovenCall[] = []
   if (options.journal !== undefined) {
@@ -109,21 +131,22 @@ export async function resumeModelLoop<F extends ProviderFormat>(
     await readEvidence(options.journal, pending, state.agentId ?? null, known, unproven)
   }
   for (const call of unproven) decisions.delete(call.callId)
-  const loopOptions = { ...options, messages: [] } as RunModelLoopOptions<F>
-  try {
-    checkOptions(loopOptions)
-  } catch (error) {
-    if (error instanceof Error) error.message = error.message.replace(/^runModelLoop/, 'resumeModelLoop')
-    throw error
-  }
-  const result = await driveModelLoop(loopOptions, state, { decisions, known })
-  return { ...result, unproven }
+  const alreadyRun: UnprovenCall[] = []
+  const claim =
+    options.journal === undefined ? undefined : claimGate(options.journal, state.agentId ?? null, alreadyRun)
+  const result = await driveModelLoop(loopOptions, state, { decisions, known, ...(claim ? { claim } : {}) })
+  return { ...result, unproven, alreadyRun }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Validate a state read back from storage; every problem is reported with its path. */
-function readState<F extends ProviderFormat>(raw: unknown, format: F, agentId: string | null): ModelLoopState<F> {
+function readState<F extends ProviderFormat>(
+  raw: unknown,
+  format: F,
+  agentId: string | null,
+  key: Buffer | undefined,
+): ModelLoopState<F> {
   const issues: string[] = []
   if (!isObject(raw)) throw new ResumeStateError(['state: expected the object an approval-required result carried'])
   let state: Record<string, unknown>
@@ -133,6 +156,8 @@ function readState<F extends ProviderFormat>(raw: unknown, format: F, agentId: s
   } catch (error) {
     throw new ResumeStateError([error instanceof Error ? error.message : String(error)])
   }
+  checkSeal(state, key)
+  delete state.seal // the loop seals any state it returns afresh
   if (state.v !== 1) issues.push(`state.v: expected 1, got ${JSON.stringify(state.v)}`)
   if (state.format !== format) {
     issues.push(
@@ -200,6 +225,145 @@ function readState<F extends ProviderFormat>(raw: unknown, format: F, agentId: s
   return state as unknown as ModelLoopState<F>
 }
 
+/**
+ * With a key, only a state whose seal verifies is resumed; without one, a sealed state is refused
+ * too (it was sealed so that it would be checked, and nothing here can check it).
+ */
+function checkSeal(state: Record<string, unknown>, key: Buffer | undefined): void {
+  if (key === undefined) {
+    if (state.seal !== undefined)
+      throw new ResumeStateError(['state.seal: the state is sealed; pass the key it was sealed with as stateKey'])
+    return
+  }
+  if (typeof state.seal !== 'string')
+    throw new ResumeStateError(['state.seal: missing — with stateKey, only a state sealed with that key is resumed'])
+  let verifies: boolean
+  try {
+    verifies = sealVerifies(state, key)
+  } catch (error) {
+    throw new ResumeStateError([`state: cannot be checked against its seal (${String(error)})`])
+  }
+  if (!verifies)
+    throw new ResumeStateError([
+      'state.seal: does not verify under stateKey (the state was changed after it was sealed, or sealed with another key)',
+    ])
+}
+
+/**
+ * Everything the state says about the waiting batch must agree: the pending calls, the assistant
+ * reply they came from (the tail of the conversation), the approval requests, and the results
+ * already recorded. A call can only run as the model wrote it and as the person was asked about it.
+ */
+function checkConsistency<F extends ProviderFormat>(
+  state: ModelLoopState<F>,
+  format: F,
+  schemas: readonly ToolSchema[],
+): void {
+  const issues: string[] = []
+  try {
+    consistencyIssues(state, format, schemas, issues)
+  } catch (error) {
+    issues.push(`state: cannot be checked (${error instanceof Error ? error.message : String(error)})`)
+  }
+  if (issues.length > 0) throw new ResumeStateError(issues)
+}
+
+function consistencyIssues<F extends ProviderFormat>(
+  state: ModelLoopState<F>,
+  format: F,
+  schemas: readonly ToolSchema[],
+  issues: string[],
+): void {
+  const pending = state.pending as ModelLoopPending<F>
+  const calls = pending.calls
+  const results = pending.results as readonly (ModelLoopCallResult | null)[]
+  const requests = pending.requests as readonly (ApprovalRequest | null)[]
+  const reply = pending.reply as readonly unknown[]
+  const messages = state.messages as readonly unknown[]
+  if (
+    reply.length === 0 ||
+    reply.length > messages.length ||
+    canonicalJson(messages.slice(messages.length - reply.length)) !== canonicalJson(reply)
+  )
+    issues.push('state.pending.reply: is not the end of state.messages (the assistant reply the calls came from)')
+  const written = replyCalls(format, reply)
+  if (written.length !== calls.length) {
+    issues.push(
+      `state.pending.calls: ${calls.length} calls, but the stored assistant reply carries ${written.length} (edited state?)`,
+    )
+    return
+  }
+  const schemaOf = new Map(schemas.map((schema) => [schema.name, schema.parameters]))
+  calls.forEach((call, i) => {
+    const at = `state.pending.calls[${i}]`
+    const model = written[i]
+    if (!sameCallId(model.callId, call.callId))
+      issues.push(
+        `${at}.callId: ${JSON.stringify(call.callId)}, but the stored reply has ${JSON.stringify(model.callId)}`,
+      )
+    if (model.name !== call.name)
+      issues.push(`${at}.name: ${JSON.stringify(call.name)}, but the stored reply calls ${JSON.stringify(model.name)}`)
+    if (
+      (model.kind ?? null) !== (call.kind ?? null) ||
+      (model.argumentsError === undefined) !== (call.argumentsError === undefined)
+    )
+      issues.push(`${at}: is not the call the stored reply carries`)
+    const result = results[i]
+    if (result !== null && result.name !== call.name)
+      issues.push(`state.pending.results[${i}].name: ${JSON.stringify(result.name)} is not the call's tool`)
+    const request = requests[i]
+    if (request === null) return
+    // A call that will run: its arguments are those the model wrote and the person was asked about.
+    if (!argumentsMatch(model.arguments, call.arguments, schemaOf.get(call.name)))
+      issues.push(`${at}.arguments: differ from the arguments in the stored assistant reply`)
+    const where = `state.pending.requests[${i}]`
+    if (canonicalJson(request.arguments) !== canonicalJson(call.arguments))
+      issues.push(`${where}.arguments: differ from ${at}.arguments`)
+    if (request.agentId !== (state.agentId ?? null))
+      issues.push(`${where}.agentId: ${JSON.stringify(request.agentId)} is not the state's agent`)
+    if (request.rootCallId !== call.callId || request.parentCallId !== null)
+      issues.push(`${where}: not the request of model call ${JSON.stringify(call.callId)}`)
+  })
+}
+
+/** The calls the stored assistant reply carries, read the way the adapter read the response. */
+function replyCalls<F extends ProviderFormat>(format: F, reply: readonly unknown[]): ProviderToolCall[] {
+  const module = formatModule(format, 'resumeModelLoop')
+  const asObject = (value: unknown) => (isObject(value) ? value : {})
+  switch (format) {
+    case 'openai-chat':
+      return reply.flatMap((message) => module.parseToolCalls({ choices: [{ message }] }, undefined))
+    case 'openai-responses':
+      return module.parseToolCalls({ output: reply }, undefined)
+    case 'anthropic':
+      return reply.flatMap((message) => module.parseToolCalls({ content: asObject(message).content }, undefined))
+    default:
+      return reply.flatMap((content) => module.parseToolCalls(asObject(content), undefined))
+  }
+}
+
+/** Gemini calls without an id get a made-up one on each read: such ids match any other made-up id. */
+function sameCallId(written: string, stored: string): boolean {
+  if (written.startsWith(SYNTHETIC_ID_PREFIX)) return stored.startsWith(SYNTHETIC_ID_PREFIX)
+  return written === stored
+}
+
+/** Equal, or equal once a strict model's nulls for optional properties are read as absent. */
+function argumentsMatch(written: JsonValue, stored: JsonValue, schema: JsonValue | undefined): boolean {
+  const text = canonicalJson(stored)
+  if (canonicalJson(written) === text) return true
+  return schema !== undefined && canonicalJson(stripStrictNulls(schema, written)) === text
+}
+
+/** Equal JSON; a value too deep to compare counts as different (the resume is refused, not crashed). */
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    return canonicalJson(a) === canonicalJson(b)
+  } catch {
+    return false
+  }
+}
+
 function isResult(value: unknown): value is ToolExecutionResult {
   return isObject(value) && typeof value.isError === 'boolean' && Array.isArray(value.content)
 }
@@ -241,6 +405,36 @@ function readDecisions(
 }
 
 /**
+ * The gate that claims each call beside the journal right before it runs: the first resume to
+ * claim a call runs it; any other (here or in another process) answers it `ALREADY_RUN`.
+ */
+function claimGate(journal: string, agentId: string | null, alreadyRun: UnprovenCall[]): ClaimGate {
+  return (call) => {
+    let reason: string
+    try {
+      const claim = claimCall(journal, { agentId, callId: call.callId, toolName: call.name, arguments: call.arguments })
+      if (claim.won) return { release: claim.release }
+      const by =
+        claim.holder === undefined ? '' : ` (process ${claim.holder.pid}, ${new Date(claim.holder.ts).toISOString()})`
+      reason = `"${call.name}" (call ${call.callId}) was already run by another resume of this turn${by}; it was not run again here`
+    } catch (error) {
+      // Without a claim nothing proves the call runs only once: it is not run.
+      reason = `"${call.name}" (call ${call.callId}) could not be claimed in ${claimsDirectory(journal)} (${error instanceof Error ? error.message : String(error)}); it was not run`
+    }
+    alreadyRun.push(Object.freeze({ callId: call.callId, toolName: call.name, reason }))
+    return { skip: failure(reason, 'AlreadyRunError', 'ALREADY_RUN') }
+  }
+}
+
+function failure(message: string, name: string, code: string): ToolExecutionResult {
+  return Object.freeze({
+    isError: true,
+    error: Object.freeze({ message, info: Object.freeze({ name, code }) }),
+    content: Object.freeze([Object.freeze({ type: 'text' as const, text: message })]),
+  }) as unknown as ToolExecutionResult
+}
+
+/**
  * What the journal proves about the pending calls: a result recorded after the call's suspension is
  * used as is; a call started after its suspension without a result is unproven (not run again).
  */
@@ -251,15 +445,24 @@ async function readEvidence(
   known: Map<string, ToolExecutionResult>,
   unproven: UnprovenCall[],
 ): Promise<void> {
-  const watched = new Map<string, { toolName: string; started: boolean; result: ToolExecutionResult | undefined }>()
+  interface Watched {
+    index: number
+    toolName: string
+    started: boolean
+    result: ToolExecutionResult | undefined
+    asked: ApprovalRequest | undefined
+  }
+  const watched = new Map<string, Watched>()
   pending.calls.forEach((call, i) => {
     if (pending.requests[i] !== null)
-      watched.set(call.callId, { toolName: call.name, started: false, result: undefined })
+      watched.set(call.callId, { index: i, toolName: call.name, started: false, result: undefined, asked: undefined })
   })
   for await (const record of readJournal(path)) {
     const entry = watched.get(record.callId)
-    if (entry === undefined || record.agentId !== agentId || record.toolName !== entry.toolName) continue
-    if (record.parentCallId !== null) continue
+    if (entry === undefined || record.agentId !== agentId || record.parentCallId !== null) continue
+    // The latest request the journal shows for the call: what the person was asked about.
+    if (record.type === 'approval-asked') entry.asked = record.request
+    if (record.toolName !== entry.toolName) continue
     if (record.type === 'approval-answered' && record.outcome.kind === 'suspended') {
       // A (re)suspension: only what happened after the latest one counts.
       entry.started = false
@@ -272,22 +475,25 @@ async function readEvidence(
       if (code !== 'APPROVAL_SUSPENDED') entry.result = Object.freeze(record.result)
     }
   }
+  const issues: string[] = []
+  for (const [callId, entry] of watched) {
+    const at = `state.pending.calls[${entry.index}]`
+    const asked = entry.asked
+    if (asked === undefined) issues.push(`${at}: the journal ${path} shows no approval request for call "${callId}"`)
+    else if (asked.toolName !== entry.toolName)
+      issues.push(
+        `${at}.name: ${JSON.stringify(entry.toolName)}, but the journal asked about ${JSON.stringify(asked.toolName)}`,
+      )
+    else if (!sameJson(asked.arguments, pending.calls[entry.index].arguments))
+      issues.push(`${at}.arguments: differ from the arguments the journal's approval request shows`)
+  }
+  if (issues.length > 0) throw new ResumeStateError(issues)
   for (const [callId, entry] of watched) {
     if (entry.result !== undefined) known.set(callId, entry.result)
     else if (entry.started) {
       const reason = `an earlier resume started "${entry.toolName}" (call ${callId}) and stopped before its result was recorded; whether it took effect is unknown, so it was not run again`
       unproven.push(Object.freeze({ callId, toolName: entry.toolName, reason }))
-      known.set(
-        callId,
-        Object.freeze({
-          isError: true,
-          error: Object.freeze({
-            message: reason,
-            info: Object.freeze({ name: 'OutcomeUnknownError', code: 'OUTCOME_UNKNOWN' }),
-          }),
-          content: Object.freeze([Object.freeze({ type: 'text' as const, text: reason })]),
-        }) as unknown as ToolExecutionResult,
-      )
+      known.set(callId, failure(reason, 'OutcomeUnknownError', 'OUTCOME_UNKNOWN'))
     }
   }
 }

@@ -73,3 +73,34 @@ export function record(value: unknown): JsonObject | undefined {
 export function asArray(value: unknown): readonly unknown[] {
   return Array.isArray(value) ? value : []
 }
+
+/**
+ * The argument text OpenAI's APIs take back for a call (they accept only a string of JSON): a
+ * string is kept, a missing or null value becomes `{}` (what the call ran with), anything else is
+ * serialized, so a server that sent an object or a number cannot make the next request invalid.
+ */
+export function wireArguments(raw: unknown): string {
+  if (typeof raw === 'string') return raw
+  if (raw === undefined || raw === null) return '{}'
+  try {
+    return JSON.stringify(raw) ?? '{}'
+  } catch {
+    return '{}'
+  }
+}
+
+/** The free-text input of a custom tool call as the API takes it back (a string). */
+export function wireInput(raw: unknown): string {
+  return typeof raw === 'string' ? raw : raw === undefined || raw === null ? '' : wireArguments(raw)
+}
+
+/** A call of a non-function (custom) tool: kept, so it gets its answer, and refused with a reason. */
+export function customCall(callId: string, name: string, type: unknown): ProviderToolCall {
+  return {
+    callId,
+    name,
+    arguments: null,
+    argumentsError: `tool calls of type ${JSON.stringify(type)} are not supported; call a function tool`,
+    kind: 'custom',
+  }
+}

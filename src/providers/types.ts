@@ -50,11 +50,16 @@ export interface ProviderToolCall {
    * is kept: it executes to an `INVALID_ARGS` result quoting this, so the model can retry.
    */
   readonly argumentsError?: string
+  /**
+   * `'custom'` for a call of a non-function (custom, free-text) tool: it is answered the way the
+   * API answers such calls (Responses: a `custom_tool_call_output`). Absent for function calls.
+   */
+  readonly kind?: 'custom'
 }
 
 /** One executed call of a batch, as `toProviderMessages` reads it (an `executeBatch` entry fits). */
 export interface ProviderBatchEntry {
-  readonly call: { readonly callId: string; readonly name: string }
+  readonly call: { readonly callId: string; readonly name: string; readonly kind?: 'custom' }
   readonly result: ToolExecutionResult
 }
 

@@ -6,6 +6,7 @@ import { open, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ApprovalOutcome } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
+import { sealVerifies, stateSeal } from '../providers/state-seal.js'
 
 /** A decision from the page on a pending approval. */
 export interface ViewerDecision {
@@ -43,7 +44,7 @@ interface StateView {
 }
 
 /** Read and check the state file; every problem names the file and the field. */
-async function readStateFile(path: string): Promise<StateView> {
+async function readStateFile(path: string, key: Buffer | undefined): Promise<StateView> {
   const text = await readFile(path, 'utf8')
   let state: unknown
   try {
@@ -53,6 +54,7 @@ async function readStateFile(path: string): Promise<StateView> {
   }
   const where = `state file ${path}`
   if (!isObject(state)) throw new ConfigError(where, "expected the state object of an 'approval-required' result")
+  checkSeal(state, key, where)
   if (state.v !== 1) throw new ConfigError(`${where}: state.v`, `expected 1, got ${JSON.stringify(state.v)}`)
   const pending = state.pending
   if (!isObject(pending))
@@ -71,6 +73,34 @@ async function readStateFile(path: string): Promise<StateView> {
     if (isObject(call) && typeof call.callId === 'string' && requests[i] !== null) waiting.set(call.callId, i)
   })
   return { state, waiting, decisions }
+}
+
+/**
+ * A sealed state is touched only with its key, and only when its seal verifies; with a key, an
+ * unsealed state is refused too (resumeModelLoop given that key would refuse it anyway).
+ */
+function checkSeal(state: Json, key: Buffer | undefined, where: string): void {
+  if (key === undefined) {
+    if (state.seal !== undefined)
+      throw new Error(`${where}: the state is sealed; give its key with --state-key-file FILE to record decisions`)
+    return
+  }
+  if (typeof state.seal !== 'string') throw new Error(`${where}: state.seal: missing, but a state key was given`)
+  let verifies = false
+  try {
+    verifies = sealVerifies(state, key)
+  } catch {
+    // Too deep to serialize: it does not verify.
+  }
+  if (!verifies)
+    throw new Error(
+      `${where}: state.seal does not verify under the state key (changed after it was sealed, or sealed with another key)`,
+    )
+}
+
+/** A member the object itself holds: a call id such as `constructor` never finds Object's members. */
+function ownMember(record: Json, key: string): unknown {
+  return Object.hasOwn(record, key) ? record[key] : undefined
 }
 
 function recordedKind(value: unknown): string | null {
@@ -110,7 +140,13 @@ async function withLock<T>(lockPath: string, body: () => Promise<T>): Promise<T 
  * renamed over it), at most once per call: a call that is not pending in the file, or already has a
  * decision, is refused. The host's next `resumeModelLoop({ state })` applies what was recorded.
  */
-export function stateFileApproval(path: string): ViewerApprovalHandler & { check(): Promise<void> } {
+export function stateFileApproval(
+  path: string,
+  options: { readonly stateKey?: Uint8Array } = {},
+): ViewerApprovalHandler & { check(): Promise<void> } {
+  // With the key the host's program seals states with: a decision is recorded only into a state
+  // whose seal verifies, and the state is sealed again with the decision in it.
+  const stateKey = options.stateKey === undefined ? undefined : Buffer.from(options.stateKey)
   let queue: Promise<unknown> = Promise.resolve()
   let cached: { key: string; pending: ReadonlyMap<string, string | null> } | undefined
 
@@ -125,12 +161,12 @@ export function stateFileApproval(path: string): ViewerApprovalHandler & { check
     if (cached?.key === key) return cached.pending
     let view: StateView
     try {
-      view = await readStateFile(path)
+      view = await readStateFile(path, stateKey)
     } catch {
       return new Map() // being rewritten, or no longer a suspended state: offer no buttons
     }
     const map = new Map<string, string | null>()
-    for (const callId of view.waiting.keys()) map.set(callId, recordedKind(view.decisions[callId]))
+    for (const callId of view.waiting.keys()) map.set(callId, recordedKind(ownMember(view.decisions, callId)))
     cached = { key, pending: map }
     return map
   }
@@ -139,7 +175,7 @@ export function stateFileApproval(path: string): ViewerApprovalHandler & { check
     const result = await withLock(`${path}.lock`, async (): Promise<ViewerDecisionResult> => {
       let view: StateView
       try {
-        view = await readStateFile(path)
+        view = await readStateFile(path, stateKey)
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code
         return {
@@ -149,11 +185,12 @@ export function stateFileApproval(path: string): ViewerApprovalHandler & { check
       }
       if (!view.waiting.has(callId))
         return { applied: false, reason: `call ${callId} is not pending in the state file` }
-      const recorded = recordedKind(view.decisions[callId])
+      const recorded = recordedKind(ownMember(view.decisions, callId))
       if (recorded !== null) return { applied: false, reason: `call ${callId} was already decided (${recorded})` }
       const outcome: ApprovalOutcome =
         decision === 'approve' ? { kind: 'allowed-once' } : { kind: 'denied', reason: VIEWER_DENIAL_REASON }
       view.state.decisions = { ...view.decisions, [callId]: outcome }
+      if (stateKey !== undefined) view.state.seal = stateSeal(view.state, stateKey)
       const info = await stat(path)
       const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
       const handle = await open(temp, 'wx', info.mode & 0o777)
@@ -181,7 +218,7 @@ export function stateFileApproval(path: string): ViewerApprovalHandler & { check
     },
     /** Fails with a clear message when the file is not a suspended state (used at start). */
     async check() {
-      await readStateFile(path)
+      await readStateFile(path, stateKey)
     },
   }
 }

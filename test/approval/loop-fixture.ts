@@ -1,5 +1,7 @@
 // A turn that needs approval, shared by the in-process tests and the child process that resumes it.
-import { appendFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { createAgent, createToolRuntime, Journal, SuspendingApproval } from '../../src/index.js'
 import type { ModelReply, ModelRequest, ProviderModel } from '../../src/providers/index.js'
 import { readTool, writeTool } from '../fixtures/file-tools.js'
@@ -48,6 +50,19 @@ export interface TurnOptions {
   readonly marker: string
   /** Crash on purpose: after the write body ran, or after the journal recorded its result. */
   readonly kill?: 'in-body' | 'after-journal'
+  /**
+   * A folder two processes share: a write body, once it ran, waits (bounded) until a body of the
+   * other process ran too, so two resumes of one state are inside their tools at the same time.
+   */
+  readonly rendezvous?: string
+}
+
+/** Mark this process as inside a tool body, then wait until `count` processes have been. */
+async function meet(folder: string, count: number): Promise<void> {
+  mkdirSync(folder, { recursive: true })
+  writeFileSync(join(folder, String(process.pid)), '')
+  const deadline = Date.now() + 60_000
+  while (readdirSync(folder).length < count && Date.now() < deadline) await sleep(10)
 }
 
 /** A runtime with read/write tools, writes needing approval through SuspendingApproval. */
@@ -66,6 +81,7 @@ export async function setupTurn(options: TurnOptions) {
     writeTool(async ({ path }) => {
       appendFileSync(options.marker, `write:${path}\n`)
       if (options.kill === 'in-body') process.kill(process.pid, 'SIGKILL')
+      if (options.rendezvous !== undefined) await meet(options.rendezvous, 2)
       return `wrote ${path}`
     }),
   )

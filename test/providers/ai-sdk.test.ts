@@ -136,4 +136,68 @@ describe('toAiSdkTools with generateText (issue #12)', () => {
     expect(outputs.t3).toMatchObject({ type: 'error-text' })
     expect((outputs.t3 as { value: string }).value).toMatch(/text.*expected string, got number/)
   })
+
+  it('answers a call of constructor, toString, hasOwnProperty or __proto__ as an unknown tool (issue 22)', async () => {
+    const { ctx, tools } = await createToolRuntime()
+    const agent = createAgent(ctx, { id: 'ai-sdk' })
+    let echoed = 0
+    tools.register(
+      defineTool({
+        name: 'echo',
+        description: 'Echo.',
+        parameters: { text: { type: 'string', required: true } },
+        output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
+        execute: async ({ text }) => {
+          echoed++
+          return text
+        },
+      }),
+    )
+    const hostile = ['constructor', 'toString', 'hasOwnProperty', '__proto__']
+    const calls: CallOptions[] = []
+    const model = new MockLanguageModelV3({
+      doGenerate: async (options) => {
+        calls.push(options)
+        if (calls.length === 1) {
+          return {
+            content: [
+              ...hostile.map((toolName, i) => ({
+                type: 'tool-call' as const,
+                toolCallId: `h${i}`,
+                toolName,
+                input: '{}',
+              })),
+              { type: 'tool-call', toolCallId: 'e1', toolName: 'echo', input: '{"text":"hi"}' },
+            ],
+            finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+            usage,
+            warnings: [],
+          }
+        }
+        return {
+          content: [{ type: 'text', text: 'ok' }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage,
+          warnings: [],
+        }
+      },
+    })
+    const set = toAiSdkTools(tools, { agent })
+    const result = await generateText({ model, tools: set, prompt: 'go', stopWhen: stepCountIs(3) })
+    // The turn went on to a second request: every call, the hostile ones included, was answered.
+    expect(calls).toHaveLength(2)
+    expect(result.text).toBe('ok')
+    expect(echoed).toBe(1)
+    const answered = calls[1].prompt
+      .flatMap((m) => (m.role === 'tool' ? m.content : []))
+      .flatMap((part) => (part.type === 'tool-result' ? [[part.toolCallId, part.output] as const] : []))
+    const byId = new Map(answered)
+    for (let i = 0; i < hostile.length; i++) {
+      const output = byId.get(`h${i}`) as { type: string; value?: unknown } | undefined
+      expect(output?.type).toBe('error-text')
+      expect(String(output?.value)).toContain(hostile[i])
+    }
+    expect(byId.get('e1')).toEqual({ type: 'text', value: 'hi' })
+    expect(Object.getPrototypeOf(set)).toBe(null)
+  })
 })
