@@ -1,8 +1,8 @@
 // #11: the bash tool's environment, OS sandbox and process discipline.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
+import { homedir } from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createBashTool } from '../../src/tools/index.js'
 import { probeBubblewrap, resolveSandbox } from '../../src/tools/sandbox.js'
@@ -94,17 +94,33 @@ describe('#11 sandbox selection', () => {
   })
 })
 
+/**
+ * A fresh host directory that the sandbox shows read-only: not under /tmp, /dev or /proc (the
+ * sandbox mounts its own there, so a path below them proves nothing), whatever the checkout's
+ * location — a clone under /tmp included (issue 22).
+ */
+function hostDirSeenBySandbox(): string {
+  const hidden = ['/tmp', '/dev', '/proc']
+  for (const base of ['/var/tmp', path.join(homedir(), '.cache'), homedir()]) {
+    try {
+      const real = realpathSync(base)
+      if (hidden.some((h) => real === h || real.startsWith(`${h}/`))) continue
+      return mkdtempSync(path.join(real, 'toolgate-outside-'))
+    } catch {
+      // Missing or not writable: try the next base.
+    }
+  }
+  throw new Error('no writable directory outside /tmp for the sandbox containment test')
+}
+
 // CI installs bubblewrap (.ci/run); the sandbox tests need it to work on this machine.
 describe('#11 bubblewrap sandbox', () => {
-  const repoTmp = fileURLToPath(new URL('../../node_modules/.cache/', import.meta.url))
   let outside: string
   let server: Server
   let port = 0
   beforeAll(async () => {
     expect(probeBubblewrap('bwrap')).toBeUndefined()
-    // Outside the workspace and outside /tmp (the sandbox's /tmp is private, so it proves nothing).
-    mkdirSync(repoTmp, { recursive: true })
-    outside = mkdtempSync(path.join(repoTmp, 'toolgate-outside-'))
+    outside = hostDirSeenBySandbox()
     server = createServer((socket) => socket.end('pong\n'))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     port = (server.address() as { port: number }).port
