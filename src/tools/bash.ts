@@ -1,6 +1,6 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
-import { realpath, stat } from 'node:fs/promises'
+import { constants as fsConstants, readdirSync, readFileSync } from 'node:fs'
+import { access, realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import type { ToolDefinition } from '../contract/tool-definition.js'
@@ -178,6 +178,7 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
         throw new Error(`bash: working directory ${configuredCwd} is not a directory`)
       exec.signal.throwIfAborted()
       const env = { ...baseEnv, PWD: cwd }
+      await checkShellRuns(shell, env, cwd, sandbox)
       return await new Promise((resolve, reject) => {
         const [file, argv] =
           sandbox === 'bwrap'
@@ -380,6 +381,43 @@ function commandEnv(options: BashToolOptions, cwd: string, shell: string): Recor
     if (value !== undefined) out[name] = value
   }
   return out
+}
+
+/**
+ * Fail the call clearly when the shell cannot be started, looked up as `execvp` does (the command's
+ * PATH for a bare name). Unconfined, spawning a missing binary fails on its own; under bubblewrap
+ * the sandbox starts fine and only its exec fails, which would read as an ordinary command exiting
+ * with status 1 — so the same check runs in both modes and gives both one message. A shell below
+ * /tmp (outside the workspace) is refused when sandboxed: the sandbox mounts a private /tmp over it.
+ */
+async function checkShellRuns(
+  shell: string,
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+  sandbox: 'bwrap' | 'none',
+): Promise<void> {
+  const named = shell.includes('/')
+  const candidates = named
+    ? [path.resolve(cwd, shell)]
+    : (env.PATH ?? DEFAULT_PATH).split(':').map((dir) => path.resolve(cwd, dir, shell))
+  for (const candidate of candidates) {
+    let real: string
+    try {
+      await access(candidate, fsConstants.X_OK)
+      real = await realpath(candidate)
+      if (!(await stat(real)).isFile()) continue
+    } catch {
+      continue
+    }
+    const underTmp = real === '/tmp' || real.startsWith('/tmp/')
+    if (sandbox === 'bwrap' && underTmp && !real.startsWith(`${cwd}/`)) {
+      throw new Error(
+        `bash: failed to start ${shell}: ${real} lies under /tmp, which the sandbox replaces with a private /tmp`,
+      )
+    }
+    return
+  }
+  throw new Error(`bash: failed to start ${shell}: no such executable${named ? '' : ' on PATH'}`)
 }
 
 /** Whether process `pid` exists and is not a zombie (Linux `/proc`; elsewhere: whether it exists). */

@@ -1,5 +1,5 @@
 // #11: the bash tool's environment, OS sandbox and process discipline.
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { homedir } from 'node:os'
 import path from 'node:path'
@@ -175,5 +175,36 @@ describe('#11 bubblewrap sandbox', () => {
     const [a, b] = await Promise.all([stillBeating(setsidBeat), stillBeating(stubbornBeat)])
     expect(a).toBe(false)
     expect(b).toBe(false)
+  })
+})
+
+describe('issue 22: a shell that cannot run is a clear error, sandboxed or not', () => {
+  it.each(['none', 'bwrap'] as const)('sandbox %s: a missing shell path rejects the call', async (sandbox) => {
+    const tool = createBashTool({ cwd: ws.dir, sandbox, shell: '/nonexistent/bash' })
+    await expect(runTool(tool, { command: 'echo hi' })).rejects.toThrow(
+      /^bash: failed to start \/nonexistent\/bash: no such executable$/,
+    )
+  })
+
+  it.each(['none', 'bwrap'] as const)('sandbox %s: a shell name not on PATH rejects the call', async (sandbox) => {
+    const tool = createBashTool({ cwd: ws.dir, sandbox, shell: 'no-such-shell-toolgate' })
+    await expect(runTool(tool, { command: 'echo hi' })).rejects.toThrow(
+      /^bash: failed to start no-such-shell-toolgate: no such executable on PATH$/,
+    )
+  })
+
+  it('sandboxed, a shell under /tmp outside the workspace is refused: the sandbox hides it', async () => {
+    const elsewhere = mkdtempSync('/tmp/toolgate-shell-')
+    try {
+      const shell = path.join(elsewhere, 'sh')
+      writeFileSync(shell, '#!/bin/sh\nexec /bin/sh "$@"\n', { mode: 0o755 })
+      const tool = createBashTool({ cwd: ws.dir, sandbox: 'bwrap', shell })
+      await expect(runTool(tool, { command: 'echo hi' })).rejects.toThrow(/private \/tmp/)
+      // Unconfined, the same shell runs.
+      const value = await run({ cwd: ws.dir, sandbox: 'none', shell }, 'echo hi')
+      expect(value.output).toBe('hi\n')
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true })
+    }
   })
 })
