@@ -1,5 +1,6 @@
 import type { Dirent } from 'node:fs'
 import { opendir, stat } from 'node:fs/promises'
+import path from 'node:path'
 import type picomatchFn from 'picomatch'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolResultView } from '../contract/views.js'
@@ -9,7 +10,7 @@ import type { FsToolContext } from './fs-context.js'
 import { loadGitignoreChain } from './gitignore.js'
 import { bool, callPresenter, int, list, listOf, record, resultPresenter, str } from './present-util.js'
 import { SmallestNames } from './smallest-names.js'
-import { checkAborted, resolveInWorkspace } from './workspace.js'
+import { checkAborted, linkStaysInside, resolveInWorkspace } from './workspace.js'
 
 const picomatch = lazyRequire<typeof picomatchFn>('picomatch')
 
@@ -25,7 +26,8 @@ function entryPath(dir: string, name: string, type: string): string {
  * `listMaxEntries` (`truncated`/`total` say when more exist). Entries `.gitignore` files ignore are
  * left out and counted in `ignored`; dotfiles are listed. `pattern` filters entry names with a
  * picomatch glob (character classes, braces, extglobs; wildcards skip dotfiles unless the pattern
- * names the dot). Symlinks are listed as `symlink`, not followed. The result card is a `search`
+ * names the dot). Symlinks are listed as `symlink`, not followed, and only when they lead to an
+ * existing path inside the workspace: links out of it (or dangling) are left out. The result card is a `search`
  * card of shape `paths` (directories end in `/`).
  */
 export function createListDirTool(fs: FsToolContext): ToolDefinition {
@@ -96,6 +98,8 @@ export function createListDirTool(fs: FsToolContext): ToolDefinition {
       let ignored = 0
       let total = 0
       for await (const d of dir) {
+        // A link leading out of the root is not listed at all, not even counted.
+        if (d.isSymbolicLink() && !(await linkStaysInside(rootReal, path.join(resolved.abs, d.name)))) continue
         if (rules.ignores(prefix + d.name, d.isDirectory())) {
           ignored++
           continue
