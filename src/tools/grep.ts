@@ -4,7 +4,6 @@ import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { SearchFileMatches, ToolResultView } from '../contract/views.js'
 import { groupSearchMatches, type SearchMatch } from '../presentation/search-matches.js'
 import { defineTool } from '../schema/define-tool.js'
-import { looksBinary } from './binary.js'
 import type { FsToolContext } from './fs-context.js'
 import { loadGitignoreChain } from './gitignore.js'
 import { compileGlob } from './glob-match.js'
@@ -35,15 +34,22 @@ function readFileMatches(item: unknown): SearchFileMatches | undefined {
   return path === undefined || matches === undefined ? undefined : { path, matches }
 }
 
+/** What an empty answer says about binary files, which are never searched (nor shown). */
+function binaryNote(skipped: number): string {
+  if (skipped === 0) return ''
+  return `; ${skipped} binary file${skipped === 1 ? '' : 's'} skipped (binary files are not searched)`
+}
+
 /**
  * `grep { pattern, path?, glob? }`: matching lines grouped by file, sorted by path. It runs ripgrep
  * (`rg --json`, see `ripgrepSearch`: linear-time Rust regex, `.gitignore` honoured, binary files
  * skipped, cancellation kills the process) when a binary is available, else a JavaScript search
  * over the same walk as `glob` (dotfiles searched). Caps: `grepMaxMatches` matches shown (every
  * match is still counted in `total`), matched lines cut at `grepMaxLineChars`, files above
- * `grepMaxFileBytes` skipped; the JavaScript search also skips binary files (NUL in the first 8000
- * bytes) and stops at `grepMaxFiles` files searched and `walkMaxEntries` entries walked — hitting
- * either budget sets `truncated` and makes `total` a lower bound.
+ * `grepMaxFileBytes` skipped. A binary file (a NUL byte in it) is skipped by both engines, never
+ * shown in part, and counted in `binarySkipped`. The JavaScript search stops at `grepMaxFiles`
+ * files searched and `walkMaxEntries` entries walked — hitting either budget sets `truncated` and
+ * makes `total` a lower bound.
  */
 export function createGrepTool(fs: FsToolContext): ToolDefinition {
   const { limits } = fs
@@ -100,6 +106,7 @@ export function createGrepTool(fs: FsToolContext): ToolDefinition {
           truncated: { type: 'boolean', required: true },
           filesSearched: { type: 'integer', required: true },
           filesSkipped: { type: 'integer', required: true },
+          binarySkipped: { type: 'integer', required: true },
         },
       },
       render(_args, value) {
@@ -107,7 +114,7 @@ export function createGrepTool(fs: FsToolContext): ToolDefinition {
           return [
             {
               type: 'text',
-              text: `No matches for /${value.pattern}/ in ${value.filesSearched} file(s)${value.truncated ? ' (search was cut short)' : ''}`,
+              text: `No matches for /${value.pattern}/ in ${value.filesSearched} file(s)${binaryNote(value.binarySkipped)}${value.truncated ? ' (search was cut short)' : ''}`,
             },
           ]
         }
@@ -159,6 +166,7 @@ export function createGrepTool(fs: FsToolContext): ToolDefinition {
           truncated: grouped.truncated,
           filesSearched: outcome.filesSearched,
           filesSkipped: outcome.filesSkipped,
+          binarySkipped: outcome.filesSkipped,
         }
       }
       const regex = compilePattern(args.pattern)
@@ -167,6 +175,7 @@ export function createGrepTool(fs: FsToolContext): ToolDefinition {
       let total = 0
       let filesSearched = 0
       let filesSkipped = 0
+      let binarySkipped = 0
       let budgetHit = false
 
       const searchFile = async (abs: string, rel: string): Promise<void> => {
@@ -188,8 +197,10 @@ export function createGrepTool(fs: FsToolContext): ToolDefinition {
           filesSkipped++
           return
         }
-        if (looksBinary(bytes)) {
+        // A NUL byte anywhere makes the file binary, as ripgrep decides once it meets one.
+        if (bytes.includes(0)) {
           filesSkipped++
+          binarySkipped++
           return
         }
         const text = bytes.toString('utf8')
@@ -248,6 +259,7 @@ export function createGrepTool(fs: FsToolContext): ToolDefinition {
         truncated: grouped.truncated,
         filesSearched,
         filesSkipped,
+        binarySkipped,
       }
     },
     timeoutMs: 60_000,

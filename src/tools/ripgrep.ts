@@ -50,8 +50,9 @@ export interface RipgrepOutcome {
   kept: SearchMatch[]
   /** Matching lines found, shown or not. */
   total: number
+  /** Files searched as text (binary ones not counted). */
   filesSearched: number
-  /** Files ripgrep stopped reading because they turned out binary (after a match was seen). */
+  /** Files skipped as binary: ripgrep met a NUL byte after a match was seen, or in a file named explicitly. */
   filesSkipped: number
 }
 
@@ -82,7 +83,8 @@ function rgText(value: RgText | undefined): string {
  * Run `rg --json` and fold its messages into kept matches and counts. Linear-time regex (Rust's
  * engine; no PCRE2), `.gitignore`/`.ignore` honoured even outside a git repository, dotfiles
  * searched but `.git` and `node_modules` skipped (as the JavaScript walk does), symlinks not
- * followed, binary files skipped, files above `maxFileBytes` skipped, paths sorted so results are
+ * followed, binary files skipped (matches ripgrep saw before the NUL byte are dropped with the
+ * file), files above `maxFileBytes` skipped, paths sorted so results are
  * deterministic. Once `maxMatches` are kept, later match messages are only counted, not parsed.
  * Cancellation kills the process. Exit status 2 without a summary is a failed search: its
  * message (a regex parse error, typically) becomes the error.
@@ -107,6 +109,9 @@ export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
     let total = 0
     let filesSkipped = 0
     let filesSearched: number | undefined
+    // The current file's matches: a file that turns out binary takes its matches back.
+    let fileMatches = 0
+    let keptBeforeFile = 0
     let stderr = ''
     let failure: Error | undefined
 
@@ -129,7 +134,15 @@ export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
         })
       } else if (kind === 'end') {
         const data = (JSON.parse(line) as { data: { binary_offset: number | null } }).data
-        if (data.binary_offset !== null) filesSkipped++
+        if (data.binary_offset !== null) {
+          // ripgrep reports the lines it matched before it met the NUL byte (all of them, NULs
+          // included, for a file named explicitly): none of a binary file is shown, it is skipped.
+          filesSkipped++
+          total -= fileMatches
+          kept.length = keptBeforeFile
+        }
+        fileMatches = 0
+        keptBeforeFile = kept.length
       } else if (line.includes('"type":"summary"')) {
         const data = (JSON.parse(line) as { data: { stats: { searches: number } } }).data
         filesSearched = data.stats.searches
@@ -145,6 +158,7 @@ export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
       const head = (pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)).subarray(0, CLASSIFY_BYTES)
       if (head.equals(MATCH_PREFIX)) {
         total++
+        fileMatches++
         return kept.length < search.maxMatches ? 'match' : 'skip'
       }
       if (head.subarray(0, END_PREFIX.length).equals(END_PREFIX)) return 'end'
@@ -219,7 +233,7 @@ export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
         reject(new Error(`grep: ripgrep failed: ${stderr.trim() || `exit status ${code}`}`))
         return
       }
-      resolve({ kept, total, filesSearched: filesSearched ?? 0, filesSkipped })
+      resolve({ kept, total, filesSearched: Math.max(0, (filesSearched ?? 0) - filesSkipped), filesSkipped })
     })
   })
 }
