@@ -46,7 +46,14 @@ export async function globWalk(options: GlobWalkOptions): Promise<GlobWalk> {
   const rules = options.rules ?? new GitignoreRules()
   let entries = 0
   let exhausted = false
+  // Directories listed by a directory already known to be inside, and not links themselves, are
+  // inside too: only the walk's starting points (a pattern's leading part) need their real path.
+  const vouched = new Set<string>()
   const readdir = (dir: nodeFs.PathLike, _options: unknown, callback: ReaddirCallback): void => {
+    if (vouched.delete(path.resolve(String(dir)))) {
+      listDirectory(dir, callback)
+      return
+    }
     nodeFs.realpath.native(String(dir), (realError, real) => {
       if (realError) return callback(realError, [])
       if (!inside(rootAbs, real)) return callback(null, [])
@@ -79,7 +86,9 @@ export async function globWalk(options: GlobWalkOptions): Promise<GlobWalk> {
         if (d.isSymbolicLink()) return false
         const isDirectory = d.isDirectory()
         if (isDirectory && SKIPPED_DIRECTORIES.has(d.name)) return false
-        return !rules.ignores(prefix + d.name, isDirectory)
+        if (rules.ignores(prefix + d.name, isDirectory)) return false
+        if (isDirectory) vouched.add(path.resolve(String(dir), d.name))
+        return true
       })
       callback(null, kept)
     })
