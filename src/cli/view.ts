@@ -68,9 +68,7 @@ async function readStateKey(path: string): Promise<Buffer> {
     bytes = await readFile(path)
   } catch (error) {
     const code = (error as { code?: unknown } | undefined)?.code
-    throw new Error(
-      code === 'ENOENT' ? `state key file not found: ${path}` : `state key file ${path}: ${String(error)}`,
-    )
+    throw new ConfigError('--state-key-file', code === 'ENOENT' ? `not found: ${path}` : `${path}: ${String(error)}`)
   }
   try {
     return stateKeyBytes(bytes, `state key file ${path}`)

@@ -1,6 +1,7 @@
 // Sealing a suspended turn's state: an HMAC-SHA256, under a key the program holds, over a
 // canonical serialization, so a state that was edited anywhere after it was sealed is refused.
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { ConfigError } from '../errors/config-error.js'
 
 /** A key for `stateKey`: at least {@link MIN_STATE_KEY_BYTES} bytes (32 random bytes recommended). */
 export type StateKey = string | Uint8Array
@@ -16,9 +17,9 @@ export function stateKeyBytes(key: unknown, where: string): Buffer {
   let bytes: Buffer
   if (typeof key === 'string') bytes = Buffer.from(key, 'utf8')
   else if (key instanceof Uint8Array) bytes = Buffer.from(key)
-  else throw new TypeError(`${where} must be a string or bytes (a Uint8Array)`)
+  else throw new ConfigError(where, 'expected a string or bytes (a Uint8Array)')
   if (bytes.length < MIN_STATE_KEY_BYTES)
-    throw new TypeError(`${where} must be at least ${MIN_STATE_KEY_BYTES} bytes long, got ${bytes.length}`)
+    throw new ConfigError(where, `expected at least ${MIN_STATE_KEY_BYTES} bytes, got ${bytes.length}`)
   return bytes
 }
 

@@ -1,12 +1,14 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
-import { realpath, stat } from 'node:fs/promises'
+import { constants as fsConstants, readdirSync, readFileSync } from 'node:fs'
+import { access, realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
+import type { ContentBlock } from '../contract/content.js'
+import type { ToolRunContext } from '../contract/execution.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolResultView } from '../contract/views.js'
 import { ConfigError } from '../errors/config-error.js'
-import { defineTool } from '../schema/define-tool.js'
+import { defineTool, type ValueOfSchema } from '../schema/define-tool.js'
 import { OutputProgress } from './output-progress.js'
 import { bool, callPresenter, int, resultPresenter, str } from './present-util.js'
 import { type BashSandboxMode, bubblewrapArgs, resolveSandbox, sandboxInitPid } from './sandbox.js'
@@ -100,6 +102,246 @@ function commandTitle(command: string): { title: string; shortened: boolean } {
   return { title: `${firstLine.slice(0, TITLE_MAX)}…`, shortened: true }
 }
 
+const BASH_OUTPUT_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    command: { type: 'string', required: true },
+    cwd: { type: 'string', required: true },
+    output: { type: 'string', required: true },
+    exitCode: { oneOf: [{ type: 'integer' }, { type: 'null' }], required: true },
+    signal: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
+    truncated: { type: 'boolean', required: true },
+    outputBytes: { type: 'integer', required: true },
+    aborted: { type: 'boolean', required: true },
+    sandbox: { type: 'string', enum: ['bwrap', 'none'], required: true },
+  },
+} as const
+
+type BashValue = ValueOfSchema<typeof BASH_OUTPUT_SCHEMA>
+
+/** The model's view: the output, then how the command ended. */
+function renderBash(value: BashValue): ContentBlock[] {
+  const status =
+    value.signal !== null
+      ? `${value.aborted ? 'Aborted; ' : ''}killed by ${value.signal}`
+      : `Exit code: ${value.exitCode ?? 'unknown'}`
+  const body = value.output === '' ? '(no output)' : value.output
+  return [{ type: 'text', text: `${body}${body.endsWith('\n') ? '' : '\n'}\n${status}` }]
+}
+
+function bashResultView(args: { command: string }, meta: Record<string, unknown>): ToolResultView | undefined {
+  const output = str(meta, 'output')
+  if (output === undefined || bool(meta, 'truncated') === undefined) return undefined
+  const view: ToolResultView = { card: 'terminal', title: commandTitle(args.command).title, output }
+  const exitCode = int(meta, 'exitCode')
+  const signal = str(meta, 'signal')
+  if (exitCode !== undefined) view.exitCode = exitCode
+  if (signal !== undefined) view.signal = signal
+  return view
+}
+
+/** Everything one command runs with, settled when the tool was created and when the call started. */
+interface CommandSpec {
+  command: string
+  /** The working directory as configured (what the result reports). */
+  configuredCwd: string
+  /** Its real path (where the command runs). */
+  cwd: string
+  env: Record<string, string>
+  shell: string
+  sandbox: 'bwrap' | 'none'
+  network: boolean
+  cap: number
+  grace: number
+  progressIntervalMs: number
+}
+
+/** The real path of the working directory, checked at call time (it may have gone since creation). */
+async function workingDirectory(configuredCwd: string): Promise<string> {
+  let cwd: string
+  try {
+    cwd = await realpath(configuredCwd)
+  } catch (error) {
+    throw new Error(`bash: working directory ${configuredCwd} is not accessible: ${(error as Error).message}`)
+  }
+  if (!(await stat(cwd)).isDirectory()) throw new Error(`bash: working directory ${configuredCwd} is not a directory`)
+  return cwd
+}
+
+/**
+ * One command from spawn to settlement. It settles (once) only when the shell has exited, its
+ * output pipes have closed and nothing it started is left in its process group (quiescence);
+ * abort terminates the group and the result says `aborted`.
+ */
+class CommandRun {
+  private readonly child: ChildProcessByStdio<null, Readable, Readable>
+  private readonly infoStream: Readable | null | undefined
+  private readonly collector: OutputCollector
+  private readonly progress: OutputProgress
+  private readonly timers: NodeJS.Timeout[] = []
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+  private openStreams = 2
+  private info = ''
+  private aborted = false
+  private settled = false
+  private escalated = false
+  private groupDone = false
+
+  constructor(
+    private readonly spec: CommandSpec,
+    private readonly exec: ToolRunContext,
+    private readonly resolve: (value: BashValue) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    const [file, argv] =
+      spec.sandbox === 'bwrap'
+        ? ['bwrap', bubblewrapArgs(spec.cwd, spec.network, spec.shell, spec.command, 3)]
+        : [spec.shell, ['-c', spec.command]]
+    this.child = spawn(file, argv, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      // Under bubblewrap, fd 3 carries its `--info-fd` report (the sandbox init's pid).
+      stdio: ['ignore', 'pipe', 'pipe', spec.sandbox === 'bwrap' ? 'pipe' : 'ignore'],
+    }) as ChildProcessByStdio<null, Readable, Readable>
+    this.infoStream = this.child.stdio[3] as Readable | null | undefined
+    this.collector = new OutputCollector(spec.cap)
+    this.progress = new OutputProgress((p) => exec.progress(p), spec.progressIntervalMs)
+    this.collectOutput()
+    this.child.on('error', (error) => this.onSpawnError(error))
+    this.child.on('exit', (code, signal) => this.onExit(code, signal))
+    if (exec.signal.aborted) this.onAbort()
+    else exec.signal.addEventListener('abort', this.onAbort, { once: true })
+  }
+
+  private collectOutput(): void {
+    const onData = (chunk: Buffer): void => {
+      this.collector.push(chunk)
+      this.progress.push(chunk)
+    }
+    const streamClosed = (): void => {
+      this.openStreams--
+      this.finish()
+    }
+    this.child.stdout.on('data', onData)
+    this.child.stderr.on('data', onData)
+    this.child.stdout.on('close', streamClosed)
+    this.child.stderr.on('close', streamClosed)
+    if (this.infoStream) {
+      this.openStreams++
+      this.infoStream.setEncoding('utf8')
+      this.infoStream.on('data', (chunk: string) => {
+        if (this.info.length < 4096) this.info += chunk
+      })
+      this.infoStream.on('close', streamClosed)
+    }
+  }
+
+  private readonly onAbort = (): void => {
+    this.aborted = true
+    this.terminateGroup()
+  }
+
+  private onSpawnError(error: Error): void {
+    if (this.child.pid !== undefined || this.settled) return
+    this.cleanup()
+    this.reject(new Error(`bash: failed to start ${this.spec.shell}: ${error.message}`))
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    this.exit = { code, signal }
+    this.awaitGroup()
+    if (this.openStreams > 0) {
+      // A process that escaped the group (setsid) may keep the pipes open forever.
+      const closePipes = (): void => {
+        this.child.stdout.destroy()
+        this.child.stderr.destroy()
+        this.infoStream?.destroy()
+      }
+      this.timers.push(setTimeout(closePipes, this.spec.grace * 2 + 100))
+    }
+    this.finish()
+  }
+
+  private killGroup(sig: NodeJS.Signals): void {
+    if (this.child.pid === undefined) return
+    try {
+      process.kill(-this.child.pid, sig)
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  }
+
+  /** SIGTERM to the group now, SIGKILL after the grace (scheduled once). */
+  private terminateGroup(): void {
+    this.killGroup('SIGTERM')
+    if (this.escalated) return
+    this.escalated = true
+    this.timers.push(setTimeout(() => this.killGroup('SIGKILL'), this.spec.grace))
+  }
+
+  /**
+   * Sandboxed, the group is bubblewrap and its PID namespace: while the namespace's init runs the
+   * group is alive, and once it has exited the kernel has killed and reaped everything inside. One
+   * read of the init's state answers, without scanning /proc (where its zombie may linger until
+   * the host's init reaps it), so it can also be polled at a short interval.
+   */
+  private sandboxInit(): number | undefined {
+    return this.spec.sandbox === 'bwrap' ? sandboxInitPid(this.info) : undefined
+  }
+
+  private groupAlive(): boolean {
+    if (this.child.pid === undefined) return false
+    const init = this.sandboxInit()
+    return init !== undefined ? processRuns(init) : groupHasLiveMembers(this.child.pid)
+  }
+
+  /** Quiescence: once the shell has exited, terminate what is left in its group and wait until it is gone. */
+  private awaitGroup(): void {
+    if (!this.groupAlive()) {
+      this.groupDone = true
+      return
+    }
+    // SIGTERM now, SIGKILL after the grace — even when the leftovers already closed the pipes.
+    this.terminateGroup()
+    const started = performance.now()
+    const interval = this.sandboxInit() !== undefined ? 2 : 25
+    const poll = (): void => {
+      // Past the SIGKILL, what still answers is a zombie awaiting its reaper: it runs no more.
+      if (!this.groupAlive() || performance.now() - started > this.spec.grace + 200) {
+        this.groupDone = true
+        this.finish()
+      } else this.timers.push(setTimeout(poll, interval))
+    }
+    this.timers.push(setTimeout(poll, interval))
+  }
+
+  private cleanup(): void {
+    this.settled = true
+    this.progress.close()
+    for (const t of this.timers) clearTimeout(t)
+    this.exec.signal.removeEventListener('abort', this.onAbort)
+  }
+
+  private finish(): void {
+    if (this.settled || this.exit === undefined || this.openStreams > 0 || !this.groupDone) return
+    this.cleanup()
+    const { output, truncated } = this.collector.result()
+    this.resolve({
+      command: this.spec.command,
+      cwd: this.spec.configuredCwd,
+      output,
+      exitCode: this.exit.code,
+      signal: this.exit.signal,
+      truncated,
+      outputBytes: this.collector.total,
+      aborted: this.aborted,
+      sandbox: this.spec.sandbox,
+    })
+  }
+}
+
 /**
  * `bash { command }`: run a command with `bash -c` in its own process group (`detached`). Abort
  * (cancellation or the timeout policy) sends SIGTERM to the whole group, then SIGKILL after
@@ -140,188 +382,32 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
       command: { type: 'string', required: true, description: 'The bash command line to run.' },
     },
     output: {
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          command: { type: 'string', required: true },
-          cwd: { type: 'string', required: true },
-          output: { type: 'string', required: true },
-          exitCode: { oneOf: [{ type: 'integer' }, { type: 'null' }], required: true },
-          signal: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
-          truncated: { type: 'boolean', required: true },
-          outputBytes: { type: 'integer', required: true },
-          aborted: { type: 'boolean', required: true },
-          sandbox: { type: 'string', enum: ['bwrap', 'none'], required: true },
-        },
-      },
-      render(_args, value) {
-        const status =
-          value.signal !== null
-            ? `${value.aborted ? 'Aborted; ' : ''}killed by ${value.signal}`
-            : `Exit code: ${value.exitCode ?? 'unknown'}`
-        const body = value.output === '' ? '(no output)' : value.output
-        return [{ type: 'text', text: `${body}${body.endsWith('\n') ? '' : '\n'}\n${status}` }]
-      },
+      schema: BASH_OUTPUT_SCHEMA,
+      render: (_args, value) => renderBash(value),
       presentationMeta(_args, value) {
-        return {
-          output: value.output,
-          exitCode: value.exitCode,
-          signal: value.signal,
-          truncated: value.truncated,
-          aborted: value.aborted,
-        }
+        const { output, exitCode, signal, truncated, aborted } = value
+        return { output, exitCode, signal, truncated, aborted }
       },
     },
     async execute(args, exec) {
-      let cwd: string
-      try {
-        cwd = await realpath(configuredCwd)
-      } catch (error) {
-        throw new Error(`bash: working directory ${configuredCwd} is not accessible: ${(error as Error).message}`)
-      }
-      if (!(await stat(cwd)).isDirectory())
-        throw new Error(`bash: working directory ${configuredCwd} is not a directory`)
+      const cwd = await workingDirectory(configuredCwd)
       exec.signal.throwIfAborted()
       const env = { ...baseEnv, PWD: cwd }
-      return await new Promise((resolve, reject) => {
-        const [file, argv] =
-          sandbox === 'bwrap'
-            ? ['bwrap', bubblewrapArgs(cwd, network, shell, args.command, 3)]
-            : [shell, ['-c', args.command]]
-        const child: ChildProcessByStdio<null, Readable, Readable> = spawn(file, argv, {
-          cwd,
-          env,
-          detached: true,
-          // Under bubblewrap, fd 3 carries its `--info-fd` report (the sandbox init's pid).
-          stdio: ['ignore', 'pipe', 'pipe', sandbox === 'bwrap' ? 'pipe' : 'ignore'],
-        }) as ChildProcessByStdio<null, Readable, Readable>
-        const collector = new OutputCollector(cap)
-        const progress = new OutputProgress((p) => exec.progress(p), progressIntervalMs)
-        let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
-        let openStreams = 2
-        let info = ''
-        const infoStream = child.stdio[3] as Readable | null | undefined
-        let aborted = false
-        let settled = false
-        const timers: NodeJS.Timeout[] = []
-
-        const killGroup = (sig: NodeJS.Signals): void => {
-          if (child.pid === undefined) return
-          try {
-            process.kill(-child.pid, sig)
-          } catch {
-            // ESRCH: the group is already gone.
-          }
-        }
-        let escalated = false
-        const terminateGroup = (): void => {
-          killGroup('SIGTERM')
-          if (escalated) return
-          escalated = true
-          timers.push(setTimeout(() => killGroup('SIGKILL'), grace))
-        }
-        const cleanup = (): void => {
-          settled = true
-          progress.close()
-          for (const t of timers) clearTimeout(t)
-          exec.signal.removeEventListener('abort', onAbort)
-        }
-        // Quiescence: the call settles only once nothing it started is left in its process group.
-        let groupDone = false
-        // Sandboxed, the group is bubblewrap and its PID namespace: while the namespace's init runs
-        // the group is alive, and once it has exited the kernel has killed and reaped everything
-        // inside. One read of the init's state answers, without scanning /proc (where its zombie
-        // may linger until the host's init reaps it), so it can also be polled at a short interval.
-        const sandboxInit = (): number | undefined => (sandbox === 'bwrap' ? sandboxInitPid(info) : undefined)
-        const groupAlive = (): boolean => {
-          if (child.pid === undefined) return false
-          const init = sandboxInit()
-          return init !== undefined ? processRuns(init) : groupHasLiveMembers(child.pid)
-        }
-        const awaitGroup = (): void => {
-          if (!groupAlive()) {
-            groupDone = true
-            return
-          }
-          // SIGTERM now, SIGKILL after the grace — even when the leftovers already closed the pipes.
-          terminateGroup()
-          const started = performance.now()
-          const interval = sandboxInit() !== undefined ? 2 : 25
-          const poll = (): void => {
-            // Past the SIGKILL, what still answers is a zombie awaiting its reaper: it runs no more.
-            if (!groupAlive() || performance.now() - started > grace + 200) {
-              groupDone = true
-              finish()
-            } else timers.push(setTimeout(poll, interval))
-          }
-          timers.push(setTimeout(poll, interval))
-        }
-        const finish = (): void => {
-          if (settled || exit === undefined || openStreams > 0 || !groupDone) return
-          cleanup()
-          const { output, truncated } = collector.result()
-          resolve({
-            command: args.command,
-            cwd: configuredCwd,
-            output,
-            exitCode: exit.code,
-            signal: exit.signal,
-            truncated,
-            outputBytes: collector.total,
-            aborted,
-            sandbox,
-          })
-        }
-        const onAbort = (): void => {
-          aborted = true
-          terminateGroup()
-        }
-        const streamClosed = (): void => {
-          openStreams--
-          finish()
-        }
-        const onData = (chunk: Buffer): void => {
-          collector.push(chunk)
-          progress.push(chunk)
-        }
-        child.stdout.on('data', onData)
-        child.stderr.on('data', onData)
-        child.stdout.on('close', streamClosed)
-        child.stderr.on('close', streamClosed)
-        if (infoStream) {
-          openStreams++
-          infoStream.setEncoding('utf8')
-          infoStream.on('data', (chunk: string) => {
-            if (info.length < 4096) info += chunk
-          })
-          infoStream.on('close', streamClosed)
-        }
-        child.on('error', (error) => {
-          if (child.pid !== undefined || settled) return
-          cleanup()
-          reject(new Error(`bash: failed to start ${shell}: ${error.message}`))
-        })
-        child.on('exit', (code, signal) => {
-          exit = { code, signal }
-          awaitGroup()
-          if (openStreams > 0) {
-            // A process that escaped the group (setsid) may keep the pipes open forever.
-            timers.push(
-              setTimeout(
-                () => {
-                  child.stdout.destroy()
-                  child.stderr.destroy()
-                  infoStream?.destroy()
-                },
-                grace * 2 + 100,
-              ),
-            )
-          }
-          finish()
-        })
-        if (exec.signal.aborted) onAbort()
-        else exec.signal.addEventListener('abort', onAbort, { once: true })
+      await checkShellRuns(shell, env, cwd, sandbox)
+      const spec = {
+        command: args.command,
+        configuredCwd,
+        cwd,
+        env,
+        shell,
+        sandbox,
+        network,
+        cap,
+        grace,
+        progressIntervalMs,
+      }
+      return await new Promise<BashValue>((resolve, reject) => {
+        new CommandRun(spec, exec, resolve, reject)
       })
     },
     timeoutMs,
@@ -332,16 +418,7 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
         ? { card: 'terminal', title, description: args.command, cwd: configuredCwd }
         : { card: 'terminal', title, cwd: configuredCwd }
     }),
-    presentResult: resultPresenter('bash', (args, meta): ToolResultView | undefined => {
-      const output = str(meta, 'output')
-      if (output === undefined || bool(meta, 'truncated') === undefined) return undefined
-      const view: ToolResultView = { card: 'terminal', title: commandTitle(args.command).title, output }
-      const exitCode = int(meta, 'exitCode')
-      const signal = str(meta, 'signal')
-      if (exitCode !== undefined) view.exitCode = exitCode
-      if (signal !== undefined) view.signal = signal
-      return view
-    }),
+    presentResult: resultPresenter('bash', bashResultView),
   })
 }
 
@@ -388,6 +465,43 @@ function commandEnv(options: BashToolOptions, cwd: string, shell: string): Recor
     if (value !== undefined) out[name] = value
   }
   return out
+}
+
+/**
+ * Fail the call clearly when the shell cannot be started, looked up as `execvp` does (the command's
+ * PATH for a bare name). Unconfined, spawning a missing binary fails on its own; under bubblewrap
+ * the sandbox starts fine and only its exec fails, which would read as an ordinary command exiting
+ * with status 1 — so the same check runs in both modes and gives both one message. A shell below
+ * /tmp (outside the workspace) is refused when sandboxed: the sandbox mounts a private /tmp over it.
+ */
+async function checkShellRuns(
+  shell: string,
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+  sandbox: 'bwrap' | 'none',
+): Promise<void> {
+  const named = shell.includes('/')
+  const candidates = named
+    ? [path.resolve(cwd, shell)]
+    : (env.PATH ?? DEFAULT_PATH).split(':').map((dir) => path.resolve(cwd, dir, shell))
+  for (const candidate of candidates) {
+    let real: string
+    try {
+      await access(candidate, fsConstants.X_OK)
+      real = await realpath(candidate)
+      if (!(await stat(real)).isFile()) continue
+    } catch {
+      continue
+    }
+    const underTmp = real === '/tmp' || real.startsWith('/tmp/')
+    if (sandbox === 'bwrap' && underTmp && !real.startsWith(`${cwd}/`)) {
+      throw new Error(
+        `bash: failed to start ${shell}: ${real} lies under /tmp, which the sandbox replaces with a private /tmp`,
+      )
+    }
+    return
+  }
+  throw new Error(`bash: failed to start ${shell}: no such executable${named ? '' : ' on PATH'}`)
 }
 
 /** Whether process `pid` exists and is not a zombie (Linux `/proc`; elsewhere: whether it exists). */

@@ -23,6 +23,24 @@ function lineOf(text: string, index: number): number {
   return line
 }
 
+/** Replace the one occurrence of `oldString`; none or several is an error that says where. */
+function replaceOnce(text: string, oldString: string, newString: string, rel: string): { at: number; next: string } {
+  const found = occurrences(text, oldString, 20)
+  if (found.length === 0) {
+    throw new Error(`old_string: not found in ${rel} (it must match exactly, including whitespace)`)
+  }
+  if (found.length > 1) {
+    const lines = found.map((i) => lineOf(text, i)).join(', ')
+    throw new Error(
+      `old_string: not unique in ${rel} (${found.length === 20 ? 'at least ' : ''}${found.length} ` +
+        `occurrences, at lines ${lines}); include more surrounding context`,
+    )
+  }
+  const at = found[0]
+  // Slicing, not String#replace: `$&`-style patterns in new_string must stay literal.
+  return { at, next: text.slice(0, at) + newString + text.slice(at + oldString.length) }
+}
+
 /**
  * `edit_file { path, old_string, new_string }`: replace exactly one occurrence of an exact string.
  * An absent or non-unique `old_string` fails with a message saying which (and, when not unique,
@@ -72,20 +90,7 @@ export function createEditFileTool(fs: FsToolContext): ToolDefinition {
       const rootReal = await fs.realRoot()
       const resolved = await resolveInWorkspace(fs.root, rootReal, args.path, 'existing')
       const text = await loadTextFile(rootReal, resolved.abs, resolved.rel, limits.editMaxBytes, 'edit')
-      const found = occurrences(text, args.old_string, 20)
-      if (found.length === 0) {
-        throw new Error(`old_string: not found in ${resolved.rel} (it must match exactly, including whitespace)`)
-      }
-      if (found.length > 1) {
-        const lines = found.map((i) => lineOf(text, i)).join(', ')
-        throw new Error(
-          `old_string: not unique in ${resolved.rel} (${found.length === 20 ? 'at least ' : ''}${found.length} ` +
-            `occurrences, at lines ${lines}); include more surrounding context`,
-        )
-      }
-      const at = found[0]
-      // Slicing, not String#replace: `$&`-style patterns in new_string must stay literal.
-      const next = text.slice(0, at) + args.new_string + text.slice(at + args.old_string.length)
+      const { at, next } = replaceOnce(text, args.old_string, args.new_string, resolved.rel)
       exec.signal.throwIfAborted()
       await writeConfined(rootReal, resolved.abs, resolved.rel, next, 'write')
       const summary = diffFile(resolved.rel, text, next)

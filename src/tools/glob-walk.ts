@@ -4,6 +4,7 @@ import type * as Tinyglobby from 'tinyglobby'
 import { lazyRequire } from '../util/lazy-require.js'
 import { GitignoreRules } from './gitignore.js'
 import { SKIPPED_DIRECTORIES } from './walk.js'
+import { inside } from './workspace.js'
 
 const tinyglobby = lazyRequire<typeof Tinyglobby>('tinyglobby')
 
@@ -36,14 +37,30 @@ type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: nodeFs.Dir
  * match a leading dot, as before) over the workspace, with the walk shaped through tinyglobby's
  * `fs` adapter: every directory listing drops `.git`, `node_modules` and symlinks (never followed
  * or returned), learns the directory's `.gitignore` and drops what it ignores (so ignored trees
- * are pruned, not walked), and counts entries against `maxEntries`.
+ * are pruned, not walked), and counts entries against `maxEntries`. A directory whose real path
+ * lies outside the root reads as empty: a pattern's fixed leading part (`link/*`) makes
+ * tinyglobby start its walk there, through a symlink the listings would otherwise have dropped.
  */
 export async function globWalk(options: GlobWalkOptions): Promise<GlobWalk> {
   const { rootAbs } = options
   const rules = options.rules ?? new GitignoreRules()
   let entries = 0
   let exhausted = false
+  // Directories listed by a directory already known to be inside, and not links themselves, are
+  // inside too: only the walk's starting points (a pattern's leading part) need their real path.
+  const vouched = new Set<string>()
   const readdir = (dir: nodeFs.PathLike, _options: unknown, callback: ReaddirCallback): void => {
+    if (vouched.delete(path.resolve(String(dir)))) {
+      listDirectory(dir, callback)
+      return
+    }
+    nodeFs.realpath.native(String(dir), (realError, real) => {
+      if (realError) return callback(realError, [])
+      if (!inside(rootAbs, real)) return callback(null, [])
+      listDirectory(dir, callback)
+    })
+  }
+  const listDirectory = (dir: nodeFs.PathLike, callback: ReaddirCallback): void => {
     nodeFs.readdir(dir, { withFileTypes: true }, (error, listed) => {
       let dirents = listed
       if (error) return callback(error, [])
@@ -69,7 +86,9 @@ export async function globWalk(options: GlobWalkOptions): Promise<GlobWalk> {
         if (d.isSymbolicLink()) return false
         const isDirectory = d.isDirectory()
         if (isDirectory && SKIPPED_DIRECTORIES.has(d.name)) return false
-        return !rules.ignores(prefix + d.name, isDirectory)
+        if (rules.ignores(prefix + d.name, isDirectory)) return false
+        if (isDirectory) vouched.add(path.resolve(String(dir), d.name))
+        return true
       })
       callback(null, kept)
     })

@@ -11,7 +11,8 @@ import { bool, callPresenter, int, list, listOf, resultPresenter, str } from './
  * character classes, `{a,b}`, extglobs), sorted by path. At most `globMaxResults` paths are
  * returned; `total` counts every match found and `truncated` is also set when the walk hit its
  * entry budget (then `total` is a lower bound). Symlinks, `.git`, `node_modules` and what
- * `.gitignore` files ignore are not traversed or returned.
+ * `.gitignore` files ignore are not traversed or returned; a pattern that names a symlink leading
+ * out of the workspace (`link/*`) matches nothing there.
  */
 export function createGlobTool(fs: FsToolContext): ToolDefinition {
   const { limits } = fs

@@ -30,6 +30,79 @@ export class BinaryFileError extends Error {
   override name = 'BinaryFileError'
 }
 
+/** The window being kept while a file streams past, and the line count. */
+class LineWindow {
+  readonly lines: ReadFileLine[] = []
+  /** Number of the line being read. */
+  line = 1
+  /** The current line has at least one byte. */
+  hasBytes = false
+  done = false
+  windowBytesHit = false
+  cutLines = 0
+  private parts: Buffer[] = []
+  private partBytes = 0
+  /** The current kept line exceeded `maxLineBytes`. */
+  private overflow = false
+  private keptBytes = 0
+  private readonly maxLineBytes: number
+
+  constructor(private readonly options: WindowReadOptions) {
+    this.maxLineBytes = options.maxLineChars * 4
+  }
+
+  /** Take the lines of one chunk: kept ones are copied (the read buffer is reused), the rest counted. */
+  consume(chunk: Buffer): void {
+    let pos = 0
+    while (pos < chunk.length) {
+      const nl = chunk.indexOf(10, pos)
+      const end = nl === -1 ? chunk.length : nl
+      const keeping = !this.done && this.line >= this.options.offset
+      if (keeping && end > pos && !this.overflow) {
+        const room = this.maxLineBytes - this.partBytes
+        const take = Math.min(room, end - pos)
+        this.parts.push(Buffer.from(chunk.subarray(pos, pos + take)))
+        this.partBytes += take
+        if (end - pos > room) this.overflow = true
+      }
+      if (end > pos) this.hasBytes = true
+      if (nl === -1) break
+      if (keeping) this.finishLine()
+      this.line++
+      this.hasBytes = false
+      pos = nl + 1
+    }
+  }
+
+  /** Keep the line read so far, cut at `maxLineChars` (cut lines end in `…`). */
+  finishLine(): void {
+    const { maxLineChars } = this.options
+    let text = Buffer.concat(this.parts, this.partBytes).toString('utf8')
+    if (!this.overflow && text.endsWith('\r')) text = text.slice(0, -1)
+    let cut = this.overflow
+    if (text.length > maxLineChars) {
+      text = text.slice(0, maxLineChars)
+      cut = true
+    }
+    if (cut) {
+      // Drop a replacement char left by cutting inside a multi-byte sequence.
+      if (text.endsWith('\ufffd')) text = text.slice(0, -1)
+      text += '…'
+      this.cutLines++
+    }
+    this.lines.push({ number: this.line, text })
+    this.keptBytes += this.partBytes
+    this.parts = []
+    this.partBytes = 0
+    this.overflow = false
+    if (this.lines.length >= this.options.limit) this.done = true
+    else if (this.keptBytes >= this.options.windowBytes) {
+      this.done = true
+      this.windowBytesHit = true
+    }
+  }
+}
+
 /**
  * Stream a file and keep only a window of its lines: memory stays bounded by the window (each kept
  * line holds at most `maxLineChars * 4` bytes however long it is), and scanning stops
@@ -37,54 +110,16 @@ export class BinaryFileError extends Error {
  * Line terminators are `\n` (a trailing `\r` is dropped); a final unterminated line counts.
  */
 export async function readLineWindow(file: string | FileHandle, options: WindowReadOptions): Promise<WindowRead> {
-  const { offset, limit, maxLineChars, windowBytes, countScanBytes, signal } = options
-  const maxLineBytes = maxLineChars * 4
   // A handle passed in stays the caller's to close.
   const handle = typeof file === 'string' ? await open(file, 'r') : file
   try {
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES)
-    const lines: ReadFileLine[] = []
-    let line = 1 // number of the line being read
-    let parts: Buffer[] = []
-    let partBytes = 0
-    let overflow = false // the current kept line exceeded maxLineBytes
-    let hasBytes = false // the current line has at least one byte
-    let windowDone = false
-    let windowBytesHit = false
-    let keptBytes = 0
-    let cutLines = 0
+    const window = new LineWindow(options)
     let scannedAfter = 0
     let exact = true
     let first = true
-
-    const finishLine = (): void => {
-      let text = Buffer.concat(parts, partBytes).toString('utf8')
-      if (!overflow && text.endsWith('\r')) text = text.slice(0, -1)
-      let cut = overflow
-      if (text.length > maxLineChars) {
-        text = text.slice(0, maxLineChars)
-        cut = true
-      }
-      if (cut) {
-        // Drop a replacement char left by cutting inside a multi-byte sequence.
-        if (text.endsWith('\ufffd')) text = text.slice(0, -1)
-        text += '…'
-        cutLines++
-      }
-      lines.push({ number: line, text })
-      keptBytes += partBytes
-      parts = []
-      partBytes = 0
-      overflow = false
-      if (lines.length >= limit) windowDone = true
-      else if (keptBytes >= windowBytes) {
-        windowDone = true
-        windowBytesHit = true
-      }
-    }
-
     for (;;) {
-      checkAborted(signal)
+      checkAborted(options.signal)
       const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null)
       if (bytesRead === 0) break
       const chunk = buffer.subarray(0, bytesRead)
@@ -92,36 +127,18 @@ export async function readLineWindow(file: string | FileHandle, options: WindowR
         first = false
         if (looksBinary(chunk)) throw new BinaryFileError('binary file (contains NUL bytes)')
       }
-      let pos = 0
-      while (pos < bytesRead) {
-        const nl = chunk.indexOf(10, pos)
-        const end = nl === -1 ? bytesRead : nl
-        const keeping = !windowDone && line >= offset
-        if (keeping && end > pos && !overflow) {
-          const room = maxLineBytes - partBytes
-          const take = Math.min(room, end - pos)
-          // Copy: the read buffer is reused for the next chunk.
-          parts.push(Buffer.from(chunk.subarray(pos, pos + take)))
-          partBytes += take
-          if (end - pos > room) overflow = true
-        }
-        if (end > pos) hasBytes = true
-        if (nl === -1) break
-        if (keeping) finishLine()
-        line++
-        hasBytes = false
-        pos = nl + 1
-      }
-      if (windowDone) {
+      window.consume(chunk)
+      if (window.done) {
         scannedAfter += bytesRead
-        if (scannedAfter > countScanBytes) {
+        if (scannedAfter > options.countScanBytes) {
           exact = false
           break
         }
       }
     }
-    if (exact && hasBytes && !windowDone && line >= offset) finishLine()
-    const totalLines = exact && hasBytes ? line : line - 1
+    if (exact && window.hasBytes && !window.done && window.line >= options.offset) window.finishLine()
+    const totalLines = exact && window.hasBytes ? window.line : window.line - 1
+    const { lines, cutLines, windowBytesHit } = window
     return { lines, totalLines, totalLinesExact: exact, cutLines, windowBytesHit }
   } finally {
     if (typeof file === 'string') await handle.close()

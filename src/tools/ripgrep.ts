@@ -50,8 +50,9 @@ export interface RipgrepOutcome {
   kept: SearchMatch[]
   /** Matching lines found, shown or not. */
   total: number
+  /** Files searched as text (binary ones not counted). */
   filesSearched: number
-  /** Files ripgrep stopped reading because they turned out binary (after a match was seen). */
+  /** Files skipped as binary: ripgrep met a NUL byte after a match was seen, or in a file named explicitly. */
   filesSkipped: number
 }
 
@@ -78,16 +79,7 @@ function rgText(value: RgText | undefined): string {
   return typeof value.bytes === 'string' ? Buffer.from(value.bytes, 'base64').toString('utf8') : ''
 }
 
-/**
- * Run `rg --json` and fold its messages into kept matches and counts. Linear-time regex (Rust's
- * engine; no PCRE2), `.gitignore`/`.ignore` honoured even outside a git repository, dotfiles
- * searched but `.git` and `node_modules` skipped (as the JavaScript walk does), symlinks not
- * followed, binary files skipped, files above `maxFileBytes` skipped, paths sorted so results are
- * deterministic. Once `maxMatches` are kept, later match messages are only counted, not parsed.
- * Cancellation kills the process. Exit status 2 without a summary is a failed search: its
- * message (a regex parse error, typically) becomes the error.
- */
-export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
+function ripgrepArgs(search: RipgrepSearch): string[] {
   const args = [
     '--json',
     '--no-config',
@@ -100,80 +92,173 @@ export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
   ]
   if (search.glob !== undefined) args.push(`--glob=${search.glob}`)
   args.push('--regexp', search.pattern, '--', search.file ?? '.')
+  return args
+}
+
+/** Folds the messages of `rg --json` into kept matches and counts. */
+class RipgrepFold {
+  readonly kept: SearchMatch[] = []
+  total = 0
+  filesSkipped = 0
+  filesSearched: number | undefined
+  // The current file's matches: a file that turns out binary takes its matches back.
+  private fileMatches = 0
+  private keptBeforeFile = 0
+
+  constructor(private readonly search: RipgrepSearch) {}
+
+  /** What a line is used for, from its first bytes (a match is counted here, kept or not). */
+  classify(head: Buffer): LineKind {
+    if (head.equals(MATCH_PREFIX)) {
+      this.total++
+      this.fileMatches++
+      return this.kept.length < this.search.maxMatches ? 'match' : 'skip'
+    }
+    if (head.subarray(0, END_PREFIX.length).equals(END_PREFIX)) return 'end'
+    if (head.subarray(0, DATA_PREFIX.length).equals(DATA_PREFIX)) return 'other'
+    return 'skip'
+  }
+
+  onLine(line: string, kind: LineKind): void {
+    if (kind === 'match') this.keepMatch(line)
+    else if (kind === 'end') this.endFile(line)
+    else if (line.includes('"type":"summary"')) {
+      const data = (JSON.parse(line) as { data: { stats: { searches: number } } }).data
+      this.filesSearched = data.stats.searches
+    }
+  }
+
+  outcome(): RipgrepOutcome {
+    const searched = Math.max(0, (this.filesSearched ?? 0) - this.filesSkipped)
+    return { kept: this.kept, total: this.total, filesSearched: searched, filesSkipped: this.filesSkipped }
+  }
+
+  private keepMatch(line: string): void {
+    // Only the fields shown are parsed: the submatch list (one entry per hit, megabytes on a
+    // minified line) is cut off first. A raw `,"submatches":` cannot occur inside a JSON string.
+    const cut = line.indexOf(',"submatches":')
+    const json = cut === -1 ? line : `${line.slice(0, cut)}}}`
+    const data = (JSON.parse(json) as { data: { path: RgText; lines: RgText; line_number?: number } }).data
+    const text = rgText(data.lines).replace(/\r?\n$/, '')
+    this.kept.push({
+      path: this.displayPath(rgText(data.path)),
+      line: data.line_number ?? 0,
+      text: cutText(text, this.search.maxLineChars).text,
+    })
+  }
+
+  private endFile(line: string): void {
+    const data = (JSON.parse(line) as { data: { binary_offset: number | null } }).data
+    if (data.binary_offset !== null) {
+      // ripgrep reports the lines it matched before it met the NUL byte (all of them, NULs
+      // included, for a file named explicitly): none of a binary file is shown, it is skipped.
+      this.filesSkipped++
+      this.total -= this.fileMatches
+      this.kept.length = this.keptBeforeFile
+    }
+    this.fileMatches = 0
+    this.keptBeforeFile = this.kept.length
+  }
+
+  private displayPath(raw: string): string {
+    const rel = this.search.file !== undefined ? raw : raw.startsWith('./') ? raw.slice(2) : raw
+    return this.search.prefix + rel.split(path.sep).join('/')
+  }
+}
+
+/**
+ * Splits output into lines as bytes: a line is classified by its first bytes, and only the lines
+ * used are kept and decoded (matches up to the cap, file ends, the summary). Matches past the cap
+ * are counted without being read, so a huge output costs a newline scan.
+ */
+class JsonLineSplitter {
+  private pieces: Buffer[] = []
+  private size = 0
+  private kind: LineKind | undefined
+
+  constructor(private readonly fold: RipgrepFold) {}
+
+  push(chunk: Buffer): void {
+    let from = 0
+    while (from <= chunk.length) {
+      const newline = chunk.indexOf(0x0a, from)
+      const end = newline === -1 ? chunk.length : newline
+      if (this.kind !== 'skip' && end > from) {
+        this.pieces.push(chunk.subarray(from, end))
+        this.size += end - from
+      }
+      if (this.kind === undefined && (this.size >= CLASSIFY_BYTES || newline !== -1) && this.size > 0) {
+        this.kind = this.classify()
+      }
+      if (this.kind === 'skip') this.reset()
+      if (newline === -1) break
+      if (this.kind !== undefined && this.kind !== 'skip') this.fold.onLine(this.line(), this.kind)
+      this.reset()
+      this.kind = undefined
+      from = newline + 1
+    }
+  }
+
+  /** The last line, when the output did not end with a newline. */
+  end(): void {
+    if (this.size === 0) return
+    this.kind ??= this.classify()
+    if (this.kind !== 'skip') this.fold.onLine(this.line(), this.kind)
+  }
+
+  private classify(): LineKind {
+    const pieces = this.pieces
+    return this.fold.classify((pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)).subarray(0, CLASSIFY_BYTES))
+  }
+
+  private line(): string {
+    return Buffer.concat(this.pieces, this.size).toString('utf8')
+  }
+
+  private reset(): void {
+    this.pieces = []
+    this.size = 0
+  }
+}
+
+/** Why a finished ripgrep run failed, or `undefined` when it searched (exit 0 or 1, or 2 with a summary). */
+function ripgrepFailure(search: RipgrepSearch, code: number | null, stderr: string, summarized: boolean) {
+  if (code === 2 && !summarized) {
+    const message = stderr.replace(/^rg: /, '').trim()
+    if (/regex parse error|look-around|backreferences|error parsing regex/i.test(message)) {
+      return new RipgrepPatternError(
+        `pattern: invalid regular expression ${JSON.stringify(search.pattern)}: ${message.replace(/\s+/g, ' ')} (ripgrep's Rust regex syntax has no look-around or backreferences)`,
+      )
+    }
+    return new Error(`grep: ripgrep failed: ${message || `exit status ${code}`}`)
+  }
+  if (code !== 0 && code !== 1 && code !== 2)
+    return new Error(`grep: ripgrep failed: ${stderr.trim() || `exit status ${code}`}`)
+  return undefined
+}
+
+/**
+ * Run `rg --json` and fold its messages into kept matches and counts. Linear-time regex (Rust's
+ * engine; no PCRE2), `.gitignore`/`.ignore` honoured even outside a git repository, dotfiles
+ * searched but `.git` and `node_modules` skipped (as the JavaScript walk does), symlinks not
+ * followed, binary files skipped (matches ripgrep saw before the NUL byte are dropped with the
+ * file), files above `maxFileBytes` skipped, paths sorted so results are deterministic. Once
+ * `maxMatches` are kept, later match messages are only counted, not parsed. Cancellation kills
+ * the process. Exit status 2 without a summary is a failed search: its message (a regex parse
+ * error, typically) becomes the error.
+ */
+export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
   return new Promise((resolve, reject) => {
     search.signal.throwIfAborted()
-    const child = spawn(search.rg, args, { cwd: search.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-    const kept: SearchMatch[] = []
-    let total = 0
-    let filesSkipped = 0
-    let filesSearched: number | undefined
+    const child = spawn(search.rg, ripgrepArgs(search), { cwd: search.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    const fold = new RipgrepFold(search)
+    const lines = new JsonLineSplitter(fold)
     let stderr = ''
     let failure: Error | undefined
-
-    const displayPath = (raw: string): string => {
-      const rel = search.file !== undefined ? raw : raw.startsWith('./') ? raw.slice(2) : raw
-      return search.prefix + rel.split(path.sep).join('/')
-    }
-    const onLine = (line: string, kind: LineKind): void => {
-      if (kind === 'match') {
-        // Only the fields shown are parsed: the submatch list (one entry per hit, megabytes on a
-        // minified line) is cut off first. A raw `,"submatches":` cannot occur inside a JSON string.
-        const cut = line.indexOf(',"submatches":')
-        const json = cut === -1 ? line : `${line.slice(0, cut)}}}`
-        const data = (JSON.parse(json) as { data: { path: RgText; lines: RgText; line_number?: number } }).data
-        const text = rgText(data.lines).replace(/\r?\n$/, '')
-        kept.push({
-          path: displayPath(rgText(data.path)),
-          line: data.line_number ?? 0,
-          text: cutText(text, search.maxLineChars).text,
-        })
-      } else if (kind === 'end') {
-        const data = (JSON.parse(line) as { data: { binary_offset: number | null } }).data
-        if (data.binary_offset !== null) filesSkipped++
-      } else if (line.includes('"type":"summary"')) {
-        const data = (JSON.parse(line) as { data: { stats: { searches: number } } }).data
-        filesSearched = data.stats.searches
-      }
-    }
-    // Output is split into lines as bytes: a line is classified by its first bytes, and only the
-    // lines used are kept and decoded (matches up to the cap, file ends, the summary). Matches past
-    // the cap are counted without being read, so a huge output costs a newline scan.
-    let pieces: Buffer[] = []
-    let size = 0
-    let kind: LineKind | undefined
-    const classify = (): LineKind => {
-      const head = (pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)).subarray(0, CLASSIFY_BYTES)
-      if (head.equals(MATCH_PREFIX)) {
-        total++
-        return kept.length < search.maxMatches ? 'match' : 'skip'
-      }
-      if (head.subarray(0, END_PREFIX.length).equals(END_PREFIX)) return 'end'
-      if (head.subarray(0, DATA_PREFIX.length).equals(DATA_PREFIX)) return 'other'
-      return 'skip'
-    }
     child.stdout.on('data', (chunk: Buffer) => {
       if (failure) return
       try {
-        let from = 0
-        while (from <= chunk.length) {
-          const newline = chunk.indexOf(0x0a, from)
-          const end = newline === -1 ? chunk.length : newline
-          if (kind !== 'skip' && end > from) {
-            pieces.push(chunk.subarray(from, end))
-            size += end - from
-          }
-          if (kind === undefined && (size >= CLASSIFY_BYTES || newline !== -1) && size > 0) kind = classify()
-          if (kind === 'skip') {
-            pieces = []
-            size = 0
-          }
-          if (newline === -1) break
-          if (kind !== undefined && kind !== 'skip') onLine(Buffer.concat(pieces, size).toString('utf8'), kind)
-          pieces = []
-          size = 0
-          kind = undefined
-          from = newline + 1
-        }
+        lines.push(chunk)
       } catch (error) {
         failure = new Error(`grep: unreadable ripgrep output: ${(error as Error).message}`)
         child.kill('SIGKILL')
@@ -198,28 +283,14 @@ export function ripgrepSearch(search: RipgrepSearch): Promise<RipgrepOutcome> {
         return
       }
       if (failure) return reject(failure)
-      if (size > 0) {
-        kind ??= classify()
-        if (kind !== 'skip') onLine(Buffer.concat(pieces, size).toString('utf8'), kind)
+      try {
+        lines.end()
+      } catch (error) {
+        return reject(new Error(`grep: unreadable ripgrep output: ${(error as Error).message}`))
       }
-      if (code === 2 && filesSearched === undefined) {
-        const message = stderr.replace(/^rg: /, '').trim()
-        if (/regex parse error|look-around|backreferences|error parsing regex/i.test(message)) {
-          reject(
-            new RipgrepPatternError(
-              `pattern: invalid regular expression ${JSON.stringify(search.pattern)}: ${message.replace(/\s+/g, ' ')} (ripgrep's Rust regex syntax has no look-around or backreferences)`,
-            ),
-          )
-        } else {
-          reject(new Error(`grep: ripgrep failed: ${message || `exit status ${code}`}`))
-        }
-        return
-      }
-      if (code !== 0 && code !== 1 && code !== 2) {
-        reject(new Error(`grep: ripgrep failed: ${stderr.trim() || `exit status ${code}`}`))
-        return
-      }
-      resolve({ kept, total, filesSearched: filesSearched ?? 0, filesSkipped })
+      const failed = ripgrepFailure(search, code, stderr, fold.filesSearched !== undefined)
+      if (failed) reject(failed)
+      else resolve(fold.outcome())
     })
   })
 }

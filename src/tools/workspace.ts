@@ -19,7 +19,8 @@ function isErrno(error: unknown, code: string): boolean {
   return error instanceof Error && (error as NodeJS.ErrnoException).code === code
 }
 
-function inside(root: string, candidate: string): boolean {
+/** Whether `candidate` (a real path) is `root` or lies below it. */
+export function inside(root: string, candidate: string): boolean {
   return candidate === root || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
 }
 
@@ -112,6 +113,19 @@ export async function resolveInWorkspace(
       if (isErrno(error, 'ENOTDIR')) throw new Error(`${argName}: ${display}: a parent path is not a directory`)
       if (!isErrno(error, 'ENOENT')) throw error
     }
+  }
+}
+
+/**
+ * Whether a symlink at `abs` leads to an existing path inside the root, through however many links.
+ * A dangling or looping link answers false: where it would lead cannot be known, and no file tool
+ * can use it anyway.
+ */
+export async function linkStaysInside(rootReal: string, abs: string): Promise<boolean> {
+  try {
+    return inside(rootReal, await realpath(abs))
+  } catch {
+    return false
   }
 }
 

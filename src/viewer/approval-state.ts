@@ -82,10 +82,11 @@ async function readStateFile(path: string, key: Buffer | undefined): Promise<Sta
 function checkSeal(state: Json, key: Buffer | undefined, where: string): void {
   if (key === undefined) {
     if (state.seal !== undefined)
-      throw new Error(`${where}: the state is sealed; give its key with --state-key-file FILE to record decisions`)
+      throw new ConfigError(where, 'the state is sealed; give its key with --state-key-file FILE to record decisions')
     return
   }
-  if (typeof state.seal !== 'string') throw new Error(`${where}: state.seal: missing, but a state key was given`)
+  if (typeof state.seal !== 'string')
+    throw new ConfigError(`${where}: state.seal`, 'missing, but a state key was given')
   let verifies = false
   try {
     verifies = sealVerifies(state, key)
@@ -93,8 +94,9 @@ function checkSeal(state: Json, key: Buffer | undefined, where: string): void {
     // Too deep to serialize: it does not verify.
   }
   if (!verifies)
-    throw new Error(
-      `${where}: state.seal does not verify under the state key (changed after it was sealed, or sealed with another key)`,
+    throw new ConfigError(
+      `${where}: state.seal`,
+      'does not verify under the state key (changed after it was sealed, or sealed with another key)',
     )
 }
 

@@ -142,7 +142,7 @@ describe('sealed states (issue 22)', () => {
     await expect(resume(copy())).rejects.toThrow(/state\.seal: the state is sealed; pass the key/)
     const { seal: _removed, ...unsealed } = copy()
     await expect(resume(unsealed, { stateKey: KEY })).rejects.toThrow(/state\.seal: missing/)
-    await expect(resume(copy(), { stateKey: 'short' })).rejects.toThrow(/stateKey must be at least 16 bytes/)
+    await expect(resume(copy(), { stateKey: 'short' })).rejects.toThrow(/stateKey: expected at least 16 bytes/)
     expect(lines(marker)).toEqual(['read:a.txt'])
     // Key order and whitespace do not matter (canonical form); bytes and the same text are one key.
     const reordered = JSON.parse(JSON.stringify(Object.fromEntries(Object.entries(copy()).reverse())))

@@ -1,8 +1,8 @@
 // #11: the bash tool's environment, OS sandbox and process discipline.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
+import { homedir } from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createBashTool } from '../../src/tools/index.js'
 import { probeBubblewrap, resolveSandbox } from '../../src/tools/sandbox.js'
@@ -94,17 +94,33 @@ describe('#11 sandbox selection', () => {
   })
 })
 
+/**
+ * A fresh host directory that the sandbox shows read-only: not under /tmp, /dev or /proc (the
+ * sandbox mounts its own there, so a path below them proves nothing), whatever the checkout's
+ * location — a clone under /tmp included (issue 22).
+ */
+function hostDirSeenBySandbox(): string {
+  const hidden = ['/tmp', '/dev', '/proc']
+  for (const base of ['/var/tmp', path.join(homedir(), '.cache'), homedir()]) {
+    try {
+      const real = realpathSync(base)
+      if (hidden.some((h) => real === h || real.startsWith(`${h}/`))) continue
+      return mkdtempSync(path.join(real, 'toolgate-outside-'))
+    } catch {
+      // Missing or not writable: try the next base.
+    }
+  }
+  throw new Error('no writable directory outside /tmp for the sandbox containment test')
+}
+
 // CI installs bubblewrap (.ci/run); the sandbox tests need it to work on this machine.
 describe('#11 bubblewrap sandbox', () => {
-  const repoTmp = fileURLToPath(new URL('../../node_modules/.cache/', import.meta.url))
   let outside: string
   let server: Server
   let port = 0
   beforeAll(async () => {
     expect(probeBubblewrap('bwrap')).toBeUndefined()
-    // Outside the workspace and outside /tmp (the sandbox's /tmp is private, so it proves nothing).
-    mkdirSync(repoTmp, { recursive: true })
-    outside = mkdtempSync(path.join(repoTmp, 'toolgate-outside-'))
+    outside = hostDirSeenBySandbox()
     server = createServer((socket) => socket.end('pong\n'))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     port = (server.address() as { port: number }).port
@@ -159,5 +175,36 @@ describe('#11 bubblewrap sandbox', () => {
     const [a, b] = await Promise.all([stillBeating(setsidBeat), stillBeating(stubbornBeat)])
     expect(a).toBe(false)
     expect(b).toBe(false)
+  })
+})
+
+describe('issue 22: a shell that cannot run is a clear error, sandboxed or not', () => {
+  it.each(['none', 'bwrap'] as const)('sandbox %s: a missing shell path rejects the call', async (sandbox) => {
+    const tool = createBashTool({ cwd: ws.dir, sandbox, shell: '/nonexistent/bash' })
+    await expect(runTool(tool, { command: 'echo hi' })).rejects.toThrow(
+      /^bash: failed to start \/nonexistent\/bash: no such executable$/,
+    )
+  })
+
+  it.each(['none', 'bwrap'] as const)('sandbox %s: a shell name not on PATH rejects the call', async (sandbox) => {
+    const tool = createBashTool({ cwd: ws.dir, sandbox, shell: 'no-such-shell-toolgate' })
+    await expect(runTool(tool, { command: 'echo hi' })).rejects.toThrow(
+      /^bash: failed to start no-such-shell-toolgate: no such executable on PATH$/,
+    )
+  })
+
+  it('sandboxed, a shell under /tmp outside the workspace is refused: the sandbox hides it', async () => {
+    const elsewhere = mkdtempSync('/tmp/toolgate-shell-')
+    try {
+      const shell = path.join(elsewhere, 'sh')
+      writeFileSync(shell, '#!/bin/sh\nexec /bin/sh "$@"\n', { mode: 0o755 })
+      const tool = createBashTool({ cwd: ws.dir, sandbox: 'bwrap', shell })
+      await expect(runTool(tool, { command: 'echo hi' })).rejects.toThrow(/private \/tmp/)
+      // Unconfined, the same shell runs.
+      const value = await run({ cwd: ws.dir, sandbox: 'none', shell }, 'echo hi')
+      expect(value.output).toBe('hi\n')
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true })
+    }
   })
 })

@@ -318,6 +318,7 @@ describe('R-VIEW grep → search card of shape matches (issue 7)', () => {
       truncated: false,
       filesSearched: 4,
       filesSkipped: 1,
+      binarySkipped: 1,
     })
     expect(textOf(result)).toBe(
       'src/a.ts:1:export const a = 1\nsrc/a.ts:2:export const b = 2\nsrc/sub/b.ts:1:export const b = "sub"',

@@ -70,7 +70,7 @@ describe('viewer decisions into sealed states (issue 22)', () => {
     const refused = await keyless.decide({ callId: 'call_b', decision: 'approve' })
     expect(refused).toMatchObject({ applied: false, reason: expect.stringMatching(/the state is sealed/) })
     const wrong = stateFileApproval(statePath, { stateKey: Buffer.from('another key of enough length') })
-    await expect(wrong.check()).rejects.toThrow(/state\.seal does not verify under the state key/)
+    await expect(wrong.check()).rejects.toThrow(/state\.seal: does not verify under the state key/)
     expect((await wrong.decide({ callId: 'call_b', decision: 'approve' })).applied).toBe(false)
     expect(readFileSync(statePath, 'utf8')).toBe(before)
     // A decision written into the file by anything without the key is refused on resume.
@@ -95,10 +95,10 @@ describe('viewer decisions into sealed states (issue 22)', () => {
     writeFileSync(short, 'tiny')
     const tooShort = await runCli(['view', journal, '--approve', '--state', statePath, '--state-key-file', short])
     expect(tooShort.code).toBe(2)
-    expect(tooShort.stderr).toContain('must be at least 16 bytes long, got 4')
+    expect(tooShort.stderr).toContain('expected at least 16 bytes, got 4')
     const missing = await runCli(['view', journal, '--approve', '--state', statePath, '--state-key-file', file('none')])
     expect(missing.code).toBe(1)
-    expect(missing.stderr).toContain('state key file not found')
+    expect(missing.stderr).toContain('--state-key-file: not found')
     const keyless = await runCli(['view', journal, '--approve', '--state', statePath])
     expect(keyless.code).toBe(1)
     expect(keyless.stderr).toContain('the state is sealed; give its key with --state-key-file FILE')
@@ -107,7 +107,7 @@ describe('viewer decisions into sealed states (issue 22)', () => {
     try {
       const fromEnv = await runCli(['view', journal, '--approve', '--state', statePath])
       expect(fromEnv.code).toBe(2)
-      expect(fromEnv.stderr).toContain(`state key file ${short} must be at least 16 bytes long`)
+      expect(fromEnv.stderr).toContain(`state key file ${short}: expected at least 16 bytes`)
     } finally {
       delete process.env.TOOLGATE_STATE_KEY_FILE
     }
