@@ -90,7 +90,6 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
   'toolgate/providers': {
     module: () => import('../src/providers/index.js'),
     names: [
-      'ALREADY_RUN',
       'DEFAULT_MAX_STEPS',
       'ModelLoopError',
       'PROVIDER_FORMATS',

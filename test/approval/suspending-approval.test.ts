@@ -48,10 +48,10 @@ describe('SuspendingApproval (issue #14)', () => {
   it('rejects a bad config', async () => {
     const { ctx } = await createToolRuntime()
     await expect(ctx.plugin(SuspendingApproval, { decide: 1 as never })).rejects.toThrow(
-      /config\.decide must be a function/,
+      /config\.decide: expected a function/,
     )
     await expect(ctx.plugin(SuspendingApproval, { reason: 2 as never })).rejects.toThrow(
-      /config\.reason must be a string/,
+      /config\.reason: expected a string/,
     )
   })
 })
