@@ -18,12 +18,15 @@ beforeAll(async () => {
 afterAll(() => cleanup())
 
 const MB = 1024 * 1024
+// Twelve megabytes through a pipe to a child process: seconds on an idle machine, far more beside
+// another suite on two cores. The bound only keeps a real hang from running forever.
+const LOADED = 180_000
 
-describe('serve over stdio with the default 10 MiB limit and the SDK client', () => {
+describe('serve over stdio with the default 10 MiB limit and the SDK client', { timeout: LOADED }, () => {
   let s: Connected
   beforeAll(async () => {
     s = await serveStdio(['--root', dir])
-  })
+  }, LOADED)
   afterAll(() => s.close())
 
   it('answers a 12 MB write_file with an error naming the limit, writes nothing, and serves the next call', async () => {
@@ -100,7 +103,7 @@ class RawClient {
 const readHello = (id: number) =>
   `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'hello.txt' } } })}\n`
 
-describe('serve over stdio, line by line', () => {
+describe('serve over stdio, line by line', { timeout: LOADED }, () => {
   it('answers a garbage line over the limit and a short non-JSON line, then keeps serving; ending stdin exits 0', async () => {
     const raw = new RawClient(['--root', dir])
     await raw.initialize()

@@ -82,6 +82,6 @@ describe('an upstream result over the size limit', () => {
     await using runtime = await createToolRuntime()
     await expect(
       connectMcpServer(runtime.ctx, { command: process.execPath, args: [HOSTILE] }, { maxMessageBytes: 0 }),
-    ).rejects.toThrow(/options\.maxMessageBytes must be a positive whole number/)
+    ).rejects.toThrow(/options\)\.maxMessageBytes: expected a positive whole number/)
   })
 })
