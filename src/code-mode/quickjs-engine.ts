@@ -1,6 +1,9 @@
+import { debuglog } from 'node:util'
 import RELEASE_SYNC from '@jitl/quickjs-wasmfile-release-sync'
 import {
+  type CustomizeVariantOptions,
   newQuickJSWASMModuleFromVariant,
+  newVariant,
   type QuickJSContext,
   type QuickJSDeferredPromise,
   type QuickJSHandle,
@@ -76,6 +79,23 @@ interface LoadedModule {
 
 let modulePromise: Promise<LoadedModule> | undefined
 
+/**
+ * Whatever the engine itself prints (emscripten's stdout and stderr, e.g. an assertion's
+ * "Aborted(...)") goes to this debug channel, never to the host's output: the host did not ask for
+ * it and cannot act on it. Shown with `NODE_DEBUG=toolgate`.
+ */
+const engineDebug = debuglog('toolgate')
+const engineText =
+  (stream: string) =>
+  (...parts: unknown[]) =>
+    engineDebug('quickjs %s: %s', stream, parts.join(' '))
+// Emscripten reads `print` and `printErr` from the module options; the loader's type leaves them out.
+const outputHooks: NonNullable<CustomizeVariantOptions['emscriptenModule']> & {
+  print(...parts: unknown[]): void
+  printErr(...parts: unknown[]): void
+} = { print: engineText('stdout'), printErr: engineText('stderr') }
+const QUIET_VARIANT = newVariant(RELEASE_SYNC, { emscriptenModule: outputHooks })
+
 const stats = { created: 0, disposed: 0, abandoned: 0, modulesLoaded: 0, growthRefused: 0 }
 
 function governModule(module: QuickJSWASMModule): LoadedModule {
@@ -113,7 +133,7 @@ function governModule(module: QuickJSWASMModule): LoadedModule {
 
 function loadModule(): Promise<LoadedModule> {
   if (modulePromise === undefined) {
-    const loading = newQuickJSWASMModuleFromVariant(RELEASE_SYNC).then(
+    const loading = newQuickJSWASMModuleFromVariant(QUIET_VARIANT).then(
       (module) => {
         stats.modulesLoaded++
         return governModule(module)
@@ -235,6 +255,9 @@ class QuickJsRun {
   private lastMemoryCheckAt = 0
   private memoryCheckCostMs = 0
   private startFn: QuickJSHandle | undefined
+  /** Set while the guest's jobs run: a context made then is a stray (see runJobs). */
+  private collectingStrays = false
+  private readonly strays: QuickJSContext[] = []
   private resolveOutcome: (outcome: CodeRunOutcome) => void = () => {}
   private readonly onAbort = () => {
     this.fail('aborted', 'the run was cancelled')
@@ -336,7 +359,20 @@ class QuickJsRun {
     return { reason, message: `the program threw ${description}` }
   }
 
+  /**
+   * The library reports a throwing interrupt handler on the host's console; a failure here ends
+   * the run as internal instead.
+   */
   private readonly interrupt = (): boolean => {
+    try {
+      return this.shouldInterrupt()
+    } catch (error) {
+      this.fail('internal', `the sandbox failed: ${describeHostError(error)}`)
+      return true
+    }
+  }
+
+  private shouldInterrupt(): boolean {
     if (this.failure !== undefined) return true
     if (this.request.signal.aborted || this.monitor?.abortRequested() === true) {
       this.fail('aborted', 'the run was cancelled')
@@ -390,6 +426,12 @@ class QuickJsRun {
       const runtime = this.module.newRuntime()
       this.runtime = runtime
       stats.created++
+      const newContext = runtime.newContext.bind(runtime)
+      runtime.newContext = (options) => {
+        const made = newContext(options)
+        if (this.collectingStrays) this.strays.push(made)
+        return made
+      }
       runtime.setMemoryLimit(this.limits.memoryLimitBytes)
       runtime.setMaxStackSize(COMPILE_STACK_BYTES)
       runtime.setInterruptHandler(this.interrupt)
@@ -589,16 +631,42 @@ class QuickJsRun {
       const context = this.context!
       for (let guard = 0; guard < 1_000_000; guard++) {
         if (this.failure !== undefined || this.settled !== undefined) return
-        const result = runtime.executePendingJobs()
-        if (!result.error) return
+        const result = this.runJobs(runtime)
+        if (!result.error) {
+          this.disposeStrays()
+          return
+        }
         const message = this.errorText(context, result.error)
+        // The error may belong to a stray context: free it before the context goes.
         result.error.dispose()
+        this.disposeStrays()
         // Uncatchable engine errors surface here; ordinary rejections stay inside the program.
         const failure = this.thrown(message)
         if (failure.reason !== 'thrown') this.fail(failure.reason, failure.message)
       }
     })
     this.checkDone()
+  }
+
+  /**
+   * `executePendingJobs` reads the context of the last job through a view of the WebAssembly
+   * memory taken before the jobs ran. When a job grows that memory (a large string, say) the view
+   * is detached, the read fails, and the library wraps a brand-new context it then never frees;
+   * freeing the runtime afterwards trips QuickJS's leak assertion and aborts the module. The
+   * contexts made during the call are collected here and freed as soon as its result is handled.
+   */
+  private runJobs(runtime: QuickJSRuntime): ReturnType<QuickJSRuntime['executePendingJobs']> {
+    this.collectingStrays = true
+    try {
+      return runtime.executePendingJobs()
+    } finally {
+      this.collectingStrays = false
+    }
+  }
+
+  private disposeStrays(): void {
+    if (this.strays.length === 0) return
+    for (const stray of this.strays.splice(0)) if (stray.alive) stray.dispose()
   }
 
   private checkDone(): void {
@@ -642,6 +710,7 @@ class QuickJsRun {
       return
     }
     try {
+      this.disposeStrays()
       for (const deferred of this.deferreds) deferred.dispose()
       this.deferreds.clear()
       this.startFn?.dispose()

@@ -11,6 +11,7 @@ import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolCallView } from '../contract/views.js'
 import { ConfigError } from '../errors/config-error.js'
 import { ToolAbortedError } from '../runtime/index.js'
+import { CallScheduler, classifyCall, DEFAULT_MAX_PARALLEL } from '../scheduling/call-scheduler.js'
 import { ToolArgsError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from './code-runtime.js'
@@ -34,7 +35,7 @@ export interface CodeModeHost {
 }
 
 export interface CodeModeOptions extends CodeRuntimeSelection {
-  /** Concurrency-safe sub-calls that may overlap. Default 8. */
+  /** Concurrency-safe sub-calls that may overlap. Default 8, the same default as `executeBatch`. */
   readonly maxParallelSubCalls?: number
   /** Model-facing description of `run_code` (the registry may append the SDK). */
   readonly description?: string
@@ -93,7 +94,6 @@ export const RUN_CODE_OUTPUT_SCHEMA: JsonSchemaNode = Object.freeze({
   additionalProperties: false,
 }) as JsonSchemaNode
 
-const DEFAULT_MAX_PARALLEL = 8
 let defaultRuntime: CodeRuntime | undefined
 
 function validateRunCodeArgs(args: unknown): RunCodeArgs {
@@ -206,27 +206,28 @@ async function runProgram(
 interface SubCallJob {
   readonly index: number
   readonly input: ToolExecutionInput
-  readonly exclusive: boolean
   readonly resolve: (outcome: CodeBindingOutcome) => void
 }
 
-/** Schedules, dispatches, logs and collects the sub-calls of one run. */
+/**
+ * Dispatches, logs and collects the sub-calls of one run. Their order and overlap are the shared
+ * CallScheduler's, the same rule `executeBatch` applies to a model turn.
+ */
 class SubCallDispatcher {
   concluded = false
   private count = 0
-  private running = 0
-  private exclusiveRunning = false
-  private scheduled = false
-  private readonly queue: SubCallJob[] = []
+  private readonly scheduler: CallScheduler
   private readonly contexts = new Map<number, UserMessage[]>()
-  private waiters: Array<() => void> = []
 
   constructor(
     private readonly host: CodeModeHost,
     private readonly exec: ToolRunContext,
     private readonly signal: AbortSignal,
-    private readonly maxParallel: number,
-  ) {}
+    maxParallel: number,
+  ) {
+    // Sub-calls arrive from inside the sandbox's synchronous slice: start them from a microtask.
+    this.scheduler = new CallScheduler({ maxParallel, deferStart: true })
+  }
 
   call({ name, args }: CodeBindingCall): Promise<CodeBindingOutcome> {
     if (name === RUN_CODE_NAME) {
@@ -247,55 +248,9 @@ class SubCallDispatcher {
       parent: exec.token,
       signal: this.signal,
     }
-    let exclusive = true
-    try {
-      exclusive = this.host.executionMode(input).kind !== 'parallel'
-    } catch {
-      exclusive = true
-    }
+    const mode = classifyCall((sub) => this.host.executionMode(sub), input)
     return new Promise((resolve) => {
-      this.queue.push({ index, input, exclusive, resolve })
-      this.schedule()
-    })
-  }
-
-  /** Start dispatches from a microtask: never inside the sandbox's synchronous slice. */
-  private schedule(): void {
-    if (this.scheduled) return
-    this.scheduled = true
-    queueMicrotask(() => {
-      this.scheduled = false
-      this.pump()
-    })
-  }
-
-  private pump(): void {
-    while (this.queue.length > 0 && !this.exclusiveRunning) {
-      const job = this.queue[0]
-      if (job.exclusive) {
-        if (this.running > 0) break
-        this.queue.shift()
-        this.start(job)
-        break
-      }
-      if (this.running >= this.maxParallel) break
-      this.queue.shift()
-      this.start(job)
-    }
-    if (this.queue.length === 0 && this.running === 0) {
-      const waiters = this.waiters
-      this.waiters = []
-      for (const wake of waiters) wake()
-    }
-  }
-
-  private start(job: SubCallJob): void {
-    this.running++
-    if (job.exclusive) this.exclusiveRunning = true
-    void this.dispatch(job).finally(() => {
-      this.running--
-      if (job.exclusive) this.exclusiveRunning = false
-      this.pump()
+      this.scheduler.submit(mode, () => this.dispatch({ index, input, resolve }))
     })
   }
 
@@ -338,10 +293,7 @@ class SubCallDispatcher {
 
   /** Resolves once no sub-call is queued or in flight. */
   drain(): Promise<void> {
-    if (this.queue.length === 0 && this.running === 0) return Promise.resolve()
-    return new Promise((resolve) => {
-      this.waiters.push(resolve)
-    })
+    return this.scheduler.idle()
   }
 
   /** Defer every collected context through the outer result, in sub-call order. */

@@ -1,6 +1,7 @@
 // A Code Mode worker thread: runs one program at a time on its own QuickJS module. Bindings and
 // logs cross to the host over the worker's port; guest time and cancellation cross through shared
 // memory, because the port is not served while guest code holds the thread.
+import { debuglog, format } from 'node:util'
 import { parentPort, workerData } from 'node:worker_threads'
 import type { EncodedBindingOutcome } from './binding-text.js'
 import { quickJsRuntimeStats, type RunMonitor, runQuickJs } from './quickjs-engine.js'
@@ -22,6 +23,13 @@ import {
 } from './worker-protocol.js'
 
 if (parentPort === null) throw new Error('toolgate: the Code Mode worker entry must run in a worker thread')
+
+// A worker's console writes to the host's output, which is not the engine's or its libraries' to
+// print to: whatever they report goes to the debug channel (`NODE_DEBUG=toolgate`) instead.
+const workerDebug = debuglog('toolgate')
+for (const level of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
+  console[level] = (...parts: unknown[]) => workerDebug('code-mode worker %s: %s', level, format(...parts))
+}
 const boot = workerData as WorkerBoot
 const port = boot.port
 const { clock, flags } = sharedViews(boot.shared)

@@ -6,6 +6,9 @@ import type {
 } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { fuseSignals } from '../runtime/index.js'
+import { CallScheduler, classifyCall, DEFAULT_MAX_PARALLEL } from './call-scheduler.js'
+
+export { DEFAULT_MAX_PARALLEL }
 
 /** The part of `ctx.tools` (a `ToolRuntime`) the batch executor needs. */
 export interface BatchToolRuntime {
@@ -44,11 +47,6 @@ export interface ExecuteBatchOptions {
   readonly onResult?: (entry: BatchCallResult) => void
 }
 
-export const DEFAULT_MAX_PARALLEL = 8
-
-const EXCLUSIVE: ToolExecutionMode = Object.freeze({ kind: 'exclusive' })
-const PARALLEL: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
-
 /**
  * Run the pending calls of one model turn.
  *
@@ -74,7 +72,7 @@ export function executeBatch(
   const batchSignal = options.signal
   const { onStart, onResult } = options
   const snapshot = [...calls]
-  const modes = snapshot.map((call) => classify(tools, call))
+  const modes = snapshot.map((call) => classifyCall((input) => tools.executionMode(input), call))
   const results = new Array<BatchCallResult>(snapshot.length)
 
   const run = async (index: number): Promise<void> => {
@@ -94,28 +92,12 @@ export function executeBatch(
     observe(() => onResult?.(entry))
   }
 
-  const runPool = async (start: number, end: number): Promise<void> => {
-    let next = start
-    const worker = async (): Promise<void> => {
-      while (next < end) await run(next++)
-    }
-    const workers: Promise<void>[] = []
-    for (let w = Math.min(maxParallel, end - start); w > 0; w--) workers.push(worker())
-    await Promise.all(workers)
-  }
-
+  // The shared rule (exclusive barrier, rolling parallel pool, call order) is CallScheduler's;
+  // the first calls start synchronously, inside this call, as they always have.
+  const scheduler = new CallScheduler({ maxParallel })
+  for (let index = 0; index < snapshot.length; index++) scheduler.submit(modes[index], () => run(index))
   return (async () => {
-    let i = 0
-    while (i < snapshot.length) {
-      if (modes[i].kind !== 'parallel') {
-        await run(i++)
-        continue
-      }
-      let end = i
-      while (end < snapshot.length && modes[end].kind === 'parallel') end++
-      await runPool(i, end)
-      i = end
-    }
+    await scheduler.idle()
     const concludesTurn = results.some((entry) => !entry.result.isError && entry.result.concludesTurn === true)
     return Object.freeze({ results: Object.freeze(results), concludesTurn })
   })()
@@ -151,15 +133,6 @@ function validate(tools: BatchToolRuntime, calls: readonly ToolExecutionInput[],
     if (options[hook] !== undefined && typeof options[hook] !== 'function') {
       throw new ConfigError(`executeBatch(options).${hook}`, 'expected a function')
     }
-  }
-}
-
-/** Fail closed: anything but an exact `{ kind: 'parallel' }` (or a throw) is exclusive. */
-function classify(tools: BatchToolRuntime, call: ToolExecutionInput): ToolExecutionMode {
-  try {
-    return tools.executionMode(call)?.kind === 'parallel' ? PARALLEL : EXCLUSIVE
-  } catch {
-    return EXCLUSIVE
   }
 }
 

@@ -28,13 +28,35 @@ export async function flush(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve))
 }
 
-/** Poll (on the event loop, never on wall-clock assertions) until `predicate` holds. */
+/** Generous bound of a wait in these tests: long enough for a machine under heavy load, still a bound. */
+export const HANG_BOUND_MS = 20_000
+
+/**
+ * Poll until `predicate` holds, failing only after {@link HANG_BOUND_MS} of wall time. The bound is
+ * time, not a number of turns: a condition driven by a timer (a 20 ms deadline) must not lose a race
+ * against a fast event loop spinning through its turns. The first turns are immediates; later polls
+ * wait a few milliseconds, so a long wait does not keep a loaded machine busy.
+ */
 export async function until(predicate: () => boolean, what = 'condition'): Promise<void> {
-  for (let i = 0; i < 10_000; i++) {
+  const giveUpAt = Date.now() + HANG_BOUND_MS
+  for (let turn = 0; ; turn++) {
     if (predicate()) return
-    await new Promise<void>((resolve) => setImmediate(resolve))
+    if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`)
+    await new Promise<void>((resolve) => (turn < 1_000 ? setImmediate(resolve) : setTimeout(resolve, 5)))
   }
-  throw new Error(`timed out waiting for ${what}`)
+}
+
+/** Wait for `promise`, failing after {@link HANG_BOUND_MS} with a message naming `what`. */
+export async function settles<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), HANG_BOUND_MS)
+  })
+  try {
+    return await Promise.race([promise, bound])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 export function success(value: string, extra: Partial<ToolExecutionSuccess> = {}): ToolExecutionResult {

@@ -13,7 +13,7 @@ import { createAgent } from '../../src/runtime/agent.js'
 import { CallbackApproval } from '../../src/scheduling/approval.js'
 import { executeBatch } from '../../src/scheduling/execute-batch.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
-import { deferred, until } from './fakes.js'
+import { deferred, settles, until } from './fakes.js'
 
 /** A raw definition whose body is supplied by the test. */
 function tool(
@@ -174,6 +174,7 @@ describe('R-SCHED-2 TimeoutPolicy with the real pipeline', () => {
     await ctx.plugin(TimeoutPolicy, {})
     const log: string[] = []
     const release = deferred()
+    const deadlineSeen = deferred()
     tools.register(
       tool(
         'stubborn',
@@ -181,6 +182,7 @@ describe('R-SCHED-2 TimeoutPolicy with the real pipeline', () => {
           try {
             await untilAborted(exec.signal)
             log.push('deadline passed; carrying on')
+            deadlineSeen.resolve()
             await release.promise
             return 'finished anyway'
           } finally {
@@ -194,9 +196,10 @@ describe('R-SCHED-2 TimeoutPolicy with the real pipeline', () => {
       log.push('result')
       return result
     })
-    await until(() => log.length === 1, 'the deadline')
+    // Issue 22: wait for the deadline itself (bounded generously), not for a number of loop turns.
+    await settles(deadlineSeen.promise, 'the deadline')
     await new Promise<void>((resolve) => setImmediate(resolve))
-    expect(log).toEqual(['deadline passed; carrying on'])
+    expect(log).toEqual(['deadline passed; carrying on']) // no result while the body still runs
     release.resolve()
     const result = await pending
     expect(log).toEqual(['deadline passed; carrying on', 'body finally', 'result'])

@@ -8,7 +8,7 @@ import type {
   ToolExecutionToken,
 } from '../../src/contract/execution.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
-import { deferred, flush, success, until } from './fakes.js'
+import { deferred, flush, settles, success } from './fakes.js'
 
 /**
  * Unit tests against a bare Cordis context: a fake `tools` lookup and the `tools/execute`
@@ -95,10 +95,12 @@ describe('R-SCHED-2 TimeoutPolicy (unit, fake waterfall)', () => {
     const exec = dispatchExec('stubborn', new AbortController().signal)
     const log: string[] = []
     const release = deferred()
+    const deadlineSeen = deferred()
     const outcome = run(ctx, exec, async () => {
       try {
         await new Promise<void>((resolve) => exec.signal.addEventListener('abort', () => resolve(), { once: true }))
         log.push('deadline seen, ignoring it')
+        deadlineSeen.resolve()
         await release.promise
         return success('late')
       } finally {
@@ -108,7 +110,8 @@ describe('R-SCHED-2 TimeoutPolicy (unit, fake waterfall)', () => {
       log.push('result')
       return result
     })
-    await until(() => log.length > 0, 'the deadline')
+    // Issue 22: wait for the deadline itself (bounded generously), not for a number of loop turns.
+    await settles(deadlineSeen.promise, 'the deadline')
     await flush()
     expect(log).toEqual(['deadline seen, ignoring it']) // no result while the body still runs
     release.resolve()
