@@ -76,6 +76,8 @@ export interface SessionCard {
   /** The program of a `run_code` call. */
   program: string | null
   pendingApproval: PendingApproval | null
+  /** What the card leaves out (say, arguments nested deeper than a card shows), for the reader. */
+  notes: string[]
 }
 
 /** The whole session. */

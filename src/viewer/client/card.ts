@@ -97,6 +97,11 @@ export function Card(props: CardProps): ComponentChildren {
       <span class="title">${vis(title)}</span>
       <span class="call-id">${vis(card.id)}</span>
     </header>
+    ${
+      card.notes.length > 0
+        ? html`<ul class="card-notes">${card.notes.map((n) => html`<li class="note warn">${vis(n)}</li>`)}</ul>`
+        : null
+    }
     ${card.approvals.length > 0 ? html`<ol class="approvals">${card.approvals.map((s) => approvalLine(s))}</ol>` : null}
     ${pending !== null && props.approve ? decideBar(props, pending) : null}
     ${card.program !== null ? html`<div class="program"><${Code} code=${card.program} lang="typescript" /></div>` : null}
