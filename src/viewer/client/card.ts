@@ -1,6 +1,7 @@
 // One call as a card: header (tool, agent, status, duration, title), approval history, the
 // program of a run_code call, the completed (or pending) view, nested sub-calls, arguments.
 import type { ComponentChildren } from 'preact'
+import { useState } from 'preact/hooks'
 import type { ApprovalStep, CardStatus, PendingApproval, SessionCard } from '../model.js'
 import { html } from './html.js'
 import { JsonTree } from './json-tree.js'
@@ -77,6 +78,26 @@ export interface CardProps {
   visible: (parent: SessionCard, child: SessionCard) => boolean
 }
 
+/** Sub-calls drawn per card before the rest waits behind a button (a program may make thousands). */
+const SUBCALLS_SHOWN = 50
+
+function SubCalls(props: CardProps & { subs: SessionCard[] }): ComponentChildren {
+  const [all, setAll] = useState(false)
+  const { card } = props
+  const shown = props.subs.filter((s) => props.visible(card, s))
+  const drawn = all ? shown : shown.slice(0, SUBCALLS_SHOWN)
+  return html`<div class="subcalls">
+    ${drawn.map((s) => html`<${Card} key=${s.id} ...${props} card=${s} />`)}
+    ${
+      drawn.length < shown.length
+        ? html`<button type="button" class="more-subcalls" onClick=${() => setAll(true)}>
+            show ${shown.length - drawn.length} more sub-calls
+          </button>`
+        : null
+    }
+  </div>`
+}
+
 export function Card(props: CardProps): ComponentChildren {
   const { card } = props
   const subs = props.children.get(card.id) ?? []
@@ -115,15 +136,7 @@ export function Card(props: CardProps): ComponentChildren {
             : null
       }
     </div>
-    ${
-      subs.length > 0
-        ? html`<div class="subcalls">
-            ${subs
-              .filter((s) => props.visible(card, s))
-              .map((s) => html`<${Card} key=${s.id} ...${props} card=${s} />`)}
-          </div>`
-        : null
-    }
+    ${subs.length > 0 ? html`<${SubCalls} ...${props} subs=${subs} />` : null}
     ${
       card.args !== null
         ? html`<details class="args"><summary>arguments</summary><${JsonTree} value=${card.args} open=${true} /></details>`

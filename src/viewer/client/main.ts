@@ -14,9 +14,18 @@ interface State {
   connection: string
   byId: Map<string, SessionCard>
   cards: SessionCard[]
+  /** Bumped whenever `cards` changes, also in place. */
+  version: number
 }
 
-const state: State = { title: 'toolgate session', approve: false, connection: 'static', byId: new Map(), cards: [] }
+const state: State = {
+  title: 'toolgate session',
+  approve: false,
+  connection: 'static',
+  byId: new Map(),
+  cards: [],
+  version: 0,
+}
 const root = document.getElementById('app')!
 let approvalToken = ''
 /** What became of decisions sent from this page, by call id (cleared when one is recorded). */
@@ -26,11 +35,38 @@ function sorted(byId: Map<string, SessionCard>): SessionCard[] {
   return [...byId.values()].sort((a, b) => a.seq - b.seq)
 }
 
+/** Paints at most this often while a large session streams in, in ms. */
+const PAINT_GAP_MS = 100
+let paintTimer: ReturnType<typeof setTimeout> | undefined
+let lastPaint = 0
+/** How long the last paint took: the next waits at least three times that, so painting a large
+ * session never takes more than a quarter of the main thread while it streams in. */
+let paintCost = 0
+
+/**
+ * Paint soon, coalescing: a large session arrives as many `cards` messages, and painting once per
+ * message would redo the page's per-session work for each of them.
+ */
+function schedulePaint(): void {
+  if (paintTimer !== undefined) return
+  const wait = Math.max(0, lastPaint + Math.max(PAINT_GAP_MS, 3 * paintCost) - performance.now())
+  paintTimer = setTimeout(() => {
+    paintTimer = undefined
+    paint()
+  }, wait)
+}
+
 function paint(): void {
+  if (paintTimer !== undefined) {
+    clearTimeout(paintTimer)
+    paintTimer = undefined
+  }
+  const started = performance.now()
   render(
     html`<${App}
       title=${state.title}
       cards=${state.cards}
+      version=${state.version}
       approve=${state.approve}
       connection=${state.connection}
       onDecide=${decide}
@@ -38,6 +74,8 @@ function paint(): void {
     />`,
     root,
   )
+  lastPaint = performance.now()
+  paintCost = lastPaint - started
 }
 
 function applySnapshot(snapshot: SessionSnapshot): void {
@@ -45,14 +83,50 @@ function applySnapshot(snapshot: SessionSnapshot): void {
   state.approve = snapshot.approve === true
   state.byId = new Map(snapshot.cards.map((c) => [c.id, c]))
   state.cards = sorted(state.byId)
+  state.version++
   document.title = `${snapshot.title} · toolgate`
   paint()
 }
 
 function applyCards(update: CardsUpdate): void {
-  for (const card of update.cards) state.byId.set(card.id, card)
-  state.cards = sorted(state.byId)
-  paint()
+  // Cards mostly arrive in journal order: append new ones, replace known ones in place, and sort
+  // only when one arrives out of order.
+  const cards = state.cards
+  let last = cards.length > 0 ? cards[cards.length - 1].seq : -1
+  let inOrder = true
+  for (const card of update.cards) {
+    const known = state.byId.get(card.id)
+    state.byId.set(card.id, card)
+    if (known !== undefined && known.seq === card.seq) {
+      const at = positionOf(cards, known.seq)
+      if (at !== -1 && cards[at].id === card.id) {
+        cards[at] = card
+        continue
+      }
+      inOrder = false
+    } else if (known !== undefined || card.seq <= last) inOrder = false
+    else {
+      cards.push(card)
+      last = card.seq
+    }
+  }
+  // Changed in place (a copy per message would cost O(n) each); the version tells the page.
+  state.cards = inOrder ? cards : sorted(state.byId)
+  state.version++
+  schedulePaint()
+}
+
+/** Where the card with `seq` sits in `cards` (sorted by seq), or -1. */
+function positionOf(cards: SessionCard[], seq: number): number {
+  let lo = 0
+  let hi = cards.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if (cards[mid].seq === seq) return mid
+    if (cards[mid].seq < seq) lo = mid + 1
+    else hi = mid - 1
+  }
+  return -1
 }
 
 async function decide(id: string, decision: 'approve' | 'deny'): Promise<void> {
