@@ -93,3 +93,22 @@ export interface SessionSnapshot {
 export interface CardsUpdate {
   cards: SessionCard[]
 }
+
+/**
+ * The page's compact form of a card: what its list, filters and tree need, and the card itself as
+ * JSON text, parsed only while it is drawn. A session of 100,000 calls is then 100,000 small
+ * objects and strings in the page, not millions of objects for the garbage collector to trace.
+ */
+export interface CardRow {
+  id: string
+  seq: number
+  parentId: string | null
+  agent: string | null
+  tool: string
+  status: CardStatus['kind']
+  /** The whole `SessionCard` as JSON. */
+  json: string
+}
+
+/** A row's fields on the wire, in this order, as one JSON array line before the card's own line. */
+export type CardRowHeader = [string, number, string | null, string | null, string, CardStatus['kind']]

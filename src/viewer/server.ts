@@ -10,7 +10,7 @@ import type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { JournalFollower } from './follow.js'
 import { toLineRecord } from './journal-line.js'
-import type { SessionCard } from './model.js'
+import type { CardRowHeader, SessionCard } from './model.js'
 import { SERVED_PAGE_CSP, servedPageHtml } from './page.js'
 import { presenterTable, type ToolPresenter } from './presenters.js'
 import { SessionState } from './session.js'
@@ -84,25 +84,31 @@ export function cardJson(card: SessionCard): string {
   }
 }
 
-/** The `cards` of a message as frames of at most about {@link FRAME_BYTES}; `head` rides on the first. */
+/**
+ * The `cards` of a message as server-sent events of at most about {@link FRAME_BYTES}; `head` rides
+ * on the first (`event`), the rest are `cards`. An event's data lines are the head's JSON, then per
+ * card its row header (a JSON array, see `CardRowHeader`) and the card's JSON: the page splits the
+ * lines and keeps each card as text until it is drawn.
+ */
 function cardFrames(event: string, head: Record<string, unknown>, cards: readonly SessionCard[]): string {
   const frames: string[] = []
-  let batch: string[] = []
+  let lines: string[] = []
   let size = 0
   const flush = () => {
-    const rest = frames.length === 0 ? JSON.stringify(head).slice(1) : '}'
     const name = frames.length === 0 ? event : 'cards'
-    frames.push(`event: ${name}\ndata: {"cards":[${batch.join(',')}]${rest === '}' ? '}' : `,${rest}`}\n\n`)
-    batch = []
+    frames.push(`event: ${name}\ndata: ${JSON.stringify(frames.length === 0 ? head : {})}${lines.join('')}\n\n`)
+    lines = []
     size = 0
   }
   for (const card of cards) {
     const json = cardJson(card)
     if (size > 0 && size + json.length > FRAME_BYTES) flush()
-    batch.push(json)
+    const header: CardRowHeader = [card.id, card.seq, card.parentId, card.agent, card.tool, card.status.kind]
+    // JSON.stringify never emits a raw newline, so each line is one `data:` line.
+    lines.push(`\ndata: ${JSON.stringify(header)}\ndata: ${json}`)
     size += json.length
   }
-  if (batch.length > 0 || frames.length === 0) flush()
+  if (lines.length > 0 || frames.length === 0) flush()
   return frames.join('')
 }
 

@@ -1,6 +1,6 @@
 // The page: a toolbar with filters (agent, tool, status) and a search box over a list of cards.
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import { type SessionCard, STATUS_KINDS, type StatusKind } from '../model.js'
+import { type CardRow, STATUS_KINDS, type StatusKind } from '../model.js'
 import { Card } from './card.js'
 import { html } from './html.js'
 import { vis } from './text.js'
@@ -8,7 +8,7 @@ import { VirtualList } from './virtual-list.js'
 
 export interface AppProps {
   title: string
-  cards: SessionCard[]
+  cards: CardRow[]
   /** Changes whenever `cards` does (the list may be updated in place). */
   version?: number
   approve: boolean
@@ -28,15 +28,9 @@ const STATUS_LABELS: Record<StatusKind, string> = {
   running: 'running',
   'awaiting-approval': 'awaiting approval',
 }
-const haystacks = new WeakMap<SessionCard, string>()
-
-function haystack(card: SessionCard): string {
-  let text = haystacks.get(card)
-  if (text === undefined) {
-    text = JSON.stringify(card).toLowerCase()
-    haystacks.set(card, text)
-  }
-  return text
+/** Search is over the card's whole JSON, case-insensitively (not cached: that would double the page's memory). */
+function haystack(card: CardRow): string {
+  return card.json.toLowerCase()
 }
 
 /** Up to this many top-level calls, a filter is applied at once; past it, in slices between frames. */
@@ -49,15 +43,15 @@ const SLICE_MS = 30
  * SLICE_MS, each in its own task, so typing in the search box never freezes the page; the list
  * fills in as the slices finish.
  */
-function useFiltered(roots: SessionCard[], keep: ((c: SessionCard) => boolean) | null) {
+function useFiltered(roots: CardRow[], keep: ((c: CardRow) => boolean) | null) {
   const small = keep === null || roots.length <= FILTER_AT_ONCE
   const now = useMemo(() => (small ? (keep === null ? roots : roots.filter(keep)) : null), [small, roots, keep])
-  const [sliced, setSliced] = useState<{ shown: SessionCard[]; done: boolean }>({ shown: [], done: true })
+  const [sliced, setSliced] = useState<{ shown: CardRow[]; done: boolean }>({ shown: [], done: true })
   useEffect(() => {
     if (small || keep === null) return
     let cancelled = false
     let i = 0
-    const shown: SessionCard[] = []
+    const shown: CardRow[] = []
     setSliced({ shown: [], done: false })
     const slice = () => {
       if (cancelled) return
@@ -87,9 +81,9 @@ export function App(props: AppProps) {
 
   const { children, roots } = useMemo(() => {
     const ids = new Set(cards.map((c) => c.id))
-    const map = new Map<string, SessionCard[]>()
+    const map = new Map<string, CardRow[]>()
     // A sub-call whose parent is not in the journal is shown at the top level rather than lost.
-    const top: SessionCard[] = []
+    const top: CardRow[] = []
     for (const c of cards) {
       if (c.parentId === null || !ids.has(c.parentId)) {
         top.push(c)
@@ -106,20 +100,19 @@ export function App(props: AppProps) {
   const filtering = agent !== '' || tool !== '' || status !== '' || q !== ''
   const selfMatches = useMemo(
     () =>
-      (c: SessionCard): boolean =>
+      (c: CardRow): boolean =>
         (agent === '' || (agent === NO_AGENT ? c.agent === null : c.agent === agent)) &&
         (tool === '' || c.tool === tool) &&
-        (status === '' || c.status.kind === status) &&
+        (status === '' || c.status === status) &&
         (q === '' || haystack(c).includes(q)),
     [agent, tool, status, q],
   )
   const matches = useMemo(() => {
-    const test = (c: SessionCard): boolean => selfMatches(c) || (children.get(c.id) ?? []).some((s) => test(s))
+    const test = (c: CardRow): boolean => selfMatches(c) || (children.get(c.id) ?? []).some((s) => test(s))
     return test
   }, [selfMatches, children])
   // Under a filter, a parent shows all its sub-calls when it matches itself, else only matching ones.
-  const visible = (parent: SessionCard, child: SessionCard): boolean =>
-    !filtering || selfMatches(parent) || matches(child)
+  const visible = (parent: CardRow, child: CardRow): boolean => !filtering || selfMatches(parent) || matches(child)
   const { shown, done } = useFiltered(roots, filtering ? matches : null)
 
   const { agents, tools, statuses } = useMemo(() => {
@@ -127,7 +120,7 @@ export function App(props: AppProps) {
     const agentSet = new Set<string>()
     const toolSet = new Set<string>()
     for (const c of cards) {
-      kinds.add(c.status.kind)
+      kinds.add(c.status)
       agentSet.add(c.agent ?? NO_AGENT)
       toolSet.add(c.tool)
     }
@@ -175,10 +168,10 @@ export function App(props: AppProps) {
         : html`<${VirtualList}
             className="cards"
             items=${shown}
-            row=${(c: SessionCard) =>
+            row=${(c: CardRow) =>
               html`<${Card}
                 key=${c.id}
-                card=${c}
+                row=${c}
                 children=${children}
                 approve=${props.approve}
                 onDecide=${props.onDecide}

@@ -1,7 +1,7 @@
 // Entry of the viewer page. A static file carries the session in a JSON data block; a served page
 // gets it from the server's event stream (a `snapshot`, then `cards` updates as the journal grows).
 import { render } from 'preact'
-import type { CardsUpdate, SessionCard, SessionSnapshot } from '../model.js'
+import type { CardRow, CardRowHeader, SessionCard, SessionSnapshot } from '../model.js'
 import { App } from './app.js'
 import { SENDING } from './card.js'
 import { html } from './html.js'
@@ -12,8 +12,8 @@ interface State {
   title: string
   approve: boolean
   connection: string
-  byId: Map<string, SessionCard>
-  cards: SessionCard[]
+  byId: Map<string, CardRow>
+  cards: CardRow[]
   /** Bumped whenever `cards` changes, also in place. */
   version: number
 }
@@ -31,7 +31,7 @@ let approvalToken = ''
 /** What became of decisions sent from this page, by call id (cleared when one is recorded). */
 const notices = new Map<string, string>()
 
-function sorted(byId: Map<string, SessionCard>): SessionCard[] {
+function sorted(byId: Map<string, CardRow>): CardRow[] {
   return [...byId.values()].sort((a, b) => a.seq - b.seq)
 }
 
@@ -78,23 +78,40 @@ function paint(): void {
   paintCost = lastPaint - started
 }
 
-function applySnapshot(snapshot: SessionSnapshot): void {
-  state.title = snapshot.title
-  state.approve = snapshot.approve === true
-  state.byId = new Map(snapshot.cards.map((c) => [c.id, c]))
+/** A card of the static file's data block as a row (the served page gets rows from the stream). */
+function rowOf(card: SessionCard): CardRow {
+  const { id, seq, parentId, agent, tool } = card
+  return { id, seq, parentId, agent, tool, status: card.status.kind, json: JSON.stringify(card) }
+}
+
+/** An event's data: the head's JSON line, then per card its row header line and its JSON line. */
+function decode(data: string): { head: Record<string, unknown>; rows: CardRow[] } {
+  const lines = data.split('\n')
+  const rows: CardRow[] = []
+  for (let i = 1; i + 1 < lines.length; i += 2) {
+    const [id, seq, parentId, agent, tool, status] = JSON.parse(lines[i]) as CardRowHeader
+    rows.push({ id, seq, parentId, agent, tool, status, json: lines[i + 1] })
+  }
+  return { head: JSON.parse(lines[0]) as Record<string, unknown>, rows }
+}
+
+function applySnapshot(title: string, approve: boolean, rows: CardRow[]): void {
+  state.title = title
+  state.approve = approve
+  state.byId = new Map(rows.map((c) => [c.id, c]))
   state.cards = sorted(state.byId)
   state.version++
-  document.title = `${snapshot.title} · toolgate`
+  document.title = `${title} · toolgate`
   paint()
 }
 
-function applyCards(update: CardsUpdate): void {
-  // Cards mostly arrive in journal order: append new ones, replace known ones in place, and sort
+function applyRows(rows: CardRow[]): void {
+  // Rows mostly arrive in journal order: append new ones, replace known ones in place, and sort
   // only when one arrives out of order.
   const cards = state.cards
   let last = cards.length > 0 ? cards[cards.length - 1].seq : -1
   let inOrder = true
-  for (const card of update.cards) {
+  for (const card of rows) {
     const known = state.byId.get(card.id)
     state.byId.set(card.id, card)
     if (known !== undefined && known.seq === card.seq) {
@@ -116,8 +133,8 @@ function applyCards(update: CardsUpdate): void {
   schedulePaint()
 }
 
-/** Where the card with `seq` sits in `cards` (sorted by seq), or -1. */
-function positionOf(cards: SessionCard[], seq: number): number {
+/** Where the row with `seq` sits in `cards` (sorted by seq), or -1. */
+function positionOf(cards: CardRow[], seq: number): number {
   let lo = 0
   let hi = cards.length - 1
   while (lo <= hi) {
@@ -160,11 +177,11 @@ function follow(): void {
   paint()
   events.addEventListener('snapshot', (e) => {
     state.connection = 'live'
-    const data = JSON.parse((e as MessageEvent<string>).data) as SessionSnapshot & { token?: string }
-    approvalToken = typeof data.token === 'string' ? data.token : ''
-    applySnapshot(data)
+    const { head, rows } = decode((e as MessageEvent<string>).data)
+    approvalToken = typeof head.token === 'string' ? head.token : ''
+    applySnapshot(typeof head.title === 'string' ? head.title : state.title, head.approve === true, rows)
   })
-  events.addEventListener('cards', (e) => applyCards(JSON.parse((e as MessageEvent<string>).data) as CardsUpdate))
+  events.addEventListener('cards', (e) => applyRows(decode((e as MessageEvent<string>).data).rows))
   events.addEventListener('error', () => {
     state.connection = 'reconnecting'
     paint()
@@ -172,5 +189,7 @@ function follow(): void {
 }
 
 const embedded = document.getElementById(DATA_ID)
-if (embedded !== null) applySnapshot(JSON.parse(embedded.textContent ?? '{}') as SessionSnapshot)
-else follow()
+if (embedded !== null) {
+  const snapshot = JSON.parse(embedded.textContent ?? '{}') as SessionSnapshot
+  applySnapshot(snapshot.title, snapshot.approve === true, snapshot.cards.map(rowOf))
+} else follow()
