@@ -52,6 +52,8 @@ const HEARTBEAT_MS = 15_000
 /** A large session goes out as a snapshot and then `cards` frames of about this size, so the page
  * parses and draws it in pieces instead of one task the size of the journal. */
 const FRAME_BYTES = 256 * 1024
+/** The first frame is smaller: the page draws it at once, before it knows how large the session is. */
+const FIRST_FRAME_BYTES = 32 * 1024
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) })
@@ -102,7 +104,7 @@ function cardFrames(event: string, head: Record<string, unknown>, cards: readonl
   }
   for (const card of cards) {
     const json = cardJson(card)
-    if (size > 0 && size + json.length > FRAME_BYTES) flush()
+    if (size > 0 && size + json.length > (frames.length === 0 ? FIRST_FRAME_BYTES : FRAME_BYTES)) flush()
     const header: CardRowHeader = [card.id, card.seq, card.parentId, card.agent, card.tool, card.status.kind]
     // JSON.stringify never emits a raw newline, so each line is one `data:` line.
     lines.push(`\ndata: ${JSON.stringify(header)}\ndata: ${json}`)

@@ -16,6 +16,15 @@ const CODE = [
   '  for (const value of values) sum += value',
   '  return sum',
   '}',
+  '',
+  'export function mean(values: number[]): number {',
+  '  return values.length === 0 ? 0 : total(values) / values.length',
+  '}',
+  '',
+  'export async function report(path: string): Promise<string> {',
+  '  const values = (await load(path)).map(Number).filter((n) => Number.isFinite(n))',
+  "  return values.length + ' values, total ' + total(values) + ', mean ' + mean(values).toFixed(2)",
+  '}',
 ]
 
 function lines(i: number): string[] {
@@ -43,7 +52,10 @@ function lines(i: number): string[] {
     }
     case 1: {
       const command = `npm test -- --grep case-${i}`
-      const output = `> toolgate test\n> vitest run --grep case-${i}\n\n ✓ case ${i} (3 tests) 12ms\n\n Test Files  1 passed (1)\n      Tests  3 passed (3)\n`
+      const output =
+        `> toolgate test\n> vitest run --grep case-${i}\n\n` +
+        [1, 2, 3, 4, 5, 6].map((n) => ` ✓ test/case-${i}.test.ts > case ${i} part ${n} (${n * 3} ms)\n`).join('') +
+        '\n Test Files  1 passed (1)\n      Tests  6 passed (6)\n   Duration  1.84s\n'
       return [
         { ...common, agentId, type: 'call-started', toolName: 'bash', arguments: { command } },
         {

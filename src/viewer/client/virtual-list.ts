@@ -7,7 +7,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import { html } from './html.js'
 
 /** Up to this many rows, every row is drawn. */
-export const ALL_ROWS = 200
+export const ALL_ROWS = 100
 /** The height a row is assumed to have until it has been drawn once, in px. */
 const ESTIMATE = 160
 /** How far beyond the viewport rows are drawn, in px. */
