@@ -89,12 +89,12 @@ export interface SessionSnapshot {
   approve: boolean
 }
 
-/** Server → page messages (server-sent events `snapshot` and `cards`). */
-export interface CardsUpdate {
-  cards: SessionCard[]
-}
-
 /**
+ * Server → page messages are the server-sent events `snapshot` (the session starts over; its head
+ * carries `title`, `approve` and the approval token, and a large session continues in `cards` events)
+ * and `cards` (more or changed cards). An event's data lines are a JSON object (the head), then per
+ * card a {@link CardRowHeader} line and the card's JSON.
+ *
  * The page's compact form of a card: what its list, filters and tree need, and the card itself as
  * JSON text, parsed only while it is drawn. A session of 100,000 calls is then 100,000 small
  * objects and strings in the page, not millions of objects for the garbage collector to trace.
