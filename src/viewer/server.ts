@@ -8,6 +8,7 @@ import { JournalReadError, openJournalFile } from '../journal/open-journal.js'
 import type { JournalRecord } from '../journal/records.js'
 import type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
+import { cardJson } from './card-json.js'
 import { JournalFollower } from './follow.js'
 import { toLineRecord } from './journal-line.js'
 import type { CardRowHeader, SessionCard } from './model.js'
@@ -17,6 +18,7 @@ import { SessionState } from './session.js'
 import type { ViewerSessionOptions } from './static.js'
 
 export type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
+export { cardJson } from './card-json.js'
 
 /** The only interface the viewer listens on. */
 export const VIEWER_HOST = '127.0.0.1'
@@ -62,28 +64,6 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   send(res, status, 'application/json; charset=utf-8', JSON.stringify(body))
-}
-
-/**
- * One card as JSON. Cards are depth-bounded when built, so this should not fail; if it still does,
- * the card is replaced by its header and a note, and the rest of the session is sent as usual.
- */
-export function cardJson(card: SessionCard): string {
-  try {
-    return JSON.stringify(card)
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error)
-    const stub: SessionCard = {
-      ...card,
-      args: null,
-      call: { card: 'generic', title: card.tool },
-      result: null,
-      diffs: [],
-      program: null,
-      notes: [...card.notes, `this call cannot be shown in full: ${reason}`],
-    }
-    return JSON.stringify(stub)
-  }
 }
 
 /**

@@ -7,6 +7,8 @@ import { SENDING } from './card.js'
 import { html } from './html.js'
 
 const DATA_ID = 'toolgate-session'
+/** The class of the static file's card blocks (`CARD_BLOCK_CLASS` of page.ts). */
+const CARD_BLOCK_CLASS = 'toolgate-cards'
 
 interface State {
   title: string
@@ -191,5 +193,14 @@ function follow(): void {
 const embedded = document.getElementById(DATA_ID)
 if (embedded !== null) {
   const snapshot = JSON.parse(embedded.textContent ?? '{}') as SessionSnapshot
-  applySnapshot(snapshot.title, snapshot.approve === true, snapshot.cards.map(rowOf))
+  applySnapshot(snapshot.title, snapshot.approve === true, (snapshot.cards ?? []).map(rowOf))
+  // The cards follow in blocks, parsed one per task so a large file never freezes the page.
+  const blocks = [...document.querySelectorAll(`script.${CARD_BLOCK_CLASS}`)]
+  const next = () => {
+    const block = blocks.shift()
+    if (block === undefined) return
+    applyRows((JSON.parse(block.textContent ?? '[]') as SessionCard[]).map(rowOf))
+    setTimeout(next, 0)
+  }
+  next()
 } else follow()
