@@ -54,6 +54,7 @@ describe('the error table', () => {
     new RipgrepPatternError('bad pattern'),
     new root.ConfigError('toolgate.json', ['root: expected a string']),
     new UsageError('unknown flag'),
+    new root.JournalReadError('session.jsonl', 'not a regular file (it is a device)'),
   ]
 
   it.each(thrown.map((error) => [error.name, error] as const))(

@@ -181,6 +181,12 @@ export const ERROR_CODES = {
     surface: 'thrown',
     errorClass: 'UsageError',
   },
+  INVALID_JOURNAL: {
+    meaning:
+      'A journal reader refused its file: not a regular file (a device, FIFO or directory), or a line longer than maxLineBytes.',
+    surface: 'thrown',
+    errorClass: 'JournalReadError',
+  },
 } as const satisfies Record<string, ErrorCodeInfo>
 
 /** A code listed in {@link ERROR_CODES}. */

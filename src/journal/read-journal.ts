@@ -1,6 +1,6 @@
-import { open } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ConfigError } from '../errors/config-error.js'
+import { lineLimitOf, openJournalFile } from './open-journal.js'
 import { JournalLineSplitter, parseJournalRecord } from './parse-record.js'
 import type { JournalRecord } from './records.js'
 
@@ -30,6 +30,11 @@ export interface ReadJournalOptions {
   readonly pollIntervalMs?: number
   /** Told about every line that is not yielded. */
   readonly onSkip?: (skipped: SkippedJournalLine) => void
+  /**
+   * The longest line accepted, in bytes. A longer line ends the read with a `JournalReadError`
+   * (code `INVALID_JOURNAL`) as soon as that many bytes of it are buffered. Default 64 MiB.
+   */
+  readonly maxLineBytes?: number
 }
 
 const CHUNK = 1 << 16
@@ -38,7 +43,8 @@ const CHUNK = 1 << 16
  * The records of a journal written by `Journal`, in file order. Tolerates a torn last line (skipped,
  * reported as `torn`), skips lines it cannot use (reported through `onSkip`), and ignores record
  * types and fields it does not know. Safe while another process appends: it reads only up to the
- * last complete line, and with `follow` it waits for more.
+ * last complete line, and with `follow` it waits for more. Anything but a regular file (a device such
+ * as `/dev/zero`, a FIFO, a directory) is refused with a `JournalReadError` before a byte is read.
  */
 export async function* readJournal(path: string, options: ReadJournalOptions = {}): AsyncGenerator<JournalRecord> {
   if (typeof path !== 'string' || path === '') throw new ConfigError('readJournal(path)', 'expected a non-empty string')
@@ -46,11 +52,12 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
   const pollIntervalMs = options.pollIntervalMs ?? 100
   if (!(pollIntervalMs > 0))
     throw new ConfigError('readJournal(path, options).pollIntervalMs', 'expected a positive number')
-  const handle = await open(path, 'r')
+  const maxLineBytes = lineLimitOf(options.maxLineBytes, 'readJournal(path, options)')
+  const handle = await openJournalFile(path)
   try {
     const buffer = Buffer.alloc(CHUNK)
     let position = 0
-    const splitter = new JournalLineSplitter()
+    const splitter = new JournalLineSplitter(path, maxLineBytes)
     let lineNumber = 0
     const skip = (text: string, reason: SkippedJournalLine['reason']) => {
       try {

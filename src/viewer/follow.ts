@@ -2,8 +2,10 @@
 // last line waits for its newline, and a truncated or replaced file starts over from the top.
 // Lines are split and parsed by the journal's own reader pieces (the parser `readJournal` uses);
 // what this adds is the viewer's scheduling (file watcher plus poll) and the start-over on reset.
+// A file the journal readers refuse (not a regular file, a line over the limit) stops the follower:
+// reading on would only hit the same wall again.
 import { type FSWatcher, watch } from 'node:fs'
-import { open, stat } from 'node:fs/promises'
+import { JournalReadError, lineLimitOf, openJournalFile } from '../journal/open-journal.js'
 import { JournalLineSplitter, parseJournalRecord } from '../journal/parse-record.js'
 import type { JournalRecord } from '../journal/records.js'
 
@@ -15,16 +17,21 @@ export interface JournalFollowerOptions {
   onRecords(records: JournalRecord[]): void
   /** The file shrank or was replaced: everything handed over so far is void. */
   onReset(): void
-  /** A read failed (the file vanished, permissions); following continues. */
+  /**
+   * A read failed. A `JournalReadError` (not a regular file, a line over `maxLineBytes`) stops the
+   * follower; after any other failure (the file vanished, permissions) following continues.
+   */
   onError?(error: unknown): void
   /** Poll interval backing up the file watcher, in ms. Default 250. */
   pollMs?: number
+  /** The longest line accepted, in bytes (as `readJournal`'s option). Default 64 MiB. */
+  maxLineBytes?: number
 }
 
 export class JournalFollower {
   private offset = 0
   private ino: number | undefined
-  private readonly splitter = new JournalLineSplitter()
+  private readonly splitter: JournalLineSplitter
   private running: Promise<void> | undefined
   private again = false
   private watcher: FSWatcher | undefined
@@ -34,7 +41,9 @@ export class JournalFollower {
   constructor(
     readonly path: string,
     private readonly options: JournalFollowerOptions,
-  ) {}
+  ) {
+    this.splitter = new JournalLineSplitter(path, lineLimitOf(options.maxLineBytes, 'JournalFollower'))
+  }
 
   /** Read what is there now, then keep following. */
   async start(): Promise<void> {
@@ -66,6 +75,7 @@ export class JournalFollower {
           await this.step()
         } while (this.again && !this.closed)
       } catch (error) {
+        if (error instanceof JournalReadError) this.close()
         this.options.onError?.(error)
       } finally {
         this.running = undefined
@@ -81,12 +91,12 @@ export class JournalFollower {
   }
 
   private async step(): Promise<void> {
-    const info = await stat(this.path)
-    if ((this.ino !== undefined && info.ino !== this.ino) || info.size < this.offset) this.reset()
-    this.ino = info.ino
-    if (info.size === this.offset) return
-    const handle = await open(this.path, 'r')
+    const handle = await openJournalFile(this.path)
     try {
+      const info = await handle.stat()
+      if ((this.ino !== undefined && info.ino !== this.ino) || info.size < this.offset) this.reset()
+      this.ino = info.ino
+      if (info.size === this.offset) return
       const buffer = Buffer.allocUnsafe(Math.min(CHUNK, info.size - this.offset))
       while (this.offset < info.size && !this.closed) {
         const { bytesRead } = await handle.read(
@@ -98,11 +108,15 @@ export class JournalFollower {
         if (bytesRead === 0) break
         this.offset += bytesRead
         const records: JournalRecord[] = []
-        for (const text of this.splitter.lines(buffer.subarray(0, bytesRead))) {
-          const record = parseJournalRecord(text)
-          if (record !== undefined) records.push(record)
+        try {
+          for (const text of this.splitter.lines(buffer.subarray(0, bytesRead))) {
+            const record = parseJournalRecord(text)
+            if (record !== undefined) records.push(record)
+          }
+        } finally {
+          // The lines completed before an over-long one are still handed over.
+          if (records.length > 0) this.options.onRecords(records)
         }
-        if (records.length > 0) this.options.onRecords(records)
       }
     } finally {
       await handle.close()

@@ -76,6 +76,8 @@ export interface SessionCard {
   /** The program of a `run_code` call. */
   program: string | null
   pendingApproval: PendingApproval | null
+  /** What the card leaves out (say, arguments nested deeper than a card shows), for the reader. */
+  notes: string[]
 }
 
 /** The whole session. */
@@ -87,7 +89,26 @@ export interface SessionSnapshot {
   approve: boolean
 }
 
-/** Server → page messages (server-sent events `snapshot` and `cards`). */
-export interface CardsUpdate {
-  cards: SessionCard[]
+/**
+ * Server → page messages are the server-sent events `snapshot` (the session starts over; its head
+ * carries `title`, `approve` and the approval token, and a large session continues in `cards` events)
+ * and `cards` (more or changed cards). An event's data lines are a JSON object (the head), then per
+ * card a {@link CardRowHeader} line and the card's JSON.
+ *
+ * The page's compact form of a card: what its list, filters and tree need, and the card itself as
+ * JSON text, parsed only while it is drawn. A session of 100,000 calls is then 100,000 small
+ * objects and strings in the page, not millions of objects for the garbage collector to trace.
+ */
+export interface CardRow {
+  id: string
+  seq: number
+  parentId: string | null
+  agent: string | null
+  tool: string
+  status: CardStatus['kind']
+  /** The whole `SessionCard` as JSON. */
+  json: string
 }
+
+/** A row's fields on the wire, in this order, as one JSON array line before the card's own line. */
+export type CardRowHeader = [string, number, string | null, string | null, string, CardStatus['kind']]

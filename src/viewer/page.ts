@@ -2,10 +2,14 @@
 // files) and the self-contained static file (everything inline, allowed by hash, nothing else).
 import { createHash } from 'node:crypto'
 import type { ViewerAssets } from './assets.js'
-import type { SessionSnapshot } from './model.js'
+import { cardJson } from './card-json.js'
+import type { SessionCard, SessionSnapshot } from './model.js'
 
 /** Id of the JSON data block that carries a static file's session. */
 export const SESSION_DATA_ID = 'toolgate-session'
+
+/** Class of the data blocks that carry a static file's cards, in order, after the session block. */
+export const CARD_BLOCK_CLASS = 'toolgate-cards'
 
 /**
  * CSP of the served page: only the server's own script, stylesheet and event stream; images only
@@ -25,7 +29,11 @@ export function escapeHtml(text: string): string {
  * `<!--`), and no line separators a parser could trip on.
  */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value)
+  return safeForScript(JSON.stringify(value))
+}
+
+function safeForScript(json: string): string {
+  return json
     .replace(/</g, '\\u003c')
     .replace(/>/g, '\\u003e')
     .replace(/&/g, '\\u0026')
@@ -56,7 +64,36 @@ export function servedPageHtml(title: string): string {
  * The self-contained file: the session as a JSON data block, the script and stylesheet inline and
  * allowed by their hashes in a CSP meta element, so nothing else can run and nothing is fetched.
  */
+/** Cards per data block of a static file, by JSON size: the page parses one block per task. */
+const BLOCK_BYTES = 256 * 1024
+
+/**
+ * The cards of a static file as data blocks of about {@link BLOCK_BYTES} (JSON arrays), after the
+ * head block: a large session is parsed and drawn in pieces, not in one task.
+ */
+function cardBlocks(cards: readonly SessionCard[]): string {
+  const blocks: string[] = []
+  let batch: string[] = []
+  let size = 0
+  const flush = () => {
+    blocks.push(
+      `<script type="application/json" class="${CARD_BLOCK_CLASS}">${safeForScript(`[${batch.join(',')}]`)}</script>`,
+    )
+    batch = []
+    size = 0
+  }
+  for (const card of cards) {
+    const json = cardJson(card)
+    if (size > 0 && size + json.length > BLOCK_BYTES) flush()
+    batch.push(json)
+    size += json.length
+  }
+  if (batch.length > 0) flush()
+  return blocks.join('')
+}
+
 export function staticPageHtml(snapshot: SessionSnapshot, assets: ViewerAssets): string {
+  const head: SessionSnapshot = { ...snapshot, cards: [] }
   assertInlineSafe(assets.js, 'script')
   assertInlineSafe(assets.css, 'style')
   const csp =
@@ -66,7 +103,8 @@ export function staticPageHtml(snapshot: SessionSnapshot, assets: ViewerAssets):
     `<!doctype html><html lang="en"><head>${HEAD}` +
     `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">` +
     `<title>${escapeHtml(snapshot.title)} · toolgate</title><style>${assets.css}</style></head>` +
-    `<body><div id="app"></div><script type="application/json" id="${SESSION_DATA_ID}">${jsonForScript(snapshot)}</script>` +
+    `<body><div id="app"></div><script type="application/json" id="${SESSION_DATA_ID}">${jsonForScript(head)}</script>` +
+    cardBlocks(snapshot.cards) +
     `<script>${assets.js}</script></body></html>\n`
   )
 }

@@ -1,23 +1,26 @@
 // The live viewer: an HTTP server on 127.0.0.1 that serves the page, its two assets and a stream
 // of server-sent events for the one journal it was given. No route takes a path or a file name.
 import { randomBytes } from 'node:crypto'
-import { access } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { basename } from 'node:path'
 import { ConfigError } from '../errors/config-error.js'
+import { JournalReadError, openJournalFile } from '../journal/open-journal.js'
+import type { JournalRecord } from '../journal/records.js'
 import { loopbackAccessCheck } from '../util/http-origin.js'
 import type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
+import { cardJson } from './card-json.js'
 import { JournalFollower } from './follow.js'
 import { toLineRecord } from './journal-line.js'
-import type { SessionSnapshot } from './model.js'
+import type { CardRowHeader, SessionCard } from './model.js'
 import { SERVED_PAGE_CSP, servedPageHtml } from './page.js'
-import { presenterTable } from './presenters.js'
+import { presenterTable, type ToolPresenter } from './presenters.js'
 import { SessionState } from './session.js'
 import type { ViewerSessionOptions } from './static.js'
 
 export type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
+export { cardJson } from './card-json.js'
 
 /** The only interface the viewer listens on. */
 export const VIEWER_HOST = '127.0.0.1'
@@ -50,6 +53,11 @@ const SECURITY_HEADERS = {
 
 const MAX_DECISION_BYTES = 4096
 const HEARTBEAT_MS = 15_000
+/** A large session goes out as a snapshot and then `cards` frames of about this size, so the page
+ * parses and draws it in pieces instead of one task the size of the journal. */
+const FRAME_BYTES = 256 * 1024
+/** The first frame is smaller: the page draws it at once, before it knows how large the session is. */
+const FIRST_FRAME_BYTES = 32 * 1024
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) })
@@ -60,9 +68,32 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   send(res, status, 'application/json; charset=utf-8', JSON.stringify(body))
 }
 
-function sseFrame(event: string, data: unknown): string {
-  // JSON.stringify never emits a raw newline, so one `data:` line carries the whole message.
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+/**
+ * The `cards` of a message as server-sent events of at most about {@link FRAME_BYTES}; `head` rides
+ * on the first (`event`), the rest are `cards`. An event's data lines are the head's JSON, then per
+ * card its row header (a JSON array, see `CardRowHeader`) and the card's JSON: the page splits the
+ * lines and keeps each card as text until it is drawn.
+ */
+function cardFrames(event: string, head: Record<string, unknown>, cards: readonly SessionCard[]): string {
+  const frames: string[] = []
+  let lines: string[] = []
+  let size = 0
+  const flush = () => {
+    const name = frames.length === 0 ? event : 'cards'
+    frames.push(`event: ${name}\ndata: ${JSON.stringify(frames.length === 0 ? head : {})}${lines.join('')}\n\n`)
+    lines = []
+    size = 0
+  }
+  for (const card of cards) {
+    const json = cardJson(card)
+    if (size > 0 && size + json.length > (frames.length === 0 ? FIRST_FRAME_BYTES : FRAME_BYTES)) flush()
+    const header: CardRowHeader = [card.id, card.seq, card.parentId, card.agent, card.tool, card.status.kind]
+    // JSON.stringify never emits a raw newline, so each line is one `data:` line.
+    lines.push(`\ndata: ${JSON.stringify(header)}\ndata: ${json}`)
+    size += json.length
+  }
+  if (lines.length > 0 || frames.length === 0) flush()
+  return frames.join('')
 }
 
 async function readBody(req: IncomingMessage): Promise<string | undefined> {
@@ -89,65 +120,220 @@ function parseDecision(text: string): ViewerDecision | undefined {
   return { callId, decision }
 }
 
+/** Refuse a journal the viewer cannot follow (missing, not a regular file) before anything listens. */
+async function checkJournal(journal: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof openJournalFile>>
+  try {
+    handle = await openJournalFile(journal)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new ConfigError('startViewer(options).journal', `not found: ${journal}`)
+    throw error
+  }
+  await handle.close()
+}
+
+/**
+ * The session of the followed journal and the pages listening to it: records fold into cards, and
+ * changed cards go out to every open event stream.
+ */
+class LiveSession {
+  session: SessionState
+  readonly clients = new Set<ServerResponse>()
+  private board: ReadonlyMap<string, string | null> | undefined
+  private readonly follower: JournalFollower
+  /** A read failure while starting, reported by `start`. */
+  private startError: unknown
+  private started = false
+
+  constructor(
+    private readonly options: ViewerServerOptions,
+    private readonly presenters: ReadonlyMap<string, ToolPresenter>,
+    private readonly head: { title: string; approve: boolean; token?: string },
+  ) {
+    this.session = new SessionState(presenters)
+    this.follower = new JournalFollower(options.journal, {
+      pollMs: options.pollMs,
+      maxLineBytes: options.maxLineBytes,
+      onRecords: (records) => this.ingest(records),
+      onReset: () => this.restart(),
+      onError: (error) => this.failed(error),
+    })
+  }
+
+  /** The whole session, as the frames a page that just connected receives. */
+  snapshotFrames(): string {
+    return cardFrames('snapshot', this.head, this.session.cards())
+  }
+
+  private broadcast(frame: string): void {
+    for (const res of this.clients) res.write(frame)
+  }
+
+  private broadcastCards(ids: readonly string[]): void {
+    if (ids.length === 0 || this.clients.size === 0) return
+    this.broadcast(
+      cardFrames(
+        'cards',
+        {},
+        ids.map((id) => this.session.card(id)!),
+      ),
+    )
+  }
+
+  private ingest(records: readonly JournalRecord[]): void {
+    const changed = new Set<string>()
+    for (const record of records) {
+      const line = toLineRecord(record)
+      if (line !== undefined) for (const id of this.session.ingest(line)) changed.add(id)
+    }
+    this.broadcastCards([...changed])
+  }
+
+  private restart(): void {
+    this.session = new SessionState(this.presenters)
+    this.session.setDecidable(this.board)
+    if (this.clients.size > 0) this.broadcast(this.snapshotFrames())
+  }
+
+  /** A journal the readers refuse stops the viewer at start, and is reported once while it runs; a
+   * passing failure (the file replaced mid-read) is retried by the next poll. */
+  private failed(error: unknown): void {
+    if (!(error instanceof JournalReadError)) return
+    if (!this.started) this.startError ??= error
+    else process.emitWarning(`toolgate viewer: ${error.message}; the page shows what was read before it`)
+  }
+
+  /**
+   * Which calls the state file lets the page decide; re-read when the file changes (the host
+   * resumed the turn and wrote the next state, or another viewer recorded a decision).
+   */
+  async refreshBoard(): Promise<void> {
+    if (this.options.approval === undefined) return
+    this.board = await this.options.approval.pending()
+    this.broadcastCards(this.session.setDecidable(this.board))
+  }
+
+  /** Read the journal as it is now (failing on a journal the readers refuse), then keep following. */
+  async start(): Promise<void> {
+    await this.refreshBoard()
+    await this.follower.start()
+    this.started = true
+    if (this.startError !== undefined) {
+      this.follower.close()
+      throw this.startError
+    }
+  }
+
+  /** Open an event stream: the snapshot now, then changes as they happen. */
+  stream(res: ServerResponse): void {
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': 'text/event-stream; charset=utf-8',
+      connection: 'keep-alive',
+    })
+    res.write(`retry: 1000\n\n${this.snapshotFrames()}`)
+    this.clients.add(res)
+    const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS)
+    res.on('close', () => {
+      clearInterval(heartbeat)
+      this.clients.delete(res)
+    })
+  }
+
+  close(): void {
+    this.follower.close()
+    for (const res of this.clients) res.end()
+    this.clients.clear()
+  }
+}
+
+/** `POST /decision`: a decision from the page, checked against the token and the journal. */
+async function handleDecision(
+  req: IncomingMessage,
+  res: ServerResponse,
+  live: LiveSession,
+  approval: ViewerApprovalHandler | undefined,
+  token: string,
+): Promise<void> {
+  if (approval === undefined) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n')
+  if (req.headers['x-toolgate-token'] !== token) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden\n')
+  const body = await readBody(req)
+  const decision = body === undefined ? undefined : parseDecision(body)
+  if (decision === undefined) return send(res, 400, 'text/plain; charset=utf-8', 'bad decision\n')
+  const card = live.session.card(decision.callId)
+  if (card?.pendingApproval === null || card?.pendingApproval === undefined) {
+    return sendJson(res, 409, {
+      ok: false,
+      reason: `call ${decision.callId} is not awaiting approval in the journal`,
+    })
+  }
+  const outcome = await approval.decide(decision)
+  await live.refreshBoard()
+  if (!outcome.applied) return sendJson(res, 409, { ok: false, reason: outcome.reason })
+  return sendJson(res, 200, { ok: true })
+}
+
+/** The read-only routes: the page, its two assets and the event stream; nothing else exists. */
+async function serveRead(
+  path: string,
+  res: ServerResponse,
+  title: string,
+  assets: ViewerAssets,
+  live: LiveSession,
+): Promise<void> {
+  switch (path) {
+    case '/':
+      return send(res, 200, 'text/html; charset=utf-8', servedPageHtml(title))
+    case '/viewer.js':
+      return send(res, 200, 'text/javascript; charset=utf-8', assets.js)
+    case '/viewer.css':
+      return send(res, 200, 'text/css; charset=utf-8', assets.css)
+    case '/events':
+      return live.stream(res)
+    default:
+      return send(res, 404, 'text/plain; charset=utf-8', 'not found\n')
+  }
+}
+
+/** Poll the approval state file while the viewer runs; `undefined` when it does not approve. */
+function watchBoard(live: LiveSession, options: ViewerServerOptions): NodeJS.Timeout | undefined {
+  if (options.approval === undefined) return undefined
+  const timer = setInterval(() => {
+    live.refreshBoard().catch((error: unknown) => process.emitWarning(`toolgate viewer: ${String(error)}`))
+  }, options.pollMs ?? 250)
+  timer.unref()
+  return timer
+}
+
+/** Listen on 127.0.0.1; answers the bound port. */
+async function listen(server: Server, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, VIEWER_HOST, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  return (server.address() as AddressInfo).port
+}
+
 /** Serve the viewer for one journal on 127.0.0.1. */
 export async function startViewer(options: ViewerServerOptions): Promise<ViewerServer> {
   const journal = options.journal
-  try {
-    await access(journal)
-  } catch {
-    throw new ConfigError('startViewer(options).journal', `not found: ${journal}`)
-  }
+  await checkJournal(journal)
   const assets: ViewerAssets = await loadViewerAssets()
-  const presenters = presenterTable(options.presenters)
   const title = options.title ?? basename(journal)
   const approve = options.approval !== undefined
   // A per-run secret the page learns from the event stream (same-origin only) and echoes in a
   // custom header: another site can neither read it nor send that header without a preflight.
   const token = randomBytes(24).toString('base64url')
-  let session = new SessionState(presenters)
-  const clients = new Set<ServerResponse>()
-  let port = 0
-  let board: ReadonlyMap<string, string | null> | undefined
-
-  const snapshot = (): SessionSnapshot & { token?: string } => {
-    const snap: SessionSnapshot & { token?: string } = { title, cards: session.cards(), approve }
-    if (approve) snap.token = token
-    return snap
-  }
-  const broadcast = (frame: string): void => {
-    for (const res of clients) res.write(frame)
-  }
-
-  const follower = new JournalFollower(journal, {
-    pollMs: options.pollMs,
-    onRecords(records) {
-      const changed = new Set<string>()
-      for (const record of records) {
-        const line = toLineRecord(record)
-        if (line !== undefined) for (const id of session.ingest(line)) changed.add(id)
-      }
-      if (changed.size === 0 || clients.size === 0) return
-      const cards = [...changed].map((id) => session.card(id)!)
-      broadcast(sseFrame('cards', { cards }))
-    },
-    onReset() {
-      session = new SessionState(presenters)
-      session.setDecidable(board)
-      if (clients.size > 0) broadcast(sseFrame('snapshot', snapshot()))
-    },
+  const live = new LiveSession(options, presenterTable(options.presenters), {
+    title,
+    approve,
+    ...(approve ? { token } : {}),
   })
-
-  // Which calls the state file lets the page decide; re-read when the file changes (the host
-  // resumed the turn and wrote the next state, or another viewer recorded a decision).
-  const refreshBoard = async (): Promise<void> => {
-    if (options.approval === undefined) return
-    board = await options.approval.pending()
-    const changed = session.setDecidable(board)
-    if (changed.length > 0 && clients.size > 0) {
-      broadcast(sseFrame('cards', { cards: changed.map((id) => session.card(id)!) }))
-    }
-  }
-  let boardTimer: NodeJS.Timeout | undefined
+  let port = 0
 
   // DNS rebinding and cross-site requests: only loopback names and origins with our port are served.
   let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
@@ -157,63 +343,16 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
     if (refused !== undefined)
       return send(res, refused.header === 'host' ? 421 : 403, 'text/plain; charset=utf-8', `${refused.message}\n`)
     const path = (req.url ?? '/').split('?')[0]
-    if (req.method === 'POST' && path === '/decision') {
-      if (options.approval === undefined) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n')
-      if (req.headers['x-toolgate-token'] !== token) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden\n')
-      const body = await readBody(req)
-      const decision = body === undefined ? undefined : parseDecision(body)
-      if (decision === undefined) return send(res, 400, 'text/plain; charset=utf-8', 'bad decision\n')
-      const card = session.card(decision.callId)
-      if (card?.pendingApproval === null || card?.pendingApproval === undefined) {
-        return sendJson(res, 409, {
-          ok: false,
-          reason: `call ${decision.callId} is not awaiting approval in the journal`,
-        })
-      }
-      const outcome = await options.approval.decide(decision)
-      await refreshBoard()
-      if (!outcome.applied) return sendJson(res, 409, { ok: false, reason: outcome.reason })
-      return sendJson(res, 200, { ok: true })
-    }
+    if (req.method === 'POST' && path === '/decision') return handleDecision(req, res, live, options.approval, token)
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD')
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n')
     }
-    switch (path) {
-      case '/':
-        return send(res, 200, 'text/html; charset=utf-8', servedPageHtml(title))
-      case '/viewer.js':
-        return send(res, 200, 'text/javascript; charset=utf-8', assets.js)
-      case '/viewer.css':
-        return send(res, 200, 'text/css; charset=utf-8', assets.css)
-      case '/events': {
-        res.writeHead(200, {
-          ...SECURITY_HEADERS,
-          'content-type': 'text/event-stream; charset=utf-8',
-          connection: 'keep-alive',
-        })
-        res.write(`retry: 1000\n\n${sseFrame('snapshot', snapshot())}`)
-        clients.add(res)
-        const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS)
-        res.on('close', () => {
-          clearInterval(heartbeat)
-          clients.delete(res)
-        })
-        return
-      }
-      default:
-        return send(res, 404, 'text/plain; charset=utf-8', 'not found\n')
-    }
+    return serveRead(path, res, title, assets, live)
   }
 
-  await refreshBoard()
-  await follower.start()
-  if (options.approval !== undefined) {
-    boardTimer = setInterval(() => {
-      refreshBoard().catch((error: unknown) => process.emitWarning(`toolgate viewer: ${String(error)}`))
-    }, options.pollMs ?? 250)
-    boardTimer.unref()
-  }
+  await live.start()
+  const boardTimer = watchBoard(live, options)
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n')
@@ -221,24 +360,19 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
       process.emitWarning(`toolgate viewer: ${error instanceof Error ? error.message : String(error)}`)
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.port ?? 0, VIEWER_HOST, () => {
-      server.off('error', reject)
-      resolve()
-    })
+  port = await listen(server, options.port ?? 0).catch((error: unknown) => {
+    live.close()
+    if (boardTimer !== undefined) clearInterval(boardTimer)
+    throw error
   })
-  port = (server.address() as AddressInfo).port
   refusal = loopbackAccessCheck(port)
 
   return {
     url: `http://${VIEWER_HOST}:${port}/`,
     port,
     async close() {
-      follower.close()
+      live.close()
       if (boardTimer !== undefined) clearInterval(boardTimer)
-      for (const res of clients) res.end()
-      clients.clear()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }

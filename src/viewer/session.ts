@@ -2,13 +2,13 @@
 import { diffLines } from 'diff'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolResult } from '../contract/tool-definition.js'
-import type { FileDiff } from '../contract/views.js'
+import type { FileDiff, ToolCallView, ToolResultView } from '../contract/views.js'
 import { isJsonValue } from '../json/index.js'
 import { sanitizeContent } from '../presentation/generic.js'
 import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
 import { languageFromPath } from '../presentation/language.js'
 import { splitLines } from '../presentation/read-window.js'
-
+import { boundForCard, MAX_CARD_DEPTH, VIEW_DEPTH_MARGIN } from './depth-bound.js'
 import type { JournalLineRecord } from './journal-line.js'
 import type { ApprovalStep, CardStatus, DiffBlock, DiffLine, SessionCard } from './model.js'
 import { presentCallSafely, presentResultSafely, type ToolPresenter } from './presenters.js'
@@ -91,6 +91,16 @@ function toolResultOf(result: Record<string, unknown>): ToolResult {
   }
   if (meta !== undefined && isJsonValue(meta)) out.meta = meta
   return out
+}
+
+/** A presenter's view, cut to the depth a card shows (views are JSON by contract). */
+function boundView<T extends ToolCallView | ToolResultView>(view: T, what: string, notes: string[]): T {
+  return boundForCard(view as unknown as JsonValue, what, notes, MAX_CARD_DEPTH + VIEW_DEPTH_MARGIN) as unknown as T
+}
+
+function boundResult(result: ToolResult, notes: string[]): ToolResult {
+  if (result.meta === undefined) return result
+  return { ...result, meta: boundForCard(result.meta, 'the result data', notes) }
 }
 
 function diffBlock(diff: FileDiff): DiffBlock {
@@ -274,10 +284,16 @@ export class SessionState {
   private build(state: CallState): SessionCard {
     if (state.card !== undefined) return state.card
     const presenter = this.presenters.get(state.tool)
-    const args = state.args ?? null
-    const call = presentCallSafely(presenter, state.tool, args)
-    const settled = state.result !== undefined ? toolResultOf(state.result) : state.dispatch
-    const result = settled !== undefined ? presentResultSafely(presenter, state.tool, args, settled) : null
+    // Presenters see the same bounded preview the card shows; their views are bounded again, since
+    // a presenter may put deep data of its own (a result's `meta`) into them.
+    const notes: string[] = []
+    const args = boundForCard(state.args ?? null, 'the arguments', notes)
+    const call = boundView(presentCallSafely(presenter, state.tool, args), 'the call view', notes)
+    const settled = state.result !== undefined ? boundResult(toolResultOf(state.result), notes) : state.dispatch
+    const result =
+      settled !== undefined
+        ? boundView(presentResultSafely(presenter, state.tool, args, settled), 'the result view', notes)
+        : null
     const status = statusOf(state)
     const program =
       state.tool === RUN_CODE && isPlainRecord(args) ? text(readOwn(args as Record<string, unknown>, 'code')) : null
@@ -308,6 +324,7 @@ export class SessionState {
       error: errorOf(state.result),
       program,
       pendingApproval,
+      notes,
     }
     state.card = card
     return card

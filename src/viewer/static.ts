@@ -15,6 +15,8 @@ export interface ViewerSessionOptions {
   presenters?: readonly ToolPresenter[]
   /** Title shown on the page. Default: the journal's file name. */
   title?: string
+  /** The longest journal line read, in bytes (as `readJournal`'s option). Default 64 MiB. */
+  maxLineBytes?: number
 }
 
 /** Fold journal text (JSON lines) into a session. Malformed and unknown lines are skipped. */
@@ -33,7 +35,7 @@ export async function readSessionSnapshot(
   options?: ViewerSessionOptions,
 ): Promise<SessionSnapshot> {
   const session = new SessionState(presenterTable(options?.presenters))
-  for await (const record of readJournal(journalPath)) {
+  for await (const record of readJournal(journalPath, { maxLineBytes: options?.maxLineBytes })) {
     const line = toLineRecord(record)
     if (line !== undefined) session.ingest(line)
   }

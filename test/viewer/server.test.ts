@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVED_PAGE_CSP } from '../../src/viewer/page.js'
 import { startViewer, type ViewerServer } from '../../src/viewer/server.js'
+import { decodeFrame } from './frames.js'
 
 let dir: string
 let journal: string
@@ -77,8 +78,8 @@ function events(until: (frames: Array<{ event: string; data: unknown }>) => bool
             const block = buffer.slice(0, end)
             buffer = buffer.slice(end + 2)
             const event = /^event: (.*)$/m.exec(block)?.[1]
-            const data = /^data: (.*)$/m.exec(block)?.[1]
-            if (event !== undefined && data !== undefined) frames.push({ event, data: JSON.parse(data) })
+            const data = [...block.matchAll(/^data: (.*)$/gm)].map((m) => m[1])
+            if (event !== undefined && data.length > 0) frames.push({ event, data: decodeFrame(data) })
             end = buffer.indexOf('\n\n')
           }
           if (until(frames)) {

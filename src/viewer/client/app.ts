@@ -1,13 +1,16 @@
 // The page: a toolbar with filters (agent, tool, status) and a search box over a list of cards.
-import { useMemo, useState } from 'preact/hooks'
-import { type SessionCard, STATUS_KINDS, type StatusKind } from '../model.js'
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { type CardRow, STATUS_KINDS, type StatusKind } from '../model.js'
 import { Card } from './card.js'
 import { html } from './html.js'
 import { vis } from './text.js'
+import { VirtualList } from './virtual-list.js'
 
 export interface AppProps {
   title: string
-  cards: SessionCard[]
+  cards: CardRow[]
+  /** Changes whenever `cards` does (the list may be updated in place). */
+  version?: number
   approve: boolean
   /** `live`, `reconnecting` or `static`. */
   connection: string
@@ -25,19 +28,48 @@ const STATUS_LABELS: Record<StatusKind, string> = {
   running: 'running',
   'awaiting-approval': 'awaiting approval',
 }
-const haystacks = new WeakMap<SessionCard, string>()
-
-function haystack(card: SessionCard): string {
-  let text = haystacks.get(card)
-  if (text === undefined) {
-    text = JSON.stringify(card).toLowerCase()
-    haystacks.set(card, text)
-  }
-  return text
+/** Search is over the card's whole JSON, case-insensitively (not cached: that would double the page's memory). */
+function haystack(card: CardRow): string {
+  return card.json.toLowerCase()
 }
 
-function distinct(values: string[]): string[] {
-  return [...new Set(values)].sort()
+/** Up to this many top-level calls, a filter is applied at once; past it, in slices between frames. */
+const FILTER_AT_ONCE = 2000
+/** How long one slice of a filter may run, in ms. */
+const SLICE_MS = 30
+
+/**
+ * The top-level calls a filter keeps. Over a large session the filter runs in slices of at most
+ * SLICE_MS, each in its own task, so typing in the search box never freezes the page; the list
+ * fills in as the slices finish.
+ */
+function useFiltered(roots: CardRow[], keep: ((c: CardRow) => boolean) | null) {
+  const small = keep === null || roots.length <= FILTER_AT_ONCE
+  const now = useMemo(() => (small ? (keep === null ? roots : roots.filter(keep)) : null), [small, roots, keep])
+  const [sliced, setSliced] = useState<{ shown: CardRow[]; done: boolean }>({ shown: [], done: true })
+  useEffect(() => {
+    if (small || keep === null) return
+    let cancelled = false
+    let i = 0
+    const shown: CardRow[] = []
+    setSliced({ shown: [], done: false })
+    const slice = () => {
+      if (cancelled) return
+      const until = performance.now() + SLICE_MS
+      while (i < roots.length && performance.now() < until) {
+        const c = roots[i++]
+        if (keep(c)) shown.push(c)
+      }
+      setSliced({ shown: shown.slice(), done: i >= roots.length })
+      if (i < roots.length) setTimeout(slice, 0)
+    }
+    const timer = setTimeout(slice, 0)
+    return () => {
+      cancelled = true
+      clearTimeout(timer)
+    }
+  }, [small, roots, keep])
+  return now !== null ? { shown: now, done: true } : sliced
 }
 
 export function App(props: AppProps) {
@@ -47,37 +79,57 @@ export function App(props: AppProps) {
   const [query, setQuery] = useState('')
   const { cards } = props
 
-  const children = useMemo(() => {
-    const map = new Map<string, SessionCard[]>()
+  const { children, roots } = useMemo(() => {
     const ids = new Set(cards.map((c) => c.id))
+    const map = new Map<string, CardRow[]>()
+    // A sub-call whose parent is not in the journal is shown at the top level rather than lost.
+    const top: CardRow[] = []
     for (const c of cards) {
-      if (c.parentId === null || !ids.has(c.parentId)) continue
+      if (c.parentId === null || !ids.has(c.parentId)) {
+        top.push(c)
+        continue
+      }
       const list = map.get(c.parentId)
       if (list === undefined) map.set(c.parentId, [c])
       else list.push(c)
     }
-    return map
-  }, [cards])
-  const ids = useMemo(() => new Set(cards.map((c) => c.id)), [cards])
-  // A sub-call whose parent is not in the journal is shown at the top level rather than lost.
-  const roots = cards.filter((c) => c.parentId === null || !ids.has(c.parentId))
+    return { children: map, roots: top }
+  }, [cards, props.version])
 
   const q = query.trim().toLowerCase()
-  const selfMatches = (c: SessionCard): boolean =>
-    (agent === '' || (agent === NO_AGENT ? c.agent === null : c.agent === agent)) &&
-    (tool === '' || c.tool === tool) &&
-    (status === '' || c.status.kind === status) &&
-    (q === '' || haystack(c).includes(q))
-  const matches = (c: SessionCard): boolean => selfMatches(c) || (children.get(c.id) ?? []).some((s) => matches(s))
   const filtering = agent !== '' || tool !== '' || status !== '' || q !== ''
+  const selfMatches = useMemo(
+    () =>
+      (c: CardRow): boolean =>
+        (agent === '' || (agent === NO_AGENT ? c.agent === null : c.agent === agent)) &&
+        (tool === '' || c.tool === tool) &&
+        (status === '' || c.status === status) &&
+        (q === '' || haystack(c).includes(q)),
+    [agent, tool, status, q],
+  )
+  const matches = useMemo(() => {
+    const test = (c: CardRow): boolean => selfMatches(c) || (children.get(c.id) ?? []).some((s) => test(s))
+    return test
+  }, [selfMatches, children])
   // Under a filter, a parent shows all its sub-calls when it matches itself, else only matching ones.
-  const visible = (parent: SessionCard, child: SessionCard): boolean =>
-    !filtering || selfMatches(parent) || matches(child)
-  const shown = roots.filter((c) => !filtering || matches(c))
+  const visible = (parent: CardRow, child: CardRow): boolean => !filtering || selfMatches(parent) || matches(child)
+  const { shown, done } = useFiltered(roots, filtering ? matches : null)
 
-  const agents = distinct(cards.map((c) => c.agent ?? NO_AGENT))
-  const tools = distinct(cards.map((c) => c.tool))
-  const statuses = STATUS_KINDS.filter((k: StatusKind) => cards.some((c) => c.status.kind === k))
+  const { agents, tools, statuses } = useMemo(() => {
+    const kinds = new Set<string>()
+    const agentSet = new Set<string>()
+    const toolSet = new Set<string>()
+    for (const c of cards) {
+      kinds.add(c.status)
+      agentSet.add(c.agent ?? NO_AGENT)
+      toolSet.add(c.tool)
+    }
+    return {
+      agents: [...agentSet].sort(),
+      tools: [...toolSet].sort(),
+      statuses: STATUS_KINDS.filter((k: StatusKind) => kinds.has(k)),
+    }
+  }, [cards, props.version])
 
   return html`<div class="app">
     <header class="toolbar">
@@ -108,25 +160,25 @@ export function App(props: AppProps) {
         value=${query}
         onInput=${(e: Event) => setQuery((e.target as HTMLInputElement).value)}
       />
-      <span class="count" id="card-count">${shown.length} / ${roots.length} calls</span>
+      <span class="count" id="card-count">${shown.length} / ${roots.length} calls${done ? '' : ' (searching…)'}</span>
     </header>
-    <main class="cards">
-      ${
-        cards.length === 0
-          ? html`<p class="empty">No calls in this journal yet.</p>`
-          : shown.map(
-              (c) =>
-                html`<${Card}
-                  key=${c.id}
-                  card=${c}
-                  children=${children}
-                  approve=${props.approve}
-                  onDecide=${props.onDecide}
-                  notices=${props.notices}
-                  visible=${visible}
-                />`,
-            )
-      }
-    </main>
+    ${
+      cards.length === 0
+        ? html`<main class="cards"><p class="empty">No calls in this journal yet.</p></main>`
+        : html`<${VirtualList}
+            className="cards"
+            items=${shown}
+            row=${(c: CardRow) =>
+              html`<${Card}
+                key=${c.id}
+                row=${c}
+                children=${children}
+                approve=${props.approve}
+                onDecide=${props.onDecide}
+                notices=${props.notices}
+                visible=${visible}
+              />`}
+          />`
+    }
   </div>`
 }

@@ -1,7 +1,8 @@
 // One call as a card: header (tool, agent, status, duration, title), approval history, the
 // program of a run_code call, the completed (or pending) view, nested sub-calls, arguments.
 import type { ComponentChildren } from 'preact'
-import type { ApprovalStep, CardStatus, PendingApproval, SessionCard } from '../model.js'
+import { useMemo, useState } from 'preact/hooks'
+import type { ApprovalStep, CardRow, CardStatus, PendingApproval, SessionCard } from '../model.js'
 import { html } from './html.js'
 import { JsonTree } from './json-tree.js'
 import { formatDuration, formatTime, vis } from './text.js'
@@ -48,7 +49,7 @@ export const SENDING = 'sending…'
 
 /** Approve / deny for a call the state file lets this viewer decide, or what was recorded. */
 function decideBar(props: CardProps, pending: PendingApproval): ComponentChildren {
-  const id = props.card.id
+  const id = props.row.id
   const notice = props.notices?.get(id)
   const noticeLine = notice !== undefined ? html`<span class="notice">${vis(notice)}</span>` : null
   if (pending.decided !== null) {
@@ -68,17 +69,37 @@ function decideBar(props: CardProps, pending: PendingApproval): ComponentChildre
 }
 
 export interface CardProps {
-  card: SessionCard
-  children: Map<string, SessionCard[]>
+  /** The call's row; its card is parsed from the row's JSON while it is drawn. */
+  row: CardRow
+  children: Map<string, CardRow[]>
   approve: boolean
   onDecide?: (id: string, decision: 'approve' | 'deny') => void
   /** Per call: what became of a decision sent from this page (a refusal's reason, or `sending…`). */
   notices?: ReadonlyMap<string, string>
-  visible: (parent: SessionCard, child: SessionCard) => boolean
+  visible: (parent: CardRow, child: CardRow) => boolean
+}
+
+/** Sub-calls drawn per card before the rest waits behind a button (a program may make thousands). */
+const SUBCALLS_SHOWN = 50
+
+function SubCalls(props: CardProps & { subs: CardRow[] }): ComponentChildren {
+  const [all, setAll] = useState(false)
+  const shown = props.subs.filter((s) => props.visible(props.row, s))
+  const drawn = all ? shown : shown.slice(0, SUBCALLS_SHOWN)
+  return html`<div class="subcalls">
+    ${drawn.map((s) => html`<${Card} key=${s.id} ...${props} row=${s} />`)}
+    ${
+      drawn.length < shown.length
+        ? html`<button type="button" class="more-subcalls" onClick=${() => setAll(true)}>
+            show ${shown.length - drawn.length} more sub-calls
+          </button>`
+        : null
+    }
+  </div>`
 }
 
 export function Card(props: CardProps): ComponentChildren {
-  const { card } = props
+  const card = useMemo(() => JSON.parse(props.row.json) as SessionCard, [props.row.json])
   const subs = props.children.get(card.id) ?? []
   const title = card.call.title
   const error = card.error
@@ -97,6 +118,11 @@ export function Card(props: CardProps): ComponentChildren {
       <span class="title">${vis(title)}</span>
       <span class="call-id">${vis(card.id)}</span>
     </header>
+    ${
+      card.notes.length > 0
+        ? html`<ul class="card-notes">${card.notes.map((n) => html`<li class="note warn">${vis(n)}</li>`)}</ul>`
+        : null
+    }
     ${card.approvals.length > 0 ? html`<ol class="approvals">${card.approvals.map((s) => approvalLine(s))}</ol>` : null}
     ${pending !== null && props.approve ? decideBar(props, pending) : null}
     ${card.program !== null ? html`<div class="program"><${Code} code=${card.program} lang="typescript" /></div>` : null}
@@ -110,15 +136,7 @@ export function Card(props: CardProps): ComponentChildren {
             : null
       }
     </div>
-    ${
-      subs.length > 0
-        ? html`<div class="subcalls">
-            ${subs
-              .filter((s) => props.visible(card, s))
-              .map((s) => html`<${Card} key=${s.id} ...${props} card=${s} />`)}
-          </div>`
-        : null
-    }
+    ${subs.length > 0 ? html`<${SubCalls} ...${props} subs=${subs} />` : null}
     ${
       card.args !== null
         ? html`<details class="args"><summary>arguments</summary><${JsonTree} value=${card.args} open=${true} /></details>`
