@@ -188,7 +188,7 @@ describe('journal readers bound a line (issue 22)', () => {
     writeFileSync(path, record('a'))
     for (const bad of [0, -1, 1.5, Number.NaN, '10'])
       await expect(collect(path, { maxLineBytes: bad as number })).rejects.toThrow(
-        'readJournal(path, options): maxLineBytes must be a positive integer',
+        'readJournal(path, options).maxLineBytes: expected a positive integer',
       )
   })
 
