@@ -120,7 +120,7 @@ describe('journal readers refuse what is not a regular file (issue 22)', () => {
       const served = await rejection(startViewer({ journal: '/dev/full' }))
       expect((served as Error).message).toBe('journal /dev/full: not a regular file (it is a device)')
       const missing = await rejection(startViewer({ journal: join(dir, 'absent.jsonl') }))
-      expect((missing as Error).message).toContain('journal not found')
+      expect((missing as Error).message).toContain('journal: not found')
     },
     HANG_BOUND,
   )
