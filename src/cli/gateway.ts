@@ -109,7 +109,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
         name,
         prefix: serverPrefix(name, spec),
         maxMessageBytes: settings.maxMessageBytes,
-        reconnect: settings.reconnect,
+        reconnect: settings.reconnect ?? true,
         onToolSkipped: (skip) => onSkipped(name, skip),
         onStateChange: (state) => {
           if (state.status === 'down') {
