@@ -66,6 +66,7 @@ export interface ConnectMcpServerOptions {
    * drawn between half and all of it); once it answers its tools are registered again.
    * `connectMcpServer` then resolves after the first attempt, whatever its outcome (see `state`).
    * `true` means the defaults, 1 000 and 60 000 ms. Default: off (a failed first connection rejects).
+   * Not available for a `{ transport }` server, which cannot be reopened.
    */
   readonly reconnect?: boolean | McpReconnectOptions
   /** Called on every change of {@link McpConnection.state} (with `reconnect`). */
@@ -211,6 +212,8 @@ function checkOptions(
     if (options[key] !== undefined && typeof options[key] !== 'function')
       throw new ConfigError(at(key), 'expected a function')
   const reconnect = checkReconnect(options.reconnect, at('reconnect'))
+  if (reconnect !== undefined && 'transport' in spec)
+    throw new ConfigError(at('reconnect'), 'a given transport cannot be reopened, so it cannot reconnect')
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
   if (!(typeof requestTimeoutMs === 'number' && requestTimeoutMs > 0 && Number.isFinite(requestTimeoutMs)))
     throw new ConfigError(

@@ -145,6 +145,11 @@ describe('reconnect', () => {
     await expect(
       connectMcpServer(runtime.ctx, { command: GHOST }, { reconnect: { initialDelayMs: 100, maxDelayMs: 10 } }),
     ).rejects.toThrow(/\.reconnect\.maxDelayMs: expected at least initialDelayMs/)
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js')
+    const [transport] = InMemoryTransport.createLinkedPair()
+    await expect(connectMcpServer(runtime.ctx, { transport }, { reconnect: true })).rejects.toThrow(
+      /\.reconnect: a given transport cannot be reopened/,
+    )
   })
 
   it('R-23-4: onToolSkipped receives a tool whose name is taken, instead of a warning', async () => {
