@@ -7,9 +7,19 @@ import { ConfigError } from '../errors/config-error.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
 
-export type ServerConfig =
+export type ServerConfig = (
   | { command: string; args?: string[]; env?: Record<string, string> }
   | { url: string; headers?: Record<string, string> }
+) & {
+  /** Put before each of the server's tool names; default `"<name>__"`, `""` keeps the names as they are. */
+  prefix?: string
+}
+
+/** How an upstream server that is down is retried: a delay doubling from `initialDelayMs` to `maxDelayMs`. */
+export interface ReconnectConfig {
+  initialDelayMs?: number
+  maxDelayMs?: number
+}
 
 export interface PolicyConfig {
   /** Tool-name globs; when given, only matching tools are visible and callable. */
@@ -37,6 +47,7 @@ export interface GatewayConfig {
   servers?: Record<string, ServerConfig>
   policy?: PolicyConfig
   http?: HttpConfig
+  reconnect?: ReconnectConfig
   /** Largest JSON-RPC message read over stdio, from the client or an upstream server, in bytes. */
   maxMessageBytes?: number
 }
@@ -44,6 +55,8 @@ export interface GatewayConfig {
 const MODES: readonly string[] = ['native', 'code', 'both']
 /** Server names become tool-name prefixes (`name__tool`), so they stay identifier-like. */
 const SERVER_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/
+/** A prefix is part of every tool name, so it keeps to the characters MCP tool names use. */
+const PREFIX = /^[A-Za-z0-9_.-]{0,64}$/
 
 /** Read and check a config file; a relative `root` is resolved against the file's directory. */
 export async function loadConfig(file: string): Promise<GatewayConfig> {
@@ -72,9 +85,9 @@ export function parseConfig(text: string, source: string): GatewayConfig {
   return config
 }
 
-/** The tool-name prefix of an upstream server. */
-export function serverPrefix(name: string): string {
-  return `${name.replace(/-/g, '_')}__`
+/** The tool-name prefix of an upstream server: its `prefix`, or one made from its name. */
+export function serverPrefix(name: string, server?: ServerConfig): string {
+  return server?.prefix ?? `${name.replace(/-/g, '_')}__`
 }
 
 function checkConfig(value: unknown, issues: string[]): GatewayConfig {
@@ -82,7 +95,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
     issues.push('(root): expected an object')
     return {}
   }
-  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'maxMessageBytes'], issues)
+  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes'], issues)
   const config: GatewayConfig = {}
   if (value.root !== undefined) {
     if (typeof value.root === 'string' && value.root !== '') config.root = value.root
@@ -99,6 +112,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.servers !== undefined) config.servers = checkServers(value.servers, issues)
   if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)
   if (value.http !== undefined) config.http = checkHttp(value.http, issues)
+  if (value.reconnect !== undefined) config.reconnect = checkReconnect(value.reconnect, issues)
   if (value.maxMessageBytes !== undefined) {
     const problem = maxMessageBytesProblem(value.maxMessageBytes)
     if (problem === undefined) config.maxMessageBytes = value.maxMessageBytes as number
@@ -147,10 +161,31 @@ function checkHttp(value: unknown, issues: string[]): HttpConfig {
   return http
 }
 
+function checkReconnect(value: unknown, issues: string[]): ReconnectConfig {
+  const reconnect: ReconnectConfig = {}
+  if (!isRecord(value)) {
+    issues.push('reconnect: expected an object { initialDelayMs?, maxDelayMs? }')
+    return reconnect
+  }
+  unknownKeys(value, 'reconnect', ['initialDelayMs', 'maxDelayMs'], issues)
+  for (const key of ['initialDelayMs', 'maxDelayMs'] as const) {
+    const ms = value[key]
+    if (ms === undefined) continue
+    if (typeof ms === 'number' && ms > 0 && Number.isFinite(ms)) reconnect[key] = ms
+    else issues.push(`reconnect.${key}: expected a positive number of milliseconds, got ${JSON.stringify(ms)}`)
+  }
+  const { initialDelayMs = 1000, maxDelayMs = 60_000 } = reconnect
+  if (maxDelayMs < initialDelayMs)
+    issues.push(`reconnect.maxDelayMs: expected at least initialDelayMs (${initialDelayMs}), got ${maxDelayMs}`)
+  return reconnect
+}
+
 function checkServers(value: unknown, issues: string[]): Record<string, ServerConfig> {
   const servers: Record<string, ServerConfig> = {}
   if (!isRecord(value)) {
-    issues.push('servers: expected an object of { name: { command, args?, env? } | { url, headers? } }')
+    issues.push(
+      'servers: expected an object of { name: { command, args?, env?, prefix? } | { url, headers?, prefix? } }',
+    )
     return servers
   }
   const prefixes = new Map<string, string>()
@@ -160,27 +195,39 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
       issues.push(`${at}: a server name starts with a letter and holds only letters, digits, "_" and "-"`)
       continue
     }
-    const prefix = serverPrefix(name)
-    const clash = prefixes.get(prefix)
-    if (clash !== undefined)
-      issues.push(`${at}: its tool prefix "${prefix}" duplicates the prefix of servers.${clash}; rename one of them`)
-    prefixes.set(prefix, name)
     if (!isRecord(entry)) {
       issues.push(`${at}: expected { command, args?, env? } or { url, headers? }`)
       continue
     }
+    let prefix = serverPrefix(name)
+    if (entry.prefix !== undefined) {
+      if (typeof entry.prefix === 'string' && PREFIX.test(entry.prefix)) prefix = entry.prefix
+      else
+        issues.push(
+          `${at}.prefix: expected up to 64 letters, digits, "_", "-" or ".", or "" for none, got ${JSON.stringify(entry.prefix)}`,
+        )
+    }
+    // Two servers that share a prefix are most likely a slip; several without one may well serve
+    // different names, and any name they share is reported when they start.
+    const clash = prefixes.get(prefix)
+    if (clash !== undefined && prefix !== '')
+      issues.push(
+        `${at}: its tool prefix "${prefix}" duplicates the prefix of servers.${clash}; rename one of them or set its "prefix"`,
+      )
+    prefixes.set(prefix, name)
+    const prefixed = typeof entry.prefix === 'string' ? { prefix: entry.prefix } : {}
     if ('command' in entry && 'url' in entry) {
       issues.push(`${at}: give either command (stdio) or url (Streamable HTTP), not both`)
       continue
     }
     if ('url' in entry) {
-      unknownKeys(entry, at, ['url', 'headers'], issues)
+      unknownKeys(entry, at, ['url', 'headers', 'prefix'], issues)
       if (typeof entry.url !== 'string' || !URL.canParse(entry.url)) issues.push(`${at}.url: expected an http(s) URL`)
       else if (!/^https?:$/.test(new URL(entry.url).protocol)) issues.push(`${at}.url: expected an http(s) URL`)
       const headers = stringRecord(entry.headers, `${at}.headers`, issues)
-      servers[name] = { url: entry.url as string, ...(headers ? { headers } : {}) }
+      servers[name] = { url: entry.url as string, ...(headers ? { headers } : {}), ...prefixed }
     } else if ('command' in entry) {
-      unknownKeys(entry, at, ['command', 'args', 'env'], issues)
+      unknownKeys(entry, at, ['command', 'args', 'env', 'prefix'], issues)
       if (typeof entry.command !== 'string' || entry.command === '')
         issues.push(`${at}.command: expected a non-empty string`)
       let args: string[] | undefined
@@ -193,7 +240,12 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
         } else issues.push(`${at}.args: expected an array of strings`)
       }
       const env = stringRecord(entry.env, `${at}.env`, issues)
-      servers[name] = { command: entry.command as string, ...(args ? { args } : {}), ...(env ? { env } : {}) }
+      servers[name] = {
+        command: entry.command as string,
+        ...(args ? { args } : {}),
+        ...(env ? { env } : {}),
+        ...prefixed,
+      }
     } else {
       issues.push(`${at}: expected command (a stdio server) or url (a Streamable HTTP server)`)
     }

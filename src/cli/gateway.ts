@@ -1,11 +1,12 @@
 // The gateway behind `toolgate serve` and `toolgate tools`: toolgate's own tools rooted in a
-// workspace, upstream MCP servers imported with their name as prefix, and the policy, all seen
-// through one serving agent.
+// workspace, upstream MCP servers imported under their prefix, and the policy, all seen through
+// one serving agent. An upstream that is down is left out and retried; the others keep serving.
 import { stat } from 'node:fs/promises'
 import type { Context } from 'cordis'
+import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
-import { connectMcpServer, type McpConnection } from '../mcp/client.js'
+import { connectMcpServer, type McpConnection, type McpSkippedTool } from '../mcp/client.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
@@ -21,7 +22,27 @@ export interface Gateway {
   /** The scope served to clients. */
   readonly agent: AgentHandle
   readonly connections: ReadonlyMap<string, McpConnection>
+  /** Each upstream's state, in config order. */
+  upstreams(): UpstreamReport[]
+  /**
+   * Tools that two servers (or a server and the gateway itself) both name, found while starting:
+   * `serve` and `tools` refuse to start with them; `serve --check` reports them.
+   */
+  readonly collisions: readonly string[]
   close(): Promise<void>
+}
+
+/** What `serve --check` reports about one upstream server. */
+export interface UpstreamReport {
+  /** Its name in the config. */
+  readonly name: string
+  readonly status: 'connected' | 'down'
+  /** The registered (prefixed) tool names. */
+  readonly tools: readonly string[]
+  /** Why it is down. */
+  readonly error?: string
+  /** Its tools that are not served, each with the reason. */
+  readonly skipped: readonly string[]
 }
 
 /** What MCP clients are told about toolgate's own tools. */
@@ -35,7 +56,10 @@ const ANNOTATIONS: Readonly<Record<string, McpToolAnnotations>> = {
   bash: { destructiveHint: true, openWorldHint: true },
 }
 
-/** Build the gateway; fails (having closed whatever it started) when the root or an upstream server is unusable. */
+/**
+ * Build the gateway; fails when the root is unusable. Every upstream is tried once before this
+ * resolves; one that is down is logged by its config name and retried in the background.
+ */
 export async function openGateway(settings: GatewaySettings, log: Log): Promise<Gateway> {
   const root = await stat(settings.root).catch(() => undefined)
   if (!root?.isDirectory()) throw new ConfigError('--root', `"${settings.root}" is not a directory`)
@@ -50,32 +74,106 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   }
   log.debug(`workspace ${settings.root}: ${own.map((d) => d.name).join(', ')}`)
 
+  const ownNames = own.map((d) => d.name)
+  if (settings.mode !== 'native') ownNames.push(RUN_CODE_NAME)
+  const order = Object.keys(settings.servers)
   const connections = new Map<string, McpConnection>()
-  const failures: string[] = []
+  const skipped = new Map<string, string[]>(order.map((name) => [name, []]))
+  let starting = true
+  const startSkips: { server: string; skip: McpSkippedTool }[] = []
+
+  /** Who already serves `tool`: the gateway itself or another server, or undefined. */
+  const ownerOf = (tool: string, except: string): string | undefined => {
+    if (ownNames.includes(tool)) return 'the gateway itself'
+    for (const [name, connection] of connections)
+      if (name !== except && connection.tools.includes(tool)) return `servers.${name}`
+    return undefined
+  }
+  /** Why a tool is not served, naming the other side of a name collision. */
+  const skipReason = (server: string, skip: McpSkippedTool, owner: string | undefined) =>
+    owner === undefined
+      ? `servers.${server}: its tool "${skip.tool}" is not served: ${skip.reason}`
+      : `servers.${server}: its tool "${skip.tool}" is not served: the name "${skip.name}" is already served by ${owner} ` +
+        '(set a different "prefix" on one of them)'
+  const onSkipped = (server: string, skip: McpSkippedTool) => {
+    if (starting) return void startSkips.push({ server, skip })
+    const text = skipReason(server, skip, ownerOf(skip.name, server))
+    skipped.get(server)?.push(text)
+    log.info(text)
+  }
+
   await Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
-      try {
-        const connection = await connectMcpServer(ctx, spec, {
-          prefix: serverPrefix(name),
-          maxMessageBytes: settings.maxMessageBytes,
-        })
-        connections.set(name, connection)
-        log.debug(`server ${name}: ${connection.tools.join(', ') || '(no tools)'}`)
-      } catch (error) {
-        failures.push(`servers.${name}: ${error instanceof Error ? error.message : String(error)}`)
-      }
+      let wasDown = false
+      const connection = await connectMcpServer(ctx, spec, {
+        name,
+        prefix: serverPrefix(name, spec),
+        maxMessageBytes: settings.maxMessageBytes,
+        reconnect: settings.reconnect ?? true,
+        onToolSkipped: (skip) => onSkipped(name, skip),
+        onStateChange: (state) => {
+          if (state.status === 'down') {
+            wasDown = true
+            // Skips are re-reported when it is listed again.
+            skipped.set(name, [])
+            if (!settings.check)
+              log.info(`${state.error}; its tools are left out, retrying in ${seconds(state.retryInMs)}`)
+          } else if (state.status === 'connected' && wasDown) {
+            wasDown = false
+            log.info(`MCP server "${name}" is back: ${describeTools(connections.get(name))}`)
+          }
+        },
+      })
+      connections.set(name, connection)
+      if (connection.state.status === 'connected') log.debug(`MCP server "${name}": ${describeTools(connection)}`)
     }),
   )
+  starting = false
+  // Which of two servers registered a shared name first is a race, so a collision found while
+  // starting is reported with both sides, whichever won.
+  const collisions: string[] = []
+  for (const { server, skip } of startSkips) {
+    const owner = ownerOf(skip.name, server)
+    const text = skipReason(server, skip, owner)
+    skipped.get(server)?.push(text)
+    if (owner !== undefined) collisions.push(text)
+    else log.info(text)
+  }
+
   const close = async () => {
     await Promise.all([...connections.values()].map((connection) => connection.close()))
   }
-  if (failures.length) {
-    await close()
-    throw new ConfigError('servers', failures)
-  }
+  const upstreams = (): UpstreamReport[] =>
+    order.map((name) => {
+      const connection = connections.get(name)
+      const state = connection?.state
+      return {
+        name,
+        status: state?.status === 'connected' ? 'connected' : 'down',
+        tools: connection?.tools ?? [],
+        ...(state?.status === 'down' ? { error: state.error } : {}),
+        skipped: skipped.get(name) ?? [],
+      }
+    })
 
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
   applyPolicy(agent, settings.policy, names)
-  return { ctx, tools, agent, connections, close }
+  return { ctx, tools, agent, connections, upstreams, collisions, close }
+}
+
+/** Refuse to go on with tools that two servers name (see {@link Gateway.collisions}). */
+export async function refuseCollisions(gateway: Gateway): Promise<void> {
+  if (gateway.collisions.length === 0) return
+  await gateway.close()
+  throw new ConfigError('servers', [...gateway.collisions])
+}
+
+function describeTools(connection: McpConnection | undefined): string {
+  const tools = connection?.tools ?? []
+  return `${tools.length} tool${tools.length === 1 ? '' : 's'}${tools.length ? ` (${tools.join(', ')})` : ''}`
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`
 }

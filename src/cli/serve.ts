@@ -3,23 +3,34 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { CliCommand, CliIo } from './command.js'
-import type { Gateway } from './gateway.js'
+import type { Gateway, UpstreamReport } from './gateway.js'
 import { createLog, type Log } from './log.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
                      [--allow-host HOST]... [--allow-origin ORIGIN]... [--max-message-bytes N] [--verbose]
+       toolgate serve --check [--config FILE] [--root DIR] [--bash] [--mode native|code|both]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
 --root (default: the current directory), bash with --bash, and the tools of every upstream MCP
 server in the config file, through the config's policy. Over stdio by default; with --http PORT
 as Streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0 picks a free port, logged on stderr).
 
+Each server's tools are named "<name>__<tool>", or with the server's "prefix" in front ("" for
+none). Two servers (or a server and the gateway) serving the same tool name stop the gateway
+before it serves. An upstream server that fails to start, or dies, is logged on stderr by its
+config name, its tools are left out (clients get list_changed), and it is retried with backoff
+(1 s doubling to 60 s, jittered; the config's "reconnect" sets both) while the others serve.
+
   --root DIR      workspace the file tools (and bash) are confined to
   --bash          also serve the bash tool
   --mode MODE     native (each tool), code (one run_code tool with a typed SDK) or both
-  --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, maxMessageBytes? }; flags override it
+  --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, reconnect?, maxMessageBytes? };
+                  flags override it
+  --check         start every upstream server once, print each one's state on stdout
+                  ("connected, N tools" or "down: reason", and any tool not served), and exit:
+                  0 when every server is connected and every tool served, 1 otherwise
   --http PORT     serve Streamable HTTP on 127.0.0.1:PORT instead of stdio
   --allow-host HOST
                   with --http, also accept this Host (NAME for any port, or NAME:PORT); by default
@@ -48,14 +59,23 @@ const serve: CliCommand = {
       'allow-host',
       'allow-origin',
       'max-message-bytes',
+      'check',
     ])
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
-    const [{ openGateway }, { createMcpServer }] = await Promise.all([
+    const [{ openGateway, refuseCollisions }, { createMcpServer }] = await Promise.all([
       import('./gateway.js'),
       import('../mcp/server.js'),
     ])
     const gateway = await openGateway(settings, log)
+    if (settings.check) {
+      try {
+        return printCheck(gateway.upstreams(), io)
+      } finally {
+        await gateway.close()
+      }
+    }
+    await refuseCollisions(gateway)
     if (settings.verbose) logCalls(gateway, log)
     const make = () => createMcpServer(gateway.agent.ctx, { agent: gateway.agent, name: 'toolgate', version: VERSION })
     try {
@@ -66,6 +86,21 @@ const serve: CliCommand = {
       await gateway.close()
     }
   },
+}
+
+/** `serve --check`: one line per upstream (and one per tool it does not serve); 1 when anything is wrong. */
+function printCheck(upstreams: readonly UpstreamReport[], io: CliIo): number {
+  if (upstreams.length === 0) io.stdout.write('no upstream servers in the config\n')
+  for (const upstream of upstreams) {
+    const count = `${upstream.tools.length} tool${upstream.tools.length === 1 ? '' : 's'}`
+    io.stdout.write(
+      upstream.status === 'connected'
+        ? `servers.${upstream.name}: connected, ${count}\n`
+        : `servers.${upstream.name}: down: ${upstream.error ?? 'unknown'}\n`,
+    )
+    for (const line of upstream.skipped) io.stdout.write(`  ${line}\n`)
+  }
+  return upstreams.every((u) => u.status === 'connected' && u.skipped.length === 0) ? 0 : 1
 }
 
 function logCalls(gateway: Gateway, log: Log): void {

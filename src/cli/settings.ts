@@ -9,6 +9,7 @@ import {
   loadConfig,
   maxMessageBytesProblem,
   type PolicyConfig,
+  type ReconnectConfig,
   type ServerConfig,
 } from './config.js'
 
@@ -26,6 +27,10 @@ export interface GatewaySettings {
   readonly access: { readonly allowedHosts: readonly string[]; readonly allowedOrigins: readonly string[] }
   /** Largest JSON-RPC message read over stdio (client and upstream servers); the SDK's default when absent. */
   readonly maxMessageBytes?: number
+  /** How upstream servers that are down are retried. */
+  readonly reconnect?: ReconnectConfig
+  /** `serve --check`: report every upstream's state instead of serving. */
+  readonly check?: boolean
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -42,6 +47,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     'allow-host': { type: 'string', multiple: true },
     'allow-origin': { type: 'string', multiple: true },
     'max-message-bytes': { type: 'string' },
+    check: { type: 'boolean' },
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => flags.includes(name)))
   let values: Record<string, string | boolean | string[] | undefined>
@@ -98,5 +104,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
       allowedOrigins: [...(file.http?.allowedOrigins ?? []), ...origins],
     },
     maxMessageBytes: maxMessageBytes ?? file.maxMessageBytes,
+    reconnect: file.reconnect ?? {},
+    check: values.check === true,
   }
 }

@@ -7,7 +7,8 @@ const usage = `Usage: toolgate tools [--config FILE] [--root DIR] [--bash] [--mo
 
 Prints each tool the served scope exposes, with its description. Under --mode code that is
 run_code alone, whose description carries the typed SDK of every tool a program may call.
-Upstream servers in the config are started to list their tools.
+Upstream servers in the config are started to list their tools. One that is down is named on
+stderr and its tools are missing from the list; the exit status is then 1 (see serve --check).
 `
 
 const tools: CliCommand = {
@@ -15,13 +16,17 @@ const tools: CliCommand = {
   usage,
   async run(argv, io) {
     const settings = await readSettings(argv, ['config', 'root', 'bash', 'mode', 'verbose'])
-    const { openGateway } = await import('./gateway.js')
-    const gateway = await openGateway(settings, createLog(io.stderr, settings.verbose))
+    const { openGateway, refuseCollisions } = await import('./gateway.js')
+    const log = createLog(io.stderr, settings.verbose)
+    const gateway = await openGateway({ ...settings, check: true }, log)
     try {
+      await refuseCollisions(gateway)
       const schemas = gateway.tools.schemas(gateway.agent)
       const text = schemas.map((schema) => `${schema.name}\n${indent(schema.description)}\n`).join('\n')
       io.stdout.write(text)
-      return 0
+      const down = gateway.upstreams().filter((upstream) => upstream.status === 'down')
+      for (const upstream of down) log.info(`servers.${upstream.name}: down: ${upstream.error ?? 'unknown'}`)
+      return down.length ? 1 : 0
     } finally {
       await gateway.close()
     }

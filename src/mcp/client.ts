@@ -1,5 +1,6 @@
 // connectMcpServer(): a remote MCP server's tools as ordinary toolgate registrations, so every
 // policy (guards, approvals, timeouts, Code Mode) applies to them as to native tools.
+import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
@@ -52,6 +53,53 @@ export interface ConnectMcpServerOptions {
    * drops the connection and fails the call it answered with an error that says so.
    */
   readonly maxMessageBytes?: number
+  /**
+   * What every message and warning calls the server (default: the command's file name, the URL
+   * without credentials or query, or "custom transport"). Arguments, environment and headers never
+   * appear in a message.
+   */
+  readonly name?: string
+  /**
+   * Keep the server's tools available across outages. When the server cannot be started or
+   * reached, or dies and cannot be restarted at once, its tools are unregistered and it is retried
+   * with exponential backoff (a delay doubling from `initialDelayMs` up to `maxDelayMs`, each
+   * drawn between half and all of it); once it answers its tools are registered again.
+   * `connectMcpServer` then resolves after the first attempt, whatever its outcome (see `state`).
+   * `true` means the defaults, 1 000 and 60 000 ms. Default: off (a failed first connection rejects).
+   * Not available for a `{ transport }` server, which cannot be reopened.
+   */
+  readonly reconnect?: boolean | McpReconnectOptions
+  /** Called on every change of {@link McpConnection.state} (with `reconnect`). */
+  readonly onStateChange?: (state: McpConnectionState) => void
+  /**
+   * Called for a remote tool that cannot be registered (its prefixed name is taken, its schema is
+   * unusable) instead of emitting an `McpConnectionWarning`.
+   */
+  readonly onToolSkipped?: (skipped: McpSkippedTool) => void
+}
+
+/** The backoff of {@link ConnectMcpServerOptions.reconnect}. */
+export interface McpReconnectOptions {
+  /** Delay before the first retry, in ms (default 1 000). */
+  readonly initialDelayMs?: number
+  /** The longest delay between retries, in ms (default 60 000). */
+  readonly maxDelayMs?: number
+}
+
+/** Whether the server's tools are registered, and if not why and when it is tried again. */
+export type McpConnectionState =
+  | { readonly status: 'connected' }
+  | { readonly status: 'down'; readonly error: string; readonly retryInMs: number }
+  | { readonly status: 'closed' }
+
+/** A remote tool that was not registered. */
+export interface McpSkippedTool {
+  /** Its name on the server. */
+  readonly tool: string
+  /** The prefixed name it would have had. */
+  readonly name: string
+  /** Why it was not registered. */
+  readonly reason: string
 }
 
 /** A live connection; its tools are registered while it is open. */
@@ -62,6 +110,8 @@ export interface McpConnection {
   readonly prefix: string
   /** Whether a session to the server is open right now (calls reconnect when it is not). */
   readonly connected: boolean
+  /** `down` only with the `reconnect` option: the server is unreachable and its tools are unregistered. */
+  readonly state: McpConnectionState
   /** Re-list the server's tools and update the registrations. */
   refresh(): Promise<void>
   /** Close the session and remove every registration. Idempotent. */
@@ -120,14 +170,17 @@ export class McpToolError extends ToolgateError {
  * prefixed name is taken, its schema is unusable or too deep) is skipped with an
  * `McpConnectionWarning` naming it and the reason; the server's other tools are registered.
  * Closing the connection, or disposing `ctx`, closes the session and removes the registrations.
- * Rejects when the first connection or listing fails.
+ * Rejects when the first connection or listing fails, unless `reconnect` is set (then the server
+ * is retried with backoff). Messages name the server by `options.name`, never by its arguments,
+ * environment or headers.
  */
 export async function connectMcpServer(
   ctx: Context,
   server: McpServerSpec,
   options: ConnectMcpServerOptions = {},
 ): Promise<McpConnection> {
-  const link = new UpstreamLink(ctx, checkSpec(server), checkOptions(options))
+  const spec = checkSpec(server)
+  const link = new UpstreamLink(ctx, spec, checkOptions(options, spec))
   await link.start()
   return link.connection()
 }
@@ -137,13 +190,30 @@ interface LinkSettings {
   readonly prefix: string
   readonly requestTimeoutMs: number
   readonly maxMessageBytes: number
+  readonly name: string
+  readonly reconnect: Required<McpReconnectOptions> | undefined
+  readonly onStateChange: ((state: McpConnectionState) => void) | undefined
+  readonly onToolSkipped: ((skipped: McpSkippedTool) => void) | undefined
   readonly owner: Context
 }
 
-function checkOptions(options: ConnectMcpServerOptions): Omit<LinkSettings, 'owner'> & { agent?: Agent } {
+const DEFAULT_RECONNECT: Required<McpReconnectOptions> = { initialDelayMs: 1000, maxDelayMs: 60_000 }
+
+function checkOptions(
+  options: ConnectMcpServerOptions,
+  spec: McpServerSpec,
+): Omit<LinkSettings, 'owner'> & { agent?: Agent } {
+  const at = (key: string) => `connectMcpServer(ctx, server, options).${key}`
   const prefix = options.prefix ?? ''
-  if (typeof prefix !== 'string')
-    throw new ConfigError('connectMcpServer(ctx, server, options).prefix', 'expected a string')
+  if (typeof prefix !== 'string') throw new ConfigError(at('prefix'), 'expected a string')
+  const name = options.name ?? defaultName(spec)
+  if (typeof name !== 'string' || name === '') throw new ConfigError(at('name'), 'expected a non-empty string')
+  for (const key of ['onStateChange', 'onToolSkipped'] as const)
+    if (options[key] !== undefined && typeof options[key] !== 'function')
+      throw new ConfigError(at(key), 'expected a function')
+  const reconnect = checkReconnect(options.reconnect, at('reconnect'))
+  if (reconnect !== undefined && 'transport' in spec)
+    throw new ConfigError(at('reconnect'), 'a given transport cannot be reopened, so it cannot reconnect')
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
   if (!(typeof requestTimeoutMs === 'number' && requestTimeoutMs > 0 && Number.isFinite(requestTimeoutMs)))
     throw new ConfigError(
@@ -156,7 +226,43 @@ function checkOptions(options: ConnectMcpServerOptions): Omit<LinkSettings, 'own
       'connectMcpServer(ctx, server, options).maxMessageBytes',
       'expected a positive whole number of bytes',
     )
-  return { prefix, requestTimeoutMs, maxMessageBytes, agent: options.agent }
+  return {
+    prefix,
+    requestTimeoutMs,
+    maxMessageBytes,
+    name,
+    reconnect,
+    onStateChange: options.onStateChange,
+    onToolSkipped: options.onToolSkipped,
+    agent: options.agent,
+  }
+}
+
+function checkReconnect(value: unknown, at: string): Required<McpReconnectOptions> | undefined {
+  if (value === undefined || value === false) return undefined
+  if (value === true) return DEFAULT_RECONNECT
+  if (typeof value !== 'object' || value === null)
+    throw new ConfigError(at, 'expected true, false or { initialDelayMs?, maxDelayMs? }')
+  const { initialDelayMs = DEFAULT_RECONNECT.initialDelayMs, maxDelayMs = DEFAULT_RECONNECT.maxDelayMs } =
+    value as McpReconnectOptions
+  for (const [key, ms] of [
+    ['initialDelayMs', initialDelayMs],
+    ['maxDelayMs', maxDelayMs],
+  ] as const)
+    if (!(typeof ms === 'number' && ms > 0 && Number.isFinite(ms)))
+      throw new ConfigError(`${at}.${key}`, 'expected a positive number of milliseconds')
+  if (maxDelayMs < initialDelayMs) throw new ConfigError(`${at}.maxDelayMs`, 'expected at least initialDelayMs')
+  return { initialDelayMs, maxDelayMs }
+}
+
+/**
+ * The delay before retry number `attempt` (from 0): doubling from the initial delay up to the
+ * maximum, drawn between half and all of it so that servers that failed together do not all
+ * come back at the same instant.
+ */
+export function reconnectDelay(attempt: number, options: Required<McpReconnectOptions>): number {
+  const full = Math.min(options.maxDelayMs, options.initialDelayMs * 2 ** Math.min(attempt, 52))
+  return Math.round(full / 2 + (Math.random() * full) / 2)
 }
 
 /** One open session with the server: the SDK client, and why its transport gave up if it did. */
@@ -187,6 +293,13 @@ class UpstreamLink {
   private readonly skipped = new Map<string, string | undefined>()
   private refreshing: Promise<void> = Promise.resolve()
   private disposeEffect: (() => unknown) | undefined
+  /** Strings of the spec that could carry secrets, kept out of every message. */
+  private readonly secrets: readonly string[]
+  private current: McpConnectionState = { status: 'connected' }
+  /** Failed retries since the server was last up. */
+  private attempt = 0
+  private retryTimer: ReturnType<typeof setTimeout> | undefined
+  private recovering = false
 
   constructor(
     private readonly ctx: Context,
@@ -195,16 +308,23 @@ class UpstreamLink {
   ) {
     const { agent, ...rest } = options
     this.settings = { ...rest, owner: agent?.ctx ?? ctx }
-    this.label = describeSpec(spec)
+    this.label = JSON.stringify(this.settings.name)
+    this.secrets = secretsOf(spec)
   }
 
-  /** The first connection and listing; on failure everything started is closed again. */
+  /**
+   * The first connection and listing; on failure everything started is closed again, or, with
+   * `reconnect`, the server is marked down and retried.
+   */
   async start(): Promise<void> {
     try {
       await this.refresh()
     } catch (error) {
-      await this.close()
-      throw error
+      if (this.settings.reconnect === undefined) {
+        await this.close()
+        throw error
+      }
+      this.goDown(error)
     }
     this.disposeEffect = this.ctx.effect(
       () => () => {
@@ -223,6 +343,9 @@ class UpstreamLink {
       prefix: this.settings.prefix,
       get connected() {
         return link.session !== undefined
+      },
+      get state() {
+        return link.current
       },
       refresh: () => this.refresh(),
       close: () => this.close(),
@@ -248,16 +371,18 @@ class UpstreamLink {
       if (/exceeded maximum size/i.test(error.message)) session.oversized = true
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      this.refresh().catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${message(error)}`))
+      this.refresh().catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${this.reason(error)}`))
     })
     client.onclose = () => {
-      if (this.session === session) this.session = undefined
+      if (this.session !== session) return
+      this.session = undefined
+      this.recover()
     }
     try {
       await client.connect(transport, { timeout: this.settings.requestTimeoutMs })
     } catch (error) {
       await client.close().catch(() => {})
-      throw new McpToolError(`MCP server ${label} did not start: ${message(error)}`)
+      throw new McpToolError(`MCP server ${label} did not start: ${this.reason(error)}`)
     }
     if (this.closed) {
       await client.close().catch(() => {})
@@ -286,7 +411,7 @@ class UpstreamLink {
             () => {}, // the call that reconnected reports the failure itself
           )
           .catch((error) =>
-            warn(`MCP server ${this.label}: re-listing tools after reconnecting failed: ${message(error)}`),
+            warn(`MCP server ${this.label}: re-listing tools after reconnecting failed: ${this.reason(error)}`),
           )
     }
     return this.connecting
@@ -326,6 +451,7 @@ class UpstreamLink {
     if (code === REQUEST_TIMEOUT && this.session === session) {
       this.session = undefined
       session.client.close().catch(() => {})
+      this.recover()
     }
     if (code === CONNECTION_CLOSED && session.oversized)
       return new McpToolError(
@@ -336,7 +462,85 @@ class UpstreamLink {
       return new McpToolError(
         `MCP server ${label} closed the connection during the call (it reconnects on the next call)`,
       )
-    return new McpToolError(`MCP server ${label}: ${message(error)}`)
+    return new McpToolError(`MCP server ${label}: ${this.reason(error)}`)
+  }
+
+  /**
+   * An error's message fit to show: a failed spawn says so without the command line, and any
+   * argument, environment value, header value or URL of the spec is masked.
+   */
+  private reason(error: unknown): string {
+    const e = error as { code?: unknown; syscall?: unknown }
+    let text =
+      typeof e?.syscall === 'string' && e.syscall.startsWith('spawn') && typeof e.code === 'string'
+        ? `its command could not be run (${e.code})`
+        : message(error)
+    for (const secret of this.secrets) text = text.split(secret).join('…')
+    return text
+  }
+
+  /**
+   * The session ended without being closed: with `reconnect`, start a new one now so the tools
+   * stay served; if the server cannot be reached, it is marked down and retried.
+   */
+  private recover(): void {
+    if (this.settings.reconnect === undefined || this.closed || this.recovering || this.current.status !== 'connected')
+      return
+    this.recovering = true
+    this.refresh().then(
+      () => {
+        this.recovering = false
+        if (this.session === undefined) this.recover()
+      },
+      (error) => {
+        this.recovering = false
+        this.goDown(error)
+      },
+    )
+  }
+
+  /** Unregister the tools, drop any session, and schedule the next attempt. */
+  private goDown(error: unknown): void {
+    const reconnect = this.settings.reconnect
+    if (this.closed || reconnect === undefined) return
+    const session = this.session
+    this.session = undefined
+    session?.client.close().catch(() => {})
+    for (const entry of this.registered.values()) entry.dispose()
+    this.registered.clear()
+    this.skipped.clear()
+    const retryInMs = reconnectDelay(this.attempt++, reconnect)
+    clearTimeout(this.retryTimer)
+    this.retryTimer = setTimeout(() => this.retry(), retryInMs)
+    // A host that has nothing else to do may exit while a server is down.
+    this.retryTimer.unref?.()
+    const text = error instanceof McpToolError ? error.message : `MCP server ${this.label}: ${this.reason(error)}`
+    this.setState({ status: 'down', error: text, retryInMs })
+    if (this.settings.onStateChange === undefined)
+      warn(`${text} (its tools are unregistered; retrying in ${Math.ceil(retryInMs / 1000)} s)`)
+  }
+
+  private retry(): void {
+    this.retryTimer = undefined
+    if (this.closed) return
+    this.refresh().then(
+      () => {
+        if (this.closed) return
+        this.attempt = 0
+        this.setState({ status: 'connected' })
+        if (this.session === undefined) this.recover()
+      },
+      (error) => this.goDown(error),
+    )
+  }
+
+  private setState(state: McpConnectionState): void {
+    this.current = state
+    try {
+      this.settings.onStateChange?.(state)
+    } catch (error) {
+      warn(`MCP server ${this.label}: onStateChange threw: ${message(error)}`)
+    }
   }
 
   /** Every page of `tools/list`. */
@@ -388,7 +592,16 @@ class UpstreamLink {
     } catch (error) {
       const warned = this.skipped.has(tool.name) && this.skipped.get(tool.name) === key
       this.skipped.set(tool.name, key)
-      if (!warned) warn(`MCP server ${this.label}: skipped tool "${tool.name}": ${message(error)}`)
+      if (warned) return
+      const onSkipped = this.settings.onToolSkipped
+      if (onSkipped === undefined) warn(`MCP server ${this.label}: skipped tool "${tool.name}": ${message(error)}`)
+      else {
+        try {
+          onSkipped({ tool: tool.name, name, reason: message(error) })
+        } catch (thrown) {
+          warn(`MCP server ${this.label}: onToolSkipped threw: ${message(thrown)}`)
+        }
+      }
     }
   }
 
@@ -403,12 +616,15 @@ class UpstreamLink {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    clearTimeout(this.retryTimer)
+    this.retryTimer = undefined
     for (const entry of this.registered.values()) entry.dispose()
     this.registered.clear()
     const session = this.session
     this.session = undefined
     await session?.client.close().catch(() => {})
     this.disposeEffect?.()
+    this.current = { status: 'closed' }
   }
 }
 
@@ -545,10 +761,27 @@ function checkStringRecord(value: unknown, path: string, fail: (detail: string) 
     if (typeof v !== 'string') fail(`${path}.${key}: expected a string`)
 }
 
-function describeSpec(spec: McpServerSpec): string {
-  if ('transport' in spec) return '(custom transport)'
-  if ('url' in spec) return spec.url
-  return JSON.stringify([spec.command, ...(spec.args ?? [])].join(' '))
+/** A name for a server that was given none: nothing that could hold a secret. */
+function defaultName(spec: McpServerSpec): string {
+  if ('transport' in spec) return 'custom transport'
+  if ('url' in spec) {
+    const url = new URL(spec.url)
+    return `${url.origin}${url.pathname}`
+  }
+  return path.basename(spec.command) || 'stdio server'
+}
+
+/** What a message must not show: the command line, environment values, header values, the full URL. */
+function secretsOf(spec: McpServerSpec): string[] {
+  const all =
+    'transport' in spec
+      ? []
+      : 'url' in spec
+        ? [spec.url, ...Object.values(spec.headers ?? {})]
+        : [spec.command, ...(spec.args ?? []), ...Object.values(spec.env ?? {})]
+  // Longest first, so a value inside another is not masked half-way; very short ones would mask
+  // ordinary words and hide nothing worth hiding.
+  return [...new Set(all)].filter((text) => text.length >= 4).sort((a, b) => b.length - a.length)
 }
 
 function message(error: unknown): string {

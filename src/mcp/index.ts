@@ -4,7 +4,10 @@ export {
   type ConnectMcpServerOptions,
   connectMcpServer,
   type McpConnection,
+  type McpConnectionState,
+  type McpReconnectOptions,
   type McpServerSpec,
+  type McpSkippedTool,
   McpToolError,
 } from './client.js'
 export { type CreateMcpServerOptions, createMcpServer } from './server.js'

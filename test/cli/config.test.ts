@@ -53,6 +53,49 @@ describe('config validation', () => {
     expect(() => parseConfig('{ "mode": "code", ', 'c')).toThrow(/not valid JSON/)
   })
 
+  it('R-23-4: checks prefix and reconnect, and lets servers share only the empty prefix', () => {
+    let error: unknown
+    try {
+      parseConfig(
+        JSON.stringify({
+          reconnect: { initialDelayMs: 0, maxDelayMs: 'soon', every: 1 },
+          servers: {
+            a: { command: 'x', prefix: 'has space' },
+            b: { url: 'http://127.0.0.1:1/mcp', prefix: 7 },
+            c: { command: 'x', prefix: 'p_' },
+            d: { command: 'x', prefix: 'p_' },
+          },
+        }),
+        'p.json',
+      )
+    } catch (e) {
+      error = e
+    }
+    expect([...(error as { issues: string[] }).issues].sort()).toEqual([
+      'reconnect.every: unknown key (expected "initialDelayMs", "maxDelayMs")',
+      'reconnect.initialDelayMs: expected a positive number of milliseconds, got 0',
+      'reconnect.maxDelayMs: expected a positive number of milliseconds, got "soon"',
+      'servers.a.prefix: expected up to 64 letters, digits, "_", "-" or ".", or "" for none, got "has space"',
+      'servers.b.prefix: expected up to 64 letters, digits, "_", "-" or ".", or "" for none, got 7',
+      'servers.d: its tool prefix "p_" duplicates the prefix of servers.c; rename one of them or set its "prefix"',
+    ])
+    expect(() => parseConfig(JSON.stringify({ reconnect: { initialDelayMs: 500, maxDelayMs: 100 } }), 'r')).toThrow(
+      /reconnect\.maxDelayMs: expected at least initialDelayMs \(500\), got 100/,
+    )
+    const config = parseConfig(
+      JSON.stringify({
+        reconnect: { initialDelayMs: 200 },
+        servers: { a: { command: 'x', prefix: '' }, b: { url: 'http://127.0.0.1:1/mcp', prefix: '' } },
+      }),
+      'ok.json',
+    )
+    expect(config.servers).toEqual({
+      a: { command: 'x', prefix: '' },
+      b: { url: 'http://127.0.0.1:1/mcp', prefix: '' },
+    })
+    expect(config.reconnect).toEqual({ initialDelayMs: 200 })
+  })
+
   it('accepts the documented shape', () => {
     const config = parseConfig(
       JSON.stringify({
@@ -81,11 +124,16 @@ describe('the CLI refuses a bad config before serving', () => {
     expect(stdout).toBe('')
   })
 
-  it('a server that does not start', async () => {
+  it('a server that does not start is named by its config name (tools and serve --check exit 1)', async () => {
     const config = await writeConfig(dir, { servers: { ghost: { command: '/nonexistent/mcp-server' } } }, 'ghost.json')
-    const { code, stderr } = await runCli(['serve', '--config', config])
-    expect(code).toBe(1)
-    expect(stderr).toMatch(/servers\.ghost: MCP server .* did not start/)
+    const tools = await runCli(['tools', '--config', config])
+    expect(tools.code).toBe(1)
+    expect(tools.stdout).toMatch(/^read_file\n/)
+    expect(tools.stderr).toMatch(/servers\.ghost: down: MCP server "ghost" did not start/)
+    expect(tools.stderr).not.toContain('/nonexistent')
+    const check = await runCli(['serve', '--check', '--config', config])
+    expect(check.code).toBe(1)
+    expect(check.stdout).toMatch(/^servers\.ghost: down: MCP server "ghost" did not start/)
   })
 
   it('duplicate prefixes', async () => {
