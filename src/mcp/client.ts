@@ -76,23 +76,45 @@ const REQUEST_TIMEOUT = -32001
 const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 /** Output schema of an imported tool's canonical value. */
+const extras: Record<string, JsonSchemaNode> = {
+  annotations: { description: 'Audience, priority and lastModified hints, as the server sent them.' },
+  _meta: { type: 'object', description: 'Metadata the server attached to the block.' },
+}
+const str: JsonSchemaNode = { type: 'string' }
+const block = (type: string, properties: Record<string, JsonSchemaNode>, required: string[]): JsonSchemaNode => ({
+  type: 'object',
+  properties: { type: { const: type }, ...properties, ...extras },
+  required: ['type', ...required],
+  additionalProperties: false,
+})
+const resourceContents = (body: 'text' | 'blob'): JsonSchemaNode => ({
+  type: 'object',
+  properties: { uri: str, mediaType: str, [body]: str, _meta: extras._meta },
+  required: ['uri', body],
+  additionalProperties: false,
+})
 const contentSchema: JsonSchemaNode = {
   type: 'array',
   description: 'The content blocks the server returned.',
   items: {
     oneOf: [
-      {
-        type: 'object',
-        properties: { type: { const: 'text' }, text: { type: 'string' } },
-        required: ['type', 'text'],
-        additionalProperties: false,
-      },
-      {
-        type: 'object',
-        properties: { type: { const: 'image' }, mediaType: { type: 'string' }, data: { type: 'string' } },
-        required: ['type', 'mediaType', 'data'],
-        additionalProperties: false,
-      },
+      block('text', { text: str }, ['text']),
+      block('image', { mediaType: str, data: str }, ['mediaType', 'data']),
+      block('audio', { mediaType: str, data: str }, ['mediaType', 'data']),
+      block(
+        'resource-link',
+        {
+          uri: str,
+          name: str,
+          title: str,
+          description: str,
+          mediaType: str,
+          size: { type: 'number' },
+          icons: { type: 'array', items: { type: 'object' } },
+        },
+        ['uri', 'name'],
+      ),
+      block('resource', { resource: { oneOf: [resourceContents('text'), resourceContents('blob')] } }, ['resource']),
     ],
   },
 }
@@ -101,6 +123,7 @@ const contentSchema: JsonSchemaNode = {
 interface ImportedValue {
   content: ContentBlock[]
   structuredContent?: JsonValue
+  _meta?: JsonValue
 }
 
 /** A remote tool failed: the server answered `isError: true`, closed, or timed out. */
@@ -316,6 +339,7 @@ class UpstreamLink {
     const value: ImportedValue = { content: blocks }
     if (result.structuredContent !== undefined)
       value.structuredContent = snapshotJsonValue(result.structuredContent, 'structuredContent')
+    if (result._meta !== undefined) value._meta = snapshotJsonValue(result._meta, '_meta')
     return value
   }
 
@@ -442,6 +466,7 @@ function definitionOf(
         properties: {
           content: contentSchema,
           structuredContent: supportedOrAny(remoteOutput),
+          _meta: { type: 'object', description: 'Metadata the server attached to the result.' },
         },
         required: ['content'],
         additionalProperties: false,

@@ -23,10 +23,15 @@ function tool(
 }
 
 const bytesOf = (content: readonly ContentBlock[]): number =>
-  content.reduce((n, b) => n + (b.type === 'text' ? Buffer.byteLength(b.text) : b.data.length), 0)
+  content.reduce(
+    (n, b) => n + (b.type === 'text' ? Buffer.byteLength(b.text) : b.type === 'image' ? b.data.length : 0),
+    0,
+  )
 
 const textOf = (result: ToolExecutionResult): string =>
-  result.content.map((b) => (b.type === 'text' ? b.text : `<image ${b.data.length}>`)).join('\n')
+  result.content
+    .map((b) => (b.type === 'text' ? b.text : b.type === 'image' ? `<image ${b.data.length}>` : ''))
+    .join('\n')
 
 function lines(n: number): string {
   return Array.from({ length: n }, (_, i) => `line ${i + 1}`).join('\n')
