@@ -117,6 +117,21 @@ describe('ResultBudget', () => {
     expect(capContent(content, 64 * 1024, 'x')).toBeUndefined()
   })
 
+  it('counts audio and embedded blobs by their base64 size and leaves them out whole (issue 23)', () => {
+    const content: ContentBlock[] = [
+      { type: 'text', text: 'caption' },
+      { type: 'audio', mediaType: 'audio/wav', data: 'A'.repeat(30_000) },
+      { type: 'resource', resource: { uri: 'file:///b', blob: 'B'.repeat(20_000) } },
+      { type: 'image', mediaType: 'image/png', data: 'C'.repeat(10_000) },
+      { type: 'resource-link', uri: 'file:///r', name: 'r' },
+    ]
+    const capped = capContent(content, 4096, 'call-av') ?? []
+    expect(capped.map((b) => b.type)).toEqual(['text', 'text', 'resource-link'])
+    expect(capped[1]?.type === 'text' && capped[1].text).toMatch(
+      /\(including 1 image and 2 other non-text blocks of 60,000 bytes\)/,
+    )
+  })
+
   it('cuts on UTF-8 character boundaries', () => {
     const text = '가나다라마바사'.repeat(2000)
     const capped = capContent([{ type: 'text', text }], 2048, 'c') ?? []
