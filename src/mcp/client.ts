@@ -209,6 +209,11 @@ class UpstreamLink {
   /** Tools skipped at the last listing, by remote name, with the key they were skipped at (warned once). */
   private readonly skipped = new Map<string, string | undefined>()
   private refreshing: Promise<void> = Promise.resolve()
+  /**
+   * The content of a failed remote call, by execution, until the pipeline finalizes that call: a
+   * thrown error carries only its message, so the finalizer puts the server's own blocks back.
+   */
+  private readonly failedContent = new Map<ToolRunContext['token'], ContentBlock[]>()
   private disposeEffect: (() => unknown) | undefined
 
   constructor(
@@ -334,6 +339,7 @@ class UpstreamLink {
     const blocks = Array.isArray(result.content) ? result.content.map(fromMcpContent) : []
     if (result.isError === true) {
       const text = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
+      if (blocks.length > 0) this.failedContent.set(exec.token, blocks)
       throw new McpToolError(text || `${remoteName} failed without a message`)
     }
     const value: ImportedValue = { content: blocks }
@@ -405,7 +411,12 @@ class UpstreamLink {
     const name = this.settings.prefix + tool.name
     try {
       const dispose = this.settings.owner.tools.register(
-        definitionOf(tool, name, (args, exec) => this.callRemote(tool.name, args, exec)),
+        definitionOf(
+          tool,
+          name,
+          (args, exec) => this.callRemote(tool.name, args, exec),
+          (token) => this.takeFailedContent(token),
+        ),
       )
       this.registered.set(tool.name, { key, name, dispose })
       this.skipped.delete(tool.name)
@@ -414,6 +425,12 @@ class UpstreamLink {
       this.skipped.set(tool.name, key)
       if (!warned) warn(`MCP server ${this.label}: skipped tool "${tool.name}": ${message(error)}`)
     }
+  }
+
+  private takeFailedContent(token: ToolRunContext['token']): ContentBlock[] | undefined {
+    const content = this.failedContent.get(token)
+    this.failedContent.delete(token)
+    return content
   }
 
   /** Serialize listings: a burst of list_changed notifications re-lists once per notification, in order. */
@@ -453,6 +470,7 @@ function definitionOf(
   tool: Tool,
   name: string,
   call: (args: unknown, exec: ToolRunContext) => Promise<ImportedValue>,
+  failedContent: (token: ToolRunContext['token']) => ContentBlock[] | undefined,
 ): ToolDefinition {
   const annotations = tool.annotations as McpToolAnnotations | undefined
   const remoteOutput = tool.outputSchema as Record<string, unknown> | undefined
@@ -474,6 +492,11 @@ function definitionOf(
       render: (_args, value) => (value as unknown as ImportedValue).content,
     },
     execute: call,
+    // A server's failure keeps its own blocks (images, resources, annotations), not only its text.
+    finalizeContent: (exec, result) => {
+      const content = failedContent(exec.token)
+      return result.isError && result.error.info?.code === 'MCP_TOOL_ERROR' ? content : undefined
+    },
   }
   if (annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
   setMcpToolMeta(definition, {

@@ -23,6 +23,15 @@ function upstream() {
       structuredContent: { total: 3, tags: ['a', 'b', 'c'] },
     }),
   )
+  server.registerTool('broken', { description: 'Fails with more than text.' }, async () => ({
+    isError: true,
+    content: [
+      { type: 'text', text: 'it broke', annotations: { audience: ['assistant'] } },
+      { type: 'text', text: 'see the log' },
+      { type: 'resource', resource: { uri: 'file:///log', mimeType: 'text/plain', text: 'trace…' }, _meta: { l: 1 } },
+      { type: 'image', data: 'AA==', mimeType: 'image/png' },
+    ],
+  }))
   return server
 }
 
@@ -54,6 +63,33 @@ describe('content through the gateway (R-MCP, issue 23)', () => {
     expect(sent).toEqual(everyContentResult)
     const typed = await gateway.callTool({ name: 'typed', arguments: {} })
     expect(typed.structuredContent).toEqual({ total: 3, tags: ['a', 'b', 'c'] })
+    await direct.close()
+    await gateway.close()
+  })
+
+  it('a failed upstream call keeps its blocks: the client gets the same content, flagged isError', async () => {
+    const direct = await clientOf(upstream())
+    const { ctx, tools } = await createToolRuntime()
+    const [up, upServer] = InMemoryTransport.createLinkedPair()
+    await upstream().connect(upServer)
+    await connectMcpServer(ctx, { transport: up })
+    const gateway = await clientOf(createMcpServer(ctx, { name: 'gw', version: '1.0.0' }))
+    const want = await direct.callTool({ name: 'broken', arguments: {} })
+    const got = await gateway.callTool({ name: 'broken', arguments: {} })
+    expect(got.isError).toBe(true)
+    expect(got.content).toStrictEqual(want.content)
+    // Inside toolgate it is an McpToolError whose message is the text, and whose content is the server's.
+    const result = await tools.execute({
+      callId: 'b',
+      name: 'broken',
+      arguments: {},
+      signal: new AbortController().signal,
+    })
+    expect(result.isError && result.error).toMatchObject({
+      message: 'it broke\nsee the log',
+      info: { code: 'MCP_TOOL_ERROR' },
+    })
+    expect(result.content.map((b) => b.type)).toEqual(['text', 'text', 'resource', 'image'])
     await direct.close()
     await gateway.close()
   })
