@@ -339,7 +339,8 @@ class UpstreamLink {
     const blocks = Array.isArray(result.content) ? result.content.map(fromMcpContent) : []
     if (result.isError === true) {
       const text = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
-      if (blocks.length > 0) this.failedContent.set(exec.token, blocks)
+      // After a deadline or cancellation the call is already finalized: nothing would take them.
+      if (blocks.length > 0 && !exec.signal.aborted) this.failedContent.set(exec.token, blocks)
       throw new McpToolError(text || `${remoteName} failed without a message`)
     }
     const value: ImportedValue = { content: blocks }

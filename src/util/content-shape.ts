@@ -58,9 +58,10 @@ function metaProblem(meta: JsonValue | undefined, path: string): ContentShapePro
   return { path: `${path}._meta`, problem: 'expected an object when present' }
 }
 
+// Any number, as MCP allows: a gateway must not refuse what a direct client would accept.
 function sizeProblem(size: JsonValue | undefined, path: string): ContentShapeProblem | undefined {
-  if (size === undefined || (typeof size === 'number' && Number.isFinite(size) && size >= 0)) return undefined
-  return { path, problem: 'expected a number of bytes (0 or more) when present' }
+  if (size === undefined || typeof size === 'number') return undefined
+  return { path, problem: 'expected a number of bytes when present' }
 }
 
 function annotationsProblem(value: JsonValue | undefined, path: string): ContentShapeProblem | undefined {

@@ -32,7 +32,7 @@ describe('content blocks (issue 23)', () => {
     [{ type: 'audio', mediaType: 'audio/wav' }, 'c[0].data: expected a base64 string'],
     [{ type: 'audio', data: 'AA==' }, 'c[0].mediaType: expected a string'],
     [{ type: 'resource-link', uri: 'u' }, 'c[0].name: expected a string'],
-    [{ type: 'resource-link', uri: 'u', name: 'n', size: -1 }, 'c[0].size: expected a number of bytes'],
+    [{ type: 'resource-link', uri: 'u', name: 'n', size: '1' }, 'c[0].size: expected a number of bytes'],
     [{ type: 'resource-link', uri: 'u', name: 'n', title: 5 }, 'c[0].title: expected a string when present'],
     [{ type: 'resource-link', uri: 'u', name: 'n', icons: [{ src: 1 }] }, 'c[0].icons[0].src: expected a string'],
     [
