@@ -1,7 +1,7 @@
 // MCP content blocks ↔ toolgate content blocks. Every MCP kind has a toolgate counterpart, so a
 // block crosses the gateway unchanged: only the spelling differs (`mimeType` is `mediaType`,
 // `resource_link` is `resource-link`), and annotations and `_meta` ride along as they came.
-import type { ContentBlock, ContentIcon, EmbeddedBlobResource, EmbeddedTextResource } from '../contract/content.js'
+import type { ContentBlock, EmbeddedBlobResource, EmbeddedTextResource } from '../contract/content.js'
 
 /** The MCP content block shapes this module reads and writes (a structural subset of the SDK's union). */
 export interface McpContentBlock {
@@ -24,12 +24,13 @@ const FROM_MIME = { mimeType: 'mediaType' } as const
 const TO_MIME = { mediaType: 'mimeType' } as const
 const EXTRAS = ['annotations', '_meta'] as const
 
-function iconsFrom(icons: unknown, rename: Readonly<Record<string, string>>): Fields[] | undefined {
+/** Icons with their type key renamed (`from` is the key the source spells it with). */
+function iconsFrom(icons: unknown, from: string, rename: Readonly<Record<string, string>>): Fields[] | undefined {
   if (!Array.isArray(icons)) return undefined
   return icons.map((icon) => {
     if (!isFields(icon)) return icon as Fields
     const out: Fields = {}
-    copy(icon, out, ['src', 'mimeType', 'mediaType', 'sizes', 'theme'], rename)
+    copy(icon, out, ['src', from, 'sizes', 'theme'], rename)
     return out
   })
 }
@@ -57,7 +58,7 @@ export function fromMcpContent(block: unknown): ContentBlock {
       if (str(block.uri) === undefined || str(block.name) === undefined) break
       out.type = 'resource-link'
       copy(block, out, ['uri', 'name', 'title', 'description', 'mimeType', 'size'], FROM_MIME)
-      const icons = iconsFrom(block.icons, FROM_MIME)
+      const icons = iconsFrom(block.icons, 'mimeType', FROM_MIME)
       if (icons !== undefined) out.icons = icons
       return withExtras(block, out)
     }
@@ -94,7 +95,7 @@ export function toMcpContent(block: ContentBlock): McpContentBlock {
     case 'resource-link': {
       out.type = 'resource_link'
       copy(from, out, ['uri', 'name', 'title', 'description', 'mediaType', 'size'], TO_MIME)
-      const icons = iconsFrom(block.icons as ContentIcon[] | undefined, TO_MIME)
+      const icons = iconsFrom(block.icons, 'mediaType', TO_MIME)
       if (icons !== undefined) out.icons = icons
       break
     }
