@@ -60,7 +60,21 @@ export type {
   ValueSchemaSpec,
 } from './schema/spec.js'
 export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './contract/tool-definition.js'
-export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from './contract/content.js'
+export type {
+  AudioContentBlock,
+  ContentAnnotations,
+  ContentBlock,
+  ContentBlockExtras,
+  ContentIcon,
+  ContentMeta,
+  EmbeddedBlobResource,
+  EmbeddedResourceContentBlock,
+  EmbeddedTextResource,
+  ImageContentBlock,
+  ResourceLinkContentBlock,
+  TextContentBlock,
+  UserMessage,
+} from './contract/content.js'
 
 // --- Calls and results: what `execute` takes and returns, what policies see ----------------------
 export type {

@@ -126,23 +126,45 @@ const REQUEST_TIMEOUT = -32001
 const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 /** Output schema of an imported tool's canonical value. */
+const extras: Record<string, JsonSchemaNode> = {
+  annotations: { description: 'Audience, priority and lastModified hints, as the server sent them.' },
+  _meta: { type: 'object', description: 'Metadata the server attached to the block.' },
+}
+const str: JsonSchemaNode = { type: 'string' }
+const block = (type: string, properties: Record<string, JsonSchemaNode>, required: string[]): JsonSchemaNode => ({
+  type: 'object',
+  properties: { type: { const: type }, ...properties, ...extras },
+  required: ['type', ...required],
+  additionalProperties: false,
+})
+const resourceContents = (body: 'text' | 'blob'): JsonSchemaNode => ({
+  type: 'object',
+  properties: { uri: str, mediaType: str, [body]: str, _meta: extras._meta },
+  required: ['uri', body],
+  additionalProperties: false,
+})
 const contentSchema: JsonSchemaNode = {
   type: 'array',
   description: 'The content blocks the server returned.',
   items: {
     oneOf: [
-      {
-        type: 'object',
-        properties: { type: { const: 'text' }, text: { type: 'string' } },
-        required: ['type', 'text'],
-        additionalProperties: false,
-      },
-      {
-        type: 'object',
-        properties: { type: { const: 'image' }, mediaType: { type: 'string' }, data: { type: 'string' } },
-        required: ['type', 'mediaType', 'data'],
-        additionalProperties: false,
-      },
+      block('text', { text: str }, ['text']),
+      block('image', { mediaType: str, data: str }, ['mediaType', 'data']),
+      block('audio', { mediaType: str, data: str }, ['mediaType', 'data']),
+      block(
+        'resource-link',
+        {
+          uri: str,
+          name: str,
+          title: str,
+          description: str,
+          mediaType: str,
+          size: { type: 'number' },
+          icons: { type: 'array', items: { type: 'object' } },
+        },
+        ['uri', 'name'],
+      ),
+      block('resource', { resource: { oneOf: [resourceContents('text'), resourceContents('blob')] } }, ['resource']),
     ],
   },
 }
@@ -151,6 +173,7 @@ const contentSchema: JsonSchemaNode = {
 interface ImportedValue {
   content: ContentBlock[]
   structuredContent?: JsonValue
+  _meta?: JsonValue
 }
 
 /** A remote tool failed: the server answered `isError: true`, closed, or timed out. */
@@ -292,6 +315,11 @@ class UpstreamLink {
   /** Tools skipped at the last listing, by remote name, with the key they were skipped at (warned once). */
   private readonly skipped = new Map<string, string | undefined>()
   private refreshing: Promise<void> = Promise.resolve()
+  /**
+   * The content of a failed remote call, by execution, until the pipeline finalizes that call: a
+   * thrown error carries only its message, so the finalizer puts the server's own blocks back.
+   */
+  private readonly failedContent = new Map<ToolRunContext['token'], ContentBlock[]>()
   private disposeEffect: (() => unknown) | undefined
   /** Strings of the spec that could carry secrets, kept out of every message. */
   private readonly secrets: readonly string[]
@@ -436,11 +464,14 @@ class UpstreamLink {
     const blocks = Array.isArray(result.content) ? result.content.map(fromMcpContent) : []
     if (result.isError === true) {
       const text = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
+      // After a deadline or cancellation the call is already finalized: nothing would take them.
+      if (blocks.length > 0 && !exec.signal.aborted) this.failedContent.set(exec.token, blocks)
       throw new McpToolError(text || `${remoteName} failed without a message`)
     }
     const value: ImportedValue = { content: blocks }
     if (result.structuredContent !== undefined)
       value.structuredContent = snapshotJsonValue(result.structuredContent, 'structuredContent')
+    if (result._meta !== undefined) value._meta = snapshotJsonValue(result._meta, '_meta')
     return value
   }
 
@@ -585,7 +616,12 @@ class UpstreamLink {
     const name = this.settings.prefix + tool.name
     try {
       const dispose = this.settings.owner.tools.register(
-        definitionOf(tool, name, (args, exec) => this.callRemote(tool.name, args, exec)),
+        definitionOf(
+          tool,
+          name,
+          (args, exec) => this.callRemote(tool.name, args, exec),
+          (token) => this.takeFailedContent(token),
+        ),
       )
       this.registered.set(tool.name, { key, name, dispose })
       this.skipped.delete(tool.name)
@@ -603,6 +639,12 @@ class UpstreamLink {
         }
       }
     }
+  }
+
+  private takeFailedContent(token: ToolRunContext['token']): ContentBlock[] | undefined {
+    const content = this.failedContent.get(token)
+    this.failedContent.delete(token)
+    return content
   }
 
   /** Serialize listings: a burst of list_changed notifications re-lists once per notification, in order. */
@@ -645,6 +687,7 @@ function definitionOf(
   tool: Tool,
   name: string,
   call: (args: unknown, exec: ToolRunContext) => Promise<ImportedValue>,
+  failedContent: (token: ToolRunContext['token']) => ContentBlock[] | undefined,
 ): ToolDefinition {
   const annotations = tool.annotations as McpToolAnnotations | undefined
   const remoteOutput = tool.outputSchema as Record<string, unknown> | undefined
@@ -658,6 +701,7 @@ function definitionOf(
         properties: {
           content: contentSchema,
           structuredContent: supportedOrAny(remoteOutput),
+          _meta: { type: 'object', description: 'Metadata the server attached to the result.' },
         },
         required: ['content'],
         additionalProperties: false,
@@ -665,6 +709,11 @@ function definitionOf(
       render: (_args, value) => (value as unknown as ImportedValue).content,
     },
     execute: call,
+    // A server's failure keeps its own blocks (images, resources, annotations), not only its text.
+    finalizeContent: (exec, result) => {
+      const content = failedContent(exec.token)
+      return result.isError && result.error.info?.code === 'MCP_TOOL_ERROR' ? content : undefined
+    },
   }
   if (annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
   setMcpToolMeta(definition, {

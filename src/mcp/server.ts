@@ -173,8 +173,9 @@ function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinitio
   const meta = definition && getMcpToolMeta(definition)
   const value = result.value
   if (meta?.imported) {
-    const structured = (value as { structuredContent?: unknown } | null)?.structuredContent
-    if (isRecord(structured)) out.structuredContent = structured
+    const { structuredContent, _meta } = (value ?? {}) as { structuredContent?: unknown; _meta?: unknown }
+    if (isRecord(structuredContent)) out.structuredContent = structuredContent
+    if (isRecord(_meta)) out._meta = _meta
   } else if (objectSchemaOf(definition?.output.schema) && isRecord(value)) {
     out.structuredContent = value
   }

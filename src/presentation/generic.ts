@@ -1,7 +1,9 @@
 import type { ContentBlock } from '../contract/content.js'
+import type { JsonValue } from '../contract/json-value.js'
 import type { ToolResult } from '../contract/tool-definition.js'
 import type { ToolCallKind, ToolCallView, ToolResultView } from '../contract/views.js'
-import { isJsonValue } from '../json/index.js'
+import { cloneJsonValue, isJsonValue } from '../json/index.js'
+import { contentBlockProblem } from '../util/content-shape.js'
 import { isPlainRecord, readOwn } from './json-guard.js'
 
 /**
@@ -21,15 +23,13 @@ export function sanitizeContent(content: unknown): ContentBlock[] {
   const out: ContentBlock[] = []
   for (const block of content) {
     if (!isPlainRecord(block)) continue
-    const type = readOwn(block, 'type')
-    if (type === 'text') {
-      const text = readOwn(block, 'text')
-      if (typeof text === 'string') out.push({ type: 'text', text })
-    } else if (type === 'image') {
-      const mediaType = readOwn(block, 'mediaType')
-      const data = readOwn(block, 'data')
-      if (typeof mediaType === 'string' && typeof data === 'string') out.push({ type: 'image', mediaType, data })
+    let copy: JsonValue
+    try {
+      copy = cloneJsonValue(block)
+    } catch {
+      continue
     }
+    if (contentBlockProblem(copy, 'block') === undefined) out.push(copy as unknown as ContentBlock)
   }
   return out
 }

@@ -1,5 +1,6 @@
 import * as nodeUtil from 'node:util'
 import type { FileDiff, FileLocation, ToolCallView, ToolResultView } from '../contract/views.js'
+import { base64Bytes, formatBytes } from '../util/byte-size.js'
 import { diff } from './diff-card.js'
 import { isPlainRecord, readOwn } from './json-guard.js'
 import { splitLines } from './read-window.js'
@@ -92,8 +93,32 @@ function contentLines(content: unknown, p: Palette): string[] {
     const type = readOwn(block, 'type')
     if (type === 'text') out.push(...textLines(str(readOwn(block, 'text')) ?? ''))
     else if (type === 'image') out.push(p.dim(`[image ${clean(str(readOwn(block, 'mediaType')) ?? '?')}]`))
+    else if (type === 'audio') {
+      const data = str(readOwn(block, 'data'))
+      const size = data === undefined ? '?' : formatBytes(base64Bytes(data))
+      out.push(p.dim(`[audio ${clean(str(readOwn(block, 'mediaType')) ?? '?')} ${size}]`))
+    } else if (type === 'resource-link') {
+      const name = str(readOwn(block, 'title')) ?? str(readOwn(block, 'name')) ?? '?'
+      out.push(`${p.dim('[link]')} ${clean(name)} ${p.cyan(clean(str(readOwn(block, 'uri')) ?? '?'))}`)
+    } else if (type === 'resource') out.push(...resourceLines(readOwn(block, 'resource'), p))
   }
   return out
+}
+
+/** An embedded resource: its URI over its text, or its type and size when it is binary. */
+function resourceLines(resource: unknown, p: Palette): string[] {
+  if (!isPlainRecord(resource)) return [p.dim('[resource ?]')]
+  const uri = p.cyan(clean(str(readOwn(resource, 'uri')) ?? '?'))
+  const mediaType = str(readOwn(resource, 'mediaType'))
+  const text = str(readOwn(resource, 'text'))
+  if (text !== undefined)
+    return [
+      `${p.dim('[resource]')} ${uri}${mediaType === undefined ? '' : p.dim(` ${clean(mediaType)}`)}`,
+      ...textLines(text),
+    ]
+  const blob = str(readOwn(resource, 'blob'))
+  const size = blob === undefined ? '?' : formatBytes(base64Bytes(blob))
+  return [`${p.dim('[resource]')} ${uri} ${p.dim(`${clean(mediaType ?? 'binary')} ${size}`)}`]
 }
 
 function locationText(location: FileLocation): string {

@@ -7,7 +7,7 @@ import type { ToolSchema } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { cloneJsonValue } from '../json/snapshot.js'
 
-import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText } from './result-content.js'
+import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText, modelBlocks } from './result-content.js'
 
 /** The part of `ctx.tools` the tool set uses. */
 export interface AiSdkToolsRuntime {
@@ -81,7 +81,10 @@ function jsonInputSchema(parameters: JsonValue): Tool<unknown, ToolExecutionResu
 function modelOutput(result: ToolExecutionResult): ToolOutput {
   const text = (content: readonly ContentBlock[]) => joinText(content, (block) => imagePlaceholder(block))
   // Deferred user messages have no slot of their own in the AI SDK: they ride after the result.
-  const content = [...result.content, ...(result.additionalContexts ?? []).flatMap((message) => message.content)]
+  const content = modelBlocks([
+    ...result.content,
+    ...(result.additionalContexts ?? []).flatMap((message) => message.content),
+  ])
   if (result.isError) {
     if (result.error.info?.code === 'TOOL_DENIED') return { type: 'execution-denied', reason: result.error.message }
     return { type: 'error-text', value: text(content) }

@@ -2,7 +2,7 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import type { ContentBlock } from '../contract/content.js'
 import type { FormatModule } from './format-module.js'
-import { deferredMessages, EMPTY_RESULT, imagePlaceholder, isPortableImage } from './result-content.js'
+import { deferredMessages, EMPTY_RESULT, imagePlaceholder, isPortableImage, modelBlocks } from './result-content.js'
 import { asArray, record, toolCall } from './tool-calls.js'
 import type { ProviderToolCall } from './types.js'
 
@@ -54,7 +54,7 @@ export const anthropicFormat: FormatModule<'anthropic'> = {
 /** Text and images as Anthropic blocks (empty text dropped: the API rejects empty text blocks). */
 function anthropicBlocks(content: readonly ContentBlock[]): Block[] {
   const out: Block[] = []
-  for (const block of content) {
+  for (const block of modelBlocks(content)) {
     if (block.type === 'text') {
       if (block.text !== '') out.push({ type: 'text', text: block.text })
     } else if (isPortableImage(block)) {

@@ -5,7 +5,14 @@ import type { Content, FunctionResponsePart, Part } from '@google/genai'
 import type { ContentBlock } from '../contract/content.js'
 import type { FormatModule } from './format-module.js'
 import { toGeminiSchema } from './gemini-schema.js'
-import { deferredMessages, errorCode, imagePlaceholder, isPortableImage, joinText } from './result-content.js'
+import {
+  deferredMessages,
+  errorCode,
+  imagePlaceholder,
+  isPortableImage,
+  joinText,
+  modelBlocks,
+} from './result-content.js'
 import { asArray, record, toolCall } from './tool-calls.js'
 import type { ProviderToolCall } from './types.js'
 
@@ -67,7 +74,7 @@ export const geminiFormat: FormatModule<'gemini'> = {
 
 function geminiParts(content: readonly ContentBlock[]): Part[] {
   const out: Part[] = []
-  for (const block of content) {
+  for (const block of modelBlocks(content)) {
     if (block.type === 'text') out.push({ text: block.text })
     else if (isPortableImage(block)) out.push({ inlineData: { mimeType: block.mediaType, data: block.data } })
     else out.push({ text: imagePlaceholder(block) })

@@ -10,6 +10,7 @@ import {
   imagePlaceholder,
   isPortableImage,
   joinText,
+  modelBlocks,
 } from './result-content.js'
 import { asArray, customCall, record, toolCall, wireArguments, wireInput } from './tool-calls.js'
 import type { ProviderToolCall } from './types.js'
@@ -71,7 +72,7 @@ export const openAIChatFormat: FormatModule<'openai-chat'> = {
 
 function userParts(content: readonly ContentBlock[]): UserPart[] {
   const parts: UserPart[] = []
-  for (const block of content) {
+  for (const block of modelBlocks(content)) {
     if (block.type === 'text') parts.push({ type: 'text', text: block.text })
     else if (isPortableImage(block)) parts.push({ type: 'image_url', image_url: { url: dataUrl(block) } })
     else parts.push({ type: 'text', text: imagePlaceholder(block) })

@@ -11,6 +11,7 @@ import {
   imagePlaceholder,
   isPortableImage,
   joinText,
+  modelBlocks,
 } from './result-content.js'
 import { asArray, customCall, record, toolCall, wireArguments, wireInput } from './tool-calls.js'
 import type { ProviderToolCall } from './types.js'
@@ -55,7 +56,7 @@ export const openAIResponsesFormat: FormatModule<'openai-responses'> = {
         items.push({ type: 'custom_tool_call_output', call_id: call.callId, output: `${prefix}${text}` })
         continue
       }
-      const hasImage = result.content.some((block) => block.type === 'image' && isPortableImage(block))
+      const hasImage = modelBlocks(result.content).some((block) => block.type === 'image' && isPortableImage(block))
       if (!hasImage) {
         const text = joinText(result.content, (block) => imagePlaceholder(block))
         items.push({ type: 'function_call_output', call_id: call.callId, output: `${prefix}${text}` })
@@ -81,7 +82,7 @@ export const openAIResponsesFormat: FormatModule<'openai-responses'> = {
 
 function parts(content: readonly ContentBlock[]): MessagePart[] {
   const out: MessagePart[] = []
-  for (const block of content) {
+  for (const block of modelBlocks(content)) {
     if (block.type === 'text') {
       if (block.text !== '') out.push({ type: 'input_text', text: block.text })
     } else if (isPortableImage(block)) out.push({ type: 'input_image', image_url: dataUrl(block), detail: 'auto' })

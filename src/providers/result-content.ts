@@ -1,7 +1,8 @@
 // How one tool result reads to a model, shared by the per-format message builders.
 
-import type { ContentBlock, ImageContentBlock, UserMessage } from '../contract/content.js'
+import type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from '../contract/content.js'
 import type { ToolExecutionResult } from '../contract/execution.js'
+import { base64Bytes, formatBytes } from '../util/byte-size.js'
 
 /** Said instead of an empty result, since several APIs reject empty text. */
 export const EMPTY_RESULT = '(no output)'
@@ -31,10 +32,57 @@ export function errorPrefix(result: ToolExecutionResult): string {
   return code === undefined ? '' : `Error (${code}): `
 }
 
-/** Join text blocks; images become placeholders via `image`. Never empty. */
+/** A block as every provider takes it: text or an image. */
+export type ModelBlock = TextContentBlock | ImageContentBlock
+
+/**
+ * Content as the provider APIs take it. Text and images stay; an embedded text resource becomes its
+ * text under a header line, an embedded image blob an image; audio, links and other blobs become a
+ * one-line description (kind, type, size, URI), never their base64.
+ */
+export function modelBlocks(content: readonly ContentBlock[]): ModelBlock[] {
+  const out: ModelBlock[] = []
+  for (const block of content) {
+    switch (block.type) {
+      case 'text':
+      case 'image':
+        out.push(block)
+        break
+      case 'audio':
+        out.push(text(`[audio ${block.mediaType}, ${formatBytes(base64Bytes(block.data))}]`))
+        break
+      case 'resource-link': {
+        const details = [block.mediaType, block.size === undefined ? undefined : formatBytes(block.size)]
+          .filter((part) => part !== undefined)
+          .join(', ')
+        const name = block.title ?? block.name
+        out.push(
+          text(
+            `[resource link: ${name} <${block.uri}>${details === '' ? '' : ` (${details})`}]` +
+              (block.description === undefined ? '' : ` ${block.description}`),
+          ),
+        )
+        break
+      }
+      case 'resource': {
+        const r = block.resource
+        const type = r.mediaType === undefined ? '' : ` (${r.mediaType})`
+        if ('text' in r) out.push(text(`[resource ${r.uri}${type}]\n${r.text}`))
+        else if (r.mediaType?.startsWith('image/')) out.push({ type: 'image', mediaType: r.mediaType, data: r.blob })
+        else out.push(text(`[resource ${r.uri}: ${r.mediaType ?? 'binary'}, ${formatBytes(base64Bytes(r.blob))}]`))
+        break
+      }
+    }
+  }
+  return out
+}
+
+const text = (value: string): TextContentBlock => ({ type: 'text', text: value })
+
+/** Join the text of {@link modelBlocks}; images become placeholders via `image`. Never empty. */
 export function joinText(content: readonly ContentBlock[], image: (block: ImageContentBlock) => string): string {
   const parts: string[] = []
-  for (const block of content) parts.push(block.type === 'text' ? block.text : image(block))
+  for (const block of modelBlocks(content)) parts.push(block.type === 'text' ? block.text : image(block))
   const text = parts.join('\n')
   return text === '' ? EMPTY_RESULT : text
 }

@@ -2,6 +2,7 @@ import type { ContentBlock, UserMessage } from '../contract/content.js'
 import type { JsonValue } from '../contract/json-value.js'
 import { ConfigError } from '../errors/config-error.js'
 import { snapshotJsonValue } from '../json/index.js'
+import { contentBlockProblem } from '../util/content-shape.js'
 
 /**
  * A value of the wrong shape: a TypeError (the pipeline reports it under its own code, such as
@@ -27,17 +28,8 @@ export function snapshotContent(value: unknown, path: string): ContentBlock[] {
 }
 
 function checkBlock(block: JsonValue, path: string): void {
-  if (typeof block !== 'object' || block === null || Array.isArray(block)) {
-    throw new ShapeError(path, 'expected a content block object')
-  }
-  if (block.type === 'text') {
-    if (typeof block.text !== 'string') throw new ShapeError(`${path}.text`, 'expected a string')
-  } else if (block.type === 'image') {
-    if (typeof block.mediaType !== 'string') throw new ShapeError(`${path}.mediaType`, 'expected a string')
-    if (typeof block.data !== 'string') throw new ShapeError(`${path}.data`, 'expected a base64 string')
-  } else {
-    throw new ShapeError(`${path}.type`, `expected "text" or "image", got ${JSON.stringify(block.type)}`)
-  }
+  const problem = contentBlockProblem(block, path)
+  if (problem !== undefined) throw new ShapeError(problem.path, problem.problem)
 }
 
 /** Snapshot one deferred user message and check its shape. */

@@ -57,7 +57,17 @@ export class ResultBudget {
 
 /** Size of one block as the budget counts it. */
 function blockBytes(block: ContentBlock): number {
-  return block.type === 'text' ? Buffer.byteLength(block.text, 'utf8') : block.data.length
+  switch (block.type) {
+    case 'text':
+      return Buffer.byteLength(block.text, 'utf8')
+    case 'image':
+    case 'audio':
+      return block.data.length
+    case 'resource-link':
+      return Buffer.byteLength(block.uri, 'utf8') + Buffer.byteLength(block.name, 'utf8')
+    case 'resource':
+      return 'text' in block.resource ? Buffer.byteLength(block.resource.text, 'utf8') : block.resource.blob.length
+  }
 }
 
 /** The longest prefix of `text` within `bytes` UTF-8 bytes, cut on a character boundary. */
@@ -139,18 +149,22 @@ export function capContent(
     (headCutText === undefined ? 0 : Buffer.byteLength(headCutText, 'utf8')) +
     (tailCutText === undefined ? 0 : Buffer.byteLength(tailCutText, 'utf8'))
   let imagesLeftOut = 0
-  let imageBytesLeftOut = 0
+  let othersLeftOut = 0
+  let blockBytesLeftOut = 0
   for (let k = i; k <= j; k++) {
     const block = content[k]
-    if (block?.type === 'image') {
-      imagesLeftOut++
-      imageBytesLeftOut += sizes[k]
-    }
+    if (block === undefined || block.type === 'text') continue
+    if (block.type === 'image') imagesLeftOut++
+    else othersLeftOut++
+    blockBytesLeftOut += sizes[k]
   }
-  const images =
-    imagesLeftOut === 0
-      ? ''
-      : ` (including ${imagesLeftOut} image${imagesLeftOut === 1 ? '' : 's'} of ${count(imageBytesLeftOut)} bytes)`
+  const leftOut = [
+    imagesLeftOut === 0 ? '' : `${imagesLeftOut} image${imagesLeftOut === 1 ? '' : 's'}`,
+    othersLeftOut === 0 ? '' : `${othersLeftOut} other non-text block${othersLeftOut === 1 ? '' : 's'}`,
+  ]
+    .filter((part) => part !== '')
+    .join(' and ')
+  const images = leftOut === '' ? '' : ` (including ${leftOut} of ${count(blockBytesLeftOut)} bytes)`
   const marker =
     `[… ${count(total - keptBytes)} of ${count(total)} bytes cut from the middle of this result${images}; ` +
     `the full result is in the journal record for call ${shownId} …]`

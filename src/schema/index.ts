@@ -1,4 +1,18 @@
-export type { ContentBlock, ImageContentBlock, TextContentBlock, UserMessage } from '../contract/content.js'
+export type {
+  AudioContentBlock,
+  ContentAnnotations,
+  ContentBlock,
+  ContentBlockExtras,
+  ContentIcon,
+  ContentMeta,
+  EmbeddedBlobResource,
+  EmbeddedResourceContentBlock,
+  EmbeddedTextResource,
+  ImageContentBlock,
+  ResourceLinkContentBlock,
+  TextContentBlock,
+  UserMessage,
+} from '../contract/content.js'
 export type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from '../contract/json-schema.js'
 export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from '../contract/tool-definition.js'
 export {

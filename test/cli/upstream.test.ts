@@ -3,6 +3,7 @@
 import path from 'node:path'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { everyContentResult } from '../fixtures/every-content.mjs'
 import { type Connected, serveStdio, tempDir, textOf, writeConfig } from './helpers.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
@@ -42,10 +43,14 @@ describe('an aggregated upstream server', () => {
     expect(textOf(echo)).toBe('echo: hi')
     expect(echo.structuredContent).toEqual({ echoed: 'hi', length: 2 })
     const media = await s.client.callTool({ name: 'up__media', arguments: {} })
-    const content = media.content as { type: string; text?: string; mimeType?: string }[]
-    expect(content[0]).toMatchObject({ type: 'image', mimeType: 'image/png' })
-    expect(content[1].text).toContain('the notes')
-    expect(content[2].text).toMatch(/binary resource file:\/\/\/x\.bin/)
+    // Embedded resources pass as resources, a blob with its bytes (issue 23: content stays lossless).
+    expect(media.content).toEqual([
+      { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+      { type: 'resource', resource: { uri: 'file:///notes.txt', mimeType: 'text/plain', text: 'the notes' } },
+      { type: 'resource', resource: { uri: 'file:///x.bin', mimeType: 'application/octet-stream', blob: 'AAEC' } },
+    ])
+    const kinds = await s.client.callTool({ name: 'up__kinds', arguments: {} })
+    expect(kinds).toEqual(everyContentResult)
     const denied = await s.client.callTool({ name: 'up__fail', arguments: {} })
     expect(denied.isError).toBe(true)
   })

@@ -51,4 +51,22 @@ describe('R-VIEW generic fallback cards (issue 7: genericCallView)', () => {
     })
     expect(genericResultView(null)).toEqual({ card: 'generic', content: [] })
   })
+
+  it('genericResultView keeps every well-formed kind with annotations and _meta, and copies it (issue 23)', () => {
+    const good = [
+      { type: 'audio', mediaType: 'audio/wav', data: 'AA==', annotations: { priority: 1 }, _meta: { k: [1] } },
+      { type: 'resource-link', uri: 'u', name: 'n', icons: [{ src: 's' }] },
+      { type: 'resource', resource: { uri: 'u', blob: 'AA==' }, annotations: { audience: ['user'] } },
+      { type: 'resource', resource: { uri: 'u', text: 't', mediaType: 'text/plain' } },
+    ]
+    const bad = [
+      { type: 'audio', mediaType: 'audio/wav' },
+      { type: 'resource', resource: { uri: 'u', text: 't', blob: 'AA==' } },
+      { type: 'text', text: 't', annotations: { priority: 9 } },
+      { type: 'resource_link', uri: 'u', name: 'n' },
+    ]
+    const view = genericResultView({ content: [...bad.slice(0, 2), ...good, ...bad.slice(2)] })
+    expect(view.content).toEqual(good)
+    expect(view.content?.[0]).not.toBe(good[0])
+  })
 })

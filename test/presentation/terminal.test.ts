@@ -224,3 +224,47 @@ describe('R-VIEW terminal renderer: colour and safety (issue 7)', () => {
     ])
   })
 })
+
+describe('terminal renderer: every MCP content kind (issue 23)', () => {
+  const content = [
+    { type: 'audio', mediaType: 'audio/wav', data: Buffer.alloc(12 * 1024).toString('base64') },
+    { type: 'resource-link', uri: 'file:///r.pdf', name: 'r.pdf', title: 'Report' },
+    { type: 'resource-link', uri: 'https://x/y', name: 'y' },
+    { type: 'resource', resource: { uri: 'file:///notes.txt', mediaType: 'text/plain', text: 'one\ntwo' } },
+    { type: 'resource', resource: { uri: 'file:///x.bin', mediaType: 'application/octet-stream', blob: 'AAECAw==' } },
+    { type: 'resource', resource: { uri: 'file:///y', blob: 'AA==' } },
+  ]
+
+  it('shows audio as type and size, a link as name and URI, a resource as its text or type and size', () => {
+    expect(renderToolResultLines({ card: 'generic', content } as ToolResultView, plain)).toEqual([
+      '[audio audio/wav 12 KB]',
+      '[link] Report file:///r.pdf',
+      '[link] y https://x/y',
+      '[resource] file:///notes.txt text/plain',
+      'one',
+      'two',
+      '[resource] file:///x.bin application/octet-stream 4 B',
+      '[resource] file:///y binary 1 B',
+    ])
+  })
+
+  it('escapes untrusted names, URIs, types and resource text', () => {
+    const hostile = [
+      { type: 'audio', mediaType: 'audio/\u001b[2Jwav', data: 'AA==' },
+      { type: 'resource-link', uri: 'file:///\u001b]8;;evil\u0007x', name: 'n\u0007' },
+      { type: 'resource', resource: { uri: 'u\u001b[31m', mediaType: 'm\u0000', text: 'a\u001b[31mb\rc' } },
+    ]
+    const lines = renderToolResultLines({ card: 'generic', content: hostile } as ToolResultView, plain)
+    expect(lines.join('\n')).not.toMatch(ANSI)
+    expect(lines).toEqual(['[audio audio/wav 1 B]', '[link] n\ufffd file:///x', '[resource] u m\ufffd', 'c'])
+  })
+
+  it('a malformed block of a known kind renders a placeholder, never throws', () => {
+    const bad = [{ type: 'audio' }, { type: 'resource-link' }, { type: 'resource', resource: 5 }]
+    expect(renderToolResultLines({ card: 'generic', content: bad } as unknown as ToolResultView, plain)).toEqual([
+      '[audio ? ?]',
+      '[link] ? ?',
+      '[resource ?]',
+    ])
+  })
+})

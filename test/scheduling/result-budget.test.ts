@@ -23,10 +23,15 @@ function tool(
 }
 
 const bytesOf = (content: readonly ContentBlock[]): number =>
-  content.reduce((n, b) => n + (b.type === 'text' ? Buffer.byteLength(b.text) : b.data.length), 0)
+  content.reduce(
+    (n, b) => n + (b.type === 'text' ? Buffer.byteLength(b.text) : b.type === 'image' ? b.data.length : 0),
+    0,
+  )
 
 const textOf = (result: ToolExecutionResult): string =>
-  result.content.map((b) => (b.type === 'text' ? b.text : `<image ${b.data.length}>`)).join('\n')
+  result.content
+    .map((b) => (b.type === 'text' ? b.text : b.type === 'image' ? `<image ${b.data.length}>` : ''))
+    .join('\n')
 
 function lines(n: number): string {
   return Array.from({ length: n }, (_, i) => `line ${i + 1}`).join('\n')
@@ -110,6 +115,21 @@ describe('ResultBudget', () => {
       '[… 50,000 of 52,114 bytes cut from the middle of this result (including 1 image of 50,000 bytes); the full result is in the journal record for call call-img …]',
     )
     expect(capContent(content, 64 * 1024, 'x')).toBeUndefined()
+  })
+
+  it('counts audio and embedded blobs by their base64 size and leaves them out whole (issue 23)', () => {
+    const content: ContentBlock[] = [
+      { type: 'text', text: 'caption' },
+      { type: 'audio', mediaType: 'audio/wav', data: 'A'.repeat(30_000) },
+      { type: 'resource', resource: { uri: 'file:///b', blob: 'B'.repeat(20_000) } },
+      { type: 'image', mediaType: 'image/png', data: 'C'.repeat(10_000) },
+      { type: 'resource-link', uri: 'file:///r', name: 'r' },
+    ]
+    const capped = capContent(content, 4096, 'call-av') ?? []
+    expect(capped.map((b) => b.type)).toEqual(['text', 'text', 'resource-link'])
+    expect(capped[1]?.type === 'text' && capped[1].text).toMatch(
+      /\(including 1 image and 2 other non-text blocks of 60,000 bytes\)/,
+    )
   })
 
   it('cuts on UTF-8 character boundaries', () => {
