@@ -157,7 +157,7 @@ export { SuspendingApproval, type SuspendingApprovalConfig } from './scheduling/
 // --- The session journal and its reader ------------------------------------------------------------
 export { Journal, type JournalConfig } from './journal/journal.js'
 export { type ReadJournalOptions, readJournal, type SkippedJournalLine } from './journal/read-journal.js'
-export { DEFAULT_MAX_LINE_BYTES, JournalReadError } from './journal/open-journal.js'
+export { DEFAULT_MAX_LINE_BYTES, JournalReadError } from './journal/journal-limits.js'
 export {
   type ApprovalAnsweredRecord,
   type ApprovalAskedRecord,

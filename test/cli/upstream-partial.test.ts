@@ -84,7 +84,7 @@ describe('an upstream that is down, comes up, dies and comes back', () => {
     await rm(flag)
     await up
     expect(textOf(await s.client.callTool({ name: 'flaky__echo', arguments: { text: 'up' } }))).toBe('echo: up')
-    expect(s.stderr()).toMatch(/MCP server "flaky" is back: 6 tools/)
+    expect(s.stderr()).toMatch(/MCP server "flaky" is back: 7 tools/)
   })
 
   it('R-23-5: a server that dies is left out with list_changed while the others serve, and comes back', async () => {
@@ -210,7 +210,7 @@ describe('serve --check', () => {
     const { code, stdout, stderr } = await runCli(['serve', '--check', '--config', config])
     expect(code).toBe(1)
     expect(stdout).toBe(
-      'servers.good: connected, 6 tools\n' +
+      'servers.good: connected, 7 tools\n' +
         'servers.ghost: down: MCP server "ghost" did not start: its command could not be run (ENOENT)\n',
     )
     expectNoSecrets(stdout + stderr, 'no-flag')
@@ -241,6 +241,6 @@ describe('serve --check', () => {
       'check-fine.json',
     )
     const good = await runCli(['serve', '--check', '--config', fine])
-    expect(good).toMatchObject({ code: 0, stdout: 'servers.a: connected, 6 tools\n' })
+    expect(good).toMatchObject({ code: 0, stdout: 'servers.a: connected, 7 tools\n' })
   })
 })
