@@ -29,6 +29,7 @@ export {
   resumeModelLoop,
   type UnprovenCall,
 } from './resume.js'
+export type { StateKey } from './state-seal.js'
 export type {
   ParseToolCallsOptions,
   ProviderBatch,

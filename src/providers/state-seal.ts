@@ -3,7 +3,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { ConfigError } from '../errors/config-error.js'
 
-/** A key for `stateKey`: at least {@link MIN_STATE_KEY_BYTES} bytes (32 random bytes recommended). */
+/** A key for `stateKey`: at least 16 bytes (32 random bytes recommended). */
 export type StateKey = string | Uint8Array
 
 export const MIN_STATE_KEY_BYTES = 16
