@@ -12,11 +12,11 @@ export const SESSION_DATA_ID = 'toolgate-session'
 export const CARD_BLOCK_CLASS = 'toolgate-cards'
 
 /**
- * CSP of the served page: only the server's own script, stylesheet and event stream; images only
- * as `data:` URLs (image content blocks); no inline script, no framing, no form posts.
+ * CSP of the served page: only the server's own script, stylesheet and event stream; images and audio
+ * only as `data:` URLs (image and audio content blocks); no inline script, no framing, no form posts.
  */
 export const SERVED_PAGE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src 'self'; " +
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; media-src data:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 /** Text for an HTML text or attribute context. */
@@ -98,7 +98,7 @@ export function staticPageHtml(snapshot: SessionSnapshot, assets: ViewerAssets):
   assertInlineSafe(assets.css, 'style')
   const csp =
     `default-src 'none'; script-src ${sha256(assets.js)}; style-src ${sha256(assets.css)}; img-src data:; ` +
-    "base-uri 'none'; form-action 'none'"
+    "media-src data:; base-uri 'none'; form-action 'none'"
   return (
     `<!doctype html><html lang="en"><head>${HEAD}` +
     `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">` +

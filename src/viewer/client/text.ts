@@ -46,3 +46,52 @@ export function imageDataUrl(mediaType: string, data: string): string | undefine
   if (!IMAGE_TYPES.has(mediaType) || data.length % 4 !== 0 || !BASE64.test(data)) return undefined
   return `data:${mediaType};base64,${data}`
 }
+
+// A media type as a plain `type/subtype` token, so it cannot add parameters or end a `data:` URL's header.
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i
+
+function isPlainBase64(data: string): boolean {
+  return data.length % 4 === 0 && BASE64.test(data)
+}
+
+/** A `data:` URL for an audio block, or `undefined` unless the type is `audio/*` and the data plain base64. */
+export function audioDataUrl(mediaType: string, data: string): string | undefined {
+  if (!MEDIA_TYPE.test(mediaType) || !mediaType.toLowerCase().startsWith('audio/') || !isPlainBase64(data))
+    return undefined
+  return `data:${mediaType};base64,${data}`
+}
+
+/**
+ * A `data:` URL to download a blob, or `undefined` when the data is not plain base64. Always typed
+ * `application/octet-stream`, so even a browser that ignored `download` would not render the bytes.
+ */
+export function downloadDataUrl(data: string): string | undefined {
+  return isPlainBase64(data) ? `data:application/octet-stream;base64,${data}` : undefined
+}
+
+const LINK_PROTOCOLS = new Set(['http:', 'https:', 'file:'])
+
+/** The parsed `href` of an `http(s):` or `file:` URI, or `undefined` for any other scheme or no URL at all. */
+export function linkHref(uri: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return undefined
+  }
+  return LINK_PROTOCOLS.has(url.protocol) ? url.href : undefined
+}
+
+/** A file name for a download: the URI's last path segment, without separators or controls. */
+export function downloadName(uri: string): string {
+  const path = uri.replace(/[?#].*$/s, '').replace(/\/+$/, '')
+  let last = path.slice(path.lastIndexOf('/') + 1)
+  try {
+    last = decodeURIComponent(last)
+  } catch {
+    // an undecodable escape stays as written
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  const name = last.replace(/[\u0000-\u001f\u007f/\\:]/g, '_').trim()
+  return name === '' || name === '.' || name === '..' ? 'resource' : name
+}

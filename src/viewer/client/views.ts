@@ -2,14 +2,21 @@
 // the session goes through `vis` into a text node; nothing is ever parsed as HTML.
 import type { ComponentChildren } from 'preact'
 import { useMemo } from 'preact/hooks'
-import type { ContentBlock } from '../../contract/content.js'
+import type {
+  AudioContentBlock,
+  ContentAnnotations,
+  ContentBlock,
+  EmbeddedResourceContentBlock,
+  ResourceLinkContentBlock,
+} from '../../contract/content.js'
 import type { JsonValue } from '../../contract/json-value.js'
 import type { ToolCallView, ToolResultView } from '../../contract/views.js'
+import { base64Bytes, formatBytes } from '../../util/byte-size.js'
 import type { DiffBlock } from '../model.js'
 import { highlightLines, type Segment } from './highlight.js'
 import { html } from './html.js'
 import { JsonTree } from './json-tree.js'
-import { imageDataUrl, vis } from './text.js'
+import { audioDataUrl, downloadDataUrl, downloadName, imageDataUrl, linkHref, vis } from './text.js'
 
 /** Lines rendered per block before the rest is folded away. */
 const MAX_LINES = 400
@@ -55,19 +62,101 @@ function TextBlock(props: { text: string }) {
   return html`<pre class="text">${vis(shown)}</pre>`
 }
 
-/** Model-facing content blocks: text (JSON folded) and images. */
-export function Content(props: { blocks: readonly ContentBlock[] | undefined }) {
-  const blocks = props.blocks ?? []
-  return html`${blocks.map((b, i) => {
-    if (b.type === 'text') return html`<${TextBlock} key=${i} text=${b.text} />`
-    if (b.type === 'image') {
+function sizeLabel(bytes: number | undefined): string | null {
+  return bytes === undefined ? null : formatBytes(bytes)
+}
+
+/** Type and size, for a block whose bytes are not shown. */
+function Facts(props: { parts: Array<string | null | undefined> }) {
+  const parts = props.parts.filter((p): p is string => p !== undefined && p !== null && p !== '')
+  return parts.length === 0 ? null : html`<span class="note facts">${vis(parts.join(' · '))}</span>`
+}
+
+function AudioBlock(props: { block: AudioContentBlock }) {
+  const b = props.block
+  const src = audioDataUrl(b.mediaType, b.data)
+  return html`<div class="audio">
+    ${src === undefined ? html`<span class="note">[audio not playable]</span> ` : html`<audio controls preload="metadata" src=${src}></audio>`}
+    <${Facts} parts=${[b.mediaType, formatBytes(base64Bytes(b.data))]} />
+  </div>`
+}
+
+function LinkBlock(props: { block: ResourceLinkContentBlock }) {
+  const b = props.block
+  const href = linkHref(b.uri)
+  const label = b.title ?? b.name
+  return html`<div class="resource-link">
+    ${
+      href === undefined
+        ? html`<span class="link-text">${vis(label)}</span> <span class="uri">${vis(b.uri)}</span>`
+        : html`<a class="link" href=${href} target="_blank" rel="noopener noreferrer" title=${vis(b.uri)}>${vis(label)}</a>`
+    }
+    <${Facts} parts=${[b.mediaType, sizeLabel(b.size)]} />
+    ${b.description !== undefined ? html`<div class="description">${vis(b.description)}</div>` : null}
+  </div>`
+}
+
+function ResourceBlock(props: { block: EmbeddedResourceContentBlock }) {
+  const r = props.block.resource
+  if ('text' in r) {
+    return html`<div class="resource">
+      <div class="resource-head"><span class="uri">${vis(r.uri)}</span> <${Facts} parts=${[r.mediaType]} /></div>
+      <${TextBlock} text=${r.text} />
+    </div>`
+  }
+  const href = downloadDataUrl(r.blob)
+  const image = r.mediaType === undefined ? undefined : imageDataUrl(r.mediaType, r.blob)
+  return html`<div class="resource blob">
+    <div class="resource-head">
+      <span class="uri">${vis(r.uri)}</span>
+      <${Facts} parts=${[r.mediaType ?? 'binary', formatBytes(base64Bytes(r.blob))]} />
+      ${href !== undefined ? html` <a class="download" href=${href} download=${downloadName(r.uri)}>download</a>` : null}
+    </div>
+    ${image !== undefined ? html`<img class="image" src=${image} alt=${`image (${r.mediaType})`} />` : null}
+  </div>`
+}
+
+/** Who a block is for and how much it matters, when the tool said so. */
+function Annotations(props: { annotations: ContentAnnotations | undefined }) {
+  const a = props.annotations
+  if (a === undefined) return null
+  const parts: string[] = []
+  if (a.audience !== undefined && a.audience.length > 0) parts.push(`for ${a.audience.join(', ')}`)
+  if (a.priority !== undefined) parts.push(`priority ${a.priority}`)
+  if (a.lastModified !== undefined) parts.push(`modified ${a.lastModified}`)
+  return parts.length === 0 ? null : html`<div class="note annotations">${vis(parts.join(' · '))}</div>`
+}
+
+function Block(props: { block: ContentBlock }) {
+  const b = props.block
+  switch (b.type) {
+    case 'text':
+      return html`<${TextBlock} text=${b.text} />`
+    case 'image': {
       const src = imageDataUrl(b.mediaType, b.data)
       return src === undefined
-        ? html`<div key=${i} class="image-missing">[image of type ${vis(b.mediaType)} not shown]</div>`
-        : html`<img key=${i} class="image" src=${src} alt=${`image (${b.mediaType})`} />`
+        ? html`<div class="image-missing">[image of type ${vis(b.mediaType)} not shown]</div>`
+        : html`<img class="image" src=${src} alt=${`image (${b.mediaType})`} />`
     }
-    return null
-  })}`
+    case 'audio':
+      return html`<${AudioBlock} block=${b} />`
+    case 'resource-link':
+      return html`<${LinkBlock} block=${b} />`
+    case 'resource':
+      return html`<${ResourceBlock} block=${b} />`
+    default:
+      return null
+  }
+}
+
+/** Model-facing content blocks: text (JSON folded), images, audio, resource links and embedded resources. */
+export function Content(props: { blocks: readonly ContentBlock[] | undefined }) {
+  const blocks = props.blocks ?? []
+  return html`${blocks.map((b, i) =>
+    b.annotations === undefined
+      ? html`<${Block} key=${i} block=${b} />`
+      : html`<div key=${i} class="annotated"><${Block} block=${b} /><${Annotations} annotations=${b.annotations} /></div>`,
+  )}`
 }
 
 function Diffs(props: { diffs: DiffBlock[] }) {
