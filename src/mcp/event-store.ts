@@ -37,6 +37,11 @@ interface Stored {
  * number, so an id from another session (or a made-up one) is unknown here, never mistaken for
  * an event of this one, and an id this store issued but has dropped is recognisably evicted.
  * Resuming from an evicted or unknown id is refused rather than replaying from a wrong point.
+ *
+ * There is deliberately no `getStreamIdForEventId`: with it the transport refuses a resume while
+ * the stream's old connection is still registered, and a connection that died without the server
+ * noticing stays registered until TCP gives up. Without it, the resume replaces the old
+ * connection.
  */
 export class BoundedEventStore implements EventStore {
   readonly limits: Required<EventStoreLimits>
@@ -77,11 +82,6 @@ export class BoundedEventStore implements EventStore {
     return id
   }
 
-  async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {
-    this.prune()
-    return this.events.get(eventId)?.streamId
-  }
-
   async replayEventsAfter(
     lastEventId: EventId,
     { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> },
@@ -89,9 +89,10 @@ export class BoundedEventStore implements EventStore {
     this.prune()
     const last = this.events.get(lastEventId)
     if (last === undefined) throw new Error(this.refusal(lastEventId))
-    // A snapshot: events stored while the replay is being written reach the stream live instead.
-    const after = [...this.events].filter(([, e]) => e.streamId === last.streamId && e.seq > last.seq)
-    for (const [id, event] of after) await send(id, event.message)
+    // Iterating the live map also replays what is stored while the replay is being written;
+    // the transport skips those when they reach the resumed stream live.
+    for (const [id, event] of this.events)
+      if (event.streamId === last.streamId && event.seq > last.seq) await send(id, event.message)
     return last.streamId
   }
 

@@ -26,7 +26,12 @@ interface Seen {
  */
 function recordingFetch() {
   const seen: Seen[] = []
-  const state = { armed: false, sessionId: undefined as string | undefined }
+  const state = {
+    armed: false,
+    /** `close`: the cut closes the connection; `silent`: the server keeps writing to it, unaware. */
+    mode: 'close' as 'close' | 'silent',
+    sessionId: undefined as string | undefined,
+  }
   const fetchFn: FetchLike = async (url, init) => {
     const response = await fetch(url, init)
     const sessionId = response.headers.get('mcp-session-id')
@@ -59,7 +64,8 @@ function recordingFetch() {
             record.text += kept
             record.cut = true
             controller.enqueue(encoder.encode(kept))
-            await reader.cancel().catch(() => {})
+            if (state.mode === 'close') await reader.cancel().catch(() => {})
+            else void drain(reader)
             return controller.error(new TypeError('connection lost (cut by the test)'))
           }
         }
@@ -71,6 +77,15 @@ function recordingFetch() {
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
   }
   return { fetchFn, seen, state }
+}
+
+/** Reads what the server still sends to a connection the client has given up on, and drops it. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  try {
+    while (!(await reader.read()).done) {}
+  } catch {
+    // the connection ended
+  }
 }
 
 /** The `id:` of every event in an SSE text, in order. */
@@ -100,47 +115,55 @@ describe('toolgate serve --http resumability', () => {
     await cleanup()
   })
 
-  it('a stream cut mid-call resumes with Last-Event-ID and gets every missed event once, the result included', async () => {
-    const progress: number[] = []
-    rec.state.armed = true
-    const call = s.client.callTool(
-      {
-        name: 'bash',
-        arguments: {
-          command:
-            'echo first; while [ ! -e go ]; do sleep 0.05; done; echo second; sleep 0.4; echo third; sleep 0.4; echo last',
+  it.each([
+    ['close', 'the connection closes'],
+    ['silent', 'the server does not notice the connection is gone'],
+  ] as const)(
+    'a stream cut mid-call (%s: %s) resumes with Last-Event-ID and gets every missed event once, the result included',
+    async (mode, _how) => {
+      const progress: number[] = []
+      const start = rec.seen.length
+      rec.state.mode = mode
+      rec.state.armed = true
+      const call = s.client.callTool(
+        {
+          name: 'bash',
+          arguments: {
+            command: `echo first; while [ ! -e go-${mode} ]; do sleep 0.05; done; echo second; sleep 0.4; echo third; sleep 0.4; echo last`,
+          },
         },
-      },
-      undefined,
-      { onprogress: (p) => void progress.push(p.progress), timeout: 120_000 },
-    )
-    await waitFor(() => rec.seen.some((r) => r.cut), 'the tools/call stream to be cut')
-    // The rest of the call happens while the client has no stream.
-    await writeFile(path.join(dir, 'go'), '')
-    const result = await call
-    expect(textOf(result)).toMatch(/first[\s\S]*second[\s\S]*third[\s\S]*last/)
+        undefined,
+        { onprogress: (p) => void progress.push(p.progress), timeout: 120_000 },
+      )
+      const seen = () => rec.seen.slice(start)
+      await waitFor(() => seen().some((r) => r.cut), 'the tools/call stream to be cut')
+      // The rest of the call happens while the client has no stream.
+      await writeFile(path.join(dir, `go-${mode}`), '')
+      const result = await call
+      expect(textOf(result)).toMatch(/first[\s\S]*second[\s\S]*third[\s\S]*last/)
 
-    const cut = rec.seen.find((r) => r.cut) as Seen
-    const resumed = rec.seen.filter((r) => r.lastEventId !== null)
-    expect(resumed).toHaveLength(1)
-    const resume = resumed[0] as Seen
-    expect(resume.method).toBe('GET')
-    // The priming event opens the stream: an id, the retry interval and no data.
-    expect(cut.text).toMatch(/^id: \S+\nretry: 200\ndata: \n\n/)
-    const before = eventIds(cut.text)
-    expect(before).toHaveLength(2) // the priming event and the first progress
-    expect(resume.lastEventId).toBe(before[1])
-    const after = eventIds(resume.text)
-    // Nothing twice, nothing skipped: the stream's events are consecutive from priming to result.
-    const all = [...before, ...after]
-    expect(new Set(all).size).toBe(all.length)
-    const seqs = all.map((id) => Number(id.slice(id.lastIndexOf('.') + 1)))
-    expect(seqs).toEqual(seqs.map((_, i) => (seqs[0] as number) + i))
-    expect(resume.text).toContain('notifications/progress')
-    expect(resume.text.trimEnd().split('\n\n').at(-1)).toMatch(/"result":\{/)
-    expect(progress.length).toBeGreaterThanOrEqual(2)
-    expect(progress).toEqual(progress.map((_, i) => i + 1))
-  })
+      const cut = seen().find((r) => r.cut) as Seen
+      const resumed = seen().filter((r) => r.lastEventId !== null)
+      expect(resumed).toHaveLength(1)
+      const resume = resumed[0] as Seen
+      expect(resume.method).toBe('GET')
+      // The priming event opens the stream: an id, the retry interval and no data.
+      expect(cut.text).toMatch(/^id: \S+\nretry: 200\ndata: \n\n/)
+      const before = eventIds(cut.text)
+      expect(before).toHaveLength(2) // the priming event and the first progress
+      expect(resume.lastEventId).toBe(before[1])
+      const after = eventIds(resume.text)
+      // Nothing twice, nothing skipped: the stream's events are consecutive from priming to result.
+      const all = [...before, ...after]
+      expect(new Set(all).size).toBe(all.length)
+      const seqs = all.map((id) => Number(id.slice(id.lastIndexOf('.') + 1)))
+      expect(seqs).toEqual(seqs.map((_, i) => (seqs[0] as number) + i))
+      expect(resume.text).toContain('notifications/progress')
+      expect(resume.text.trimEnd().split('\n\n').at(-1)).toMatch(/"result":\{/)
+      expect(progress.length).toBeGreaterThanOrEqual(2)
+      expect(progress).toEqual(progress.map((_, i) => i + 1))
+    },
+  )
 })
 
 describe('toolgate serve --http bounded event store', () => {
