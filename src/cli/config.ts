@@ -38,6 +38,10 @@ export interface HttpConfig {
   allowedHosts?: string[]
   /** Extra accepted `Origin` values: `http(s)://host[:port]`. */
   allowedOrigins?: string[]
+  /** Bounds of each session's resumability event store (defaults: 1000 events, 8 MiB, 5 minutes). */
+  eventStore?: { maxEvents?: number; maxBytes?: number; ttlMs?: number }
+  /** The SSE `retry` a client waits before resuming a lost stream, in ms (default 1000). */
+  retryMs?: number
 }
 
 export interface GatewayConfig {
@@ -133,10 +137,15 @@ export function maxMessageBytesProblem(value: unknown): string | undefined {
 function checkHttp(value: unknown, issues: string[]): HttpConfig {
   const http: HttpConfig = {}
   if (!isRecord(value)) {
-    issues.push('http: expected an object { allowedHosts?, allowedOrigins? }')
+    issues.push('http: expected an object { allowedHosts?, allowedOrigins?, eventStore?, retryMs? }')
     return http
   }
-  unknownKeys(value, 'http', ['allowedHosts', 'allowedOrigins'], issues)
+  unknownKeys(value, 'http', ['allowedHosts', 'allowedOrigins', 'eventStore', 'retryMs'], issues)
+  if (value.retryMs !== undefined) {
+    if (wholeNumber(value.retryMs, 0)) http.retryMs = value.retryMs
+    else issues.push(`http.retryMs: expected a whole number of ms, at least 0, got ${JSON.stringify(value.retryMs)}`)
+  }
+  if (value.eventStore !== undefined) http.eventStore = checkEventStore(value.eventStore, issues)
   const lists = [
     [
       'allowedHosts',
@@ -159,6 +168,26 @@ function checkHttp(value: unknown, issues: string[]): HttpConfig {
     http[key] = list as string[]
   }
   return http
+}
+
+function wholeNumber(value: unknown, min: number): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= min
+}
+
+function checkEventStore(value: unknown, issues: string[]): NonNullable<HttpConfig['eventStore']> {
+  const limits: NonNullable<HttpConfig['eventStore']> = {}
+  if (!isRecord(value)) {
+    issues.push('http.eventStore: expected an object { maxEvents?, maxBytes?, ttlMs? }')
+    return limits
+  }
+  unknownKeys(value, 'http.eventStore', ['maxEvents', 'maxBytes', 'ttlMs'], issues)
+  for (const key of ['maxEvents', 'maxBytes', 'ttlMs'] as const) {
+    const limit = value[key]
+    if (limit === undefined) continue
+    if (wholeNumber(limit, 1)) limits[key] = limit
+    else issues.push(`http.eventStore.${key}: expected a whole number above 0, got ${JSON.stringify(limit)}`)
+  }
+  return limits
 }
 
 function checkReconnect(value: unknown, issues: string[]): ReconnectConfig {

@@ -136,11 +136,14 @@ async function serveStdio(make: () => Server, maxMessageBytes: number | undefine
   if (transport.endReason !== undefined) throw new Error(`the stdio transport ended: ${transport.endReason.message}`)
 }
 
+/** The SSE `retry` advertised to clients when the config does not set `http.retryMs`. */
+const DEFAULT_RETRY_MS = 1000
+
 /** One MCP session per client, each with its own server object, until a signal asks to stop. */
 async function serveHttp(
   make: () => Server,
   port: number,
-  settings: Pick<GatewaySettings, 'access' | 'maxMessageBytes'>,
+  settings: Pick<GatewaySettings, 'access' | 'maxMessageBytes' | 'resume'>,
   log: Log,
   io: CliIo,
 ): Promise<void> {
@@ -150,15 +153,21 @@ async function serveHttp(
     { isInitializeRequest },
     { loopbackAccessCheck },
     { DEFAULT_MAX_MESSAGE_BYTES },
+    { BoundedEventStore },
   ] = await Promise.all([
     import('node:http'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
     import('../util/http-origin.js'),
     import('../mcp/stdio-transport.js'),
+    import('../mcp/event-store.js'),
   ])
   const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
-  type Session = { transport: InstanceType<typeof StreamableHTTPServerTransport>; server: Server }
+  type Session = {
+    transport: InstanceType<typeof StreamableHTTPServerTransport>
+    server: Server
+    events: InstanceType<typeof BoundedEventStore>
+  }
   const sessions = new Map<string, Session>()
   // Until the port is known nothing is accepted; set right after listen().
   let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
@@ -192,20 +201,33 @@ async function serveHttp(
         return rpcError(res, 400, -32700, 'Parse error: the body is not JSON')
       }
     }
-    if (existing) return existing.transport.handleRequest(req, res, body)
+    if (existing) {
+      // A resume from an event the store no longer has (or never had) is refused here with the
+      // reason; the SDK's own answer to it would not say why.
+      const last = req.headers['last-event-id']
+      if (req.method === 'GET' && typeof last === 'string' && last !== '' && existing.events.state(last) !== 'stored')
+        return rpcError(res, 400, -32000, `Bad Request: ${existing.events.refusal(last)}`)
+      return existing.transport.handleRequest(req, res, body)
+    }
     if (id !== undefined) return rpcError(res, 404, -32001, 'Session not found')
     if (req.method !== 'POST' || !isInitializeRequest(body))
       return rpcError(res, 400, -32000, 'Bad Request: no session; start with an initialize request')
     const server = make()
+    // Every stream of the session starts with a priming event and keeps its events, so a client
+    // that loses one resumes it with Last-Event-ID after the advertised retry interval.
+    const events = new BoundedEventStore(settings.resume?.eventStore)
     const transport: Session['transport'] = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      eventStore: events,
+      retryInterval: settings.resume?.retryMs ?? DEFAULT_RETRY_MS,
       onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, { transport, server })
+        sessions.set(sessionId, { transport, server, events })
         log.debug(`session ${sessionId} opened`)
       },
     })
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      events.clear()
       void server.close()
     }
     await server.connect(transport)

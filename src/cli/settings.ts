@@ -6,6 +6,7 @@ import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { UsageError } from './command.js'
 import {
   type GatewayConfig,
+  type HttpConfig,
   loadConfig,
   maxMessageBytesProblem,
   type PolicyConfig,
@@ -25,6 +26,8 @@ export interface GatewaySettings {
   readonly http?: number
   /** Who may reach the HTTP endpoint besides loopback names and origins (config and flags together). */
   readonly access: { readonly allowedHosts: readonly string[]; readonly allowedOrigins: readonly string[] }
+  /** Resumability of `serve --http`: each session's event store bounds and the SSE retry it advertises. */
+  readonly resume?: { readonly eventStore: NonNullable<HttpConfig['eventStore']>; readonly retryMs?: number }
   /** Largest JSON-RPC message read over stdio (client and upstream servers); the SDK's default when absent. */
   readonly maxMessageBytes?: number
   /** How upstream servers that are down are retried. */
@@ -103,6 +106,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
       allowedHosts: [...(file.http?.allowedHosts ?? []), ...hosts],
       allowedOrigins: [...(file.http?.allowedOrigins ?? []), ...origins],
     },
+    resume: { eventStore: file.http?.eventStore ?? {}, retryMs: file.http?.retryMs },
     maxMessageBytes: maxMessageBytes ?? file.maxMessageBytes,
     reconnect: file.reconnect ?? {},
     check: values.check === true,

@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import {
+  StreamableHTTPClientTransport,
+  type StreamableHTTPClientTransportOptions,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 
 export const BIN = path.resolve(import.meta.dirname, '../../dist/cli/bin.js')
 
@@ -45,7 +48,11 @@ export async function serveStdio(args: string[], capabilities: Record<string, un
 }
 
 /** `toolgate serve --http 0 ...args`, its port read from stderr, with a connected Streamable HTTP client. */
-export async function serveHttp(args: string[], capabilities: Record<string, unknown> = {}): Promise<Connected> {
+export async function serveHttp(
+  args: string[],
+  capabilities: Record<string, unknown> = {},
+  transportOptions: StreamableHTTPClientTransportOptions = {},
+): Promise<Connected> {
   const child = spawn(process.execPath, [BIN, 'serve', '--http', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let err = ''
   const port = await new Promise<number>((resolve, reject) => {
@@ -58,7 +65,7 @@ export async function serveHttp(args: string[], capabilities: Record<string, unk
   })
   const url = `http://127.0.0.1:${port}/mcp`
   const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), transportOptions))
   return {
     client,
     url,
