@@ -137,6 +137,9 @@ describe('the error table', () => {
       [/^`the stdio transport ended: /, 'cli'],
       // The stdio transport reports through the SDK's onerror hook (Transport contract), never to a caller.
       [/^'LineStdioServerTransport already started'|^`stdio: |^`(reading stdin|writing stdout) failed: /, 'transport'],
+      // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);
+      // serve answers the client a 400 with the same reason before the SDK would ask.
+      [/^this\.refusal\(/, 'transport'],
     ]
     // prelude.ts is the source text of the guest program inside the sandbox, not host code.
     const guestSource = /code-mode\/prelude\.ts$/
