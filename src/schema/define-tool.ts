@@ -15,7 +15,7 @@ import {
   type StandardJsonSchema,
   standardSchemaToJsonSchema,
 } from './standard-schema.js'
-import { getJsonSchemaValidator } from './validator.js'
+import { type CompiledJsonSchemaValidator, getJsonSchemaValidator } from './validator.js'
 
 /** What `parameters` accepts: toolgate's parameter spec, or a Standard JSON Schema of an object (zod 4, arktype, …). */
 export type ParametersInput = ParameterSchemaSpec | StandardJsonSchema
@@ -166,37 +166,60 @@ export function defineTool<const P extends ParametersInput, const O extends Outp
       }
     },
   }
+  const loose = spec as unknown as LooseSpec
+  attachPolicies(definition as ToolDefinition, loose, args)
+  attachPresenters(definition as ToolDefinition, loose, args)
+  return Object.freeze(definition) as TypedToolDefinition<P, O>
+}
+
+/** The optional callbacks of a spec, with arguments as the validator sees them (unknown until checked). */
+interface LooseSpec {
+  readonly finalizeContent?: NonNullable<ToolDefinition['finalizeContent']>
+  readonly timeoutMs?: number
+  readonly idleTimeoutMs?: number
+  readonly needsApproval?: boolean | ((args: unknown, exec: Readonly<ToolExecution>) => boolean | string)
+  readonly isConcurrencySafe?: (args: unknown) => boolean
+  readonly presentCall?: (args: unknown) => ToolCallView | undefined
+  readonly presentResult?: (args: unknown, result: ToolResult) => ToolResultView | undefined
+}
+
+/** Deadlines, approval and scheduling: each callback sees only arguments that passed validation. */
+function attachPolicies(definition: ToolDefinition, spec: LooseSpec, args: CompiledJsonSchemaValidator): void {
+  const target = definition as { -readonly [K in keyof ToolDefinition]: ToolDefinition[K] }
   if (spec.finalizeContent !== undefined) {
     const finalize = spec.finalizeContent
-    definition.finalizeContent = (exec, result) => finalize.call(spec, exec, result)
+    target.finalizeContent = (exec, result) => finalize.call(spec, exec, result)
   }
-  if (spec.timeoutMs !== undefined) (definition as { timeoutMs?: number }).timeoutMs = spec.timeoutMs
-  if (spec.idleTimeoutMs !== undefined) (definition as { idleTimeoutMs?: number }).idleTimeoutMs = spec.idleTimeoutMs
+  if (spec.timeoutMs !== undefined) target.timeoutMs = spec.timeoutMs
+  if (spec.idleTimeoutMs !== undefined) target.idleTimeoutMs = spec.idleTimeoutMs
   const needsApproval = spec.needsApproval
-  if (typeof needsApproval === 'boolean') (definition as { needsApproval?: boolean }).needsApproval = needsApproval
+  if (typeof needsApproval === 'boolean') target.needsApproval = needsApproval
   else if (needsApproval !== undefined) {
-    ;(definition as { needsApproval?: ToolDefinition['needsApproval'] }).needsApproval = (
-      a: unknown,
-      exec: Readonly<ToolExecution>,
-    ): boolean | string => (args.isValid(a) ? needsApproval.call(spec, a as A, exec) : false)
+    target.needsApproval = (a: unknown, exec: Readonly<ToolExecution>): boolean | string =>
+      args.isValid(a) ? needsApproval.call(spec, a, exec) : false
   }
   if (spec.isConcurrencySafe !== undefined) {
     const classify = spec.isConcurrencySafe
-    definition.isConcurrencySafe = (a: unknown): boolean => {
+    target.isConcurrencySafe = (a: unknown): boolean => {
       if (!args.isValid(a)) return false
       try {
-        return classify.call(spec, a as A) === true
+        return classify.call(spec, a) === true
       } catch {
         return false
       }
     }
   }
+}
+
+/** The card builders validate softly: invalid arguments or a throwing builder yield no card. */
+function attachPresenters(definition: ToolDefinition, spec: LooseSpec, args: CompiledJsonSchemaValidator): void {
+  const target = definition as { -readonly [K in keyof ToolDefinition]: ToolDefinition[K] }
   if (spec.presentCall !== undefined) {
     const present = spec.presentCall
-    definition.presentCall = (a: unknown): ToolCallView | undefined => {
+    target.presentCall = (a: unknown): ToolCallView | undefined => {
       if (!args.isValid(a)) return undefined
       try {
-        return present.call(spec, a as A)
+        return present.call(spec, a)
       } catch {
         return undefined
       }
@@ -204,14 +227,13 @@ export function defineTool<const P extends ParametersInput, const O extends Outp
   }
   if (spec.presentResult !== undefined) {
     const present = spec.presentResult
-    definition.presentResult = (a: unknown, result: ToolResult): ToolResultView | undefined => {
+    target.presentResult = (a: unknown, result: ToolResult): ToolResultView | undefined => {
       if (!args.isValid(a)) return undefined
       try {
-        return present.call(spec, a as A, result)
+        return present.call(spec, a, result)
       } catch {
         return undefined
       }
     }
   }
-  return Object.freeze(definition) as TypedToolDefinition<P, O>
 }
