@@ -8,6 +8,7 @@ import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import {
   connectMcpServer,
+  MCP_LOG_LEVELS,
   type McpConnection,
   type McpLogLevel,
   type McpLogMessage,
@@ -177,22 +178,40 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
   applyPolicy(agent, settings.policy, names)
+  // Each client's level, by its subscription: the upstreams are asked for the lowest of them, so
+  // that no client misses a message at its own level because another asked for less.
+  const clientLevels = new Map<(message: McpLogMessage) => void, McpLogLevel | undefined>()
+  let upstreamLevel: McpLogLevel | undefined
+  const forwardLevel = async () => {
+    const set = [...clientLevels.values()].filter((level) => level !== undefined)
+    if (set.length === 0) return
+    const lowest = set.reduce((a, b) => (MCP_LOG_LEVELS.indexOf(b) < MCP_LOG_LEVELS.indexOf(a) ? b : a))
+    if (lowest === upstreamLevel) return
+    upstreamLevel = lowest
+    // One upstream failing to take the level does not fail the client's request: the others did.
+    await Promise.all(
+      [...connections].map(([name, connection]) =>
+        connection
+          .setLogLevel(lowest)
+          .catch((error) =>
+            log.info(`MCP server "${name}": ${error instanceof Error ? error.message : String(error)}`),
+          ),
+      ),
+    )
+  }
   const logging: McpServerLogging = {
     subscribe(listener) {
       logListeners.add(listener)
-      return () => logListeners.delete(listener)
+      clientLevels.set(listener, undefined)
+      return () => {
+        logListeners.delete(listener)
+        clientLevels.delete(listener)
+        void forwardLevel()
+      }
     },
-    // One upstream failing to take the level does not fail the client's request: the others did.
-    async setLevel(level: McpLogLevel) {
-      await Promise.all(
-        [...connections].map(([name, connection]) =>
-          connection
-            .setLogLevel(level)
-            .catch((error) =>
-              log.info(`MCP server "${name}": ${error instanceof Error ? error.message : String(error)}`),
-            ),
-        ),
-      )
+    async setLevel(level, subscriber) {
+      clientLevels.set(subscriber, level)
+      await forwardLevel()
     },
   }
   return { ctx, tools, agent, connections, upstreams, collisions, logging, close }

@@ -140,7 +140,8 @@ export interface McpConnection {
   close(): Promise<void>
 }
 
-const LOG_LEVELS: readonly McpLogLevel[] = [
+/** The MCP log severities, least severe first. */
+export const MCP_LOG_LEVELS: readonly McpLogLevel[] = [
   'debug',
   'info',
   'notice',
@@ -479,8 +480,8 @@ class UpstreamLink {
 
   /** Remember the level (for later sessions) and send it to the live session, if any. */
   async setLogLevel(level: McpLogLevel): Promise<void> {
-    if (!LOG_LEVELS.includes(level))
-      throw new ConfigError('setLogLevel(level)', `expected one of ${LOG_LEVELS.join(', ')}`)
+    if (!MCP_LOG_LEVELS.includes(level))
+      throw new ConfigError('setLogLevel(level)', `expected one of ${MCP_LOG_LEVELS.join(', ')}`)
     this.logLevel = level
     const { session } = this
     if (session !== undefined) await this.sendLogLevel(session, level)

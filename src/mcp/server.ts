@@ -24,7 +24,7 @@ import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import { isRecord } from '../util/is-record.js'
-import type { McpLogLevel, McpLogMessage } from './client.js'
+import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import { getMcpToolMeta } from './tool-meta.js'
 
@@ -50,21 +50,13 @@ export interface CreateMcpServerOptions {
 export interface McpServerLogging {
   /** Start delivering messages to `send`; returns how to stop (called when the server closes). */
   subscribe(send: (message: McpLogMessage) => void): () => void
-  /** The client asked for messages at `level` and above; a rejection is the request's error. */
-  setLevel?(level: McpLogLevel): void | Promise<void>
+  /**
+   * The client asked for messages at `level` and above; a rejection is the request's error.
+   * `subscriber` is the function this server passed to `subscribe`, so that a source serving
+   * several servers (one per client) can tell their levels apart.
+   */
+  setLevel?(level: McpLogLevel, subscriber: (message: McpLogMessage) => void): void | Promise<void>
 }
-
-/** MCP log severities, least severe first. */
-const LOG_LEVELS: readonly McpLogLevel[] = [
-  'debug',
-  'info',
-  'notice',
-  'warning',
-  'error',
-  'critical',
-  'alert',
-  'emergency',
-]
 
 /** How long a human may take to answer an approval elicitation. */
 const ELICITATION_TIMEOUT_MS = 10 * 60_000
@@ -174,14 +166,8 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
 function serveLogging(server: Server, logging: McpServerLogging): () => void {
   // Until the client sets a level it gets every message, as the SDK's own server does.
   let threshold = 0
-  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
-    const { level } = request.params
-    threshold = LOG_LEVELS.indexOf(level)
-    await logging.setLevel?.(level)
-    return {}
-  })
-  const stop = logging.subscribe((message) => {
-    if (!server.transport || LOG_LEVELS.indexOf(message.level) < threshold) return
+  const subscriber = (message: McpLogMessage) => {
+    if (!server.transport || MCP_LOG_LEVELS.indexOf(message.level) < threshold) return
     const { level, logger, data } = message
     server
       .notification({
@@ -189,7 +175,14 @@ function serveLogging(server: Server, logging: McpServerLogging): () => void {
         params: { level, ...(logger !== undefined ? { logger } : {}), data },
       })
       .catch(() => {})
+  }
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    const { level } = request.params
+    threshold = MCP_LOG_LEVELS.indexOf(level)
+    await logging.setLevel?.(level, subscriber)
+    return {}
   })
+  const stop = logging.subscribe(subscriber)
   return typeof stop === 'function' ? stop : () => {}
 }
 

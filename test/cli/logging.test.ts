@@ -3,21 +3,24 @@
 // logger set to the upstream's config name ("<name>/<logger>" when the upstream named its own); ping
 // is answered.
 import path from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Connected, serveStdio, tempDir, textOf, writeConfig } from './helpers.js'
+import { type Connected, serveHttp, serveStdio, tempDir, textOf, writeConfig } from './helpers.js'
 
 const CHATTY = path.resolve(import.meta.dirname, '../fixtures/logging-mcp-server.mjs')
 const PLAIN = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
 const BOUND_MS = 30_000
 
 let cleanup: () => Promise<void>
+let config: string
 let s: Connected
 const got: unknown[] = []
 beforeAll(async () => {
   let dir: string
   ;({ dir, cleanup } = await tempDir())
-  const config = await writeConfig(dir, {
+  config = await writeConfig(dir, {
     root: '.',
     // "plain" declares no logging: setLevel must not be sent to it, nor fail because of it.
     servers: {
@@ -35,10 +38,10 @@ afterAll(async () => {
   await cleanup()
 })
 
-async function until(check: () => boolean): Promise<void> {
+async function until(check: () => boolean, seen: unknown = got): Promise<void> {
   const deadline = Date.now() + BOUND_MS
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting; received ${JSON.stringify(got)}`)
+    if (Date.now() > deadline) throw new Error(`timed out waiting; received ${JSON.stringify(seen)}`)
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
@@ -68,5 +71,38 @@ describe('logging through the gateway', () => {
     await s.client.ping()
     expect(got).toEqual([{ level: 'error', logger: 'chatty', data: 'it broke' }])
     expect(s.stderr()).not.toMatch(/setLevel failed/)
+  })
+})
+
+describe('logging through the gateway over --http, two clients', () => {
+  it('R-23-2: upstreams are asked for the lowest level any client set; each client gets only its own', async () => {
+    const a = await serveHttp(['--config', config])
+    const b = new Client({ name: 'b', version: '1.0.0' })
+    try {
+      await b.connect(new StreamableHTTPClientTransport(new URL(a.url!)))
+      const gotA: { level: string; logger?: string }[] = []
+      const gotB: { level: string; logger?: string }[] = []
+      a.client.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+        gotA.push({ level: params.level, logger: params.logger })
+      })
+      b.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+        gotB.push({ level: params.level, logger: params.logger })
+      })
+      await a.client.setLoggingLevel('warning')
+      await b.setLoggingLevel('error')
+      // b set the higher level last; the upstream still runs at a's.
+      const result = await b.callTool({ name: 'chatty__chatter', arguments: {} })
+      expect(textOf(result)).toBe('chattered at warning')
+      await until(() => gotA.length >= 2 && gotB.length >= 1, { gotA, gotB })
+      await Promise.all([a.client.ping(), b.ping()])
+      expect(gotA).toEqual([
+        { level: 'warning', logger: 'chatty/core' },
+        { level: 'error', logger: 'chatty' },
+      ])
+      expect(gotB).toEqual([{ level: 'error', logger: 'chatty' }])
+    } finally {
+      await b.close()
+      await a.close()
+    }
   })
 })
