@@ -82,6 +82,29 @@ describe('connectMcpServer: logging', () => {
     await connection.close()
   }, 60_000)
 
+  it('an onLog callback that throws becomes an McpConnectionWarning; the call is unaffected', async () => {
+    await using runtime = await createToolRuntime()
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => {
+      if (warning.name === 'McpConnectionWarning') warnings.push(warning.message)
+    }
+    process.on('warning', onWarning)
+    try {
+      const connection = await connectMcpServer(runtime.ctx, await linkedLoggingServer(), {
+        name: 'chatty',
+        onLog: () => {
+          throw new Error('listener broke')
+        },
+      })
+      await connection.setLogLevel('error')
+      expect((await runtime.tools.execute(call('chatter'))).isError).toBe(false)
+      await until(() => warnings.length >= 1)
+      expect(warnings).toEqual(['MCP server "chatty": the onLog callback threw: listener broke'])
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
   it('R-23-2: a server without the logging capability is not sent logging/setLevel', async () => {
     await using runtime = await createToolRuntime()
     const server = new McpServer({ name: 'quiet', version: '1.0.0' })
