@@ -6,7 +6,15 @@ import type { Context } from 'cordis'
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
-import { connectMcpServer, type McpConnection, type McpSkippedTool } from '../mcp/client.js'
+import {
+  connectMcpServer,
+  MCP_LOG_LEVELS,
+  type McpConnection,
+  type McpLogLevel,
+  type McpLogMessage,
+  type McpSkippedTool,
+} from '../mcp/client.js'
+import type { McpServerLogging } from '../mcp/server.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
@@ -29,6 +37,11 @@ export interface Gateway {
    * `serve` and `tools` refuse to start with them; `serve --check` reports them.
    */
   readonly collisions: readonly string[]
+  /**
+   * The upstreams' log messages, each with the logger set to the server's config name (followed by
+   * "/" and the server's own logger when it named one); a level set here goes to every upstream.
+   */
+  readonly logging: McpServerLogging
   close(): Promise<void>
 }
 
@@ -81,6 +94,11 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   const skipped = new Map<string, string[]>(order.map((name) => [name, []]))
   let starting = true
   const startSkips: { server: string; skip: McpSkippedTool }[] = []
+  const logListeners = new Set<(message: McpLogMessage) => void>()
+  const relayLog = (message: McpLogMessage, server: string) => {
+    const logger = message.logger === undefined ? server : `${server}/${message.logger}`
+    for (const listener of logListeners) listener({ ...message, logger })
+  }
 
   /** Who already serves `tool`: the gateway itself or another server, or undefined. */
   const ownerOf = (tool: string, except: string): string | undefined => {
@@ -111,6 +129,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
         maxMessageBytes: settings.maxMessageBytes,
         reconnect: settings.reconnect ?? true,
         onToolSkipped: (skip) => onSkipped(name, skip),
+        onLog: relayLog,
         onStateChange: (state) => {
           if (state.status === 'down') {
             wasDown = true
@@ -159,7 +178,43 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
   applyPolicy(agent, settings.policy, names)
-  return { ctx, tools, agent, connections, upstreams, collisions, close }
+  // Each client's level, by its subscription: the upstreams are asked for the lowest of them, so
+  // that no client misses a message at its own level because another asked for less.
+  const clientLevels = new Map<(message: McpLogMessage) => void, McpLogLevel | undefined>()
+  let upstreamLevel: McpLogLevel | undefined
+  const forwardLevel = async () => {
+    const set = [...clientLevels.values()].filter((level) => level !== undefined)
+    if (set.length === 0) return
+    const lowest = set.reduce((a, b) => (MCP_LOG_LEVELS.indexOf(b) < MCP_LOG_LEVELS.indexOf(a) ? b : a))
+    if (lowest === upstreamLevel) return
+    upstreamLevel = lowest
+    // One upstream failing to take the level does not fail the client's request: the others did.
+    await Promise.all(
+      [...connections].map(([name, connection]) =>
+        connection
+          .setLogLevel(lowest)
+          .catch((error) =>
+            log.info(`MCP server "${name}": ${error instanceof Error ? error.message : String(error)}`),
+          ),
+      ),
+    )
+  }
+  const logging: McpServerLogging = {
+    subscribe(listener) {
+      logListeners.add(listener)
+      clientLevels.set(listener, undefined)
+      return () => {
+        logListeners.delete(listener)
+        clientLevels.delete(listener)
+        void forwardLevel()
+      }
+    },
+    async setLevel(level, subscriber) {
+      clientLevels.set(subscriber, level)
+      await forwardLevel()
+    },
+  }
+  return { ctx, tools, agent, connections, upstreams, collisions, logging, close }
 }
 
 /** Refuse to go on with tools that two servers name (see {@link Gateway.collisions}). */

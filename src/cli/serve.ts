@@ -77,7 +77,13 @@ const serve: CliCommand = {
     }
     await refuseCollisions(gateway)
     if (settings.verbose) logCalls(gateway, log)
-    const make = () => createMcpServer(gateway.agent.ctx, { agent: gateway.agent, name: 'toolgate', version: VERSION })
+    const make = () =>
+      createMcpServer(gateway.agent.ctx, {
+        agent: gateway.agent,
+        name: 'toolgate',
+        version: VERSION,
+        logging: gateway.logging,
+      })
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
       else await serveHttp(make, settings.http, settings, log, io)

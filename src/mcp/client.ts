@@ -76,6 +76,23 @@ export interface ConnectMcpServerOptions {
    * unusable) instead of emitting an `McpConnectionWarning`.
    */
   readonly onToolSkipped?: (skipped: McpSkippedTool) => void
+  /**
+   * Called for each log message the server sends (`notifications/message`), with the server's
+   * name (`name`). Default: the messages are ignored.
+   */
+  readonly onLog?: (message: McpLogMessage, server: string) => void
+}
+
+/** The severities of MCP logging, least severe first. */
+export type McpLogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'
+
+/** One log message from a server, as it sent it. */
+export interface McpLogMessage {
+  readonly level: McpLogLevel
+  /** The server's own name for the source of the message, when it gave one. */
+  readonly logger?: string
+  /** Any JSON value the server sent. */
+  readonly data: unknown
 }
 
 /** The backoff of {@link ConnectMcpServerOptions.reconnect}. */
@@ -114,9 +131,26 @@ export interface McpConnection {
   readonly state: McpConnectionState
   /** Re-list the server's tools and update the registrations. */
   refresh(): Promise<void>
+  /**
+   * Ask the server for log messages at `level` and above (`logging/setLevel`), when it declared
+   * the logging capability (otherwise nothing is sent). The level is sent again after a reconnect.
+   */
+  setLogLevel(level: McpLogLevel): Promise<void>
   /** Close the session and remove every registration. Idempotent. */
   close(): Promise<void>
 }
+
+/** The MCP log severities, least severe first. */
+export const MCP_LOG_LEVELS: readonly McpLogLevel[] = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+]
 
 const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' }
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
@@ -217,6 +251,7 @@ interface LinkSettings {
   readonly reconnect: Required<McpReconnectOptions> | undefined
   readonly onStateChange: ((state: McpConnectionState) => void) | undefined
   readonly onToolSkipped: ((skipped: McpSkippedTool) => void) | undefined
+  readonly onLog: ((message: McpLogMessage, server: string) => void) | undefined
   readonly owner: Context
 }
 
@@ -231,7 +266,7 @@ function checkOptions(
   if (typeof prefix !== 'string') throw new ConfigError(at('prefix'), 'expected a string')
   const name = options.name ?? defaultName(spec)
   if (typeof name !== 'string' || name === '') throw new ConfigError(at('name'), 'expected a non-empty string')
-  for (const key of ['onStateChange', 'onToolSkipped'] as const)
+  for (const key of ['onStateChange', 'onToolSkipped', 'onLog'] as const)
     if (options[key] !== undefined && typeof options[key] !== 'function')
       throw new ConfigError(at(key), 'expected a function')
   const reconnect = checkReconnect(options.reconnect, at('reconnect'))
@@ -257,6 +292,7 @@ function checkOptions(
     reconnect,
     onStateChange: options.onStateChange,
     onToolSkipped: options.onToolSkipped,
+    onLog: options.onLog,
     agent: options.agent,
   }
 }
@@ -328,6 +364,8 @@ class UpstreamLink {
   private attempt = 0
   private retryTimer: ReturnType<typeof setTimeout> | undefined
   private recovering = false
+  /** The log level last asked for, sent again to every new session. */
+  private logLevel: McpLogLevel | undefined
 
   constructor(
     private readonly ctx: Context,
@@ -376,6 +414,7 @@ class UpstreamLink {
         return link.current
       },
       refresh: () => this.refresh(),
+      setLogLevel: (level) => this.setLogLevel(level),
       close: () => this.close(),
     }
   }
@@ -385,7 +424,7 @@ class UpstreamLink {
     const { label } = this
     if ('transport' in this.spec && this.usedTransport)
       throw new McpToolError(`MCP server ${label}: the connection closed and a given transport cannot be reopened`)
-    const [{ Client }, { ToolListChangedNotificationSchema }] = await Promise.all([
+    const [{ Client }, { ToolListChangedNotificationSchema, LoggingMessageNotificationSchema }] = await Promise.all([
       import('@modelcontextprotocol/sdk/client/index.js'),
       import('@modelcontextprotocol/sdk/types.js'),
     ])
@@ -401,6 +440,20 @@ class UpstreamLink {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.refresh().catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${this.reason(error)}`))
     })
+    const { onLog } = this.settings
+    if (onLog)
+      client.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+        const message: McpLogMessage = {
+          level: params.level,
+          ...(params.logger !== undefined ? { logger: params.logger } : {}),
+          data: params.data,
+        }
+        try {
+          onLog(message, this.settings.name)
+        } catch (error) {
+          warn(`MCP server ${label}: the onLog callback threw: ${this.reason(error)}`)
+        }
+      })
     client.onclose = () => {
       if (this.session !== session) return
       this.session = undefined
@@ -418,7 +471,30 @@ class UpstreamLink {
     }
     this.session = session
     this.sessions++
+    if (this.logLevel !== undefined)
+      await this.sendLogLevel(session, this.logLevel).catch((error) =>
+        warn(`MCP server ${label}: setting the log level again failed: ${this.reason(error)}`),
+      )
     return session
+  }
+
+  /** Remember the level (for later sessions) and send it to the live session, if any. */
+  async setLogLevel(level: McpLogLevel): Promise<void> {
+    if (!MCP_LOG_LEVELS.includes(level))
+      throw new ConfigError('setLogLevel(level)', `expected one of ${MCP_LOG_LEVELS.join(', ')}`)
+    this.logLevel = level
+    const { session } = this
+    if (session !== undefined) await this.sendLogLevel(session, level)
+  }
+
+  private async sendLogLevel(session: Session, level: McpLogLevel): Promise<void> {
+    // A server that did not declare logging would answer "method not found".
+    if (!session.client.getServerCapabilities()?.logging) return
+    try {
+      await session.client.setLoggingLevel(level, { timeout: this.settings.requestTimeoutMs })
+    } catch (error) {
+      throw new McpToolError(`MCP server ${this.label}: logging/setLevel failed: ${this.reason(error)}`)
+    }
   }
 
   /** The live session, reconnecting (and re-listing) when the last one ended. */

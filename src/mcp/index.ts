@@ -5,10 +5,12 @@ export {
   connectMcpServer,
   type McpConnection,
   type McpConnectionState,
+  type McpLogLevel,
+  type McpLogMessage,
   type McpReconnectOptions,
   type McpServerSpec,
   type McpSkippedTool,
   McpToolError,
 } from './client.js'
-export { type CreateMcpServerOptions, createMcpServer } from './server.js'
+export { type CreateMcpServerOptions, createMcpServer, type McpServerLogging } from './server.js'
 export type { McpToolAnnotations } from './tool-meta.js'

@@ -7,6 +7,7 @@ import {
   type CallToolResult,
   ElicitResultSchema,
   ListToolsRequestSchema,
+  SetLevelRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
@@ -23,6 +24,7 @@ import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import { isRecord } from '../util/is-record.js'
+import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import { getMcpToolMeta } from './tool-meta.js'
 
@@ -36,6 +38,24 @@ export interface CreateMcpServerOptions {
   readonly version: string
   /** Optional instructions announced to clients at initialization. */
   readonly instructions?: string
+  /**
+   * Log messages for the client: when given, the server declares the `logging` capability, sends
+   * each message `subscribe` delivers as `notifications/message` (dropping those below the level
+   * the client asked for), and passes the client's `logging/setLevel` to `setLevel`.
+   */
+  readonly logging?: McpServerLogging
+}
+
+/** Where a served scope's log messages come from, and who hears the client's level. */
+export interface McpServerLogging {
+  /** Start delivering messages to `send`; returns how to stop (called when the server closes). */
+  subscribe(send: (message: McpLogMessage) => void): () => void
+  /**
+   * The client asked for messages at `level` and above; a rejection is the request's error.
+   * `subscriber` is the function this server passed to `subscribe`, so that a source serving
+   * several servers (one per client) can tell their levels apart.
+   */
+  setLevel?(level: McpLogLevel, subscriber: (message: McpLogMessage) => void): void | Promise<void>
 }
 
 /** How long a human may take to answer an approval elicitation. */
@@ -59,13 +79,23 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     throw new ConfigError('createMcpServer(ctx, options).name', 'expected a non-empty string')
   if (typeof options.version !== 'string' || options.version === '')
     throw new ConfigError('createMcpServer(ctx, options).version', 'expected a non-empty string')
+  const { logging } = options
+  if (logging !== undefined) {
+    if (typeof logging?.subscribe !== 'function')
+      throw new ConfigError('createMcpServer(ctx, options).logging.subscribe', 'expected a function')
+    if (logging.setLevel !== undefined && typeof logging.setLevel !== 'function')
+      throw new ConfigError('createMcpServer(ctx, options).logging.setLevel', 'expected a function')
+  }
   const { agent } = options
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)
 
   const server = new Server(
     { name: options.name, version: options.version },
-    { capabilities: { tools: { listChanged: true } }, instructions: options.instructions },
+    {
+      capabilities: { tools: { listChanged: true }, ...(logging ? { logging: {} } : {}) },
+      instructions: options.instructions,
+    },
   )
   const session = randomUUID().slice(0, 8)
   let serial = 0
@@ -120,14 +150,40 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
       if (!closed && server.transport) server.sendToolListChanged().catch(() => {})
     })
   })
+  const disposeLogging = logging ? serveLogging(server, logging) : () => {}
   const onclose = server.onclose
   server.onclose = () => {
     closed = true
     dispose()
     disposeProgress()
+    disposeLogging()
     onclose?.()
   }
   return server
+}
+
+/** Relay the source's messages at or above the client's level; pass the client's level on. */
+function serveLogging(server: Server, logging: McpServerLogging): () => void {
+  // Until the client sets a level it gets every message, as the SDK's own server does.
+  let threshold = 0
+  const subscriber = (message: McpLogMessage) => {
+    if (!server.transport || MCP_LOG_LEVELS.indexOf(message.level) < threshold) return
+    const { level, logger, data } = message
+    server
+      .notification({
+        method: 'notifications/message',
+        params: { level, ...(logger !== undefined ? { logger } : {}), data },
+      })
+      .catch(() => {})
+  }
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    const { level } = request.params
+    threshold = MCP_LOG_LEVELS.indexOf(level)
+    await logging.setLevel?.(level, subscriber)
+    return {}
+  })
+  const stop = logging.subscribe(subscriber)
+  return typeof stop === 'function' ? stop : () => {}
 }
 
 function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Tool[] {
