@@ -4,6 +4,7 @@
 // response, passes cancellation on, and keeps all of it across reconnects. The upstream is a real
 // SDK server over stdio that asks its client and reports what it saw.
 import path from 'node:path'
+import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createToolRuntime } from '../../src/index.js'
 import { type ConnectMcpServerOptions, connectMcpServer, type McpConnection } from '../../src/mcp/index.js'
@@ -102,6 +103,16 @@ describe('client capabilities (issue 23 item 1)', () => {
     expect((await ask({ kind: 'sample', raw: true })).error?.code).toBe(METHOD_NOT_FOUND)
   })
 
+  it('a handler that is not a function is a ConfigError naming the option', async () => {
+    const runtime = await createToolRuntime()
+    await expect(
+      connectMcpServer(runtime.ctx, { command: process.execPath, args: [ASKER] }, { sampling: 'yes' as never }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringMatching(/connectMcpServer\(ctx, server, options\)\.sampling.*expected a function/),
+    })
+  })
+
   it('a handler that throws gives the server an error response, with its message', async () => {
     const { ask } = await connect({
       elicitation: () => {
@@ -109,7 +120,7 @@ describe('client capabilities (issue 23 item 1)', () => {
       },
       sampling: async () => Promise.reject('no model configured'),
       roots: () => {
-        throw new Error('no roots today')
+        throw new McpError(-32002, 'no roots today')
       },
     })
     const elicit = await ask({ kind: 'elicit' })
@@ -119,7 +130,9 @@ describe('client capabilities (issue 23 item 1)', () => {
       code: INTERNAL_ERROR,
       message: expect.stringMatching(/the sampling handler of MCP client "node" failed: no model configured/),
     })
-    expect((await ask({ kind: 'roots' })).error?.message).toMatch(/no roots today/)
+    // An McpError keeps the code the handler chose.
+    const roots = await ask({ kind: 'roots' })
+    expect(roots.error).toEqual({ code: -32002, message: expect.stringMatching(/no roots today/) })
   })
 
   it('a malformed handler result gives the server an error that says what is wrong', async () => {
