@@ -14,6 +14,14 @@ import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { snapshotJsonValue } from '../json/index.js'
 import { assertSupportedJsonSchema } from '../schema/assert.js'
+import {
+  declaredCapabilities,
+  type McpCapabilityHandlers,
+  type McpElicitationHandler,
+  type McpRootsHandler,
+  type McpSamplingHandler,
+  registerCapabilityHandlers,
+} from './capabilities.js'
 import { fromMcpContent } from './content.js'
 import { type McpToolAnnotations, setMcpToolMeta } from './tool-meta.js'
 
@@ -81,6 +89,16 @@ export interface ConnectMcpServerOptions {
    * name (`name`). Default: the messages are ignored.
    */
   readonly onLog?: (message: McpLogMessage, server: string) => void
+  /**
+   * Answers the server's `elicitation/create` requests (form mode); without it the capability is not
+   * declared and the server's request fails. Accepted content gets the requested schema's defaults
+   * for the fields it leaves out.
+   */
+  readonly elicitation?: McpElicitationHandler
+  /** Answers the server's `sampling/createMessage`; without it the capability is not declared. */
+  readonly sampling?: McpSamplingHandler
+  /** Answers the server's `roots/list`; without it the capability is not declared. */
+  readonly roots?: McpRootsHandler
 }
 
 /** The severities of MCP logging, least severe first. */
@@ -252,6 +270,7 @@ interface LinkSettings {
   readonly onStateChange: ((state: McpConnectionState) => void) | undefined
   readonly onToolSkipped: ((skipped: McpSkippedTool) => void) | undefined
   readonly onLog: ((message: McpLogMessage, server: string) => void) | undefined
+  readonly handlers: McpCapabilityHandlers
   readonly owner: Context
 }
 
@@ -266,7 +285,7 @@ function checkOptions(
   if (typeof prefix !== 'string') throw new ConfigError(at('prefix'), 'expected a string')
   const name = options.name ?? defaultName(spec)
   if (typeof name !== 'string' || name === '') throw new ConfigError(at('name'), 'expected a non-empty string')
-  for (const key of ['onStateChange', 'onToolSkipped', 'onLog'] as const)
+  for (const key of ['onStateChange', 'onToolSkipped', 'onLog', 'elicitation', 'sampling', 'roots'] as const)
     if (options[key] !== undefined && typeof options[key] !== 'function')
       throw new ConfigError(at(key), 'expected a function')
   const reconnect = checkReconnect(options.reconnect, at('reconnect'))
@@ -293,6 +312,7 @@ function checkOptions(
     onStateChange: options.onStateChange,
     onToolSkipped: options.onToolSkipped,
     onLog: options.onLog,
+    handlers: { elicitation: options.elicitation, sampling: options.sampling, roots: options.roots },
     agent: options.agent,
   }
 }
@@ -424,25 +444,28 @@ class UpstreamLink {
     const { label } = this
     if ('transport' in this.spec && this.usedTransport)
       throw new McpToolError(`MCP server ${label}: the connection closed and a given transport cannot be reopened`)
-    const [{ Client }, { ToolListChangedNotificationSchema, LoggingMessageNotificationSchema }] = await Promise.all([
+    const [{ Client }, types] = await Promise.all([
       import('@modelcontextprotocol/sdk/client/index.js'),
       import('@modelcontextprotocol/sdk/types.js'),
     ])
     const transport = await createTransport(this.spec, this.settings.maxMessageBytes)
     this.usedTransport = true
-    const client = new Client(CLIENT_INFO, { capabilities: {} })
+    const { handlers } = this.settings
+    // Every session declares and answers the same capabilities, reconnects included.
+    const client = new Client(CLIENT_INFO, { capabilities: declaredCapabilities(handlers) })
+    registerCapabilityHandlers(client, types, handlers, label)
     const session: Session = { client, oversized: false }
     // The SDK reports an oversized message here and then closes; the call it was answering only
     // sees "connection closed", so the real cause is kept for its error.
     transport.onerror = (error) => {
       if (/exceeded maximum size/i.test(error.message)) session.oversized = true
     }
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler(types.ToolListChangedNotificationSchema, () => {
       this.refresh().catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${this.reason(error)}`))
     })
     const { onLog } = this.settings
     if (onLog)
-      client.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+      client.setNotificationHandler(types.LoggingMessageNotificationSchema, ({ params }) => {
         const message: McpLogMessage = {
           level: params.level,
           ...(params.logger !== undefined ? { logger: params.logger } : {}),

@@ -1,5 +1,12 @@
 // toolgate/mcp: import MCP servers' tools as registrations, and serve a scope as an MCP server.
 
+export type {
+  McpCapabilityHandlers,
+  McpElicitationHandler,
+  McpRequestContext,
+  McpRootsHandler,
+  McpSamplingHandler,
+} from './capabilities.js'
 export {
   type ConnectMcpServerOptions,
   connectMcpServer,
