@@ -28,17 +28,17 @@ type Awaitable<T> = T | Promise<T>
 export type McpElicitationHandler = (
   params: ElicitRequestFormParams,
   context: McpRequestContext,
-) => Awaitable<ElicitResult>
+) => ElicitResult | Promise<ElicitResult>
 /** Answers a server's `sampling/createMessage` with the model's message. */
 export type McpSamplingHandler = (
   params: CreateMessageRequestParams,
   context: McpRequestContext,
-) => Awaitable<CreateMessageResult | CreateMessageResultWithTools>
+) => CreateMessageResult | CreateMessageResultWithTools | Promise<CreateMessageResult | CreateMessageResultWithTools>
 /** Answers a server's `roots/list` with the roots it may work in. */
 export type McpRootsHandler = (
   params: ListRootsRequest['params'],
   context: McpRequestContext,
-) => Awaitable<ListRootsResult>
+) => ListRootsResult | Promise<ListRootsResult>
 
 /** The handlers of the client capabilities; a capability without one is not declared. */
 export interface McpCapabilityHandlers {
