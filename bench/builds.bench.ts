@@ -5,7 +5,7 @@
 // medians kept, so machine load falls on both alike. Without the variable it prints how to run it.
 import { pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
-import { format, isMain, loadBuilt, type Row, time } from './util.js'
+import { format, interleavedMedians, isMain, loadBuilt, type Row } from './util.js'
 
 type Build = Awaited<ReturnType<typeof loadBuilt>>
 
@@ -54,15 +54,7 @@ export async function run(): Promise<Row[]> {
   const mine = await casesOf('this build', await loadBuilt())
   const theirs = await casesOf('baseline', other)
   const cases = mine.flatMap((pair, i) => [pair, theirs[i]])
-  const samples = cases.map(() => [] as number[])
-  for (let round = 0; round < 7; round++) {
-    for (let k = 0; k < cases.length; k++) {
-      const i = (k + round) % cases.length
-      samples[i].push(await time(cases[i][1], 100))
-    }
-  }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-  const ns = samples.map(median)
+  const ns = await interleavedMedians(cases.map(([, fn]) => fn))
   console.log(`\n## This build vs ${baseline}\n`)
   console.log('| case | this build | baseline | this ÷ baseline |')
   console.log('| --- | ---: | ---: | ---: |')

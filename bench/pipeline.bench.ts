@@ -1,7 +1,7 @@
 // R-PERF: execute() of a trivial defineTool tool against a bare `await fn(args)`,
 // with 0/1/10/100 pass-through listeners per waterfall and 1 KB / 1 MB / 10 MB arguments.
 import { Context } from 'cordis'
-import { format, isMain, loadBuilt, printTable, type Row, time } from './util.js'
+import { format, interleavedMedians, isMain, loadBuilt, printTable, type Row, time } from './util.js'
 
 const { createAgent, createToolRuntime, defineTool, ToolRuntime } = await loadBuilt()
 
@@ -110,16 +110,7 @@ async function serviceAccess(small: { data: { a: number } }, signal: AbortSignal
     ['`agent.ctx.tools.execute({ ...input, agent })`', () => agent.ctx.tools.execute(agentInput)],
     ['cached handle from `createToolRuntime()` (timeout policy loaded)', () => created.tools.execute(input)],
   ]
-  const samples = cases.map(() => [] as number[])
-  // Each round starts at another case: a case that leaves garbage behind must not always tax the same neighbour.
-  for (let round = 0; round < 7; round++) {
-    for (let k = 0; k < cases.length; k++) {
-      const i = (k + round) % cases.length
-      samples[i].push(await time(cases[i][1], 100))
-    }
-  }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-  const ns = samples.map(median)
+  const ns = await interleavedMedians(cases.map(([, fn]) => fn))
   const extra = (value: number, base: number) => `+${format(value - base)} (${(value / base).toFixed(2)}×)`
   return cases.map(([name], i) => {
     const row: Row = { name, avgNs: ns[i] }

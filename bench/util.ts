@@ -14,6 +14,21 @@ export async function time(fn: () => unknown, minCpuMs = 300): Promise<number> {
   return stats.avg
 }
 
+/**
+ * Median time per call of each case over `rounds` rounds, the cases interleaved and each round
+ * starting at another case, so machine load (and a case that leaves garbage behind) falls on all alike.
+ */
+export async function interleavedMedians(cases: Array<() => unknown>, rounds = 7, minCpuMs = 100): Promise<number[]> {
+  const samples = cases.map(() => [] as number[])
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < cases.length; k++) {
+      const i = (k + round) % cases.length
+      samples[i].push(await time(cases[i], minCpuMs))
+    }
+  }
+  return samples.map((values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)])
+}
+
 export function format(ns: number): string {
   if (ns < 1e3) return `${ns.toFixed(1)} ns`
   if (ns < 1e6) return `${(ns / 1e3).toFixed(2)} µs`
