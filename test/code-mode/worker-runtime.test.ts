@@ -12,10 +12,16 @@ import { failOnUnhandledRejections } from './runtimes.js'
 failOnUnhandledRejections()
 
 /**
- * OS threads of this process: each worker is one. Other threads only ever get added (libuv's pool,
- * V8's helpers start lazily), so tests compare against a count taken while the workers were alive.
+ * OS thread ids of this process: each worker is one. Other threads only ever get added (libuv's pool,
+ * V8's helpers start lazily, at any moment), so tests count which ids seen while the workers were
+ * alive are gone afterwards rather than comparing totals.
  */
-const threads = () => readdirSync('/proc/self/task').length
+const threads = () => new Set(readdirSync('/proc/self/task'))
+/** Waits (bounded) until `count` of the threads seen in `before` have ended. */
+async function threadsEnd(before: Set<string>, count: number): Promise<void> {
+  const gone = () => [...before].filter((id) => !threads().has(id)).length
+  await waitFor(() => gone() >= count, `${count} worker threads to end`)
+}
 const echo = (): Promise<CodeBindingOutcome> => Promise.resolve({ ok: true, value: 1 })
 
 function run(runtime: CodeRuntime, code: string, signal = new AbortController().signal): Promise<CodeRunOutcome> {
@@ -53,7 +59,7 @@ describe('the worker pool', () => {
     expect(stats.started).toBe(2 + stats.terminated)
     await pool.dispose()
     expect(pool.stats()).toMatchObject({ alive: 0, busy: 0, queued: 0, timers: 0, exited: 2 })
-    expect(threads()).toBeLessThanOrEqual(withWorkers - 2)
+    await threadsEnd(withWorkers, 2)
     expect(
       process
         .getActiveResourcesInfo()
@@ -130,7 +136,7 @@ describe('Code Mode options: runtime, poolSize, limits', () => {
     expect(results.map((result) => result.value)).toEqual(Array(3).fill({ result: 4999950000, logs: [] }))
     const withWorkers = threads()
     await fiber.dispose()
-    expect(threads()).toBeLessThanOrEqual(withWorkers - 3)
+    await threadsEnd(withWorkers, 3)
   })
 
   it('createToolRuntime().dispose() settles a run in flight and leaves no worker behind', async () => {
@@ -152,7 +158,7 @@ describe('Code Mode options: runtime, poolSize, limits', () => {
     await handle.dispose()
     const result = await spinning
     expect(result.isError && result.error.info?.code).toBe('ABORTED')
-    expect(threads()).toBeLessThanOrEqual(withWorkers - 2)
+    await threadsEnd(withWorkers, 2)
   })
 
   it('rejects unknown runtimes and keys that do not apply, with the option path', async () => {
@@ -183,7 +189,9 @@ describe('Code Mode options: runtime, poolSize, limits', () => {
       arguments: { code: 'return 1', description: 'warm' },
       signal: new AbortController().signal,
     })
-    const baseline = threads()
+    const started: unknown[] = []
+    const onWorker = (worker: unknown) => started.push(worker)
+    process.on('worker', onWorker)
     const ctx = new Context()
     await ctx.plugin(ToolRuntime, { mode: 'code', codeMode: { runtime: 'inline', limits: { maxResultBytes: 64 } } })
     const result = await ctx.tools.execute({
@@ -193,6 +201,7 @@ describe('Code Mode options: runtime, poolSize, limits', () => {
       signal: new AbortController().signal,
     })
     expect(result.isError && result.error.message).toMatch(/over the limit of 64 bytes \(maxResultBytes\)/)
-    expect(threads()).toBe(baseline)
+    process.off('worker', onWorker)
+    expect(started).toEqual([])
   })
 })
