@@ -14,6 +14,7 @@ import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { snapshotJsonValue } from '../json/index.js'
 import { assertSupportedJsonSchema } from '../schema/assert.js'
+import { isRecord } from '../util/is-record.js'
 import {
   declaredCapabilities,
   type McpCapabilityHandlers,
@@ -775,7 +776,15 @@ class UpstreamLink {
  */
 function changeKey(tool: Tool): string | undefined {
   try {
-    return JSON.stringify([tool.description, tool.title, tool.inputSchema, tool.outputSchema, tool.annotations])
+    return JSON.stringify([
+      tool.description,
+      tool.title,
+      tool.inputSchema,
+      tool.outputSchema,
+      tool.annotations,
+      tool.icons,
+      tool._meta,
+    ])
   } catch {
     return undefined
   }
@@ -819,6 +828,16 @@ function definitionOf(
     imported: true,
     annotations,
     outputSchema: remoteOutput,
+    title: typeof tool.title === 'string' ? tool.title : undefined,
+    execution: isRecord(tool.execution)
+      ? (snapshotJsonValue(tool.execution, `tools[${tool.name}].execution`) as Record<string, unknown>)
+      : undefined,
+    icons: Array.isArray(tool.icons)
+      ? (snapshotJsonValue(tool.icons, `tools[${tool.name}].icons`) as unknown[])
+      : undefined,
+    meta: isRecord(tool._meta)
+      ? (snapshotJsonValue(tool._meta, `tools[${tool.name}]._meta`) as Record<string, unknown>)
+      : undefined,
   })
   return definition
 }

@@ -198,6 +198,10 @@ function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Tool[] {
     const outputSchema = meta?.imported ? meta.outputSchema : objectSchemaOf(definition?.output.schema)
     if (outputSchema) tool.outputSchema = outputSchema as Tool['outputSchema']
     if (meta?.annotations) tool.annotations = meta.annotations
+    if (meta?.title !== undefined) tool.title = meta.title
+    if (meta?.icons) tool.icons = meta.icons as Tool['icons']
+    if (meta?.execution) tool.execution = meta.execution as Tool['execution']
+    if (meta?.meta) tool._meta = meta.meta as Tool['_meta']
     return tool
   })
 }
@@ -218,15 +222,16 @@ function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinitio
   // Deferred contexts are for the model's next turn; over MCP the client's model reads them here.
   for (const context of result.additionalContexts ?? [])
     for (const block of context.content) content.push(toMcpContent(block))
+  const meta = definition && getMcpToolMeta(definition)
   if (result.isError) {
-    return {
-      isError: true,
-      content: content as CallToolResult['content'],
-      _meta: { 'toolgate/error': result.error as unknown as JsonValue },
-    }
+    const failed: CallToolResult = { isError: true, content: content as CallToolResult['content'] }
+    // An imported tool's own failure goes back as the server sent it: its content already says
+    // everything, and a gateway adds nothing to what it relays.
+    if (!(meta?.imported && result.error.info?.code === 'MCP_TOOL_ERROR'))
+      failed._meta = { 'toolgate/error': result.error as unknown as JsonValue }
+    return failed
   }
   const out: CallToolResult = { content: content as CallToolResult['content'] }
-  const meta = definition && getMcpToolMeta(definition)
   const value = result.value
   if (meta?.imported) {
     const { structuredContent, _meta } = (value ?? {}) as { structuredContent?: unknown; _meta?: unknown }

@@ -18,6 +18,11 @@ export interface McpToolMeta {
   readonly outputSchema?: Record<string, unknown>
   /** The value is `{ content, structuredContent? }` (an imported tool) rather than the tool's own output. */
   readonly imported?: boolean
+  /** The remote's display title, icons, task support (`execution`) and tool-level `_meta`, passed on unchanged. */
+  readonly title?: string
+  readonly execution?: Readonly<Record<string, unknown>>
+  readonly icons?: readonly unknown[]
+  readonly meta?: Readonly<Record<string, unknown>>
 }
 
 // Keyed by the `execute` function: the registry stores a frozen snapshot of a definition, but
