@@ -117,23 +117,25 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
       for (const template of connection.resourceTemplates)
         templates.push([server, template.uriTemplate, { server, item: template, match: matcher(template.uriTemplate) }])
     }
+    // While starting, servers answer in any order: ownership then follows the config order alone.
+    const previous: Tables = starting ? { prompts: new Map(), resources: new Map(), templates: new Map() } : tables
     tables = {
       prompts: claim(
-        tables.prompts,
+        previous.prompts,
         prompts,
         (server, name, owner) =>
           `servers.${server}: its prompt "${name.slice(prefixOf(server).length)}" is not served: the name "${name}" is already served by servers.${owner} (set a different "prefix" on one of them)`,
         lines,
       ),
       resources: claim(
-        tables.resources,
+        previous.resources,
         resources,
         (server, uri, owner) =>
           `servers.${server}: its resource "${uri}" is not served: the URI is already served by servers.${owner} (URIs are not renamed; drop one of the servers or deny the URI on it)`,
         lines,
       ),
       templates: claim(
-        tables.templates,
+        previous.templates,
         templates,
         (server, template, owner) =>
           `servers.${server}: its resource template "${template}" is not served: it is already served by servers.${owner}`,
