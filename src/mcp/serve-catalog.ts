@@ -222,7 +222,11 @@ export function serveCatalog(server: Server, catalog: McpServerCatalog): () => v
     if (closed) return
     closed = true
     if (typeof stopWatching === 'function') stopWatching()
-    for (const [uri, subscriber] of subscriptions) void resources?.unsubscribe?.(uri, subscriber).catch(() => {})
+    // A source that throws (even synchronously) must not break the server's close.
+    for (const [uri, subscriber] of subscriptions)
+      Promise.resolve()
+        .then(() => resources?.unsubscribe?.(uri, subscriber))
+        .catch(() => {})
     subscriptions.clear()
   }
 }
