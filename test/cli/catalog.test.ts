@@ -3,6 +3,7 @@
 // their server, subscriptions and list_changed are relayed, a prompt name or URI that two servers
 // share stops the gateway at startup naming both, and the policy's prompt:/resource: globs hide,
 // refuse and ask. Real SDK clients over stdio and Streamable HTTP, real SDK upstreams over stdio.
+import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import {
   ElicitRequestSchema,
@@ -187,6 +188,76 @@ describe('collisions', () => {
     )
     // Templates and resources of different servers do not collide.
     expect(check.stdout).not.toContain('its resource')
+  }, 60_000)
+})
+
+describe('while running', () => {
+  it('R-23-4: a URI that a second server starts to list later is left out and logged; the first keeps it', async () => {
+    const config = await writeConfig(
+      dir,
+      { root: '.', servers: { one: upstream('a', 'shared'), two: upstream('b') } },
+      'late-collision.json',
+    )
+    const s = await serveStdio(['--config', config])
+    try {
+      const changed: string[] = []
+      s.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void changed.push('resources'))
+      await s.client.callTool({ name: 'two__add', arguments: { kind: 'shared' } })
+      await until(
+        () => s.stderr().includes('its resource "note://shared" is not served'),
+        () => s.stderr(),
+      )
+      expect(s.stderr()).toContain(
+        'servers.two: its resource "note://shared" is not served: the URI is already served by servers.one',
+      )
+      const uris = (await s.client.listResources()).resources.map((r) => r.uri)
+      expect(uris.filter((uri) => uri === 'note://shared')).toHaveLength(1)
+      expect(await s.client.readResource({ uri: 'note://shared' })).toMatchObject({ contents: [{ text: 'a' }] })
+    } finally {
+      await s.close()
+    }
+  }, 60_000)
+
+  it('R-23-5: an upstream that goes down leaves the lists (list_changed) and comes back with its subscriptions', async () => {
+    const gate = path.join(dir, 'gate')
+    const config = await writeConfig(
+      dir,
+      {
+        root: '.',
+        servers: { a: upstream('a'), b: upstream('b', `gate=${gate}`) },
+        reconnect: { initialDelayMs: 100, maxDelayMs: 200 },
+      },
+      'down.json',
+    )
+    const s = await serveStdio(['--config', config])
+    try {
+      const changes: string[] = []
+      s.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void changes.push('resources'))
+      s.client.setNotificationHandler(PromptListChangedNotificationSchema, () => void changes.push('prompts'))
+      await s.client.subscribeResource({ uri: 'note://b/readme' })
+      await s.client.callTool({ name: 'b__crash', arguments: {} }).catch(() => {})
+      await until(
+        () => changes.includes('resources') && changes.includes('prompts'),
+        () => changes,
+      )
+      expect((await s.client.listResources()).resources.map((r) => r.uri)).toEqual(['note://a/readme', 'note://a/logo'])
+      expect((await s.client.listPrompts()).prompts.map((p) => p.name)).toEqual(['a__greet', 'a__plain'])
+      changes.length = 0
+      await rm(gate)
+      await until(
+        () => changes.includes('resources') && changes.includes('prompts'),
+        () => [changes, s.stderr()],
+      )
+      expect((await s.client.listPrompts()).prompts.map((p) => p.name)).toEqual([
+        'a__greet',
+        'a__plain',
+        'b__greet',
+        'b__plain',
+      ])
+      expect(textOf(await s.client.callTool({ name: 'b__subscriptions', arguments: {} }))).toBe('["note://b/readme"]')
+    } finally {
+      await s.close()
+    }
   }, 60_000)
 })
 
