@@ -124,8 +124,14 @@ export class UpstreamCatalog {
   }
 
   /** List everything the server declared (a failed list is warned about and counts as empty). */
-  async sync(client: Client): Promise<void> {
-    await Promise.all([this.relist(client, 'resources'), this.relist(client, 'prompts')])
+  sync(client: Client): Promise<void> {
+    const run = async () => {
+      await Promise.all([this.relist(client, 'resources'), this.relist(client, 'prompts')])
+    }
+    // In line with the re-listings of list_changed, so an older listing never lands last.
+    const listed = this.listing.then(run, run)
+    this.listing = listed.catch(() => {})
+    return listed
   }
 
   /** The server is down or closed: nothing is offered until it is listed again. */
