@@ -191,6 +191,29 @@ describe('collisions', () => {
   }, 60_000)
 })
 
+describe('tool-only upstreams', () => {
+  it('R-23-2: the gateway declares no resources, prompts or completions when no upstream does', async () => {
+    const plain = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
+    const config = await writeConfig(
+      dir,
+      { root: '.', servers: { up: { command: process.execPath, args: [plain] } } },
+      'tools-only.json',
+    )
+    const s = await serveStdio(['--config', config])
+    try {
+      const capabilities = s.client.getServerCapabilities()
+      expect([capabilities?.resources, capabilities?.prompts, capabilities?.completions]).toEqual([
+        undefined,
+        undefined,
+        undefined,
+      ])
+      expect(capabilities?.tools).toBeDefined()
+    } finally {
+      await s.close()
+    }
+  }, 60_000)
+})
+
 describe('while running', () => {
   it('R-23-4: a URI that a second server starts to list later is left out and logged; the first keeps it', async () => {
     const config = await writeConfig(

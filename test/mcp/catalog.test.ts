@@ -259,6 +259,28 @@ describe('createMcpServer: catalog', () => {
     await runtime.dispose()
   })
 
+  it('R-23-2: declares exactly the parts given: prompts alone; resources without subscribe or watch', async () => {
+    const prompts = await serve({ catalog: { prompts: { list: async () => [], get: async () => ({ messages: [] }) } } })
+    expect(prompts.client.getServerCapabilities()).toMatchObject({ prompts: { listChanged: false } })
+    expect(prompts.client.getServerCapabilities()?.resources).toBeUndefined()
+    expect(prompts.client.getServerCapabilities()?.completions).toBeUndefined()
+    await expect(
+      prompts.client.complete({ ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: '' } }),
+    ).rejects.toMatchObject({ code: -32601 })
+    await prompts.client.close()
+    await prompts.runtime.dispose()
+
+    const resources = await serve({
+      catalog: { resources: { list: async () => [], read: async (uri) => ({ contents: [{ uri, text: '' }] }) } },
+    })
+    expect(resources.client.getServerCapabilities()?.resources).toEqual({ subscribe: false, listChanged: false })
+    expect(resources.client.getServerCapabilities()?.prompts).toBeUndefined()
+    expect((await resources.client.listResourceTemplates()).resourceTemplates).toEqual([])
+    await expect(resources.client.subscribeResource({ uri: 'x://y' })).rejects.toMatchObject({ code: -32601 })
+    await resources.client.close()
+    await resources.runtime.dispose()
+  })
+
   it('rejects a malformed catalog with a path-qualified error', async () => {
     await using runtime = await createToolRuntime()
     expect(() =>
