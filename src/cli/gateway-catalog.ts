@@ -92,10 +92,11 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
     lines: Map<string, string[]>,
   ): Map<string, O> {
     const table = new Map<string, O>()
+    const offering = new Set(offers.map(([server, key]) => `${server}\n${key}`))
     for (const [server, key, owned] of offers) {
       const kept = previous.get(key)
-      if (kept?.server === server || (!table.has(key) && !offers.some(([s, k]) => k === key && s === kept?.server)))
-        table.set(key, owned)
+      const keptStillOffers = kept !== undefined && offering.has(`${kept.server}\n${key}`)
+      if (kept?.server === server || (!table.has(key) && !keptStillOffers)) table.set(key, owned)
     }
     for (const [server, key] of offers) {
       const owner = table.get(key)

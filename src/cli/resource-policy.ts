@@ -15,6 +15,17 @@ export type CatalogVerdict =
   /** Listed, and a person is asked before each read or get. */
   | { readonly verdict: 'ask'; readonly reason: string }
 
+/** Compiled globs: lists of thousands of resources are checked against the same few globs. */
+const compiled = new Map<string, (subject: string) => boolean>()
+function matches(glob: string, subject: string): boolean {
+  let test = compiled.get(glob)
+  if (test === undefined) {
+    test = nameGlob(glob)
+    if (compiled.size < 1000) compiled.set(glob, test)
+  }
+  return test(subject)
+}
+
 /** The globs of `list` that address `kind`, without their `kind:` head. */
 function globsFor(list: readonly string[] | undefined, kind: CatalogSubject): string[] {
   const head = `${kind}:`
@@ -33,12 +44,12 @@ export function catalogVerdict(
 ): CatalogVerdict {
   if (policy === undefined) return { verdict: 'allow' }
   const what = `${kind} "${subject}"`
-  const denied = globsFor(policy.deny, kind).find((glob) => nameGlob(glob)(subject))
+  const denied = globsFor(policy.deny, kind).find((glob) => matches(glob, subject))
   if (denied !== undefined)
     return { verdict: 'hidden', reason: `the gateway policy denies the ${what} (deny: "${kind}:${denied}")` }
-  if (policy.allow && !globsFor(policy.allow, kind).some((glob) => nameGlob(glob)(subject)))
+  if (policy.allow && !globsFor(policy.allow, kind).some((glob) => matches(glob, subject)))
     return { verdict: 'hidden', reason: `the gateway policy does not allow the ${what} (it matches no allow glob)` }
-  const asked = globsFor(policy.ask, kind).find((glob) => nameGlob(glob)(subject))
+  const asked = globsFor(policy.ask, kind).find((glob) => matches(glob, subject))
   if (asked !== undefined)
     return { verdict: 'ask', reason: `the gateway policy asks before the ${what} (ask: "${kind}:${asked}")` }
   return { verdict: 'allow' }
