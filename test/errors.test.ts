@@ -49,6 +49,7 @@ describe('the error table', () => {
     new root.WorkspacePathError('path: outside'),
     new codeMode.CodeRunFailedError('syntax', 'bad', []),
     new mcp.McpToolError('closed'),
+    new mcp.McpRequestError('failed', -32603, 'failed'),
     new providers.ModelLoopError('failed', { messages: [], steps: [] }, new Error('cause')),
     new providers.ResumeStateError(['state: edited']),
     new RipgrepPatternError('bad pattern'),

@@ -6,6 +6,7 @@ import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
+import { catalogGlobIssues } from './config-catalog-policy.js'
 
 export type ServerConfig = (
   | { command: string; args?: string[]; env?: Record<string, string> }
@@ -289,6 +290,7 @@ function checkPolicy(value: unknown, issues: string[]): PolicyConfig {
     return policy
   }
   unknownKeys(value, 'policy', ['allow', 'deny', 'ask', 'timeoutMs'], issues)
+  issues.push(...catalogGlobIssues(value))
   for (const key of ['allow', 'deny', 'ask'] as const) {
     const list = value[key]
     if (list === undefined) continue

@@ -14,12 +14,14 @@ import {
   type McpLogMessage,
   type McpSkippedTool,
 } from '../mcp/client.js'
+import type { McpServerCatalog } from '../mcp/serve-catalog.js'
 import type { McpServerLogging } from '../mcp/server.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
 import { serverPrefix } from './config.js'
+import { createGatewayCatalog } from './gateway-catalog.js'
 import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
 import type { GatewaySettings } from './settings.js'
@@ -42,6 +44,11 @@ export interface Gateway {
    * "/" and the server's own logger when it named one); a level set here goes to every upstream.
    */
   readonly logging: McpServerLogging
+  /**
+   * The upstreams' resources, prompts and completions for a new client (each part only when some
+   * upstream offers it or has not answered yet), or undefined when none does.
+   */
+  catalog(): McpServerCatalog | undefined
   close(): Promise<void>
 }
 
@@ -120,6 +127,14 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
     log.info(text)
   }
 
+  const catalog = createGatewayCatalog({
+    connections,
+    order,
+    prefixOf: (name) => serverPrefix(name, settings.servers[name]),
+    policy: settings.policy,
+    log,
+  })
+
   await Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       let wasDown = false
@@ -130,6 +145,8 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
         reconnect: settings.reconnect ?? true,
         onToolSkipped: (skip) => onSkipped(name, skip),
         onLog: relayLog,
+        onListChanged: (kind) => catalog.changed(kind),
+        onResourceUpdated: (uri, server) => catalog.updated(uri, server),
         onStateChange: (state) => {
           if (state.status === 'down') {
             wasDown = true
@@ -158,6 +175,8 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
     if (owner !== undefined) collisions.push(text)
     else log.info(text)
   }
+  // Prompt names and resource URIs two servers share are refused at startup like tool names.
+  collisions.push(...catalog.started())
 
   const close = async () => {
     await Promise.all([...connections.values()].map((connection) => connection.close()))
@@ -171,7 +190,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
         status: state?.status === 'connected' ? 'connected' : 'down',
         tools: connection?.tools ?? [],
         ...(state?.status === 'down' ? { error: state.error } : {}),
-        skipped: skipped.get(name) ?? [],
+        skipped: [...(skipped.get(name) ?? []), ...catalog.skipped(name)],
       }
     })
 
@@ -214,7 +233,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
       await forwardLevel()
     },
   }
-  return { ctx, tools, agent, connections, upstreams, collisions, logging, close }
+  return { ctx, tools, agent, connections, upstreams, collisions, logging, catalog: () => catalog.serve(), close }
 }
 
 /** Refuse to go on with tools that two servers name (see {@link Gateway.collisions}). */

@@ -83,6 +83,7 @@ const serve: CliCommand = {
         name: 'toolgate',
         version: VERSION,
         logging: gateway.logging,
+        catalog: gateway.catalog(),
       })
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)

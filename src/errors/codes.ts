@@ -134,6 +134,12 @@ export const ERROR_CODES = {
     surface: 'result',
     errorClass: 'McpToolError',
   },
+  MCP_REQUEST_FAILED: {
+    meaning:
+      "A request about an MCP server's resources, prompts or completions failed: the server answered with an error, did not declare the capability, closed, or did not answer in time.",
+    surface: 'thrown',
+    errorClass: 'McpRequestError',
+  },
   OUTCOME_UNKNOWN: {
     meaning: 'On resume: an earlier attempt of the call started but left no result anywhere, so it is not run again.',
     surface: 'result',

@@ -3,7 +3,16 @@
 import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import type {
+  CompleteRequest,
+  CompleteResult,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
 import type { ContentBlock } from '../contract/content.js'
 import type { Agent, ToolRunContext } from '../contract/execution.js'
@@ -25,6 +34,12 @@ import {
 } from './capabilities.js'
 import { fromMcpContent } from './content.js'
 import { type McpToolAnnotations, setMcpToolMeta } from './tool-meta.js'
+import {
+  type McpListKind,
+  type McpRequestOptions,
+  type McpServerFeatures,
+  UpstreamCatalog,
+} from './upstream-catalog.js'
 
 /** A server to connect to: a command over stdio, a Streamable HTTP URL, or a ready transport. */
 export type McpServerSpec =
@@ -100,6 +115,16 @@ export interface ConnectMcpServerOptions {
   readonly sampling?: McpSamplingHandler
   /** Answers the server's `roots/list`; without it the capability is not declared. */
   readonly roots?: McpRootsHandler
+  /**
+   * Called with the URI of each `notifications/resources/updated` the server sends (it sends them
+   * for the URIs subscribed with {@link McpConnection.subscribeResource}).
+   */
+  readonly onResourceUpdated?: (uri: string, server: string) => void
+  /**
+   * Called after the server's resources (and templates) or prompts were listed again and changed:
+   * on its `list_changed` notifications, after a reconnect, and when it goes down (then empty).
+   */
+  readonly onListChanged?: (kind: McpListKind, server: string) => void
 }
 
 /** The severities of MCP logging, least severe first. */
@@ -150,6 +175,34 @@ export interface McpConnection {
   readonly state: McpConnectionState
   /** Re-list the server's tools and update the registrations. */
   refresh(): Promise<void>
+  /** What the server declared besides tools (all false until a session opened). */
+  readonly features: McpServerFeatures
+  /** The server's resources as last listed (empty when it declared none or is down). */
+  readonly resources: readonly Resource[]
+  /** The server's resource templates as last listed. */
+  readonly resourceTemplates: readonly ResourceTemplate[]
+  /** The server's prompts as last listed, under the server's own names (the prefix is for tools). */
+  readonly prompts: readonly Prompt[]
+  /**
+   * `resources/read`. Rejects with an `McpRequestError` carrying the server's JSON-RPC error
+   * (or -32601 when the server declared no resources).
+   */
+  readResource(uri: string, options?: McpRequestOptions): Promise<ReadResourceResult>
+  /**
+   * `resources/subscribe`: the server then sends updates for `uri` to `onResourceUpdated`. The
+   * subscription is sent again to every new session after a reconnect.
+   */
+  subscribeResource(uri: string): Promise<void>
+  /** `resources/unsubscribe` of a URI subscribed before (otherwise nothing is sent). */
+  unsubscribeResource(uri: string): Promise<void>
+  /** `prompts/get` of one of the server's prompts, by its own name. */
+  getPrompt(
+    name: string,
+    args?: Readonly<Record<string, string>>,
+    options?: McpRequestOptions,
+  ): Promise<GetPromptResult>
+  /** `completion/complete` for an argument of a prompt (its own name) or a resource template. */
+  complete(params: CompleteRequest['params'], options?: McpRequestOptions): Promise<CompleteResult>
   /**
    * Ask the server for log messages at `level` and above (`logging/setLevel`), when it declared
    * the logging capability (otherwise nothing is sent). The level is sent again after a reconnect.
@@ -271,6 +324,8 @@ interface LinkSettings {
   readonly onStateChange: ((state: McpConnectionState) => void) | undefined
   readonly onToolSkipped: ((skipped: McpSkippedTool) => void) | undefined
   readonly onLog: ((message: McpLogMessage, server: string) => void) | undefined
+  readonly onResourceUpdated: ((uri: string, server: string) => void) | undefined
+  readonly onListChanged: ((kind: McpListKind, server: string) => void) | undefined
   readonly handlers: McpCapabilityHandlers
   readonly owner: Context
 }
@@ -286,7 +341,16 @@ function checkOptions(
   if (typeof prefix !== 'string') throw new ConfigError(at('prefix'), 'expected a string')
   const name = options.name ?? defaultName(spec)
   if (typeof name !== 'string' || name === '') throw new ConfigError(at('name'), 'expected a non-empty string')
-  for (const key of ['onStateChange', 'onToolSkipped', 'onLog', 'elicitation', 'sampling', 'roots'] as const)
+  for (const key of [
+    'onStateChange',
+    'onToolSkipped',
+    'onLog',
+    'onResourceUpdated',
+    'onListChanged',
+    'elicitation',
+    'sampling',
+    'roots',
+  ] as const)
     if (options[key] !== undefined && typeof options[key] !== 'function')
       throw new ConfigError(at(key), 'expected a function')
   const reconnect = checkReconnect(options.reconnect, at('reconnect'))
@@ -313,6 +377,8 @@ function checkOptions(
     onStateChange: options.onStateChange,
     onToolSkipped: options.onToolSkipped,
     onLog: options.onLog,
+    onResourceUpdated: options.onResourceUpdated,
+    onListChanged: options.onListChanged,
     handlers: { elicitation: options.elicitation, sampling: options.sampling, roots: options.roots },
     agent: options.agent,
   }
@@ -387,6 +453,8 @@ class UpstreamLink {
   private recovering = false
   /** The log level last asked for, sent again to every new session. */
   private logLevel: McpLogLevel | undefined
+  /** Resources, prompts and completions, when the server declares them. */
+  private readonly catalog: UpstreamCatalog
 
   constructor(
     private readonly ctx: Context,
@@ -397,6 +465,16 @@ class UpstreamLink {
     this.settings = { ...rest, owner: agent?.ctx ?? ctx }
     this.label = JSON.stringify(this.settings.name)
     this.secrets = secretsOf(spec)
+    const { name, onResourceUpdated, onListChanged } = this.settings
+    this.catalog = new UpstreamCatalog({
+      client: () => this.ensure().then((session) => session.client),
+      label: this.label,
+      timeoutMs: this.settings.requestTimeoutMs,
+      reason: (error) => this.reason(error),
+      warn,
+      onResourceUpdated: onResourceUpdated && ((uri) => onResourceUpdated(uri, name)),
+      onListChanged: onListChanged && ((kind) => onListChanged(kind, name)),
+    })
   }
 
   /**
@@ -435,6 +513,23 @@ class UpstreamLink {
         return link.current
       },
       refresh: () => this.refresh(),
+      get features() {
+        return link.catalog.features
+      },
+      get resources() {
+        return link.catalog.resources
+      },
+      get resourceTemplates() {
+        return link.catalog.templates
+      },
+      get prompts() {
+        return link.catalog.prompts
+      },
+      readResource: (uri, options) => this.catalog.readResource(uri, options),
+      subscribeResource: (uri) => this.catalog.subscribeResource(uri),
+      unsubscribeResource: (uri) => this.catalog.unsubscribeResource(uri),
+      getPrompt: (name, args, options) => this.catalog.getPrompt(name, args, options),
+      complete: (params, options) => this.catalog.complete(params, options),
       setLogLevel: (level) => this.setLogLevel(level),
       close: () => this.close(),
     }
@@ -456,6 +551,7 @@ class UpstreamLink {
     const client = new Client(CLIENT_INFO, { capabilities: declaredCapabilities(handlers) })
     registerCapabilityHandlers(client, types, handlers, label)
     const session: Session = { client, oversized: false }
+    this.catalog.install(client, types)
     // The SDK reports an oversized message here and then closes; the call it was answering only
     // sees "connection closed", so the real cause is kept for its error.
     transport.onerror = (error) => {
@@ -495,6 +591,7 @@ class UpstreamLink {
     }
     this.session = session
     this.sessions++
+    this.catalog.opened(client)
     if (this.logLevel !== undefined)
       await this.sendLogLevel(session, this.logLevel).catch((error) =>
         warn(`MCP server ${label}: setting the log level again failed: ${this.reason(error)}`),
@@ -640,6 +737,7 @@ class UpstreamLink {
     for (const entry of this.registered.values()) entry.dispose()
     this.registered.clear()
     this.skipped.clear()
+    this.catalog.clear(true)
     const retryInMs = reconnectDelay(this.attempt++, reconnect)
     clearTimeout(this.retryTimer)
     this.retryTimer = setTimeout(() => this.retry(), retryInMs)
@@ -692,6 +790,9 @@ class UpstreamLink {
   /** Bring the registrations in line with the server's list: add, replace what changed, remove what went. */
   private async sync(): Promise<void> {
     const listed = await this.listAll()
+    if (this.closed) return
+    const { session } = this
+    if (session !== undefined) await this.catalog.sync(session.client)
     if (this.closed) return
     const seen = new Set<string>()
     for (const tool of listed) {
@@ -762,6 +863,7 @@ class UpstreamLink {
     this.retryTimer = undefined
     for (const entry of this.registered.values()) entry.dispose()
     this.registered.clear()
+    this.catalog.clear(false)
     const session = this.session
     this.session = undefined
     await session?.client.close().catch(() => {})

@@ -19,5 +19,18 @@ export {
   type McpSkippedTool,
   McpToolError,
 } from './client.js'
+export type {
+  McpPromptSource,
+  McpResourceSource,
+  McpResourceSubscriber,
+  McpServeContext,
+  McpServerCatalog,
+} from './serve-catalog.js'
 export { type CreateMcpServerOptions, createMcpServer, type McpServerLogging } from './server.js'
 export type { McpToolAnnotations } from './tool-meta.js'
+export {
+  type McpListKind,
+  McpRequestError,
+  type McpRequestOptions,
+  type McpServerFeatures,
+} from './upstream-catalog.js'

@@ -26,6 +26,7 @@ import { previewJson } from '../scheduling/preview.js'
 import { isRecord } from '../util/is-record.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
+import { checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
 import { getMcpToolMeta } from './tool-meta.js'
 
 /** Options of {@link createMcpServer}. */
@@ -44,6 +45,11 @@ export interface CreateMcpServerOptions {
    * the client asked for), and passes the client's `logging/setLevel` to `setLevel`.
    */
   readonly logging?: McpServerLogging
+  /**
+   * Resources, prompts and completions to serve beside the tools; each part given is declared to
+   * the client, and its requests go to it (see {@link McpServerCatalog}).
+   */
+  readonly catalog?: McpServerCatalog
 }
 
 /** Where a served scope's log messages come from, and who hears the client's level. */
@@ -86,6 +92,8 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     if (logging.setLevel !== undefined && typeof logging.setLevel !== 'function')
       throw new ConfigError('createMcpServer(ctx, options).logging.setLevel', 'expected a function')
   }
+  const catalog =
+    options.catalog === undefined ? undefined : checkCatalog(options.catalog, 'createMcpServer(ctx, options).catalog')
   const { agent } = options
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)
@@ -151,12 +159,14 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     })
   })
   const disposeLogging = logging ? serveLogging(server, logging) : () => {}
+  const disposeCatalog = catalog ? serveCatalog(server, catalog) : () => {}
   const onclose = server.onclose
   server.onclose = () => {
     closed = true
     dispose()
     disposeProgress()
     disposeLogging()
+    disposeCatalog()
     onclose?.()
   }
   return server

@@ -1,0 +1,285 @@
+// The resources, prompts and completions a served scope offers besides its tools: createMcpServer's
+// `catalog` option, its capabilities declared only for the parts given, every request passed to
+// the source, subscriptions kept per client and released when the client goes.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import {
+  type CompleteRequest,
+  CompleteRequestSchema,
+  type CompleteResult,
+  ElicitResultSchema,
+  GetPromptRequestSchema,
+  type GetPromptResult,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  type Prompt,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+  type ServerCapabilities,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import { ConfigError } from '../errors/config-error.js'
+import type { McpListKind } from './upstream-catalog.js'
+
+/**
+ * What a served scope offers besides tools. Each part given is declared to the client (`resources`,
+ * with `subscribe` when the source can subscribe; `prompts`; `completions`), and a part left out
+ * is not: its methods answer "method not found".
+ */
+export interface McpServerCatalog {
+  readonly resources?: McpResourceSource
+  readonly prompts?: McpPromptSource
+  /** Answers `completion/complete` for prompt and resource-template arguments. */
+  readonly complete?: (params: CompleteRequest['params'], context: McpServeContext) => Promise<CompleteResult>
+  /**
+   * Start telling `listener` when the resources (or templates) or the prompts change; returns how
+   * to stop (called when the server closes). When given, `listChanged` is declared, and each
+   * change reaches the client as `notifications/resources/list_changed` or `…/prompts/list_changed`.
+   */
+  readonly watch?: (listener: (kind: McpListKind) => void) => () => void
+}
+
+/** The resources served. */
+export interface McpResourceSource {
+  /** The whole list (served as one page). */
+  list(context: McpServeContext): Promise<readonly Resource[]>
+  /** The resource templates (default none). */
+  templates?(context: McpServeContext): Promise<readonly ResourceTemplate[]>
+  read(uri: string, context: McpServeContext): Promise<ReadResourceResult>
+  /**
+   * The client subscribed to `uri`: call `subscriber(uri)` on each update until `unsubscribe` with
+   * the same subscriber. Given, the server declares `subscribe`; each server (one per client)
+   * passes its own subscriber, and unsubscribes whatever is left when it closes.
+   */
+  subscribe?(uri: string, subscriber: McpResourceSubscriber, context: McpServeContext): Promise<void>
+  unsubscribe?(uri: string, subscriber: McpResourceSubscriber): Promise<void>
+}
+
+/** Receives the URI of each update of a subscribed resource. */
+export type McpResourceSubscriber = (uri: string) => void
+
+/** The prompts served. */
+export interface McpPromptSource {
+  /** The whole list (served as one page). */
+  list(context: McpServeContext): Promise<readonly Prompt[]>
+  get(name: string, args: Readonly<Record<string, string>>, context: McpServeContext): Promise<GetPromptResult>
+}
+
+/** What a source receives with each client request. */
+export interface McpServeContext {
+  /** Aborted when the client cancels the request or the connection closes. */
+  readonly signal: AbortSignal
+  /**
+   * Ask the client's user a yes-or-no question (an elicitation with one boolean). Resolves with
+   * whether the user approved; false when the client cannot be asked (it did not declare
+   * elicitation), declined, cancelled or failed, with the reason.
+   */
+  confirm(question: string, title: string): Promise<{ readonly approved: boolean; readonly reason: string }>
+}
+
+/** How long a person may take to answer a confirmation. */
+const CONFIRM_TIMEOUT_MS = 10 * 60_000
+
+/** Check the option (path-qualified errors). */
+export function checkCatalog(catalog: unknown, at: string): McpServerCatalog {
+  if (typeof catalog !== 'object' || catalog === null) throw new ConfigError(at, 'expected an object')
+  const c = catalog as Record<string, unknown>
+  const fn = (value: unknown, path: string, required: boolean) => {
+    if (value === undefined && !required) return
+    if (typeof value !== 'function') throw new ConfigError(path, 'expected a function')
+  }
+  for (const [key, methods] of [
+    ['resources', ['list', 'read']],
+    ['prompts', ['list', 'get']],
+  ] as const) {
+    const source = c[key]
+    if (source === undefined) continue
+    if (typeof source !== 'object' || source === null) throw new ConfigError(`${at}.${key}`, 'expected an object')
+    for (const method of methods) fn((source as Record<string, unknown>)[method], `${at}.${key}.${method}`, true)
+  }
+  const resources = c.resources as Record<string, unknown> | undefined
+  if (resources) {
+    fn(resources.templates, `${at}.resources.templates`, false)
+    fn(resources.subscribe, `${at}.resources.subscribe`, false)
+    fn(resources.unsubscribe, `${at}.resources.unsubscribe`, resources.subscribe !== undefined)
+  }
+  fn(c.complete, `${at}.complete`, false)
+  fn(c.watch, `${at}.watch`, false)
+  return catalog as McpServerCatalog
+}
+
+/** Serve the catalog on `server` (not yet connected); returns what to run when it closes. */
+export function serveCatalog(server: Server, catalog: McpServerCatalog): () => void {
+  const { resources, prompts, complete, watch } = catalog
+  const listChanged = watch !== undefined
+  const capabilities: ServerCapabilities = {}
+  if (resources) capabilities.resources = { subscribe: resources.subscribe !== undefined, listChanged }
+  if (prompts) capabilities.prompts = { listChanged }
+  if (complete) capabilities.completions = {}
+  server.registerCapabilities(capabilities)
+
+  type Extra = { signal: AbortSignal; sendRequest: unknown }
+  const contextOf = (extra: Extra): McpServeContext => ({
+    signal: extra.signal,
+    confirm: (question, title) => confirm(server, extra, question, title),
+  })
+  // Whatever the source throws becomes the client's JSON-RPC error, keeping a numeric code.
+  const handle =
+    <R, T>(run: (request: R, context: McpServeContext) => Promise<T>) =>
+    async (request: R, extra: Extra): Promise<T> => {
+      try {
+        return await run(request, contextOf(extra))
+      } catch (error) {
+        throw rpcError(error)
+      }
+    }
+
+  const subscriptions = new Map<string, McpResourceSubscriber>()
+  if (resources) {
+    server.setRequestHandler(
+      ListResourcesRequestSchema,
+      handle(async (_request, context) => ({ resources: [...(await resources.list(context))] })),
+    )
+    server.setRequestHandler(
+      ListResourceTemplatesRequestSchema,
+      handle(async (_request, context) => ({
+        resourceTemplates: [...((await resources.templates?.(context)) ?? [])],
+      })),
+    )
+    server.setRequestHandler(
+      ReadResourceRequestSchema,
+      handle((request, context) => resources.read(request.params.uri, context)),
+    )
+    const { subscribe, unsubscribe } = resources
+    if (subscribe && unsubscribe) {
+      server.setRequestHandler(
+        SubscribeRequestSchema,
+        handle(async (request, context) => {
+          const { uri } = request.params
+          if (subscriptions.has(uri)) return {}
+          // Each URI gets its own subscriber, so that an unsubscribe releases exactly that one.
+          const subscriber: McpResourceSubscriber = (updated) => {
+            if (server.transport) server.sendResourceUpdated({ uri: updated }).catch(() => {})
+          }
+          subscriptions.set(uri, subscriber)
+          try {
+            await subscribe.call(resources, uri, subscriber, context)
+          } catch (error) {
+            if (subscriptions.get(uri) === subscriber) subscriptions.delete(uri)
+            throw error
+          }
+          return {}
+        }),
+      )
+      server.setRequestHandler(
+        UnsubscribeRequestSchema,
+        handle(async (request) => {
+          const { uri } = request.params
+          const subscriber = subscriptions.get(uri)
+          if (subscriber === undefined) return {}
+          subscriptions.delete(uri)
+          await unsubscribe.call(resources, uri, subscriber)
+          return {}
+        }),
+      )
+    }
+  }
+  if (prompts) {
+    server.setRequestHandler(
+      ListPromptsRequestSchema,
+      handle(async (_request, context) => ({ prompts: [...(await prompts.list(context))] })),
+    )
+    server.setRequestHandler(
+      GetPromptRequestSchema,
+      handle((request, context) => prompts.get(request.params.name, request.params.arguments ?? {}, context)),
+    )
+  }
+  if (complete)
+    server.setRequestHandler(
+      CompleteRequestSchema,
+      handle((request, context) => complete(request.params, context)),
+    )
+
+  // A burst of changes (an upstream re-listing) is one notification per kind and microtask.
+  let closed = false
+  const pending = new Set<McpListKind>()
+  const stopWatching =
+    watch?.((kind) => {
+      if (closed || pending.has(kind)) return
+      pending.add(kind)
+      queueMicrotask(() => {
+        pending.delete(kind)
+        if (closed || !server.transport) return
+        if (kind === 'resources' && resources) server.sendResourceListChanged().catch(() => {})
+        if (kind === 'prompts' && prompts) server.sendPromptListChanged().catch(() => {})
+      })
+    }) ?? (() => {})
+
+  return () => {
+    if (closed) return
+    closed = true
+    if (typeof stopWatching === 'function') stopWatching()
+    // A source that throws (even synchronously) must not break the server's close.
+    for (const [uri, subscriber] of subscriptions)
+      Promise.resolve()
+        .then(() => resources?.unsubscribe?.(uri, subscriber))
+        .catch(() => {})
+    subscriptions.clear()
+  }
+}
+
+/** A JSON-RPC error the SDK sends as it is: numeric code, the message without the SDK's prefix. */
+function rpcError(error: unknown): { code: number; message: string; data?: unknown } {
+  const e = error as { code?: unknown; rpcCode?: unknown; reason?: unknown; data?: unknown; message?: unknown }
+  if (typeof e?.rpcCode === 'number' && typeof e.reason === 'string')
+    return { code: e.rpcCode, message: e.reason, ...(e.data !== undefined ? { data: e.data } : {}) }
+  const code = typeof e?.code === 'number' && Number.isSafeInteger(e.code) ? e.code : -32603
+  const message = (typeof e?.message === 'string' ? e.message : String(error)).replace(/^MCP error -?\d+: /, '')
+  return { code, message, ...(e?.data !== undefined ? { data: e.data } : {}) }
+}
+
+type SendRequest = (
+  request: { method: 'elicitation/create'; params: Record<string, unknown> },
+  schema: typeof ElicitResultSchema,
+  options?: { signal?: AbortSignal; timeout?: number },
+) => Promise<{ action: string; content?: Record<string, unknown> }>
+
+/** A yes-or-no elicitation on the stream of the request being handled. */
+async function confirm(
+  server: Server,
+  extra: { signal: AbortSignal; sendRequest: unknown },
+  question: string,
+  title: string,
+): Promise<{ approved: boolean; reason: string }> {
+  if (!server.getClientCapabilities()?.elicitation)
+    return { approved: false, reason: 'the MCP client cannot be asked (it did not declare the elicitation capability)' }
+  let answer: { action: string; content?: Record<string, unknown> }
+  try {
+    answer = await (extra.sendRequest as SendRequest)(
+      {
+        method: 'elicitation/create',
+        params: {
+          message: question,
+          requestedSchema: {
+            type: 'object',
+            properties: { approve: { type: 'boolean', title, default: false } },
+            required: ['approve'],
+          },
+        },
+      },
+      ElicitResultSchema,
+      { signal: extra.signal, timeout: CONFIRM_TIMEOUT_MS },
+    )
+  } catch (error) {
+    return {
+      approved: false,
+      reason: `asking the MCP client failed: ${error instanceof Error ? error.message : String(error)}`,
+    }
+  }
+  if (answer.action === 'accept' && answer.content?.approve === true) return { approved: true, reason: 'approved' }
+  if (answer.action === 'cancel') return { approved: false, reason: 'the MCP client cancelled the approval request' }
+  return { approved: false, reason: 'the MCP client declined' }
+}
