@@ -20,6 +20,7 @@ import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
 import { serverPrefix } from './config.js'
+import { withUpstreamAuth } from './config-upstream-auth.js'
 import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
 import type { GatewaySettings } from './settings.js'
@@ -123,7 +124,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   await Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       let wasDown = false
-      const connection = await connectMcpServer(ctx, spec, {
+      const connection = await connectMcpServer(ctx, withUpstreamAuth(spec), {
         name,
         prefix: serverPrefix(name, spec),
         maxMessageBytes: settings.maxMessageBytes,

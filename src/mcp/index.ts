@@ -19,5 +19,11 @@ export {
   type McpSkippedTool,
   McpToolError,
 } from './client.js'
+export {
+  createMcpOAuthProvider,
+  type McpOAuthClientCredentials,
+  type McpOAuthOptions,
+  type McpOAuthRefreshToken,
+} from './oauth.js'
 export { type CreateMcpServerOptions, createMcpServer, type McpServerLogging } from './server.js'
 export type { McpToolAnnotations } from './tool-meta.js'
