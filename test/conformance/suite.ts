@@ -18,6 +18,7 @@ export interface Check {
   id: string
   status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | string
   errorMessage?: string
+  details?: Record<string, unknown>
 }
 
 /** The scenarios `conformance list` names, of one kind. */
