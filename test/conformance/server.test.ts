@@ -23,8 +23,18 @@ let gateway: Running | undefined
 let cleanup: (() => Promise<void>) | undefined
 let direct: SuiteRun
 let through: SuiteRun
+/** Why the servers or the suite could not run: every test fails with it (none is skipped). */
+let setupError: unknown
 
 beforeAll(async () => {
+  try {
+    await setup()
+  } catch (error) {
+    setupError = error
+  }
+}, 600_000)
+
+async function setup(): Promise<void> {
   reference = await startReferenceServer()
   const temp = await tempDir()
   cleanup = temp.cleanup
@@ -37,7 +47,11 @@ beforeAll(async () => {
   // shared, and the suite runs its scenarios in sequence anyway.
   direct = await runSuite(['server', '--url', reference.url, '--suite', 'all'])
   through = await runSuite(['server', '--url', gateway.url, '--suite', 'all'])
-}, 600_000)
+}
+
+function ready(): void {
+  if (setupError !== undefined) throw setupError
+}
 
 afterAll(async () => {
   await gateway?.stop()
@@ -51,6 +65,7 @@ const succeeded = (checks: readonly Check[] | undefined) =>
 
 describe('conformance server scenarios: the reference server directly', () => {
   it('the suite ran every scenario it lists against it', () => {
+    ready()
     const missing = scenarios.filter((scenario) => result(direct, scenario) === undefined)
     expect(missing, direct.log).toEqual([])
   })
@@ -59,6 +74,7 @@ describe('conformance server scenarios: the reference server directly', () => {
 describe('conformance server scenarios: through toolgate serve --config (prefix "")', () => {
   for (const scenario of scenarios) {
     it(scenario, () => {
+      ready()
       const baseline = result(direct, scenario)
       const proxied = result(through, scenario)
       expect(baseline, `no direct result for ${scenario}:\n${direct.log}`).toBeDefined()

@@ -30,20 +30,20 @@ export function listScenarios(kind: 'server' | 'client'): string[] {
 }
 
 /**
- * Where the reference server is: $TOOLGATE_CONFORMANCE_SERVER, else the shared folder next to
- * this checkout, else /work/shared/mcp. Throws, naming every place looked at, when none has it.
+ * Where the reference server is: $TOOLGATE_CONFORMANCE_SERVER when set, else the shared folder next
+ * to this checkout, else /work/shared/mcp. Throws, naming every place looked at, when none has it.
  */
 export function locateReferenceServer(): string {
-  const candidates = [
-    ...(process.env.TOOLGATE_CONFORMANCE_SERVER ? [process.env.TOOLGATE_CONFORMANCE_SERVER] : []),
-    path.resolve(REPO, '../shared/mcp', SERVER_FILE),
-    path.join('/work/shared/mcp', SERVER_FILE),
-  ]
+  // A path given explicitly is the only one tried: falling back would hide a mistyped path.
+  const given = process.env.TOOLGATE_CONFORMANCE_SERVER
+  const candidates = given
+    ? [path.resolve(given)]
+    : [path.resolve(REPO, '../shared/mcp', SERVER_FILE), path.join('/work/shared/mcp', SERVER_FILE)]
   const found = candidates.find((file) => existsSync(file))
   if (found === undefined)
     throw new Error(
       `the conformance reference server (${SERVER_FILE}) was not found; looked at: ${candidates.join(', ')}. ` +
-        'Set TOOLGATE_CONFORMANCE_SERVER to its path.',
+        'Set TOOLGATE_CONFORMANCE_SERVER to the path of the file.',
     )
   return found
 }
