@@ -164,7 +164,7 @@ export interface SuiteRun {
 }
 
 /** Run the suite's CLI with `args` plus `--output-dir`, bounded, and read back every checks.json. */
-export async function runSuite(args: string[], timeoutMs = 300_000): Promise<SuiteRun> {
+export async function runSuite(args: string[], timeoutMs = 240_000): Promise<SuiteRun> {
   const out = await mkdtemp(path.join(tmpdir(), 'toolgate-conformance-out-'))
   try {
     const child = spawn(NODE22, [SUITE, ...args, '--output-dir', out], {
