@@ -141,6 +141,12 @@ describe('the error table', () => {
       // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);
       // serve answers the client a 400 with the same reason before the SDK would ask.
       [/^this\.refusal\(/, 'transport'],
+      // The upstream OAuth provider's answers to the SDK's auth flow (OAuthClientProvider contract);
+      // the flow fails the connection, whose error names the server.
+      [
+        /^`the upstream asks for a person to authorize|^`grant "\$\{this\.options\.grant\}" has no authorization code/,
+        'oauth provider',
+      ],
     ]
     // prelude.ts is the source text of the guest program inside the sandbox, not host code.
     const guestSource = /code-mode\/prelude\.ts$/

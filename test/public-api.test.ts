@@ -110,7 +110,7 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
   },
   'toolgate/mcp': {
     module: () => import('../src/mcp/index.js'),
-    names: ['McpRequestError', 'McpToolError', 'connectMcpServer', 'createMcpServer'],
+    names: ['McpRequestError', 'McpToolError', 'connectMcpServer', 'createMcpOAuthProvider', 'createMcpServer'],
   },
   'toolgate/code-mode': {
     module: () => import('../src/code-mode/index.js'),

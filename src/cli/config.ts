@@ -4,13 +4,15 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
+import type { McpOAuthOptions } from '../mcp/oauth.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
 import { catalogGlobIssues } from './config-catalog-policy.js'
+import { checkUpstreamAuth } from './config-upstream-auth.js'
 
 export type ServerConfig = (
   | { command: string; args?: string[]; env?: Record<string, string> }
-  | { url: string; headers?: Record<string, string> }
+  | { url: string; headers?: Record<string, string>; auth?: McpOAuthOptions }
 ) & {
   /** Put before each of the server's tool names; default `"<name>__"`, `""` keeps the names as they are. */
   prefix?: string
@@ -251,11 +253,17 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
       continue
     }
     if ('url' in entry) {
-      unknownKeys(entry, at, ['url', 'headers', 'prefix'], issues)
+      unknownKeys(entry, at, ['url', 'headers', 'prefix', 'auth'], issues)
       if (typeof entry.url !== 'string' || !URL.canParse(entry.url)) issues.push(`${at}.url: expected an http(s) URL`)
       else if (!/^https?:$/.test(new URL(entry.url).protocol)) issues.push(`${at}.url: expected an http(s) URL`)
       const headers = stringRecord(entry.headers, `${at}.headers`, issues)
-      servers[name] = { url: entry.url as string, ...(headers ? { headers } : {}), ...prefixed }
+      const auth = entry.auth === undefined ? undefined : checkUpstreamAuth(entry.auth, at, issues)
+      servers[name] = {
+        url: entry.url as string,
+        ...(headers ? { headers } : {}),
+        ...(auth ? { auth } : {}),
+        ...prefixed,
+      }
     } else if ('command' in entry) {
       unknownKeys(entry, at, ['command', 'args', 'env', 'prefix'], issues)
       if (typeof entry.command !== 'string' || entry.command === '')

@@ -21,6 +21,7 @@ import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
 import { serverPrefix } from './config.js'
+import { withUpstreamAuth } from './config-upstream-auth.js'
 import { createGatewayCatalog } from './gateway-catalog.js'
 import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
@@ -138,7 +139,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   await Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       let wasDown = false
-      const connection = await connectMcpServer(ctx, spec, {
+      const connection = await connectMcpServer(ctx, withUpstreamAuth(spec), {
         name,
         prefix: serverPrefix(name, spec),
         maxMessageBytes: settings.maxMessageBytes,

@@ -1,6 +1,7 @@
 // connectMcpServer(): a remote MCP server's tools as ordinary toolgate registrations, so every
 // policy (guards, approvals, timeouts, Code Mode) applies to them as to native tools.
 import path from 'node:path'
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {
@@ -55,6 +56,11 @@ export type McpServerSpec =
       /** Streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
       readonly url: string
       readonly headers?: Readonly<Record<string, string>>
+      /**
+       * OAuth for this server (the SDK's provider): a token is asked for when the server answers
+       * 401. `createMcpOAuthProvider()` makes one for the grants that need no person.
+       */
+      readonly authProvider?: OAuthClientProvider
     }
   | {
       /** A transport you built; it cannot be reopened, so there is no reconnect after it closes. */
@@ -980,6 +986,7 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
     return new StreamableHTTPClientTransport(new URL(spec.url), {
       requestInit: spec.headers ? { headers: { ...spec.headers } } : undefined,
+      authProvider: spec.authProvider,
     })
   }
   const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js')
@@ -1010,6 +1017,9 @@ function checkSpec(server: unknown): McpServerSpec {
       fail(`server.url: "${String(s.url)}" is not a URL`)
     }
     checkStringRecord(s.headers, 'server.headers', fail)
+    const auth = s.authProvider as { tokens?: unknown } | null | undefined
+    if (auth !== undefined && (typeof auth !== 'object' || auth === null || typeof auth.tokens !== 'function'))
+      fail('server.authProvider: expected an OAuthClientProvider (see createMcpOAuthProvider)')
   } else if ('command' in s) {
     if (typeof s.command !== 'string' || s.command === '') fail('server.command: expected a non-empty string')
     if (s.args !== undefined && !(Array.isArray(s.args) && s.args.every((a) => typeof a === 'string')))

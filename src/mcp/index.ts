@@ -19,6 +19,12 @@ export {
   type McpSkippedTool,
   McpToolError,
 } from './client.js'
+export {
+  createMcpOAuthProvider,
+  type McpOAuthClientCredentials,
+  type McpOAuthOptions,
+  type McpOAuthRefreshToken,
+} from './oauth.js'
 export type {
   McpPromptSource,
   McpResourceSource,

@@ -32,7 +32,7 @@ describe('toolgate/mcp (built)', () => {
     expect(readFileSync(path.join(root, 'dist/cli/bin.js'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
   })
 
-  it('exports connectMcpServer and createMcpServer', () => {
+  it('exports connectMcpServer, createMcpOAuthProvider and createMcpServer', () => {
     const out = execFileSync(
       process.execPath,
       [
@@ -42,7 +42,13 @@ describe('toolgate/mcp (built)', () => {
       ],
       { cwd: root, encoding: 'utf8' },
     )
-    expect(JSON.parse(out)).toEqual(['McpRequestError', 'McpToolError', 'connectMcpServer', 'createMcpServer'])
+    expect(JSON.parse(out)).toEqual([
+      'McpRequestError',
+      'McpToolError',
+      'connectMcpServer',
+      'createMcpOAuthProvider',
+      'createMcpServer',
+    ])
   })
 
   it('the package root does not import the MCP SDK', () => {

@@ -1,0 +1,184 @@
+// The gateway's cost (issue 23): added median latency of one `tools/call` through `toolgate serve`
+// on stdio and on Streamable HTTP, against the same upstream called directly, interleaved in one
+// run; cold start to the first `tools/list`; and 1,000 concurrent calls through one gateway.
+// Upstream: the registry's server-everything (`echo`). Run after `npm run build`.
+
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { isMain } from './util.js'
+
+const require = createRequire(import.meta.url)
+const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
+const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.js')
+const CALLS = Number(process.env.GATEWAY_BENCH_CALLS ?? 1000)
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Spawn a process and resolve once its stderr matches `ready` (returning the match). */
+function spawnUntil(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
+  let err = ''
+  const match = new Promise<RegExpExecArray>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+      const found = ready.exec(err)
+      if (found) resolve(found)
+    })
+    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)))
+  })
+  return { child, match }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+async function stdioClient(args: string[]): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '1.0.0' })
+  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' }))
+  return client
+}
+
+async function httpClient(url: string): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '1.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  return client
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const quantile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * q))]
+const ms = (value: number) => `${value.toFixed(3)} ms`
+
+/** One echo call's wall time in ms. */
+async function timeCall(client: Client, name: string): Promise<number> {
+  const start = performance.now()
+  const result = await client.callTool({ name, arguments: { message: 'x' } })
+  const elapsed = performance.now() - start
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`)
+  return elapsed
+}
+
+/** Each case's per-call times, the cases interleaved call by call, each round starting at another case. */
+async function interleaved(cases: Array<{ client: Client; tool: string }>, calls: number): Promise<number[][]> {
+  for (const { client, tool } of cases) for (let i = 0; i < 50; i++) await timeCall(client, tool)
+  const samples = cases.map(() => [] as number[])
+  for (let round = 0; round < calls; round++)
+    for (let k = 0; k < cases.length; k++) {
+      const i = (k + round) % cases.length
+      samples[i].push(await timeCall(cases[i].client, cases[i].tool))
+    }
+  return samples
+}
+
+export async function run(): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-gw-bench-'))
+  const upstreamPort = await freePort()
+  const upstream = spawnUntil([EVERYTHING, 'streamableHttp'], /listening on port/, {
+    ...process.env,
+    PORT: String(upstreamPort),
+  })
+  await upstream.match
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}/mcp`
+  const stdioConfig = path.join(dir, 'stdio.json')
+  await writeFile(
+    stdioConfig,
+    JSON.stringify({ servers: { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
+  )
+  const httpConfig = path.join(dir, 'http.json')
+  await writeFile(httpConfig, JSON.stringify({ servers: { ev: { url: upstreamUrl } } }))
+  const gatewayHttp = spawnUntil(
+    [BIN, 'serve', '--config', httpConfig, '--root', dir, '--http', '0'],
+    /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+  )
+  const gatewayUrl = (await gatewayHttp.match)[1]
+  const clients = {
+    directStdio: await stdioClient([EVERYTHING, 'stdio']),
+    gatewayStdio: await stdioClient([BIN, 'serve', '--config', stdioConfig, '--root', dir]),
+    directHttp: await httpClient(upstreamUrl),
+    gatewayHttp: await httpClient(gatewayUrl),
+  }
+  try {
+    const [directStdio, gatewayStdio, directHttp, viaHttp] = await interleaved(
+      [
+        { client: clients.directStdio, tool: 'echo' },
+        { client: clients.gatewayStdio, tool: 'ev__echo' },
+        { client: clients.directHttp, tool: 'echo' },
+        { client: clients.gatewayHttp, tool: 'ev__echo' },
+      ],
+      CALLS,
+    )
+    console.log(`\n## MCP gateway: one tools/call of echo (server-everything), ${CALLS} interleaved calls each\n`)
+    console.log('| path | median | p99 | added median |')
+    console.log('| --- | ---: | ---: | ---: |')
+    console.log(`| direct, stdio | ${ms(median(directStdio))} | ${ms(quantile(directStdio, 0.99))} | |`)
+    console.log(
+      `| client → toolgate serve → upstream, all stdio | ${ms(median(gatewayStdio))} | ${ms(quantile(gatewayStdio, 0.99))} | ${ms(median(gatewayStdio) - median(directStdio))} |`,
+    )
+    console.log(`| direct, Streamable HTTP | ${ms(median(directHttp))} | ${ms(quantile(directHttp, 0.99))} | |`)
+    console.log(
+      `| client → toolgate serve --http → upstream, all Streamable HTTP | ${ms(median(viaHttp))} | ${ms(quantile(viaHttp, 0.99))} | ${ms(median(viaHttp) - median(directHttp))} |`,
+    )
+
+    // 1,000 calls at once through one gateway: every one must succeed; p99 of their latencies.
+    for (const [label, client] of [
+      ['stdio', clients.gatewayStdio],
+      ['Streamable HTTP', clients.gatewayHttp],
+    ] as const) {
+      const settled = await Promise.allSettled(Array.from({ length: 1000 }, () => timeCall(client, 'ev__echo')))
+      const times = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))
+      const errors = settled.length - times.length
+      console.log(
+        `\n1,000 concurrent calls through the gateway (${label}): ${errors} errors, ` +
+          `p50 ${ms(median(times))}, p99 ${ms(quantile(times, 0.99))}`,
+      )
+      if (errors)
+        console.log(
+          `  first error: ${String((settled.find((s) => s.status === 'rejected') as PromiseRejectedResult).reason)}`,
+        )
+    }
+  } finally {
+    await Promise.all(Object.values(clients).map((client) => client.close()))
+    await stop(gatewayHttp.child)
+  }
+
+  // Cold start: spawn to the first tools/list answered, alone vs behind the gateway, interleaved.
+  const cold: Record<'alone' | 'gateway', number[]> = { alone: [], gateway: [] }
+  for (let round = 0; round < 9; round++) {
+    for (const which of round % 2 ? (['gateway', 'alone'] as const) : (['alone', 'gateway'] as const)) {
+      const start = performance.now()
+      const client = await stdioClient(
+        which === 'alone' ? [EVERYTHING, 'stdio'] : [BIN, 'serve', '--config', stdioConfig, '--root', dir],
+      )
+      await client.listTools()
+      cold[which].push(performance.now() - start)
+      await client.close()
+    }
+  }
+  console.log('\n## Cold start to the first tools/list (stdio, 9 interleaved starts, medians)\n')
+  console.log(`| server-everything alone | ${ms(median(cold.alone))} |`)
+  console.log(`| toolgate serve with it as the one upstream | ${ms(median(cold.gateway))} |`)
+  console.log(`| ratio | ${(median(cold.gateway) / median(cold.alone)).toFixed(2)}× |`)
+  await stop(upstream.child)
+  await rm(dir, { recursive: true, force: true })
+}
+
+if (isMain(import.meta.url)) await run()

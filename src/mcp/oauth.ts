@@ -1,0 +1,206 @@
+// OAuth for Streamable HTTP upstreams, for the grants that need no person at a browser: client
+// credentials (a client secret or a private-key JWT) and a refresh token obtained beforehand. The
+// SDK's auth flow does the discovery (protected resource metadata, then the authorization server's
+// metadata and its token endpoint), picks the client authentication the server supports, and asks
+// for a token whenever the server answers 401; this provider only says which grant to use.
+import type { AddClientAuthentication, OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js'
+import { ConfigError } from '../errors/config-error.js'
+
+interface McpOAuthCommon {
+  /** The client id registered with the authorization server. */
+  readonly clientId: string
+  /** The client secret (sent as the server prefers: HTTP Basic or in the form); none for a public client. */
+  readonly clientSecret?: string
+  /** Space-separated scopes asked for in the token request. */
+  readonly scope?: string
+  /**
+   * The authorization server the credentials belong to (its issuer URL). When set, they are only
+   * ever sent to it, and an upstream that names another one fails instead. Without it, the first
+   * authorization server the upstream names gets them, and keeps them for the process's lifetime.
+   */
+  readonly issuer?: string
+}
+
+/** The client credentials grant: a token for the client itself. */
+export interface McpOAuthClientCredentials extends McpOAuthCommon {
+  readonly grant: 'client_credentials'
+  /**
+   * Authenticate with a signed JWT (`private_key_jwt`) instead of a secret: a PKCS#8 PEM key for
+   * an RS*, PS* or ES* algorithm, or the shared secret for HS*.
+   */
+  readonly privateKey?: { readonly key: string; readonly algorithm: string }
+}
+
+/**
+ * A refresh token obtained beforehand (by a person, once); each access token is asked for with it.
+ * A refresh token the server rotates is kept in memory only: a restarted process starts again from
+ * the one given here.
+ */
+export interface McpOAuthRefreshToken extends McpOAuthCommon {
+  readonly grant: 'refresh_token'
+  readonly refreshToken: string
+}
+
+/** The OAuth grants {@link createMcpOAuthProvider} can run on its own. */
+export type McpOAuthOptions = McpOAuthClientCredentials | McpOAuthRefreshToken
+
+const AT = 'createMcpOAuthProvider(options)'
+const ALGORITHM = /^(RS|PS|ES|HS)(256|384|512)$/
+
+/**
+ * An `OAuthClientProvider` (the SDK's) for an HTTP upstream that gets its tokens without a person:
+ * pass it as `authProvider` of a `{ url }` server of `connectMcpServer`. Throws a `ConfigError`
+ * for options that cannot work.
+ *
+ * ```ts
+ * const authProvider = createMcpOAuthProvider({
+ *   grant: 'client_credentials',
+ *   clientId: 'toolgate',
+ *   clientSecret: process.env.MCP_CLIENT_SECRET!,
+ *   issuer: 'https://auth.example.com',
+ * })
+ * await connectMcpServer(ctx, { url: 'https://mcp.example.com/mcp', authProvider })
+ * ```
+ */
+export function createMcpOAuthProvider(options: McpOAuthOptions): OAuthClientProvider {
+  return new MachineOAuthProvider(checkOptions(options))
+}
+
+function checkOptions(value: unknown): McpOAuthOptions {
+  const fail = (problem: string): never => {
+    throw new ConfigError(AT, problem)
+  }
+  if (typeof value !== 'object' || value === null) fail('expected an object { grant, clientId, ... }')
+  const options = value as Record<string, unknown>
+  const text = (key: string, required: boolean) => {
+    const v = options[key]
+    if (v === undefined && !required) return
+    if (typeof v !== 'string' || v === '') fail(`options.${key}: expected a non-empty string`)
+  }
+  if (options.grant !== 'client_credentials' && options.grant !== 'refresh_token')
+    fail(`options.grant: expected "client_credentials" or "refresh_token", got ${JSON.stringify(options.grant)}`)
+  text('clientId', true)
+  text('clientSecret', false)
+  text('scope', false)
+  text('issuer', false)
+  if (options.issuer !== undefined && !isHttpUrl(options.issuer as string))
+    fail('options.issuer: expected the http(s) URL of the authorization server')
+  if (options.grant === 'refresh_token') text('refreshToken', true)
+  else if (options.refreshToken !== undefined) fail('options.refreshToken: only with grant "refresh_token"')
+  if (options.privateKey !== undefined) {
+    if (options.grant !== 'client_credentials') fail('options.privateKey: only with grant "client_credentials"')
+    const key = options.privateKey as Record<string, unknown> | null
+    if (typeof key !== 'object' || key === null || typeof key.key !== 'string' || key.key === '')
+      fail('options.privateKey: expected { key, algorithm } with the key as a PEM string')
+    if (typeof key?.algorithm !== 'string' || !ALGORITHM.test(key.algorithm))
+      fail(`options.privateKey.algorithm: expected e.g. "ES256" or "RS256", got ${JSON.stringify(key?.algorithm)}`)
+    if (options.clientSecret !== undefined) fail('options: give clientSecret or privateKey, not both')
+  }
+  return value as McpOAuthOptions
+}
+
+class MachineOAuthProvider implements OAuthClientProvider {
+  private current: OAuthTokens | undefined
+  private client: OAuthClientInformationMixed
+  private refreshToken: string | undefined
+  readonly addClientAuthentication?: AddClientAuthentication
+
+  constructor(private readonly options: McpOAuthOptions) {
+    this.client = {
+      client_id: options.clientId,
+      ...(options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {}),
+      ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
+    }
+    if (options.grant === 'refresh_token') this.refreshToken = options.refreshToken
+    if (options.grant === 'client_credentials' && options.privateKey) {
+      const { key, algorithm } = options.privateKey
+      // Loaded on first use, so that importing toolgate/mcp does not load the SDK's auth code.
+      this.addClientAuthentication = async (headers, params, url, metadata) => {
+        const { createPrivateKeyJwtAuth } = await import('@modelcontextprotocol/sdk/client/auth-extensions.js')
+        const sign = createPrivateKeyJwtAuth({
+          issuer: options.clientId,
+          subject: options.clientId,
+          privateKey: key,
+          alg: algorithm,
+        })
+        await sign(headers, params, url, metadata)
+      }
+    }
+  }
+
+  // No redirect URL: the SDK then asks the token endpoint directly, with prepareTokenRequest().
+  get redirectUrl(): undefined {
+    return undefined
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { options } = this
+    return {
+      client_name: 'toolgate',
+      redirect_uris: [],
+      grant_types: [options.grant],
+      token_endpoint_auth_method:
+        options.grant === 'client_credentials' && options.privateKey
+          ? 'private_key_jwt'
+          : options.clientSecret !== undefined
+            ? 'client_secret_basic'
+            : 'none',
+      ...(options.scope !== undefined ? { scope: options.scope } : {}),
+    }
+  }
+
+  clientInformation(): OAuthClientInformationMixed {
+    return this.client
+  }
+
+  // The SDK stamps the client with the authorization server it was first used with.
+  saveClientInformation(information: OAuthClientInformationMixed): void {
+    this.client = information
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.current
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    this.current = tokens
+    // A rotated refresh token replaces the old one; a client credentials client just asks again.
+    if (this.options.grant === 'refresh_token' && tokens.refresh_token !== undefined)
+      this.refreshToken = tokens.refresh_token
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams {
+    const params =
+      this.refreshToken === undefined
+        ? new URLSearchParams({ grant_type: 'client_credentials' })
+        : new URLSearchParams({ grant_type: 'refresh_token', refresh_token: this.refreshToken })
+    if (scope) params.set('scope', scope)
+    return params
+  }
+
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    if (scope === 'all' || scope === 'tokens') this.current = undefined
+  }
+
+  // The authorization code flow needs a person at a browser; these grants never start it.
+  redirectToAuthorization(): never {
+    throw new Error(
+      `the upstream asks for a person to authorize in a browser, which grant "${this.options.grant}" cannot do`,
+    )
+  }
+
+  saveCodeVerifier(): void {}
+
+  codeVerifier(): never {
+    throw new Error(`grant "${this.options.grant}" has no authorization code`)
+  }
+}
+
+function isHttpUrl(text: string): boolean {
+  return URL.canParse(text) && /^https?:$/.test(new URL(text).protocol)
+}

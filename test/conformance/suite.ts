@@ -1,0 +1,225 @@
+// The official MCP conformance suite (@modelcontextprotocol/conformance) driven from vitest: its CLI
+// needs Node 22 (the `node22` devDependency), its results are read from the JSON checks it writes
+// with `--output-dir`, and its reference server is run from the shared folder it lives in.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
+import { mkdtemp, rm, symlink } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+
+export const REPO = path.resolve(import.meta.dirname, '../..')
+export const NODE22 = path.join(REPO, 'node_modules/node22/bin/node')
+export const SUITE = path.join(REPO, 'node_modules/@modelcontextprotocol/conformance/dist/index.js')
+const SERVER_FILE = 'conformance-everything-server.ts'
+
+/** One check the suite reports (its `checks.json` rows). */
+export interface Check {
+  id: string
+  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | string
+  errorMessage?: string
+  details?: Record<string, unknown>
+}
+
+/** The scenarios `conformance list` names, of one kind. */
+export function listScenarios(kind: 'server' | 'client'): string[] {
+  const out = execFileSync(NODE22, [SUITE, 'list', `--${kind}`], { encoding: 'utf8', timeout: 60_000 })
+  const names = [...out.matchAll(/^\s+- (\S+) \[/gm)].map((match) => match[1])
+  if (names.length === 0) throw new Error(`conformance list --${kind} named no scenario:\n${out}`)
+  return names
+}
+
+/**
+ * Where the reference server is: $TOOLGATE_CONFORMANCE_SERVER when set, else the shared folder next
+ * to this checkout, else /work/shared/mcp. Throws, naming every place looked at, when none has it.
+ */
+export function locateReferenceServer(): string {
+  // A path given explicitly is the only one tried: falling back would hide a mistyped path.
+  const given = process.env.TOOLGATE_CONFORMANCE_SERVER
+  const candidates = given
+    ? [path.resolve(given)]
+    : [path.resolve(REPO, '../shared/mcp', SERVER_FILE), path.join('/work/shared/mcp', SERVER_FILE)]
+  const found = candidates.find((file) => existsSync(file))
+  if (found === undefined)
+    throw new Error(
+      `the conformance reference server (${SERVER_FILE}) was not found; looked at: ${candidates.join(', ')}. ` +
+        'Set TOOLGATE_CONFORMANCE_SERVER to the path of the file.',
+    )
+  return found
+}
+
+export interface Running {
+  url: string
+  output: () => string
+  stop: () => Promise<void>
+}
+
+/** A port that was free a moment ago (the reference server takes its port from $PORT). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  return exited
+}
+
+/** Spawn and wait for `ready` to match its output; rejects with the output if it exits first. */
+function startProcess(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string },
+  ready: RegExp,
+  what: string,
+): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`${what} did not start within 120 s:\n${output}`))
+    }, 120_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = ready.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        resolve({ child, match, output: () => output })
+      }
+    }
+    child.stdout?.on('data', onData)
+    child.stderr?.on('data', onData)
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      reject(new Error(`${what} exited (${code ?? signal}) before it was ready:\n${output}`))
+    })
+  })
+}
+
+/**
+ * Run the reference server where it lives: a scratch folder links to the file and to this
+ * checkout's node_modules, and Node keeps the links' paths (--preserve-symlinks) so that the
+ * file's bare imports resolve there; nothing of it is copied.
+ */
+export async function startReferenceServer(): Promise<Running> {
+  const file = locateReferenceServer()
+  const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-conformance-'))
+  await symlink(file, path.join(dir, 'server.ts'))
+  await symlink(realpathSync(path.join(REPO, 'node_modules')), path.join(dir, 'node_modules'))
+  let lastError: unknown
+  // The port is picked free just before; another process may take it in between, so try again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort()
+    try {
+      const { child, output } = await startProcess(
+        process.execPath,
+        ['--preserve-symlinks', '--preserve-symlinks-main', '--import', 'tsx', path.join(dir, 'server.ts')],
+        { cwd: REPO, env: { ...process.env, PORT: String(port) } },
+        /MCP endpoint: http:\/\/localhost:\d+\/mcp/,
+        'the conformance reference server',
+      )
+      return {
+        url: `http://localhost:${port}/mcp`,
+        output,
+        stop: async () => {
+          await stopChild(child)
+          await rm(dir, { recursive: true, force: true })
+        },
+      }
+    } catch (error) {
+      lastError = error
+    }
+  }
+  await rm(dir, { recursive: true, force: true })
+  throw lastError
+}
+
+/** `toolgate serve --http 0 ...args` from the built CLI; its port is read from its log. */
+export async function startToolgate(args: string[]): Promise<Running> {
+  const { child, match, output } = await startProcess(
+    process.execPath,
+    [path.join(REPO, 'dist/cli/bin.js'), 'serve', '--http', '0', ...args],
+    {},
+    /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+    'toolgate serve',
+  )
+  return { url: match[1], output, stop: () => stopChild(child) }
+}
+
+export interface SuiteRun {
+  /** Each scenario's checks, by scenario name; a scenario with no results is missing. */
+  results: Map<string, Check[]>
+  /** What the suite printed, for failure messages. */
+  log: string
+}
+
+/** Run the suite's CLI with `args` plus `--output-dir`, bounded, and read back every checks.json. */
+export async function runSuite(args: string[], timeoutMs = 240_000): Promise<SuiteRun> {
+  const out = await mkdtemp(path.join(tmpdir(), 'toolgate-conformance-out-'))
+  try {
+    const child = spawn(NODE22, [SUITE, ...args, '--output-dir', out], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let log = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      log += chunk.toString()
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      log += chunk.toString()
+    })
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        log += `\n[killed after ${timeoutMs} ms]`
+        child.kill('SIGKILL')
+      }, timeoutMs)
+      child.once('exit', () => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+    return { results: readResults(out), log }
+  } finally {
+    await rm(out, { recursive: true, force: true })
+  }
+}
+
+/** checks.json files sit in `<scenario>-<ISO time with - for : and .>/`, the scenario may hold "/". */
+function readResults(out: string): Map<string, Check[]> {
+  const results = new Map<string, Check[]>()
+  const walk = (dir: string, prefix: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue
+      const full = path.join(dir, entry.name)
+      const match = /^(.*)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/.exec(entry.name)
+      if (match && existsSync(path.join(full, 'checks.json')))
+        results.set(prefix + match[1], JSON.parse(readFileSync(path.join(full, 'checks.json'), 'utf8')) as Check[])
+      else walk(full, `${prefix}${entry.name}/`)
+    }
+  }
+  walk(out, '')
+  return results
+}
+
+/** The scenario passed: it reported checks and none of them failed. */
+export function passed(checks: readonly Check[] | undefined): boolean {
+  return checks !== undefined && checks.length > 0 && checks.every((check) => check.status !== 'FAILURE')
+}
+
+/** The failed checks, as `id: message` lines. */
+export function failures(checks: readonly Check[] | undefined): string[] {
+  if (checks === undefined) return ['(no results: the scenario did not run)']
+  return checks
+    .filter((check) => check.status === 'FAILURE')
+    .map((check) => `${check.id}: ${check.errorMessage ?? 'failed'}`)
+}
