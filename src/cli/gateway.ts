@@ -14,6 +14,8 @@ import {
   type McpLogMessage,
   type McpSkippedTool,
 } from '../mcp/client.js'
+import { McpClientDirectory } from '../mcp/client-directory.js'
+import { createMcpRelay } from '../mcp/relay.js'
 import type { McpServerLogging } from '../mcp/server.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
@@ -42,6 +44,11 @@ export interface Gateway {
    * "/" and the server's own logger when it named one); a level set here goes to every upstream.
    */
   readonly logging: McpServerLogging
+  /**
+   * The client sessions served and the calls they run: what the upstreams ask (sampling,
+   * elicitation, roots) is relayed to the client whose call they serve.
+   */
+  readonly clients: McpClientDirectory
   close(): Promise<void>
 }
 
@@ -120,6 +127,8 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
     log.info(text)
   }
 
+  const clients = new McpClientDirectory()
+  const relay = createMcpRelay(clients)
   await Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       let wasDown = false
@@ -130,6 +139,8 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
         reconnect: settings.reconnect ?? true,
         onToolSkipped: (skip) => onSkipped(name, skip),
         onLog: relayLog,
+        ...relay.handlers,
+        onElicitationComplete: (id) => relay.onElicitationComplete(id),
         onStateChange: (state) => {
           if (state.status === 'down') {
             wasDown = true
@@ -159,7 +170,14 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
     else log.info(text)
   }
 
+  const stopRoots = clients.onRootsChanged(() => {
+    for (const [name, connection] of connections)
+      connection
+        .notifyRootsChanged()
+        .catch((error) => log.info(`MCP server "${name}": ${error instanceof Error ? error.message : String(error)}`))
+  })
   const close = async () => {
+    stopRoots()
     await Promise.all([...connections.values()].map((connection) => connection.close()))
   }
   const upstreams = (): UpstreamReport[] =>
@@ -214,7 +232,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
       await forwardLevel()
     },
   }
-  return { ctx, tools, agent, connections, upstreams, collisions, logging, close }
+  return { ctx, tools, agent, connections, upstreams, collisions, logging, clients, close }
 }
 
 /** Refuse to go on with tools that two servers name (see {@link Gateway.collisions}). */

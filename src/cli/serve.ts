@@ -83,6 +83,7 @@ const serve: CliCommand = {
         name: 'toolgate',
         version: VERSION,
         logging: gateway.logging,
+        clients: gateway.clients,
       })
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)

@@ -7,6 +7,7 @@ import {
   type CallToolResult,
   ElicitResultSchema,
   ListToolsRequestSchema,
+  RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -25,6 +26,7 @@ import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import { isRecord } from '../util/is-record.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
+import type { McpClientDirectory } from './client-directory.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import { getMcpToolMeta } from './tool-meta.js'
 
@@ -44,6 +46,12 @@ export interface CreateMcpServerOptions {
    * the client asked for), and passes the client's `logging/setLevel` to `setLevel`.
    */
   readonly logging?: McpServerLogging
+  /**
+   * Record this session and each call it runs here, so code running inside a call (a gateway's
+   * upstream tool) can reach the client that made it; the client's `roots/list_changed` is reported
+   * to it too. A gateway shares one directory among all its sessions.
+   */
+  readonly clients?: McpClientDirectory
 }
 
 /** Where a served scope's log messages come from, and who hears the client's level. */
@@ -86,7 +94,9 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     if (logging.setLevel !== undefined && typeof logging.setLevel !== 'function')
       throw new ConfigError('createMcpServer(ctx, options).logging.setLevel', 'expected a function')
   }
-  const { agent } = options
+  const { agent, clients } = options
+  if (clients !== undefined && typeof clients?.addCall !== 'function')
+    throw new ConfigError('createMcpServer(ctx, options).clients', 'expected an McpClientDirectory')
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)
 
@@ -107,6 +117,11 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     const callId = `mcp-${session}-${++serial}`
     const token = extra._meta?.progressToken
     if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
+    const endCall = clients?.addCall(callId, {
+      server,
+      signal: extra.signal,
+      send: (request) => request({ relatedRequestId: extra.requestId }),
+    })
     try {
       const result = await tools.execute(
         { callId, name, arguments: request.params.arguments ?? {}, agent, signal: extra.signal },
@@ -115,6 +130,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
       return toCallToolResult(result, tools.get(name, agent))
     } finally {
       progressOf.delete(callId)
+      endCall?.()
     }
   })
 
@@ -151,12 +167,15 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     })
   })
   const disposeLogging = logging ? serveLogging(server, logging) : () => {}
+  const leave = clients?.addSession(server)
+  if (clients) server.setNotificationHandler(RootsListChangedNotificationSchema, () => clients.rootsChanged(server))
   const onclose = server.onclose
   server.onclose = () => {
     closed = true
     dispose()
     disposeProgress()
     disposeLogging()
+    leave?.()
     onclose?.()
   }
   return server
