@@ -875,10 +875,12 @@ function definitionOf(
     },
   }
   if (annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
+  const taskSupport = tool.execution?.taskSupport
   setMcpToolMeta(definition, {
     imported: true,
     annotations,
     outputSchema: remoteOutput,
+    ...(taskSupport === 'optional' || taskSupport === 'required' ? { taskSupport } : {}),
   })
   return definition
 }

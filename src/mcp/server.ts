@@ -26,8 +26,9 @@ import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import { isRecord } from '../util/is-record.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
-import type { McpClientDirectory } from './client-directory.js'
+import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
+import { McpServerTasks, TASKS_CAPABILITY } from './server-tasks.js'
 import { getMcpToolMeta } from './tool-meta.js'
 
 /** Options of {@link createMcpServer}. */
@@ -100,11 +101,17 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)
 
+  const tasks = new McpServerTasks()
   const server = new Server(
     { name: options.name, version: options.version },
     {
-      capabilities: { tools: { listChanged: true }, ...(logging ? { logging: {} } : {}) },
+      capabilities: {
+        tools: { listChanged: true },
+        ...(logging ? { logging: {} } : {}),
+        tasks: TASKS_CAPABILITY,
+      },
       instructions: options.instructions,
+      ...tasks.options,
     },
   )
   const session = randomUUID().slice(0, 8)
@@ -112,25 +119,49 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, agent) }))
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name } = request.params
-    const callId = `mcp-${session}-${++serial}`
-    const token = extra._meta?.progressToken
-    if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
-    const endCall = clients?.addCall(callId, {
-      server,
-      signal: extra.signal,
-      send: (request) => request({ relatedRequestId: extra.requestId }),
-    })
+  /**
+   * One call: `signal` ends it, `send` sends a request to its client (related to the call's request,
+   * or through its task when it runs as one).
+   */
+  const runCall = async (
+    params: { name: string; arguments?: Record<string, unknown> },
+    callId: string,
+    signal: AbortSignal,
+    send: McpCallChannel['send'],
+  ): Promise<CallToolResult> => {
+    const { name } = params
+    const endCall = clients?.addCall(callId, { server, signal, send })
+    const sendRequest: SendRequest = (request, schema, options) =>
+      send((related) => server.request(request, schema, { ...options, ...related }))
     try {
       const result = await tools.execute(
-        { callId, name, arguments: request.params.arguments ?? {}, agent, signal: extra.signal },
-        { approval: approvalFor(server, ctx, agent, extra.sendRequest, extra.signal) },
+        { callId, name, arguments: params.arguments ?? {}, agent, signal },
+        { approval: approvalFor(server, ctx, agent, sendRequest, signal) },
       )
       return toCallToolResult(result, tools.get(name, agent))
     } finally {
-      progressOf.delete(callId)
       endCall?.()
+    }
+  }
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const callId = `mcp-${session}-${++serial}`
+    const { task } = request.params
+    if (task !== undefined && extra.taskStore !== undefined) {
+      // The request is answered with the task at once; the call runs on, followed through the task.
+      const created = await tasks.start(extra.taskStore, task.ttl, (signal, taskId) =>
+        runCall(request.params, callId, signal, (send) =>
+          tasks.waitingForInput(taskId, () => send({ relatedTask: { taskId } })),
+        ),
+      )
+      return created as unknown as CallToolResult
+    }
+    const token = extra._meta?.progressToken
+    if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
+    try {
+      return await runCall(request.params, callId, extra.signal, (send) => send({ relatedRequestId: extra.requestId }))
+    } finally {
+      progressOf.delete(callId)
     }
   })
 
@@ -176,6 +207,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     disposeProgress()
     disposeLogging()
     leave?.()
+    tasks.close()
     onclose?.()
   }
   return server
@@ -217,6 +249,9 @@ function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Tool[] {
     const outputSchema = meta?.imported ? meta.outputSchema : objectSchemaOf(definition?.output.schema)
     if (outputSchema) tool.outputSchema = outputSchema as Tool['outputSchema']
     if (meta?.annotations) tool.annotations = meta.annotations
+    // A task-only upstream tool is also called plainly here (the gateway follows the task), and
+    // any call may come as a task, so tools that run as tasks upstream are announced as optional.
+    if (meta?.taskSupport) tool.execution = { taskSupport: 'optional' }
     return tool
   })
 }
