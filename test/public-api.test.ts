@@ -110,7 +110,7 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
   },
   'toolgate/mcp': {
     module: () => import('../src/mcp/index.js'),
-    names: ['McpToolError', 'connectMcpServer', 'createMcpServer'],
+    names: ['McpClientDirectory', 'McpToolError', 'connectMcpServer', 'createMcpRelay', 'createMcpServer'],
   },
   'toolgate/code-mode': {
     module: () => import('../src/code-mode/index.js'),

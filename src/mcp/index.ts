@@ -6,6 +6,7 @@ export type {
   McpRequestContext,
   McpRootsHandler,
   McpSamplingHandler,
+  McpUrlElicitationHandler,
 } from './capabilities.js'
 export {
   type ConnectMcpServerOptions,
@@ -19,5 +20,7 @@ export {
   type McpSkippedTool,
   McpToolError,
 } from './client.js'
+export { type McpCallChannel, McpClientDirectory } from './client-directory.js'
+export { createMcpRelay, type McpRelay, type McpRelayOptions, type McpRelayTimeouts } from './relay.js'
 export { type CreateMcpServerOptions, createMcpServer, type McpServerLogging } from './server.js'
 export type { McpToolAnnotations } from './tool-meta.js'

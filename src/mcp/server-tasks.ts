@@ -23,7 +23,7 @@ class CancellingTaskStore extends InMemoryTaskStore {
     sessionId?: string,
   ): Promise<void> {
     await super.updateTaskStatus(taskId, status, statusMessage, sessionId)
-    if (status === 'cancelled') this.running.get(taskId)?.abort(new Error('the client cancelled the task'))
+    if (status === 'cancelled') this.running.get(taskId)?.abort()
   }
 }
 
@@ -77,7 +77,7 @@ export class McpServerTasks {
 
   /** The session ended: its running calls are aborted and the store's timers stopped. */
   close(): void {
-    for (const controller of this.store.running.values()) controller.abort(new Error('the MCP session closed'))
+    for (const controller of this.store.running.values()) controller.abort()
     this.store.running.clear()
     this.store.cleanup()
   }

@@ -18,9 +18,8 @@ import {
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createToolRuntime } from '../../src/index.js'
-import { McpClientDirectory } from '../../src/mcp/client-directory.js'
-import { connectMcpServer, createMcpServer } from '../../src/mcp/index.js'
-import { createMcpRelay, type McpRelayTimeouts } from '../../src/mcp/relay.js'
+import { connectMcpServer, createMcpRelay, createMcpServer, McpClientDirectory } from '../../src/mcp/index.js'
+import type { McpRelayTimeouts } from '../../src/mcp/relay.js'
 
 const METHOD_NOT_FOUND = -32601
 const REQUEST_TIMEOUT = -32001

@@ -10,9 +10,7 @@ import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createToolRuntime } from '../../src/index.js'
-import { McpClientDirectory } from '../../src/mcp/client-directory.js'
-import { connectMcpServer, createMcpServer } from '../../src/mcp/index.js'
-import { createMcpRelay } from '../../src/mcp/relay.js'
+import { connectMcpServer, createMcpRelay, createMcpServer, McpClientDirectory } from '../../src/mcp/index.js'
 
 const cleanups: (() => Promise<unknown>)[] = []
 afterEach(async () => {
