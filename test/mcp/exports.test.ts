@@ -42,7 +42,13 @@ describe('toolgate/mcp (built)', () => {
       ],
       { cwd: root, encoding: 'utf8' },
     )
-    expect(JSON.parse(out)).toEqual(['McpToolError', 'connectMcpServer', 'createMcpServer'])
+    expect(JSON.parse(out)).toEqual([
+      'McpClientDirectory',
+      'McpToolError',
+      'connectMcpServer',
+      'createMcpRelay',
+      'createMcpServer',
+    ])
   })
 
   it('the package root does not import the MCP SDK', () => {
