@@ -30,6 +30,8 @@ class CancellingTaskStore extends InMemoryTaskStore {
 /** A session's tasks: the SDK's store and message queue, and how to start one. */
 export class McpServerTasks {
   private readonly store = new CancellingTaskStore()
+  /** Requests each task is waiting on its client for. */
+  private readonly waiting = new Map<string, number>()
   /** Give to the SDK `Server`'s options. */
   readonly options = { taskStore: this.store, taskMessageQueue: new InMemoryTaskMessageQueue() }
 
@@ -66,12 +68,19 @@ export class McpServerTasks {
    * the client calls `tasks/result`, which delivers the request.
    */
   async waitingForInput<T>(taskId: string, send: () => Promise<T>): Promise<T> {
+    // Counted, so that of two requests at once the first answered does not end the wait of the other.
+    this.waiting.set(taskId, (this.waiting.get(taskId) ?? 0) + 1)
     await this.store.updateTaskStatus(taskId, 'input_required').catch(() => {})
     try {
       return await send()
     } finally {
-      const task = await this.store.getTask(taskId).catch(() => null)
-      if (task?.status === 'input_required') await this.store.updateTaskStatus(taskId, 'working').catch(() => {})
+      const left = (this.waiting.get(taskId) ?? 1) - 1
+      if (left > 0) this.waiting.set(taskId, left)
+      else {
+        this.waiting.delete(taskId)
+        const task = await this.store.getTask(taskId).catch(() => null)
+        if (task?.status === 'input_required') await this.store.updateTaskStatus(taskId, 'working').catch(() => {})
+      }
     }
   }
 
