@@ -92,8 +92,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {})
 })
 
-async function gateway(timeouts?: McpRelayTimeouts) {
-  const runtime = await createToolRuntime()
+async function gateway(timeouts?: McpRelayTimeouts, mode: 'native' | 'code' = 'native') {
+  const runtime = await createToolRuntime({ mode })
   const directory = new McpClientDirectory()
   const relay = createMcpRelay(directory, { timeouts })
   const upstream = upstreamServer()
@@ -184,6 +184,17 @@ describe('relay of sampling, elicitation and roots through the gateway (issue 23
       })
     }
     expect((await plain.ask('roots')).result).toEqual({ roots: [] })
+  })
+
+  it('a Code Mode program calling the upstream tool: the request reaches the client that called run_code', async () => {
+    const { session } = await gateway(undefined, 'code')
+    const a = await session({ sampling: () => sampled('model-code') })
+    const result = await a.client.callTool({
+      name: 'run_code',
+      arguments: { description: 'ask', code: "const r = await tools.ask({ kind: 'sample' }); return r" },
+    })
+    expect(result.isError).toBeFalsy()
+    expect(JSON.stringify(result.content)).toContain('model-code')
   })
 
   it("the client's error comes back with its code and message", async () => {
