@@ -199,7 +199,15 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   })
   const disposeLogging = logging ? serveLogging(server, logging) : () => {}
   const leave = clients?.addSession(server)
-  if (clients) server.setNotificationHandler(RootsListChangedNotificationSchema, () => clients.rootsChanged(server))
+  if (clients) {
+    server.setNotificationHandler(RootsListChangedNotificationSchema, () => clients.rootsChanged(server))
+    // A client that brings roots changes them from none (or another client's) to its own.
+    const oninitialized = server.oninitialized
+    server.oninitialized = () => {
+      oninitialized?.()
+      if (server.getClientCapabilities()?.roots) clients.rootsChanged(server)
+    }
+  }
   const onclose = server.onclose
   server.onclose = () => {
     closed = true

@@ -295,16 +295,19 @@ describe('relay of sampling, elicitation and roots through the gateway (issue 23
 
   it('roots/list_changed from the client reaches the upstream, whose roots/list outside a call is answered by the only session', async () => {
     const { session, upstream } = await gateway()
-    let roots = [{ uri: 'file:///one', name: 'one' }]
+    const one = [{ uri: 'file:///one', name: 'one' }]
+    let roots = one
     const a = await session({ roots: () => ({ roots }) })
+    // A client with roots connecting is a change too: the upstream asks, and gets that client's.
+    await expect.poll(() => upstream.seen.rootsAfterChange, { timeout: 10_000 }).toEqual([one])
     roots = [{ uri: 'file:///two', name: 'two' }]
     await a.client.sendRootsListChanged()
-    await expect.poll(() => upstream.seen.rootsAfterChange, { timeout: 10_000 }).toEqual([roots])
+    await expect.poll(() => upstream.seen.rootsAfterChange, { timeout: 10_000 }).toEqual([one, roots])
     // With a second session open, a request outside any call has no single client to go to.
-    await session({ roots: () => ({ roots: [] }) })
+    await session({})
     await a.client.sendRootsListChanged()
-    await expect.poll(() => upstream.seen.rootsAfterChange.length, { timeout: 10_000 }).toBe(2)
-    expect(upstream.seen.rootsAfterChange[1]).toEqual({
+    await expect.poll(() => upstream.seen.rootsAfterChange.length, { timeout: 10_000 }).toBe(3)
+    expect(upstream.seen.rootsAfterChange[2]).toEqual({
       error: expect.stringMatching(/outside any tool call while 2 MCP clients are connected/),
     })
   })
