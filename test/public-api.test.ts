@@ -110,7 +110,15 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
   },
   'toolgate/mcp': {
     module: () => import('../src/mcp/index.js'),
-    names: ['McpRequestError', 'McpToolError', 'connectMcpServer', 'createMcpOAuthProvider', 'createMcpServer'],
+    names: [
+      'McpClientDirectory',
+      'McpRequestError',
+      'McpToolError',
+      'connectMcpServer',
+      'createMcpOAuthProvider',
+      'createMcpRelay',
+      'createMcpServer',
+    ],
   },
   'toolgate/code-mode': {
     module: () => import('../src/code-mode/index.js'),

@@ -14,6 +14,8 @@ import {
   type McpLogMessage,
   type McpSkippedTool,
 } from '../mcp/client.js'
+import { McpClientDirectory } from '../mcp/client-directory.js'
+import { createMcpRelay } from '../mcp/relay.js'
 import type { McpServerCatalog } from '../mcp/serve-catalog.js'
 import type { McpServerLogging } from '../mcp/server.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
@@ -50,6 +52,11 @@ export interface Gateway {
    * upstream offers it or has not answered yet), or undefined when none does.
    */
   catalog(): McpServerCatalog | undefined
+  /**
+   * The client sessions served and the calls they run: what the upstreams ask (sampling,
+   * elicitation, roots) is relayed to the client whose call they serve.
+   */
+  readonly clients: McpClientDirectory
   close(): Promise<void>
 }
 
@@ -136,6 +143,8 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
     log,
   })
 
+  const clients = new McpClientDirectory()
+  const relay = createMcpRelay(clients)
   await Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       let wasDown = false
@@ -148,6 +157,8 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
         onLog: relayLog,
         onListChanged: (kind) => catalog.changed(kind),
         onResourceUpdated: (uri, server) => catalog.updated(uri, server),
+        ...relay.handlers,
+        onElicitationComplete: (id) => relay.onElicitationComplete(id),
         onStateChange: (state) => {
           if (state.status === 'down') {
             wasDown = true
@@ -179,7 +190,14 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   // Prompt names and resource URIs two servers share are refused at startup like tool names.
   collisions.push(...catalog.started())
 
+  const stopRoots = clients.onRootsChanged(() => {
+    for (const [name, connection] of connections)
+      connection
+        .notifyRootsChanged()
+        .catch((error) => log.info(`MCP server "${name}": ${error instanceof Error ? error.message : String(error)}`))
+  })
   const close = async () => {
+    stopRoots()
     await Promise.all([...connections.values()].map((connection) => connection.close()))
   }
   const upstreams = (): UpstreamReport[] =>
@@ -234,7 +252,18 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
       await forwardLevel()
     },
   }
-  return { ctx, tools, agent, connections, upstreams, collisions, logging, catalog: () => catalog.serve(), close }
+  return {
+    ctx,
+    tools,
+    agent,
+    connections,
+    upstreams,
+    collisions,
+    logging,
+    catalog: () => catalog.serve(),
+    clients,
+    close,
+  }
 }
 
 /** Refuse to go on with tools that two servers name (see {@link Gateway.collisions}). */

@@ -84,6 +84,7 @@ const serve: CliCommand = {
         version: VERSION,
         logging: gateway.logging,
         catalog: gateway.catalog(),
+        clients: gateway.clients,
       })
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)

@@ -8,15 +8,22 @@ import type {
   CreateMessageResult,
   CreateMessageResultWithTools,
   ElicitRequestFormParams,
+  ElicitRequestURLParams,
   ElicitResult,
   ListRootsRequest,
   ListRootsResult,
 } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolExecution } from '../contract/execution.js'
 
 /** What a capability handler receives besides the request. */
 export interface McpRequestContext {
   /** Aborted when the server cancels the request or the connection closes. */
   readonly signal: AbortSignal
+  /**
+   * This connection's tool calls in flight when the request arrived (the server sends its requests
+   * while one of them runs), so a gateway can route the request to whoever made that call.
+   */
+  readonly calls: readonly ToolExecution[]
 }
 
 type Awaitable<T> = T | Promise<T>
@@ -27,6 +34,14 @@ type Awaitable<T> = T | Promise<T>
  */
 export type McpElicitationHandler = (
   params: ElicitRequestFormParams,
+  context: McpRequestContext,
+) => ElicitResult | Promise<ElicitResult>
+/**
+ * Answers a server's URL-mode `elicitation/create`: the user is sent to `params.url` (out of band)
+ * and the answer says whether they agreed to go.
+ */
+export type McpUrlElicitationHandler = (
+  params: ElicitRequestURLParams,
   context: McpRequestContext,
 ) => ElicitResult | Promise<ElicitResult>
 /** Answers a server's `sampling/createMessage` with the model's message. */
@@ -43,6 +58,7 @@ export type McpRootsHandler = (
 /** The handlers of the client capabilities; a capability without one is not declared. */
 export interface McpCapabilityHandlers {
   readonly elicitation?: McpElicitationHandler
+  readonly urlElicitation?: McpUrlElicitationHandler
   readonly sampling?: McpSamplingHandler
   readonly roots?: McpRootsHandler
 }
@@ -50,10 +66,14 @@ export interface McpCapabilityHandlers {
 /** Exactly the capabilities whose handlers are given. */
 export function declaredCapabilities(handlers: McpCapabilityHandlers): ClientCapabilities {
   const capabilities: ClientCapabilities = {}
-  if (handlers.elicitation) capabilities.elicitation = { form: {} }
+  if (handlers.elicitation || handlers.urlElicitation)
+    capabilities.elicitation = {
+      ...(handlers.elicitation ? { form: {} } : {}),
+      ...(handlers.urlElicitation ? { url: {} } : {}),
+    }
   if (handlers.sampling) capabilities.sampling = {}
-  // There is no way to tell the server the roots changed, so none is promised.
-  if (handlers.roots) capabilities.roots = { listChanged: false }
+  // The connection's notifyRootsChanged() tells the server when the roots changed.
+  if (handlers.roots) capabilities.roots = { listChanged: true }
   return capabilities
 }
 
@@ -66,6 +86,7 @@ export function registerCapabilityHandlers(
   types: typeof McpTypes,
   handlers: McpCapabilityHandlers,
   label: string,
+  calls: () => readonly ToolExecution[],
 ): void {
   const { ErrorCode } = types
   // The SDK sends a thrown value's numeric `code` and `message` as the error response; an McpError
@@ -75,8 +96,9 @@ export function registerCapabilityHandlers(
     try {
       return await call()
     } catch (error) {
-      // An McpError keeps the code the handler chose; anything else is reported by its message.
-      if (error instanceof Error) throw error
+      // An McpError (or a plain { code, message }) keeps the code the handler chose; anything else
+      // is reported by its message.
+      if (error instanceof Error || isRpcError(error)) throw error
       throw rpcError(`the ${kind} handler of MCP client ${label} failed: ${String(error)}`)
     }
   }
@@ -89,18 +111,25 @@ export function registerCapabilityHandlers(
     throw rpcError(`the ${kind} handler of MCP client ${label} answered an invalid result: ${problems}`)
   }
 
-  const { elicitation, sampling, roots } = handlers
-  if (elicitation)
+  const { elicitation, urlElicitation, sampling, roots } = handlers
+  const contextOf = (extra: { signal: AbortSignal }): McpRequestContext => ({ signal: extra.signal, calls: calls() })
+  if (elicitation || urlElicitation)
     client.setRequestHandler(types.ElicitRequestSchema, async (request, extra) => {
-      // Only form mode is declared, so the SDK has refused any other before this runs.
+      // The SDK has refused a mode that was not declared before this runs.
+      if (request.params.mode === 'url' && urlElicitation) {
+        const params = request.params as ElicitRequestURLParams
+        const answer = await run('elicitation', () => urlElicitation(params, contextOf(extra)))
+        return check('elicitation', types.ElicitResultSchema, answer)
+      }
       const params = request.params as ElicitRequestFormParams
-      const answer = await run('elicitation', () => elicitation(params, { signal: extra.signal }))
+      if (!elicitation) throw rpcError(`MCP client ${label} does not answer form-mode elicitation`)
+      const answer = await run('elicitation', () => elicitation(params, contextOf(extra)))
       return applyElicitationDefaults(check('elicitation', types.ElicitResultSchema, answer), params)
     })
   if (sampling)
     client.setRequestHandler(types.CreateMessageRequestSchema, async (request, extra) => {
       const { params } = request
-      const answer = await run('sampling', () => sampling(params, { signal: extra.signal }))
+      const answer = await run('sampling', () => sampling(params, contextOf(extra)))
       const withTools = params.tools !== undefined || params.toolChoice !== undefined
       return withTools
         ? check('sampling', types.CreateMessageResultWithToolsSchema, answer)
@@ -108,9 +137,16 @@ export function registerCapabilityHandlers(
     })
   if (roots)
     client.setRequestHandler(types.ListRootsRequestSchema, async (request, extra) => {
-      const answer = await run('roots', () => roots(request.params, { signal: extra.signal }))
+      const answer = await run('roots', () => roots(request.params, contextOf(extra)))
       return check('roots', types.ListRootsResultSchema, answer)
     })
+}
+
+/** A JSON-RPC error a handler threw on purpose: its code and message go to the server as they are. */
+function isRpcError(value: unknown): value is { code: number; message: string } {
+  if (typeof value !== 'object' || value === null) return false
+  const { code, message } = value as { code?: unknown; message?: unknown }
+  return Number.isSafeInteger(code) && typeof message === 'string'
 }
 
 type SafeParse<T> =

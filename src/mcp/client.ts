@@ -31,6 +31,7 @@ import {
   type McpElicitationHandler,
   type McpRootsHandler,
   type McpSamplingHandler,
+  type McpUrlElicitationHandler,
   registerCapabilityHandlers,
 } from './capabilities.js'
 import { fromMcpContent } from './content.js'
@@ -117,6 +118,13 @@ export interface ConnectMcpServerOptions {
    * for the fields it leaves out.
    */
   readonly elicitation?: McpElicitationHandler
+  /**
+   * Answers the server's URL-mode `elicitation/create`; without it URL mode is not declared and the
+   * server's request fails.
+   */
+  readonly urlElicitation?: McpUrlElicitationHandler
+  /** Called when the server says a URL-mode elicitation finished (`notifications/elicitation/complete`). */
+  readonly onElicitationComplete?: (elicitationId: string, server: string) => void
   /** Answers the server's `sampling/createMessage`; without it the capability is not declared. */
   readonly sampling?: McpSamplingHandler
   /** Answers the server's `roots/list`; without it the capability is not declared. */
@@ -214,6 +222,11 @@ export interface McpConnection {
    * the logging capability (otherwise nothing is sent). The level is sent again after a reconnect.
    */
   setLogLevel(level: McpLogLevel): Promise<void>
+  /**
+   * Tell the server its roots changed (`notifications/roots/list_changed`), when a `roots` handler
+   * was given and a session is open; the server then asks `roots/list` again.
+   */
+  notifyRootsChanged(): Promise<void>
   /** Close the session and remove every registration. Idempotent. */
   close(): Promise<void>
 }
@@ -332,6 +345,7 @@ interface LinkSettings {
   readonly onLog: ((message: McpLogMessage, server: string) => void) | undefined
   readonly onResourceUpdated: ((uri: string, server: string) => void) | undefined
   readonly onListChanged: ((kind: McpListKind, server: string) => void) | undefined
+  readonly onElicitationComplete: ((elicitationId: string, server: string) => void) | undefined
   readonly handlers: McpCapabilityHandlers
   readonly owner: Context
 }
@@ -353,7 +367,9 @@ function checkOptions(
     'onLog',
     'onResourceUpdated',
     'onListChanged',
+    'onElicitationComplete',
     'elicitation',
+    'urlElicitation',
     'sampling',
     'roots',
   ] as const)
@@ -385,7 +401,13 @@ function checkOptions(
     onLog: options.onLog,
     onResourceUpdated: options.onResourceUpdated,
     onListChanged: options.onListChanged,
-    handlers: { elicitation: options.elicitation, sampling: options.sampling, roots: options.roots },
+    onElicitationComplete: options.onElicitationComplete,
+    handlers: {
+      elicitation: options.elicitation,
+      urlElicitation: options.urlElicitation,
+      sampling: options.sampling,
+      roots: options.roots,
+    },
     agent: options.agent,
   }
 }
@@ -449,6 +471,8 @@ class UpstreamLink {
    * thrown error carries only its message, so the finalizer puts the server's own blocks back.
    */
   private readonly failedContent = new Map<ToolRunContext['token'], ContentBlock[]>()
+  /** The tool calls running on the server now, for the capability handlers to route by. */
+  private readonly inFlight = new Set<ToolRunContext>()
   private disposeEffect: (() => unknown) | undefined
   /** Strings of the spec that could carry secrets, kept out of every message. */
   private readonly secrets: readonly string[]
@@ -537,6 +561,7 @@ class UpstreamLink {
       getPrompt: (name, args, options) => this.catalog.getPrompt(name, args, options),
       complete: (params, options) => this.catalog.complete(params, options),
       setLogLevel: (level) => this.setLogLevel(level),
+      notifyRootsChanged: () => this.notifyRootsChanged(),
       close: () => this.close(),
     }
   }
@@ -555,7 +580,7 @@ class UpstreamLink {
     const { handlers } = this.settings
     // Every session declares and answers the same capabilities, reconnects included.
     const client = new Client(CLIENT_INFO, { capabilities: declaredCapabilities(handlers) })
-    registerCapabilityHandlers(client, types, handlers, label)
+    registerCapabilityHandlers(client, types, handlers, label, () => [...this.inFlight])
     const session: Session = { client, oversized: false }
     this.catalog.install(client, types)
     // The SDK reports an oversized message here and then closes; the call it was answering only
@@ -566,7 +591,15 @@ class UpstreamLink {
     client.setNotificationHandler(types.ToolListChangedNotificationSchema, () => {
       this.refresh().catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${this.reason(error)}`))
     })
-    const { onLog } = this.settings
+    const { onLog, onElicitationComplete } = this.settings
+    if (onElicitationComplete)
+      client.setNotificationHandler(types.ElicitationCompleteNotificationSchema, ({ params }) => {
+        try {
+          onElicitationComplete(params.elicitationId, this.settings.name)
+        } catch (error) {
+          warn(`MCP server ${label}: the onElicitationComplete callback threw: ${this.reason(error)}`)
+        }
+      })
     if (onLog)
       client.setNotificationHandler(types.LoggingMessageNotificationSchema, ({ params }) => {
         const message: McpLogMessage = {
@@ -603,6 +636,16 @@ class UpstreamLink {
         warn(`MCP server ${label}: setting the log level again failed: ${this.reason(error)}`),
       )
     return session
+  }
+
+  async notifyRootsChanged(): Promise<void> {
+    const { session } = this
+    if (session === undefined || this.settings.handlers.roots === undefined) return
+    try {
+      await session.client.sendRootsListChanged()
+    } catch (error) {
+      throw new McpToolError(`MCP server ${this.label}: notifying the roots change failed: ${this.reason(error)}`)
+    }
   }
 
   /** Remember the level (for later sessions) and send it to the live session, if any. */
@@ -649,20 +692,30 @@ class UpstreamLink {
   }
 
   /** One `tools/call`, its failures turned into {@link McpToolError}s that say what happened. */
-  private async callRemote(remoteName: string, args: unknown, exec: ToolRunContext): Promise<ImportedValue> {
+  private async callRemote(
+    remoteName: string,
+    args: unknown,
+    exec: ToolRunContext,
+    asTask: boolean,
+  ): Promise<ImportedValue> {
     const session = await this.ensure()
     const c = session.client
     let result: Awaited<ReturnType<Client['callTool']>>
+    const params = { name: remoteName, arguments: args as Record<string, unknown> }
+    const options = {
+      signal: exec.signal,
+      timeout: this.settings.requestTimeoutMs,
+      resetTimeoutOnProgress: true,
+      onprogress: (progress: { progress: number; total?: number; message?: string }) => reportProgress(exec, progress),
+    }
+    this.inFlight.add(exec)
     try {
-      result = await c.callTool({ name: remoteName, arguments: args as Record<string, unknown> }, undefined, {
-        signal: exec.signal,
-        timeout: this.settings.requestTimeoutMs,
-        resetTimeoutOnProgress: true,
-        onprogress: (progress) => reportProgress(exec, progress),
-      })
+      result = asTask ? await callAsTask(c, params, options, exec) : await c.callTool(params, undefined, options)
     } catch (error) {
       if (exec.signal.aborted) throw error
       throw this.callFailure(error, session)
+    } finally {
+      this.inFlight.delete(exec)
     }
     const blocks = Array.isArray(result.content) ? result.content.map(fromMcpContent) : []
     if (result.isError === true) {
@@ -826,7 +879,7 @@ class UpstreamLink {
         definitionOf(
           tool,
           name,
-          (args, exec) => this.callRemote(tool.name, args, exec),
+          (args, exec) => this.callRemote(tool.name, args, exec, tool.execution?.taskSupport === 'required'),
           (token) => this.takeFailedContent(token),
         ),
       )
@@ -932,6 +985,7 @@ function definitionOf(
     },
   }
   if (annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
+  const taskSupport = tool.execution?.taskSupport
   setMcpToolMeta(definition, {
     imported: true,
     annotations,
@@ -946,6 +1000,7 @@ function definitionOf(
     meta: isRecord(tool._meta)
       ? (snapshotJsonValue(tool._meta, `tools[${tool.name}]._meta`) as Record<string, unknown>)
       : undefined,
+    ...(taskSupport === 'optional' || taskSupport === 'required' ? { taskSupport } : {}),
   })
   return definition
 }
@@ -960,6 +1015,36 @@ function supportedOrAny(schema: Record<string, unknown> | undefined): JsonSchema
     return copy as JsonSchemaNode
   } catch {
     return { description: 'Structured content as declared by the server (validated by the server).' }
+  }
+}
+
+/**
+ * Call a tool the server runs only as a task: create the task, follow its status (each status
+ * message is the call's progress), and take its result. An aborted call cancels the task.
+ */
+async function callAsTask(
+  client: Client,
+  params: { name: string; arguments: Record<string, unknown> },
+  options: { signal: AbortSignal; timeout: number; resetTimeoutOnProgress: boolean },
+  exec: ToolRunContext,
+): Promise<Awaited<ReturnType<Client['callTool']>>> {
+  let taskId: string | undefined
+  const cancel = () => {
+    if (taskId !== undefined) client.experimental.tasks.cancelTask(taskId).catch(() => {})
+  }
+  exec.signal.addEventListener('abort', cancel, { once: true })
+  try {
+    for await (const message of client.experimental.tasks.callToolStream(params, undefined, { ...options, task: {} })) {
+      if (message.type === 'taskCreated') taskId = message.task.taskId
+      else if (message.type === 'taskStatus') {
+        const { statusMessage } = message.task
+        if (statusMessage) reportProgress(exec, { progress: 0, message: statusMessage })
+      } else if (message.type === 'result') return message.result as Awaited<ReturnType<Client['callTool']>>
+      else if (message.type === 'error') throw message.error
+    }
+    throw new McpToolError('the task ended without a result')
+  } finally {
+    exec.signal.removeEventListener('abort', cancel)
   }
 }
 

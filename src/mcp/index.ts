@@ -6,6 +6,7 @@ export type {
   McpRequestContext,
   McpRootsHandler,
   McpSamplingHandler,
+  McpUrlElicitationHandler,
 } from './capabilities.js'
 export {
   type ConnectMcpServerOptions,
@@ -19,12 +20,14 @@ export {
   type McpSkippedTool,
   McpToolError,
 } from './client.js'
+export { type McpCallChannel, McpClientDirectory } from './client-directory.js'
 export {
   createMcpOAuthProvider,
   type McpOAuthClientCredentials,
   type McpOAuthOptions,
   type McpOAuthRefreshToken,
 } from './oauth.js'
+export { createMcpRelay, type McpRelay, type McpRelayOptions, type McpRelayTimeouts } from './relay.js'
 export type {
   McpPromptSource,
   McpResourceSource,

@@ -7,6 +7,7 @@ import {
   type CallToolResult,
   ElicitResultSchema,
   ListToolsRequestSchema,
+  RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -25,8 +26,10 @@ import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import { isRecord } from '../util/is-record.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
+import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import { checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
+import { McpServerTasks, TASKS_CAPABILITY } from './server-tasks.js'
 import { getMcpToolMeta } from './tool-meta.js'
 
 /** Options of {@link createMcpServer}. */
@@ -50,6 +53,12 @@ export interface CreateMcpServerOptions {
    * the client, and its requests go to it (see {@link McpServerCatalog}).
    */
   readonly catalog?: McpServerCatalog
+  /**
+   * Record this session and each call it runs here, so code running inside a call (a gateway's
+   * upstream tool) can reach the client that made it; the client's `roots/list_changed` is reported
+   * to it too. A gateway shares one directory among all its sessions.
+   */
+  readonly clients?: McpClientDirectory
 }
 
 /** Where a served scope's log messages come from, and who hears the client's level. */
@@ -94,15 +103,23 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   }
   const catalog =
     options.catalog === undefined ? undefined : checkCatalog(options.catalog, 'createMcpServer(ctx, options).catalog')
-  const { agent } = options
+  const { agent, clients } = options
+  if (clients !== undefined && typeof clients?.addCall !== 'function')
+    throw new ConfigError('createMcpServer(ctx, options).clients', 'expected an McpClientDirectory')
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)
 
+  const tasks = new McpServerTasks()
   const server = new Server(
     { name: options.name, version: options.version },
     {
-      capabilities: { tools: { listChanged: true }, ...(logging ? { logging: {} } : {}) },
+      capabilities: {
+        tools: { listChanged: true },
+        ...(logging ? { logging: {} } : {}),
+        tasks: TASKS_CAPABILITY,
+      },
       instructions: options.instructions,
+      ...tasks.options,
     },
   )
   const session = randomUUID().slice(0, 8)
@@ -110,17 +127,47 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, agent) }))
 
+  /**
+   * One call: `signal` ends it, `send` sends a request to its client (related to the call's request,
+   * or through its task when it runs as one).
+   */
+  const runCall = async (
+    params: { name: string; arguments?: Record<string, unknown> },
+    callId: string,
+    signal: AbortSignal,
+    send: McpCallChannel['send'],
+  ): Promise<CallToolResult> => {
+    const { name } = params
+    const endCall = clients?.addCall(callId, { server, signal, send })
+    const sendRequest: SendRequest = (request, schema, options) =>
+      send((related) => server.request(request, schema, { ...options, ...related }))
+    try {
+      const result = await tools.execute(
+        { callId, name, arguments: params.arguments ?? {}, agent, signal },
+        { approval: approvalFor(server, ctx, agent, sendRequest, signal) },
+      )
+      return toCallToolResult(result, tools.get(name, agent))
+    } finally {
+      endCall?.()
+    }
+  }
+
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name } = request.params
     const callId = `mcp-${session}-${++serial}`
+    const { task } = request.params
+    if (task !== undefined && extra.taskStore !== undefined) {
+      // The request is answered with the task at once; the call runs on, followed through the task.
+      const created = await tasks.start(extra.taskStore, task.ttl, (signal, taskId) =>
+        runCall(request.params, callId, signal, (send) =>
+          tasks.waitingForInput(taskId, () => send({ relatedTask: { taskId } })),
+        ),
+      )
+      return created as unknown as CallToolResult
+    }
     const token = extra._meta?.progressToken
     if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
     try {
-      const result = await tools.execute(
-        { callId, name, arguments: request.params.arguments ?? {}, agent, signal: extra.signal },
-        { approval: approvalFor(server, ctx, agent, extra.sendRequest, extra.signal) },
-      )
-      return toCallToolResult(result, tools.get(name, agent))
+      return await runCall(request.params, callId, extra.signal, (send) => send({ relatedRequestId: extra.requestId }))
     } finally {
       progressOf.delete(callId)
     }
@@ -160,6 +207,16 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   })
   const disposeLogging = logging ? serveLogging(server, logging) : () => {}
   const disposeCatalog = catalog ? serveCatalog(server, catalog) : () => {}
+  const leave = clients?.addSession(server)
+  if (clients) {
+    server.setNotificationHandler(RootsListChangedNotificationSchema, () => clients.rootsChanged(server))
+    // A client that brings roots changes them from none (or another client's) to its own.
+    const oninitialized = server.oninitialized
+    server.oninitialized = () => {
+      oninitialized?.()
+      if (server.getClientCapabilities()?.roots) clients.rootsChanged(server)
+    }
+  }
   const onclose = server.onclose
   server.onclose = () => {
     closed = true
@@ -167,6 +224,8 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     disposeProgress()
     disposeLogging()
     disposeCatalog()
+    leave?.()
+    tasks.close()
     onclose?.()
   }
   return server
@@ -212,6 +271,9 @@ function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Tool[] {
     if (meta?.icons) tool.icons = meta.icons as Tool['icons']
     if (meta?.execution) tool.execution = meta.execution as Tool['execution']
     if (meta?.meta) tool._meta = meta.meta as Tool['_meta']
+    // A task-only upstream tool is also called plainly here (the gateway follows the task), and
+    // any call may come as a task, so tools that run as tasks upstream are announced as optional.
+    if (meta?.taskSupport) tool.execution = { ...meta.execution, taskSupport: 'optional' }
     return tool
   })
 }

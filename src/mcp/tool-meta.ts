@@ -16,6 +16,8 @@ export interface McpToolMeta {
   readonly annotations?: McpToolAnnotations
   /** The remote's declared output schema (MCP requires an object root). */
   readonly outputSchema?: Record<string, unknown>
+  /** The remote runs it as a task (`optional`) or only as one (`required`). */
+  readonly taskSupport?: 'optional' | 'required'
   /** The value is `{ content, structuredContent? }` (an imported tool) rather than the tool's own output. */
   readonly imported?: boolean
   /** The remote's display title, icons, task support (`execution`) and tool-level `_meta`, passed on unchanged. */

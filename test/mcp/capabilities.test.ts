@@ -64,7 +64,7 @@ describe('client capabilities (issue 23 item 1)', () => {
       },
     })
     const elicit = await ask({ kind: 'elicit' })
-    expect(elicit.capabilities).toEqual({ elicitation: { form: {} }, sampling: {}, roots: { listChanged: false } })
+    expect(elicit.capabilities).toEqual({ elicitation: { form: {} }, sampling: {}, roots: { listChanged: true } })
     // color and subscribed were left out: their defaults; age was given: kept.
     expect(elicit.result).toEqual({
       action: 'accept',
@@ -98,7 +98,7 @@ describe('client capabilities (issue 23 item 1)', () => {
   it('declares only the capabilities whose handlers are given', async () => {
     const { ask } = await connect({ roots: () => rootList })
     const roots = await ask({ kind: 'roots' })
-    expect(roots.capabilities).toEqual({ roots: { listChanged: false } })
+    expect(roots.capabilities).toEqual({ roots: { listChanged: true } })
     expect(roots.result).toEqual(rootList)
     expect((await ask({ kind: 'sample', raw: true })).error?.code).toBe(METHOD_NOT_FOUND)
   })
@@ -201,7 +201,7 @@ describe('client capabilities (issue 23 item 1)', () => {
       if (!result.isError) report = JSON.parse((result.value as { content: { text: string }[] }).content[0].text)
       else await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    expect(report).toEqual({ capabilities: { roots: { listChanged: false } }, result: rootList })
+    expect(report).toEqual({ capabilities: { roots: { listChanged: true } }, result: rootList })
     const again = await runtime.tools.execute({
       callId: 'c-pid2',
       name: 'pid',

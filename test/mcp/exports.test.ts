@@ -43,10 +43,12 @@ describe('toolgate/mcp (built)', () => {
       { cwd: root, encoding: 'utf8' },
     )
     expect(JSON.parse(out)).toEqual([
+      'McpClientDirectory',
       'McpRequestError',
       'McpToolError',
       'connectMcpServer',
       'createMcpOAuthProvider',
+      'createMcpRelay',
       'createMcpServer',
     ])
   })

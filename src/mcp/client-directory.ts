@@ -1,0 +1,76 @@
+// Which MCP client session made which call: createMcpServer records every session it serves and
+// every call it runs, so code running inside a call (an upstream tool of a gateway) can reach the
+// client that made it, with that client's capabilities, on that call's stream.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
+
+/** How to reach the client of one call in progress. */
+export interface McpCallChannel {
+  /** The session's server object (one per client session). */
+  readonly server: Server
+  /** Aborted when the client cancels the call, or the call ends. */
+  readonly signal: AbortSignal
+  /**
+   * Send a request to the client related to this call: the given options tie it to the call's
+   * request (so Streamable HTTP delivers it on that request's stream) or, for a call running as a
+   * task, to the task (delivered through `tasks/result`, the task marked `input_required` meanwhile).
+   */
+  send<T>(request: (options: RequestOptions) => Promise<T>): Promise<T>
+}
+
+/** Every open session served with this directory, and the calls each is running. */
+export class McpClientDirectory {
+  private readonly open = new Set<Server>()
+  private readonly calls = new Map<string, McpCallChannel>()
+  private readonly rootsListeners = new Set<(server: Server) => void>()
+
+  /** The sessions open now (initialized or not). */
+  sessions(): readonly Server[] {
+    return [...this.open]
+  }
+
+  /** The client of the call tree `rootCallId` (a call and its Code Mode sub-calls), while it runs. */
+  callOf(rootCallId: string): McpCallChannel | undefined {
+    return this.calls.get(rootCallId)
+  }
+
+  /** What the session's client declared when it initialized (undefined before that). */
+  capabilitiesOf(server: Server): ClientCapabilities | undefined {
+    return server.getClientCapabilities()
+  }
+
+  /** Called with the session whenever its client says its roots changed; returns how to stop. */
+  onRootsChanged(listener: (server: Server) => void): () => void {
+    this.rootsListeners.add(listener)
+    return () => this.rootsListeners.delete(listener)
+  }
+
+  /** @internal createMcpServer: a session opened; the returned function closes it. */
+  addSession(server: Server): () => void {
+    this.open.add(server)
+    return () => {
+      this.open.delete(server)
+      for (const [id, call] of this.calls) if (call.server === server) this.calls.delete(id)
+    }
+  }
+
+  /** @internal createMcpServer: a call started; the returned function ends it. */
+  addCall(rootCallId: string, channel: McpCallChannel): () => void {
+    this.calls.set(rootCallId, channel)
+    return () => {
+      if (this.calls.get(rootCallId) === channel) this.calls.delete(rootCallId)
+    }
+  }
+
+  /** @internal createMcpServer: the session's client sent `notifications/roots/list_changed`. */
+  rootsChanged(server: Server): void {
+    for (const listener of this.rootsListeners) {
+      try {
+        listener(server)
+      } catch {
+        // A listener's failure is its own; the other listeners still hear the change.
+      }
+    }
+  }
+}

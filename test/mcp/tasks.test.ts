@@ -1,0 +1,166 @@
+// Issue 23 item 2 (MCP tasks): a task-only upstream tool (`execution.taskSupport: 'required'`) is
+// called through the gateway by a plain client, and a task-augmented `tools/call` from the client
+// is answered with a task that runs on, asks its client through tasks/result, and can be cancelled.
+// Real parts: SDK clients → createMcpServer → connectMcpServer → SDK McpServers with a task store.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { createToolRuntime } from '../../src/index.js'
+import { connectMcpServer, createMcpRelay, createMcpServer, McpClientDirectory } from '../../src/mcp/index.js'
+
+const cleanups: (() => Promise<unknown>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {})
+})
+
+/** An upstream with a task-only tool, a tool that asks its client, and one that waits to be cancelled. */
+function upstreamServer() {
+  const taskStore = new InMemoryTaskStore()
+  const server = new McpServer(
+    { name: 'tasker', version: '1.0.0' },
+    {
+      capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore,
+      taskMessageQueue: new InMemoryTaskMessageQueue(),
+    },
+  )
+  const state = { slowAborted: false }
+  server.experimental.tasks.registerToolTask(
+    'research',
+    { description: 'Task only.', inputSchema: { topic: z.string() }, execution: { taskSupport: 'required' } },
+    {
+      createTask: async ({ topic }, extra) => {
+        const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 50 })
+        void (async () => {
+          await extra.taskStore.updateTaskStatus(task.taskId, 'working', 'Gathering sources...')
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          await extra.taskStore.storeTaskResult(task.taskId, 'completed', {
+            content: [{ type: 'text', text: `report on ${topic}` }],
+          })
+        })()
+        return { task }
+      },
+      getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId)) as never,
+      getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as never,
+    },
+  )
+  server.registerTool('name', { description: 'Asks the client for a name.' }, async () => {
+    const answer = await server.server.elicitInput({
+      message: 'Name?',
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    })
+    return { content: [{ type: 'text', text: `hello ${String(answer.content?.name)}` }] }
+  })
+  server.registerTool('slow', { description: 'Waits until cancelled.' }, async (extra) => {
+    await new Promise<void>((resolve) => {
+      extra.signal.addEventListener('abort', () => {
+        state.slowAborted = true
+        resolve()
+      })
+    })
+    return { content: [{ type: 'text', text: 'stopped' }] }
+  })
+  return { server, state, taskStore }
+}
+
+async function gateway() {
+  const runtime = await createToolRuntime()
+  const directory = new McpClientDirectory()
+  const relay = createMcpRelay(directory)
+  const upstream = upstreamServer()
+  const [near, far] = InMemoryTransport.createLinkedPair()
+  await upstream.server.connect(far)
+  const connection = await connectMcpServer(runtime.ctx, { transport: near }, { name: 'tasker', ...relay.handlers })
+  cleanups.push(
+    () => connection.close(),
+    async () => {
+      await upstream.server.close()
+      upstream.taskStore.cleanup()
+    },
+  )
+  const session = async (capabilities: Record<string, unknown> = {}) => {
+    const client = new Client({ name: 'downstream', version: '1.0.0' }, { capabilities })
+    if (capabilities.elicitation)
+      client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Ada' } }))
+    const server = createMcpServer(runtime.ctx, { name: 'gateway', version: '1.0.0', clients: directory })
+    const [c, s] = InMemoryTransport.createLinkedPair()
+    await server.connect(s)
+    await client.connect(c)
+    cleanups.push(() => client.close())
+    return client
+  }
+  return { session, upstream }
+}
+
+const text = (result: unknown) => (result as { content: { text: string }[] }).content[0].text
+
+describe('MCP tasks through the gateway (issue 23 item 2)', () => {
+  it('a task-only upstream tool works for a client that calls it plainly', async () => {
+    const { session } = await gateway()
+    const client = await session()
+    const { tools } = await client.listTools()
+    // The gateway follows the upstream task itself, so a plain call is fine: announced as optional.
+    expect(tools.find((tool) => tool.name === 'research')?.execution).toEqual({ taskSupport: 'optional' })
+    const progress: string[] = []
+    const result = await client.callTool({ name: 'research', arguments: { topic: 'otters' } }, CallToolResultSchema, {
+      onprogress: (p) => {
+        if (p.message) progress.push(p.message)
+      },
+    })
+    expect(result.isError).toBeFalsy()
+    expect(text(result)).toBe('report on otters')
+    expect(progress).toContain('Gathering sources...')
+  })
+
+  it('a task-augmented call from the client: a task, then its result; the tasks capability is declared', async () => {
+    const { session } = await gateway()
+    const client = await session({ elicitation: { form: {} } })
+    expect(client.getServerCapabilities()?.tasks).toMatchObject({ requests: { tools: { call: {} } } })
+    const kinds: string[] = []
+    let final: unknown
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: 'research', arguments: { topic: 'owls' } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 } },
+    )) {
+      kinds.push(message.type)
+      if (message.type === 'result') final = message.result
+      if (message.type === 'error') throw message.error
+    }
+    expect(kinds[0]).toBe('taskCreated')
+    expect(kinds.at(-1)).toBe('result')
+    expect(text(final ?? {})).toBe('report on owls')
+    expect((await client.experimental.tasks.listTasks()).tasks.map((task) => task.status)).toEqual(['completed'])
+  })
+
+  it("a task's request to its client (an upstream's elicitation) is delivered through tasks/result", async () => {
+    const { session } = await gateway()
+    const client = await session({ elicitation: { form: {} } })
+    let final: unknown
+    for await (const message of client.experimental.tasks.callToolStream({ name: 'name', arguments: {} }, undefined, {
+      task: {},
+    })) {
+      if (message.type === 'result') final = message.result
+      if (message.type === 'error') throw message.error
+    }
+    expect(text(final ?? {})).toBe('hello Ada')
+  })
+
+  it('tasks/cancel aborts the running call, and the upstream call with it', async () => {
+    const { session, upstream } = await gateway()
+    const client = await session()
+    const created = await client.request(
+      { method: 'tools/call', params: { name: 'slow', arguments: {}, task: {} } },
+      // The answer to a task-augmented call is the task.
+      z.object({ task: z.object({ taskId: z.string(), status: z.string() }) }).passthrough() as never,
+    )
+    const { taskId } = (created as unknown as { task: { taskId: string } }).task
+    await client.experimental.tasks.cancelTask(taskId)
+    await expect.poll(() => upstream.state.slowAborted, { timeout: 10_000 }).toBe(true)
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe('cancelled')
+  })
+})
