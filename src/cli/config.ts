@@ -6,6 +6,7 @@ import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
+import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './config-auth.js'
 
 export type ServerConfig = (
   | { command: string; args?: string[]; env?: Record<string, string> }
@@ -54,6 +55,10 @@ export interface GatewayConfig {
   reconnect?: ReconnectConfig
   /** Largest JSON-RPC message read over stdio, from the client or an upstream server, in bytes. */
   maxMessageBytes?: number
+  /** Who may call `serve --http` (static bearer tokens and/or an OAuth issuer). */
+  auth?: AuthConfig
+  /** Per-identity rate and concurrency limits, session bounds and the upstream call cap of `serve --http`. */
+  limits?: LimitsConfig
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -99,7 +104,12 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
     issues.push('(root): expected an object')
     return {}
   }
-  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes'], issues)
+  unknownKeys(
+    value,
+    '',
+    ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes', 'auth', 'limits'],
+    issues,
+  )
   const config: GatewayConfig = {}
   if (value.root !== undefined) {
     if (typeof value.root === 'string' && value.root !== '') config.root = value.root
@@ -117,6 +127,8 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)
   if (value.http !== undefined) config.http = checkHttp(value.http, issues)
   if (value.reconnect !== undefined) config.reconnect = checkReconnect(value.reconnect, issues)
+  if (value.auth !== undefined) config.auth = checkAuth(value.auth, issues)
+  if (value.limits !== undefined) config.limits = checkLimits(value.limits, issues)
   if (value.maxMessageBytes !== undefined) {
     const problem = maxMessageBytesProblem(value.maxMessageBytes)
     if (problem === undefined) config.maxMessageBytes = value.maxMessageBytes as number
