@@ -3,7 +3,7 @@
 // is an Identity, or the 401/403 the MCP authorization spec prescribes with its WWW-Authenticate.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
-import { createRemoteJWKSet, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose'
+import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
 import { ConfigError } from '../errors/config-error.js'
 import { authInfoFor, type Identity } from '../mcp/identity.js'
 import { type AuthConfig, checkTokenList, JWT_ALGORITHMS, type OAuthConfig } from './config-auth.js'
@@ -210,6 +210,16 @@ type Verified =
   | { ok: true; identity: Identity; info: AuthInfo; exp: number }
   | { ok: false; reason: string; unavailable?: boolean }
 
+/** The JWKS could not be fetched or read: the token may well be good, so the caller is told to retry. */
+class KeysUnavailable extends Error {}
+
+/** Whether an error of the key set lookup is a failure to fetch the keys (rather than a verdict on the token). */
+function fetchFailure(error: unknown): boolean {
+  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return true
+  // A failed fetch is a TypeError; a non-200 answer or a body that is not JSON is jose's generic error.
+  return !(error instanceof joseErrors.JOSEError) || error.code === 'ERR_JOSE_GENERIC'
+}
+
 /** Why jose refused a token, in words a client can act on. */
 function refusalOf(error: unknown): { reason: string; unavailable?: boolean } {
   if (error instanceof joseErrors.JWTExpired) return { reason: 'the token has expired' }
@@ -226,22 +236,24 @@ function refusalOf(error: unknown): { reason: string; unavailable?: boolean } {
     return { reason: "the token's signature is not valid" }
   if (error instanceof joseErrors.JWKSNoMatchingKey)
     return { reason: 'the token was not signed by a key of the issuer' }
-  if (
-    error instanceof joseErrors.JWKSTimeout ||
-    error instanceof joseErrors.JWKSInvalid ||
-    !(error instanceof joseErrors.JOSEError)
-  )
-    return { reason: "the issuer's keys could not be fetched", unavailable: true }
+  if (error instanceof KeysUnavailable) return { reason: "the issuer's keys could not be fetched", unavailable: true }
   return { reason: 'the token is not a valid signed JWT' }
 }
 
 /** JWT validation against the issuer's JWKS (fetched once, cached, fetched again for an unknown key id). */
 function jwtVerifier(oauth: OAuthConfig): (token: string) => Promise<Verified> {
-  const keys = createRemoteJWKSet(new URL(oauth.jwksUri), {
+  const remote = createRemoteJWKSet(new URL(oauth.jwksUri), {
     cacheMaxAge: oauth.jwksCacheMaxAgeMs ?? DEFAULT_JWKS_MAX_AGE_MS,
     cooldownDuration: oauth.jwksCooldownMs ?? DEFAULT_JWKS_COOLDOWN_MS,
     timeoutDuration: 5000,
   })
+  const keys: JWTVerifyGetKey = async (header, token) => {
+    try {
+      return await remote(header, token)
+    } catch (error) {
+      throw fetchFailure(error) ? new KeysUnavailable('the JWKS could not be fetched', { cause: error }) : error
+    }
+  }
   const algorithms = oauth.algorithms ?? [...JWT_ALGORITHMS]
   const clockTolerance = oauth.clockToleranceSec ?? DEFAULT_CLOCK_TOLERANCE_SEC
   const groupsClaim = oauth.groupsClaim ?? 'groups'

@@ -196,3 +196,33 @@ describe('forwardedView', () => {
     expect(parseTrustProxy(['10.0.0.1,nope'])).toEqual({ bad: 'nope' })
   })
 })
+
+describe('createAuthenticator: the issuer unreachable', () => {
+  it('answers 503 when the JWKS cannot be fetched or read, and still 401 for a token that is not a JWT', async () => {
+    const { createServer } = await import('node:http')
+    const { SignJWT, generateKeyPair } = await import('jose')
+    const { createAuthenticator } = await import('../../src/cli/http-auth.js')
+    const broken = createServer((_req, res) => res.writeHead(500).end('oops'))
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve))
+    const port = (broken.address() as { port: number }).port
+    try {
+      const { privateKey } = await generateKeyPair('ES256')
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256', kid: 'k' })
+        .setIssuer(`http://127.0.0.1:${port}`)
+        .setAudience('https://gw.example/mcp')
+        .setSubject('a')
+        .setExpirationTime('5m')
+        .sign(privateKey)
+      for (const jwksUri of [`http://127.0.0.1:${port}/jwks`, 'http://127.0.0.1:1/jwks']) {
+        const auth = createAuthenticator({
+          oauth: { issuer: `http://127.0.0.1:${port}`, audience: 'https://gw.example/mcp', jwksUri },
+        })
+        expect(await auth.authenticate(`Bearer ${token}`)).toMatchObject({ ok: false, status: 503 })
+        expect(await auth.authenticate('Bearer garbage')).toMatchObject({ ok: false, status: 401 })
+      }
+    } finally {
+      broken.close()
+    }
+  })
+})
