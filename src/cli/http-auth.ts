@@ -217,7 +217,7 @@ class KeysUnavailable extends Error {}
 function fetchFailure(error: unknown): boolean {
   if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return true
   // A failed fetch is a TypeError; a non-200 answer or a body that is not JSON is jose's generic error.
-  return !(error instanceof joseErrors.JOSEError) || error.code === 'ERR_JOSE_GENERIC'
+  return !(error instanceof joseErrors.JOSEError) || Object.getPrototypeOf(error) === joseErrors.JOSEError.prototype
 }
 
 /** Why jose refused a token, in words a client can act on. */

@@ -319,8 +319,17 @@ describe('limits (R-LIMITS-1)', () => {
       slow.callTool({ name: 'web__hold', arguments: {} }),
       other.callTool({ name: 'web__hold', arguments: {} }),
     ]
-    await until(() => upstream.holds.arrived >= 1, 'the first hold to reach the upstream')
-    // Two of slow's calls are in progress: a third is refused with 429 at once.
+    // Once both of slow's calls are in progress, any further request of slow carrying a call (a
+    // ping here, which would otherwise be answered at once) is refused with 429.
+    const probe = await openSession(gateway.url, 'slow')
+    let refused: Reply | undefined
+    await until(async () => {
+      const reply = await ping(gateway.url, 'slow', probe)
+      if (reply.status === 429) refused = reply
+      return refused !== undefined
+    }, "slow's concurrency limit to refuse a request")
+    expect(refused?.headers['retry-after']).toBe('1')
+    expect(JSON.parse(refused?.body ?? '{}').error.message).toMatch(/concurrency limit of 2 requests in progress/)
     await expect(slow.callTool({ name: 'web__hold', arguments: {} })).rejects.toThrow(/429|Too Many Requests/)
     for (let released = 0; released < 3; released++) {
       await until(() => upstream.holds.arrived > released, `hold ${released + 1} to arrive`)
