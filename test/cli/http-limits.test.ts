@@ -226,3 +226,35 @@ describe('createAuthenticator: the issuer unreachable', () => {
     }
   })
 })
+
+describe('HttpGuard.authenticate: the AuthInfo the MCP SDK hands to handlers', () => {
+  it('hangs AuthInfo on the request (never the token itself), and identityOf reads the identity back', async () => {
+    const { HttpGuard } = await import('../../src/cli/http-guard.js')
+    const { createAuthenticator } = await import('../../src/cli/http-auth.js')
+    const { identityOf } = await import('../../src/mcp/identity.js')
+    const { createHash } = await import('node:crypto')
+    const hash = createHash('sha256').update('alice-secret').digest('hex')
+    const log = { info: () => {}, debug: () => {} }
+    const guard = new HttpGuard(
+      {},
+      createAuthenticator({ tokens: [{ sha256: hash, subject: 'alice', groups: ['dev'], scopes: ['tools'] }] }),
+      log,
+    )
+    const req = { headers: { authorization: 'Bearer alice-secret' }, socket: { remoteAddress: '127.0.0.1' } }
+    const res = {}
+    type Req = Parameters<InstanceType<typeof HttpGuard>['authenticate']>[0]
+    type Res = Parameters<InstanceType<typeof HttpGuard>['authenticate']>[1]
+    const view = guard.view(req as unknown as Req)
+    const identity = await guard.authenticate(req as unknown as Req, res as unknown as Res, view)
+    expect(identity).toEqual({ subject: 'alice', groups: ['dev'], scopes: ['tools'], claims: {} })
+    const info = (req as { auth?: unknown }).auth
+    expect(info).toEqual({
+      token: `sha256:${hash.slice(0, 16)}`,
+      clientId: 'alice',
+      scopes: ['tools'],
+      extra: { subject: 'alice', groups: ['dev'], claims: {} },
+    })
+    expect(JSON.stringify(info)).not.toContain('alice-secret')
+    expect(identityOf(info as Parameters<typeof identityOf>[0])).toEqual(identity)
+  })
+})
