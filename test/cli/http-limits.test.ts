@@ -258,3 +258,61 @@ describe('HttpGuard.authenticate: the AuthInfo the MCP SDK hands to handlers', (
     expect(identityOf(info as Parameters<typeof identityOf>[0])).toEqual(identity)
   })
 })
+
+describe('createAuthenticator: a JWT access token', () => {
+  it('maps sub, groups (groupsClaim), scope and jti into the identity, remembers a verified token, and checks nbf', async () => {
+    const { createServer } = await import('node:http')
+    const { SignJWT, exportJWK, generateKeyPair } = await import('jose')
+    const { createAuthenticator } = await import('../../src/cli/http-auth.js')
+    const { publicKey, privateKey } = await generateKeyPair('RS256')
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256' }] }
+    let fetches = 0
+    const server = createServer((_req, res) => {
+      fetches++
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`
+    const audience = 'https://gw.example/mcp'
+    try {
+      const auth = createAuthenticator({
+        oauth: { issuer, audience, jwksUri: `${issuer}/jwks`, groupsClaim: 'roles', clockToleranceSec: 0 },
+      })
+      const exp = Math.floor(Date.now() / 1000) + 300
+      const sign = (claims: Record<string, unknown>) =>
+        new SignJWT(claims)
+          .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+          .setIssuer(issuer)
+          .setAudience(audience)
+          .setSubject('carol')
+          .setExpirationTime(exp)
+          .sign(privateKey)
+      const token = await sign({ roles: ['admin', 'dev'], scope: 'a b', jti: 'id-1' })
+      const first = await auth.authenticate(`Bearer ${token}`)
+      expect(first).toMatchObject({
+        ok: true,
+        identity: { subject: 'carol', groups: ['admin', 'dev'], scopes: ['a', 'b'] },
+        info: { token: 'jti:id-1', clientId: 'carol', scopes: ['a', 'b'], expiresAt: exp },
+      })
+      expect(first.ok && first.identity.claims.jti).toBe('id-1')
+      const fetched = fetches
+      expect(await auth.authenticate(`Bearer ${token}`)).toEqual(first)
+      expect(fetches).toBe(fetched)
+      const early = await sign({ nbf: Math.floor(Date.now() / 1000) + 120 })
+      expect(await auth.authenticate(`Bearer ${early}`)).toMatchObject({
+        ok: false,
+        status: 401,
+        description: 'the token is not valid yet',
+      })
+      const noSubject = await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setExpirationTime(exp)
+        .sign(privateKey)
+      expect(await auth.authenticate(`Bearer ${noSubject}`)).toMatchObject({ ok: false, status: 401 })
+    } finally {
+      server.close()
+    }
+  })
+})
