@@ -10,6 +10,7 @@ const suites = [
   'bash-sandbox',
   'search',
   'import',
+  'auth',
 ] as const
 for (const suite of suites) {
   const module = (await import(`./${suite}.bench.ts`)) as { run: () => Promise<unknown> }

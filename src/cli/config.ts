@@ -7,6 +7,7 @@ import { ConfigError } from '../errors/config-error.js'
 import type { McpOAuthOptions } from '../mcp/oauth.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
+import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './config-auth.js'
 import { catalogGlobIssues } from './config-catalog-policy.js'
 import { checkUpstreamAuth } from './config-upstream-auth.js'
 
@@ -57,6 +58,10 @@ export interface GatewayConfig {
   reconnect?: ReconnectConfig
   /** Largest JSON-RPC message read over stdio, from the client or an upstream server, in bytes. */
   maxMessageBytes?: number
+  /** Who may call `serve --http` (static bearer tokens and/or an OAuth issuer). */
+  auth?: AuthConfig
+  /** Per-identity rate and concurrency limits, session bounds and the upstream call cap of `serve --http`. */
+  limits?: LimitsConfig
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -102,7 +107,12 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
     issues.push('(root): expected an object')
     return {}
   }
-  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes'], issues)
+  unknownKeys(
+    value,
+    '',
+    ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes', 'auth', 'limits'],
+    issues,
+  )
   const config: GatewayConfig = {}
   if (value.root !== undefined) {
     if (typeof value.root === 'string' && value.root !== '') config.root = value.root
@@ -120,6 +130,8 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)
   if (value.http !== undefined) config.http = checkHttp(value.http, issues)
   if (value.reconnect !== undefined) config.reconnect = checkReconnect(value.reconnect, issues)
+  if (value.auth !== undefined) config.auth = checkAuth(value.auth, issues)
+  if (value.limits !== undefined) config.limits = checkLimits(value.limits, issues)
   if (value.maxMessageBytes !== undefined) {
     const problem = maxMessageBytesProblem(value.maxMessageBytes)
     if (problem === undefined) config.maxMessageBytes = value.maxMessageBytes as number

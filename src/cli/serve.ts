@@ -4,12 +4,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { CliCommand, CliIo } from './command.js'
 import type { Gateway, UpstreamReport } from './gateway.js'
+import type { Authenticator } from './http-auth.js'
+import type { GuardedSession } from './http-guard.js'
 import { createLog, type Log } from './log.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
-                     [--allow-host HOST]... [--allow-origin ORIGIN]... [--max-message-bytes N] [--verbose]
+                     [--host ADDR] [--trust-proxy ADDR,...] [--allow-host HOST]... [--allow-origin ORIGIN]...
+                     [--max-message-bytes N] [--verbose]
        toolgate serve --check [--config FILE] [--root DIR] [--bash] [--mode native|code|both]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
@@ -26,12 +29,16 @@ config name, its tools are left out (clients get list_changed), and it is retrie
   --root DIR      workspace the file tools (and bash) are confined to
   --bash          also serve the bash tool
   --mode MODE     native (each tool), code (one run_code tool with a typed SDK) or both
-  --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, reconnect?, maxMessageBytes? };
-                  flags override it
+  --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, reconnect?, maxMessageBytes?,
+                  auth?, limits? }; flags override it
   --check         start every upstream server once, print each one's state on stdout
                   ("connected, N tools" or "down: reason", and any tool not served), and exit:
                   0 when every server is connected and every tool served, 1 otherwise
   --http PORT     serve Streamable HTTP on 127.0.0.1:PORT instead of stdio
+  --host ADDR     with --http, bind ADDR instead of 127.0.0.1; anything but a loopback address needs
+                  "auth" in the config (bearer tokens or an OAuth issuer), or the gateway refuses to start
+  --trust-proxy ADDR,...
+                  with --http, believe X-Forwarded-For, -Proto and -Host only from these proxy addresses
   --allow-host HOST
                   with --http, also accept this Host (NAME for any port, or NAME:PORT); by default
                   only 127.0.0.1, localhost and [::1] with the bound port are accepted (repeatable)
@@ -60,7 +67,12 @@ const serve: CliCommand = {
       'allow-origin',
       'max-message-bytes',
       'check',
+      'host',
+      'trust-proxy',
     ])
+    // A gateway others can reach must know who is calling: refused before anything starts.
+    const { checkExposure } = await import('./http-guard.js')
+    const authenticator = settings.http === undefined ? undefined : checkExposure(settings)
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
     const [{ openGateway, refuseCollisions }, { createMcpServer }] = await Promise.all([
@@ -77,6 +89,7 @@ const serve: CliCommand = {
     }
     await refuseCollisions(gateway)
     if (settings.verbose) logCalls(gateway, log)
+    if (settings.http !== undefined) (await import('./http-guard.js')).installUpstreamCap(gateway, settings)
     const make = () =>
       createMcpServer(gateway.agent.ctx, {
         agent: gateway.agent,
@@ -88,7 +101,7 @@ const serve: CliCommand = {
       })
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
-      else await serveHttp(make, settings.http, settings, log, io)
+      else await serveHttp(make, settings.http, settings, authenticator, log, io)
       return 0
     } finally {
       await gateway.close()
@@ -151,7 +164,8 @@ const DEFAULT_RETRY_MS = 1000
 async function serveHttp(
   make: () => Server,
   port: number,
-  settings: Pick<GatewaySettings, 'access' | 'maxMessageBytes' | 'resume'>,
+  settings: Pick<GatewaySettings, 'access' | 'maxMessageBytes' | 'resume' | 'host' | 'trustProxy' | 'limits'>,
+  authenticator: Authenticator | undefined,
   log: Log,
   io: CliIo,
 ): Promise<void> {
@@ -162,6 +176,7 @@ async function serveHttp(
     { loopbackAccessCheck },
     { DEFAULT_MAX_MESSAGE_BYTES },
     { BoundedEventStore },
+    { HttpGuard, DEFAULT_HOST },
   ] = await Promise.all([
     import('node:http'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
@@ -169,9 +184,12 @@ async function serveHttp(
     import('../util/http-origin.js'),
     import('../mcp/stdio-transport.js'),
     import('../mcp/event-store.js'),
+    import('./http-guard.js'),
   ])
   const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
-  type Session = {
+  const host = settings.host ?? DEFAULT_HOST
+  const guard = new HttpGuard(settings, authenticator, log)
+  type Session = GuardedSession & {
     transport: InstanceType<typeof StreamableHTTPServerTransport>
     server: Server
     events: InstanceType<typeof BoundedEventStore>
@@ -181,16 +199,25 @@ async function serveHttp(
   let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const view = guard.view(req)
     // DNS rebinding and cross-site pages: checked before the body is read or a session is touched.
-    const refused = refusal(req.headers)
+    const refused = refusal(guard.checkedHeaders(req, view))
     if (refused !== undefined) {
-      log.debug(`refused an HTTP request: ${refused.message}`)
+      log.debug(`refused an HTTP request from ${view.client}: ${refused.message}`)
       return rpcError(res, 403, -32000, `Forbidden: ${refused.message}`)
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+    if (guard.serveMetadata(url.pathname, req, res)) return
     if (url.pathname !== '/mcp') return reply(res, 404, 'not found: the MCP endpoint is /mcp')
+    const identity = await guard.authenticate(req, res, view)
+    if (identity === false) return
     const id = req.headers['mcp-session-id']
-    const existing = typeof id === 'string' ? sessions.get(id) : undefined
+    let existing = typeof id === 'string' ? sessions.get(id) : undefined
+    // Another identity's session is answered exactly like one that does not exist.
+    if (existing !== undefined && !guard.owns(identity, existing)) {
+      log.debug(`refused session ${String(id)} to another identity (${view.client})`)
+      existing = undefined
+    }
     let body: unknown
     if (req.method === 'POST') {
       const text = await readBody(req, maxBytes)
@@ -209,36 +236,50 @@ async function serveHttp(
         return rpcError(res, 400, -32700, 'Parse error: the body is not JSON')
       }
     }
+    if (!guard.admit(identity || undefined, body, res)) return
     if (existing) {
       // A resume from an event the store no longer has (or never had) is refused here with the
       // reason; the SDK's own answer to it would not say why.
       const last = req.headers['last-event-id']
       if (req.method === 'GET' && typeof last === 'string' && last !== '' && existing.events.state(last) !== 'stored')
         return rpcError(res, 400, -32000, `Bad Request: ${existing.events.refusal(last)}`)
+      guard.track(existing, res)
       return existing.transport.handleRequest(req, res, body)
     }
     if (id !== undefined) return rpcError(res, 404, -32001, 'Session not found')
     if (req.method !== 'POST' || !isInitializeRequest(body))
       return rpcError(res, 400, -32000, 'Bad Request: no session; start with an initialize request')
+    if (!(await guard.makeRoom(identity || undefined, sessions.values(), body, res))) return
     const server = make()
     // Every stream of the session starts with a priming event and keeps its events, so a client
     // that loses one resumes it with Last-Event-ID after the advertised retry interval.
     const events = new BoundedEventStore(settings.resume?.eventStore)
     const transport: Session['transport'] = new StreamableHTTPServerTransport({
+      // 122 random bits from the CSPRNG: a session id cannot be guessed.
       sessionIdGenerator: () => randomUUID(),
       eventStore: events,
       retryInterval: settings.resume?.retryMs ?? DEFAULT_RETRY_MS,
       onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, { transport, server, events })
-        log.debug(`session ${sessionId} opened`)
+        sessions.set(sessionId, session)
+        log.debug(`session ${sessionId} opened${identity ? ` by "${identity.subject}"` : ''} from ${view.client}`)
       },
     })
+    const session: Session = {
+      transport,
+      server,
+      events,
+      owner: identity ? identity.subject : undefined,
+      lastSeen: Date.now(),
+      active: 0,
+      close: () => transport.close(),
+    }
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
       events.clear()
       void server.close()
     }
     await server.connect(transport)
+    guard.track(session, res)
     await transport.handleRequest(req, res, body)
   }
 
@@ -251,17 +292,22 @@ async function serveHttp(
   })
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject)
-    http.listen(port, '127.0.0.1', () => resolve())
+    http.listen(port, host, () => resolve())
   })
   const address = http.address()
   const actual = typeof address === 'object' && address ? address.port : port
-  refusal = loopbackAccessCheck(actual, settings.access)
-  io.stderr.write(`toolgate: serving MCP at http://127.0.0.1:${actual}/mcp\n`)
+  refusal = loopbackAccessCheck(actual, guard.access(settings.access, host, actual))
+  const shown = host.includes(':') ? `[${host}]` : host
+  io.stderr.write(`toolgate: serving MCP at http://${shown}:${actual}/mcp\n`)
+  // Sessions nobody has used for the idle limit are closed (one with a request or stream open is in use).
+  const sweeper = setInterval(() => void guard.sweep(sessions.values()), guard.sweepEvery())
+  sweeper.unref()
   await new Promise<void>((resolve) => {
     const stop = () => resolve()
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
   })
+  clearInterval(sweeper)
   for (const session of sessions.values()) await session.transport.close().catch(() => {})
   const closed = new Promise<void>((resolve) => http.close(() => resolve()))
   http.closeAllConnections()

@@ -13,6 +13,8 @@ import {
   type ReconnectConfig,
   type ServerConfig,
 } from './config.js'
+import type { AuthConfig, LimitsConfig } from './config-auth.js'
+import { parseTrustProxy } from './http-proxy.js'
 
 export interface GatewaySettings {
   /** Absolute workspace root of the file tools (and bash's working directory). */
@@ -34,6 +36,13 @@ export interface GatewaySettings {
   readonly reconnect?: ReconnectConfig
   /** `serve --check`: report every upstream's state instead of serving. */
   readonly check?: boolean
+  /** The address `serve --http` binds (default 127.0.0.1). */
+  readonly host?: string
+  /** Reverse proxies whose X-Forwarded-* headers are believed (`--trust-proxy`). */
+  readonly trustProxy?: readonly string[]
+  /** Who may call `serve --http`; absent: nobody is asked (loopback only). */
+  readonly auth?: AuthConfig
+  readonly limits?: LimitsConfig
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -51,6 +60,8 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     'allow-origin': { type: 'string', multiple: true },
     'max-message-bytes': { type: 'string' },
     check: { type: 'boolean' },
+    host: { type: 'string' },
+    'trust-proxy': { type: 'string', multiple: true },
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => flags.includes(name)))
   let values: Record<string, string | boolean | string[] | undefined>
@@ -91,6 +102,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     if (problem !== undefined) throw new UsageError(`--max-message-bytes: ${problem}`)
     maxMessageBytes = Number(text)
   }
+  const { host, trustProxy } = readBindFlags(values, http)
   const file: GatewayConfig = values.config === undefined ? {} : await loadConfig(values.config as string)
   const root = values.root !== undefined ? path.resolve(values.root as string) : (file.root ?? process.cwd())
   return {
@@ -110,5 +122,27 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     maxMessageBytes: maxMessageBytes ?? file.maxMessageBytes,
     reconnect: file.reconnect ?? {},
     check: values.check === true,
+    ...(host !== undefined ? { host } : {}),
+    ...(trustProxy !== undefined ? { trustProxy } : {}),
+    ...(file.auth !== undefined ? { auth: file.auth } : {}),
+    ...(file.limits !== undefined ? { limits: file.limits } : {}),
   }
+}
+
+/** `--host` and `--trust-proxy`: both only with --http. */
+function readBindFlags(
+  values: Record<string, string | boolean | string[] | undefined>,
+  http: number | undefined,
+): { host?: string; trustProxy?: string[] } {
+  const host = values.host as string | undefined
+  const proxies = values['trust-proxy'] as string[] | undefined
+  if ((host !== undefined || proxies !== undefined) && http === undefined)
+    throw new UsageError(`--${host !== undefined ? 'host' : 'trust-proxy'} only applies with --http`)
+  if (host !== undefined && (host === '' || /[\s/]/.test(host)))
+    throw new UsageError(`--host: expected an address to bind, e.g. 127.0.0.1 or 0.0.0.0, got "${host}"`)
+  if (proxies === undefined) return { host }
+  const parsed = parseTrustProxy(proxies)
+  if ('bad' in parsed)
+    throw new UsageError(`--trust-proxy: expected IP addresses separated by commas, got "${parsed.bad}"`)
+  return { host, trustProxy: parsed.addresses }
 }

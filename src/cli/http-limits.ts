@@ -1,0 +1,137 @@
+// How much one caller of `serve --http` may take: a token bucket of requests and a bound on the
+// requests in progress, per identity, so one busy client cannot starve the others.
+import type { Identity } from '../mcp/identity.js'
+import type { IdentityLimits, LimitsConfig, RateConfig } from './config-auth.js'
+
+export const DEFAULT_RATE: RateConfig = { perSecond: 20, burst: 40 }
+export const DEFAULT_CONCURRENCY = 16
+export const DEFAULT_SESSIONS_PER_IDENTITY = 16
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000
+export const DEFAULT_UPSTREAM_CONCURRENCY = 64
+
+export type Admission =
+  | { readonly ok: true; readonly release: () => void }
+  | { readonly ok: false; readonly retryAfterSec: number; readonly reason: string }
+
+interface Account {
+  tokens: number
+  /** When `tokens` was last brought up to date, in ms. */
+  at: number
+  inFlight: number
+  readonly rate: RateConfig
+  readonly concurrency: number
+}
+
+/** The limits of `identity`: the first rule whose `who` matches, over the config's defaults. */
+function limitsOf(config: LimitsConfig, identity: Identity): Required<IdentityLimits> {
+  const rule = config.rules?.find(
+    ({ who }) =>
+      (who.subject === undefined || who.subject === identity.subject) &&
+      (who.group === undefined || identity.groups.includes(who.group)),
+  )
+  return {
+    rate: rule?.rate ?? config.rate ?? DEFAULT_RATE,
+    concurrency: rule?.concurrency ?? config.concurrency ?? DEFAULT_CONCURRENCY,
+  }
+}
+
+export class IdentityLimiter {
+  readonly #config: LimitsConfig
+  readonly #accounts = new Map<string, Account>()
+  readonly #now: () => number
+
+  constructor(config: LimitsConfig = {}, now: () => number = Date.now) {
+    this.#config = config
+    this.#now = now
+  }
+
+  #account(identity: Identity): Account {
+    let account = this.#accounts.get(identity.subject)
+    if (account === undefined) {
+      const { rate, concurrency } = limitsOf(this.#config, identity)
+      account = { tokens: rate.burst, at: this.#now(), inFlight: 0, rate, concurrency }
+      this.#accounts.set(identity.subject, account)
+    }
+    return account
+  }
+
+  /**
+   * Take one request of `identity` from its bucket; `concurrent` requests also take a slot of its
+   * concurrency limit until `release()` is called (once; later calls do nothing).
+   */
+  admit(identity: Identity, concurrent: boolean): Admission {
+    const account = this.#account(identity)
+    const now = this.#now()
+    const { perSecond, burst } = account.rate
+    account.tokens = Math.min(burst, account.tokens + ((now - account.at) / 1000) * perSecond)
+    account.at = now
+    if (account.tokens < 1) {
+      const waitSec = (1 - account.tokens) / perSecond
+      return {
+        ok: false,
+        retryAfterSec: Math.max(1, Math.ceil(waitSec)),
+        reason: `rate limit of ${perSecond} requests per second (burst ${burst}) reached`,
+      }
+    }
+    if (concurrent && account.inFlight >= account.concurrency)
+      return {
+        ok: false,
+        retryAfterSec: 1,
+        reason: `concurrency limit of ${account.concurrency} requests in progress reached`,
+      }
+    account.tokens -= 1
+    if (!concurrent) return { ok: true, release: () => {} }
+    account.inFlight++
+    let released = false
+    return {
+      ok: true,
+      release: () => {
+        if (released) return
+        released = true
+        account.inFlight--
+      },
+    }
+  }
+}
+
+/** A counting semaphore whose waiters leave the queue when their signal aborts. */
+export class Semaphore {
+  #free: number
+  readonly #waiting: (() => void)[] = []
+
+  constructor(size: number) {
+    this.#free = size
+  }
+
+  /** Resolves with a release function once a slot is free; with undefined when `signal` aborts first. */
+  acquire(signal?: AbortSignal): Promise<(() => void) | undefined> {
+    const release = () => {
+      let done = false
+      return () => {
+        if (done) return
+        done = true
+        const next = this.#waiting.shift()
+        if (next) next()
+        else this.#free++
+      }
+    }
+    if (this.#free > 0) {
+      this.#free--
+      return Promise.resolve(release())
+    }
+    if (signal?.aborted) return Promise.resolve(undefined)
+    return new Promise((resolve) => {
+      const wake = () => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve(release())
+      }
+      const onAbort = () => {
+        const at = this.#waiting.indexOf(wake)
+        if (at >= 0) this.#waiting.splice(at, 1)
+        resolve(undefined)
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.#waiting.push(wake)
+    })
+  }
+}

@@ -1,0 +1,26 @@
+// One cap on the calls of upstream servers' tools in progress at once, across every caller of the
+// gateway: a crowd of clients queues at the gateway instead of piling onto the servers behind it.
+import type { Context } from 'cordis'
+import type { Gateway } from './gateway.js'
+import { Semaphore } from './http-limits.js'
+
+/** Install the cap on `gateway`: calls of upstream tools beyond `max` wait for a free slot (or their cancellation). */
+export function capUpstreamCalls(gateway: Pick<Gateway, 'connections'>, ctx: Context, max: number): void {
+  const slots = new Semaphore(max)
+  const isUpstream = (name: string) => {
+    for (const connection of gateway.connections.values()) if (connection.tools.includes(name)) return true
+    return false
+  }
+  ctx.on('tools/execute', async (exec, next) => {
+    if (!isUpstream(exec.name)) return next()
+    const release = await slots.acquire(exec.signal)
+    // Cancelled while waiting: the call goes on with its aborted signal and ends as a cancellation
+    // without reaching the server.
+    if (release === undefined) return next()
+    try {
+      return await next()
+    } finally {
+      release()
+    }
+  })
+}
