@@ -36,8 +36,13 @@ export function streamModelLoop<F extends ProviderFormat>(
 async function* run<F extends ProviderFormat>(
   options: RunModelLoopOptions<F>,
 ): AsyncGenerator<StreamModelLoopEvent<F>, void, undefined> {
+  // The loop's signal: the caller's, or leaving the iteration early.
   const stop = new AbortController()
-  const signal = options.signal === undefined ? stop.signal : AbortSignal.any([options.signal, stop.signal])
+  const signal = stop.signal
+  const outer = options.signal
+  const forward = () => stop.abort(outer?.reason)
+  if (outer?.aborted) forward()
+  else outer?.addEventListener('abort', forward, { once: true })
   const queue: ModelLoopEvent<F>[] = []
   let wake: (() => void) | undefined
   const rouse = () => {
@@ -89,5 +94,6 @@ async function* run<F extends ProviderFormat>(
       stop.abort(new DOMException('The stream was closed', 'AbortError'))
       await loop
     }
+    outer?.removeEventListener('abort', forward)
   }
 }

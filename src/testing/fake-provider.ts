@@ -1,5 +1,5 @@
 // startFakeProvider: a local HTTP server that answers one provider API from a script of turns.
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { ConfigError } from '../errors/config-error.js'
 import { PROVIDER_FORMATS, type ProviderFormat } from '../providers/index.js'
@@ -18,7 +18,8 @@ export interface FakeProviderRequest {
   readonly method: string
   /** The path and query, e.g. `/v1/chat/completions` or `/v1beta/models/gemini-2.5-flash:generateContent`. */
   readonly path: string
-  readonly headers: IncomingHttpHeaders
+  /** The request headers, names in lower case (Node's `IncomingHttpHeaders`). */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>
   /** The JSON body as sent (text when it is not JSON). */
   readonly body: unknown
   /** Whether the client asked for a stream. */
