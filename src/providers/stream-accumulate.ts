@@ -62,8 +62,13 @@ export async function accumulateOpenAIChat(chunks: AsyncIterable<unknown>, onDel
     if (refused !== undefined) refusal = (refusal ?? '') + refused
     for (const entry of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
       const part = record(entry)
-      const at = index(part?.index)
-      if (part === undefined || at === undefined) continue
+      if (part === undefined) continue
+      // Some compatible servers omit the index: a new id opens a call (under a key no wire index
+      // uses), anything else continues the last call.
+      const id = text(part.id)
+      const fresh = id !== undefined && ![...calls.values()].some((call) => call.id === id)
+      const at = index(part.index) ?? (fresh || calls.size === 0 ? -(calls.size + 1) : [...calls.keys()].at(-1))
+      if (at === undefined) continue
       const fn = record(part.function)
       let call = calls.get(at)
       if (call === undefined) {

@@ -4,6 +4,7 @@ import OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/index.js'
 import { ModelLoopError, runModelLoop, streamModelLoop } from '../../src/providers/index.js'
+import { accumulateAnthropic, accumulateOpenAIChat } from '../../src/providers/stream-accumulate.js'
 import { sumUsage, usageOf } from '../../src/providers/usage.js'
 import { type FakeProvider, scriptedModel, startFakeProvider } from '../../src/testing/index.js'
 import { FORMATS, sdkModel, textOf, toolRuntime, userMessage } from './harness.js'
@@ -138,5 +139,52 @@ describe('token usage', () => {
       outputTokens: 2,
       totalTokens: 3,
     })
+  })
+})
+
+describe('folding a stream back into a response', () => {
+  async function* from(items: unknown[]) {
+    yield* items
+  }
+
+  it('Chat chunks without an index (some compatible servers) still make one call per id', async () => {
+    const chunk = (delta: unknown, finish: string | null = null) => ({
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    })
+    const deltas: unknown[] = []
+    const folded = await accumulateOpenAIChat(
+      from([
+        chunk({ tool_calls: [{ id: 'a', function: { name: 'add', arguments: '{"a":' } }] }),
+        chunk({ tool_calls: [{ function: { arguments: '1,"b":2}' } }] }),
+        chunk({ tool_calls: [{ id: 'b', function: { name: 'add', arguments: '{}' } }] }),
+        chunk({}, 'tool_calls'),
+      ]),
+      (delta) => deltas.push(delta),
+    )
+    expect(folded.choices).toEqual([
+      {
+        index: 0,
+        finish_reason: 'tool_calls',
+        message: {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          tool_calls: [
+            { id: 'a', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } },
+            { id: 'b', type: 'function', function: { name: 'add', arguments: '{}' } },
+          ],
+        },
+      },
+    ])
+    expect(deltas.map((d) => (d as { index: number }).index)).toEqual([0, 0, 1])
+  })
+
+  it('a stream cut before its end marker is an error, not a reply', async () => {
+    await expect(
+      accumulateOpenAIChat(from([{ choices: [{ index: 0, delta: { content: 'Hel' } }] }]), () => {}),
+    ).rejects.toThrow('openAIChatModel: the stream ended before a finish_reason')
+    await expect(
+      accumulateAnthropic(from([{ type: 'message_start', message: { role: 'assistant', content: [] } }]), () => {}),
+    ).rejects.toThrow('anthropicModel: the stream ended before message_stop')
   })
 })
