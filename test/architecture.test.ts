@@ -19,7 +19,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['code-mode', 'tools'],
   ['journal', 'observability'],
   ['providers', 'mcp'],
-  ['viewer'],
+  ['viewer', 'testing'],
   ['preset'],
   ['cli'],
   ['.'], // src/index.ts, the package root

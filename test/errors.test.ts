@@ -93,7 +93,8 @@ describe('the error table', () => {
 
   it('every UPPER_SNAKE string literal in src is a row or a known non-code', () => {
     // LC_ALL: an environment variable; ERR_WORKER_OUT_OF_MEMORY: Node's code for a worker past its resourceLimits.
-    const notCodes = new Set(['LC_ALL', 'ERR_WORKER_OUT_OF_MEMORY'])
+    // INVALID_ARGUMENT: the Gemini API's error status, which toolgate/testing's fake server answers with.
+    const notCodes = new Set(['LC_ALL', 'ERR_WORKER_OUT_OF_MEMORY', 'INVALID_ARGUMENT'])
     const unknown: string[] = []
     for (const file of sourceFiles(src.pathname)) {
       for (const match of readFileSync(file, 'utf8').matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) {
@@ -124,6 +125,9 @@ describe('the error table', () => {
       [/^'The operation was aborted'/, "a tool body's abort without a reason"],
       // The model's reply is malformed: runModelLoop wraps it in ModelLoopError (MODEL_REQUEST_FAILED).
       [/^'(openAIResponsesModel|openAIChatModel|geminiModel|anthropicModel): the \w+ has no /, 'model reply'],
+      // A streamed reply that failed or ended early, and a scripted model past its script: the same.
+      [/^`(\$\{api\}: the stream ended|openAIResponsesModel: |anthropicModel: the stream)/, 'model stream'],
+      [/^`scriptedModel \(\$\{format\}\): /, 'model reply'],
       // A tools/execute wrapper misusing exec.signal or next(): the call fails as POLICY_ERROR, the
       // code the table documents for it, which a code of the error's own would replace.
       [/^'exec\.signal: a tools\/execute wrapper|^'next\(\) called multiple times'/, 'policy listener'],

@@ -125,6 +125,20 @@ const expectations: Record<string, (out: string) => void> = {
       'INVALID_CONFIG at TimeoutPolicy config.defaultTimeoutMs: expected a positive finite number, got -1',
     )
   },
+  // issue 25: the testing kit's fake server and scripted model, and streamModelLoop's events.
+  'testing-your-agent.ts': (out) => {
+    expect(out).toContain('fake server: done, 148 tokens, 2 requests')
+    expect(out).toContain(
+      'streamed: model-request > tool-call-delta > model-response > tool-start > tool-result > step-end > ' +
+        'model-request > text-delta > model-response > step-end > done',
+    )
+    expect(out).toContain('scripted: done after 2 steps')
+  },
+  'streaming.ts': (out) => {
+    expect(out).toContain('A word count: use the tool.Let me count.\n[count_words({"text":"the quick brown fox"})]')
+    expect(out).toContain('count_words running (counting) -> 4\n')
+    expect(out).toContain('-- step 0: 15 tokens\nFour words.\n-- step 1: 15 tokens\nstop: done, 30 tokens in all')
+  },
   'use-mcp-server.ts': (out) => {
     expect(out).toContain('registered: calc__add, calc__word_count')
     expect(out).toContain('calc__add: ok 20 + 22 = 42')

@@ -5,6 +5,7 @@ import * as root from '../src/index.js'
 import * as mcp from '../src/mcp/index.js'
 import * as presentation from '../src/presentation/index.js'
 import * as providers from '../src/providers/index.js'
+import * as testing from '../src/testing/index.js'
 
 const rootValues = [
   // foundation
@@ -97,6 +98,7 @@ describe('public exports', () => {
     ['toolgate/presentation', presentation],
     ['toolgate/mcp', mcp],
     ['toolgate/providers', providers],
+    ['toolgate/testing', testing],
   ] as const)('no name of %s is exported again from the root', (_path, subpath) => {
     const twice = Object.keys(subpath).filter((name) => name in root)
     expect(twice).toEqual([])

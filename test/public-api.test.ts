@@ -103,10 +103,15 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
       'parseToolCalls',
       'resumeModelLoop',
       'runModelLoop',
+      'streamModelLoop',
       'toAiSdkTools',
       'toProviderMessages',
       'toProviderTools',
     ],
+  },
+  'toolgate/testing': {
+    module: () => import('../src/testing/index.js'),
+    names: ['scriptedModel', 'startFakeProvider'],
   },
   'toolgate/mcp': {
     module: () => import('../src/mcp/index.js'),

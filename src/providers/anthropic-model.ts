@@ -4,8 +4,10 @@ import { ConfigError } from '../errors/config-error.js'
 import { isRecord } from '../util/is-record.js'
 import { checkModelOptions } from './adapter-util.js'
 import { anthropicFormat } from './anthropic.js'
-import type { ProviderModel } from './model.js'
+import type { ModelRequest, ProviderModel } from './model.js'
+import { accumulateAnthropic } from './stream-accumulate.js'
 import { nullAbsentSchemas } from './tool-calls.js'
+import { usageOf } from './usage.js'
 
 type CreateParams = Anthropic.Messages.MessageCreateParamsNonStreaming
 
@@ -25,21 +27,32 @@ export function anthropicModel(options: AnthropicModelOptions): ProviderModel<'a
   const maxTokens = options.maxTokens ?? 4096
   if (!(Number.isSafeInteger(maxTokens) && maxTokens > 0))
     throw new ConfigError('anthropicModel(options).maxTokens', `expected a positive integer, got ${String(maxTokens)}`)
+  const body = ({ messages, tools }: ModelRequest<'anthropic'>): CreateParams => {
+    const { tools: definitions } = anthropicFormat.toTools(tools, false)
+    const created: CreateParams = { ...params, model, max_tokens: maxTokens, messages: [...messages] }
+    if (definitions.length > 0) created.tools = definitions
+    return created
+  }
+  const reply = (found: unknown, { tools }: ModelRequest<'anthropic'>) => {
+    const message = found as Anthropic.Messages.Message | undefined
+    if (!Array.isArray(message?.content)) throw new Error('anthropicModel: the message has no content array')
+    const calls = anthropicFormat.parseToolCalls(message, nullAbsentSchemas({ schemas: tools }, false))
+    // The API takes tool_use input only as an object: one the model sent malformed goes back empty
+    // (its tool_result says why).
+    const content = message.content.map((block) =>
+      block.type === 'tool_use' && !isRecord(block.input) ? { ...block, input: {} } : block,
+    )
+    const usage = usageOf('anthropic', message)
+    return { messages: [{ role: 'assistant' as const, content }], calls, ...(usage !== undefined ? { usage } : {}) }
+  }
   return {
     format: 'anthropic',
-    async generate({ messages, tools, signal }) {
-      const { tools: definitions } = anthropicFormat.toTools(tools, false)
-      const body: CreateParams = { ...params, model, max_tokens: maxTokens, messages: [...messages] }
-      if (definitions.length > 0) body.tools = definitions
-      const message = await client.messages.create(body, { signal })
-      if (!Array.isArray(message?.content)) throw new Error('anthropicModel: the message has no content array')
-      const calls = anthropicFormat.parseToolCalls(message, nullAbsentSchemas({ schemas: tools }, false))
-      // The API takes tool_use input only as an object: one the model sent malformed goes back empty
-      // (its tool_result says why).
-      const content = message.content.map((block) =>
-        block.type === 'tool_use' && !isRecord(block.input) ? { ...block, input: {} } : block,
-      )
-      return { messages: [{ role: 'assistant', content }], calls }
+    async generate(request) {
+      return reply(await client.messages.create(body(request), { signal: request.signal }), request)
+    },
+    async stream(request, onDelta) {
+      const events = await client.messages.create({ ...body(request), stream: true }, { signal: request.signal })
+      return reply(await accumulateAnthropic(events, onDelta), request)
     },
   }
 }

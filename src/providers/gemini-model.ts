@@ -1,10 +1,12 @@
 // geminiModel: a ProviderModel over the official `@google/genai` client's generateContent.
-import type { GenerateContentConfig, GoogleGenAI } from '@google/genai'
+import type { GenerateContentConfig, GenerateContentResponse, GoogleGenAI } from '@google/genai'
 import { isRecord } from '../util/is-record.js'
 import { checkModelOptions } from './adapter-util.js'
 import { geminiFormat } from './gemini.js'
-import type { ProviderModel } from './model.js'
+import type { ModelRequest, ProviderModel } from './model.js'
+import { accumulateGemini } from './stream-accumulate.js'
 import { nullAbsentSchemas } from './tool-calls.js'
+import { usageOf } from './usage.js'
 
 export interface GeminiModelOptions {
   /** A `@google/genai` client (`new GoogleGenAI({ apiKey })`). */
@@ -20,24 +22,39 @@ export interface GeminiModelOptions {
  */
 export function geminiModel(options: GeminiModelOptions): ProviderModel<'gemini'> {
   const { client, model, config } = checkModelOptions(options, 'geminiModel')
+  const request = ({ messages, tools, signal }: ModelRequest<'gemini'>) => {
+    const { tools: definitions } = geminiFormat.toTools(tools, false)
+    const requestConfig: GenerateContentConfig = { ...config }
+    if (definitions.length > 0) requestConfig.tools = definitions
+    if (signal !== undefined) requestConfig.abortSignal = signal
+    return { model, contents: [...messages], config: requestConfig }
+  }
+  const reply = (found: unknown, { tools }: ModelRequest<'gemini'>) => {
+    const response = found as GenerateContentResponse | undefined
+    const content = response?.candidates?.[0]?.content
+    if (response === undefined || content === undefined)
+      throw new Error('geminiModel: the response has no candidates[0].content')
+    const calls = geminiFormat.parseToolCalls(response, nullAbsentSchemas({ schemas: tools }, false))
+    // functionCall.args must be an object when sent back: a malformed one goes back empty.
+    const parts = content.parts?.map((part) =>
+      part.functionCall !== undefined && !isRecord(part.functionCall.args)
+        ? { ...part, functionCall: { ...part.functionCall, args: {} } }
+        : part,
+    )
+    const usage = usageOf('gemini', response)
+    return {
+      messages: [{ ...content, role: content.role ?? 'model', ...(parts ? { parts } : {}) }],
+      calls,
+      ...(usage !== undefined ? { usage } : {}),
+    }
+  }
   return {
     format: 'gemini',
-    async generate({ messages, tools, signal }) {
-      const { tools: definitions } = geminiFormat.toTools(tools, false)
-      const requestConfig: GenerateContentConfig = { ...config }
-      if (definitions.length > 0) requestConfig.tools = definitions
-      if (signal !== undefined) requestConfig.abortSignal = signal
-      const response = await client.models.generateContent({ model, contents: [...messages], config: requestConfig })
-      const content = response?.candidates?.[0]?.content
-      if (content === undefined) throw new Error('geminiModel: the response has no candidates[0].content')
-      const calls = geminiFormat.parseToolCalls(response, nullAbsentSchemas({ schemas: tools }, false))
-      // functionCall.args must be an object when sent back: a malformed one goes back empty.
-      const parts = content.parts?.map((part) =>
-        part.functionCall !== undefined && !isRecord(part.functionCall.args)
-          ? { ...part, functionCall: { ...part.functionCall, args: {} } }
-          : part,
-      )
-      return { messages: [{ ...content, role: content.role ?? 'model', ...(parts ? { parts } : {}) }], calls }
+    async generate(given) {
+      return reply(await client.models.generateContent(request(given)), given)
+    },
+    async stream(given, onDelta) {
+      return reply(await accumulateGemini(await client.models.generateContentStream(request(given)), onDelta), given)
     },
   }
 }

@@ -5,7 +5,7 @@ export { type AiSdkToolsOptions, type AiSdkToolsRuntime, toAiSdkTools } from './
 export { type AnthropicModelOptions, anthropicModel } from './anthropic-model.js'
 export { PROVIDER_FORMATS, parseToolCalls, toProviderMessages, toProviderTools } from './formats.js'
 export { type GeminiModelOptions, geminiModel } from './gemini-model.js'
-export type { ModelReply, ModelRequest, ProviderModel } from './model.js'
+export type { ModelDelta, ModelReply, ModelRequest, ProviderModel } from './model.js'
 export {
   DEFAULT_MAX_STEPS,
   type ModelLoopCallResult,
@@ -30,6 +30,7 @@ export {
   type UnprovenCall,
 } from './resume.js'
 export type { StateKey } from './state-seal.js'
+export { type ModelLoopDoneEvent, type StreamModelLoopEvent, streamModelLoop } from './stream-loop.js'
 export type {
   ParseToolCallsOptions,
   ProviderBatch,
@@ -45,3 +46,4 @@ export type {
   ProviderTools,
   ProviderToolsOptions,
 } from './types.js'
+export type { TokenUsage } from './usage.js'

@@ -9,6 +9,7 @@ import type {
   ToolExecutionInput,
   ToolExecutionMode,
   ToolExecutionResult,
+  ToolProgress,
 } from '../contract/execution.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
@@ -16,9 +17,10 @@ import { ToolgateError } from '../errors/toolgate-error.js'
 
 import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
 import { formatModule } from './formats.js'
-import type { ProviderModel } from './model.js'
+import type { ModelDelta, ModelReply, ProviderModel } from './model.js'
 import { type StateKey, stateKeyBytes, stateSeal } from './state-seal.js'
 import type { ProviderFormat, ProviderMessage, ProviderToolCall } from './types.js'
+import { sumUsage, type TokenUsage } from './usage.js'
 
 export type ModelLoopStopReason = 'done' | 'concluded' | 'max-steps' | 'aborted' | 'approval-required'
 
@@ -46,6 +48,8 @@ export interface ModelLoopStep<F extends ProviderFormat = ProviderFormat> {
   readonly calls: readonly ProviderToolCall[]
   /** One result per call, in call order. */
   readonly results: readonly ModelLoopCallResult[]
+  /** The tokens the step's model request used, when the provider reported them. */
+  readonly usage?: TokenUsage
 }
 
 /** What `onEvent` reports. */
@@ -70,6 +74,22 @@ export type ModelLoopEvent<F extends ProviderFormat = ProviderFormat> =
       readonly index: number
       readonly call: ProviderToolCall
       readonly result: ToolExecutionResult
+    }
+  | {
+      /** What a running call reported through `exec.progress(...)` (its own or a nested call's). */
+      readonly type: 'tool-progress'
+      readonly step: number
+      readonly index: number
+      readonly call: ProviderToolCall
+      readonly progress: ToolProgress
+    }
+  | (ModelDelta & { readonly step: number })
+  | {
+      /** A step is over: its reply is in, and each of its calls has its result. */
+      readonly type: 'step-end'
+      readonly step: number
+      /** The tokens the step's request used, when the provider reported them. */
+      readonly usage?: TokenUsage
     }
 
 export interface RunModelLoopOptions<F extends ProviderFormat = ProviderFormat> {
@@ -103,6 +123,8 @@ export interface ModelLoopResult<F extends ProviderFormat = ProviderFormat> {
   readonly messages: ProviderMessage<F>[]
   readonly steps: ModelLoopStep<F>[]
   readonly stopReason: ModelLoopStopReason
+  /** The tokens every model request of this run used (a resumed run: the stored steps' too). */
+  readonly usage: TokenUsage
   /** Under `'approval-required'`: the serializable requests that wait for a decision, in call order. */
   readonly pending?: ApprovalRequest[]
   /**
@@ -155,6 +177,8 @@ export interface ModelLoopState<F extends ProviderFormat = ProviderFormat> {
 export interface ModelLoopPending<F extends ProviderFormat = ProviderFormat> {
   readonly reply: readonly ProviderMessage<F>[]
   readonly calls: readonly ProviderToolCall[]
+  /** The tokens the reply's request used, when reported. */
+  readonly usage?: TokenUsage
   /** Per call: its result once it completed, else null (absent: nothing ran yet). */
   readonly results?: readonly (ModelLoopCallResult | null)[]
   /** Per call: the approval request it waits on, else null. */
@@ -193,6 +217,7 @@ export async function driveModelLoop<F extends ProviderFormat>(
   options: RunModelLoopOptions<F>,
   state: ModelLoopState<F>,
   control?: PendingControl,
+  streaming = false,
 ): Promise<ModelLoopResult<F>> {
   const { model, signal } = options
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
@@ -200,10 +225,15 @@ export async function driveModelLoop<F extends ProviderFormat>(
     messages: state.messages,
     steps: state.steps,
     stopReason,
+    usage: sumUsage(state.steps.map((step) => step.usage)),
   })
+  const endStep = (entry: ModelLoopStep<F>) => {
+    state.steps.push(entry)
+    emit(options, { type: 'step-end', step: state.steps.length - 1, ...(entry.usage ? { usage: entry.usage } : {}) })
+  }
   for (;;) {
     if (state.pending !== undefined) {
-      const { reply, calls } = state.pending
+      const { reply, calls, usage } = state.pending
       const step = state.steps.length
       const settled = await settlePending(options, state.pending, step, control)
       control = undefined // decisions answer only the batch they were given for
@@ -213,7 +243,7 @@ export async function driveModelLoop<F extends ProviderFormat>(
       }
       const { results, concludesTurn } = settled
       state.messages.push(...toResultMessages(model.format, results))
-      state.steps.push({ reply, calls, results })
+      endStep({ reply, calls, results, ...(usage !== undefined ? { usage } : {}) })
       state.pending = undefined
       if (signal?.aborted) return finish('aborted')
       if (concludesTurn) return finish('concluded')
@@ -223,9 +253,13 @@ export async function driveModelLoop<F extends ProviderFormat>(
     const step = state.steps.length
     const messages = state.messages
     emit(options, { type: 'model-request', step, messages })
-    let reply: Awaited<ReturnType<ProviderModel<F>['generate']>>
+    let reply: ModelReply<F>
     try {
-      reply = await model.generate({ messages: [...messages], tools: options.tools.schemas(options.agent), signal })
+      const request = { messages: [...messages], tools: options.tools.schemas(options.agent), signal }
+      reply =
+        streaming && typeof model.stream === 'function'
+          ? await model.stream(request, (delta) => emit(options, { ...delta, step }))
+          : await model.generate(request)
     } catch (error) {
       if (signal?.aborted) return finish('aborted')
       throw new ModelLoopError(
@@ -236,13 +270,14 @@ export async function driveModelLoop<F extends ProviderFormat>(
     }
     const calls = Array.isArray(reply?.calls) ? reply.calls : []
     const replyMessages = Array.isArray(reply?.messages) ? reply.messages : []
+    const usage = checkedUsage(reply?.usage)
     emit(options, { type: 'model-response', step, messages: replyMessages, calls })
     state.messages.push(...replyMessages)
     if (calls.length === 0) {
-      state.steps.push({ reply: replyMessages, calls, results: [] })
+      endStep({ reply: replyMessages, calls, results: [], ...(usage !== undefined ? { usage } : {}) })
       return finish('done')
     }
-    state.pending = { reply: replyMessages, calls }
+    state.pending = { reply: replyMessages, calls, ...(usage !== undefined ? { usage } : {}) }
   }
 }
 
@@ -297,7 +332,8 @@ async function settlePending<F extends ProviderFormat>(
     })
   }
   if (results.some((r) => r === null)) {
-    return { results: [], concludesTurn: false, waiting: { reply: pending.reply, calls, results, requests } }
+    const usage = pending.usage !== undefined ? { usage: pending.usage } : {}
+    return { results: [], concludesTurn: false, waiting: { reply: pending.reply, calls, ...usage, results, requests } }
   }
   const done = results as ModelLoopCallResult[]
   const concludesTurn = done.some(({ result }) => !result.isError && result.concludesTurn === true)
@@ -351,7 +387,15 @@ function suspended<F extends ProviderFormat>(
       stateKeyBytes(options.stateKey, 'stateKey'),
     )
   const pending = (snapshot.pending?.requests ?? []).filter((r): r is ApprovalRequest => r !== null)
-  return { messages: state.messages, steps: state.steps, stopReason: 'approval-required', pending, state: snapshot }
+  const usage = sumUsage([...state.steps.map((step) => step.usage), state.pending?.usage])
+  return {
+    messages: state.messages,
+    steps: state.steps,
+    stopReason: 'approval-required',
+    usage,
+    pending,
+    state: snapshot,
+  }
 }
 
 /** Run one step's calls as a batch; every call ends with exactly one result, in call order. */
@@ -366,19 +410,22 @@ export async function executeStepCalls<F extends ProviderFormat>(
   const at = (k: number) => positions?.[k] ?? k
   const { tools, agent } = options
   const own = new AbortController().signal
-  const inputs: ToolExecutionInput[] = calls.map((call) => ({
+  const inputs: ToolExecutionInput[] = calls.map((call, k) => ({
     callId: call.callId,
     name: call.name,
     arguments: call.argumentsError === undefined ? call.arguments : new UnusableArguments(call),
     ...(agent !== undefined ? { agent } : {}),
     signal: own,
+    [POSITION]: k,
   }))
   // Calls whose arguments could not be parsed never reach the pipeline: they answer INVALID_ARGS.
   const runtime: BatchToolRuntime = {
     executionMode: (input) => (input.arguments instanceof UnusableArguments ? PARALLEL : tools.executionMode(input)),
     execute: (input) => {
       if (input.arguments instanceof UnusableArguments) return Promise.resolve(input.arguments.result)
-      const k = inputs.indexOf(input)
+      // executeBatch hands a copy (with the batch signal fused in) when the loop has a signal; the
+      // copy keeps the symbol-keyed position.
+      const k = (input as { [POSITION]?: number })[POSITION] ?? inputs.indexOf(input)
       // The decision and the suspension travel beside the input, where nothing the model writes reaches.
       const decision = decide?.(input.callId)
       return tools.execute(input, {
@@ -387,20 +434,26 @@ export async function executeStepCalls<F extends ProviderFormat>(
       })
     },
   }
-  const batch = await executeBatch(runtime, inputs, {
-    maxParallel: options.maxParallel,
-    signal: options.signal,
-    onStart: (_input, index, mode) =>
-      emit(options, { type: 'tool-start', step, index: at(index), call: calls[index], mode }),
-    onResult: (entry) =>
-      emit(options, {
-        type: 'tool-result',
-        step,
-        index: at(entry.index),
-        call: calls[entry.index],
-        result: entry.result,
-      }),
-  })
+  const stopProgress = watchProgress(options, calls, step, at)
+  let batch: Awaited<ReturnType<typeof executeBatch>>
+  try {
+    batch = await executeBatch(runtime, inputs, {
+      maxParallel: options.maxParallel,
+      signal: options.signal,
+      onStart: (_input, index, mode) =>
+        emit(options, { type: 'tool-start', step, index: at(index), call: calls[index], mode }),
+      onResult: (entry) =>
+        emit(options, {
+          type: 'tool-result',
+          step,
+          index: at(entry.index),
+          call: calls[entry.index],
+          result: entry.result,
+        }),
+    })
+  } finally {
+    stopProgress()
+  }
   const results = batch.results.map((entry) => ({ ...callOf(calls[entry.index]), result: entry.result }))
   return { results, concludesTurn: batch.concludesTurn }
 }
@@ -426,6 +479,9 @@ function callOf(call: { callId: string; name: string; kind?: 'custom' }): {
     : { callId: call.callId, name: call.name }
 }
 
+/** Where an input sits in its batch (object spread keeps symbol keys, so copies carry it). */
+const POSITION = Symbol('position in the batch')
+
 const PARALLEL: ToolExecutionMode = Object.freeze({ kind: 'parallel' })
 
 /** Marks a call whose arguments could not be parsed; never JSON, so no tool could ever run on it. */
@@ -441,6 +497,59 @@ class UnusableArguments {
       ]) as ToolExecutionFailure['content'],
     })
   }
+}
+
+/** The part of a runtime's Cordis context the loop listens on for progress (absent on a bare runtime). */
+interface ProgressSource {
+  on(
+    name: 'tools/progress',
+    listener: (exec: { callId: string; rootCallId?: string; agent?: Agent }, progress: ToolProgress) => void,
+  ): () => unknown
+}
+
+/**
+ * Report the progress of this batch's calls (and of calls nested in them) as `tool-progress`
+ * events while the batch runs. Only with an `onEvent` observer and a runtime that has a context.
+ */
+function watchProgress<F extends ProviderFormat>(
+  options: RunModelLoopOptions<F>,
+  calls: readonly ProviderToolCall[],
+  step: number,
+  at: (k: number) => number,
+): () => void {
+  if (options.onEvent === undefined) return () => {}
+  const source = (options.tools as { ctx?: Partial<ProgressSource> }).ctx
+  if (typeof source?.on !== 'function') return () => {}
+  const byId = new Map(calls.map((call, k) => [call.callId, k]))
+  const agentId = options.agent?.id
+  let dispose: (() => unknown) | undefined
+  try {
+    dispose = source.on('tools/progress', (exec, progress) => {
+      // Another loop may use the same call ids: the agent tells them apart.
+      if (exec.agent?.id !== agentId) return
+      const k = byId.get(exec.rootCallId ?? exec.callId)
+      if (k === undefined) return
+      emit(options, { type: 'tool-progress', step, index: at(k), call: calls[k], progress })
+    })
+  } catch {
+    return () => {}
+  }
+  return () => {
+    try {
+      dispose?.()
+    } catch {
+      // A context already disposed has dropped its listeners.
+    }
+  }
+}
+
+/** A reply's usage when it is well-formed (counts that are finite, non-negative numbers). */
+function checkedUsage(usage: unknown): TokenUsage | undefined {
+  if (usage === null || typeof usage !== 'object') return undefined
+  const { inputTokens, outputTokens, totalTokens } = usage as Record<string, unknown>
+  const ok = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0
+  if (!ok(inputTokens) || !ok(outputTokens) || !ok(totalTokens)) return undefined
+  return JSON.parse(JSON.stringify(usage)) as TokenUsage
 }
 
 function emit<F extends ProviderFormat>(options: RunModelLoopOptions<F>, event: ModelLoopEvent<F>): void {

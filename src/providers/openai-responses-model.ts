@@ -1,9 +1,12 @@
 // openAIResponsesModel: a ProviderModel over the official `openai` client's Responses API.
 import type OpenAI from 'openai'
 import { checkModelOptions } from './adapter-util.js'
-import type { ProviderModel } from './model.js'
+import type { ModelRequest, ProviderModel } from './model.js'
 import { openAIResponsesFormat, replyItems } from './openai-responses.js'
 import { openAIToolRound } from './openai-tools.js'
+import { accumulateOpenAIResponses } from './stream-accumulate.js'
+import type { ProviderToolCall } from './types.js'
+import { usageOf } from './usage.js'
 
 type CreateParams = OpenAI.Responses.ResponseCreateParamsNonStreaming
 
@@ -25,16 +28,28 @@ export interface OpenAIResponsesModelOptions {
 export function openAIResponsesModel(options: OpenAIResponsesModelOptions): ProviderModel<'openai-responses'> {
   const { client, model, params } = checkModelOptions(options, 'openAIResponsesModel')
   const strict = options.strict ?? true
+  const round = ({ messages, tools }: ModelRequest<'openai-responses'>) => {
+    const { definitions, parseCalls } = openAIToolRound(openAIResponsesFormat, tools, strict)
+    const body: CreateParams = { ...params, model, input: [...messages] }
+    if (definitions.length > 0) body.tools = definitions
+    return { body, parseCalls }
+  }
+  const reply = (response: unknown, parseCalls: (response: unknown) => ProviderToolCall[]) => {
+    const output = (response as { output?: unknown } | undefined)?.output
+    if (!Array.isArray(output)) throw new Error('openAIResponsesModel: the response has no output array')
+    const usage = usageOf('openai-responses', response)
+    return { messages: replyItems(output), calls: parseCalls(response), ...(usage !== undefined ? { usage } : {}) }
+  }
   return {
     format: 'openai-responses',
-    async generate({ messages, tools, signal }) {
-      const { definitions, parseCalls } = openAIToolRound(openAIResponsesFormat, tools, strict)
-      const body: CreateParams = { ...params, model, input: [...messages] }
-      if (definitions.length > 0) body.tools = definitions
-      const response = await client.responses.create(body, { signal })
-      if (!Array.isArray(response?.output)) throw new Error('openAIResponsesModel: the response has no output array')
-      const calls = parseCalls(response)
-      return { messages: replyItems(response.output), calls }
+    async generate(request) {
+      const { body, parseCalls } = round(request)
+      return reply(await client.responses.create(body, { signal: request.signal }), parseCalls)
+    },
+    async stream(request, onDelta) {
+      const { body, parseCalls } = round(request)
+      const events = await client.responses.create({ ...body, stream: true }, { signal: request.signal })
+      return reply(await accumulateOpenAIResponses(events, onDelta), parseCalls)
     },
   }
 }

@@ -133,7 +133,12 @@ describe('runModelLoop (issue #12)', () => {
       messages: [{ role: 'user', content: 'go' }],
       signal: controller.signal,
     })
-    expect(run).toEqual({ stopReason: 'aborted', steps: [], messages: [{ role: 'user', content: 'go' }] })
+    expect(run).toEqual({
+      stopReason: 'aborted',
+      steps: [],
+      messages: [{ role: 'user', content: 'go' }],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    })
   })
 
   it('a failing model request rejects with ModelLoopError carrying the valid conversation so far', async () => {
@@ -171,8 +176,10 @@ describe('runModelLoop (issue #12)', () => {
       'model-response@0',
       'tool-start@0',
       'tool-result@0',
+      'step-end@0',
       'model-request@1',
       'model-response@1',
+      'step-end@1',
     ])
   })
 
