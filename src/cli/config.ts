@@ -6,6 +6,7 @@ import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
+import { checkPolicyRules, type PolicyRule } from './config-rules.js'
 
 export type ServerConfig = (
   | { command: string; args?: string[]; env?: Record<string, string> }
@@ -30,6 +31,8 @@ export interface PolicyConfig {
   ask?: string[]
   /** Cooperative deadline per tool-name glob, in ms (the first matching glob wins). */
   timeoutMs?: Record<string, number>
+  /** Per-identity rules (see config-rules.ts); they apply to authenticated callers only. */
+  rules?: PolicyRule[]
 }
 
 /** Who may reach `serve --http` besides loopback names and origins with the bound port. */
@@ -285,10 +288,11 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
 function checkPolicy(value: unknown, issues: string[]): PolicyConfig {
   const policy: PolicyConfig = {}
   if (!isRecord(value)) {
-    issues.push('policy: expected an object { allow?, deny?, ask?, timeoutMs? }')
+    issues.push('policy: expected an object { allow?, deny?, ask?, timeoutMs?, rules? }')
     return policy
   }
-  unknownKeys(value, 'policy', ['allow', 'deny', 'ask', 'timeoutMs'], issues)
+  unknownKeys(value, 'policy', ['allow', 'deny', 'ask', 'timeoutMs', 'rules'], issues)
+  if (value.rules !== undefined) policy.rules = checkPolicyRules(value.rules, issues)
   for (const key of ['allow', 'deny', 'ask'] as const) {
     const list = value[key]
     if (list === undefined) continue

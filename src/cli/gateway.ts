@@ -20,6 +20,7 @@ import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
 import { serverPrefix } from './config.js'
+import { type IdentityScopes, identityScopes } from './identity-scopes.js'
 import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
 import type { GatewaySettings } from './settings.js'
@@ -29,6 +30,8 @@ export interface Gateway {
   readonly tools: ToolRuntime
   /** The scope served to clients. */
   readonly agent: AgentHandle
+  /** Each authenticated identity's own scope under `agent`, with what `policy.rules` decide for it. */
+  readonly identities: IdentityScopes
   readonly connections: ReadonlyMap<string, McpConnection>
   /** Each upstream's state, in config order. */
   upstreams(): UpstreamReport[]
@@ -178,6 +181,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
   applyPolicy(agent, settings.policy, names)
+  const identities = identityScopes(agent, settings.policy, names)
   // Each client's level, by its subscription: the upstreams are asked for the lowest of them, so
   // that no client misses a message at its own level because another asked for less.
   const clientLevels = new Map<(message: McpLogMessage) => void, McpLogLevel | undefined>()
@@ -214,7 +218,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
       await forwardLevel()
     },
   }
-  return { ctx, tools, agent, connections, upstreams, collisions, logging, close }
+  return { ctx, tools, agent, identities, connections, upstreams, collisions, logging, close }
 }
 
 /** Refuse to go on with tools that two servers name (see {@link Gateway.collisions}). */

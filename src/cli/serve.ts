@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { CliCommand, CliIo } from './command.js'
 import type { Gateway, UpstreamReport } from './gateway.js'
+import { identityOf } from './identity.js'
 import { createLog, type Log } from './log.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
@@ -80,6 +81,7 @@ const serve: CliCommand = {
     const make = () =>
       createMcpServer(gateway.agent.ctx, {
         agent: gateway.agent,
+        agentFor: (authInfo) => gateway.identities.agentFor(identityOf(authInfo)),
         name: 'toolgate',
         version: VERSION,
         logging: gateway.logging,

@@ -1,6 +1,7 @@
 // createMcpServer(): one agent scope of the registry, served as an MCP server. Every call goes
 // through ctx.tools.execute, so approvals, guards and timeouts apply exactly as for a model turn.
 import { randomUUID } from 'node:crypto'
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
@@ -32,6 +33,12 @@ import { getMcpToolMeta } from './tool-meta.js'
 export interface CreateMcpServerOptions {
   /** The scope served: what this agent sees (its presentation mode included). Default: the global layer. */
   readonly agent?: Agent
+  /**
+   * The scope each request is served as, from the request's authentication (the SDK's `AuthInfo`,
+   * `extra.authInfo`; undefined when the transport has none, as over stdio). When given it decides
+   * instead of `agent` for listing, calling and approving, so that each caller sees its own tools.
+   */
+  readonly agentFor?: (authInfo: AuthInfo | undefined) => Agent | undefined
   /** Server name announced to clients. */
   readonly name: string
   /** Server version announced to clients. */
@@ -86,9 +93,12 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     if (logging.setLevel !== undefined && typeof logging.setLevel !== 'function')
       throw new ConfigError('createMcpServer(ctx, options).logging.setLevel', 'expected a function')
   }
-  const { agent } = options
+  const { agent, agentFor } = options
+  if (agentFor !== undefined && typeof agentFor !== 'function')
+    throw new ConfigError('createMcpServer(ctx, options).agentFor', 'expected a function')
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)
+  const scopeOf = (authInfo: AuthInfo | undefined) => (agentFor ? agentFor(authInfo) : agent)
 
   const server = new Server(
     { name: options.name, version: options.version },
@@ -100,17 +110,20 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   const session = randomUUID().slice(0, 8)
   let serial = 0
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, agent) }))
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({
+    tools: listTools(tools, scopeOf(extra.authInfo)),
+  }))
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params
+    const agent = scopeOf(extra.authInfo)
     const callId = `mcp-${session}-${++serial}`
     const token = extra._meta?.progressToken
     if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
     try {
       const result = await tools.execute(
         { callId, name, arguments: request.params.arguments ?? {}, agent, signal: extra.signal },
-        { approval: approvalFor(server, ctx, agent, extra.sendRequest, extra.signal) },
+        { approval: approvalFor(server, ctx, agent, extra.sendRequest, extra.signal, extra.authInfo?.clientId) },
       )
       return toCallToolResult(result, tools.get(name, agent))
     } finally {
@@ -260,10 +273,11 @@ function approvalFor(
   agent: Agent | undefined,
   send: unknown,
   signal: AbortSignal,
+  client: string | undefined,
 ): ApprovalService | undefined {
   if ((agent?.ctx ?? ctx).get('approval', false) !== undefined) return undefined
   if (!server.getClientCapabilities()?.elicitation) return cannotAsk
-  return { request: (request) => elicitApproval(request, send as SendRequest, signal) }
+  return { request: (request) => elicitApproval(request, send as SendRequest, signal, client) }
 }
 
 const cannotAsk: ApprovalService = Object.freeze({
@@ -278,6 +292,7 @@ async function elicitApproval(
   request: ApprovalRequest,
   send: SendRequest,
   signal: AbortSignal,
+  client: string | undefined,
 ): Promise<ApprovalOutcome> {
   const { toolName, reason } = request
   const message =
@@ -306,7 +321,10 @@ async function elicitApproval(
       reason: `asking the MCP client failed: ${error instanceof Error ? error.message : String(error)}`,
     }
   }
-  if (answer.action === 'accept' && answer.content?.approve === true) return { kind: 'allowed-once' }
-  if (answer.action === 'cancel') return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request' }
-  return { kind: 'denied', reason: 'the MCP client declined the call' }
+  // The authenticated client answered for itself: the journal records it as who decided.
+  const by = client === undefined ? {} : { decidedBy: client }
+  if (answer.action === 'accept' && answer.content?.approve === true) return { kind: 'allowed-once', ...by }
+  if (answer.action === 'cancel')
+    return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request', ...by }
+  return { kind: 'denied', reason: 'the MCP client declined the call', ...by }
 }
