@@ -57,6 +57,8 @@ export interface GatewayConfig {
   reconnect?: ReconnectConfig
   /** Largest JSON-RPC message read over stdio, from the client or an upstream server, in bytes. */
   maxMessageBytes?: number
+  /** The audit journal `serve` appends every call, approval and decision to, with who made it. */
+  journal?: string
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -65,7 +67,7 @@ const SERVER_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/
 /** A prefix is part of every tool name, so it keeps to the characters MCP tool names use. */
 const PREFIX = /^[A-Za-z0-9_.-]{0,64}$/
 
-/** Read and check a config file; a relative `root` is resolved against the file's directory. */
+/** Read and check a config file; a relative `root` or `journal` is resolved against the file's directory. */
 export async function loadConfig(file: string): Promise<GatewayConfig> {
   let text: string
   try {
@@ -75,6 +77,7 @@ export async function loadConfig(file: string): Promise<GatewayConfig> {
   }
   const config = parseConfig(text, file)
   if (config.root !== undefined) config.root = path.resolve(path.dirname(path.resolve(file)), config.root)
+  if (config.journal !== undefined) config.journal = path.resolve(path.dirname(path.resolve(file)), config.journal)
   return config
 }
 
@@ -102,7 +105,12 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
     issues.push('(root): expected an object')
     return {}
   }
-  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes'], issues)
+  unknownKeys(
+    value,
+    '',
+    ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes', 'journal'],
+    issues,
+  )
   const config: GatewayConfig = {}
   if (value.root !== undefined) {
     if (typeof value.root === 'string' && value.root !== '') config.root = value.root
@@ -115,6 +123,10 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.mode !== undefined) {
     if (typeof value.mode === 'string' && MODES.includes(value.mode)) config.mode = value.mode as ToolPresentationMode
     else issues.push(`mode: expected "native", "code" or "both", got ${JSON.stringify(value.mode)}`)
+  }
+  if (value.journal !== undefined) {
+    if (typeof value.journal === 'string' && value.journal !== '') config.journal = value.journal
+    else issues.push('journal: expected a non-empty file path')
   }
   if (value.servers !== undefined) config.servers = checkServers(value.servers, issues)
   if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)

@@ -27,8 +27,8 @@ config name, its tools are left out (clients get list_changed), and it is retrie
   --root DIR      workspace the file tools (and bash) are confined to
   --bash          also serve the bash tool
   --mode MODE     native (each tool), code (one run_code tool with a typed SDK) or both
-  --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, reconnect?, maxMessageBytes? };
-                  flags override it
+  --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, reconnect?, maxMessageBytes?,
+                  journal? }; flags override it ("journal": the audit journal, every call with who made it)
   --check         start every upstream server once, print each one's state on stdout
                   ("connected, N tools" or "down: reason", and any tool not served), and exit:
                   0 when every server is connected and every tool served, 1 otherwise

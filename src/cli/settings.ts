@@ -34,6 +34,8 @@ export interface GatewaySettings {
   readonly reconnect?: ReconnectConfig
   /** `serve --check`: report every upstream's state instead of serving. */
   readonly check?: boolean
+  /** The audit journal's path (absolute), from the config's `journal`. */
+  readonly journal?: string
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -110,5 +112,6 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     maxMessageBytes: maxMessageBytes ?? file.maxMessageBytes,
     reconnect: file.reconnect ?? {},
     check: values.check === true,
+    ...(file.journal === undefined ? {} : { journal: file.journal }),
   }
 }
