@@ -44,19 +44,49 @@ export function globsRegExp(globs: readonly string[]): RegExp | undefined {
   return new RegExp(`^(?:${sources.join('|')})$`)
 }
 
+/** A glob with its regular expression, compiled once. */
+interface Glob {
+  readonly glob: string
+  readonly re: RegExp
+}
+
 interface CompiledRule {
   readonly index: number
   readonly rule: PolicyRule
   readonly matches: (identity: Identity) => boolean
+  readonly allow: readonly Glob[]
+  readonly deny: readonly Glob[]
+  readonly ask: readonly Glob[]
+  readonly timeouts: readonly (Glob & { readonly ms: number })[]
+}
+
+function globs(list: readonly string[] | undefined): Glob[] {
+  return (list ?? []).map((glob) => ({ glob, re: globsRegExp([glob]) as RegExp }))
 }
 
 /** Compile `rules` once; resolving an identity then costs its candidate rules, not all of them. */
 export function compileRules(rules: readonly PolicyRule[]): CompiledRules {
-  const compiled = rules.map((rule, index): CompiledRule => ({ index, rule, matches: whoMatcher(rule.who) }))
+  const compiled = rules.map(
+    (rule, index): CompiledRule => ({
+      index,
+      rule,
+      matches: whoMatcher(rule.who),
+      allow: globs(rule.allow),
+      deny: globs(rule.deny),
+      ask: globs(rule.ask),
+      timeouts: Object.entries(rule.timeoutMs ?? {}).map(([glob, ms]) => ({
+        glob,
+        ms,
+        re: globsRegExp([glob]) as RegExp,
+      })),
+    }),
+  )
   const bySubject = new Map<string, CompiledRule[]>()
   const byGroup = new Map<string, CompiledRule[]>()
   const byScope = new Map<string, CompiledRule[]>()
-  const byClaimOnly: CompiledRule[] = []
+  // Rules naming only claims are filed under their first claim's name and each accepted value.
+  const byClaim = new Map<string, CompiledRule[]>()
+  const indexedClaims = new Set<string>()
   const claimNames = new Set<string>()
   const add = (map: Map<string, CompiledRule[]>, keys: readonly string[], rule: CompiledRule) => {
     for (const key of keys) {
@@ -72,21 +102,31 @@ export function compileRules(rules: readonly PolicyRule[]): CompiledRules {
     if (who.subject) add(bySubject, who.subject, rule)
     else if (who.group) add(byGroup, who.group, rule)
     else if (who.scope) add(byScope, who.scope, rule)
-    else byClaimOnly.push(rule)
+    else {
+      const [name, values] = Object.entries(who.claim ?? {})[0] ?? []
+      if (name === undefined || values === undefined) continue
+      indexedClaims.add(name)
+      add(
+        byClaim,
+        values.map((value) => claimKey(name, value)),
+        rule,
+      )
+    }
   }
+  const claimIndex = [...indexedClaims]
   const sortedClaims = [...claimNames].sort()
 
   const resolve = (identity: Identity): IdentityPolicy => {
     const candidates = new Set<CompiledRule>(bySubject.get(identity.subject))
     for (const group of identity.groups) for (const rule of byGroup.get(group) ?? []) candidates.add(rule)
     for (const scope of identity.scopes) for (const rule of byScope.get(scope) ?? []) candidates.add(rule)
-    for (const rule of byClaimOnly) candidates.add(rule)
+    for (const name of claimIndex) {
+      const actual = identity.claims[name]
+      for (const value of Array.isArray(actual) ? actual : [actual])
+        if (isClaimValue(value)) for (const rule of byClaim.get(claimKey(name, value)) ?? []) candidates.add(rule)
+    }
     const matched = [...candidates].filter((rule) => rule.matches(identity)).sort((a, b) => a.index - b.index)
-    return identityPolicy(
-      identity,
-      matched.map((rule) => rule.index),
-      matched.map((rule) => rule.rule),
-    )
+    return identityPolicy(identity, matched)
   }
   const keyOf = (identity: Identity) =>
     JSON.stringify([
@@ -98,44 +138,39 @@ export function compileRules(rules: readonly PolicyRule[]): CompiledRules {
   return { size: rules.length, resolve, keyOf }
 }
 
-function identityPolicy(identity: Identity, matched: number[], rules: readonly PolicyRule[]): IdentityPolicy {
-  const allow = globsRegExp(rules.flatMap((rule) => rule.allow ?? []))
-  const denyGlobs = rules.flatMap((rule) => rule.deny ?? [])
-  const deny = globsRegExp(denyGlobs)
-  const askGlobs = rules.flatMap((rule) => rule.ask ?? [])
-  const ask = globsRegExp(askGlobs)
-  const timeouts = rules.flatMap((rule) =>
-    Object.entries(rule.timeoutMs ?? {}).map(([glob, ms]) => ({ glob, ms, test: globsRegExp([glob]) as RegExp })),
-  )
+function identityPolicy(identity: Identity, rules: readonly CompiledRule[]): IdentityPolicy {
+  // The identity's globs, gathered from its matched rules (already compiled): no regex is built here.
+  const allow = rules.flatMap((rule) => rule.allow)
+  const deny = rules.flatMap((rule) => rule.deny)
+  const ask = rules.flatMap((rule) => rule.ask)
+  const timeouts = rules.flatMap((rule) => rule.timeouts)
   const who = JSON.stringify(identity.subject)
   const refusals = new Map<string, string | undefined>()
   const refusalOf = (name: string): string | undefined => {
-    if (matched.length === 0) return `the gateway policy has no rule for ${who}: it sees no tools`
-    if (deny?.test(name)) {
-      const glob = denyGlobs.find((g) => globsRegExp([g])?.test(name))
-      return `the gateway policy denies "${name}" to ${who} (deny: "${glob}")`
-    }
-    if (!allow?.test(name)) return `the gateway policy does not allow "${name}" to ${who} (no rule for them allows it)`
+    if (rules.length === 0) return `the gateway policy has no rule for ${who}: it sees no tools`
+    const denied = deny.find((g) => g.re.test(name))
+    if (denied) return `the gateway policy denies "${name}" to ${who} (deny: "${denied.glob}")`
+    if (!allow.some((g) => g.re.test(name)))
+      return `the gateway policy does not allow "${name}" to ${who} (no rule for them allows it)`
     return undefined
   }
   return Object.freeze({
     identity,
-    matched: Object.freeze(matched),
+    matched: Object.freeze(rules.map((rule) => rule.index)),
     refusal(name: string) {
       if (refusals.has(name)) return refusals.get(name)
       const reason = refusalOf(name)
-      refusals.set(name, reason)
+      // Names come from the registry (and calls of unknown names); bounded so a caller trying
+      // made-up names cannot grow it without end.
+      if (refusals.size < 10_000) refusals.set(name, reason)
       return reason
     },
-    ask(name: string) {
-      if (!ask?.test(name)) return undefined
-      return askGlobs.find((g) => globsRegExp([g])?.test(name))
-    },
+    ask: (name: string) => ask.find((g) => g.re.test(name))?.glob,
     timeout(name: string) {
-      const hit = timeouts.find((t) => t.test.test(name))
+      const hit = timeouts.find((t) => t.re.test(name))
       return hit && { glob: hit.glob, ms: hit.ms }
     },
-    mode: rules.find((rule) => rule.mode !== undefined)?.mode,
+    mode: rules.find((rule) => rule.rule.mode !== undefined)?.rule.mode,
   })
 }
 
@@ -163,4 +198,12 @@ function whoMatcher(who: PolicyWho): (identity: Identity) => boolean {
 function claimMatches(actual: unknown, values: readonly ClaimValue[]): boolean {
   if (Array.isArray(actual)) return actual.some((item) => values.includes(item as ClaimValue))
   return values.includes(actual as ClaimValue)
+}
+
+function claimKey(name: string, value: ClaimValue): string {
+  return `${name}\u0000${typeof value}\u0000${String(value)}`
+}
+
+function isClaimValue(value: unknown): value is ClaimValue {
+  return value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
 }
