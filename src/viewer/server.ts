@@ -88,6 +88,8 @@ function cardFrames(event: string, head: Record<string, unknown>, cards: readonl
     const json = cardJson(card)
     if (size > 0 && size + json.length > (frames.length === 0 ? FIRST_FRAME_BYTES : FRAME_BYTES)) flush()
     const header: CardRowHeader = [card.id, card.seq, card.parentId, card.agent, card.tool, card.status.kind]
+    // Only journals that record identities have callers; the header stays six long without.
+    if (card.caller !== null) header.push(card.caller)
     // JSON.stringify never emits a raw newline, so each line is one `data:` line.
     lines.push(`\ndata: ${JSON.stringify(header)}\ndata: ${json}`)
     size += json.length
