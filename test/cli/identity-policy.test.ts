@@ -238,3 +238,49 @@ describe('identity-aware policy over Streamable HTTP (issue 24 item 2)', () => {
     }
   })
 })
+
+describe('per-identity deadlines and the team example (issue 24 item 2)', () => {
+  it('admins get bash under their own deadline; developers do not see it', async () => {
+    const { dir: root, cleanup: done } = await tempDir()
+    const sink = { write: () => true } as unknown as NodeJS.WritableStream
+    const team = await openGateway(
+      {
+        root,
+        bash: true,
+        mode: 'native',
+        servers: {},
+        policy: {
+          timeoutMs: { bash: 60_000 },
+          rules: [
+            { who: { group: ['admins'] }, allow: ['*'], timeoutMs: { bash: 300 } },
+            { who: { group: ['developers'] }, allow: ['read_file', 'glob', 'grep', 'list_dir'] },
+          ],
+        },
+        verbose: false,
+        access: { allowedHosts: [], allowedOrigins: [] },
+      },
+      createLog(sink, false),
+    )
+    const opened: Client[] = []
+    try {
+      const admin = await connect(team, auth('root', ['admins']))
+      const dev = await connect(team, auth('dev1', ['developers']))
+      opened.push(admin, dev)
+      expect(await names(admin)).toContain('bash')
+      expect(await names(dev)).toEqual(['glob', 'grep', 'list_dir', 'read_file'])
+      const slow = await admin.callTool({ name: 'bash', arguments: { command: 'sleep 20' } })
+      expect(slow.isError).toBe(true)
+      expect((slow._meta?.['toolgate/error'] as { info?: { code?: string; timeoutMs?: number } })?.info).toMatchObject({
+        code: 'TOOL_TIMEOUT',
+        timeoutMs: 300,
+      })
+      const refused = await dev.callTool({ name: 'bash', arguments: { command: 'echo hi' } })
+      expect(refused.isError).toBe(true)
+      expect(textOf(refused)).not.toMatch(/^hi$/m)
+    } finally {
+      for (const client of opened) await client.close()
+      await team.close()
+      await done()
+    }
+  })
+})
