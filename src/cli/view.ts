@@ -138,6 +138,9 @@ const view: CliCommand = {
     if (keyFile !== undefined && values.state === undefined) {
       throw new UsageError('--state-key-file is only used with --approve --state FILE')
     }
+    if (values.out !== undefined && (values.host !== undefined || values.access !== undefined)) {
+      throw new UsageError('--out writes a static file; it takes no --host or --access')
+    }
     if (values.out !== undefined && values.approve === true) {
       throw new UsageError('--out writes a static file; it cannot take decisions (--approve)')
     }

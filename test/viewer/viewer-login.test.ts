@@ -6,8 +6,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { main } from '../../src/cli/main.js'
 import { ConfigError } from '../../src/errors/config-error.js'
 import type { ViewerApprovalHandler, ViewerDecision } from '../../src/viewer/approval-state.js'
 import { startViewer, type ViewerAccess, type ViewerServer } from '../../src/viewer/server.js'
@@ -230,5 +232,37 @@ describe('viewer login, CSRF and approvers (issue 24 item 7)', () => {
       await browser?.close()
       await server.close()
     }
+  })
+})
+
+async function runCli(argv: string[]): Promise<{ code: number; stderr: string }> {
+  let stderr = ''
+  const sink = (append: (text: string) => void) =>
+    new Writable({
+      write(chunk, _encoding, done) {
+        append(String(chunk))
+        done()
+      },
+    })
+  const code = await main(argv, { stdout: sink(() => {}), stderr: sink((text) => (stderr += text)) })
+  return { code, stderr }
+}
+
+describe('toolgate view --host / --access (issue 24 item 7)', () => {
+  it('refuses off loopback without tokens, a bad access file with its paths, and --out with either', async () => {
+    const open = await runCli(['view', journal, '--host', '0.0.0.0'])
+    expect(open.code).toBe(1)
+    expect(open.stderr).toContain('needs token login')
+    const file = join(dir, 'access.json')
+    await writeFile(file, JSON.stringify({ tokens: [{ sha256: 'abc', subject: '', role: 'x' }], approver: [] }))
+    const bad = await runCli(['view', journal, '--access', file])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toContain('approver: unknown key')
+    expect(bad.stderr).toContain('tokens[0].sha256: expected the token')
+    expect(bad.stderr).toContain('tokens[0].subject: expected a non-empty string')
+    expect(bad.stderr).toContain('tokens[0].role: unknown key')
+    const out = await runCli(['view', journal, '--out', join(dir, 'x.html'), '--host', '0.0.0.0'])
+    expect(out.code).toBe(2)
+    expect(out.stderr).toContain('it takes no --host or --access')
   })
 })
