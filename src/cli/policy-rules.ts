@@ -85,8 +85,8 @@ export function compileRules(rules: readonly PolicyRule[]): CompiledRules {
   const byGroup = new Map<string, CompiledRule[]>()
   const byScope = new Map<string, CompiledRule[]>()
   // Rules naming only claims are filed under their first claim's name and each accepted value.
-  const byClaim = new Map<string, CompiledRule[]>()
-  const indexedClaims = new Set<string>()
+  // A claim's values are Map keys as they are (Map compares them with SameValueZero, so "1" and 1 differ).
+  const byClaim = new Map<string, Map<ClaimValue, CompiledRule[]>>()
   const claimNames = new Set<string>()
   const add = (map: Map<string, CompiledRule[]>, keys: readonly string[], rule: CompiledRule) => {
     for (const key of keys) {
@@ -105,27 +105,47 @@ export function compileRules(rules: readonly PolicyRule[]): CompiledRules {
     else {
       const [name, values] = Object.entries(who.claim ?? {})[0] ?? []
       if (name === undefined || values === undefined) continue
-      indexedClaims.add(name)
-      add(
-        byClaim,
-        values.map((value) => claimKey(name, value)),
-        rule,
-      )
+      let byValue = byClaim.get(name)
+      if (byValue === undefined) {
+        byValue = new Map()
+        byClaim.set(name, byValue)
+      }
+      for (const value of values) {
+        const list = byValue.get(value)
+        if (list) list.push(rule)
+        else byValue.set(value, [rule])
+      }
     }
   }
-  const claimIndex = [...indexedClaims]
+  const claimIndex = [...byClaim]
   const sortedClaims = [...claimNames].sort()
 
+  // Each resolve marks the rules it collected with its own number, so a rule reached twice (by
+  // two groups, say) is taken once without building a set.
+  const seen = new Uint32Array(compiled.length)
+  let pass = 0
   const resolve = (identity: Identity): IdentityPolicy => {
-    const candidates = new Set<CompiledRule>(bySubject.get(identity.subject))
-    for (const group of identity.groups) for (const rule of byGroup.get(group) ?? []) candidates.add(rule)
-    for (const scope of identity.scopes) for (const rule of byScope.get(scope) ?? []) candidates.add(rule)
-    for (const name of claimIndex) {
-      const actual = identity.claims[name]
-      for (const value of Array.isArray(actual) ? actual : [actual])
-        if (isClaimValue(value)) for (const rule of byClaim.get(claimKey(name, value)) ?? []) candidates.add(rule)
+    pass = pass === 0xffffffff ? 1 : pass + 1
+    if (pass === 1) seen.fill(0)
+    const matched: CompiledRule[] = []
+    const take = (rules: readonly CompiledRule[] | undefined) => {
+      if (rules === undefined) return
+      for (const rule of rules) {
+        if (seen[rule.index] === pass) continue
+        seen[rule.index] = pass
+        if (rule.matches(identity)) matched.push(rule)
+      }
     }
-    const matched = [...candidates].filter((rule) => rule.matches(identity)).sort((a, b) => a.index - b.index)
+    take(bySubject.get(identity.subject))
+    for (const group of identity.groups) take(byGroup.get(group))
+    for (const scope of identity.scopes) take(byScope.get(scope))
+    for (const [name, byValue] of claimIndex) {
+      const actual = identity.claims[name]
+      if (Array.isArray(actual)) {
+        for (const value of actual) if (isClaimValue(value)) take(byValue.get(value))
+      } else if (isClaimValue(actual)) take(byValue.get(actual))
+    }
+    matched.sort((a, b) => a.index - b.index)
     return identityPolicy(identity, matched)
   }
   const keyOf = (identity: Identity) =>
@@ -140,10 +160,16 @@ export function compileRules(rules: readonly PolicyRule[]): CompiledRules {
 
 function identityPolicy(identity: Identity, rules: readonly CompiledRule[]): IdentityPolicy {
   // The identity's globs, gathered from its matched rules (already compiled): no regex is built here.
-  const allow = rules.flatMap((rule) => rule.allow)
-  const deny = rules.flatMap((rule) => rule.deny)
-  const ask = rules.flatMap((rule) => rule.ask)
-  const timeouts = rules.flatMap((rule) => rule.timeouts)
+  const allow: Glob[] = []
+  const deny: Glob[] = []
+  const ask: Glob[] = []
+  const timeouts: (Glob & { readonly ms: number })[] = []
+  for (const rule of rules) {
+    allow.push(...rule.allow)
+    deny.push(...rule.deny)
+    ask.push(...rule.ask)
+    timeouts.push(...rule.timeouts)
+  }
   const who = JSON.stringify(identity.subject)
   const refusals = new Map<string, string | undefined>()
   const refusalOf = (name: string): string | undefined => {
@@ -198,10 +224,6 @@ function whoMatcher(who: PolicyWho): (identity: Identity) => boolean {
 function claimMatches(actual: unknown, values: readonly ClaimValue[]): boolean {
   if (Array.isArray(actual)) return actual.some((item) => values.includes(item as ClaimValue))
   return values.includes(actual as ClaimValue)
-}
-
-function claimKey(name: string, value: ClaimValue): string {
-  return `${name}\u0000${typeof value}\u0000${String(value)}`
 }
 
 function isClaimValue(value: unknown): value is ClaimValue {
