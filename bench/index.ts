@@ -9,6 +9,7 @@ const suites = [
   'journal',
   'bash-sandbox',
   'search',
+  'policy',
   'import',
   'auth',
 ] as const

@@ -164,6 +164,7 @@ export {
   type CallStartedRecord,
   type CodeDispatchJournalRecord,
   JOURNAL_VERSION,
+  type JournalIdentity,
   type JournalRecord,
   type JournalRecordBase,
   type JournalRecordType,

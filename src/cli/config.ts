@@ -9,6 +9,7 @@ import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
 import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './config-auth.js'
 import { catalogGlobIssues } from './config-catalog-policy.js'
+import { checkPolicyRules, type PolicyRule } from './config-rules.js'
 import { checkUpstreamAuth } from './config-upstream-auth.js'
 
 export type ServerConfig = (
@@ -34,6 +35,8 @@ export interface PolicyConfig {
   ask?: string[]
   /** Cooperative deadline per tool-name glob, in ms (the first matching glob wins). */
   timeoutMs?: Record<string, number>
+  /** Per-identity rules (see config-rules.ts); they apply to authenticated callers only. */
+  rules?: PolicyRule[]
 }
 
 /** Who may reach `serve --http` besides loopback names and origins with the bound port. */
@@ -62,6 +65,8 @@ export interface GatewayConfig {
   auth?: AuthConfig
   /** Per-identity rate and concurrency limits, session bounds and the upstream call cap of `serve --http`. */
   limits?: LimitsConfig
+  /** The audit journal `serve` appends every call, approval and decision to, with who made it. */
+  journal?: string
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -70,7 +75,7 @@ const SERVER_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/
 /** A prefix is part of every tool name, so it keeps to the characters MCP tool names use. */
 const PREFIX = /^[A-Za-z0-9_.-]{0,64}$/
 
-/** Read and check a config file; a relative `root` is resolved against the file's directory. */
+/** Read and check a config file; a relative `root` or `journal` is resolved against the file's directory. */
 export async function loadConfig(file: string): Promise<GatewayConfig> {
   let text: string
   try {
@@ -80,6 +85,7 @@ export async function loadConfig(file: string): Promise<GatewayConfig> {
   }
   const config = parseConfig(text, file)
   if (config.root !== undefined) config.root = path.resolve(path.dirname(path.resolve(file)), config.root)
+  if (config.journal !== undefined) config.journal = path.resolve(path.dirname(path.resolve(file)), config.journal)
   return config
 }
 
@@ -110,7 +116,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   unknownKeys(
     value,
     '',
-    ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes', 'auth', 'limits'],
+    ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes', 'auth', 'limits', 'journal'],
     issues,
   )
   const config: GatewayConfig = {}
@@ -125,6 +131,10 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.mode !== undefined) {
     if (typeof value.mode === 'string' && MODES.includes(value.mode)) config.mode = value.mode as ToolPresentationMode
     else issues.push(`mode: expected "native", "code" or "both", got ${JSON.stringify(value.mode)}`)
+  }
+  if (value.journal !== undefined) {
+    if (typeof value.journal === 'string' && value.journal !== '') config.journal = value.journal
+    else issues.push('journal: expected a non-empty file path')
   }
   if (value.servers !== undefined) config.servers = checkServers(value.servers, issues)
   if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)
@@ -306,11 +316,12 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
 function checkPolicy(value: unknown, issues: string[]): PolicyConfig {
   const policy: PolicyConfig = {}
   if (!isRecord(value)) {
-    issues.push('policy: expected an object { allow?, deny?, ask?, timeoutMs? }')
+    issues.push('policy: expected an object { allow?, deny?, ask?, timeoutMs?, rules? }')
     return policy
   }
-  unknownKeys(value, 'policy', ['allow', 'deny', 'ask', 'timeoutMs'], issues)
+  unknownKeys(value, 'policy', ['allow', 'deny', 'ask', 'timeoutMs', 'rules'], issues)
   issues.push(...catalogGlobIssues(value))
+  if (value.rules !== undefined) policy.rules = checkPolicyRules(value.rules, issues)
   for (const key of ['allow', 'deny', 'ask'] as const) {
     const list = value[key]
     if (list === undefined) continue

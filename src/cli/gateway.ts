@@ -1,7 +1,7 @@
 // The gateway behind `toolgate serve` and `toolgate tools`: toolgate's own tools rooted in a
 // workspace, upstream MCP servers imported under their prefix, and the policy, all seen through
 // one serving agent. An upstream that is down is left out and retried; the others keep serving.
-import { stat } from 'node:fs/promises'
+import { open, stat } from 'node:fs/promises'
 import type { Context } from 'cordis'
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
@@ -25,6 +25,7 @@ import { createBashTool, createFsTools } from '../tools/index.js'
 import { serverPrefix } from './config.js'
 import { withUpstreamAuth } from './config-upstream-auth.js'
 import { createGatewayCatalog } from './gateway-catalog.js'
+import { type IdentityScopes, identityScopes } from './identity-scopes.js'
 import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
 import type { GatewaySettings } from './settings.js'
@@ -34,6 +35,8 @@ export interface Gateway {
   readonly tools: ToolRuntime
   /** The scope served to clients. */
   readonly agent: AgentHandle
+  /** Each authenticated identity's own scope under `agent`, with what `policy.rules` decide for it. */
+  readonly identities: IdentityScopes
   readonly connections: ReadonlyMap<string, McpConnection>
   /** Each upstream's state, in config order. */
   upstreams(): UpstreamReport[]
@@ -91,6 +94,13 @@ const ANNOTATIONS: Readonly<Record<string, McpToolAnnotations>> = {
 export async function openGateway(settings: GatewaySettings, log: Log): Promise<Gateway> {
   const root = await stat(settings.root).catch(() => undefined)
   if (!root?.isDirectory()) throw new ConfigError('--root', `"${settings.root}" is not a directory`)
+  if (settings.journal !== undefined && !settings.check) {
+    // An audit journal that cannot be written stops the gateway, rather than serving unrecorded.
+    const handle = await open(settings.journal, 'a').catch((error: unknown) => {
+      throw new ConfigError('journal', `cannot append to ${settings.journal}: ${(error as Error).message}`)
+    })
+    await handle.close()
+  }
   // createToolRuntime() installs the timeout policy; loading it again would time every call twice.
   const { ctx, tools } = await createToolRuntime({ mode: settings.mode })
   const own: ToolDefinition[] = createFsTools({ root: settings.root })
@@ -216,6 +226,11 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
   applyPolicy(agent, settings.policy, names)
+  const identities = identityScopes(agent, settings.policy, names)
+  if (settings.journal !== undefined && !settings.check) {
+    const { Journal } = await import('../journal/journal.js')
+    ctx.plugin(Journal, { path: settings.journal, identify: (of) => identities.identityOf(of) })
+  }
   // Each client's level, by its subscription: the upstreams are asked for the lowest of them, so
   // that no client misses a message at its own level because another asked for less.
   const clientLevels = new Map<(message: McpLogMessage) => void, McpLogLevel | undefined>()
@@ -256,6 +271,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
     ctx,
     tools,
     agent,
+    identities,
     connections,
     upstreams,
     collisions,

@@ -29,52 +29,87 @@ export function refusal(policy: PolicyConfig, name: string): string | undefined 
   return undefined
 }
 
+/** What a policy decides name by name; {@link enforcePolicy} installs it on an agent scope. */
+export interface PolicyDecider {
+  /** Why `name` is hidden and refused, or undefined. */
+  refusal(name: string): string | undefined
+  /** The ask glob that makes a call of `name` need approval, or undefined. */
+  ask(name: string): string | undefined
+  /** The deadline of a call of `name`, or undefined. */
+  timeout(name: string): { readonly glob: string; readonly ms: number } | undefined
+  /** Whether anything may be refused (else no hiding is installed). */
+  readonly restricts: boolean
+  readonly asks: boolean
+  readonly times: boolean
+}
+
+/** The top-level policy as a decider. */
+export function configDecider(policy: PolicyConfig): PolicyDecider {
+  const budgets = policy.timeoutMs ? Object.entries(policy.timeoutMs) : []
+  return {
+    refusal: (name) => refusal(policy, name),
+    ask: (name) => firstMatch(policy.ask, name),
+    timeout(name) {
+      const budget = budgets.find(([glob]) => nameGlob(glob)(name))
+      return budget && { glob: budget[0], ms: budget[1] }
+    },
+    restricts: policy.allow !== undefined || policy.deny !== undefined,
+    asks: (policy.ask?.length ?? 0) > 0,
+    times: budgets.length > 0,
+  }
+}
+
 /**
  * Install the policy on the serving agent: refused tools are hidden (a restriction recomputed as
  * tools come and go) and refused by a guard; `ask` globs turn into approval requests; `timeoutMs`
  * globs get a cooperative deadline. `names()` lists every registered tool name.
  */
 export function applyPolicy(agent: Agent, policy: PolicyConfig, names: () => readonly string[]): void {
+  enforcePolicy(agent, configDecider(policy), names)
+}
+
+/** Install `decider` on `agent`'s scope (see {@link applyPolicy}); it holds for Code Mode sub-calls too. */
+export function enforcePolicy(agent: Agent, decider: PolicyDecider, names: () => readonly string[]): void {
   const ctx = agent.ctx
-  ctx.tools.guard((exec) => refusal(policy, exec.name))
+  const tools = ctx.tools
+  const refuse = (name: string) => (name === RUN_CODE_NAME ? undefined : decider.refusal(name))
+  tools.guard((exec) => refuse(exec.name))
 
   let hidden = ''
   let unrestrict: (() => void) | undefined
   const hide = () => {
     const refused = names()
-      .filter((name) => refusal(policy, name) !== undefined && ctx.tools.get(name) !== undefined)
+      .filter((name) => refuse(name) !== undefined && tools.get(name) !== undefined)
       .sort()
     const key = refused.join('\n')
     if (key === hidden) return
     hidden = key
     const previous = unrestrict
-    unrestrict = refused.length ? ctx.tools.restrict({ deny: refused }) : undefined
+    unrestrict = refused.length ? tools.restrict({ deny: refused }) : undefined
     previous?.()
   }
-  if (policy.allow || policy.deny) {
+  if (decider.restricts) {
     hide()
     ctx.on('tools/change', hide)
   }
 
-  const ask = policy.ask
-  if (ask?.length) {
+  if (decider.asks) {
     ctx.on('tools/pre-execute', async (exec, next) => {
       const decision = await next()
-      const glob = firstMatch(ask, exec.name)
+      const glob = decider.ask(exec.name)
       if (glob === undefined || decision.kind !== 'allow') return decision
       return { kind: 'ask', reason: `the gateway policy asks before "${exec.name}" (ask: "${glob}")` }
     })
   }
 
-  const budgets = policy.timeoutMs ? Object.entries(policy.timeoutMs) : []
-  if (budgets.length) {
+  if (decider.times) {
     ctx.on('tools/execute', async (exec, next) => {
-      const budget = budgets.find(([glob]) => nameGlob(glob)(exec.name))
+      const budget = decider.timeout(exec.name)
       const previous = exec.signal
       if (budget === undefined || previous.aborted) return next()
-      const timeout = new ToolTimeoutError(exec.name, budget[1])
+      const timeout = new ToolTimeoutError(exec.name, budget.ms)
       const deadline = new AbortController()
-      const timer = setTimeout(() => deadline.abort(timeout), budget[1])
+      const timer = setTimeout(() => deadline.abort(timeout), budget.ms)
       exec.signal = AbortSignal.any([previous, deadline.signal])
       let result: ToolExecutionResult
       try {
@@ -88,7 +123,7 @@ export function applyPolicy(agent: Agent, policy: PolicyConfig, names: () => rea
         isError: true,
         error: {
           message: timeout.message,
-          info: { name: 'ToolTimeoutError', code: 'TOOL_TIMEOUT', timeoutMs: budget[1] },
+          info: { name: 'ToolTimeoutError', code: 'TOOL_TIMEOUT', timeoutMs: budget.ms },
         },
         content: [{ type: 'text', text: timeout.message }],
       }

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { identityOf } from '../mcp/identity.js'
 import type { CliCommand, CliIo } from './command.js'
 import type { Gateway, UpstreamReport } from './gateway.js'
 import type { Authenticator } from './http-auth.js'
@@ -30,7 +31,8 @@ config name, its tools are left out (clients get list_changed), and it is retrie
   --bash          also serve the bash tool
   --mode MODE     native (each tool), code (one run_code tool with a typed SDK) or both
   --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, reconnect?, maxMessageBytes?,
-                  auth?, limits? }; flags override it
+                  auth?, limits?, journal? }; flags override it
+                  ("journal": the audit journal, every call with who made it)
   --check         start every upstream server once, print each one's state on stdout
                   ("connected, N tools" or "down: reason", and any tool not served), and exit:
                   0 when every server is connected and every tool served, 1 otherwise
@@ -93,6 +95,7 @@ const serve: CliCommand = {
     const make = () =>
       createMcpServer(gateway.agent.ctx, {
         agent: gateway.agent,
+        agentFor: (authInfo) => gateway.identities.agentFor(identityOf(authInfo)),
         name: 'toolgate',
         version: VERSION,
         logging: gateway.logging,

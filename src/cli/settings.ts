@@ -43,6 +43,8 @@ export interface GatewaySettings {
   /** Who may call `serve --http`; absent: nobody is asked (loopback only). */
   readonly auth?: AuthConfig
   readonly limits?: LimitsConfig
+  /** The audit journal's path (absolute), from the config's `journal`. */
+  readonly journal?: string
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -126,6 +128,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     ...(trustProxy !== undefined ? { trustProxy } : {}),
     ...(file.auth !== undefined ? { auth: file.auth } : {}),
     ...(file.limits !== undefined ? { limits: file.limits } : {}),
+    ...(file.journal === undefined ? {} : { journal: file.journal }),
   }
 }
 

@@ -4,15 +4,23 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ConfigError } from '../errors/config-error.js'
 import { stateKeyBytes } from '../providers/state-seal.js'
+import type { ViewerAccess } from '../viewer/access.js'
 import type { ViewerApprovalHandler } from '../viewer/approval-state.js'
 import { type CliCommand, UsageError } from './command.js'
 
-const usage = `Usage: toolgate view JOURNAL [--port N] [--approve --state FILE [--state-key-file KEY]] [--out FILE.html]
+const usage = `Usage: toolgate view JOURNAL [--port N] [--host ADDR --access FILE] [--approve --state FILE [--state-key-file KEY]]
+                     [--out FILE.html]
 
-Serves the session recorded in JOURNAL on http://127.0.0.1 (only) and follows the file as it grows.
+Serves the session recorded in JOURNAL on http://127.0.0.1 and follows the file as it grows.
 
 Flags:
-  --port N         port on 127.0.0.1 (default: any free port)
+  --port N         port (default: any free port)
+  --host ADDR      address to listen on (default 127.0.0.1); anything but loopback needs --access
+                   with tokens: every page then asks for a token first
+  --access FILE    JSON { "tokens": [{ "sha256": "<hex of the token>", "subject": "alice",
+                   "groups": ["dev"] }], "approvers": { "subjects"?: [...], "groups"?: [...] } }:
+                   who may sign in (the gateway's token shape) and who of them may decide
+                   approvals (with tokens and --approve, approvers are required)
   --approve        offer approve / deny buttons on calls waiting for approval; needs --state
   --state FILE     the suspended turn's state (the JSON 'state' of an 'approval-required' result);
                    a decision is recorded there, once per call, and applied by resumeModelLoop
@@ -38,6 +46,8 @@ function parse(argv: readonly string[]) {
       strict: true,
       options: {
         port: { type: 'string' },
+        host: { type: 'string' },
+        access: { type: 'string' },
         out: { type: 'string' },
         approve: { type: 'boolean' },
         state: { type: 'string' },
@@ -77,6 +87,24 @@ async function readStateKey(path: string): Promise<Buffer> {
   }
 }
 
+/** The `--access` file, checked (every problem with its path). */
+async function readAccess(path: string): Promise<ViewerAccess> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    throw new ConfigError('--access', `cannot read ${path}: ${(error as Error).message}`)
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new ConfigError(path, `not JSON: ${(error as Error).message}`)
+  }
+  const { checkViewerAccess } = await import('../viewer/access.js')
+  return checkViewerAccess(value, path)
+}
+
 /** Resolves when the process is asked to stop (Ctrl-C or SIGTERM). */
 function stopRequested(): Promise<void> {
   return new Promise((done) => {
@@ -110,6 +138,9 @@ const view: CliCommand = {
     if (keyFile !== undefined && values.state === undefined) {
       throw new UsageError('--state-key-file is only used with --approve --state FILE')
     }
+    if (values.out !== undefined && (values.host !== undefined || values.access !== undefined)) {
+      throw new UsageError('--out writes a static file; it takes no --host or --access')
+    }
     if (values.out !== undefined && values.approve === true) {
       throw new UsageError('--out writes a static file; it cannot take decisions (--approve)')
     }
@@ -138,8 +169,16 @@ const view: CliCommand = {
       })
       approval = handler
     }
+    const access = values.access === undefined ? undefined : await readAccess(resolve(values.access))
+    const host = values.host
     const { startViewer } = await import('../viewer/server.js')
-    const server = await startViewer({ journal, port, approval }).catch((error: unknown) => {
+    const server = await startViewer({
+      journal,
+      port,
+      approval,
+      ...(host === undefined ? {} : { host }),
+      ...(access === undefined ? {} : { access }),
+    }).catch((error: unknown) => {
       throw describe(error, journal)
     })
     const deciding = stateFile === undefined ? '' : `, recording decisions in ${stateFile}`

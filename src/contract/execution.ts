@@ -204,13 +204,17 @@ export interface ApprovalContext {
  * until a decision arrives (see `SuspendingApproval`); `cancelled` is a denial because the call was
  * cancelled while waiting.
  */
-export type ApprovalOutcome =
+export type ApprovalOutcome = (
   | { readonly kind: 'allowed-once'; readonly arguments?: JsonValue; readonly reason?: string }
   | { readonly kind: 'allowed-always'; readonly reason?: string }
   | { readonly kind: 'denied'; readonly reason?: string }
   | { readonly kind: 'denied-always'; readonly reason?: string }
   | { readonly kind: 'suspended'; readonly reason?: string }
   | { readonly kind: 'cancelled'; readonly reason?: string }
+) & {
+  /** Who decided, when the approver knows (an authenticated subject); the journal records it. */
+  readonly decidedBy?: string
+}
 
 /** Who answered an ask: the approval service, a standing rule, or a decision handed to a resume. */
 export type ApprovalAnswerSource = 'service' | 'standing' | 'decision'

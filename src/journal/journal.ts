@@ -2,6 +2,7 @@ import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from '
 import type { Context } from 'cordis'
 import type { CodeDispatchLog, CodeDispatchRecord } from '../code-mode/events.js'
 import type {
+  Agent,
   ApprovalAnswerSource,
   ToolExecution,
   ToolExecutionResult,
@@ -9,7 +10,7 @@ import type {
 } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { previewJson } from '../scheduling/preview.js'
-import { JOURNAL_VERSION, type JournalRecord, type JournalRecordBase } from './records.js'
+import { JOURNAL_VERSION, type JournalIdentity, type JournalRecord, type JournalRecordBase } from './records.js'
 
 /** Config of {@link Journal}. */
 export interface JournalConfig {
@@ -21,6 +22,11 @@ export interface JournalConfig {
    * not the machine losing power. Default false.
    */
   readonly fsync?: boolean
+  /**
+   * Who a call's agent acts for: when it answers, every record of the call carries it as
+   * `identity` (a host serving authenticated callers, one agent scope per caller, names them here).
+   */
+  readonly identify?: (agent: Agent | undefined) => JournalIdentity | undefined
 }
 
 /**
@@ -39,6 +45,7 @@ export class Journal {
   readonly path: string
   private fd: number | undefined
   private readonly fsync: boolean
+  private readonly identify: JournalConfig['identify']
   private readonly started = new Map<ToolExecutionToken, number>()
   private readonly warn: (format: string, ...args: unknown[]) => void
 
@@ -51,8 +58,12 @@ export class Journal {
     if (config.fsync !== undefined && typeof config.fsync !== 'boolean') {
       throw new ConfigError('Journal config.fsync', 'expected a boolean when present')
     }
+    if (config.identify !== undefined && typeof config.identify !== 'function') {
+      throw new ConfigError('Journal config.identify', 'expected a function when present')
+    }
     this.path = config.path
     this.fsync = config.fsync === true
+    this.identify = config.identify
     const logger = ctx.logger('journal')
     this.warn = (format, ...args) => logger.warn(format, ...args)
     const fd = openSync(config.path, 'a+')
@@ -78,6 +89,7 @@ export class Journal {
         outcome,
         standing: source === 'standing',
         source,
+        ...(outcome.decidedBy === undefined ? {} : { decidedBy: outcome.decidedBy }),
       })
     })
     ctx.on('tools/result', (exec, result) => this.onResult(exec, result))
@@ -92,6 +104,7 @@ export class Journal {
   }
 
   private onCodeDispatch(record: CodeDispatchRecord, dispatch: CodeDispatchLog): void {
+    const agent = dispatch.agent ?? dispatch.exec.agent
     this.write({
       v: JOURNAL_VERSION,
       type: 'code-dispatch',
@@ -99,8 +112,9 @@ export class Journal {
       callId: record.subCallId,
       rootCallId: record.rootCallId,
       parentCallId: record.parentCallId,
-      agentId: (dispatch.agent ?? dispatch.exec.agent)?.id ?? null,
+      agentId: agent?.id ?? null,
       toolName: record.name,
+      ...this.identityOf(agent),
       record,
     })
   }
@@ -119,6 +133,20 @@ export class Journal {
       parentCallId: parentCallId !== undefined ? parentCallId : exec.parentCallId,
       agentId: exec.agent?.id ?? null,
       toolName: exec.name,
+      ...this.identityOf(exec.agent),
+    }
+  }
+
+  /** `{ identity }` when the host names the agent's caller; a throwing `identify` records none. */
+  private identityOf(agent: Agent | undefined): { identity?: JournalIdentity } {
+    if (this.identify === undefined) return {}
+    try {
+      const found = this.identify(agent)
+      if (found === undefined) return {}
+      return { identity: { subject: found.subject, groups: [...found.groups], scopes: [...found.scopes] } }
+    } catch (error) {
+      this.warn('identify() threw for agent %s: %s', agent?.id ?? '(none)', error)
+      return {}
     }
   }
 

@@ -11,6 +11,13 @@ import type { JsonValue } from '../contract/json-value.js'
 /** The journal format version every record carries as `v`. */
 export const JOURNAL_VERSION = 1
 
+/** Who made a call, as the journal records it: the authenticated caller's subject, groups and scopes. */
+export interface JournalIdentity {
+  readonly subject: string
+  readonly groups: readonly string[]
+  readonly scopes: readonly string[]
+}
+
 /** Fields every journal record carries. */
 export interface JournalRecordBase {
   readonly v: typeof JOURNAL_VERSION
@@ -24,6 +31,11 @@ export interface JournalRecordBase {
   /** The id given to `createAgent`, or null for a call without an agent. */
   readonly agentId: string | null
   readonly toolName: string
+  /**
+   * Who the call is for, when the host authenticated its caller (absent otherwise, and in journals
+   * written before identities were recorded).
+   */
+  readonly identity?: JournalIdentity
 }
 
 /** A call entered the pipeline. */
@@ -47,6 +59,8 @@ export interface ApprovalAnsweredRecord extends JournalRecordBase {
   readonly standing: boolean
   /** Who answered: the approval service, a standing rule, or a decision handed to a resume. */
   readonly source: ApprovalAnswerSource
+  /** The person or client that decided, when the approver said (the outcome's `decidedBy`). */
+  readonly decidedBy?: string
 }
 
 /** The frozen final result of a call. */

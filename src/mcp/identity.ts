@@ -2,6 +2,7 @@
 // AuthInfo on it; the MCP SDK hands that to every request handler as `extra.authInfo`, and this
 // file is the one place that turns it into an Identity (and back), so both sides agree on the shape.
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
+import { isRecord } from '../util/is-record.js'
 
 /** An authenticated caller: who (subject), the groups it belongs to, the scopes its token grants, and its token's claims. */
 export interface Identity {
@@ -27,30 +28,26 @@ export function authInfoFor(identity: Identity, tokenId: string, expiresAt?: num
   return info
 }
 
-function strings(value: unknown): string[] | undefined {
-  return Array.isArray(value) && value.every((item) => typeof item === 'string') ? value : undefined
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /**
  * The identity behind a request's AuthInfo, or undefined when the request was not authenticated
- * (a loopback gateway without `auth`) or the AuthInfo was not made by {@link authInfoFor}'s shape.
+ * (a loopback gateway without `auth`) or the AuthInfo does not have {@link authInfoFor}'s shape, so
+ * a malformed authentication never becomes a caller with a made-up name.
  */
-export function identityOf(authInfo: AuthInfo | undefined): Identity | undefined {
-  if (authInfo === undefined) return undefined
-  const extra: unknown = authInfo.extra
+export function identityOf(authInfo: unknown): Identity | undefined {
+  if (!isRecord(authInfo)) return undefined
+  const extra = authInfo.extra
   if (!isRecord(extra)) return undefined
-  const subject = extra.subject
-  const groups = strings(extra.groups)
-  if (typeof subject !== 'string' || groups === undefined) return undefined
-  const claims = isRecord(extra.claims) ? extra.claims : {}
-  return Object.freeze({
-    subject,
-    groups: Object.freeze([...groups]),
-    scopes: Object.freeze([...(strings(authInfo.scopes) ?? [])]),
-    claims: Object.freeze({ ...claims }),
-  })
+  const subject = typeof extra.subject === 'string' && extra.subject !== '' ? extra.subject : undefined
+  if (subject === undefined) return undefined
+  const groups = stringList(extra.groups)
+  const scopes = stringList(authInfo.scopes)
+  if (groups === undefined || scopes === undefined) return undefined
+  const claims = isRecord(extra.claims) ? Object.freeze({ ...extra.claims }) : Object.freeze({})
+  return Object.freeze({ subject, groups: Object.freeze(groups), scopes: Object.freeze(scopes), claims })
+}
+
+function stringList(value: unknown): string[] | undefined {
+  if (value === undefined) return []
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) return undefined
+  return [...value]
 }

@@ -1,6 +1,7 @@
 // createMcpServer(): one agent scope of the registry, served as an MCP server. Every call goes
 // through ctx.tools.execute, so approvals, guards and timeouts apply exactly as for a model turn.
 import { randomUUID } from 'node:crypto'
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
@@ -36,6 +37,12 @@ import { getMcpToolMeta } from './tool-meta.js'
 export interface CreateMcpServerOptions {
   /** The scope served: what this agent sees (its presentation mode included). Default: the global layer. */
   readonly agent?: Agent
+  /**
+   * The scope each request is served as, from the request's authentication (the SDK's `AuthInfo`,
+   * `extra.authInfo`; undefined when the transport has none, as over stdio). When given it decides
+   * instead of `agent` for listing, calling and approving, so that each caller sees its own tools.
+   */
+  readonly agentFor?: (authInfo: AuthInfo | undefined) => Agent | undefined
   /** Server name announced to clients. */
   readonly name: string
   /** Server version announced to clients. */
@@ -103,11 +110,14 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   }
   const catalog =
     options.catalog === undefined ? undefined : checkCatalog(options.catalog, 'createMcpServer(ctx, options).catalog')
-  const { agent, clients } = options
+  const { agent, agentFor, clients } = options
   if (clients !== undefined && typeof clients?.addCall !== 'function')
     throw new ConfigError('createMcpServer(ctx, options).clients', 'expected an McpClientDirectory')
+  if (agentFor !== undefined && typeof agentFor !== 'function')
+    throw new ConfigError('createMcpServer(ctx, options).agentFor', 'expected a function')
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)
+  const scopeOf = (authInfo: AuthInfo | undefined) => (agentFor ? agentFor(authInfo) : agent)
 
   const tasks = new McpServerTasks()
   const server = new Server(
@@ -125,7 +135,9 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   const session = randomUUID().slice(0, 8)
   let serial = 0
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(tools, agent) }))
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({
+    tools: listTools(tools, scopeOf(extra.authInfo)),
+  }))
 
   /**
    * One call: `signal` ends it, `send` sends a request to its client (related to the call's request,
@@ -136,15 +148,17 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     callId: string,
     signal: AbortSignal,
     send: McpCallChannel['send'],
+    authInfo: AuthInfo | undefined,
   ): Promise<CallToolResult> => {
     const { name } = params
+    const agent = scopeOf(authInfo)
     const endCall = clients?.addCall(callId, { server, signal, send })
     const sendRequest: SendRequest = (request, schema, options) =>
       send((related) => server.request(request, schema, { ...options, ...related }))
     try {
       const result = await tools.execute(
         { callId, name, arguments: params.arguments ?? {}, agent, signal },
-        { approval: approvalFor(server, ctx, agent, sendRequest, signal) },
+        { approval: approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId) },
       )
       return toCallToolResult(result, tools.get(name, agent))
     } finally {
@@ -158,8 +172,12 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     if (task !== undefined && extra.taskStore !== undefined) {
       // The request is answered with the task at once; the call runs on, followed through the task.
       const created = await tasks.start(extra.taskStore, task.ttl, (signal, taskId) =>
-        runCall(request.params, callId, signal, (send) =>
-          tasks.waitingForInput(taskId, () => send({ relatedTask: { taskId } })),
+        runCall(
+          request.params,
+          callId,
+          signal,
+          (send) => tasks.waitingForInput(taskId, () => send({ relatedTask: { taskId } })),
+          extra.authInfo,
         ),
       )
       return created as unknown as CallToolResult
@@ -167,7 +185,13 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     const token = extra._meta?.progressToken
     if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
     try {
-      return await runCall(request.params, callId, extra.signal, (send) => send({ relatedRequestId: extra.requestId }))
+      return await runCall(
+        request.params,
+        callId,
+        extra.signal,
+        (send) => send({ relatedRequestId: extra.requestId }),
+        extra.authInfo,
+      )
     } finally {
       progressOf.delete(callId)
     }
@@ -337,10 +361,11 @@ function approvalFor(
   agent: Agent | undefined,
   send: unknown,
   signal: AbortSignal,
+  client: string | undefined,
 ): ApprovalService | undefined {
   if ((agent?.ctx ?? ctx).get('approval', false) !== undefined) return undefined
   if (!server.getClientCapabilities()?.elicitation) return cannotAsk
-  return { request: (request) => elicitApproval(request, send as SendRequest, signal) }
+  return { request: (request) => elicitApproval(request, send as SendRequest, signal, client) }
 }
 
 const cannotAsk: ApprovalService = Object.freeze({
@@ -355,6 +380,7 @@ async function elicitApproval(
   request: ApprovalRequest,
   send: SendRequest,
   signal: AbortSignal,
+  client: string | undefined,
 ): Promise<ApprovalOutcome> {
   const { toolName, reason } = request
   const message =
@@ -383,7 +409,10 @@ async function elicitApproval(
       reason: `asking the MCP client failed: ${error instanceof Error ? error.message : String(error)}`,
     }
   }
-  if (answer.action === 'accept' && answer.content?.approve === true) return { kind: 'allowed-once' }
-  if (answer.action === 'cancel') return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request' }
-  return { kind: 'denied', reason: 'the MCP client declined the call' }
+  // The authenticated client answered for itself: the journal records it as who decided.
+  const by = client === undefined ? {} : { decidedBy: client }
+  if (answer.action === 'accept' && answer.content?.approve === true) return { kind: 'allowed-once', ...by }
+  if (answer.action === 'cancel')
+    return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request', ...by }
+  return { kind: 'denied', reason: 'the MCP client declined the call', ...by }
 }

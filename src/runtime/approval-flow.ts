@@ -60,8 +60,10 @@ function normalize(value: unknown): Normalized {
           : describeValue(kind)
     return { outcome: Object.freeze({ kind: 'denied', reason: `unsupported approval outcome ${shown}` }) }
   }
-  const out: { kind: string; reason?: string; arguments?: JsonValue } = { kind }
+  const out: { kind: string; reason?: string; arguments?: JsonValue; decidedBy?: string } = { kind }
   if (typeof reason === 'string') out.reason = reason
+  const decidedBy = readOwn(value, 'decidedBy')
+  if (typeof decidedBy === 'string') out.decidedBy = decidedBy
   let invalidArguments: string | undefined
   if (kind === 'allowed-once') {
     const edited = readOwn(value, 'arguments')

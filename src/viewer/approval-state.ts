@@ -12,6 +12,8 @@ import { sealVerifies, stateSeal } from '../providers/state-seal.js'
 export interface ViewerDecision {
   callId: string
   decision: 'approve' | 'deny'
+  /** Who decided (the logged-in subject), recorded with the outcome and so in the resumed turn's journal. */
+  decidedBy?: string
 }
 
 /** What became of a decision: recorded, or refused with the reason shown to the person. */
@@ -173,7 +175,7 @@ export function stateFileApproval(
     return map
   }
 
-  const apply = async ({ callId, decision }: ViewerDecision): Promise<ViewerDecisionResult> => {
+  const apply = async ({ callId, decision, decidedBy }: ViewerDecision): Promise<ViewerDecisionResult> => {
     const result = await withLock(`${path}.lock`, async (): Promise<ViewerDecisionResult> => {
       let view: StateView
       try {
@@ -189,8 +191,11 @@ export function stateFileApproval(
         return { applied: false, reason: `call ${callId} is not pending in the state file` }
       const recorded = recordedKind(ownMember(view.decisions, callId))
       if (recorded !== null) return { applied: false, reason: `call ${callId} was already decided (${recorded})` }
+      const by = decidedBy === undefined ? {} : { decidedBy }
       const outcome: ApprovalOutcome =
-        decision === 'approve' ? { kind: 'allowed-once' } : { kind: 'denied', reason: VIEWER_DENIAL_REASON }
+        decision === 'approve'
+          ? { kind: 'allowed-once', ...by }
+          : { kind: 'denied', reason: VIEWER_DENIAL_REASON, ...by }
       view.state.decisions = { ...view.decisions, [callId]: outcome }
       if (stateKey !== undefined) view.state.seal = stateSeal(view.state, stateKey)
       const info = await stat(path)

@@ -15,11 +15,19 @@ export interface JournalLineRecord {
   parentCallId: string | null
   agentId: string | null
   toolName: string
+  /** The record's `identity.subject`, when it carries an identity. */
+  caller: string | null
   raw: Record<string, unknown>
 }
 
 function optString(value: unknown): string | null {
   return typeof value === 'string' ? value : null
+}
+
+function callerOf(identity: unknown): string | null {
+  if (!isPlainRecord(identity)) return null
+  const subject = readOwn(identity, 'subject')
+  return typeof subject === 'string' && subject !== '' ? subject : null
 }
 
 /** The viewer's view of a parsed record; `undefined` when it is not a plain object. */
@@ -38,6 +46,7 @@ export function toLineRecord(record: JournalRecord): JournalLineRecord | undefin
     parentCallId: optString(readOwn(value, 'parentCallId')),
     agentId: optString(readOwn(value, 'agentId')),
     toolName: optString(readOwn(value, 'toolName')) ?? '',
+    caller: callerOf(readOwn(value, 'identity')),
     raw: value,
   }
 }

@@ -20,7 +20,15 @@ export type StatusKind = (typeof STATUS_KINDS)[number]
 /** One step of a call's approval history. */
 export type ApprovalStep =
   | { step: 'asked'; ts: number | null; reason: string | null }
-  | { step: 'answered'; ts: number | null; outcome: string; reason: string | null; standing: boolean }
+  | {
+      step: 'answered'
+      ts: number | null
+      outcome: string
+      reason: string | null
+      standing: boolean
+      /** Who decided, when the journal says (an authenticated subject). */
+      decidedBy?: string
+    }
 
 /** One display line of a diff hunk. */
 export interface DiffLine {
@@ -57,6 +65,8 @@ export interface SessionCard {
   parentId: string | null
   rootId: string
   agent: string | null
+  /** The authenticated subject the call was made for, when the journal records one. */
+  caller: string | null
   tool: string
   status: CardStatus
   /** Epoch ms of the first record of the call. */
@@ -106,9 +116,11 @@ export interface CardRow {
   agent: string | null
   tool: string
   status: CardStatus['kind']
+  /** The card's `caller`. */
+  caller: string | null
   /** The whole `SessionCard` as JSON. */
   json: string
 }
 
 /** A row's fields on the wire, in this order, as one JSON array line before the card's own line. */
-export type CardRowHeader = [string, number, string | null, string | null, string, CardStatus['kind']]
+export type CardRowHeader = [string, number, string | null, string | null, string, CardStatus['kind'], (string | null)?]

@@ -8,6 +8,16 @@ import { ConfigError } from '../errors/config-error.js'
 import { JournalReadError, openJournalFile } from '../journal/open-journal.js'
 import type { JournalRecord } from '../journal/records.js'
 import { loopbackAccessCheck } from '../util/http-origin.js'
+import {
+  isLoopbackHost,
+  LOGIN_PAGE_CSP,
+  loginPageHtml,
+  sameToken,
+  VIEWER_SESSION_COOKIE,
+  type ViewerAccess,
+  type ViewerIdentity,
+  ViewerLogin,
+} from './access.js'
 import type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { cardJson } from './card-json.js'
@@ -19,17 +29,25 @@ import { presenterTable, type ToolPresenter } from './presenters.js'
 import { SessionState } from './session.js'
 import type { ViewerSessionOptions } from './static.js'
 
+export type { ViewerAccess, ViewerIdentity, ViewerToken } from './access.js'
 export type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 export { cardJson } from './card-json.js'
 
-/** The only interface the viewer listens on. */
+/** The interface the viewer listens on unless told otherwise. */
 export const VIEWER_HOST = '127.0.0.1'
 
 export interface ViewerServerOptions extends ViewerSessionOptions {
   /** The journal to serve (JSON lines). It must exist. */
   journal: string
-  /** Port on 127.0.0.1; default 0 (any free port). */
+  /** Port; default 0 (any free port). */
   port?: number
+  /**
+   * The address to listen on; default 127.0.0.1. Anything but a loopback address needs
+   * `access.tokens` (token login), and is then served to any Host whose Origin, when sent, is its own.
+   */
+  host?: string
+  /** Token login and who may decide approvals (see {@link ViewerAccess}). */
+  access?: ViewerAccess
   /** Offer approve/deny buttons for pending approvals and apply decisions through this. */
   approval?: ViewerApprovalHandler
   /** Journal poll interval backing up the file watcher (ms). Default 250. */
@@ -37,7 +55,7 @@ export interface ViewerServerOptions extends ViewerSessionOptions {
 }
 
 export interface ViewerServer {
-  /** `http://127.0.0.1:PORT/` */
+  /** `http://HOST:PORT/` */
   readonly url: string
   readonly port: number
   close(): Promise<void>
@@ -88,6 +106,8 @@ function cardFrames(event: string, head: Record<string, unknown>, cards: readonl
     const json = cardJson(card)
     if (size > 0 && size + json.length > (frames.length === 0 ? FIRST_FRAME_BYTES : FRAME_BYTES)) flush()
     const header: CardRowHeader = [card.id, card.seq, card.parentId, card.agent, card.tool, card.status.kind]
+    // Only journals that record identities have callers; the header stays six long without.
+    if (card.caller !== null) header.push(card.caller)
     // JSON.stringify never emits a raw newline, so each line is one `data:` line.
     lines.push(`\ndata: ${JSON.stringify(header)}\ndata: ${json}`)
     size += json.length
@@ -139,7 +159,8 @@ async function checkJournal(journal: string): Promise<void> {
  */
 class LiveSession {
   session: SessionState
-  readonly clients = new Set<ServerResponse>()
+  /** Each open event stream with the head it was given (its own CSRF token and approve flag). */
+  readonly clients = new Map<ServerResponse, { title: string; approve: boolean; token?: string }>()
   private board: ReadonlyMap<string, string | null> | undefined
   private readonly follower: JournalFollower
   /** A read failure while starting, reported by `start`. */
@@ -149,7 +170,7 @@ class LiveSession {
   constructor(
     private readonly options: ViewerServerOptions,
     private readonly presenters: ReadonlyMap<string, ToolPresenter>,
-    private readonly head: { title: string; approve: boolean; token?: string },
+    private readonly title: string,
   ) {
     this.session = new SessionState(presenters)
     this.follower = new JournalFollower(options.journal, {
@@ -162,12 +183,12 @@ class LiveSession {
   }
 
   /** The whole session, as the frames a page that just connected receives. */
-  snapshotFrames(): string {
-    return cardFrames('snapshot', this.head, this.session.cards())
+  snapshotFrames(head: Record<string, unknown>): string {
+    return cardFrames('snapshot', head, this.session.cards())
   }
 
   private broadcast(frame: string): void {
-    for (const res of this.clients) res.write(frame)
+    for (const res of this.clients.keys()) res.write(frame)
   }
 
   private broadcastCards(ids: readonly string[]): void {
@@ -193,7 +214,7 @@ class LiveSession {
   private restart(): void {
     this.session = new SessionState(this.presenters)
     this.session.setDecidable(this.board)
-    if (this.clients.size > 0) this.broadcast(this.snapshotFrames())
+    for (const [res, head] of this.clients) res.write(this.snapshotFrames(head))
   }
 
   /** A journal the readers refuse stops the viewer at start, and is reported once while it runs; a
@@ -226,14 +247,15 @@ class LiveSession {
   }
 
   /** Open an event stream: the snapshot now, then changes as they happen. */
-  stream(res: ServerResponse): void {
+  stream(res: ServerResponse, access: { approve: boolean; token?: string }): void {
+    const head = { title: this.title, ...access }
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       'content-type': 'text/event-stream; charset=utf-8',
       connection: 'keep-alive',
     })
-    res.write(`retry: 1000\n\n${this.snapshotFrames()}`)
-    this.clients.add(res)
+    res.write(`retry: 1000\n\n${this.snapshotFrames(head)}`)
+    this.clients.set(res, head)
     const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS)
     res.on('close', () => {
       clearInterval(heartbeat)
@@ -243,7 +265,7 @@ class LiveSession {
 
   close(): void {
     this.follower.close()
-    for (const res of this.clients) res.end()
+    for (const res of this.clients.keys()) res.end()
     this.clients.clear()
   }
 }
@@ -255,9 +277,13 @@ async function handleDecision(
   live: LiveSession,
   approval: ViewerApprovalHandler | undefined,
   token: string,
+  who: { identity: ViewerIdentity | undefined; mayApprove: boolean },
 ): Promise<void> {
   if (approval === undefined) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n')
-  if (req.headers['x-toolgate-token'] !== token) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden\n')
+  if (!sameToken(req.headers['x-toolgate-token'], token))
+    return send(res, 403, 'text/plain; charset=utf-8', 'forbidden: missing or wrong CSRF token\n')
+  if (!who.mayApprove)
+    return send(res, 403, 'text/plain; charset=utf-8', 'forbidden: you are not among the approvers\n')
   const body = await readBody(req)
   const decision = body === undefined ? undefined : parseDecision(body)
   if (decision === undefined) return send(res, 400, 'text/plain; charset=utf-8', 'bad decision\n')
@@ -268,7 +294,9 @@ async function handleDecision(
       reason: `call ${decision.callId} is not awaiting approval in the journal`,
     })
   }
-  const outcome = await approval.decide(decision)
+  const outcome = await approval.decide(
+    who.identity === undefined ? decision : { ...decision, decidedBy: who.identity.subject },
+  )
   await live.refreshBoard()
   if (!outcome.applied) return sendJson(res, 409, { ok: false, reason: outcome.reason })
   return sendJson(res, 200, { ok: true })
@@ -281,6 +309,7 @@ async function serveRead(
   title: string,
   assets: ViewerAssets,
   live: LiveSession,
+  access: { approve: boolean; token?: string },
 ): Promise<void> {
   switch (path) {
     case '/':
@@ -290,7 +319,7 @@ async function serveRead(
     case '/viewer.css':
       return send(res, 200, 'text/css; charset=utf-8', assets.css)
     case '/events':
-      return live.stream(res)
+      return live.stream(res, access)
     default:
       return send(res, 404, 'text/plain; charset=utf-8', 'not found\n')
   }
@@ -306,11 +335,11 @@ function watchBoard(live: LiveSession, options: ViewerServerOptions): NodeJS.Tim
   return timer
 }
 
-/** Listen on 127.0.0.1; answers the bound port. */
-async function listen(server: Server, port: number): Promise<number> {
+/** Listen on `host`; answers the bound port. */
+async function listen(server: Server, port: number, host: string): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(port, VIEWER_HOST, () => {
+    server.listen(port, host, () => {
       server.off('error', reject)
       resolve()
     })
@@ -318,24 +347,37 @@ async function listen(server: Server, port: number): Promise<number> {
   return (server.address() as AddressInfo).port
 }
 
-/** Serve the viewer for one journal on 127.0.0.1. */
+/** Serve the viewer for one journal (on 127.0.0.1 unless `options.host` says otherwise). */
 export async function startViewer(options: ViewerServerOptions): Promise<ViewerServer> {
   const journal = options.journal
+  const host = options.host ?? VIEWER_HOST
+  if (typeof host !== 'string' || host === '')
+    throw new ConfigError('startViewer(options).host', 'expected a non-empty address')
+  const login = new ViewerLogin(options.access)
+  const loopback = isLoopbackHost(host)
+  if (!loopback && !login.enabled)
+    throw new ConfigError(
+      'startViewer(options).access.tokens',
+      `listening on ${host} (not a loopback address) needs token login: give at least one token`,
+    )
+  const approve = options.approval !== undefined
+  if (approve && login.enabled && !options.access?.approvers)
+    throw new ConfigError(
+      'startViewer(options).access.approvers',
+      'with token login, deciding approvals needs the approvers (subjects or groups) named',
+    )
   await checkJournal(journal)
   const assets: ViewerAssets = await loadViewerAssets()
   const title = options.title ?? basename(journal)
-  const approve = options.approval !== undefined
-  // A per-run secret the page learns from the event stream (same-origin only) and echoes in a
-  // custom header: another site can neither read it nor send that header without a preflight.
+  // Without login, a per-run secret the page learns from the event stream (same-origin only) and
+  // echoes in a custom header: another site can neither read it nor send that header without a
+  // preflight. With login, each session has its own.
   const token = randomBytes(24).toString('base64url')
-  const live = new LiveSession(options, presenterTable(options.presenters), {
-    title,
-    approve,
-    ...(approve ? { token } : {}),
-  })
+  const live = new LiveSession(options, presenterTable(options.presenters), title)
   let port = 0
 
-  // DNS rebinding and cross-site requests: only loopback names and origins with our port are served.
+  // DNS rebinding and cross-site requests: on loopback only loopback names and origins with our
+  // port are served; elsewhere login stands against rebinding, and an Origin must be the Host's own.
   let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -343,12 +385,27 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
     if (refused !== undefined)
       return send(res, refused.header === 'host' ? 421 : 403, 'text/plain; charset=utf-8', `${refused.message}\n`)
     const path = (req.url ?? '/').split('?')[0]
-    if (req.method === 'POST' && path === '/decision') return handleDecision(req, res, live, options.approval, token)
+    if (path === '/login' && login.enabled) return handleLogin(req, res, login, title)
+    const session = login.enabled ? login.sessionOf(req.headers) : undefined
+    if (login.enabled && session === undefined) {
+      if (req.method === 'GET' && path === '/') {
+        res.writeHead(303, { ...SECURITY_HEADERS, location: '/login' })
+        return void res.end()
+      }
+      return send(res, 401, 'text/plain; charset=utf-8', 'sign in first: /login\n')
+    }
+    const identity = session?.identity
+    const mayApprove = approve && login.mayApprove(identity)
+    const csrf = session?.csrf ?? token
+    if (req.method === 'POST' && path === '/decision')
+      return handleDecision(req, res, live, options.approval, csrf, { identity, mayApprove })
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD')
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n')
     }
-    return serveRead(path, res, title, assets, live)
+    // A signed-in page always gets its session's CSRF token; buttons only when it may decide.
+    const access = mayApprove || session !== undefined ? { approve: mayApprove, token: csrf } : { approve: false }
+    return serveRead(path, res, title, assets, live, access)
   }
 
   await live.start()
@@ -360,15 +417,15 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
       process.emitWarning(`toolgate viewer: ${error instanceof Error ? error.message : String(error)}`)
     })
   })
-  port = await listen(server, options.port ?? 0).catch((error: unknown) => {
+  port = await listen(server, options.port ?? 0, host).catch((error: unknown) => {
     live.close()
     if (boardTimer !== undefined) clearInterval(boardTimer)
     throw error
   })
-  refusal = loopbackAccessCheck(port)
+  refusal = loopback ? loopbackAccessCheck(port) : sameOriginCheck
 
   return {
-    url: `http://${VIEWER_HOST}:${port}/`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
     port,
     async close() {
       live.close()
@@ -376,4 +433,50 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
+}
+
+/** Off loopback: any Host, but an Origin (sent by browsers on cross-site requests) must be the Host's own. */
+function sameOriginCheck(headers: IncomingMessage['headers']): ReturnType<ReturnType<typeof loopbackAccessCheck>> {
+  const host = headers.host
+  if (host === undefined || host === '') return { header: 'host', message: 'Host (missing) is not accepted' }
+  const origin = headers.origin
+  if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`)
+    return { header: 'origin', message: `Origin ${JSON.stringify(origin)} is not this site's` }
+  return undefined
+}
+
+/** `GET /login` shows the form; `POST /login` checks the token and opens a session. */
+async function handleLogin(
+  req: IncomingMessage,
+  res: ServerResponse,
+  login: ViewerLogin,
+  title: string,
+): Promise<void> {
+  const page = (status: number, problem?: string) => {
+    const body = loginPageHtml(title, problem)
+    res.writeHead(status, {
+      ...SECURITY_HEADERS,
+      'content-security-policy': LOGIN_PAGE_CSP,
+      // With no-referrer, a browser posts the form with `Origin: null`, which the origin check refuses.
+      'referrer-policy': 'same-origin',
+      'content-type': 'text/html; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    })
+    res.end(body)
+  }
+  if (req.method === 'GET' || req.method === 'HEAD') return page(200)
+  if (req.method !== 'POST') {
+    res.setHeader('allow', 'GET, HEAD, POST')
+    return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n')
+  }
+  const body = await readBody(req)
+  const token = body === undefined ? null : new URLSearchParams(body).get('token')
+  const session = token === null || token === '' ? undefined : login.login(token)
+  if (session === undefined) return page(401, 'That token is not valid.')
+  res.writeHead(303, {
+    ...SECURITY_HEADERS,
+    location: '/',
+    'set-cookie': `${VIEWER_SESSION_COOKIE}=${session.id}; HttpOnly; SameSite=Strict; Path=/`,
+  })
+  res.end()
 }

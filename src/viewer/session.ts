@@ -21,6 +21,7 @@ interface CallState {
   parentId: string | null
   rootId: string
   agent: string | null
+  caller: string | null
   tool: string
   startedAt: number | null
   /** `undefined` until a record carried them. */
@@ -150,6 +151,7 @@ export class SessionState {
         parentId: r.parentCallId,
         rootId: r.rootCallId,
         agent: r.agentId,
+        caller: r.caller,
         tool: r.toolName,
         startedAt: r.ts,
         args: undefined,
@@ -162,6 +164,7 @@ export class SessionState {
       this.calls.set(r.callId, state)
       this.order.push(state)
     }
+    state.caller ??= r.caller
     return state
   }
 
@@ -198,6 +201,7 @@ export class SessionState {
           outcome: kind ?? 'unknown',
           reason: isPlainRecord(outcome) ? text(readOwn(outcome, 'reason')) : null,
           standing: readOwn(raw, 'standing') === true,
+          ...decidedByOf(raw, outcome),
         })
         break
       }
@@ -312,6 +316,7 @@ export class SessionState {
       parentId: state.parentId,
       rootId: state.rootId,
       agent: state.agent,
+      caller: state.caller,
       tool: state.tool,
       status,
       startedAt: state.startedAt,
@@ -329,4 +334,12 @@ export class SessionState {
     state.card = card
     return card
   }
+}
+
+/** Who decided an approval: the record's `decidedBy`, else its outcome's. */
+function decidedByOf(raw: Record<string, unknown>, outcome: unknown): { decidedBy?: string } {
+  const top = readOwn(raw, 'decidedBy')
+  if (typeof top === 'string' && top !== '') return { decidedBy: top }
+  const inner = isPlainRecord(outcome) ? readOwn(outcome, 'decidedBy') : undefined
+  return typeof inner === 'string' && inner !== '' ? { decidedBy: inner } : {}
 }

@@ -74,6 +74,7 @@ function useFiltered(roots: CardRow[], keep: ((c: CardRow) => boolean) | null) {
 
 export function App(props: AppProps) {
   const [agent, setAgent] = useState('')
+  const [caller, setCaller] = useState('')
   const [tool, setTool] = useState('')
   const [status, setStatus] = useState('')
   const [query, setQuery] = useState('')
@@ -97,15 +98,16 @@ export function App(props: AppProps) {
   }, [cards, props.version])
 
   const q = query.trim().toLowerCase()
-  const filtering = agent !== '' || tool !== '' || status !== '' || q !== ''
+  const filtering = agent !== '' || caller !== '' || tool !== '' || status !== '' || q !== ''
   const selfMatches = useMemo(
     () =>
       (c: CardRow): boolean =>
         (agent === '' || (agent === NO_AGENT ? c.agent === null : c.agent === agent)) &&
+        (caller === '' || (caller === NO_AGENT ? c.caller === null : c.caller === caller)) &&
         (tool === '' || c.tool === tool) &&
         (status === '' || c.status === status) &&
         (q === '' || haystack(c).includes(q)),
-    [agent, tool, status, q],
+    [agent, caller, tool, status, q],
   )
   const matches = useMemo(() => {
     const test = (c: CardRow): boolean => selfMatches(c) || (children.get(c.id) ?? []).some((s) => test(s))
@@ -115,17 +117,20 @@ export function App(props: AppProps) {
   const visible = (parent: CardRow, child: CardRow): boolean => !filtering || selfMatches(parent) || matches(child)
   const { shown, done } = useFiltered(roots, filtering ? matches : null)
 
-  const { agents, tools, statuses } = useMemo(() => {
+  const { agents, callers, tools, statuses } = useMemo(() => {
     const kinds = new Set<string>()
     const agentSet = new Set<string>()
+    const callerSet = new Set<string>()
     const toolSet = new Set<string>()
     for (const c of cards) {
       kinds.add(c.status)
       agentSet.add(c.agent ?? NO_AGENT)
+      callerSet.add(c.caller ?? NO_AGENT)
       toolSet.add(c.tool)
     }
     return {
       agents: [...agentSet].sort(),
+      callers: [...callerSet].sort(),
       tools: [...toolSet].sort(),
       statuses: STATUS_KINDS.filter((k: StatusKind) => kinds.has(k)),
     }
@@ -141,6 +146,16 @@ export function App(props: AppProps) {
           ${agents.map((a) => html`<option value=${a}>${a === NO_AGENT ? '(none)' : vis(a)}</option>`)}
         </select>
       </label>
+      ${
+        callers.some((c) => c !== NO_AGENT)
+          ? html`<label>caller
+        <select id="filter-caller" value=${caller} onChange=${(e: Event) => setCaller((e.target as HTMLSelectElement).value)}>
+          <option value="">all</option>
+          ${callers.map((a) => html`<option value=${a}>${a === NO_AGENT ? '(none)' : vis(a)}</option>`)}
+        </select>
+      </label>`
+          : null
+      }
       <label>tool
         <select id="filter-tool" value=${tool} onChange=${(e: Event) => setTool((e.target as HTMLSelectElement).value)}>
           <option value="">all</option>

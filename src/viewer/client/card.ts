@@ -35,7 +35,9 @@ function approvalLine(step: ApprovalStep): ComponentChildren {
   }
   return html`<li class=${`answered ${step.outcome}`}>${time}<span class="outcome">${vis(step.outcome)}</span>${
     step.standing ? html` <span class="note">(standing rule)</span>` : null
-  }${step.reason !== null ? html`: <span class="reason">${vis(step.reason)}</span>` : null}</li>`
+  }${step.decidedBy ? html` <span class="decided-by">by ${vis(step.decidedBy)}</span>` : null}${
+    step.reason !== null ? html`: <span class="reason">${vis(step.reason)}</span>` : null
+  }</li>`
 }
 
 /** Whether the completed card's own text already carries `message` (error results usually do). */
@@ -109,10 +111,12 @@ export function Card(props: CardProps): ComponentChildren {
     data-call-id=${card.id}
     data-tool=${card.tool}
     data-status=${card.status.kind}
+    data-caller=${card.caller ?? ''}
   >
     <header>
       <span class="tool">${vis(card.tool)}</span>
       ${card.agent !== null ? html`<span class="agent">${vis(card.agent)}</span>` : null}
+      ${card.caller ? html`<span class="caller" title="caller">${vis(card.caller)}</span>` : null}
       <span class=${`badge ${card.status.kind}`}>${vis(statusLabel(card.status))}</span>
       ${card.durationMs !== null ? html`<span class="duration">${formatDuration(card.durationMs)}</span>` : null}
       <span class="title">${vis(title)}</span>

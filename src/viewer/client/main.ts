@@ -83,7 +83,8 @@ function paint(): void {
 /** A card of the static file's data block as a row (the served page gets rows from the stream). */
 function rowOf(card: SessionCard): CardRow {
   const { id, seq, parentId, agent, tool } = card
-  return { id, seq, parentId, agent, tool, status: card.status.kind, json: JSON.stringify(card) }
+  const caller = card.caller ?? null
+  return { id, seq, parentId, agent, tool, status: card.status.kind, caller, json: JSON.stringify(card) }
 }
 
 /** An event's data: the head's JSON line, then per card its row header line and its JSON line. */
@@ -91,8 +92,8 @@ function decode(data: string): { head: Record<string, unknown>; rows: CardRow[] 
   const lines = data.split('\n')
   const rows: CardRow[] = []
   for (let i = 1; i + 1 < lines.length; i += 2) {
-    const [id, seq, parentId, agent, tool, status] = JSON.parse(lines[i]) as CardRowHeader
-    rows.push({ id, seq, parentId, agent, tool, status, json: lines[i + 1] })
+    const [id, seq, parentId, agent, tool, status, caller] = JSON.parse(lines[i]) as CardRowHeader
+    rows.push({ id, seq, parentId, agent, tool, status, caller: caller ?? null, json: lines[i + 1] })
   }
   return { head: JSON.parse(lines[0]) as Record<string, unknown>, rows }
 }
