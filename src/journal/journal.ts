@@ -174,7 +174,10 @@ export class Journal {
 
   /** Append one record as one line. A failed write is logged; it never reaches the call. */
   private write(record: JournalRecord & { source?: ApprovalAnswerSource }): void {
-    if (this.store !== undefined) return this.writeToStore(this.store, record)
+    if (this.store !== undefined) {
+      this.writeToStore(this.store, record)
+      return
+    }
     const fd = this.fd
     if (fd === undefined) return
     try {
