@@ -6,6 +6,7 @@ import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
+import { checkStoreConfig, type StoreConfig } from './config-store.js'
 
 export type ServerConfig = (
   | { command: string; args?: string[]; env?: Record<string, string> }
@@ -54,6 +55,8 @@ export interface GatewayConfig {
   reconnect?: ReconnectConfig
   /** Largest JSON-RPC message read over stdio, from the client or an upstream server, in bytes. */
   maxMessageBytes?: number
+  /** Where journal and shared state live (PostgreSQL); the gateway keeps none without it. */
+  store?: StoreConfig
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -99,7 +102,12 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
     issues.push('(root): expected an object')
     return {}
   }
-  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes'], issues)
+  unknownKeys(
+    value,
+    '',
+    ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes', 'store'],
+    issues,
+  )
   const config: GatewayConfig = {}
   if (value.root !== undefined) {
     if (typeof value.root === 'string' && value.root !== '') config.root = value.root
@@ -117,6 +125,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)
   if (value.http !== undefined) config.http = checkHttp(value.http, issues)
   if (value.reconnect !== undefined) config.reconnect = checkReconnect(value.reconnect, issues)
+  if (value.store !== undefined) config.store = checkStoreConfig(value.store, issues)
   if (value.maxMessageBytes !== undefined) {
     const problem = maxMessageBytesProblem(value.maxMessageBytes)
     if (problem === undefined) config.maxMessageBytes = value.maxMessageBytes as number

@@ -5,11 +5,12 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { CliCommand, CliIo } from './command.js'
 import type { Gateway, UpstreamReport } from './gateway.js'
 import { createLog, type Log } from './log.js'
+import type { SessionRegistry } from './serve-store.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
-                     [--allow-host HOST]... [--allow-origin ORIGIN]... [--max-message-bytes N] [--verbose]
+                     [--allow-host HOST]... [--allow-origin ORIGIN]... [--max-message-bytes N] [--store URL] [--verbose]
        toolgate serve --check [--config FILE] [--root DIR] [--bash] [--mode native|code|both]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
@@ -42,6 +43,10 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   largest JSON-RPC message read from the client (a stdio line or an HTTP body)
                   or an upstream stdio server (default 10485760, 10 MiB); a larger request
                   gets an error response
+  --store URL     keep the journal and shared state in PostgreSQL (postgres://…; or the config's
+                  "store"): several instances serving one database share them. Each MCP session
+                  stays on the instance that opened it (route sticky on Mcp-Session-Id); another
+                  instance answers 404 naming it, and the client starts a new session
   --verbose       log every call on stderr
 `
 
@@ -60,6 +65,7 @@ const serve: CliCommand = {
       'allow-origin',
       'max-message-bytes',
       'check',
+      'store',
     ])
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
@@ -77,19 +83,28 @@ const serve: CliCommand = {
     }
     await refuseCollisions(gateway)
     if (settings.verbose) logCalls(gateway, log)
-    const make = () =>
-      createMcpServer(gateway.agent.ctx, {
+    const shared = settings.store
+      ? await (await import('./serve-store.js')).attachStore(gateway, settings.store, log).catch(async (error) => {
+          await gateway.close()
+          throw error
+        })
+      : undefined
+    const make = () => {
+      const server = createMcpServer(gateway.agent.ctx, {
         agent: gateway.agent,
         name: 'toolgate',
         version: VERSION,
         logging: gateway.logging,
       })
+      return shared ? shared.acknowledging(server) : server
+    }
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
-      else await serveHttp(make, settings.http, settings, log, io)
+      else await serveHttp(make, settings.http, settings, log, io, shared?.sessions)
       return 0
     } finally {
       await gateway.close()
+      await shared?.close()
     }
   },
 }
@@ -152,6 +167,7 @@ async function serveHttp(
   settings: Pick<GatewaySettings, 'access' | 'maxMessageBytes' | 'resume'>,
   log: Log,
   io: CliIo,
+  registry?: SessionRegistry,
 ): Promise<void> {
   const [
     { createServer },
@@ -215,7 +231,13 @@ async function serveHttp(
         return rpcError(res, 400, -32000, `Bad Request: ${existing.events.refusal(last)}`)
       return existing.transport.handleRequest(req, res, body)
     }
-    if (id !== undefined) return rpcError(res, 404, -32001, 'Session not found')
+    if (id !== undefined)
+      return rpcError(
+        res,
+        404,
+        -32001,
+        registry && typeof id === 'string' ? await registry.unknown(id) : 'Session not found',
+      )
     if (req.method !== 'POST' || !isInitializeRequest(body))
       return rpcError(res, 400, -32000, 'Bad Request: no session; start with an initialize request')
     const server = make()
@@ -228,11 +250,15 @@ async function serveHttp(
       retryInterval: settings.resume?.retryMs ?? DEFAULT_RETRY_MS,
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, { transport, server, events })
+        registry?.opened(sessionId)
         log.debug(`session ${sessionId} opened`)
       },
     })
     transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      if (transport.sessionId !== undefined) {
+        sessions.delete(transport.sessionId)
+        registry?.closed(transport.sessionId)
+      }
       events.clear()
       void server.close()
     }

@@ -13,6 +13,7 @@ import {
   type ReconnectConfig,
   type ServerConfig,
 } from './config.js'
+import { type StoreConfig, storeFlag } from './config-store.js'
 
 export interface GatewaySettings {
   /** Absolute workspace root of the file tools (and bash's working directory). */
@@ -34,6 +35,8 @@ export interface GatewaySettings {
   readonly reconnect?: ReconnectConfig
   /** `serve --check`: report every upstream's state instead of serving. */
   readonly check?: boolean
+  /** The shared store (`--store URL` or the config's `store`). */
+  readonly store?: StoreConfig
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -51,6 +54,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     'allow-origin': { type: 'string', multiple: true },
     'max-message-bytes': { type: 'string' },
     check: { type: 'boolean' },
+    store: { type: 'string' },
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => flags.includes(name)))
   let values: Record<string, string | boolean | string[] | undefined>
@@ -91,6 +95,8 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     if (problem !== undefined) throw new UsageError(`--max-message-bytes: ${problem}`)
     maxMessageBytes = Number(text)
   }
+  const store = values.store === undefined ? undefined : storeFlag(String(values.store))
+  if (typeof store === 'string') throw new UsageError(store)
   const file: GatewayConfig = values.config === undefined ? {} : await loadConfig(values.config as string)
   const root = values.root !== undefined ? path.resolve(values.root as string) : (file.root ?? process.cwd())
   return {
@@ -110,5 +116,6 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     maxMessageBytes: maxMessageBytes ?? file.maxMessageBytes,
     reconnect: file.reconnect ?? {},
     check: values.check === true,
+    store: store ?? file.store,
   }
 }

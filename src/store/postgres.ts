@@ -665,3 +665,37 @@ function isConnectionError(error: unknown): boolean {
   const message = error instanceof Error ? error.message : ''
   return /terminat|ECONNRE|not queryable|Connection/i.test(message)
 }
+
+/** Open one connection, apply due migrations, close (`toolgate store migrate`). */
+export async function migrateStore(connectionString: string): Promise<{ from: number; to: number }> {
+  return withClient(connectionString, 'migrate', (client) => migrate(client))
+}
+
+/** The schema version in the database and the newest this code knows, without changing anything. */
+export async function storeSchemaStatus(connectionString: string): Promise<{ version: number; codeVersion: number }> {
+  return withClient(connectionString, 'status', async (client) => {
+    const { schemaVersion } = await import('./migrations.js')
+    return { version: await schemaVersion(client), codeVersion: SCHEMA_VERSION }
+  })
+}
+
+async function withClient<T>(url: string, what: string, body: (client: Client) => Promise<T>): Promise<T> {
+  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url))
+    throw new ConfigError('connectionString', 'expected a postgres:// or postgresql:// URL')
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    return await body(client)
+  } catch (error) {
+    if (error instanceof StoreError) throw error
+    throw new StoreError(
+      'STORE_UNAVAILABLE',
+      `PostgreSQL store ${redact(url)}: ${what} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    )
+  } finally {
+    await client.end().catch(() => {})
+  }
+}

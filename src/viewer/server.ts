@@ -7,6 +7,7 @@ import { basename } from 'node:path'
 import { ConfigError } from '../errors/config-error.js'
 import { JournalReadError, openJournalFile } from '../journal/open-journal.js'
 import type { JournalRecord } from '../journal/records.js'
+import type { Store } from '../journal/store.js'
 import { loopbackAccessCheck } from '../util/http-origin.js'
 import type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
@@ -18,6 +19,7 @@ import { SERVED_PAGE_CSP, servedPageHtml } from './page.js'
 import { presenterTable, type ToolPresenter } from './presenters.js'
 import { SessionState } from './session.js'
 import type { ViewerSessionOptions } from './static.js'
+import { StoreFollower } from './store-source.js'
 
 export type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
 export { cardJson } from './card-json.js'
@@ -26,8 +28,10 @@ export { cardJson } from './card-json.js'
 export const VIEWER_HOST = '127.0.0.1'
 
 export interface ViewerServerOptions extends ViewerSessionOptions {
-  /** The journal to serve (JSON lines). It must exist. */
+  /** The journal to serve (JSON lines). It must exist. With `store`, only the page's title. */
   journal: string
+  /** Serve the journal of this store instead of the file (followed live through the store). */
+  store?: Store
   /** Port on 127.0.0.1; default 0 (any free port). */
   port?: number
   /** Offer approve/deny buttons for pending approvals and apply decisions through this. */
@@ -141,7 +145,7 @@ class LiveSession {
   session: SessionState
   readonly clients = new Set<ServerResponse>()
   private board: ReadonlyMap<string, string | null> | undefined
-  private readonly follower: JournalFollower
+  private readonly follower: JournalFollower | StoreFollower
   /** A read failure while starting, reported by `start`. */
   private startError: unknown
   private started = false
@@ -152,13 +156,18 @@ class LiveSession {
     private readonly head: { title: string; approve: boolean; token?: string },
   ) {
     this.session = new SessionState(presenters)
-    this.follower = new JournalFollower(options.journal, {
-      pollMs: options.pollMs,
-      maxLineBytes: options.maxLineBytes,
-      onRecords: (records) => this.ingest(records),
-      onReset: () => this.restart(),
-      onError: (error) => this.failed(error),
-    })
+    this.follower = options.store
+      ? new StoreFollower(options.store, {
+          onRecords: (records) => this.ingest(records),
+          onError: (error) => process.emitWarning(`toolgate viewer: ${String(error)}`),
+        })
+      : new JournalFollower(options.journal, {
+          pollMs: options.pollMs,
+          maxLineBytes: options.maxLineBytes,
+          onRecords: (records) => this.ingest(records),
+          onReset: () => this.restart(),
+          onError: (error) => this.failed(error),
+        })
   }
 
   /** The whole session, as the frames a page that just connected receives. */
@@ -321,7 +330,7 @@ async function listen(server: Server, port: number): Promise<number> {
 /** Serve the viewer for one journal on 127.0.0.1. */
 export async function startViewer(options: ViewerServerOptions): Promise<ViewerServer> {
   const journal = options.journal
-  await checkJournal(journal)
+  if (options.store === undefined) await checkJournal(journal)
   const assets: ViewerAssets = await loadViewerAssets()
   const title = options.title ?? basename(journal)
   const approve = options.approval !== undefined
