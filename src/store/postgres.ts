@@ -44,6 +44,14 @@ export interface PostgresStoreOptions {
   readonly poolSize?: number
   /** Most records written in one transaction. Default 1000. */
   readonly maxBatch?: number
+  /**
+   * Wait for each journal batch's WAL flush on the server before acknowledging it. Default true: an
+   * acknowledged record survives the database machine losing power. With false, PostgreSQL's
+   * `synchronous_commit = off` for journal batches only: an acknowledged record survives any gateway
+   * crash and a database restart, but a database crash can lose the last moments (about 3 ×
+   * `wal_writer_delay`) of records; claims and decisions always wait for the flush.
+   */
+  readonly synchronousCommit?: boolean
 }
 
 const READ_PAGE = 1000
@@ -78,6 +86,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   positive('retentionDays')
   positive('poolSize')
   positive('maxBatch')
+  if (options.synchronousCommit !== undefined && typeof options.synchronousCommit !== 'boolean')
+    throw new ConfigError(`${where}.synchronousCommit`, 'expected a boolean')
   const { default: pg } = await import('pg')
   const pool = new pg.Pool({
     connectionString: url,
@@ -113,6 +123,7 @@ class PostgresStore implements Store {
   private queue: QueuedAppend[] = []
   private flushing: Promise<void> | undefined
   private listener: Client | undefined
+  private writer: Client | undefined
   private listening: Promise<void> | undefined
   /** Notifications seen (and reconnections), so a reader knows whether it may have missed one. */
   private generation = 0
@@ -258,13 +269,36 @@ class PostgresStore implements Store {
           columns[4].push(serialize(record))
         }
       try {
-        await this.run('journal append', (client) =>
-          client.query('SELECT toolgate_append($1, $2, $3, $4, $5)', columns),
-        )
+        await this.writeBatch(columns)
         for (const entry of batch) entry.resolve()
       } catch (error) {
         for (const entry of batch) entry.reject(error)
       }
+    }
+  }
+
+  /**
+   * One connection of its own writes the batches (they are serialized anyway): no pool checkout per
+   * batch, and the commit setting is made once per connection. A broken one is replaced next time.
+   */
+  private async writeBatch(columns: unknown[]): Promise<void> {
+    if (this.closed) throw new StoreError('STORE_UNAVAILABLE', `PostgreSQL store ${redact(this.url)}: closed`)
+    try {
+      if (this.writer === undefined) {
+        const client = new this.pg.Client({ connectionString: this.url, connectionTimeoutMillis: 10_000 })
+        client.on('error', () => {
+          if (this.writer === client) this.writer = undefined
+        })
+        this.writer = client
+        await client.connect()
+        if (this.options.synchronousCommit === false) await client.query('SET synchronous_commit = off')
+      }
+      await this.writer.query('SELECT toolgate_append($1, $2, $3, $4, $5)', columns)
+    } catch (error) {
+      const broken = this.writer
+      this.writer = undefined
+      await broken?.end().catch(() => {})
+      throw this.failure('journal append', error)
     }
   }
 
@@ -622,6 +656,9 @@ class PostgresStore implements Store {
     const listener = this.listener
     this.listener = undefined
     await listener?.end().catch(() => {})
+    const writer = this.writer
+    this.writer = undefined
+    await writer?.end().catch(() => {})
     await this.pool.end().catch(() => {})
   }
 }
