@@ -73,7 +73,8 @@ const store: CliCommand = {
     try {
       const status = await opened.status()
       io.stdout.write(
-        `${status.where}\njournal records: ${status.journalRecords}\nopen turns: ${status.openTurns}\nclaims: ${status.claims}\n`,
+        `${status.where}\njournal records: ${status.journalRecords}\nopen turns: ${status.openTurns}\nclaims: ${status.claims}\n` +
+          `calls started without a result: ${status.unfinishedCalls} (interrupted, never re-run, or still running)\n`,
       )
     } finally {
       await opened.close()

@@ -261,7 +261,13 @@ class FileStore implements Store {
 
   async status(): Promise<StoreStatus> {
     let journalRecords = 0
-    for await (const _ of this.read()) journalRecords++
+    const balance = new Map<string, number>()
+    for await (const { record } of this.read()) {
+      journalRecords++
+      const key = JSON.stringify([record.callId, record.agentId, record.toolName])
+      if (record.type === 'call-started') balance.set(key, (balance.get(key) ?? 0) + 1)
+      else if (record.type === 'result') balance.set(key, (balance.get(key) ?? 0) - 1)
+    }
     let claims = 0
     try {
       claims = readdirSync(claimsDirectory(this.journal)).length
@@ -277,6 +283,7 @@ class FileStore implements Store {
       journalRecords,
       openTurns,
       claims,
+      unfinishedCalls: [...balance.values()].filter((n) => n > 0).length,
     }
   }
 

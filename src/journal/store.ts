@@ -93,6 +93,11 @@ export interface StoreStatus {
   readonly journalRecords: number
   readonly openTurns: number
   readonly claims: number
+  /**
+   * Calls whose journal shows more starts than results: interrupted (their process died mid-call;
+   * they are never re-run) or still running.
+   */
+  readonly unfinishedCalls: number
 }
 
 /**

@@ -642,6 +642,13 @@ class PostgresStore implements Store {
         journalRecords: has ? await count('SELECT count(*) AS n FROM toolgate_journal') : 0,
         openTurns: has ? await count('SELECT count(*) AS n FROM toolgate_turns WHERE NOT closed') : 0,
         claims: has ? await count('SELECT count(*) AS n FROM toolgate_claims') : 0,
+        unfinishedCalls: has
+          ? await count(
+              `SELECT count(*) AS n FROM (SELECT 1 FROM toolgate_journal WHERE type IN ('call-started', 'result')
+               GROUP BY call_id, agent_id, tool_name
+               HAVING count(*) FILTER (WHERE type = 'call-started') > count(*) FILTER (WHERE type = 'result')) unfinished`,
+            )
+          : 0,
       }
     })
   }

@@ -163,6 +163,8 @@ describe('three gateways, one database (issue 26)', { timeout: 240_000 }, () => 
     const status = await runCli(['store', 'status', '--store', url])
     expect(status.code).toBe(0)
     expect(status.stdout).toMatch(/journal records: \d+/)
+    // The killed instance's bash call is the one call with a start and no result.
+    expect(status.stdout).toContain('calls started without a result: 1 (interrupted, never re-run, or still running)')
     await store.close()
     for (const { client } of instances) await client.close().catch(() => {})
     for (const { child } of instances.slice(0, 2)) child.kill('SIGTERM')
