@@ -98,7 +98,8 @@ describe('the viewer over the PostgreSQL store (issue 26)', { timeout: 120_000 }
     const approvedB = fromB.status === 200
     expect(writes.sort()).toEqual(approvedB ? ['write:b.txt', 'write:c.txt'] : ['write:c.txt'])
     // The viewers see the resume's results live (through LISTEN/NOTIFY).
-    const after = await readEvents(viewers[1].url, (text) => (text.match(/"kind":"(ok|denied)"/g) ?? []).length >= 2)
+    // (The stream stays open and carries updates, so this ends when the result arrives; the test's timeout bounds it.)
+    const after = await readEvents(viewers[1].url, (text) => text.includes('wrote c.txt'))
     expect(after.text).toContain('wrote c.txt')
     await Promise.all(viewers.map((viewer) => viewer.close()))
     await Promise.all(stores.map((store) => store.close()))
