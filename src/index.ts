@@ -155,7 +155,7 @@ export {
 export { SuspendingApproval, type SuspendingApprovalConfig } from './scheduling/suspending-approval.js'
 
 // --- The session journal and its reader ------------------------------------------------------------
-export { Journal, type JournalConfig } from './journal/journal.js'
+export { Journal, type JournalConfig, type JournalFileConfig, type JournalStoreConfig } from './journal/journal.js'
 export { type ReadJournalOptions, readJournal, type SkippedJournalLine } from './journal/read-journal.js'
 export { DEFAULT_MAX_LINE_BYTES, JournalReadError } from './journal/journal-limits.js'
 export {

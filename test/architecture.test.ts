@@ -18,7 +18,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['scheduling', 'presentation'],
   ['code-mode', 'tools'],
   ['journal', 'observability'],
-  ['providers', 'mcp'],
+  ['providers', 'mcp', 'store'],
   ['viewer', 'testing'],
   ['preset'],
   ['cli'],

@@ -146,6 +146,11 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
       'renderToolsSdk',
     ],
   },
+  // issue 26: the state store; `pg` loads only when a PostgreSQL store opens.
+  'toolgate/store': {
+    module: () => import('../src/store/index.js'),
+    names: ['SCHEMA_VERSION', 'StoreError', 'createFileStore', 'createPostgresStore'],
+  },
 }
 
 describe('the public names of each entry point', () => {

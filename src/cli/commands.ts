@@ -8,6 +8,10 @@ export interface CommandEntry {
 
 export const commands: Readonly<Record<string, CommandEntry>> = {
   serve: { summary: 'Serve tools (and aggregated MCP servers) as an MCP server', load: () => import('./serve.js') },
+  store: {
+    summary: 'Migrate or inspect the PostgreSQL store (schema version, journal size)',
+    load: () => import('./store.js'),
+  },
   tools: { summary: 'Print what the model would see under a configuration', load: () => import('./tools.js') },
   view: {
     summary: 'Show a session journal as cards in a web page (live), or write it as one HTML file',

@@ -10,6 +10,7 @@ import { isRecord } from '../util/is-record.js'
 import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './config-auth.js'
 import { catalogGlobIssues } from './config-catalog-policy.js'
 import { checkPolicyRules, type PolicyRule } from './config-rules.js'
+import { checkStoreConfig, type StoreConfig } from './config-store.js'
 import { checkUpstreamAuth } from './config-upstream-auth.js'
 
 export type ServerConfig = (
@@ -67,6 +68,8 @@ export interface GatewayConfig {
   limits?: LimitsConfig
   /** The audit journal `serve` appends every call, approval and decision to, with who made it. */
   journal?: string
+  /** Where journal and shared state live (PostgreSQL); the gateway keeps none without it. */
+  store?: StoreConfig
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -116,7 +119,20 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   unknownKeys(
     value,
     '',
-    ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes', 'auth', 'limits', 'journal'],
+    [
+      'root',
+      'bash',
+      'mode',
+      'servers',
+      'policy',
+      'http',
+      'reconnect',
+      'maxMessageBytes',
+      'auth',
+      'limits',
+      'journal',
+      'store',
+    ],
     issues,
   )
   const config: GatewayConfig = {}
@@ -142,6 +158,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.reconnect !== undefined) config.reconnect = checkReconnect(value.reconnect, issues)
   if (value.auth !== undefined) config.auth = checkAuth(value.auth, issues)
   if (value.limits !== undefined) config.limits = checkLimits(value.limits, issues)
+  if (value.store !== undefined) config.store = checkStoreConfig(value.store, issues)
   if (value.maxMessageBytes !== undefined) {
     const problem = maxMessageBytesProblem(value.maxMessageBytes)
     if (problem === undefined) config.maxMessageBytes = value.maxMessageBytes as number

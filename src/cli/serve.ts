@@ -8,12 +8,13 @@ import type { Gateway, UpstreamReport } from './gateway.js'
 import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
 import { createLog, type Log } from './log.js'
+import type { SessionRegistry } from './serve-store.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
                      [--host ADDR] [--trust-proxy ADDR,...] [--allow-host HOST]... [--allow-origin ORIGIN]...
-                     [--max-message-bytes N] [--verbose]
+                     [--max-message-bytes N] [--store URL] [--verbose]
        toolgate serve --check [--config FILE] [--root DIR] [--bash] [--mode native|code|both]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
@@ -51,6 +52,10 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   largest JSON-RPC message read from the client (a stdio line or an HTTP body)
                   or an upstream stdio server (default 10485760, 10 MiB); a larger request
                   gets an error response
+  --store URL     keep the journal and shared state in PostgreSQL (postgres://…; or the config's
+                  "store"): several instances serving one database share them. Each MCP session
+                  stays on the instance that opened it (route sticky on Mcp-Session-Id); another
+                  instance answers 404 naming it, and the client starts a new session
   --verbose       log every call on stderr
 `
 
@@ -71,6 +76,7 @@ const serve: CliCommand = {
       'check',
       'host',
       'trust-proxy',
+      'store',
     ])
     // A gateway others can reach must know who is calling: refused before anything starts.
     const { checkExposure } = await import('./http-guard.js')
@@ -92,8 +98,14 @@ const serve: CliCommand = {
     await refuseCollisions(gateway)
     if (settings.verbose) logCalls(gateway, log)
     if (settings.http !== undefined) (await import('./http-guard.js')).installUpstreamCap(gateway, settings)
-    const make = () =>
-      createMcpServer(gateway.agent.ctx, {
+    const shared = settings.store
+      ? await (await import('./serve-store.js')).attachStore(gateway, settings.store, log).catch(async (error) => {
+          await gateway.close()
+          throw error
+        })
+      : undefined
+    const make = () => {
+      const server = createMcpServer(gateway.agent.ctx, {
         agent: gateway.agent,
         agentFor: (authInfo) => gateway.identities.agentFor(identityOf(authInfo)),
         name: 'toolgate',
@@ -102,12 +114,15 @@ const serve: CliCommand = {
         catalog: gateway.catalog(),
         clients: gateway.clients,
       })
+      return shared ? shared.acknowledging(server) : server
+    }
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
-      else await serveHttp(make, settings.http, settings, authenticator, log, io)
+      else await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions)
       return 0
     } finally {
       await gateway.close()
+      await shared?.close()
     }
   },
 }
@@ -171,6 +186,7 @@ async function serveHttp(
   authenticator: Authenticator | undefined,
   log: Log,
   io: CliIo,
+  registry?: SessionRegistry,
 ): Promise<void> {
   const [
     { createServer },
@@ -249,7 +265,13 @@ async function serveHttp(
       guard.track(existing, res)
       return existing.transport.handleRequest(req, res, body)
     }
-    if (id !== undefined) return rpcError(res, 404, -32001, 'Session not found')
+    if (id !== undefined)
+      return rpcError(
+        res,
+        404,
+        -32001,
+        registry && typeof id === 'string' ? await registry.unknown(id) : 'Session not found',
+      )
     if (req.method !== 'POST' || !isInitializeRequest(body))
       return rpcError(res, 400, -32000, 'Bad Request: no session; start with an initialize request')
     if (!(await guard.makeRoom(identity || undefined, sessions.values(), body, res))) return
@@ -265,6 +287,7 @@ async function serveHttp(
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, session)
         log.debug(`session ${sessionId} opened${identity ? ` by "${identity.subject}"` : ''} from ${view.client}`)
+        registry?.opened(sessionId)
       },
     })
     const session: Session = {
@@ -277,7 +300,10 @@ async function serveHttp(
       close: () => transport.close(),
     }
     transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      if (transport.sessionId !== undefined) {
+        sessions.delete(transport.sessionId)
+        registry?.closed(transport.sessionId)
+      }
       events.clear()
       void server.close()
     }

@@ -14,6 +14,7 @@ import {
   type ServerConfig,
 } from './config.js'
 import type { AuthConfig, LimitsConfig } from './config-auth.js'
+import { type StoreConfig, storeFlag } from './config-store.js'
 import { parseTrustProxy } from './http-proxy.js'
 
 export interface GatewaySettings {
@@ -45,6 +46,8 @@ export interface GatewaySettings {
   readonly limits?: LimitsConfig
   /** The audit journal's path (absolute), from the config's `journal`. */
   readonly journal?: string
+  /** The shared store (`--store URL` or the config's `store`). */
+  readonly store?: StoreConfig
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -64,6 +67,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     check: { type: 'boolean' },
     host: { type: 'string' },
     'trust-proxy': { type: 'string', multiple: true },
+    store: { type: 'string' },
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => flags.includes(name)))
   let values: Record<string, string | boolean | string[] | undefined>
@@ -105,6 +109,8 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     maxMessageBytes = Number(text)
   }
   const { host, trustProxy } = readBindFlags(values, http)
+  const store = values.store === undefined ? undefined : storeFlag(String(values.store))
+  if (typeof store === 'string') throw new UsageError(store)
   const file: GatewayConfig = values.config === undefined ? {} : await loadConfig(values.config as string)
   const root = values.root !== undefined ? path.resolve(values.root as string) : (file.root ?? process.cwd())
   return {
@@ -129,6 +135,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     ...(file.auth !== undefined ? { auth: file.auth } : {}),
     ...(file.limits !== undefined ? { limits: file.limits } : {}),
     ...(file.journal === undefined ? {} : { journal: file.journal }),
+    store: store ?? file.store,
   }
 }
 

@@ -10,6 +10,7 @@ import { type CliCommand, UsageError } from './command.js'
 
 const usage = `Usage: toolgate view JOURNAL [--port N] [--host ADDR --access FILE] [--approve --state FILE [--state-key-file KEY]]
                      [--out FILE.html]
+       toolgate view --store URL [--port N] [--host ADDR --access FILE] [--approve]
 
 Serves the session recorded in JOURNAL on http://127.0.0.1 and follows the file as it grows.
 
@@ -30,6 +31,9 @@ Flags:
                    seal verifies is touched, and it is sealed again with the decision in it.
                    Without a key, a sealed state is refused
   --out FILE.html  write the view as one self-contained HTML file instead of serving it
+  --store URL      show the journal kept in the PostgreSQL store (postgres://…) instead of a file,
+                   live; with --approve, decisions are recorded in the store, once per call, for
+                   every instance that shares it (no --state)
 `
 
 function parsePort(text: string): number {
@@ -52,6 +56,7 @@ function parse(argv: readonly string[]) {
         approve: { type: 'boolean' },
         state: { type: 'string' },
         'state-key-file': { type: 'string' },
+        store: { type: 'string' },
       },
     })
   } catch (error) {
@@ -123,6 +128,7 @@ const view: CliCommand = {
   usage,
   async run(argv, io) {
     const { values, positionals } = parse(argv)
+    if (values.store !== undefined) return viewStore(values, positionals, io)
     if (positionals.length !== 1) throw new UsageError('expected exactly one JOURNAL file')
     const journal = resolve(positionals[0])
     if (values.out !== undefined && values.port !== undefined) {
@@ -187,6 +193,48 @@ const view: CliCommand = {
     await server.close()
     return 0
   },
+}
+
+/** `view --store URL`: the store's journal, live, with decisions recorded in the store. */
+async function viewStore(
+  values: ReturnType<typeof parse>['values'],
+  positionals: readonly string[],
+  io: Parameters<CliCommand['run']>[1],
+): Promise<number> {
+  if (positionals.length > 0) throw new UsageError("--store shows the store's journal; it takes no JOURNAL file")
+  if (values.out !== undefined) throw new UsageError('--store serves the journal live; it takes no --out')
+  if (values.state !== undefined || values['state-key-file'] !== undefined)
+    throw new UsageError('--store records decisions in the store; it takes no --state or --state-key-file')
+  const { storeFlag, openConfiguredStore } = await import('./config-store.js')
+  const config = storeFlag(values.store as string)
+  if (typeof config === 'string') throw new UsageError(config)
+  const port = values.port === undefined ? 0 : parsePort(values.port)
+  const access = values.access === undefined ? undefined : await readAccess(resolve(values.access))
+  const host = values.host
+  const store = await openConfiguredStore(config)
+  try {
+    const { storeApproval } = await import('../viewer/store-source.js')
+    const { startViewer } = await import('../viewer/server.js')
+    const where = (await store.status()).where
+    const server = await startViewer({
+      journal: where,
+      title: 'toolgate store',
+      store,
+      port,
+      ...(values.approve === true ? { approval: storeApproval(store) } : {}),
+      ...(host === undefined ? {} : { host }),
+      ...(access === undefined ? {} : { access }),
+    }).catch((error: unknown) => {
+      throw describe(error, where)
+    })
+    const deciding = values.approve === true ? ', recording decisions in the store' : ''
+    io.stdout.write(`toolgate viewer on ${server.url} following ${where}${deciding} (Ctrl-C stops)\n`)
+    await stopRequested()
+    await server.close()
+  } finally {
+    await store.close()
+  }
+  return 0
 }
 
 export default view

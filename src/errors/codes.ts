@@ -193,6 +193,18 @@ export const ERROR_CODES = {
     surface: 'thrown',
     errorClass: 'JournalReadError',
   },
+  STORE_UNAVAILABLE: {
+    meaning:
+      'The state store (PostgreSQL) could not be reached or failed mid-operation; nothing was recorded by the failed operation, and it may be retried.',
+    surface: 'thrown',
+    errorClass: 'StoreError',
+  },
+  STORE_SCHEMA: {
+    meaning:
+      'The state store holds a newer schema than this version of toolgate knows (or a migration failed); it is not used.',
+    surface: 'thrown',
+    errorClass: 'StoreError',
+  },
 } as const satisfies Record<string, ErrorCodeInfo>
 
 /** A code listed in {@link ERROR_CODES}. */

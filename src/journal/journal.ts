@@ -11,9 +11,22 @@ import type {
 import { ConfigError } from '../errors/config-error.js'
 import { previewJson } from '../scheduling/preview.js'
 import { JOURNAL_VERSION, type JournalIdentity, type JournalRecord, type JournalRecordBase } from './records.js'
+import type { Store } from './store.js'
 
-/** Config of {@link Journal}. */
-export interface JournalConfig {
+/** Config of {@link Journal}: a file (`path`), or a shared {@link Store} (`store`). */
+export type JournalConfig = JournalFileConfig | JournalStoreConfig
+
+/** A journal in a store: records are appended in batches; a call's body runs only once its records are acknowledged. */
+export interface JournalStoreConfig {
+  readonly store: Store
+  readonly path?: undefined
+  readonly fsync?: undefined
+  /** As for a file journal: who a call's agent acts for, recorded with each of its records. */
+  readonly identify?: (agent: Agent | undefined) => JournalIdentity | undefined
+}
+
+/** A journal file. */
+export interface JournalFileConfig {
   /** The journal file; created when missing, always appended to. */
   readonly path: string
   /**
@@ -42,7 +55,12 @@ export interface JournalConfig {
 export class Journal {
   static readonly inject = ['tools']
 
+  /** The journal file ('' for a store journal). */
   readonly path: string
+  /** The store, for a store journal. */
+  readonly store: Store | undefined
+  private readonly unacknowledged = new Set<Promise<void>>()
+  private storeFailure: unknown
   private fd: number | undefined
   private readonly fsync: boolean
   private readonly identify: JournalConfig['identify']
@@ -51,21 +69,39 @@ export class Journal {
 
   constructor(ctx: Context, config: JournalConfig) {
     if (config === null || typeof config !== 'object')
-      throw new ConfigError('Journal config', 'expected { path, fsync? }')
+      throw new ConfigError('Journal config', 'expected { path, fsync? } or { store }')
+    const logger = ctx.logger('journal')
+    this.warn = (format, ...args) => logger.warn(format, ...args)
+    this.fsync = false
+    if (config.identify !== undefined && typeof config.identify !== 'function') {
+      throw new ConfigError('Journal config.identify', 'expected a function when present')
+    }
+    this.identify = config.identify
+    if ('store' in config && config.store !== undefined) {
+      const store = config.store
+      if (store === null || typeof store !== 'object' || typeof store.append !== 'function')
+        throw new ConfigError('Journal config.store', 'expected a Store (createFileStore, createPostgresStore)')
+      this.path = ''
+      this.store = store
+      this.listen(ctx)
+      // A call's body runs only once the records before it (call-started, the approval) are acknowledged:
+      // a crash mid-call then always leaves the evidence that the call started. A store that cannot
+      // take them fails the call instead of running it without that evidence.
+      ctx.on('tools/execute', async (_exec, next) => {
+        await this.flush()
+        return next()
+      })
+      return
+    }
+    this.store = undefined
     if (typeof config.path !== 'string' || config.path === '') {
       throw new ConfigError('Journal config.path', 'expected a non-empty file path')
     }
     if (config.fsync !== undefined && typeof config.fsync !== 'boolean') {
       throw new ConfigError('Journal config.fsync', 'expected a boolean when present')
     }
-    if (config.identify !== undefined && typeof config.identify !== 'function') {
-      throw new ConfigError('Journal config.identify', 'expected a function when present')
-    }
     this.path = config.path
     this.fsync = config.fsync === true
-    this.identify = config.identify
-    const logger = ctx.logger('journal')
-    this.warn = (format, ...args) => logger.warn(format, ...args)
     const fd = openSync(config.path, 'a+')
     try {
       repairTornTail(fd)
@@ -75,7 +111,23 @@ export class Journal {
     }
     this.fd = fd
     ctx.effect(() => () => this.close(), 'journal file')
+    this.listen(ctx)
+  }
 
+  /**
+   * Resolves once every record written so far is acknowledged by the store (at once for a file
+   * journal, whose writes are synchronous). Rejects with the store's error if one could not be.
+   */
+  async flush(): Promise<void> {
+    while (this.unacknowledged.size > 0) await Promise.all(this.unacknowledged)
+    const failure = this.storeFailure
+    if (failure !== undefined) {
+      this.storeFailure = undefined
+      throw failure
+    }
+  }
+
+  private listen(ctx: Context): void {
     ctx.on('tools/call', (exec) => {
       this.started.set(exec.token, performance.now())
       this.write({ ...this.base('call-started', exec), arguments: exec.arguments })
@@ -152,6 +204,10 @@ export class Journal {
 
   /** Append one record as one line. A failed write is logged; it never reaches the call. */
   private write(record: JournalRecord & { source?: ApprovalAnswerSource }): void {
+    if (this.store !== undefined) {
+      this.writeToStore(this.store, record)
+      return
+    }
     const fd = this.fd
     if (fd === undefined) return
     try {
@@ -160,6 +216,20 @@ export class Journal {
     } catch (error) {
       this.warn('could not append a %s record to %s: %s', record.type, this.path, error)
     }
+  }
+
+  private writeToStore(store: Store, record: JournalRecord): void {
+    const appended = store.append([record]).then(
+      () => {
+        this.unacknowledged.delete(appended)
+      },
+      (error: unknown) => {
+        this.unacknowledged.delete(appended)
+        this.storeFailure = error
+        this.warn('could not append a %s record to the store: %s', record.type, error)
+      },
+    )
+    this.unacknowledged.add(appended)
   }
 
   private close(): void {

@@ -197,9 +197,9 @@ export interface PendingControl {
  * A resume's gate before a call runs: `skip` answers the call without running it (another process
  * claimed it); otherwise the call runs, and `release` gives the claim back if it suspended again.
  */
-export type ClaimGate = (
-  call: ProviderToolCall,
-) => { readonly skip: ToolExecutionResult } | { readonly skip?: undefined; release(): void }
+export type ClaimGate = (call: ProviderToolCall) => ClaimGateAnswer | Promise<ClaimGateAnswer>
+
+type ClaimGateAnswer = { readonly skip: ToolExecutionResult } | { readonly skip?: undefined; release(): void }
 
 /**
  * Call the model, run its tool calls with `executeBatch`, append the results, repeat, until the
@@ -349,7 +349,7 @@ function claiming(tools: ModelLoopTools, calls: readonly ProviderToolCall[], cla
     execute: async (input, options) => {
       const call = byId.get(input.callId)
       if (call === undefined) return tools.execute(input, options)
-      const gate = claim(call)
+      const gate = await claim(call)
       if (gate.skip !== undefined) return gate.skip
       // A call that suspends again gives its claim back: the next resume decides it.
       let suspended = false

@@ -7,6 +7,8 @@ import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { claimCall, claimsDirectory } from '../journal/claims.js'
 import { readJournal } from '../journal/read-journal.js'
+import type { JournalRecord } from '../journal/records.js'
+import type { Store } from '../journal/store.js'
 import { cloneJsonValue } from '../json/index.js'
 import { normalizeApprovalOutcome } from '../runtime/index.js'
 import { formatModule } from './formats.js'
@@ -44,6 +46,18 @@ export interface ResumeModelLoopOptions<F extends ProviderFormat = ProviderForma
    * of being guessed at.
    */
   readonly journal?: string
+  /**
+   * The store the turn's journal lives in (instead of `journal`): its records are the crash
+   * evidence, and each call is claimed there before it runs, so across every process that shares
+   * the store a call runs at most once.
+   */
+  readonly store?: Store
+  /**
+   * With `store`: the id the turn was saved under (`store.saveTurn`). The decisions recorded for it
+   * (by `toolgate view --store`) are applied, each call's claim is taken only while its recorded
+   * decision stands, and the store's turn is replaced by the next suspension or closed at the end.
+   */
+  readonly turnId?: string
 }
 
 /** A pending call whose earlier attempt started but left no result: it was not run again. */
@@ -99,6 +113,12 @@ export async function resumeModelLoop<F extends ProviderFormat>(
     if (error instanceof Error) error.message = error.message.replace(/^runModelLoop/, 'resumeModelLoop')
     throw error
   }
+  const store = checkStore(options)
+  const turn = store !== undefined && options.turnId !== undefined ? await store.loadTurn(options.turnId) : undefined
+  if (store !== undefined && options.turnId !== undefined && (turn === undefined || turn.closed))
+    throw new ResumeStateError([
+      `turnId: ${JSON.stringify(options.turnId)} is ${turn === undefined ? 'not in the store' : 'closed (resumed already)'}`,
+    ])
   const state = readState<F>(options.state, format, options.agent?.id ?? null, key)
   const pending = state.pending as ModelLoopPending<F> & {
     results: (ModelLoopCallResult | null)[]
@@ -122,20 +142,90 @@ export async function resumeModelLoop<F extends ProviderFormat>(
     if (conflicts.length > 0) throw new ResumeStateError(conflicts)
     delete stored.decisions
   }
+  // Decisions recorded in the store for this turn: applied the same way, and each call's claim
+  // depends on its recorded decision still standing.
+  const recordedInStore = new Map<string, ApprovalOutcome>()
+  if (turn !== undefined) {
+    const recorded = readDecisions(turn.decisions, pending, 'store decisions')
+    const conflicts: string[] = []
+    for (const [callId, outcome] of recorded) {
+      const given = decisions.get(callId)
+      if (given === undefined) decisions.set(callId, outcome)
+      else if (given.kind !== outcome.kind)
+        conflicts.push(
+          `decisions[${JSON.stringify(callId)}]: "${given.kind}" contradicts the decision recorded in the store ("${outcome.kind}")`,
+        )
+      recordedInStore.set(callId, outcome)
+    }
+    if (conflicts.length > 0) throw new ResumeStateError(conflicts)
+  }
   checkConsistency(state, format, options.tools.schemas(options.agent))
   const known = new Map<string, ToolExecutionResult>()
   const unproven: UnprovenCall[] = []
   if (options.journal !== undefined) {
     if (typeof options.journal !== 'string' || options.journal === '')
       throw new ConfigError('resumeModelLoop(options).journal', 'expected the journal file path')
-    await readEvidence(options.journal, pending, state.agentId ?? null, known, unproven)
+    await readEvidence(options.journal, readJournal(options.journal), pending, state.agentId ?? null, known, unproven)
+  } else if (store !== undefined) {
+    const records = (async function* () {
+      for await (const { record } of store.read()) yield record
+    })()
+    await readEvidence('in the store', records, pending, state.agentId ?? null, known, unproven)
   }
   for (const call of unproven) decisions.delete(call.callId)
   const alreadyRun: UnprovenCall[] = []
   const claim =
-    options.journal === undefined ? undefined : claimGate(options.journal, state.agentId ?? null, alreadyRun)
+    options.journal !== undefined
+      ? claimGate(options.journal, state.agentId ?? null, alreadyRun)
+      : store !== undefined
+        ? storeClaimGate(store, options.turnId, recordedInStore, state.agentId ?? null, alreadyRun)
+        : undefined
   const result = await driveModelLoop(loopOptions, state, { decisions, known, ...(claim ? { claim } : {}) })
+  if (store !== undefined && options.turnId !== undefined) {
+    if (result.stopReason === 'approval-required' && result.state !== undefined)
+      await store.saveTurn(options.turnId, result.state as unknown as JsonValue)
+    else await store.closeTurn(options.turnId)
+  }
   return { ...result, unproven, alreadyRun }
+}
+
+function checkStore(options: Pick<ResumeModelLoopOptions, 'store' | 'turnId' | 'journal'>): Store | undefined {
+  const { store, turnId } = options
+  if (store !== undefined && (store === null || typeof store !== 'object' || typeof store.claim !== 'function'))
+    throw new ConfigError('resumeModelLoop(options).store', 'expected a Store (createFileStore, createPostgresStore)')
+  if (store !== undefined && options.journal !== undefined)
+    throw new ConfigError('resumeModelLoop(options).store', 'give either journal (a file) or store, not both')
+  if (turnId !== undefined && (typeof turnId !== 'string' || turnId === ''))
+    throw new ConfigError('resumeModelLoop(options).turnId', 'expected a non-empty string')
+  if (turnId !== undefined && store === undefined)
+    throw new ConfigError('resumeModelLoop(options).turnId', 'needs store (the turn is saved there)')
+  return store
+}
+
+/** The claim gate over a store: the first claimant of a call runs it, across every process sharing the store. */
+function storeClaimGate(
+  store: Store,
+  turnId: string | undefined,
+  recorded: ReadonlyMap<string, ApprovalOutcome>,
+  agentId: string | null,
+  alreadyRun: UnprovenCall[],
+): ClaimGate {
+  return async (call) => {
+    let reason: string
+    try {
+      const decision = recorded.get(call.callId)
+      const claim = await store.claim(
+        { agentId, callId: call.callId, toolName: call.name, arguments: call.arguments },
+        turnId !== undefined && decision !== undefined ? { turnId, kind: decision.kind } : undefined,
+      )
+      if (claim.won) return { release: () => void claim.release().catch(() => {}) }
+      reason = `"${call.name}" (call ${call.callId}) was not run here: ${claim.reason}${claim.holder ? ` (process ${claim.holder.pid}, ${new Date(claim.holder.ts).toISOString()})` : ''}; another resume of this turn ran it or holds it`
+    } catch (error) {
+      reason = `"${call.name}" (call ${call.callId}) could not be claimed in the store (${error instanceof Error ? error.message : String(error)}); it was not run`
+    }
+    alreadyRun.push(Object.freeze({ callId: call.callId, toolName: call.name, reason }))
+    return { skip: failure(reason, 'AlreadyRunError', 'ALREADY_RUN') }
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -440,6 +530,7 @@ function failure(message: string, name: string, code: string): ToolExecutionResu
  */
 async function readEvidence(
   path: string,
+  records: AsyncIterable<JournalRecord>,
   pending: { calls: readonly ProviderToolCall[]; requests: (ApprovalRequest | null)[] },
   agentId: string | null,
   known: Map<string, ToolExecutionResult>,
@@ -457,7 +548,7 @@ async function readEvidence(
     if (pending.requests[i] !== null)
       watched.set(call.callId, { index: i, toolName: call.name, started: false, result: undefined, asked: undefined })
   })
-  for await (const record of readJournal(path)) {
+  for await (const record of records) {
     const entry = watched.get(record.callId)
     if (entry === undefined || record.agentId !== agentId || record.parentCallId !== null) continue
     // The latest request the journal shows for the call: what the person was asked about.

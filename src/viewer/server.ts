@@ -7,6 +7,7 @@ import { basename } from 'node:path'
 import { ConfigError } from '../errors/config-error.js'
 import { JournalReadError, openJournalFile } from '../journal/open-journal.js'
 import type { JournalRecord } from '../journal/records.js'
+import type { Store } from '../journal/store.js'
 import { loopbackAccessCheck } from '../util/http-origin.js'
 import {
   isLoopbackHost,
@@ -28,6 +29,7 @@ import { SERVED_PAGE_CSP, servedPageHtml } from './page.js'
 import { presenterTable, type ToolPresenter } from './presenters.js'
 import { SessionState } from './session.js'
 import type { ViewerSessionOptions } from './static.js'
+import { StoreFollower } from './store-source.js'
 
 export type { ViewerAccess, ViewerIdentity, ViewerToken } from './access.js'
 export type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
@@ -37,8 +39,10 @@ export { cardJson } from './card-json.js'
 export const VIEWER_HOST = '127.0.0.1'
 
 export interface ViewerServerOptions extends ViewerSessionOptions {
-  /** The journal to serve (JSON lines). It must exist. */
+  /** The journal to serve (JSON lines). It must exist. With `store`, only the page's title. */
   journal: string
+  /** Serve the journal of this store instead of the file (followed live through the store). */
+  store?: Store
   /** Port; default 0 (any free port). */
   port?: number
   /**
@@ -162,7 +166,7 @@ class LiveSession {
   /** Each open event stream with the head it was given (its own CSRF token and approve flag). */
   readonly clients = new Map<ServerResponse, { title: string; approve: boolean; token?: string }>()
   private board: ReadonlyMap<string, string | null> | undefined
-  private readonly follower: JournalFollower
+  private readonly follower: JournalFollower | StoreFollower
   /** A read failure while starting, reported by `start`. */
   private startError: unknown
   private started = false
@@ -173,13 +177,18 @@ class LiveSession {
     private readonly title: string,
   ) {
     this.session = new SessionState(presenters)
-    this.follower = new JournalFollower(options.journal, {
-      pollMs: options.pollMs,
-      maxLineBytes: options.maxLineBytes,
-      onRecords: (records) => this.ingest(records),
-      onReset: () => this.restart(),
-      onError: (error) => this.failed(error),
-    })
+    this.follower = options.store
+      ? new StoreFollower(options.store, {
+          onRecords: (records) => this.ingest(records),
+          onError: (error) => process.emitWarning(`toolgate viewer: ${String(error)}`),
+        })
+      : new JournalFollower(options.journal, {
+          pollMs: options.pollMs,
+          maxLineBytes: options.maxLineBytes,
+          onRecords: (records) => this.ingest(records),
+          onReset: () => this.restart(),
+          onError: (error) => this.failed(error),
+        })
   }
 
   /** The whole session, as the frames a page that just connected receives. */
@@ -366,7 +375,7 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
       'startViewer(options).access.approvers',
       'with token login, deciding approvals needs the approvers (subjects or groups) named',
     )
-  await checkJournal(journal)
+  if (options.store === undefined) await checkJournal(journal)
   const assets: ViewerAssets = await loadViewerAssets()
   const title = options.title ?? basename(journal)
   // Without login, a per-run secret the page learns from the event stream (same-origin only) and

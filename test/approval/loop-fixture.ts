@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createAgent, createToolRuntime, Journal, SuspendingApproval } from '../../src/index.js'
 import type { ModelReply, ModelRequest, ProviderModel } from '../../src/providers/index.js'
+import type { Store } from '../../src/store/index.js'
 import { readTool, writeTool } from '../fixtures/file-tools.js'
 
 type Message = Record<string, unknown>
@@ -46,6 +47,8 @@ export function scriptedModel(extra: { text?: string } = {}): ProviderModel<'ope
 export interface TurnOptions {
   /** Journal file, when the turn is journaled. */
   readonly journal?: string
+  /** A store to journal to instead (issue 26). */
+  readonly store?: Store
   /** Every tool body appends `<tool>:<path>` here (visible across processes). */
   readonly marker: string
   /** Crash on purpose: after the write body ran, or after the journal recorded its result. */
@@ -69,6 +72,7 @@ async function meet(folder: string, count: number): Promise<void> {
 export async function setupTurn(options: TurnOptions) {
   const { ctx, tools } = await createToolRuntime()
   if (options.journal !== undefined) await ctx.plugin(Journal, { path: options.journal })
+  if (options.store !== undefined) await ctx.plugin(Journal, { store: options.store })
   await ctx.plugin(SuspendingApproval)
   const agent = createAgent(ctx, { id: 'agent-1' })
   tools.register(

@@ -1,0 +1,62 @@
+// The config's `store` key: where the gateway keeps its journal and shared state. A string is the
+// PostgreSQL URL; the object form adds the journal retention and the connection pool size.
+import { isRecord } from '../util/is-record.js'
+
+export interface StoreConfig {
+  /** `postgres://…` */
+  url: string
+  /** Delete journal records older than this many days. */
+  retentionDays?: number
+  /** Most query connections per gateway instance. */
+  poolSize?: number
+}
+
+const URL_PATTERN = /^postgres(ql)?:\/\/\S+$/
+
+/** Check the `store` value; issues are path-qualified and collected, not thrown. */
+export function checkStoreConfig(value: unknown, issues: string[]): StoreConfig | undefined {
+  if (typeof value === 'string') {
+    if (URL_PATTERN.test(value)) return { url: value }
+    issues.push('store: expected a postgres:// URL or { url, retentionDays?, poolSize? }')
+    return undefined
+  }
+  if (!isRecord(value)) {
+    issues.push('store: expected a postgres:// URL or { url, retentionDays?, poolSize? }')
+    return undefined
+  }
+  for (const key of Object.keys(value))
+    if (!['url', 'retentionDays', 'poolSize'].includes(key))
+      issues.push(`store.${key}: unknown key (expected url, retentionDays, poolSize)`)
+  const config: StoreConfig = { url: '' }
+  if (typeof value.url === 'string' && URL_PATTERN.test(value.url)) config.url = value.url
+  else issues.push('store.url: expected a postgres:// URL')
+  if (value.retentionDays !== undefined) {
+    if (typeof value.retentionDays === 'number' && value.retentionDays > 0 && Number.isFinite(value.retentionDays))
+      config.retentionDays = value.retentionDays
+    else issues.push('store.retentionDays: expected a positive number of days')
+  }
+  if (value.poolSize !== undefined) {
+    if (Number.isSafeInteger(value.poolSize) && (value.poolSize as number) > 0)
+      config.poolSize = value.poolSize as number
+    else issues.push('store.poolSize: expected a positive integer')
+  }
+  return config
+}
+
+/** A `--store` flag's value, checked like the config's. */
+export function storeFlag(value: string): StoreConfig | string {
+  const issues: string[] = []
+  const config = checkStoreConfig(value, issues)
+  return config ?? `--store: expected a postgres:// URL, got "${value.replace(/:[^:@/]*@/, ':***@')}"`
+}
+
+/** Open the configured store (PostgreSQL; `pg` loads here). */
+export async function openConfiguredStore(config: StoreConfig, migrate = true) {
+  const { createPostgresStore } = await import('../store/postgres.js')
+  return createPostgresStore({
+    connectionString: config.url,
+    migrate,
+    ...(config.retentionDays !== undefined ? { retentionDays: config.retentionDays } : {}),
+    ...(config.poolSize !== undefined ? { poolSize: config.poolSize } : {}),
+  })
+}

@@ -1,0 +1,74 @@
+// `serve --store URL`: the gateway's calls are journaled in the shared store, a response leaves
+// only once the records before it are acknowledged, and sessions are registered so that another
+// instance can tell a client where its session lives.
+import { hostname } from 'node:os'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { Journal } from '../journal/journal.js'
+import type { Store } from '../journal/store.js'
+import { openConfiguredStore, type StoreConfig } from './config-store.js'
+import type { Gateway } from './gateway.js'
+import type { Log } from './log.js'
+
+/** The hooks `serve` gives its HTTP sessions. */
+export interface SessionRegistry {
+  opened(id: string): void
+  closed(id: string): void
+  /** Why an unknown session id is not served here (another instance has it, or nobody does). */
+  unknown(id: string): Promise<string>
+}
+
+export interface SharedState {
+  readonly store: Store
+  /** Make a server's responses wait for the journal records before them. */
+  acknowledging(server: Server): Server
+  readonly sessions: SessionRegistry
+  close(): Promise<void>
+}
+
+const INSTANCE = `${hostname()}:${process.pid}`
+
+export async function attachStore(gateway: Gateway, config: StoreConfig, log: Log): Promise<SharedState> {
+  const store = await openConfiguredStore(config)
+  // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
+  // agent's calls, and its listeners go when the gateway closes.
+  const journal = new Journal(gateway.agent.ctx, { store })
+  log.debug(`journaling to ${(await store.status()).where}`)
+  return {
+    store,
+    acknowledging(server) {
+      const connect = server.connect.bind(server)
+      server.connect = async (transport: Transport) => {
+        const send = transport.send.bind(transport)
+        transport.send = async (message, options) => {
+          if ('id' in message && ('result' in message || 'error' in message))
+            await journal.flush().catch((error: unknown) => {
+              log.info(`a result went out before its journal record was acknowledged: ${String(error)}`)
+            })
+          return send(message, options)
+        }
+        return connect(transport)
+      }
+      return server
+    },
+    sessions: {
+      opened: (id) => {
+        store.putSession({ id, instance: INSTANCE, createdAt: Date.now() }).catch((error: unknown) => {
+          log.info(`could not register session ${id} in the store: ${String(error)}`)
+        })
+      },
+      closed: (id) => {
+        store.deleteSession(id).catch(() => {})
+      },
+      async unknown(id) {
+        const session = await store.getSession(id).catch(() => undefined)
+        if (session === undefined) return 'Session not found'
+        return `Session not found on this instance: it is served by ${session.instance}; route each session to one instance (sticky on the Mcp-Session-Id header), or start a new session`
+      },
+    },
+    async close() {
+      await journal.flush().catch(() => {})
+      await store.close()
+    },
+  }
+}

@@ -1,0 +1,745 @@
+// The PostgreSQL store: every instance that opens the same database shares the journal, turns,
+// decisions, claims, standing approvals, buckets and sessions. Each guarantee is the database's:
+// a unique row decides a claim, a conditional insert under a row lock decides a decision, and
+// LISTEN/NOTIFY wakes followers, who read from their cursor.
+import { createHash } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { Client, Notification, Pool, PoolClient } from 'pg'
+import type { ApprovalOutcome } from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
+import { ConfigError } from '../errors/config-error.js'
+import type { CallClaimRecord, ClaimedCall } from '../journal/claims.js'
+import { serialize } from '../journal/file-store.js'
+import { parseJournalRecord } from '../journal/parse-record.js'
+import type { JournalRecord } from '../journal/records.js'
+import {
+  type BucketLimit,
+  type BucketTake,
+  type ClaimDecision,
+  type DecideResult,
+  type PendingCall,
+  pendingCallsOf,
+  type StandingApproval,
+  type Store,
+  type StoreClaim,
+  type StoredJournalRecord,
+  type StoredSession,
+  type StoredTurn,
+  type StoreReadOptions,
+  type StoreStatus,
+  takeFromBucket,
+} from '../journal/store.js'
+import { StoreError } from '../journal/store-error.js'
+import { checkSchema, migrate, SCHEMA_VERSION } from './migrations.js'
+
+/** Options of {@link createPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database` (libpq URL; `?host=/socket/dir` for a Unix socket). */
+  readonly connectionString: string
+  /** Apply due migrations at start (under an advisory lock). Default true; false refuses an older schema. */
+  readonly migrate?: boolean
+  /** Delete journal records older than this many days (checked at start and hourly). Default: keep all. */
+  readonly retentionDays?: number
+  /** Most connections this instance opens for queries (one more is kept for LISTEN). Default 10. */
+  readonly poolSize?: number
+  /** Most records written in one transaction. Default 1000. */
+  readonly maxBatch?: number
+  /**
+   * Wait for each journal batch's WAL flush on the server before acknowledging it. Default true: an
+   * acknowledged record survives the database machine losing power. With false, PostgreSQL's
+   * `synchronous_commit = off` for journal batches only: an acknowledged record survives any gateway
+   * crash and a database restart, but a database crash can lose the last moments (about 3 ×
+   * `wal_writer_delay`) of records; claims and decisions always wait for the flush.
+   */
+  readonly synchronousCommit?: boolean
+}
+
+const READ_PAGE = 1000
+const INSTANCE = `${hostname()}:${process.pid}`
+
+/** The URL without its password, for messages. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return 'postgres://…'
+  }
+}
+
+/**
+ * Open the PostgreSQL store: connect, refuse a schema newer than this code, apply due migrations
+ * (unless `migrate: false`), and start the journal retention. `pg` is loaded here, not before.
+ */
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const where = 'createPostgresStore(options)'
+  if (options === null || typeof options !== 'object') throw new ConfigError(where, 'expected { connectionString }')
+  const url = options.connectionString
+  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url))
+    throw new ConfigError(`${where}.connectionString`, 'expected a postgres:// or postgresql:// URL')
+  const positive = (key: 'retentionDays' | 'poolSize' | 'maxBatch') => {
+    const value = options[key]
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0))
+      throw new ConfigError(`${where}.${key}`, 'expected a positive number')
+  }
+  positive('retentionDays')
+  positive('poolSize')
+  positive('maxBatch')
+  if (options.synchronousCommit !== undefined && typeof options.synchronousCommit !== 'boolean')
+    throw new ConfigError(`${where}.synchronousCommit`, 'expected a boolean')
+  const { default: pg } = await import('pg')
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: Math.floor(options.poolSize ?? 10),
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+  })
+  const store = new PostgresStore(pg, pool, url, options)
+  try {
+    await store.start(options.migrate !== false)
+  } catch (error) {
+    await store.close()
+    throw store.failure('open', error)
+  }
+  return store
+}
+
+type Pg = typeof import('pg').default
+
+interface Waiter {
+  resolve(): void
+}
+
+interface QueuedAppend {
+  readonly rows: readonly JournalRecord[]
+  resolve(): void
+  reject(error: unknown): void
+}
+
+class PostgresStore implements Store {
+  readonly kind = 'postgres' as const
+  private closed = false
+  private queue: QueuedAppend[] = []
+  private flushing: Promise<void> | undefined
+  private listener: Client | undefined
+  private writer: Client | undefined
+  private listening: Promise<void> | undefined
+  /** Notifications seen (and reconnections), so a reader knows whether it may have missed one. */
+  private generation = 0
+  private readonly waiters = new Set<Waiter>()
+  private retention: NodeJS.Timeout | undefined
+  private readonly maxBatch: number
+
+  constructor(
+    private readonly pg: Pg,
+    private readonly pool: Pool,
+    private readonly url: string,
+    private readonly options: PostgresStoreOptions,
+  ) {
+    this.maxBatch = Math.floor(options.maxBatch ?? 1000)
+    // An idle connection the server drops (a restart) must not end the process; the pool replaces it.
+    pool.on('error', () => {})
+  }
+
+  /** A failure as the caller sees it: what was attempted, where (without the password), and why. */
+  failure(what: string, error: unknown): Error {
+    if (error instanceof StoreError || error instanceof ConfigError) return error
+    const message = error instanceof Error ? error.message : String(error)
+    return new StoreError(
+      'STORE_UNAVAILABLE',
+      `PostgreSQL store ${redact(this.url)}: ${what} failed: ${message || (error as { code?: string })?.code || 'connection error'}`,
+      { cause: error },
+    )
+  }
+
+  private async run<T>(what: string, body: (client: PoolClient) => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreError('STORE_UNAVAILABLE', `PostgreSQL store ${redact(this.url)}: closed`)
+    let client: PoolClient
+    try {
+      client = await this.pool.connect()
+    } catch (error) {
+      throw this.failure(what, error)
+    }
+    let broken: Error | undefined
+    // A connection lost while checked out fails the query in hand; the event itself is not news.
+    const onError = (error: Error) => {
+      broken = error
+    }
+    client.on('error', onError)
+    try {
+      return await body(client)
+    } catch (error) {
+      if (isConnectionError(error)) broken = error as Error
+      if (!(error instanceof StoreError)) {
+        await client.query('ROLLBACK').catch(() => {})
+      }
+      throw this.failure(what, error)
+    } finally {
+      client.off('error', onError)
+      client.release(broken)
+    }
+  }
+
+  private async tx<T>(what: string, body: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.run(what, async (client) => {
+      await client.query('BEGIN')
+      const result = await body(client)
+      await client.query('COMMIT')
+      return result
+    })
+  }
+
+  async start(migrateNow: boolean): Promise<void> {
+    await this.run('start', async (client) => {
+      if (migrateNow) await migrate(client)
+      else {
+        const { version, due } = await checkSchema(client)
+        if (due > 0)
+          throw new StoreError(
+            'STORE_SCHEMA',
+            `the PostgreSQL store has schema version ${version}, this toolgate needs ${SCHEMA_VERSION}: run "toolgate store migrate"`,
+          )
+      }
+    })
+    if (this.options.retentionDays !== undefined) {
+      await this.prune()
+      this.retention = setInterval(() => void this.prune().catch(() => {}), 3_600_000)
+      this.retention.unref()
+    }
+  }
+
+  /** Delete journal records past the retention, in slices so no one transaction grows large. */
+  async prune(): Promise<number> {
+    const days = this.options.retentionDays
+    if (days === undefined) return 0
+    let total = 0
+    for (;;) {
+      const deleted = await this.run('retention', (client) =>
+        client.query(
+          `DELETE FROM toolgate_journal WHERE seq IN (
+             SELECT seq FROM toolgate_journal WHERE created_at < now() - make_interval(secs => $1) LIMIT 10000)`,
+          [days * 86_400],
+        ),
+      )
+      total += deleted.rowCount ?? 0
+      if ((deleted.rowCount ?? 0) < 10_000) return total
+    }
+  }
+
+  // --- journal ---
+
+  append(records: readonly JournalRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      this.queue.push({ rows: records, resolve, reject })
+      this.kick()
+    })
+  }
+
+  private kick(): void {
+    if (this.flushing !== undefined) return
+    this.flushing = this.flush().finally(() => {
+      this.flushing = undefined
+      // Appended after the loop's last look and before this callback: written by a new loop.
+      if (this.queue.length > 0) this.kick()
+    })
+  }
+
+  /**
+   * Group commit: whatever was appended while the previous batch was being written goes out as the
+   * next batch, in one statement and one transaction (one WAL flush).
+   */
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch: QueuedAppend[] = []
+      let rows = 0
+      while (this.queue.length > 0 && (batch.length === 0 || rows + this.queue[0].rows.length <= this.maxBatch)) {
+        const next = this.queue.shift() as QueuedAppend
+        batch.push(next)
+        rows += next.rows.length
+      }
+      const columns: [string[], string[], (string | null)[], string[], string[]] = [[], [], [], [], []]
+      for (const entry of batch)
+        for (const record of entry.rows) {
+          columns[0].push(record.type)
+          columns[1].push(record.callId)
+          columns[2].push(record.agentId)
+          columns[3].push(record.toolName)
+          columns[4].push(serialize(record))
+        }
+      try {
+        await this.writeBatch(columns)
+        for (const entry of batch) entry.resolve()
+      } catch (error) {
+        for (const entry of batch) entry.reject(error)
+      }
+    }
+  }
+
+  /**
+   * One connection of its own writes the batches (they are serialized anyway): no pool checkout per
+   * batch, and the commit setting is made once per connection. A broken one is replaced next time.
+   */
+  private async writeBatch(columns: unknown[]): Promise<void> {
+    if (this.closed) throw new StoreError('STORE_UNAVAILABLE', `PostgreSQL store ${redact(this.url)}: closed`)
+    try {
+      if (this.writer === undefined) {
+        const client = new this.pg.Client({ connectionString: this.url, connectionTimeoutMillis: 10_000 })
+        client.on('error', () => {
+          if (this.writer === client) this.writer = undefined
+        })
+        this.writer = client
+        await client.connect()
+        if (this.options.synchronousCommit === false) await client.query('SET synchronous_commit = off')
+      }
+      await this.writer.query('SELECT toolgate_append($1, $2, $3, $4, $5)', columns)
+    } catch (error) {
+      const broken = this.writer
+      this.writer = undefined
+      await broken?.end().catch(() => {})
+      throw this.failure('journal append', error)
+    }
+  }
+
+  async *read(options: StoreReadOptions = {}): AsyncGenerator<StoredJournalRecord> {
+    let cursor = options.after ?? 0
+    const { follow = false, signal } = options
+    for (;;) {
+      if (signal?.aborted) return
+      if (follow) {
+        try {
+          await this.listen()
+        } catch {
+          // The database is unreachable: try again shortly (only while it is down).
+          await pause(500, signal)
+          continue
+        }
+      }
+      const seen = this.generation
+      let rows: { seq: string; record: string }[]
+      try {
+        rows = (
+          await this.run('journal read', (client) =>
+            client.query<{ seq: string; record: string }>(
+              'SELECT seq, record FROM toolgate_journal WHERE seq > $1 ORDER BY seq LIMIT $2',
+              [cursor, READ_PAGE],
+            ),
+          )
+        ).rows
+      } catch (error) {
+        // A follower outlives an outage: it waits for the listener to reconnect and reads on.
+        if (!follow) throw error
+        await pause(500, signal)
+        continue
+      }
+      for (const row of rows) {
+        cursor = Number(row.seq)
+        const record = parseJournalRecord(row.record, () => {})
+        if (record !== undefined) yield { seq: cursor, record }
+      }
+      if (rows.length === READ_PAGE) continue
+      if (!follow) return
+      if (this.generation === seen) await this.wake(signal)
+    }
+  }
+
+  /** Until a notification (or reconnection) arrives, or `signal` aborts. */
+  private wake(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        resolve: () => {
+          this.waiters.delete(waiter)
+          signal?.removeEventListener('abort', waiter.resolve)
+          resolve()
+        },
+      }
+      this.waiters.add(waiter)
+      signal?.addEventListener('abort', waiter.resolve, { once: true })
+      if (signal?.aborted || this.closed) waiter.resolve()
+    })
+  }
+
+  private notifyAll(): void {
+    this.generation++
+    for (const waiter of [...this.waiters]) waiter.resolve()
+  }
+
+  /** The one LISTEN connection, reconnected after a failure (readers re-read when it is back). */
+  private listen(): Promise<void> {
+    if (this.listening !== undefined) return this.listening
+    const attempt = async (): Promise<void> => {
+      const client = new this.pg.Client({ connectionString: this.url })
+      client.on('error', () => {})
+      client.on('notification', (_message: Notification) => this.notifyAll())
+      client.on('end', () => {
+        if (this.listener !== client || this.closed) return
+        this.listener = undefined
+        this.listening = undefined
+        this.generation++
+        // Reconnect in the background; until then followers wait (and re-read once it is back).
+        const retry = () => {
+          if (this.closed) return
+          this.listen().then(
+            () => this.notifyAll(),
+            () => setTimeout(retry, 1000).unref(),
+          )
+        }
+        setTimeout(retry, 250).unref()
+      })
+      await client.connect()
+      await client.query('LISTEN toolgate_journal')
+      await client.query('LISTEN toolgate_decisions')
+      this.listener = client
+    }
+    this.listening = attempt().catch((error) => {
+      this.listening = undefined
+      throw this.failure('listen', error)
+    })
+    return this.listening
+  }
+
+  // --- turns and decisions ---
+
+  async saveTurn(id: string, state: JsonValue): Promise<void> {
+    checkId(id, 'saveTurn')
+    const text = serialize(state as object)
+    const pending = pendingCallsOf(id, state)
+    await this.tx('save turn', async (client) => {
+      await client.query(
+        `INSERT INTO toolgate_turns (id, state) VALUES ($1, $2)
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state, closed = false, updated_at = now()`,
+        [id, text],
+      )
+      await client.query('DELETE FROM toolgate_turn_calls WHERE turn_id = $1', [id])
+      if (pending.length > 0)
+        await client.query(
+          `INSERT INTO toolgate_turn_calls (turn_id, call_id, tool_name, agent_id)
+           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
+          [id, pending.map((c) => c.callId), pending.map((c) => c.toolName), pending.map((c) => c.agentId)],
+        )
+      await client.query("SELECT pg_notify('toolgate_decisions', $1)", [id])
+    })
+  }
+
+  async loadTurn(id: string): Promise<StoredTurn | undefined> {
+    return this.run('load turn', async (client) => {
+      const turn = await client.query<{ state: string; closed: boolean }>(
+        'SELECT state, closed FROM toolgate_turns WHERE id = $1',
+        [id],
+      )
+      if (turn.rows.length === 0) return undefined
+      const decided = await client.query<{ call_id: string; outcome: ApprovalOutcome }>(
+        'SELECT call_id, outcome FROM toolgate_decisions WHERE turn_id = $1',
+        [id],
+      )
+      const decisions: Record<string, ApprovalOutcome> = {}
+      for (const row of decided.rows) decisions[row.call_id] = row.outcome
+      return { id, state: JSON.parse(turn.rows[0].state) as JsonValue, decisions, closed: turn.rows[0].closed }
+    })
+  }
+
+  async closeTurn(id: string): Promise<void> {
+    await this.run('close turn', async (client) => {
+      await client.query('UPDATE toolgate_turns SET closed = true, updated_at = now() WHERE id = $1', [id])
+      await client.query("SELECT pg_notify('toolgate_decisions', $1)", [id])
+    })
+  }
+
+  async pendingCalls(): Promise<PendingCall[]> {
+    const result = await this.run('list pending calls', (client) =>
+      client.query<{ turn_id: string; call_id: string; tool_name: string; agent_id: string | null }>(
+        `SELECT c.turn_id, c.call_id, c.tool_name, c.agent_id FROM toolgate_turn_calls c
+         JOIN toolgate_turns t ON t.id = c.turn_id WHERE NOT t.closed ORDER BY t.updated_at, c.turn_id, c.call_id`,
+      ),
+    )
+    return result.rows.map((row) => ({
+      turnId: row.turn_id,
+      callId: row.call_id,
+      toolName: row.tool_name,
+      agentId: row.agent_id,
+    }))
+  }
+
+  async decide(turnId: string, callId: string, outcome: ApprovalOutcome): Promise<DecideResult> {
+    return this.tx('decide', async (client) => {
+      // The turn row is share-locked: it cannot be closed or replaced while the decision goes in.
+      const turn = await client.query<{ closed: boolean }>(
+        'SELECT closed FROM toolgate_turns WHERE id = $1 FOR SHARE',
+        [turnId],
+      )
+      if (turn.rows.length === 0) return { applied: false, reason: `no turn "${turnId}" in the store` }
+      if (turn.rows[0].closed) return { applied: false, reason: `turn "${turnId}" is closed` }
+      const inserted = await client.query(
+        `INSERT INTO toolgate_decisions (turn_id, call_id, outcome)
+         SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM toolgate_turn_calls WHERE turn_id = $1 AND call_id = $2)
+         ON CONFLICT (turn_id, call_id) DO NOTHING RETURNING call_id`,
+        [turnId, callId, JSON.stringify(outcome)],
+      )
+      if (inserted.rows.length === 1) {
+        await client.query("SELECT pg_notify('toolgate_decisions', $1)", [turnId])
+        return { applied: true }
+      }
+      const existing = await client.query<{ outcome: ApprovalOutcome }>(
+        'SELECT outcome FROM toolgate_decisions WHERE turn_id = $1 AND call_id = $2',
+        [turnId, callId],
+      )
+      if (existing.rows.length === 0)
+        return { applied: false, reason: `call "${callId}" is not pending in turn "${turnId}"` }
+      return { applied: false, reason: `call "${callId}" was already decided`, existing: existing.rows[0].outcome }
+    })
+  }
+
+  async claim(call: ClaimedCall, decision?: ClaimDecision): Promise<StoreClaim> {
+    const key = claimKey(call)
+    const won = await this.tx('claim', async (client) => {
+      if (decision !== undefined) {
+        // Checked in the transaction that inserts the claim, with the turn row share-locked.
+        const recorded = await client.query<{ kind: string }>(
+          `SELECT d.outcome->>'kind' AS kind FROM toolgate_decisions d JOIN toolgate_turns t ON t.id = d.turn_id
+           WHERE d.turn_id = $1 AND d.call_id = $2 AND NOT t.closed FOR SHARE OF t`,
+          [decision.turnId, call.callId],
+        )
+        if (recorded.rows[0]?.kind !== decision.kind)
+          return `the decision for call "${call.callId}" is not recorded as "${decision.kind}" in an open turn "${decision.turnId}"`
+      }
+      const inserted = await client.query(
+        `INSERT INTO toolgate_claims (claim_key, call_id, agent_id, tool_name, instance, pid)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (claim_key) DO NOTHING RETURNING claim_key`,
+        [key, call.callId, call.agentId, call.toolName, INSTANCE, process.pid],
+      )
+      return inserted.rows.length === 1
+    })
+    if (won === true)
+      return {
+        won: true,
+        release: async () => {
+          await this.run('release claim', (client) =>
+            client.query('DELETE FROM toolgate_claims WHERE claim_key = $1', [key]),
+          )
+        },
+      }
+    if (typeof won === 'string') return { won: false, holder: undefined, reason: won }
+    const holder = await this.run('read claim', (client) =>
+      client.query<{ instance: string; pid: number; claimed_at: Date }>(
+        'SELECT instance, pid, claimed_at FROM toolgate_claims WHERE claim_key = $1',
+        [key],
+      ),
+    )
+    const row = holder.rows[0]
+    const record: CallClaimRecord | undefined =
+      row === undefined
+        ? undefined
+        : {
+            v: 1,
+            type: 'call-claimed',
+            ts: row.claimed_at.getTime(),
+            pid: row.pid,
+            callId: call.callId,
+            agentId: call.agentId,
+            toolName: call.toolName,
+          }
+    return { won: false, holder: record, reason: row ? `claimed by ${row.instance}` : 'claimed by another resume' }
+  }
+
+  // --- standing approvals ---
+
+  async standingApprovals(agentId?: string | null): Promise<StandingApproval[]> {
+    const result = await this.run('list standing approvals', (client) =>
+      agentId === undefined
+        ? client.query<{ agent_id: string | null; tool_name: string; kind: StandingApproval['kind'] }>(
+            'SELECT agent_id, tool_name, kind FROM toolgate_standing ORDER BY created_at',
+          )
+        : client.query<{ agent_id: string | null; tool_name: string; kind: StandingApproval['kind'] }>(
+            'SELECT agent_id, tool_name, kind FROM toolgate_standing WHERE scope = $1 ORDER BY created_at',
+            [scopeOf(agentId)],
+          ),
+    )
+    return result.rows.map((row) => ({ agentId: row.agent_id, toolName: row.tool_name, kind: row.kind }))
+  }
+
+  async setStandingApproval(rule: StandingApproval): Promise<void> {
+    await this.run('set standing approval', (client) =>
+      client.query(
+        `INSERT INTO toolgate_standing (scope, agent_id, tool_name, kind) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (scope, tool_name) DO UPDATE SET kind = excluded.kind`,
+        [scopeOf(rule.agentId), rule.agentId, rule.toolName, rule.kind],
+      ),
+    )
+  }
+
+  async revokeStandingApproval(toolName: string, agentId: string | null): Promise<boolean> {
+    const result = await this.run('revoke standing approval', (client) =>
+      client.query('DELETE FROM toolgate_standing WHERE scope = $1 AND tool_name = $2', [scopeOf(agentId), toolName]),
+    )
+    return (result.rowCount ?? 0) > 0
+  }
+
+  // --- rate-limit buckets ---
+
+  async take(key: string, limit: BucketLimit, cost = 1): Promise<BucketTake> {
+    return this.tx('rate-limit take', async (client) => {
+      // The database's clock, so instances with skewed clocks agree; the row lock orders takers.
+      await client.query(
+        `INSERT INTO toolgate_buckets (key, tokens, at_ms) VALUES ($1, $2, extract(epoch from clock_timestamp()) * 1000)
+         ON CONFLICT (key) DO NOTHING`,
+        [key, limit.capacity],
+      )
+      const row = (
+        await client.query<{ tokens: number; at_ms: number; now_ms: number }>(
+          `SELECT tokens, at_ms, extract(epoch from clock_timestamp()) * 1000 AS now_ms
+           FROM toolgate_buckets WHERE key = $1 FOR UPDATE`,
+          [key],
+        )
+      ).rows[0]
+      const { state, take } = takeFromBucket(row.tokens, row.at_ms, Number(row.now_ms), limit, cost)
+      await client.query('UPDATE toolgate_buckets SET tokens = $2, at_ms = $3 WHERE key = $1', [
+        key,
+        state.tokens,
+        state.at,
+      ])
+      return take
+    })
+  }
+
+  // --- sessions ---
+
+  async putSession(session: StoredSession): Promise<void> {
+    await this.run('put session', (client) =>
+      client.query(
+        `INSERT INTO toolgate_sessions (id, instance, created_at) VALUES ($1, $2, to_timestamp($3 / 1000.0))
+         ON CONFLICT (id) DO UPDATE SET instance = excluded.instance`,
+        [session.id, session.instance, session.createdAt],
+      ),
+    )
+  }
+
+  async getSession(id: string): Promise<StoredSession | undefined> {
+    const result = await this.run('get session', (client) =>
+      client.query<{ instance: string; created_at: Date }>(
+        'SELECT instance, created_at FROM toolgate_sessions WHERE id = $1',
+        [id],
+      ),
+    )
+    const row = result.rows[0]
+    return row === undefined ? undefined : { id, instance: row.instance, createdAt: row.created_at.getTime() }
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.run('delete session', (client) => client.query('DELETE FROM toolgate_sessions WHERE id = $1', [id]))
+  }
+
+  async status(): Promise<StoreStatus> {
+    return this.run('status', async (client) => {
+      const { version } = await checkSchema(client)
+      const count = async (sql: string) => Number((await client.query<{ n: string }>(sql)).rows[0]?.n ?? 0)
+      const has = version >= 1
+      return {
+        kind: 'postgres' as const,
+        where: redact(this.url),
+        schemaVersion: version,
+        codeSchemaVersion: SCHEMA_VERSION,
+        journalRecords: has ? await count('SELECT count(*) AS n FROM toolgate_journal') : 0,
+        openTurns: has ? await count('SELECT count(*) AS n FROM toolgate_turns WHERE NOT closed') : 0,
+        claims: has ? await count('SELECT count(*) AS n FROM toolgate_claims') : 0,
+        unfinishedCalls: has
+          ? await count(
+              `SELECT count(*) AS n FROM (SELECT 1 FROM toolgate_journal WHERE type IN ('call-started', 'result')
+               GROUP BY call_id, agent_id, tool_name
+               HAVING count(*) FILTER (WHERE type = 'call-started') > count(*) FILTER (WHERE type = 'result')) unfinished`,
+            )
+          : 0,
+      }
+    })
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    // Appends already made are written before the connections go.
+    while (this.flushing !== undefined) await this.flushing
+    this.closed = true
+    if (this.retention !== undefined) clearInterval(this.retention)
+    for (const waiter of [...this.waiters]) waiter.resolve()
+    const listener = this.listener
+    this.listener = undefined
+    await listener?.end().catch(() => {})
+    const writer = this.writer
+    this.writer = undefined
+    await writer?.end().catch(() => {})
+    await this.pool.end().catch(() => {})
+  }
+}
+
+/** A timer that ends early when `signal` aborts (never rejects). */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener('abort', done, { once: true })
+  })
+}
+
+function checkId(id: unknown, method: string): void {
+  if (typeof id !== 'string' || id === '') throw new ConfigError(`store.${method}(id)`, 'expected a non-empty string')
+}
+
+function scopeOf(agentId: string | null): string {
+  return agentId === null ? 'global' : `agent:${agentId}`
+}
+
+/** The same digest of a call's identity the file claims use, so one call has one claim everywhere. */
+function claimKey(call: ClaimedCall): string {
+  let identity: string
+  try {
+    identity = JSON.stringify([call.agentId, call.callId, call.toolName, call.arguments])
+  } catch {
+    identity = JSON.stringify([call.agentId, call.callId, call.toolName])
+  }
+  return createHash('sha256').update(identity).digest('hex')
+}
+
+/** A failure of the connection itself (as opposed to a statement): the client is not reused. */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code
+  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || code.startsWith('E'))) return true
+  const message = error instanceof Error ? error.message : ''
+  return /terminat|ECONNRE|not queryable|Connection/i.test(message)
+}
+
+/** Open one connection, apply due migrations, close (`toolgate store migrate`). */
+export async function migrateStore(connectionString: string): Promise<{ from: number; to: number }> {
+  return withClient(connectionString, 'migrate', (client) => migrate(client))
+}
+
+/** The schema version in the database and the newest this code knows, without changing anything. */
+export async function storeSchemaStatus(connectionString: string): Promise<{ version: number; codeVersion: number }> {
+  return withClient(connectionString, 'status', async (client) => {
+    const { schemaVersion } = await import('./migrations.js')
+    return { version: await schemaVersion(client), codeVersion: SCHEMA_VERSION }
+  })
+}
+
+async function withClient<T>(url: string, what: string, body: (client: Client) => Promise<T>): Promise<T> {
+  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url))
+    throw new ConfigError('connectionString', 'expected a postgres:// or postgresql:// URL')
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    return await body(client)
+  } catch (error) {
+    if (error instanceof StoreError) throw error
+    throw new StoreError(
+      'STORE_UNAVAILABLE',
+      `PostgreSQL store ${redact(url)}: ${what} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    )
+  } finally {
+    await client.end().catch(() => {})
+  }
+}

@@ -1,0 +1,81 @@
+// The viewer over a store (`toolgate view --store URL`): records come from the store's own follow
+// (LISTEN/NOTIFY plus a cursor for PostgreSQL), and decisions are recorded in the store, once per call.
+import type { JournalRecord } from '../journal/records.js'
+import type { Store } from '../journal/store.js'
+import { VIEWER_DENIAL_REASON, type ViewerApprovalHandler, type ViewerDecisionResult } from './approval-state.js'
+
+/** Follows a store's journal: what is there at start, then every record as it is appended. */
+export class StoreFollower {
+  private readonly controller = new AbortController()
+  private cursor = 0
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: { onRecords(records: JournalRecord[]): void; onError?(error: unknown): void },
+  ) {}
+
+  /** Read what is there now (a failure here fails the viewer's start), then follow in the background. */
+  async start(): Promise<void> {
+    const batch: JournalRecord[] = []
+    for await (const { seq, record } of this.store.read({ after: this.cursor })) {
+      this.cursor = seq
+      batch.push(record)
+      if (batch.length >= 1000) this.options.onRecords(batch.splice(0))
+    }
+    if (batch.length > 0) this.options.onRecords(batch)
+    void this.follow()
+  }
+
+  private async follow(): Promise<void> {
+    try {
+      for await (const { seq, record } of this.store.read({
+        after: this.cursor,
+        follow: true,
+        signal: this.controller.signal,
+      })) {
+        this.cursor = seq
+        this.options.onRecords([record])
+      }
+    } catch (error) {
+      this.options.onError?.(error)
+    }
+  }
+
+  close(): void {
+    this.controller.abort()
+  }
+}
+
+/** Approve / deny recorded in the store: the first decision for a call wins, on every instance. */
+export function storeApproval(store: Store): ViewerApprovalHandler {
+  return {
+    async pending() {
+      const calls = await store.pendingCalls()
+      const board = new Map<string, string | null>()
+      const turns = new Map<string, Readonly<Record<string, { kind: string }>>>()
+      for (const call of calls) {
+        let decisions = turns.get(call.turnId)
+        if (decisions === undefined) {
+          decisions = (await store.loadTurn(call.turnId))?.decisions ?? {}
+          turns.set(call.turnId, decisions)
+        }
+        board.set(call.callId, decisions[call.callId]?.kind ?? null)
+      }
+      return board
+    },
+    async decide({ callId, decision }): Promise<ViewerDecisionResult> {
+      const turn = (await store.pendingCalls()).find((call) => call.callId === callId)
+      if (turn === undefined) return { applied: false, reason: `call ${callId} is not pending in the store` }
+      const outcome =
+        decision === 'approve'
+          ? ({ kind: 'allowed-once' } as const)
+          : ({ kind: 'denied', reason: VIEWER_DENIAL_REASON } as const)
+      const result = await store.decide(turn.turnId, callId, outcome)
+      if (result.applied) return { applied: true }
+      return {
+        applied: false,
+        reason: result.existing ? `${result.reason} (${result.existing.kind})` : result.reason,
+      }
+    },
+  }
+}

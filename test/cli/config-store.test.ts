@@ -1,0 +1,33 @@
+// The config's `store` key (issue 26): a URL or { url, retentionDays?, poolSize? }, every problem
+// reported with its path.
+import { describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/cli/config.js'
+import { storeFlag } from '../../src/cli/config-store.js'
+
+describe('config: store (issue 26)', () => {
+  it('accepts a postgres URL or the object form', () => {
+    expect(parseConfig('{"store":"postgres://u@h/db"}', 'c.json').store).toEqual({ url: 'postgres://u@h/db' })
+    expect(
+      parseConfig('{"store":{"url":"postgresql://u@h/db","retentionDays":7,"poolSize":4}}', 'c.json').store,
+    ).toEqual({ url: 'postgresql://u@h/db', retentionDays: 7, poolSize: 4 })
+  })
+
+  it('refuses anything else, naming each path', () => {
+    expect(() => parseConfig('{"store":"mysql://h/db"}', 'c.json')).toThrow(/store: expected a postgres:\/\/ URL/)
+    let message = ''
+    try {
+      parseConfig('{"store":{"url":5,"retentionDays":-1,"poolSize":1.5,"extra":true}}', 'c.json')
+    } catch (error) {
+      message = String(error)
+    }
+    expect(message).toMatch(/store\.extra: unknown key/)
+    expect(message).toMatch(/store\.url: expected a postgres:\/\/ URL/)
+    expect(message).toMatch(/store\.retentionDays: expected a positive number of days/)
+    expect(message).toMatch(/store\.poolSize: expected a positive integer/)
+  })
+
+  it('--store hides a password in its refusal', () => {
+    expect(storeFlag('postgres://u:pw@h/db')).toEqual({ url: 'postgres://u:pw@h/db' })
+    expect(storeFlag('mysql://u:secret@h/db')).toBe('--store: expected a postgres:// URL, got "mysql://u:***@h/db"')
+  })
+})
