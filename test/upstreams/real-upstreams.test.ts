@@ -137,3 +137,51 @@ describe.each(['ev', 'fs'] as const)('results of server %s', (server) => {
     },
   )
 })
+
+describe('server ev: resources, prompts and completions behind the gateway', () => {
+  it('lists the same resources and templates (URIs are not renamed)', async () => {
+    const own = await direct.ev.listResources()
+    const relayed = await gateway.listResources()
+    expect(own.resources.length).toBeGreaterThan(0)
+    for (const resource of own.resources) expect(relayed.resources).toContainEqual(resource)
+    const ownTemplates = await direct.ev.listResourceTemplates()
+    const relayedTemplates = await gateway.listResourceTemplates()
+    for (const template of ownTemplates.resourceTemplates)
+      expect(relayedTemplates.resourceTemplates).toContainEqual(template)
+  })
+
+  it('reads every listed resource and a templated one, text and blob, identically', async () => {
+    const uris = (await direct.ev.listResources()).resources.map((resource) => resource.uri)
+    uris.push('demo://resource/dynamic/text/7', 'demo://resource/dynamic/blob/3')
+    for (const uri of uris) expect(await gateway.readResource({ uri })).toEqual(await direct.ev.readResource({ uri }))
+  })
+
+  it('lists the prompts under the prefix and gets each identically', async () => {
+    const own = (await direct.ev.listPrompts()).prompts
+    const served = new Map((await gateway.listPrompts()).prompts.map((prompt) => [prompt.name, prompt]))
+    expect(own.length).toBeGreaterThan(0)
+    const args: Record<string, Record<string, string>> = {
+      'args-prompt': { city: 'Lyon', state: 'Rhône' },
+      'completable-prompt': { department: 'Engineering', name: 'Ada' },
+      'resource-prompt': { resourceType: 'Text', resourceId: '2' },
+    }
+    for (const prompt of own) {
+      const relayed = served.get(`ev__${prompt.name}`)
+      expect(relayed, `ev__${prompt.name} is listed`).toBeDefined()
+      const { name: _a, ...rest } = prompt
+      const { name: _b, ...relayedRest } = relayed as typeof prompt
+      expect(relayedRest).toEqual(rest)
+      const request = { arguments: args[prompt.name] ?? {} }
+      expect(await gateway.getPrompt({ name: `ev__${prompt.name}`, ...request })).toEqual(
+        await direct.ev.getPrompt({ name: prompt.name, ...request }),
+      )
+    }
+  })
+
+  it('completes a prompt argument identically', async () => {
+    const argument = { name: 'department', value: 'E' }
+    const own = await direct.ev.complete({ ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument })
+    const relayed = await gateway.complete({ ref: { type: 'ref/prompt', name: 'ev__completable-prompt' }, argument })
+    expect(relayed).toEqual(own)
+  })
+})
