@@ -98,6 +98,7 @@ describe('terminalApproval (issue 25)', () => {
     await term.shown('[d]eny? ')
     const shown = term.text()
     // No raw control character but the newlines of the layout itself.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding raw control characters is the point
     expect(shown).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/)
     expect(shown).toContain('    path: "evil\\u001b[31m.txt"')
     expect(shown).toContain('\\u001b[2J\\u001b]0;pwned\\u0007\\r\\u009b31mred')
