@@ -28,11 +28,15 @@ export interface ProviderToolMap {}
 // biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the provider subpaths
 export interface ProviderResponseMap {}
 
-type Lookup<M, F extends ProviderFormat> = F extends keyof M ? M[F] : UntypedProviderValue
-
-export type ProviderMessage<F extends ProviderFormat = ProviderFormat> = Lookup<ProviderMessageMap, F>
-export type ProviderTool<F extends ProviderFormat = ProviderFormat> = Lookup<ProviderToolMap, F>
-export type ProviderResponse<F extends ProviderFormat = ProviderFormat> = Lookup<ProviderResponseMap, F>
+export type ProviderMessage<F extends ProviderFormat = ProviderFormat> = F extends keyof ProviderMessageMap
+  ? ProviderMessageMap[F]
+  : UntypedProviderValue
+export type ProviderTool<F extends ProviderFormat = ProviderFormat> = F extends keyof ProviderToolMap
+  ? ProviderToolMap[F]
+  : UntypedProviderValue
+export type ProviderResponse<F extends ProviderFormat = ProviderFormat> = F extends keyof ProviderResponseMap
+  ? ProviderResponseMap[F]
+  : UntypedProviderValue
 
 /**
  * One tool call the model emitted, shaped like a `ToolExecutionInput` without `signal`
