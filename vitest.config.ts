@@ -9,7 +9,10 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^toolgate$/, replacement: src('index.ts') },
-      { find: /^toolgate\/(presentation|providers|mcp|code-mode|store)$/, replacement: src('$1/index.ts') },
+      {
+        find: /^toolgate\/(presentation|providers|providers\/(?:openai|anthropic|gemini|ai-sdk)|mcp|code-mode|store|testing)$/,
+        replacement: src('$1/index.ts'),
+      },
     ],
   },
   test: {

@@ -9,7 +9,8 @@
  */
 import OpenAI from 'openai'
 import { createAgent, createToolRuntime, defineTool } from 'toolgate'
-import { openAIChatModel, runModelLoop } from 'toolgate/providers'
+import { runModelLoop } from 'toolgate/providers'
+import { openAIChatModel } from 'toolgate/providers/openai'
 
 // #region connect
 await using runtime = await createToolRuntime({

@@ -24,7 +24,8 @@ class ClockTools {
         execute: async () => new Date(0).toISOString(),
       }),
     )
-    // A policy is a listener on the pipeline's events; ctx.on returns nothing to clean up by hand.
+    // A policy is a listener on the pipeline's events. ctx.on returns a function that removes it, but
+    // there is nothing to call by hand: a listener added through a plugin's ctx goes when the plugin does.
     ctx.on('tools/result', (exec, result) => console.log(`  [audit] ${exec.name}: ${result.isError ? 'failed' : 'ok'}`))
   }
 }

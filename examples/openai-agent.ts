@@ -13,7 +13,8 @@ import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import OpenAI from 'openai'
 import { createAgent, createFsTools, createToolRuntime, TerminalApproval } from 'toolgate'
-import { type ModelLoopResult, openAIChatModel, runModelLoop } from 'toolgate/providers'
+import { type ModelLoopResult, runModelLoop } from 'toolgate/providers'
+import { openAIChatModel } from 'toolgate/providers/openai'
 
 export interface AgentOptions {
   readonly client: OpenAI

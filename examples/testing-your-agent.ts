@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict'
 import OpenAI from 'openai'
 import { createAgent, createToolRuntime, defineTool } from 'toolgate'
-import { openAIChatModel, runModelLoop, streamModelLoop } from 'toolgate/providers'
+import { runModelLoop, streamModelLoop } from 'toolgate/providers'
+import { openAIChatModel } from 'toolgate/providers/openai'
 import { scriptedModel, startFakeProvider } from 'toolgate/testing'
 
 // #endregion imports

@@ -1,43 +1,116 @@
 /**
- * Packs toolgate, installs the tarball into a scratch consumer (its dependencies come from the
- * npm cache `npm ci` filled), and type-checks scripts/consumer/sample.ts under NodeNext, Node16
- * and Bundler resolution with `skipLibCheck: false`: what a user compiles against is the
- * published package, not our sources. The three modes run with no type packages at all (only
- * TypeScript's own ES + DOM libs), so a declaration that names `NodeJS.*` fails here; one more
- * NodeNext run adds @types/node, the usual Node setup. Run after `npm run build`.
+ * Packs toolgate once and type-checks it the way users compile against it: the published
+ * package, not our sources, with `strict` and `skipLibCheck: false`, under NodeNext, Node16 and
+ * Bundler resolution. Five scratch consumers install the same tarball (dependencies come from the
+ * npm cache `npm ci` filled): one with no provider SDK, and one per SDK with only that SDK. Each
+ * compiles the samples of scripts/consumer/ it can: sample.ts and entries.ts everywhere (every
+ * SDK-free entry point), plus the sample of its own SDK's subpath. No type packages at all (only
+ * TypeScript's ES + DOM libs), so a declaration that names `NodeJS.*` fails here; one more
+ * NodeNext run adds @types/node, the usual Node setup. Every entry point of package.json must be
+ * imported by some sample. The tsc runs go in parallel, one per core. Run after `npm run build`.
  */
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = resolve(fileURLToPath(import.meta.url), '../..')
+const samples = join(root, 'scripts/consumer')
 const tsc = join(root, 'node_modules/typescript/bin/tsc')
 if (!existsSync(join(root, 'dist/index.d.ts'))) throw new Error('check:consumer: run `npm run build` first')
 
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const work = mkdtempSync(join(tmpdir(), 'toolgate-consumer-'))
 const keep = process.argv.includes('--keep')
 const problems: string[] = []
+const started = performance.now()
 
-function npm(args: string[], cwd: string): string {
-  return execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8' })
+/** The samples every consumer compiles, and each SDK's own sample (by package name). */
+const COMMON = ['sample.ts', 'entries.ts']
+const SDK_SAMPLES: Record<string, string> = {
+  openai: 'openai.ts',
+  '@anthropic-ai/sdk': 'anthropic.ts',
+  '@google/genai': 'gemini.ts',
+  ai: 'ai-sdk.ts',
+}
+/**
+ * What an SDK's own declarations need beside it under `strict` and `skipLibCheck: false`: `ai`'s
+ * name `node:http` and `Buffer`, and its provider package imports `json-schema`'s types untyped.
+ */
+const SDK_COMPANIONS: Record<string, { packages: string[]; types: string[] }> = {
+  ai: { packages: ['@types/node', '@types/json-schema'], types: ['node'] },
 }
 
-function typecheck(app: string, label: string, options: Record<string, unknown>): void {
+const NPM_FLAGS = ['--no-audit', '--no-fund', '--loglevel=error']
+
+function npm(args: string[], cwd: string): string {
+  return execFileSync('npm', [...args, ...NPM_FLAGS], { cwd, encoding: 'utf8' })
+}
+
+function npmAsync(args: string[], cwd: string): Promise<void> {
+  return new Promise((done, fail) => {
+    execFile('npm', [...args, ...NPM_FLAGS], { cwd, encoding: 'utf8' }, (error, _stdout, stderr) =>
+      error ? fail(new Error(`npm ${args.join(' ')} in ${cwd}: ${stderr || error.message}`)) : done(),
+    )
+  })
+}
+
+function pin(name: string): string {
+  const version = pkg.devDependencies[name]
+  return version === undefined ? name : `${name}@${version}`
+}
+
+function elapsed(): string {
+  return `${((performance.now() - started) / 1000).toFixed(1)} s`
+}
+
+interface Check {
+  readonly app: string
+  readonly label: string
+  readonly files: readonly string[]
+  readonly options: Record<string, unknown>
+}
+
+function typecheck({ app, label, files, options }: Check): Promise<void> {
   const config = join(app, `tsconfig.${label.replace(/\W+/g, '-')}.json`)
   const compilerOptions = { target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, ...options }
-  writeFileSync(config, JSON.stringify({ compilerOptions, files: ['sample.ts'] }))
-  try {
-    execFileSync(process.execPath, [tsc, '-p', config], { cwd: app, encoding: 'utf8', stdio: 'pipe' })
-    console.log(`consumer types (${label}): ok`)
-  } catch (error) {
-    const out = (error as { stdout?: string }).stdout || String(error)
-    problems.push(`consumer types (${label}) failed:\n${out}`)
+  writeFileSync(config, JSON.stringify({ compilerOptions, files }))
+  return new Promise((done) => {
+    execFile(process.execPath, [tsc, '-p', config], { cwd: app, encoding: 'utf8' }, (error, stdout) => {
+      if (error) problems.push(`consumer types (${label}) failed:\n${stdout || String(error)}`)
+      else console.log(`consumer types (${label}): ok`)
+      done()
+    })
+  })
+}
+
+async function runAll(checks: readonly Check[]): Promise<void> {
+  const queue = [...checks]
+  const worker = async (): Promise<void> => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) await typecheck(next)
   }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(availableParallelism(), 4)) }, worker))
+}
+
+/** Every `toolgate…` specifier the samples import, to prove each entry point is compiled somewhere. */
+function importedEntries(): Set<string> {
+  const seen = new Set<string>()
+  for (const file of [...COMMON, ...Object.values(SDK_SAMPLES)]) {
+    const source = readFileSync(join(samples, file), 'utf8')
+    for (const match of source.matchAll(/from '(toolgate(?:\/[\w/-]+)?)'/g)) seen.add(match[1])
+  }
+  return seen
 }
 
 try {
+  const entries = Object.keys(pkg.exports)
+    .filter((key) => key !== './package.json')
+    .map((key) => (key === '.' ? 'toolgate' : key.replace(/^\./, 'toolgate')))
+  const imported = importedEntries()
+  for (const entry of entries)
+    if (!imported.has(entry)) problems.push(`no sample in scripts/consumer imports the entry point ${entry}`)
+
   const [packed] = JSON.parse(npm(['pack', '--json', '--pack-destination', work], root)) as Array<{
     filename: string
     files: Array<{ path: string }>
@@ -47,33 +120,62 @@ try {
   for (const path of shipped) if (path.endsWith('.map')) problems.push(`the package ships a source map: ${path}`)
   if (!shipped.includes('LICENSE')) problems.push('the package ships no LICENSE')
 
-  const app = join(work, 'app')
-  mkdirSync(app)
-  const types = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies['@types/node']
+  // The SDK-free consumer first; each SDK consumer starts as a copy of it and adds one package.
+  const base = join(work, 'none')
+  mkdirSync(base)
   writeFileSync(
-    join(app, 'package.json'),
+    join(base, 'package.json'),
     JSON.stringify({
       name: 'consumer',
       private: true,
       type: 'module',
-      dependencies: { toolgate: `file:../${packed.filename}` },
+      dependencies: { toolgate: `file:${join(work, packed.filename)}` },
     }),
   )
-  npm(['install', '--prefer-offline', '--ignore-scripts'], app)
-  copyFileSync(join(root, 'scripts/consumer/sample.ts'), join(app, 'sample.ts'))
-  const bare = { lib: ['ES2023', 'DOM'], types: [] }
-  typecheck(app, 'NodeNext', { module: 'NodeNext', moduleResolution: 'NodeNext', ...bare })
-  typecheck(app, 'Node16', { module: 'Node16', moduleResolution: 'Node16', ...bare })
-  typecheck(app, 'Bundler', { module: 'ESNext', moduleResolution: 'Bundler', ...bare })
-  npm(['install', '--prefer-offline', '--ignore-scripts', '--no-save', `@types/node@${types}`], app)
-  typecheck(app, 'NodeNext + @types/node', {
-    module: 'NodeNext',
-    moduleResolution: 'NodeNext',
-    lib: ['ES2023'],
-    types: ['node'],
+  npm(['install', '--prefer-offline', '--ignore-scripts'], base)
+  for (const file of [...COMMON, ...Object.values(SDK_SAMPLES)]) copyFileSync(join(samples, file), join(base, file))
+  console.log(`check:consumer: SDK-free consumer installed at ${elapsed()}`)
+  const apps: Array<{ app: string; name: string; files: string[]; types: string[] }> = [
+    { app: base, name: 'no SDK', files: COMMON, types: [] },
+  ]
+  const installs: Promise<void>[] = []
+  for (const [sdk, sample] of Object.entries(SDK_SAMPLES)) {
+    const app = join(work, sdk.replace(/\W+/g, '-'))
+    // A hard-linked copy: npm replaces files rather than writing into them, so the base stays intact.
+    execFileSync('cp', ['-al', base, app])
+    const companions = SDK_COMPANIONS[sdk] ?? { packages: [], types: [] }
+    const wanted = [pin(sdk), ...companions.packages.map(pin)]
+    installs.push(npmAsync(['install', '--prefer-offline', '--ignore-scripts', '--no-save', ...wanted], app))
+    apps.push({ app, name: `${sdk} alone`, files: [...COMMON, sample], types: companions.types })
+  }
+  await Promise.all(installs)
+  console.log(`check:consumer: one consumer per SDK installed at ${elapsed()}`)
+
+  const bare = { lib: ['ES2023', 'DOM'] }
+  const modes: Array<[string, Record<string, unknown>]> = [
+    ['NodeNext', { module: 'NodeNext', moduleResolution: 'NodeNext', ...bare }],
+    ['Node16', { module: 'Node16', moduleResolution: 'Node16', ...bare }],
+    ['Bundler', { module: 'ESNext', moduleResolution: 'Bundler', ...bare }],
+  ]
+  const checks: Check[] = apps.flatMap(({ app, name, files, types }) =>
+    modes.map(([mode, options]) => ({ app, label: `${mode}, ${name}`, files, options: { ...options, types } })),
+  )
+  // The usual Node setup, on a copy of the SDK-free consumer (the bare ones must not see
+  // @types/node): @types/node in use and no DOM lib. Only the root sample: the MCP SDK's
+  // declarations name fetch's HeadersInit, which needs the DOM lib.
+  const node = join(work, 'none-types-node')
+  execFileSync('cp', ['-al', base, node])
+  npm(['install', '--prefer-offline', '--ignore-scripts', '--no-save', pin('@types/node')], node)
+  checks.push({
+    app: node,
+    label: 'NodeNext + @types/node, no SDK',
+    files: ['sample.ts'],
+    options: { module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], types: ['node'] },
   })
+  await runAll(checks)
+  console.log(`check:consumer: ${checks.length} compilations done at ${elapsed()}`)
 } finally {
-  if (keep) console.log(`scratch consumer kept at ${work}`)
+  if (keep) console.log(`scratch consumers kept at ${work}`)
   else rmSync(work, { recursive: true, force: true })
 }
 if (problems.length > 0) {

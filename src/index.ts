@@ -153,6 +153,11 @@ export {
   type TerminalApprovalConfig,
 } from './scheduling/approval.js'
 export { SuspendingApproval, type SuspendingApprovalConfig } from './scheduling/suspending-approval.js'
+export {
+  type TerminalApprovalDecider,
+  type TerminalApprovalOptions,
+  terminalApproval,
+} from './scheduling/terminal-approval.js'
 
 // --- The session journal and its reader ------------------------------------------------------------
 export { Journal, type JournalConfig, type JournalFileConfig, type JournalStoreConfig } from './journal/journal.js'

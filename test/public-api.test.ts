@@ -28,6 +28,7 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
       'RuntimeDisposedError',
       'SuspendingApproval',
       'TerminalApproval',
+      'terminalApproval',
       'TimeoutPolicy',
       'ToolAbortedBeforeDispatchError',
       'ToolAbortedError',
@@ -96,15 +97,10 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
       'ModelLoopError',
       'PROVIDER_FORMATS',
       'ResumeStateError',
-      'anthropicModel',
-      'geminiModel',
-      'openAIChatModel',
-      'openAIResponsesModel',
       'parseToolCalls',
       'resumeModelLoop',
       'runModelLoop',
       'streamModelLoop',
-      'toAiSdkTools',
       'toProviderMessages',
       'toProviderTools',
     ],
@@ -112,6 +108,23 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
   'toolgate/testing': {
     module: () => import('../src/testing/index.js'),
     names: ['scriptedModel', 'startFakeProvider'],
+  },
+  // One subpath per SDK (issue 25): toolgate/providers names no SDK type.
+  'toolgate/providers/openai': {
+    module: () => import('../src/providers/openai/index.js'),
+    names: ['openAIChatModel', 'openAIResponsesModel'],
+  },
+  'toolgate/providers/anthropic': {
+    module: () => import('../src/providers/anthropic/index.js'),
+    names: ['anthropicModel'],
+  },
+  'toolgate/providers/gemini': {
+    module: () => import('../src/providers/gemini/index.js'),
+    names: ['geminiModel'],
+  },
+  'toolgate/providers/ai-sdk': {
+    module: () => import('../src/providers/ai-sdk/index.js'),
+    names: ['toAiSdkTools'],
   },
   'toolgate/mcp': {
     module: () => import('../src/mcp/index.js'),

@@ -10,6 +10,7 @@ import {
   TimeoutPolicy,
   type ToolExecutionResult,
   ToolRuntime,
+  terminalApproval,
 } from 'toolgate'
 import { renderToolResultLines } from 'toolgate/presentation'
 
@@ -113,6 +114,9 @@ export async function main(): Promise<ToolExecutionResult> {
         execute: async ({ n }) => n / 2,
       }),
     )
+    // A terminal decider on any streams, typed without @types/node.
+    await using asked = await createToolRuntime({ approval: terminalApproval({ interactive: false }) })
+    void asked
     await using scoped = createAgent(standalone.ctx, { id: 'scoped' })
     scoped.ctx.tools.register(add)
   }

@@ -77,7 +77,7 @@ function keyFileFromEnv(): string | undefined {
 }
 
 /** The key file's exact bytes (the program passes the same bytes as `stateKey`). */
-async function readStateKey(path: string): Promise<Buffer> {
+async function readStateKey(path: string): Promise<Uint8Array> {
   let bytes: Buffer
   try {
     bytes = await readFile(path)

@@ -1,11 +1,12 @@
 // toAiSdkTools: a Vercel AI SDK (`ai` 6) tool set whose execute runs through ctx.tools.execute.
 import type { Tool, ToolSet } from 'ai'
 import type { ContentBlock } from '../contract/content.js'
-import type { Agent, ToolExecutionInput, ToolExecutionResult } from '../contract/execution.js'
+import type { Agent, ToolExecutionInput, ToolExecutionMode, ToolExecutionResult } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { cloneJsonValue } from '../json/snapshot.js'
+import { CallScheduler, classifyCall, DEFAULT_MAX_PARALLEL } from '../scheduling/call-scheduler.js'
 
 import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText, modelBlocks } from './result-content.js'
 
@@ -13,11 +14,18 @@ import { EMPTY_RESULT, imagePlaceholder, isPortableImage, joinText, modelBlocks 
 export interface AiSdkToolsRuntime {
   schemas(scope?: Agent): ToolSchema[]
   execute(input: ToolExecutionInput): Promise<ToolExecutionResult>
+  /**
+   * How a call may be scheduled (`ctx.tools` has it). Without it every call counts as not
+   * concurrency-safe and runs alone.
+   */
+  executionMode?(input: ToolExecutionInput): ToolExecutionMode
 }
 
 export interface AiSdkToolsOptions {
   /** The agent the calls run for (its scope decides which tools exist). */
   readonly agent?: Agent
+  /** Upper bound of overlapping concurrency-safe calls (a positive integer). Default 8, as `executeBatch`. */
+  readonly maxParallel?: number
 }
 
 type ToolOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>
@@ -36,6 +44,17 @@ export function toAiSdkTools(tools: AiSdkToolsRuntime, options: AiSdkToolsOption
   if (options === null || typeof options !== 'object')
     throw new ConfigError('toAiSdkTools(tools, options)', 'expected an object')
   const { agent } = options
+  const maxParallel = options.maxParallel ?? DEFAULT_MAX_PARALLEL
+  if (!(Number.isSafeInteger(maxParallel) && maxParallel > 0))
+    throw new ConfigError(
+      'toAiSdkTools(tools, options).maxParallel',
+      `expected a positive integer, got ${String(maxParallel)}`,
+    )
+  // The AI SDK starts every call of a step at once, in call order. Queueing them here keeps
+  // toolgate's one scheduling rule: a call that is not concurrency-safe waits for every earlier
+  // call and holds back every later one; safe calls between such barriers overlap.
+  const scheduler = new CallScheduler({ maxParallel })
+  const executionMode = tools.executionMode?.bind(tools) ?? (() => ({ kind: 'exclusive' }) as const)
   // No prototype: a model calling `constructor` or `__proto__` must find no tool, not Object's members.
   const set: ToolSet = Object.create(null)
   for (const schema of tools.schemas(agent)) {
@@ -43,14 +62,27 @@ export function toAiSdkTools(tools: AiSdkToolsRuntime, options: AiSdkToolsOption
     const tool: Tool<unknown, ToolExecutionResult> = {
       description: schema.description,
       inputSchema: jsonInputSchema(schema.parameters),
-      execute: (input, { toolCallId, abortSignal }) =>
-        tools.execute({
+      execute: (input, { toolCallId, abortSignal }) => {
+        const call: ToolExecutionInput = {
           callId: toolCallId,
           name,
           arguments: input,
           ...(agent !== undefined ? { agent } : {}),
           signal: abortSignal ?? new AbortController().signal,
-        }),
+        }
+        return new Promise<ToolExecutionResult>((resolve, reject) => {
+          scheduler.submit(classifyCall(executionMode, call), () => {
+            let running: Promise<ToolExecutionResult>
+            try {
+              running = tools.execute(call)
+            } catch (error) {
+              running = Promise.reject(error)
+            }
+            running.then(resolve, reject)
+            return running
+          })
+        })
+      },
       toModelOutput: ({ output }) => modelOutput(output),
     }
     Object.defineProperty(set, name, { value: tool, enumerable: true, writable: true, configurable: true })

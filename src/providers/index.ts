@@ -1,10 +1,8 @@
 // toolgate/providers: provider tool formats, the model loop and SDK adapters.
-// The SDKs are optional peer dependencies: this module imports them as types only.
+// Nothing here names an SDK type, so it type-checks with any set of the optional SDKs installed:
+// the adapters live in toolgate/providers/openai, …/anthropic, …/gemini and …/ai-sdk.
 
-export { type AiSdkToolsOptions, type AiSdkToolsRuntime, toAiSdkTools } from './ai-sdk.js'
-export { type AnthropicModelOptions, anthropicModel } from './anthropic-model.js'
 export { PROVIDER_FORMATS, parseToolCalls, toProviderMessages, toProviderTools } from './formats.js'
-export { type GeminiModelOptions, geminiModel } from './gemini-model.js'
 export type { ModelDelta, ModelReply, ModelRequest, ProviderModel } from './model.js'
 export {
   DEFAULT_MAX_STEPS,
@@ -20,8 +18,6 @@ export {
   type RunModelLoopOptions,
   runModelLoop,
 } from './model-loop.js'
-export { type OpenAIChatModelOptions, openAIChatModel } from './openai-chat-model.js'
-export { type OpenAIResponsesModelOptions, openAIResponsesModel } from './openai-responses-model.js'
 export {
   type ResumeModelLoopOptions,
   type ResumeModelLoopResult,
@@ -45,5 +41,6 @@ export type {
   ProviderToolMap,
   ProviderTools,
   ProviderToolsOptions,
+  UntypedProviderValue,
 } from './types.js'
 export type { TokenUsage } from './usage.js'

@@ -235,7 +235,7 @@ function readState<F extends ProviderFormat>(
   raw: unknown,
   format: F,
   agentId: string | null,
-  key: Buffer | undefined,
+  key: Uint8Array | undefined,
 ): ModelLoopState<F> {
   const issues: string[] = []
   if (!isObject(raw)) throw new ResumeStateError(['state: expected the object an approval-required result carried'])
@@ -319,7 +319,7 @@ function readState<F extends ProviderFormat>(
  * With a key, only a state whose seal verifies is resumed; without one, a sealed state is refused
  * too (it was sealed so that it would be checked, and nothing here can check it).
  */
-function checkSeal(state: Record<string, unknown>, key: Buffer | undefined): void {
+function checkSeal(state: Record<string, unknown>, key: Uint8Array | undefined): void {
   if (key === undefined) {
     if (state.seal !== undefined)
       throw new ResumeStateError(['state.seal: the state is sealed; pass the key it was sealed with as stateKey'])

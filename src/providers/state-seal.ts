@@ -13,7 +13,7 @@ const PREFIX = 'hmac-sha256:'
 const DOMAIN = 'toolgate turn state v1\n'
 
 /** The key's bytes, or a TypeError naming `where` when it is not a usable key. */
-export function stateKeyBytes(key: unknown, where: string): Buffer {
+export function stateKeyBytes(key: unknown, where: string): Uint8Array {
   let bytes: Buffer
   if (typeof key === 'string') bytes = Buffer.from(key, 'utf8')
   else if (key instanceof Uint8Array) bytes = Buffer.from(key)
@@ -64,14 +64,14 @@ export function canonicalJson(root: unknown): string {
 }
 
 /** The seal of `state` (its `seal` member left out) under `key`. */
-export function stateSeal(state: Record<string, unknown>, key: Buffer): string {
+export function stateSeal(state: Record<string, unknown>, key: Uint8Array): string {
   const { seal: _ignored, ...rest } = state
   const mac = createHmac('sha256', key).update(DOMAIN).update(canonicalJson(rest)).digest('base64url')
   return `${PREFIX}${mac}`
 }
 
 /** Whether `state.seal` is the seal of the rest of `state` under `key` (compared in constant time). */
-export function sealVerifies(state: Record<string, unknown>, key: Buffer): boolean {
+export function sealVerifies(state: Record<string, unknown>, key: Uint8Array): boolean {
   const seal = state.seal
   if (typeof seal !== 'string' || !seal.startsWith(PREFIX)) return false
   const expected = Buffer.from(stateSeal(state, key))

@@ -1,6 +1,3 @@
-import type Anthropic from '@anthropic-ai/sdk'
-import type { Content, Tool as GeminiTool, GenerateContentResponse } from '@google/genai'
-import type OpenAI from 'openai'
 import type { ToolExecutionResult } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
@@ -8,33 +5,38 @@ import type { ToolSchema } from '../contract/tool-definition.js'
 /** The provider APIs toolgate speaks. */
 export type ProviderFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini'
 
-/** The conversation message type of each format (what a request's message list holds). */
-export interface ProviderMessageMap {
-  'openai-chat': OpenAI.Chat.Completions.ChatCompletionMessageParam
-  'openai-responses': OpenAI.Responses.ResponseInputItem
-  anthropic: Anthropic.Messages.MessageParam
-  gemini: Content
+/**
+ * A provider value whose SDK types are not in the program: a plain object. Importing a
+ * provider's subpath (`toolgate/providers/openai`, `…/anthropic`, `…/gemini`) fills the maps below
+ * with that SDK's own types, so this module type-checks with any set of SDKs installed, or none.
+ */
+export interface UntypedProviderValue {
+  [key: string]: unknown
 }
+
+// The three maps start empty: each provider subpath adds its formats' SDK types to them by
+// declaration merging. A format nobody added reads as UntypedProviderValue.
+/** The conversation message type of each format (what a request's message list holds). */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the provider subpaths
+export interface ProviderMessageMap {}
 
 /** One entry of a request's `tools` array, per format. */
-export interface ProviderToolMap {
-  'openai-chat': OpenAI.Chat.Completions.ChatCompletionFunctionTool
-  'openai-responses': OpenAI.Responses.FunctionTool
-  anthropic: Anthropic.Messages.Tool
-  gemini: GeminiTool
-}
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the provider subpaths
+export interface ProviderToolMap {}
 
 /** The response object each format's `parseToolCalls` reads. */
-export interface ProviderResponseMap {
-  'openai-chat': OpenAI.Chat.Completions.ChatCompletion
-  'openai-responses': OpenAI.Responses.Response
-  anthropic: Anthropic.Messages.Message
-  gemini: GenerateContentResponse | ProviderMessageMap['gemini']
-}
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the provider subpaths
+export interface ProviderResponseMap {}
 
-export type ProviderMessage<F extends ProviderFormat = ProviderFormat> = ProviderMessageMap[F]
-export type ProviderTool<F extends ProviderFormat = ProviderFormat> = ProviderToolMap[F]
-export type ProviderResponse<F extends ProviderFormat = ProviderFormat> = ProviderResponseMap[F]
+export type ProviderMessage<F extends ProviderFormat = ProviderFormat> = F extends keyof ProviderMessageMap
+  ? ProviderMessageMap[F]
+  : UntypedProviderValue
+export type ProviderTool<F extends ProviderFormat = ProviderFormat> = F extends keyof ProviderToolMap
+  ? ProviderToolMap[F]
+  : UntypedProviderValue
+export type ProviderResponse<F extends ProviderFormat = ProviderFormat> = F extends keyof ProviderResponseMap
+  ? ProviderResponseMap[F]
+  : UntypedProviderValue
 
 /**
  * One tool call the model emitted, shaped like a `ToolExecutionInput` without `signal`

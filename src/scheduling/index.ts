@@ -19,4 +19,9 @@ export {
 } from './execute-batch.js'
 export { capContent, DEFAULT_RESULT_BUDGET_BYTES, ResultBudget, type ResultBudgetConfig } from './result-budget.js'
 export { SuspendingApproval, type SuspendingApprovalConfig } from './suspending-approval.js'
+export {
+  type TerminalApprovalDecider,
+  type TerminalApprovalOptions,
+  terminalApproval,
+} from './terminal-approval.js'
 export { TimeoutPolicy, type TimeoutPolicyConfig } from './timeout-policy.js'

@@ -1,14 +1,10 @@
 // scriptedModel: the SDK adapters over an in-memory client that answers from a script.
 import { ConfigError } from '../errors/config-error.js'
-import {
-  anthropicModel,
-  geminiModel,
-  openAIChatModel,
-  openAIResponsesModel,
-  PROVIDER_FORMATS,
-  type ProviderFormat,
-  type ProviderModel,
-} from '../providers/index.js'
+import { anthropicModel } from '../providers/anthropic-model.js'
+import { geminiModel } from '../providers/gemini-model.js'
+import { PROVIDER_FORMATS, type ProviderFormat, type ProviderModel } from '../providers/index.js'
+import { openAIChatModel } from '../providers/openai-chat-model.js'
+import { openAIResponsesModel } from '../providers/openai-responses-model.js'
 import { checkTurns, type ScriptedTurn, type Turn, turnAt } from './script.js'
 import { WIRE } from './wire.js'
 

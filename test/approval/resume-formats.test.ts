@@ -3,15 +3,10 @@
 // call ids included), and an edited one is refused.
 import { describe, expect, it } from 'vitest'
 import { createAgent, createToolRuntime, defineTool, SuspendingApproval } from '../../src/index.js'
-import {
-  anthropicModel,
-  geminiModel,
-  openAIChatModel,
-  openAIResponsesModel,
-  type ProviderModel,
-  resumeModelLoop,
-  runModelLoop,
-} from '../../src/providers/index.js'
+import { anthropicModel } from '../../src/providers/anthropic/index.js'
+import { geminiModel } from '../../src/providers/gemini/index.js'
+import { type ProviderModel, resumeModelLoop, runModelLoop } from '../../src/providers/index.js'
+import { openAIChatModel, openAIResponsesModel } from '../../src/providers/openai/index.js'
 import type { ProviderFormat } from '../../src/providers/types.js'
 
 /** A client stand-in that answers the adapter's request with the scripted responses in order. */

@@ -4,7 +4,7 @@ import { MockLanguageModelV3 } from 'ai/test'
 import { describe, expect, it } from 'vitest'
 import type { ApprovalRequest } from '../../src/contract/execution.js'
 import { createToolRuntime } from '../../src/preset/create.js'
-import { toAiSdkTools } from '../../src/providers/index.js'
+import { toAiSdkTools } from '../../src/providers/ai-sdk/index.js'
 import { createAgent } from '../../src/runtime/agent.js'
 import { CallbackApproval } from '../../src/scheduling/approval.js'
 import { defineTool } from '../../src/schema/define-tool.js'
@@ -199,5 +199,137 @@ describe('toAiSdkTools with generateText (issue #12)', () => {
     }
     expect(byId.get('e1')).toEqual({ type: 'text', value: 'hi' })
     expect(Object.getPrototypeOf(set)).toBe(null)
+  })
+})
+
+describe("toAiSdkTools keeps toolgate's scheduling (issue 25)", () => {
+  /** One model step with `calls`, then a final text answer. */
+  function stepModel(calls: ReadonlyArray<readonly [id: string, tool: string]>): MockLanguageModelV3 {
+    let step = 0
+    return new MockLanguageModelV3({
+      doGenerate: async () => {
+        step++
+        if (step === 1)
+          return {
+            content: calls.map(([toolCallId, toolName]) => ({
+              type: 'tool-call' as const,
+              toolCallId,
+              toolName,
+              input: `{"id":"${toolCallId}"}`,
+            })),
+            finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+            usage,
+            warnings: [],
+          }
+        return {
+          content: [{ type: 'text', text: 'ok' }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage,
+          warnings: [],
+        }
+      },
+    })
+  }
+
+  /** A barrier `size` calls must all reach; fails (instead of hanging) when they never do together. */
+  function barrier(size: number): () => Promise<void> {
+    let arrived = 0
+    let open: () => void = () => {}
+    const opened = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    return async () => {
+      if (++arrived === size) open()
+      let timer: NodeJS.Timeout | undefined
+      const bound = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the calls never ran at the same time')), 10_000)
+      })
+      try {
+        await Promise.race([opened, bound])
+      } finally {
+        clearTimeout(timer)
+      }
+    }
+  }
+
+  async function setup(meet: () => Promise<void>) {
+    const { ctx, tools } = await createToolRuntime()
+    const log: string[] = []
+    const asked: string[] = []
+    ctx.plugin(CallbackApproval, {
+      decide: (request: ApprovalRequest) => {
+        asked.push(request.callId)
+        return { kind: 'allowed-once' }
+      },
+    })
+    // Writes ask first: approval goes through the same service as every other call.
+    ctx.on('tools/pre-execute', async (exec, next) =>
+      exec.name === 'write' ? { kind: 'ask', reason: 'writes' } : next(),
+    )
+    for (const [name, safe] of [
+      ['write', false],
+      ['read', true],
+    ] as const) {
+      tools.register(
+        defineTool({
+          name,
+          description: `${name}s`,
+          parameters: { id: { type: 'string', required: true } },
+          output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
+          isConcurrencySafe: () => safe,
+          execute: async ({ id }) => {
+            log.push(`start ${id}`)
+            if (safe) await meet()
+            // A few turns of the event loop: time for any other started call to interleave.
+            for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+            log.push(`end ${id}`)
+            return id
+          },
+        }),
+      )
+    }
+    return { tools, log, asked }
+  }
+
+  it('runs calls that are not concurrency-safe one at a time, in call order, approvals included', async () => {
+    const { tools, log, asked } = await setup(async () => {})
+    const result = await generateText({
+      model: stepModel([
+        ['w1', 'write'],
+        ['w2', 'write'],
+        ['w3', 'write'],
+      ]),
+      tools: toAiSdkTools(tools),
+      prompt: 'write',
+      stopWhen: stepCountIs(2),
+    })
+    expect(result.text).toBe('ok')
+    expect(log).toEqual(['start w1', 'end w1', 'start w2', 'end w2', 'start w3', 'end w3'])
+    expect(asked).toEqual(['w1', 'w2', 'w3'])
+  })
+
+  it('overlaps the concurrency-safe calls between two exclusive ones', async () => {
+    const { tools, log } = await setup(barrier(2))
+    await generateText({
+      model: stepModel([
+        ['w1', 'write'],
+        ['r1', 'read'],
+        ['r2', 'read'],
+        ['w2', 'write'],
+      ]),
+      tools: toAiSdkTools(tools),
+      prompt: 'read and write',
+      stopWhen: stepCountIs(2),
+    })
+    // Both reads started before either ended (each waited for the other), after w1 and before w2.
+    expect(log.slice(0, 2)).toEqual(['start w1', 'end w1'])
+    expect(log.slice(2, 4).sort()).toEqual(['start r1', 'start r2'])
+    expect(log.slice(4, 6).sort()).toEqual(['end r1', 'end r2'])
+    expect(log.slice(6)).toEqual(['start w2', 'end w2'])
+  })
+
+  it('checks maxParallel', async () => {
+    const { tools } = await createToolRuntime()
+    expect(() => toAiSdkTools(tools, { maxParallel: 0 })).toThrow(/toAiSdkTools\(tools, options\)\.maxParallel/)
   })
 })

@@ -8,7 +8,7 @@ import type {
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages'
 import { describe, expect } from 'vitest'
-import { anthropicModel } from '../../src/providers/index.js'
+import { anthropicModel } from '../../src/providers/anthropic/index.js'
 import { expectWire, startFakeServer } from './fake-server.js'
 import { PNG, TURN_ONE } from './scenario.js'
 import { type Turn, type WireHarness, wireSuite } from './wire-suite.js'

@@ -1,7 +1,7 @@
 // Wire test: the official `@google/genai` client, generateContent, against a local fake (issue #12).
 import { type Candidate, type Content, GoogleGenAI, type Part, type Tool } from '@google/genai'
 import { describe, expect } from 'vitest'
-import { geminiModel } from '../../src/providers/index.js'
+import { geminiModel } from '../../src/providers/gemini/index.js'
 import { expectWire, startFakeServer } from './fake-server.js'
 import { PNG, TURN_ONE } from './scenario.js'
 import { type Turn, type WireHarness, wireSuite } from './wire-suite.js'

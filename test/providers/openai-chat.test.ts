@@ -4,7 +4,8 @@ import type {
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions'
 import { afterEach, describe, expect, it } from 'vitest'
-import { openAIChatModel, runModelLoop } from '../../src/providers/index.js'
+import { runModelLoop } from '../../src/providers/index.js'
+import { openAIChatModel } from '../../src/providers/openai/index.js'
 import type { FakeServer } from './fake-server.js'
 import { chatServer } from './openai-chat-server.js'
 import { PNG, scenario, TURN_ONE } from './scenario.js'

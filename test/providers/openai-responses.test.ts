@@ -7,7 +7,7 @@ import type {
   ResponseOutputItem,
 } from 'openai/resources/responses/responses'
 import { describe, expect } from 'vitest'
-import { openAIResponsesModel } from '../../src/providers/index.js'
+import { openAIResponsesModel } from '../../src/providers/openai/index.js'
 import { expectWire, startFakeServer } from './fake-server.js'
 import { PNG, TURN_ONE } from './scenario.js'
 import { type Turn, type WireHarness, wireSuite } from './wire-suite.js'

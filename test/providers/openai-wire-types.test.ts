@@ -3,7 +3,8 @@
 import OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createToolRuntime } from '../../src/preset/create.js'
-import { openAIChatModel, openAIResponsesModel, runModelLoop } from '../../src/providers/index.js'
+import { runModelLoop } from '../../src/providers/index.js'
+import { openAIChatModel, openAIResponsesModel } from '../../src/providers/openai/index.js'
 import { defineTool } from '../../src/schema/define-tool.js'
 import { expectWire, type FakeServer, startFakeServer } from './fake-server.js'
 

@@ -3,7 +3,8 @@
 // text resource its text, an embedded image blob an image.
 import { describe, expect, it } from 'vitest'
 import type { ContentBlock, ToolExecutionResult } from '../../src/index.js'
-import { PROVIDER_FORMATS, type ProviderBatch, toAiSdkTools, toProviderMessages } from '../../src/providers/index.js'
+import { toAiSdkTools } from '../../src/providers/ai-sdk/index.js'
+import { PROVIDER_FORMATS, type ProviderBatch, toProviderMessages } from '../../src/providers/index.js'
 import { modelBlocks } from '../../src/providers/result-content.js'
 
 const AUDIO = Buffer.alloc(12 * 1024, 1).toString('base64')

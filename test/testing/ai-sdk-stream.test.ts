@@ -5,7 +5,7 @@ import { simulateReadableStream, stepCountIs, streamText } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { expect, it } from 'vitest'
 import { CallbackApproval } from '../../src/index.js'
-import { toAiSdkTools } from '../../src/providers/index.js'
+import { toAiSdkTools } from '../../src/providers/ai-sdk/index.js'
 import { toolRuntime } from './harness.js'
 
 const usage = (input: number, output: number) => ({

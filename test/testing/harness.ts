@@ -4,14 +4,10 @@ import Anthropic from '@anthropic-ai/sdk'
 import { GoogleGenAI } from '@google/genai'
 import OpenAI from 'openai'
 import { createAgent, createToolRuntime, defineTool } from '../../src/index.js'
-import {
-  anthropicModel,
-  geminiModel,
-  openAIChatModel,
-  openAIResponsesModel,
-  type ProviderFormat,
-  type ProviderModel,
-} from '../../src/providers/index.js'
+import { anthropicModel } from '../../src/providers/anthropic/index.js'
+import { geminiModel } from '../../src/providers/gemini/index.js'
+import type { ProviderFormat, ProviderModel } from '../../src/providers/index.js'
+import { openAIChatModel, openAIResponsesModel } from '../../src/providers/openai/index.js'
 
 const textOutput = {
   schema: { type: 'string' },
