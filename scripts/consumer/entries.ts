@@ -14,6 +14,8 @@ import {
   toProviderMessages,
   toProviderTools,
 } from 'toolgate/providers'
+import { createFileStore, createPostgresStore, SCHEMA_VERSION, type Store } from 'toolgate/store'
+import { type ScriptedTurn, scriptedModel, startFakeProvider } from 'toolgate/testing'
 
 declare const response: ProviderResponse<'openai-chat'>
 
@@ -42,3 +44,18 @@ export const typeOnly: [ConnectMcpServerOptions?, McpConnection?] = []
 export const plugin: typeof CodeMode = CodeMode
 export const server: typeof createMcpServer = createMcpServer
 export const ts: string = jsonSchemaToTs({ type: 'string' })
+
+// The testing kit and the store name no SDK and no pg type.
+export async function kitAndStore(): Promise<number> {
+  const turns: ScriptedTurn[] = [{ text: 'hi' }]
+  const scripted = scriptedModel({ format: 'anthropic', turns })
+  void scripted.requests
+  const fake = await startFakeProvider({ format: 'openai-chat', turns })
+  await fake.close()
+  const stores: Store[] = [
+    createFileStore({ journal: 'session.jsonl' }),
+    await createPostgresStore({ connectionString: 'postgres://x' }),
+  ]
+  void stores
+  return SCHEMA_VERSION
+}

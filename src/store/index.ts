@@ -18,5 +18,5 @@ export type {
   StoreStatus,
 } from '../journal/store.js'
 export { StoreError } from '../journal/store-error.js'
-export { SCHEMA_VERSION } from './migrations.js'
 export { createPostgresStore, type PostgresStoreOptions } from './postgres.js'
+export { SCHEMA_VERSION } from './schema-version.js'

@@ -2,6 +2,7 @@
 // A database whose schema is newer than the last migration here is refused, never written to.
 import type { ClientBase } from 'pg'
 import { StoreError } from '../journal/store-error.js'
+import { SCHEMA_VERSION } from './schema-version.js'
 
 export interface Migration {
   readonly version: number
@@ -100,8 +101,7 @@ CREATE INDEX toolgate_journal_created ON toolgate_journal (created_at);
   },
 ]
 
-/** The newest schema version this code knows. */
-export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version
+export { SCHEMA_VERSION }
 
 /** The schema version in the database (0 when toolgate never ran there). */
 export async function schemaVersion(client: ClientBase): Promise<number> {

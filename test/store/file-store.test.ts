@@ -76,3 +76,11 @@ describe('the file store (issue 26)', () => {
     expect(await store.standingApprovals(null)).toEqual([{ agentId: null, toolName: 'x', kind: 'denied-always' }])
   })
 })
+
+describe('the schema version', () => {
+  it('is the last migration of the PostgreSQL store', async () => {
+    const { MIGRATIONS } = await import('../../src/store/migrations.js')
+    const { SCHEMA_VERSION } = await import('../../src/store/index.js')
+    expect(MIGRATIONS.at(-1)?.version).toBe(SCHEMA_VERSION)
+  })
+})
