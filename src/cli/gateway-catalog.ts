@@ -18,7 +18,7 @@ import { type McpListKind, McpRequestError } from '../mcp/upstream-catalog.js'
 import { previewJson } from '../scheduling/preview.js'
 import type { PolicyConfig } from './config.js'
 import type { Log } from './log.js'
-import { catalogVerdict } from './resource-policy.js'
+import { type CatalogVerdict, catalogVerdict } from './resource-policy.js'
 
 /** JSON-RPC codes the gateway answers with itself. */
 const INVALID_PARAMS = -32602
@@ -61,11 +61,27 @@ export interface GatewayCatalogOptions {
   readonly order: readonly string[]
   readonly prefixOf: (server: string) => string
   readonly policy: PolicyConfig | undefined
+  /**
+   * What the caller's own rules (`policy.rules`) say of a prompt or resource the top-level policy
+   * lets through: hidden, asked, or undefined for no further word.
+   */
+  readonly callerVerdict?: (
+    kind: 'prompt' | 'resource',
+    subject: string,
+    authInfo: unknown,
+  ) => CatalogVerdict | undefined
   readonly log: Log
 }
 
 export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCatalog {
   const { connections, order, prefixOf, policy, log } = options
+  /** The top-level policy first (it applies to everyone), then the caller's rules. */
+  const verdictOf = (kind: 'prompt' | 'resource', subject: string, context: McpServeContext | undefined) => {
+    const verdict = catalogVerdict(policy, kind, subject)
+    if (verdict.verdict === 'hidden' || options.callerVerdict === undefined || context?.authInfo === undefined)
+      return verdict
+    return options.callerVerdict(kind, subject, context.authInfo) ?? verdict
+  }
   let tables: Tables = { prompts: new Map(), resources: new Map(), templates: new Map() }
   let starting = true
   /** The collision lines of the last rebuild, by server, and those already logged. */
@@ -170,8 +186,8 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
   }
 
   /** The resource's server, or the error the client gets: not found, or hidden by the policy. */
-  function resourceServer(uri: string): string {
-    const verdict = catalogVerdict(policy, 'resource', uri)
+  function resourceServer(uri: string, context: McpServeContext | undefined): string {
+    const verdict = verdictOf('resource', uri, context)
     if (verdict.verdict === 'hidden') throw refused(RESOURCE_NOT_FOUND, verdict.reason)
     const server = route(uri)
     if (server === undefined)
@@ -183,7 +199,7 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
   }
 
   async function askIfNeeded(
-    verdict: ReturnType<typeof catalogVerdict>,
+    verdict: CatalogVerdict,
     context: McpServeContext,
     question: string,
     title: string,
@@ -194,19 +210,22 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
     if (!answer.approved) throw refused(code, `${title.replace(/ once$/, '')} was not approved: ${answer.reason}`)
   }
 
-  const visibleResource = (uri: string) => catalogVerdict(policy, 'resource', uri).verdict !== 'hidden'
+  const visibleResource = (uri: string, context: McpServeContext) =>
+    verdictOf('resource', uri, context).verdict !== 'hidden'
 
   const resources: NonNullable<McpServerCatalog['resources']> = {
-    list: async () =>
-      [...tables.resources.values()].map((owned) => owned.item).filter((resource) => visibleResource(resource.uri)),
-    templates: async () =>
+    list: async (context) =>
+      [...tables.resources.values()]
+        .map((owned) => owned.item)
+        .filter((resource) => visibleResource(resource.uri, context)),
+    templates: async (context) =>
       [...tables.templates.values()]
         .map((owned) => owned.item)
-        .filter((template) => visibleResource(template.uriTemplate)),
+        .filter((template) => visibleResource(template.uriTemplate, context)),
     async read(uri, context): Promise<ReadResourceResult> {
-      const server = resourceServer(uri)
+      const server = resourceServer(uri, context)
       await askIfNeeded(
-        catalogVerdict(policy, 'resource', uri),
+        verdictOf('resource', uri, context),
         context,
         `Allow reading the resource ${uri}?`,
         `Allow reading ${uri} once`,
@@ -214,8 +233,8 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
       )
       return connectionOf(server).readResource(uri, { signal: context.signal })
     },
-    async subscribe(uri, subscriber) {
-      const server = resourceServer(uri)
+    async subscribe(uri, subscriber, context) {
+      const server = resourceServer(uri, context)
       const connection = connectionOf(server)
       if (!connection.features.subscribe)
         throw refused(METHOD_NOT_FOUND, `servers.${server} does not support resource subscriptions`)
@@ -241,8 +260,8 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
     },
   }
 
-  const promptOwner = (name: string) => {
-    const verdict = catalogVerdict(policy, 'prompt', name)
+  const promptOwner = (name: string, context: McpServeContext | undefined) => {
+    const verdict = verdictOf('prompt', name, context)
     if (verdict.verdict === 'hidden') throw refused(INVALID_PARAMS, verdict.reason)
     const owned = tables.prompts.get(name)
     if (owned === undefined) throw refused(INVALID_PARAMS, `Prompt ${name} not found`)
@@ -250,12 +269,12 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
   }
 
   const prompts: NonNullable<McpServerCatalog['prompts']> = {
-    list: async () =>
+    list: async (context) =>
       [...tables.prompts.entries()]
-        .filter(([name]) => catalogVerdict(policy, 'prompt', name).verdict !== 'hidden')
+        .filter(([name]) => verdictOf('prompt', name, context).verdict !== 'hidden')
         .map(([name, owned]) => ({ ...owned.item, name })),
     async get(name, args, context): Promise<GetPromptResult> {
-      const { owned, verdict } = promptOwner(name)
+      const { owned, verdict } = promptOwner(name, context)
       await askIfNeeded(
         verdict,
         context,
@@ -272,13 +291,13 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
     let server: string
     let forwarded = params
     if (ref.type === 'ref/prompt') {
-      const { owned } = promptOwner(ref.name)
+      const { owned } = promptOwner(ref.name, context)
       server = owned.server
       forwarded = { ...params, ref: { ...ref, name: owned.remote } }
     } else {
       const template = tables.templates.get(ref.uri)
-      if (template !== undefined && visibleResource(ref.uri)) server = template.server
-      else server = resourceServer(ref.uri)
+      if (template !== undefined && visibleResource(ref.uri, context)) server = template.server
+      else server = resourceServer(ref.uri, context)
     }
     const connection = connectionOf(server)
     // A server without completions has nothing to suggest; that is an empty answer, not an error.

@@ -15,6 +15,7 @@ import {
   type McpSkippedTool,
 } from '../mcp/client.js'
 import { McpClientDirectory } from '../mcp/client-directory.js'
+import { identityOf } from '../mcp/identity.js'
 import { createMcpRelay } from '../mcp/relay.js'
 import type { McpServerCatalog } from '../mcp/serve-catalog.js'
 import type { McpServerLogging } from '../mcp/server.js'
@@ -28,6 +29,7 @@ import { createGatewayCatalog } from './gateway-catalog.js'
 import { type IdentityScopes, identityScopes } from './identity-scopes.js'
 import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
+import type { IdentityPolicy } from './policy-rules.js'
 import type { GatewaySettings } from './settings.js'
 
 export interface Gateway {
@@ -145,12 +147,37 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
     log.info(text)
   }
 
+  // Made once the serving agent exists (below); the catalog asks it only when a client asks.
+  let identities: IdentityScopes | undefined
+  const resolvedRules = new Map<string, IdentityPolicy>()
   const catalog = createGatewayCatalog({
     connections,
     order,
     prefixOf: (name) => serverPrefix(name, settings.servers[name]),
     policy: settings.policy,
     log,
+    // The caller's own rules: the same allow, deny and ask globs, written `prompt:…` and `resource:…`.
+    callerVerdict: (kind, subject, authInfo) => {
+      const identity = identityOf(authInfo)
+      if (identity === undefined || identities === undefined || identities.rules.size === 0) return undefined
+      const key = identities.rules.keyOf(identity)
+      let resolved = resolvedRules.get(key)
+      if (resolved === undefined) {
+        resolved = identities.rules.resolve(identity)
+        // Identities alike share one entry; bounded so made-up callers cannot grow it without end.
+        if (resolvedRules.size < 10_000) resolvedRules.set(key, resolved)
+      }
+      const item = `${kind}:${subject}`
+      const refusal = resolved.refusal(item)
+      if (refusal !== undefined) return { verdict: 'hidden', reason: refusal }
+      const asked = resolved.ask(item)
+      if (asked !== undefined)
+        return {
+          verdict: 'ask',
+          reason: `the policy for "${identity.subject}" asks before the ${kind} "${subject}" (ask: "${asked}")`,
+        }
+      return undefined
+    },
   })
 
   const clients = new McpClientDirectory()
@@ -226,7 +253,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
   applyPolicy(agent, settings.policy, names)
-  const identities = identityScopes(agent, settings.policy, names)
+  identities = identityScopes(agent, settings.policy, names)
   if (settings.journal !== undefined && !settings.check) {
     const { Journal } = await import('../journal/journal.js')
     ctx.plugin(Journal, { path: settings.journal, identify: (of) => identities.identityOf(of) })

@@ -1,6 +1,7 @@
 // The resources, prompts and completions a served scope offers besides its tools: createMcpServer's
 // `catalog` option, its capabilities declared only for the parts given, every request passed to
 // the source, subscriptions kept per client and released when the client goes.
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   type CompleteRequest,
@@ -72,6 +73,8 @@ export interface McpPromptSource {
 export interface McpServeContext {
   /** Aborted when the client cancels the request or the connection closes. */
   readonly signal: AbortSignal
+  /** Who is asking, when the transport authenticated the request (the SDK's `extra.authInfo`). */
+  readonly authInfo?: AuthInfo
   /**
    * Ask the client's user a yes-or-no question (an elicitation with one boolean). Resolves with
    * whether the user approved; false when the client cannot be asked (it did not declare
@@ -121,9 +124,10 @@ export function serveCatalog(server: Server, catalog: McpServerCatalog): () => v
   if (complete) capabilities.completions = {}
   server.registerCapabilities(capabilities)
 
-  type Extra = { signal: AbortSignal; sendRequest: unknown }
+  type Extra = { signal: AbortSignal; sendRequest: unknown; authInfo?: AuthInfo }
   const contextOf = (extra: Extra): McpServeContext => ({
     signal: extra.signal,
+    ...(extra.authInfo === undefined ? {} : { authInfo: extra.authInfo }),
     confirm: (question, title) => confirm(server, extra, question, title),
   })
   // Whatever the source throws becomes the client's JSON-RPC error, keeping a numeric code.
