@@ -7,6 +7,7 @@ import { ConfigError } from '../errors/config-error.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
 import { catalogGlobIssues } from './config-catalog-policy.js'
+import { checkDeferAbove, checkServerDefer, type ServerDefer } from './config-defer.js'
 
 export type ServerConfig = (
   | { command: string; args?: string[]; env?: Record<string, string> }
@@ -14,6 +15,8 @@ export type ServerConfig = (
 ) & {
   /** Put before each of the server's tool names; default `"<name>__"`, `""` keeps the names as they are. */
   prefix?: string
+  /** Defer the server's tools (all, or those whose remote names match) behind `search_tools`. */
+  defer?: ServerDefer
 }
 
 /** How an upstream server that is down is retried: a delay doubling from `initialDelayMs` to `maxDelayMs`. */
@@ -55,6 +58,8 @@ export interface GatewayConfig {
   reconnect?: ReconnectConfig
   /** Largest JSON-RPC message read over stdio, from the client or an upstream server, in bytes. */
   maxMessageBytes?: number
+  /** Defer every upstream tool behind `search_tools` when the upstreams list more than this many. */
+  deferAbove?: number
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -100,7 +105,12 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
     issues.push('(root): expected an object')
     return {}
   }
-  unknownKeys(value, '', ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes'], issues)
+  unknownKeys(
+    value,
+    '',
+    ['root', 'bash', 'mode', 'servers', 'policy', 'http', 'reconnect', 'maxMessageBytes', 'deferAbove'],
+    issues,
+  )
   const config: GatewayConfig = {}
   if (value.root !== undefined) {
     if (typeof value.root === 'string' && value.root !== '') config.root = value.root
@@ -118,6 +128,8 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)
   if (value.http !== undefined) config.http = checkHttp(value.http, issues)
   if (value.reconnect !== undefined) config.reconnect = checkReconnect(value.reconnect, issues)
+  const deferAbove = checkDeferAbove(value.deferAbove, issues)
+  if (deferAbove !== undefined) config.deferAbove = deferAbove
   if (value.maxMessageBytes !== undefined) {
     const problem = maxMessageBytesProblem(value.maxMessageBytes)
     if (problem === undefined) config.maxMessageBytes = value.maxMessageBytes as number
@@ -245,19 +257,23 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
         `${at}: its tool prefix "${prefix}" duplicates the prefix of servers.${clash}; rename one of them or set its "prefix"`,
       )
     prefixes.set(prefix, name)
-    const prefixed = typeof entry.prefix === 'string' ? { prefix: entry.prefix } : {}
+    const defer = checkServerDefer(entry.defer, at, issues)
+    const prefixed = {
+      ...(typeof entry.prefix === 'string' ? { prefix: entry.prefix } : {}),
+      ...(defer === undefined ? {} : { defer }),
+    }
     if ('command' in entry && 'url' in entry) {
       issues.push(`${at}: give either command (stdio) or url (Streamable HTTP), not both`)
       continue
     }
     if ('url' in entry) {
-      unknownKeys(entry, at, ['url', 'headers', 'prefix'], issues)
+      unknownKeys(entry, at, ['url', 'headers', 'prefix', 'defer'], issues)
       if (typeof entry.url !== 'string' || !URL.canParse(entry.url)) issues.push(`${at}.url: expected an http(s) URL`)
       else if (!/^https?:$/.test(new URL(entry.url).protocol)) issues.push(`${at}.url: expected an http(s) URL`)
       const headers = stringRecord(entry.headers, `${at}.headers`, issues)
       servers[name] = { url: entry.url as string, ...(headers ? { headers } : {}), ...prefixed }
     } else if ('command' in entry) {
-      unknownKeys(entry, at, ['command', 'args', 'env', 'prefix'], issues)
+      unknownKeys(entry, at, ['command', 'args', 'env', 'prefix', 'defer'], issues)
       if (typeof entry.command !== 'string' || entry.command === '')
         issues.push(`${at}.command: expected a non-empty string`)
       let args: string[] | undefined

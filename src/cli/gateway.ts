@@ -22,15 +22,20 @@ import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
 import { serverPrefix } from './config.js'
 import { createGatewayCatalog } from './gateway-catalog.js'
+import { applyDeferral } from './gateway-defer.js'
 import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
 import type { GatewaySettings } from './settings.js'
+
+export { perSession } from './gateway-defer.js'
 
 export interface Gateway {
   readonly ctx: Context
   readonly tools: ToolRuntime
   /** The scope served to clients. */
   readonly agent: AgentHandle
+  /** Whether some tools are deferred behind `search_tools` (each session then gets its own scope). */
+  readonly deferring: boolean
   readonly connections: ReadonlyMap<string, McpConnection>
   /** Each upstream's state, in config order. */
   upstreams(): UpstreamReport[]
@@ -197,6 +202,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
   applyPolicy(agent, settings.policy, names)
+  const deferring = applyDeferral(tools, agent, settings, connections)
   // Each client's level, by its subscription: the upstreams are asked for the lowest of them, so
   // that no client misses a message at its own level because another asked for less.
   const clientLevels = new Map<(message: McpLogMessage) => void, McpLogLevel | undefined>()
@@ -233,7 +239,18 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
       await forwardLevel()
     },
   }
-  return { ctx, tools, agent, connections, upstreams, collisions, logging, catalog: () => catalog.serve(), close }
+  return {
+    ctx,
+    tools,
+    agent,
+    deferring,
+    connections,
+    upstreams,
+    collisions,
+    logging,
+    catalog: () => catalog.serve(),
+    close,
+  }
 }
 
 /** Refuse to go on with tools that two servers name (see {@link Gateway.collisions}). */

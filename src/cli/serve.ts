@@ -63,7 +63,7 @@ const serve: CliCommand = {
     ])
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
-    const [{ openGateway, refuseCollisions }, { createMcpServer }] = await Promise.all([
+    const [{ openGateway, refuseCollisions, perSession }, { createMcpServer }] = await Promise.all([
       import('./gateway.js'),
       import('../mcp/server.js'),
     ])
@@ -77,14 +77,15 @@ const serve: CliCommand = {
     }
     await refuseCollisions(gateway)
     if (settings.verbose) logCalls(gateway, log)
-    const make = () =>
+    const make = perSession(gateway.deferring, gateway.agent, (agent) =>
       createMcpServer(gateway.agent.ctx, {
-        agent: gateway.agent,
+        agent,
         name: 'toolgate',
         version: VERSION,
         logging: gateway.logging,
         catalog: gateway.catalog(),
-      })
+      }),
+    )
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
       else await serveHttp(make, settings.http, settings, log, io)

@@ -34,6 +34,8 @@ export interface GatewaySettings {
   readonly reconnect?: ReconnectConfig
   /** `serve --check`: report every upstream's state instead of serving. */
   readonly check?: boolean
+  /** Defer every upstream tool when the upstreams list more than this many. */
+  readonly deferAbove?: number
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -109,6 +111,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     resume: { eventStore: file.http?.eventStore ?? {}, retryMs: file.http?.retryMs },
     maxMessageBytes: maxMessageBytes ?? file.maxMessageBytes,
     reconnect: file.reconnect ?? {},
+    ...(file.deferAbove === undefined ? {} : { deferAbove: file.deferAbove }),
     check: values.check === true,
   }
 }
