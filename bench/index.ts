@@ -9,6 +9,7 @@ const suites = [
   'journal',
   'bash-sandbox',
   'search',
+  'tool-search',
   'import',
 ] as const
 for (const suite of suites) {

@@ -125,6 +125,12 @@ const expectations: Record<string, (out: string) => void> = {
       'INVALID_CONFIG at TimeoutPolicy config.defaultTimeoutMs: expected a positive finite number, got -1',
     )
   },
+  'tool-search.ts': (out) => {
+    expect(out).toContain('listed: get_time,search_tools')
+    expect(out).toContain('search: github__merge_pull_request')
+    expect(out).toContain('listed now: github__merge_pull_request,get_time,search_tools')
+    expect(out).toContain('program returned: {"result":"github__create_issue #7 done"')
+  },
   'use-mcp-server.ts': (out) => {
     expect(out).toContain('registered: calc__add, calc__word_count')
     expect(out).toContain('calc__add: ok 20 + 22 = 42')

@@ -67,6 +67,55 @@ function processTerm(term: string): string | null {
   return STOP_WORDS.has(term) ? null : stem(term)
 }
 
+// Words people use for what tool descriptions name otherwise. Applied to the query only, each
+// adding the words it stands for, so a request in everyday words meets the tools' vocabulary.
+const SYNONYMS: Readonly<Record<string, string>> = {
+  folder: 'directory',
+  folders: 'directories',
+  dir: 'directory',
+  mkdir: 'create directory',
+  ls: 'list directory',
+  mv: 'move rename',
+  rm: 'delete remove',
+  cp: 'copy',
+  cat: 'read file contents',
+  pr: 'pull request',
+  prs: 'pull requests',
+  ci: 'status checks',
+  approve: 'review',
+  approved: 'reviews',
+  bug: 'issue',
+  ticket: 'issue',
+  sql: 'query database',
+  table: 'sql query',
+  rows: 'sql query',
+  database: 'sql query',
+  db: 'sql query database',
+  png: 'image media',
+  jpg: 'image media',
+  picture: 'image',
+  photo: 'image media',
+  audio: 'media',
+  remember: 'entity observation memory',
+  forget: 'delete',
+  memory: 'knowledge graph',
+  fact: 'observation',
+  facts: 'observations',
+  repo: 'repository',
+  repos: 'repositories',
+  biggest: 'sizes',
+  size: 'sizes',
+  contents: 'read',
+  show: 'get read list',
+  open: 'read',
+}
+
+/** The query with each everyday word followed by the words it stands for. */
+function expandQuery(query: string): string {
+  const words = splitWords(query)
+  return words.map((word) => (SYNONYMS[word] === undefined ? word : `${word} ${SYNONYMS[word]}`)).join(' ')
+}
+
 function defaultServerOf(definition: ToolDefinition): string | undefined {
   const match = /^(.+?)(__|\.|\/)/.exec(definition.name)
   return match?.[1]
@@ -134,7 +183,7 @@ export class TextSearchEngine implements ToolSearchEngine {
 
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
     const index = this.build()
-    const hits = index.search(query, {
+    const hits = index.search(expandQuery(query), {
       filter: (hit) => {
         const definition = this.byId.get(hit.id as number)
         return definition !== undefined && accept(definition)
@@ -160,9 +209,8 @@ export class TextSearchEngine implements ToolSearchEngine {
       processTerm,
       searchOptions: {
         boost: { name: 3, server: 1.5, description: 1, params: 0.6 },
-        prefix: (term) => term.length >= 3,
-        fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
-        weights: { fuzzy: 0.3, prefix: 0.5 },
+        prefix: (term) => term.length >= 5,
+        weights: { fuzzy: 0.3, prefix: 0.4 },
         combineWith: 'OR',
       },
     })

@@ -211,3 +211,13 @@ describe('Code Mode', () => {
     expect(value.out).toBe('delete_file ran')
   })
 })
+
+describe('the text engine', () => {
+  it('splits snake, kebab, dotted and camel names into words, and stems lightly', async () => {
+    const { splitWords, stem } = await import('../../src/search/index.js')
+    expect(splitWords('listPullRequests')).toEqual(['list', 'pull', 'requests'])
+    expect(splitWords('get-file_info.v2')).toEqual(['get', 'file', 'info', 'v2'])
+    expect(splitWords('HTMLParser')).toEqual(['html', 'parser'])
+    expect(['files', 'creating', 'created', 'create'].map(stem)).toEqual(['file', 'creat', 'creat', 'creat'])
+  })
+})
