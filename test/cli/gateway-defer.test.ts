@@ -98,3 +98,45 @@ describe('config checking of defer and deferAbove', () => {
     )
   })
 })
+
+describe('applyDeferral', () => {
+  it('defers every upstream tool past deferAbove, per-server patterns otherwise, and nothing by default', async () => {
+    const { applyDeferral } = await import('../../src/cli/gateway-defer.js')
+    const { createAgent, createToolRuntime, defineTool } = await import('../../src/index.js')
+    const handle = await createToolRuntime()
+    try {
+      const { ctx, tools } = handle
+      const names = ['a__x', 'a__y', 'b__list_things', 'b__get_thing', 'own']
+      for (const name of names)
+        tools.register(
+          defineTool({
+            name,
+            description: name,
+            parameters: {},
+            output: { schema: { type: 'string' }, render: () => [] },
+            execute: async () => '',
+          }),
+        )
+      const connections = new Map([
+        ['a', { tools: ['a__x', 'a__y'] }],
+        ['b', { tools: ['b__list_things', 'b__get_thing'] }],
+      ]) as unknown as Parameters<typeof applyDeferral>[3]
+      const base = { servers: { a: { command: 'x' }, b: { command: 'y', defer: ['list_*'] } } }
+      const settings = (extra: object) => ({ ...base, ...extra }) as unknown as Parameters<typeof applyDeferral>[2]
+      const patterns = createAgent(ctx, { id: 'p' })
+      expect(applyDeferral(tools, patterns, settings({}), connections)).toBe(true)
+      expect(tools.deferred(patterns)).toEqual(['b__list_things'])
+      const auto = createAgent(ctx, { id: 'auto' })
+      expect(applyDeferral(tools, auto, settings({ deferAbove: 3 }), connections)).toBe(true)
+      expect(tools.deferred(auto).sort()).toEqual(['a__x', 'a__y', 'b__get_thing', 'b__list_things'])
+      const none = createAgent(ctx, { id: 'none' })
+      const plain = { servers: { a: { command: 'x' } }, deferAbove: 10 } as unknown as Parameters<
+        typeof applyDeferral
+      >[2]
+      expect(applyDeferral(tools, none, plain, connections)).toBe(false)
+      expect(tools.deferred(none)).toEqual([])
+    } finally {
+      await handle.dispose()
+    }
+  })
+})
