@@ -10,6 +10,7 @@ const suites = [
   'bash-sandbox',
   'search',
   'policy',
+  'tool-search',
   'import',
   'auth',
 ] as const

@@ -27,6 +27,20 @@ export {
   type ToolTransport,
 } from './runtime/index.js'
 
+// Tool search over deferred tools: the engine (or your own ranker) and the `search_tools` finder.
+export {
+  installToolSearch,
+  type RankedTool,
+  SEARCH_TOOLS_NAME,
+  type TextEngineOptions,
+  TextSearchEngine,
+  type ToolSearch,
+  type ToolSearchCallOptions,
+  type ToolSearchEngine,
+  type ToolSearchMatch,
+  type ToolSearchOptions,
+} from './search/index.js'
+
 // --- Declaring tools: defineTool, the schema DSL and the definition types --------------------------
 export {
   type ArgsOfSchema,

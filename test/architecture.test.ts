@@ -16,6 +16,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['schema'],
   ['runtime'],
   ['scheduling', 'presentation'],
+  ['search'],
   ['code-mode', 'tools'],
   ['journal', 'observability'],
   ['providers', 'mcp', 'store'],
@@ -111,7 +112,7 @@ describe('the folder floors', () => {
   })
 
   it('the core names no feature: src/runtime imports nothing above it', () => {
-    const features = ['code-mode', 'scheduling', 'journal', 'providers', 'mcp', 'viewer', 'cli', 'preset']
+    const features = ['code-mode', 'scheduling', 'search', 'journal', 'providers', 'mcp', 'viewer', 'cli', 'preset']
     const named = all.filter((edge) => edge.from.startsWith(`runtime${sep}`) && features.includes(edge.to))
     expect(named.map((edge) => `${edge.from} imports ${edge.specifier}`)).toEqual([])
   })

@@ -139,6 +139,12 @@ const expectations: Record<string, (out: string) => void> = {
     expect(out).toContain('count_words running (counting) -> 4\n')
     expect(out).toContain('-- step 0: 15 tokens\nFour words.\n-- step 1: 15 tokens\nstop: done, 30 tokens in all')
   },
+  'tool-search.ts': (out) => {
+    expect(out).toContain('listed: get_time,search_tools')
+    expect(out).toContain('search: github__merge_pull_request')
+    expect(out).toContain('listed now: github__merge_pull_request,get_time,search_tools')
+    expect(out).toContain('program returned: {"result":"github__create_issue #7 done"')
+  },
   'use-mcp-server.ts': (out) => {
     expect(out).toContain('registered: calc__add, calc__word_count')
     expect(out).toContain('calc__add: ok 20 + 22 = 42')

@@ -9,6 +9,7 @@ import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
 import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './config-auth.js'
 import { catalogGlobIssues } from './config-catalog-policy.js'
+import { checkDeferAbove, checkServerDefer, type ServerDefer } from './config-defer.js'
 import { checkPolicyRules, type PolicyRule } from './config-rules.js'
 import { checkStoreConfig, type StoreConfig } from './config-store.js'
 import { checkUpstreamAuth } from './config-upstream-auth.js'
@@ -19,6 +20,8 @@ export type ServerConfig = (
 ) & {
   /** Put before each of the server's tool names; default `"<name>__"`, `""` keeps the names as they are. */
   prefix?: string
+  /** Defer the server's tools (all, or those whose remote names match) behind `search_tools`. */
+  defer?: ServerDefer
 }
 
 /** How an upstream server that is down is retried: a delay doubling from `initialDelayMs` to `maxDelayMs`. */
@@ -70,6 +73,8 @@ export interface GatewayConfig {
   journal?: string
   /** Where journal and shared state live (PostgreSQL); the gateway keeps none without it. */
   store?: StoreConfig
+  /** Defer every upstream tool behind `search_tools` when the upstreams list more than this many. */
+  deferAbove?: number
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -132,6 +137,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
       'limits',
       'journal',
       'store',
+      'deferAbove',
     ],
     issues,
   )
@@ -159,6 +165,8 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.auth !== undefined) config.auth = checkAuth(value.auth, issues)
   if (value.limits !== undefined) config.limits = checkLimits(value.limits, issues)
   if (value.store !== undefined) config.store = checkStoreConfig(value.store, issues)
+  const deferAbove = checkDeferAbove(value.deferAbove, issues)
+  if (deferAbove !== undefined) config.deferAbove = deferAbove
   if (value.maxMessageBytes !== undefined) {
     const problem = maxMessageBytesProblem(value.maxMessageBytes)
     if (problem === undefined) config.maxMessageBytes = value.maxMessageBytes as number
@@ -286,13 +294,17 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
         `${at}: its tool prefix "${prefix}" duplicates the prefix of servers.${clash}; rename one of them or set its "prefix"`,
       )
     prefixes.set(prefix, name)
-    const prefixed = typeof entry.prefix === 'string' ? { prefix: entry.prefix } : {}
+    const defer = checkServerDefer(entry.defer, at, issues)
+    const prefixed = {
+      ...(typeof entry.prefix === 'string' ? { prefix: entry.prefix } : {}),
+      ...(defer === undefined ? {} : { defer }),
+    }
     if ('command' in entry && 'url' in entry) {
       issues.push(`${at}: give either command (stdio) or url (Streamable HTTP), not both`)
       continue
     }
     if ('url' in entry) {
-      unknownKeys(entry, at, ['url', 'headers', 'prefix', 'auth'], issues)
+      unknownKeys(entry, at, ['url', 'headers', 'prefix', 'auth', 'defer'], issues)
       if (typeof entry.url !== 'string' || !URL.canParse(entry.url)) issues.push(`${at}.url: expected an http(s) URL`)
       else if (!/^https?:$/.test(new URL(entry.url).protocol)) issues.push(`${at}.url: expected an http(s) URL`)
       const headers = stringRecord(entry.headers, `${at}.headers`, issues)
@@ -304,7 +316,7 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
         ...prefixed,
       }
     } else if ('command' in entry) {
-      unknownKeys(entry, at, ['command', 'args', 'env', 'prefix'], issues)
+      unknownKeys(entry, at, ['command', 'args', 'env', 'prefix', 'defer'], issues)
       if (typeof entry.command !== 'string' || entry.command === '')
         issues.push(`${at}.command: expected a non-empty string`)
       let args: string[] | undefined

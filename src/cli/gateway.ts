@@ -26,11 +26,14 @@ import { createBashTool, createFsTools } from '../tools/index.js'
 import { serverPrefix } from './config.js'
 import { withUpstreamAuth } from './config-upstream-auth.js'
 import { createGatewayCatalog } from './gateway-catalog.js'
+import { applyDeferral } from './gateway-defer.js'
 import { type IdentityScopes, identityScopes } from './identity-scopes.js'
 import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
 import type { IdentityPolicy } from './policy-rules.js'
 import type { GatewaySettings } from './settings.js'
+
+export { perSession } from './gateway-defer.js'
 
 export interface Gateway {
   readonly ctx: Context
@@ -39,6 +42,8 @@ export interface Gateway {
   readonly agent: AgentHandle
   /** Each authenticated identity's own scope under `agent`, with what `policy.rules` decide for it. */
   readonly identities: IdentityScopes
+  /** Whether some tools are deferred behind `search_tools` (each session then gets its own scope). */
+  readonly deferring: boolean
   readonly connections: ReadonlyMap<string, McpConnection>
   /** Each upstream's state, in config order. */
   upstreams(): UpstreamReport[]
@@ -258,6 +263,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
     const { Journal } = await import('../journal/journal.js')
     ctx.plugin(Journal, { path: settings.journal, identify: (of) => identities.identityOf(of) })
   }
+  const deferring = applyDeferral(tools, agent, settings, connections)
   // Each client's level, by its subscription: the upstreams are asked for the lowest of them, so
   // that no client misses a message at its own level because another asked for less.
   const clientLevels = new Map<(message: McpLogMessage) => void, McpLogLevel | undefined>()
@@ -299,6 +305,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
     tools,
     agent,
     identities,
+    deferring,
     connections,
     upstreams,
     collisions,

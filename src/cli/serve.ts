@@ -83,7 +83,7 @@ const serve: CliCommand = {
     const authenticator = settings.http === undefined ? undefined : checkExposure(settings)
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
-    const [{ openGateway, refuseCollisions }, { createMcpServer }] = await Promise.all([
+    const [{ openGateway, refuseCollisions, perSession }, { createMcpServer }] = await Promise.all([
       import('./gateway.js'),
       import('../mcp/server.js'),
     ])
@@ -104,10 +104,14 @@ const serve: CliCommand = {
           throw error
         })
       : undefined
-    const make = () => {
+    const make = perSession(gateway.deferring, gateway.agent, (agent) => {
       const server = createMcpServer(gateway.agent.ctx, {
-        agent: gateway.agent,
-        agentFor: (authInfo) => gateway.identities.agentFor(identityOf(authInfo)),
+        agent,
+        // An authenticated caller is served its identity's scope; anyone else the session's.
+        agentFor: (authInfo) => {
+          const identity = identityOf(authInfo)
+          return identity === undefined ? agent : gateway.identities.agentFor(identity)
+        },
         name: 'toolgate',
         version: VERSION,
         logging: gateway.logging,
@@ -115,7 +119,7 @@ const serve: CliCommand = {
         clients: gateway.clients,
       })
       return shared ? shared.acknowledging(server) : server
-    }
+    })
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
       else await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions)

@@ -48,6 +48,8 @@ export interface GatewaySettings {
   readonly journal?: string
   /** The shared store (`--store URL` or the config's `store`). */
   readonly store?: StoreConfig
+  /** Defer every upstream tool when the upstreams list more than this many. */
+  readonly deferAbove?: number
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -129,6 +131,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     resume: { eventStore: file.http?.eventStore ?? {}, retryMs: file.http?.retryMs },
     maxMessageBytes: maxMessageBytes ?? file.maxMessageBytes,
     reconnect: file.reconnect ?? {},
+    ...(file.deferAbove === undefined ? {} : { deferAbove: file.deferAbove }),
     check: values.check === true,
     ...(host !== undefined ? { host } : {}),
     ...(trustProxy !== undefined ? { trustProxy } : {}),

@@ -14,11 +14,13 @@ import { ToolAbortedError } from '../runtime/index.js'
 import { CallScheduler, classifyCall, DEFAULT_MAX_PARALLEL } from '../scheduling/call-scheduler.js'
 import { ToolArgsError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
+import { isRecord } from '../util/is-record.js'
 import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from './code-runtime.js'
-import { RUN_CODE_NAME } from './constants.js'
+import { RUN_CODE_NAME, SEARCH_BINDING } from './constants.js'
 import { CodeRunFailedError } from './errors.js'
 import type { CodeDispatchLog } from './events.js'
 import { createQuickJsRuntime } from './quickjs-runtime.js'
+import { renderToolsSdk, type SdkToolEntry } from './sdk.js'
 import { type CodeRuntimeSelection, selectCodeRuntime } from './select-runtime.js'
 
 /**
@@ -32,6 +34,8 @@ export interface CodeModeHost {
   executionMode(input: ToolExecutionInput): ToolExecutionMode
   /** Runs the tools/code-dispatch-log waterfall and emits the durable record; never throws. */
   logDispatch(log: CodeDispatchLog): Promise<void>
+  /** The installed finder tool's name (a tool search), which `tools.$search(query)` calls; none: no `$search`. */
+  finderName?(): string | undefined
 }
 
 export interface CodeModeOptions extends CodeRuntimeSelection {
@@ -230,6 +234,7 @@ class SubCallDispatcher {
   }
 
   call({ name, args }: CodeBindingCall): Promise<CodeBindingOutcome> {
+    if (name === SEARCH_BINDING) return this.search(args)
     if (name === RUN_CODE_NAME) {
       return Promise.resolve({
         ok: false,
@@ -252,6 +257,35 @@ class SubCallDispatcher {
     return new Promise((resolve) => {
       this.scheduler.submit(mode, () => this.dispatch({ index, input, resolve }))
     })
+  }
+
+  /**
+   * `tools.$search(query, limit?)`: a sub-call of the finder (so policies and the journal see it
+   * like any call) whose matches come back as SDK declarations the program's author can read.
+   */
+  private async search(args: JsonValue): Promise<CodeBindingOutcome> {
+    const finder = this.host.finderName?.()
+    if (finder === undefined)
+      return { ok: false, toolName: SEARCH_BINDING, message: 'no tool search is installed in this runtime' }
+    // `tools.$search("query")` or `tools.$search({ query, limit })`; the finder validates either.
+    const outcome = await this.call({ name: finder, args: typeof args === 'string' ? { query: args } : args })
+    if (!outcome.ok) return outcome
+    const found = isRecord<{ tools?: unknown }>(outcome.value) ? outcome.value.tools : undefined
+    const entries: SdkToolEntry[] = []
+    if (Array.isArray(found)) {
+      for (const tool of found) {
+        if (!isRecord<Record<string, unknown>>(tool)) continue
+        const { name, description, parameters } = tool
+        if (typeof name !== 'string') continue
+        entries.push({
+          name,
+          description: typeof description === 'string' ? description : '',
+          parameters: (parameters ?? {}) as JsonValue,
+        })
+      }
+    }
+    if (entries.length === 0) return { ok: true, value: 'no matching tools' }
+    return { ok: true, value: renderToolsSdk(entries, { preamble: false }) }
   }
 
   private async dispatch(job: SubCallJob): Promise<void> {

@@ -57,6 +57,13 @@ export interface ToolDefinition extends ToolSchema {
   readonly needsApproval?: boolean | ((args: unknown, exec: Readonly<ToolExecution>) => boolean | string)
   /** Pure synchronous overlap classifier; only an exact `true` opts in. */
   isConcurrencySafe?(args: unknown): boolean
+  /**
+   * Deferred loading: `true` leaves the tool out of `schemas()` and the Code Mode SDK until it is
+   * loaded for the agent (`tools.load`, or a tool search), `false` keeps it listed even where a
+   * `tools.defer(patterns)` rule matches it; omitted, the scope's rules decide. A deferred tool is
+   * still callable, under the same policies.
+   */
+  readonly defer?: boolean
   /** Pending-state presentation; pure and replay-safe. */
   presentCall?(args: unknown): ToolCallView | undefined
   /** Completed-state presentation; pure and replay-safe. */

@@ -84,6 +84,7 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   const timeoutMs = field(definition, 'timeoutMs', 'definition.timeoutMs', issues)
   const idleTimeoutMs = field(definition, 'idleTimeoutMs', 'definition.idleTimeoutMs', issues)
   const needsApproval = field(definition, 'needsApproval', 'definition.needsApproval', issues)
+  const defer = field(definition, 'defer', 'definition.defer', issues)
   const callbacks: Partial<Record<(typeof optionalCallbacks)[number], unknown>> = {}
   for (const key of optionalCallbacks) callbacks[key] = field(definition, key, `definition.${key}`, issues)
 
@@ -127,6 +128,8 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
     issues.push('definition.needsApproval: expected a boolean or a function (args, exec) => boolean | string')
   }
+  if (defer !== undefined && typeof defer !== 'boolean')
+    issues.push('definition.defer: expected a boolean when present')
   const budgets = { timeoutMs, idleTimeoutMs }
   for (const [key, ms] of Object.entries(budgets)) {
     if (ms !== undefined && !(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
@@ -139,6 +142,7 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   if (timeoutMs !== undefined) snapshot.timeoutMs = timeoutMs
   if (idleTimeoutMs !== undefined) snapshot.idleTimeoutMs = idleTimeoutMs
   if (needsApproval !== undefined) snapshot.needsApproval = needsApproval
+  if (defer !== undefined) snapshot.defer = defer
   for (const key of optionalCallbacks) if (callbacks[key] !== undefined) snapshot[key] = callbacks[key]
   const checked = Object.freeze(snapshot) as unknown as ToolDefinition
   sources.set(checked, definition)

@@ -1,5 +1,6 @@
 import type { ContentBlock } from '../contract/content.js'
 import type {
+  Agent,
   ApprovalAnswerSource,
   ApprovalOutcome,
   ApprovalRequest,
@@ -22,6 +23,13 @@ declare module 'cordis' {
   interface Events {
     /** The visible tool set of some scope changed. Unfiltered. */
     'tools/change'(): void
+    /**
+     * A definition joined a layer (`agent` undefined: the global layer), before `tools/change`.
+     * Unfiltered synchronous observer, for indexes kept beside the registry; failures are logged.
+     */
+    'tools/registered'(definition: ToolDefinition, agent: Agent | undefined): void
+    /** A definition left its layer (unregistered or its owner disposed). Like `tools/registered`. */
+    'tools/unregistered'(definition: ToolDefinition, agent: Agent | undefined): void
     /**
      * A call entered the pipeline (its arguments are materialized; nothing has run yet).
      * Scope-filtered synchronous observer: a throwing listener is logged and never reaches the call.

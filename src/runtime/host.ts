@@ -1,6 +1,7 @@
 import type { ScopeKey } from '../contract/execution.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
+import { checkDefinition } from './definition-check.js'
 import type { RegistryCore } from './registry.js'
 import type { Scope } from './scope.js'
 import type { ToolTransport } from './transport.js'
@@ -24,6 +25,15 @@ export interface ToolHost {
    * and keeps its identity until the view changes, so it can key a cache.
    */
   visibleTools(scope?: ScopeKey): ReadonlyMap<string, ToolDefinition>
+  /**
+   * Install the finder tool (a tool search): it joins every view that has deferred tools, and its
+   * name is reserved. One at a time; returns the idempotent uninstaller.
+   */
+  installFinder(definition: ToolDefinition): () => void
+  /** The installed finder's name, if any (Code Mode routes `tools.$search` to it). */
+  finderName(): string | undefined
+  /** The visible tools of a scope that are deferred and not loaded yet (read-only, stable while the view lives). */
+  deferredTools(scope?: ScopeKey): ReadonlySet<string>
   /** Whether any listener is registered for `event` (check before building an expensive payload). */
   hasListeners(event: string): boolean
   /**
@@ -63,6 +73,14 @@ export function createToolHost(core: RegistryCore): ToolHost {
       const halted = core.lifetime.halted(resolved, 'tools.host.visibleTools()')
       if (halted) throw halted
       return core.view(resolved).byName
+    },
+    installFinder: (definition: ToolDefinition) => core.installFinder(checkDefinition(definition)),
+    finderName: () => core.finder?.name,
+    deferredTools(scope?: ScopeKey) {
+      const resolved = scopeOf(scope, 'deferredTools')
+      const halted = core.lifetime.halted(resolved, 'tools.host.deferredTools()')
+      if (halted) throw halted
+      return core.view(resolved).deferred
     },
     hasListeners: (event: string) => core.hasHooks(event),
     waterfall<R>(event: string, agent: ScopeKey | undefined, args: readonly unknown[], inner: () => Promise<R>) {

@@ -6,6 +6,7 @@ import type {
   ToolExecutionToken,
   ToolPresentationMode,
 } from '../contract/execution.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { ToolNotFoundError } from './errors.js'
 import { Lifetime } from './lifecycle.js'
@@ -35,6 +36,8 @@ export class RegistryCore {
   readonly live = new Map<ToolExecutionToken, LiveCall>()
   /** The installed transport (Code Mode's `run_code` under the preset), if any. */
   transport: ToolTransport | undefined
+  /** The installed finder (a tool search under the preset): listed wherever something is deferred. */
+  finder: ToolDefinition | undefined
   /** Disposal state and the running bodies disposal aborts. */
   readonly lifetime = new Lifetime()
   /**
@@ -97,6 +100,39 @@ export class RegistryCore {
     }
   }
 
+  /** Whether `name` is the installed finder's (reserved like the transport's). */
+  isFinder(name: string): boolean {
+    return this.finder !== undefined && this.finder.name === name
+  }
+
+  /**
+   * Install the finder tool: it joins every view that has deferred tools. One at a time, and its
+   * name must be free; returns the uninstaller (idempotent).
+   */
+  installFinder(finder: ToolDefinition): () => void {
+    if (this.finder !== undefined)
+      throw new ConfigError('installFinder(definition)', `a finder ("${this.finder.name}") is already installed`)
+    if (this.global.own.has(finder.name) || this.isTransport(finder.name))
+      throw new ConfigError('installFinder(definition)', `the name "${finder.name}" is already taken`)
+    this.finder = finder
+    this.changed()
+    return () => {
+      if (this.finder !== finder) return
+      this.finder = undefined
+      this.changed()
+    }
+  }
+
+  /** Tell `tools/registered` / `tools/unregistered` listeners (an index kept beside the registry). */
+  announce(event: 'tools/registered' | 'tools/unregistered', definition: ToolDefinition, scope: Scope): void {
+    if (!this.hasHooks(event)) return
+    try {
+      this.events.emit(event, definition, scope.agent)
+    } catch (error) {
+      warnContained(this, `a ${event} listener failed`, error)
+    }
+  }
+
   /** The scope a context carries: an agent's, or the global layer for a plain context. */
   scopeOfContext(ctx: Context): Scope {
     const scope = (ctx as unknown as Record<symbol, unknown>)[scopeSymbol]
@@ -119,7 +155,7 @@ export class RegistryCore {
   }
 
   view(scope: Scope): ResolvedView {
-    return scope.resolve(this.version, this.defaultMode, this.transport)
+    return scope.resolve(this.version, this.defaultMode, this.transport, this.finder)
   }
 
   /** Record a change and tell listeners; a throwing `tools/change` listener never reaches the caller. */

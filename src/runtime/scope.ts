@@ -12,6 +12,11 @@ export interface CompiledRestriction {
   readonly deny: ReadonlySet<string> | undefined
 }
 
+/** A compiled `tools.defer(patterns)` rule: whether a tool name is deferred by it. */
+export interface DeferRule {
+  test(name: string): boolean
+}
+
 /** What one scope sees, recomputed lazily after any registry change. */
 export interface ResolvedView {
   readonly version: number
@@ -21,6 +26,11 @@ export interface ResolvedView {
   readonly mode: ToolPresentationMode
   /** Guards of every scope on the chain, global first. */
   readonly guards: readonly ToolGuard[]
+  /**
+   * Visible tools left out of `schemasJson` (and the Code Mode SDK) until they are loaded: callable,
+   * but only found through the finder (a tool search) or by name.
+   */
+  readonly deferred: ReadonlySet<string>
 }
 
 /**
@@ -32,6 +42,10 @@ export class Scope {
   readonly restrictions = new Set<CompiledRestriction>()
   readonly guards = new Set<ToolGuard>()
   presentation: ToolPresentationMode | undefined
+  /** `tools.defer(patterns)` rules of this layer; they apply to every scope below it too. */
+  readonly deferRules = new Set<DeferRule>()
+  /** Deferred tools loaded for this scope (and the scopes below it), for the scope's lifetime. */
+  readonly loaded = new Set<string>()
   view: ResolvedView | undefined
   /** Set when the agent owning this scope is disposed. */
   disposed = false
@@ -73,39 +87,60 @@ export class Scope {
     return false
   }
 
-  resolve(version: number, defaultMode: ToolPresentationMode, installed: ToolTransport | undefined): ResolvedView {
+  resolve(
+    version: number,
+    defaultMode: ToolPresentationMode,
+    installed: ToolTransport | undefined,
+    finder?: ToolDefinition,
+  ): ResolvedView {
     const cached = this.view
     if (cached && cached.version === version) return cached
     const byName = new Map<string, ToolDefinition>()
     if (this.parent) {
-      const inherited = this.parent.resolve(version, defaultMode, installed).byName
-      // The parent's transport entry follows the parent's presentation; this scope decides its own below.
+      const inherited = this.parent.resolve(version, defaultMode, installed, finder).byName
+      // The parent's transport and finder entries follow the parent's own view; this scope decides its own below.
       const skip = installed?.definition.name
       for (const [name, definition] of inherited) {
-        if (name !== skip && this.admits(name)) byName.set(name, definition)
+        if (name !== skip && definition !== finder && this.admits(name)) byName.set(name, definition)
       }
     }
     for (const [name, definition] of this.own) byName.set(name, definition)
     let mode: ToolPresentationMode = defaultMode
     for (const scope of this.chain) if (scope.presentation) mode = scope.presentation
     const transport = mode === 'native' ? undefined : installed
+    const deferred = new Set<string>()
+    for (const definition of byName.values()) if (this.defers(definition)) deferred.add(definition.name)
+    // The finder joins a view only while something in it is deferred: it is how those are found.
+    if (finder !== undefined && deferred.size > 0 && !byName.has(finder.name)) byName.set(finder.name, finder)
     const schemas: ToolSchema[] = []
     for (const definition of byName.values()) {
-      if (mode === 'code' || definition.name === transport?.definition.name) continue
+      if (mode === 'code' || definition.name === transport?.definition.name || deferred.has(definition.name)) continue
       schemas.push({ name: definition.name, description: definition.description, parameters: definition.parameters })
     }
     if (transport) {
       // The model learns the SDK from the transport's own description, rendered for this scope.
       const { definition } = transport
-      const description = transport.describe(byName)
+      const description = transport.describe(byName, deferred)
       schemas.push({ name: definition.name, description, parameters: definition.parameters })
       byName.set(definition.name, definition)
     }
     const guards: ToolGuard[] = []
     for (const scope of this.chain) for (const guard of scope.guards) guards.push(guard)
-    const view: ResolvedView = { version, byName, schemasJson: JSON.stringify(schemas), mode, guards }
+    const view: ResolvedView = { version, byName, schemasJson: JSON.stringify(schemas), mode, guards, deferred }
     this.view = view
     return view
+  }
+
+  /** Deferred here: by its own flag or a rule on the chain, and not loaded on the chain. */
+  private defers(definition: ToolDefinition): boolean {
+    const { name } = definition
+    if (definition.defer === false) return false
+    let deferred = definition.defer === true
+    for (const scope of this.chain) {
+      if (scope.loaded.has(name)) return false
+      if (!deferred) for (const rule of scope.deferRules) if (rule.test(name)) deferred = true
+    }
+    return deferred
   }
 
   private admits(name: string): boolean {

@@ -17,7 +17,7 @@ import { checkDefinition, ToolRegistrationError } from './definition-check.js'
 import { createToolHost, type ToolHost } from './host.js'
 import { runPipeline } from './pipeline.js'
 import { RegistryCore } from './registry.js'
-import type { CompiledRestriction, Scope } from './scope.js'
+import type { CompiledRestriction, DeferRule, Scope } from './scope.js'
 import './events.js'
 
 /** Configuration of the runtime core. */
@@ -148,9 +148,9 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
     const scope = this.callerScope('register')
     const checked = checkDefinition(definition)
     const core = this[coreOf]
-    if (core.isTransport(checked.name)) {
+    if (core.isTransport(checked.name) || core.isFinder(checked.name)) {
       throw new ToolRegistrationError(`tool "${checked.name}"`, [
-        `definition.name: "${checked.name}" is reserved for the installed transport`,
+        `definition.name: "${checked.name}" is reserved for the installed ${core.isFinder(checked.name) ? 'finder' : 'transport'}`,
       ])
     }
     if (scope.own.has(checked.name)) {
@@ -163,11 +163,13 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
       `tools.register(${checked.name})`,
       () => {
         scope.own.set(checked.name, checked)
+        core.announce('tools/registered', checked, scope)
         core.changed()
       },
       () => {
         if (scope.own.get(checked.name) !== checked) return
         scope.own.delete(checked.name)
+        core.announce('tools/unregistered', checked, scope)
         core.changed()
       },
     )
@@ -189,6 +191,56 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
         if (scope.restrictions.delete(compiled)) core.changed()
       },
     )
+  }
+
+  /**
+   * Defer the tools whose names match `patterns` (`*` matches any run of characters) in a scope (an
+   * agent, or omitted: the global layer) and the scopes below it: they stay callable but leave
+   * `schemas()` and the Code Mode SDK until loaded. A definition's own `defer` flag wins over a
+   * rule. The rule belongs to the calling plugin; returns its idempotent remover.
+   */
+  defer(patterns: readonly string[], scope?: ScopeKey): () => void {
+    const target = this.resolveScopeKey(scope, 'defer')
+    const rule = compileDeferRule(patterns)
+    const core = this[coreOf]
+    return this.own(
+      'tools.defer()',
+      () => {
+        target.deferRules.add(rule)
+        core.changed()
+      },
+      () => {
+        if (target.deferRules.delete(rule)) core.changed()
+      },
+    )
+  }
+
+  /**
+   * Load deferred tools for a scope (an agent, or omitted: the global layer) for the rest of its
+   * lifetime: they join its `schemas()` and SDK (and those of the scopes below it). Names the scope
+   * does not see, or that are not deferred there, are ignored. Returns the names newly loaded.
+   */
+  load(names: readonly string[], scope?: ScopeKey): string[] {
+    if (!Array.isArray(names)) throw new ConfigError('tools.load(names)', 'expected an array of tool names')
+    const target = this.resolveScopeKey(scope, 'load')
+    const core = this[coreOf]
+    const deferred = core.view(target).deferred
+    const added: string[] = []
+    names.forEach((name: unknown, i) => {
+      if (typeof name !== 'string') throw new ConfigError(`tools.load(names)[${i}]`, 'expected a tool name string')
+    })
+    for (const name of names) {
+      if (!deferred.has(name) || target.loaded.has(name)) continue
+      target.loaded.add(name)
+      added.push(name)
+    }
+    if (added.length > 0) core.changed()
+    return added
+  }
+
+  /** The visible tools of a scope that are deferred and not loaded yet, by name. */
+  deferred(scope?: ScopeKey): string[] {
+    return [...this[coreOf].view(this.resolveScopeKey(scope, 'deferred')).deferred]
   }
 
   guard(guard: ToolGuard): () => void {
@@ -264,6 +316,24 @@ function modeOf(core: RegistryCore, input: ToolExecutionInput): ToolExecutionMod
   }
 }
 
+function compileDeferRule(patterns: readonly string[]): DeferRule {
+  if (!Array.isArray(patterns) || patterns.length === 0)
+    throw new ConfigError('tools.defer(patterns)', 'expected a non-empty array of name patterns')
+  const exact = new Set<string>()
+  const globs: RegExp[] = []
+  patterns.forEach((pattern: unknown, i) => {
+    if (typeof pattern !== 'string' || pattern.length === 0)
+      throw new ConfigError(`tools.defer(patterns)[${i}]`, 'expected a non-empty name pattern string')
+    if (!pattern.includes('*')) exact.add(pattern)
+    else globs.push(new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`, 's'))
+  })
+  return Object.freeze({ test: (name: string) => exact.has(name) || globs.some((glob) => glob.test(name)) })
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')
+}
+
 function compileRestriction(core: RegistryCore, scope: Scope, filter: ToolRestriction): CompiledRestriction {
   const issues: string[] = []
   if (typeof filter !== 'object' || filter === null)
@@ -282,6 +352,7 @@ function compileRestriction(core: RegistryCore, scope: Scope, filter: ToolRestri
       if (typeof name !== 'string') issues.push(`${path}: expected a tool name string`)
       else if (core.isTransport(name))
         issues.push(`${path}: "${name}" is the reserved transport and cannot be restricted`)
+      else if (core.isFinder(name)) issues.push(`${path}: "${name}" is the reserved finder and cannot be restricted`)
       else if (scope.own.has(name))
         issues.push(
           `${path}: "${name}" is registered in this agent's own scope; restrictions filter only inherited tools`,

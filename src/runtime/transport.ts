@@ -10,8 +10,11 @@ import type { ToolDefinition } from '../contract/tool-definition.js'
 export interface ToolTransport {
   /** The transport tool itself; its name is reserved while the transport is installed. */
   readonly definition: ToolDefinition
-  /** Model-facing description of the transport for one scope's visible tools (the transport excluded). */
-  describe(visible: ReadonlyMap<string, ToolDefinition>): string
+  /**
+   * Model-facing description of the transport for one scope's visible tools (the transport
+   * excluded); `deferred` names the visible tools not loaded yet (list them briefly, or not at all).
+   */
+  describe(visible: ReadonlyMap<string, ToolDefinition>, deferred: ReadonlySet<string>): string
   /** Message of the `UNKNOWN_TOOL` error for a model-direct call of `name` under `code`: the way back. */
   redirect(name: string): string
 }

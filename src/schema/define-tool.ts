@@ -48,6 +48,8 @@ export interface DefineToolSpec<P extends ParametersInput, O extends OutputSchem
   finalizeContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
   readonly timeoutMs?: number
   readonly idleTimeoutMs?: number
+  /** Leave the tool out of `schemas()` and the Code Mode SDK until it is loaded (`true`), or never (`false`). */
+  readonly defer?: boolean
   isConcurrencySafe?(args: ArgsOfSchema<P>): boolean
   /**
    * Ask the approval service before running: `true` for every call, or per call `(args, exec)`
@@ -98,6 +100,7 @@ function definitionIssues(spec: Record<string, unknown>): string[] {
   if (needs !== undefined && typeof needs !== 'boolean') fn(needs, 'needsApproval', true)
   fn(spec.presentCall, 'presentCall', true)
   fn(spec.presentResult, 'presentResult', true)
+  if (spec.defer !== undefined && typeof spec.defer !== 'boolean') issues.push('defer: must be a boolean when present')
   for (const key of ['timeoutMs', 'idleTimeoutMs'] as const) {
     const ms = spec[key]
     if (ms !== undefined && (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms))) {
@@ -177,6 +180,7 @@ interface LooseSpec {
   readonly finalizeContent?: NonNullable<ToolDefinition['finalizeContent']>
   readonly timeoutMs?: number
   readonly idleTimeoutMs?: number
+  readonly defer?: boolean
   readonly needsApproval?: boolean | ((args: unknown, exec: Readonly<ToolExecution>) => boolean | string)
   readonly isConcurrencySafe?: (args: unknown) => boolean
   readonly presentCall?: (args: unknown) => ToolCallView | undefined
@@ -192,6 +196,7 @@ function attachPolicies(definition: ToolDefinition, spec: LooseSpec, args: Compi
   }
   if (spec.timeoutMs !== undefined) target.timeoutMs = spec.timeoutMs
   if (spec.idleTimeoutMs !== undefined) target.idleTimeoutMs = spec.idleTimeoutMs
+  if (spec.defer !== undefined) target.defer = spec.defer
   const needsApproval = spec.needsApproval
   if (typeof needsApproval === 'boolean') target.needsApproval = needsApproval
   else if (needsApproval !== undefined) {

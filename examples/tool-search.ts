@@ -1,0 +1,58 @@
+/**
+ * Concept: tool search (docs/guide/tool-search.md). Deferred tools stay callable but leave the
+ * model's tool list; the model finds them with search_tools, which loads them for its agent.
+ *
+ *   npx tsx examples/tool-search.ts
+ */
+import { createAgent, createToolRuntime, defineTool } from 'toolgate'
+
+const { ctx, tools, dispose } = await createToolRuntime()
+const tool = (name: string, description: string) =>
+  defineTool({
+    name,
+    description,
+    parameters: { number: { type: 'integer', required: true } },
+    output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
+    execute: async ({ number }) => `${name} #${number} done`,
+  })
+tools.register(tool('github__merge_pull_request', 'Merge a pull request.'))
+tools.register(tool('github__create_issue', 'Create a new issue in a repository.'))
+tools.register(tool('get_time', 'The current time.'))
+
+// #region defer
+const agent = createAgent(ctx, { id: 'assistant' })
+tools.defer(['github__*'], agent) // deferred for this agent (and its child agents)
+console.log(`listed: ${tools.schemas(agent).map((schema) => schema.name)}`)
+console.log(`search: ${tools.search('merge a PR', { agent, limit: 1 }).map((match) => match.name)}`)
+
+// What the model does: call search_tools; the matches are loaded for this agent.
+const found = await tools.execute({
+  callId: 'c1',
+  name: 'search_tools',
+  arguments: { query: 'merge a pull request', limit: 1 },
+  agent,
+  signal: new AbortController().signal,
+})
+console.log(`search_tools ok: ${!found.isError}`)
+console.log(`listed now: ${tools.schemas(agent).map((schema) => schema.name)}`)
+// #endregion defer
+
+// #region code-mode-search
+const coder = createAgent(ctx, { id: 'coder' })
+coder.ctx.tools.presentAs('code')
+tools.defer(['github__*'], coder)
+const program = `
+  const signatures = await tools.$search('open an issue')
+  console.log(signatures.includes('github__create_issue'))
+  return await tools.github__create_issue({ number: 7 })
+`
+const run = await tools.execute({
+  callId: 'c2',
+  name: 'run_code',
+  arguments: { description: 'find and call', code: program },
+  agent: coder,
+  signal: new AbortController().signal,
+})
+console.log(run.isError ? 'run failed' : `program returned: ${JSON.stringify(run.value)}`)
+// #endregion code-mode-search
+await dispose()

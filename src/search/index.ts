@@ -1,0 +1,20 @@
+// Tool search: a full-text index over what the registry holds, and the `search_tools` finder that
+// loads deferred tools for the agent that found them. Installed through `tools.host`, like Code Mode.
+export {
+  type RankedTool,
+  splitWords,
+  stem,
+  type TextEngineOptions,
+  TextSearchEngine,
+  type ToolSearchEngine,
+} from './engine.js'
+export {
+  DEFAULT_SEARCH_LIMIT,
+  installToolSearch,
+  MAX_SEARCH_LIMIT,
+  SEARCH_TOOLS_NAME,
+  type ToolSearch,
+  type ToolSearchCallOptions,
+  type ToolSearchMatch,
+  type ToolSearchOptions,
+} from './tool-search.js'

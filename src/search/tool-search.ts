@@ -1,0 +1,155 @@
+import type { Context } from 'cordis'
+import type { Agent, ScopeKey } from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
+import type { ToolDefinition } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
+import type { ToolRuntimeCore } from '../runtime/index.js'
+import { defineTool } from '../schema/index.js'
+import { type TextEngineOptions, TextSearchEngine, type ToolSearchEngine } from './engine.js'
+
+/** The first-party finder tool's name. */
+export const SEARCH_TOOLS_NAME = 'search_tools'
+
+/** How many matches `tools.search` and `search_tools` return when not told. */
+export const DEFAULT_SEARCH_LIMIT = 5
+/** The most matches one search returns. */
+export const MAX_SEARCH_LIMIT = 50
+
+/** Options of the tool search feature (`ToolRuntime` config `search`). */
+export interface ToolSearchOptions extends TextEngineOptions {
+  /** Rank with another engine (an embedding ranker, say) instead of the built-in full-text index. */
+  readonly engine?: ToolSearchEngine
+}
+
+/** One match of `tools.search`. */
+export interface ToolSearchMatch {
+  readonly name: string
+  readonly description: string
+  readonly score: number
+}
+
+/** Options of one `tools.search` call. */
+export interface ToolSearchCallOptions {
+  /** Whose view to search (omitted: the global layer). Only tools this scope may see are ranked. */
+  readonly agent?: ScopeKey
+  /** Most matches to return, 1 to 50 (default 5). */
+  readonly limit?: number
+}
+
+/** The installed feature: `search` over a scope's view. */
+export interface ToolSearch {
+  search(query: string, options?: ToolSearchCallOptions): ToolSearchMatch[]
+}
+
+interface FoundTool {
+  name: string
+  description: string
+  score: number
+  parameters: JsonValue
+}
+
+/**
+ * Install tool search into `tools` for the lifetime of `ctx`: an index that follows every
+ * registration (kept by the `tools/registered` and `tools/unregistered` events) and the
+ * `search_tools` finder, which the runtime lists wherever something is deferred. Tools already
+ * registered in the global layer are indexed at once; install it before agents register their own.
+ */
+export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options: ToolSearchOptions = {}): ToolSearch {
+  if (options === null || typeof options !== 'object') throw new ConfigError('search', 'expected an options object')
+  if (options.serverOf !== undefined && typeof options.serverOf !== 'function')
+    throw new ConfigError('search.serverOf', 'expected a function (definition) => string | undefined')
+  const engine: ToolSearchEngine = options.engine ?? new TextSearchEngine(options)
+  const host = tools.host
+  for (const definition of host.visibleTools().values()) engine.add(definition)
+  ctx.on('tools/registered', (definition: ToolDefinition) => engine.add(definition))
+  ctx.on('tools/unregistered', (definition: ToolDefinition) => engine.remove(definition))
+
+  const search = (query: string, call: ToolSearchCallOptions | undefined, method: string): ToolSearchMatch[] => {
+    if (typeof query !== 'string') throw new ConfigError(`${method}(query)`, 'expected a string')
+    if (call !== undefined && (call === null || typeof call !== 'object'))
+      throw new ConfigError(`${method}(query, options)`, 'expected { agent?, limit? }')
+    const limit = call?.limit ?? DEFAULT_SEARCH_LIMIT
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT)
+      throw new ConfigError(`${method}(query, options).limit`, `expected an integer from 1 to ${MAX_SEARCH_LIMIT}`)
+    const visible = host.visibleTools(call?.agent)
+    const finder = host.finderName()
+    // Only what this scope resolves to, by identity: a tool another agent registered under the same
+    // name, or one a restriction hides, is never ranked.
+    const accept = (definition: ToolDefinition) =>
+      definition.name !== finder && visible.get(definition.name) === definition
+    if (query.trim() === '') return []
+    return engine.search(query, accept, limit).map(({ definition, score }) => ({
+      name: definition.name,
+      description: definition.description,
+      score,
+    }))
+  }
+
+  const finder = defineTool({
+    name: SEARCH_TOOLS_NAME,
+    description:
+      'Search the tools available to you that are not listed yet, by what you want to do (a few keywords ' +
+      'or a short request). Returns the best matches with their full parameter schemas, and makes them ' +
+      'available to call for the rest of the session.',
+    parameters: {
+      query: { type: 'string', description: 'What you want to do, in a few words.', required: true },
+      limit: {
+        type: 'integer',
+        description: `How many matches to return, 1 to ${MAX_SEARCH_LIMIT} (default ${DEFAULT_SEARCH_LIMIT}).`,
+      },
+    },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          tools: {
+            type: 'array',
+            required: true,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                name: { type: 'string', required: true },
+                description: { type: 'string', required: true },
+                score: { type: 'number', required: true },
+                parameters: { type: 'json', required: true },
+              },
+            },
+          },
+          loaded: { type: 'array', items: { type: 'string' }, required: true },
+        },
+      },
+      render: (_args, value) => [{ type: 'text', text: renderFound(value.tools) }],
+    },
+    isConcurrencySafe: () => true,
+    execute: async (args, exec) => {
+      const agent: Agent | undefined = exec.agent
+      // A model's out-of-range limit is clamped rather than refused: the search itself is still useful.
+      const limit = Math.min(Math.max(args.limit ?? DEFAULT_SEARCH_LIMIT, 1), MAX_SEARCH_LIMIT)
+      const matches = search(args.query, { ...(agent ? { agent } : {}), limit }, SEARCH_TOOLS_NAME)
+      const visible = host.visibleTools(agent)
+      const found = matches.map((match) => ({
+        ...match,
+        parameters: (visible.get(match.name)?.parameters ?? {}) as JsonValue,
+      }))
+      const loaded = tools.load(
+        found.map((tool) => tool.name),
+        agent,
+      )
+      return { tools: found, loaded }
+    },
+  })
+  const uninstall = host.installFinder(finder)
+  ctx.effect(() => uninstall, 'tool search')
+  return Object.freeze({ search: (query: string, call?: ToolSearchCallOptions) => search(query, call, 'tools.search') })
+}
+
+function renderFound(found: readonly FoundTool[]): string {
+  if (found.length === 0) return 'No matching tools. Try other words.'
+  const lines = [`${found.length} matching tool(s), callable now:`]
+  for (const tool of found) {
+    lines.push('', `## ${tool.name}`, tool.description, `Parameters (JSON Schema): ${JSON.stringify(tool.parameters)}`)
+  }
+  return lines.join('\n')
+}
