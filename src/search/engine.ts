@@ -182,7 +182,7 @@ export class TextSearchEngine implements ToolSearchEngine {
   }
 
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
-    const index = this.build()
+    const index = this.ensureIndex()
     const hits = index.search(expandQuery(query), {
       filter: (hit) => {
         const definition = this.byId.get(hit.id as number)
@@ -199,7 +199,11 @@ export class TextSearchEngine implements ToolSearchEngine {
   }
 
   /** Build the whole index now (the first search does it otherwise). */
-  build(): MiniSearch<IndexedTool> {
+  build(): void {
+    this.ensureIndex()
+  }
+
+  private ensureIndex(): MiniSearch<IndexedTool> {
     if (this.index !== undefined) return this.index
     const loaded = loadMiniSearch()
     const Engine = 'default' in loaded ? loaded.default : loaded
