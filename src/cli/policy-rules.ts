@@ -4,6 +4,7 @@
 import type { ToolPresentationMode } from '../contract/execution.js'
 import type { Identity } from '../mcp/identity.js'
 import type { ClaimValue, PolicyRule, PolicyWho } from './config-rules.js'
+import { globsRegExp } from './policy.js'
 
 /** What the rules decide for one identity, name by name. */
 export interface IdentityPolicy {
@@ -30,18 +31,6 @@ export interface CompiledRules {
    * and the claims rules read), so they may share one scope.
    */
   keyOf(identity: Identity): string
-}
-
-/** A glob list as one anchored regular expression (`*` any run, `?` one character). */
-export function globsRegExp(globs: readonly string[]): RegExp | undefined {
-  if (globs.length === 0) return undefined
-  const sources = globs.map((glob) =>
-    glob
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.'),
-  )
-  return new RegExp(`^(?:${sources.join('|')})$`)
 }
 
 /** A glob with its regular expression, compiled once. */

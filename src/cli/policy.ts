@@ -5,14 +5,31 @@ import type { Agent, ToolExecutionFailure, ToolExecutionResult } from '../contra
 import { ToolTimeoutError } from '../runtime/index.js'
 import type { PolicyConfig } from './config.js'
 
+/** A glob list as one anchored regular expression (`*` any run, `?` one character). */
+export function globsRegExp(globs: readonly string[]): RegExp | undefined {
+  if (globs.length === 0) return undefined
+  const sources = globs.map((glob) =>
+    glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.'),
+  )
+  return new RegExp(`^(?:${sources.join('|')})$`)
+}
+
+/** Compiled globs: every call (and every listed resource) is checked against the same few. */
+const compiled = new Map<string, (name: string) => boolean>()
+
 /** A tool-name glob: `*` is any run of characters, `?` one character. */
 export function nameGlob(glob: string): (name: string) => boolean {
-  const source = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.')
-  const re = new RegExp(`^${source}$`)
-  return (name) => re.test(name)
+  let test = compiled.get(glob)
+  if (test === undefined) {
+    const re = globsRegExp([glob]) as RegExp
+    test = (name) => re.test(name)
+    // Bounded: the globs come from the config, but a long-lived host may build many policies.
+    if (compiled.size < 1000) compiled.set(glob, test)
+  }
+  return test
 }
 
 function firstMatch(globs: readonly string[] | undefined, name: string): string | undefined {

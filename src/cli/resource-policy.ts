@@ -15,15 +15,8 @@ export type CatalogVerdict =
   /** Listed, and a person is asked before each read or get. */
   | { readonly verdict: 'ask'; readonly reason: string }
 
-/** Compiled globs: lists of thousands of resources are checked against the same few globs. */
-const compiled = new Map<string, (subject: string) => boolean>()
 function matches(glob: string, subject: string): boolean {
-  let test = compiled.get(glob)
-  if (test === undefined) {
-    test = nameGlob(glob)
-    if (compiled.size < 1000) compiled.set(glob, test)
-  }
-  return test(subject)
+  return nameGlob(glob)(subject)
 }
 
 /** The globs of `list` that address `kind`, without their `kind:` head. */

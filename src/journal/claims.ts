@@ -43,7 +43,7 @@ export function claimsDirectory(journalPath: string): string {
 export function claimCall(journalPath: string, call: ClaimedCall): CallClaim {
   const directory = claimsDirectory(journalPath)
   mkdirSync(directory, { recursive: true })
-  const path = `${directory}/${claimName(call)}.json`
+  const path = `${directory}/${claimDigest(call)}.json`
   let fd: number
   try {
     fd = openSync(path, 'wx', 0o644)
@@ -81,7 +81,8 @@ export function claimCall(journalPath: string, call: ClaimedCall): CallClaim {
   }
 }
 
-function claimName(call: ClaimedCall): string {
+/** The digest naming a call's claim: one call has one claim in every store (file name, row key). */
+export function claimDigest(call: ClaimedCall): string {
   let identity: string
   try {
     identity = JSON.stringify([call.agentId, call.callId, call.toolName, call.arguments])

@@ -129,17 +129,7 @@ export async function resumeModelLoop<F extends ProviderFormat>(
   // applied like `options.decisions`; the two may agree on a call, never contradict each other.
   const stored = state as { decisions?: unknown }
   if (stored.decisions !== undefined) {
-    const recorded = readDecisions(stored.decisions, pending, 'state.decisions')
-    const conflicts: string[] = []
-    for (const [callId, outcome] of recorded) {
-      const given = decisions.get(callId)
-      if (given === undefined) decisions.set(callId, outcome)
-      else if (given.kind !== outcome.kind)
-        conflicts.push(
-          `decisions[${JSON.stringify(callId)}]: "${given.kind}" contradicts the decision recorded in the state ("${outcome.kind}")`,
-        )
-    }
-    if (conflicts.length > 0) throw new ResumeStateError(conflicts)
+    addRecordedDecisions(decisions, readDecisions(stored.decisions, pending, 'state.decisions'), 'the state')
     delete stored.decisions
   }
   // Decisions recorded in the store for this turn: applied the same way, and each call's claim
@@ -147,17 +137,8 @@ export async function resumeModelLoop<F extends ProviderFormat>(
   const recordedInStore = new Map<string, ApprovalOutcome>()
   if (turn !== undefined) {
     const recorded = readDecisions(turn.decisions, pending, 'store decisions')
-    const conflicts: string[] = []
-    for (const [callId, outcome] of recorded) {
-      const given = decisions.get(callId)
-      if (given === undefined) decisions.set(callId, outcome)
-      else if (given.kind !== outcome.kind)
-        conflicts.push(
-          `decisions[${JSON.stringify(callId)}]: "${given.kind}" contradicts the decision recorded in the store ("${outcome.kind}")`,
-        )
-      recordedInStore.set(callId, outcome)
-    }
-    if (conflicts.length > 0) throw new ResumeStateError(conflicts)
+    addRecordedDecisions(decisions, recorded, 'the store')
+    for (const [callId, outcome] of recorded) recordedInStore.set(callId, outcome)
   }
   checkConsistency(state, format, options.tools.schemas(options.agent))
   const known = new Map<string, ToolExecutionResult>()
@@ -459,6 +440,27 @@ function isResult(value: unknown): value is ToolExecutionResult {
 }
 
 /** Check the host's decisions against the pending calls; nothing runs when one is refused. */
+/**
+ * Add decisions recorded in `where` (the state, the store) to the given ones: they may agree on a
+ * call, never contradict each other.
+ */
+function addRecordedDecisions(
+  decisions: Map<string, ApprovalOutcome>,
+  recorded: ReadonlyMap<string, ApprovalOutcome>,
+  where: string,
+): void {
+  const conflicts: string[] = []
+  for (const [callId, outcome] of recorded) {
+    const given = decisions.get(callId)
+    if (given === undefined) decisions.set(callId, outcome)
+    else if (given.kind !== outcome.kind)
+      conflicts.push(
+        `decisions[${JSON.stringify(callId)}]: "${given.kind}" contradicts the decision recorded in ${where} ("${outcome.kind}")`,
+      )
+  }
+  if (conflicts.length > 0) throw new ResumeStateError(conflicts)
+}
+
 function readDecisions(
   raw: unknown,
   pending: { calls: readonly ProviderToolCall[]; requests: (ApprovalRequest | null)[] },

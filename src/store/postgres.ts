@@ -2,13 +2,12 @@
 // decisions, claims, standing approvals, buckets and sessions. Each guarantee is the database's:
 // a unique row decides a claim, a conditional insert under a row lock decides a decision, and
 // LISTEN/NOTIFY wakes followers, who read from their cursor.
-import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Client, Notification, Pool, PoolClient } from 'pg'
 import type { ApprovalOutcome } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import { ConfigError } from '../errors/config-error.js'
-import type { CallClaimRecord, ClaimedCall } from '../journal/claims.js'
+import { type CallClaimRecord, type ClaimedCall, claimDigest } from '../journal/claims.js'
 import { serialize } from '../journal/file-store.js'
 import { parseJournalRecord } from '../journal/parse-record.js'
 import type { JournalRecord } from '../journal/records.js'
@@ -491,7 +490,7 @@ class PostgresStore implements Store {
   }
 
   async claim(call: ClaimedCall, decision?: ClaimDecision): Promise<StoreClaim> {
-    const key = claimKey(call)
+    const key = claimDigest(call)
     const won = await this.tx('claim', async (client) => {
       if (decision !== undefined) {
         // Checked in the transaction that inserts the claim, with the turn row share-locked.
@@ -689,17 +688,6 @@ function checkId(id: unknown, method: string): void {
 
 function scopeOf(agentId: string | null): string {
   return agentId === null ? 'global' : `agent:${agentId}`
-}
-
-/** The same digest of a call's identity the file claims use, so one call has one claim everywhere. */
-function claimKey(call: ClaimedCall): string {
-  let identity: string
-  try {
-    identity = JSON.stringify([call.agentId, call.callId, call.toolName, call.arguments])
-  } catch {
-    identity = JSON.stringify([call.agentId, call.callId, call.toolName])
-  }
-  return createHash('sha256').update(identity).digest('hex')
 }
 
 /** A failure of the connection itself (as opposed to a statement): the client is not reused. */
