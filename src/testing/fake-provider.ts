@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 // startFakeProvider: a local HTTP server that answers one provider API from a script of turns.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -34,8 +35,10 @@ export interface FakeProvider {
   readonly url: string
   /** Every request received, in order (a test asserts what the client sent). */
   readonly requests: readonly FakeProviderRequest[]
-  /** Stop listening and drop open connections (a hanging stream included). */
+  /** Stop listening and drop open connections (a hanging stream included). Idempotent. */
   close(): Promise<void>
+  /** `await using fake = await startFakeProvider(…)` closes it at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 const ROUTES: { readonly [F in ProviderFormat]: RegExp } = {
@@ -118,13 +121,13 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     server.listen(0, '127.0.0.1', () => resolve())
   })
   const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      }),
+  let closing: Promise<void> | undefined
+  const close = (): Promise<void> => {
+    closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    })
+    return closing
   }
+  return { url: `http://127.0.0.1:${port}`, requests, close, [Symbol.asyncDispose]: close }
 }
