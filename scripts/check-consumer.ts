@@ -4,7 +4,8 @@
  * Bundler resolution. Five scratch consumers install the same tarball (dependencies come from the
  * npm cache `npm ci` filled): one with no provider SDK, and one per SDK with only that SDK. Each
  * compiles the samples of scripts/consumer/ it can: sample.ts and entries.ts everywhere (every
- * SDK-free entry point), plus the sample of its own SDK's subpath. No type packages at all (only
+ * SDK-free entry point), plus the sample of its own SDK's subpath and the guide programs that use
+ * that SDK (a page's code blocks, extracted; once more with `tsc --init`'s stricter options). No type packages at all (only
  * TypeScript's ES + DOM libs), so a declaration that names `NodeJS.*` fails here; one more
  * NodeNext run adds @types/node, the usual Node setup. Every entry point of package.json must be
  * imported by some sample. The tsc runs go in parallel, one per core. Run after `npm run build`.
@@ -14,6 +15,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { pageBlocks } from './sync-guide.js'
 
 const root = resolve(fileURLToPath(import.meta.url), '../..')
 const samples = join(root, 'scripts/consumer')
@@ -40,6 +42,26 @@ const SDK_SAMPLES: Record<string, string> = {
  */
 const SDK_COMPANIONS: Record<string, { packages: string[]; types: string[] }> = {
   ai: { packages: ['@types/node', '@types/json-schema'], types: ['node'] },
+}
+
+/**
+ * Guide pages that show one whole program: their `ts` blocks joined, compiled as `file` by the
+ * consumer that has only `sdk` installed (and no @types/node), so the page is what type-checks.
+ */
+const GUIDE_PROGRAMS: ReadonlyArray<{ page: string; file: string; sdk: string }> = [
+  { page: 'docs/guide/recipes/build-a-coding-agent.md', file: 'coding-agent.ts', sdk: 'openai' },
+]
+/**
+ * What `tsc --init` (TypeScript 5.9) turns on beyond `strict`: a new user's project compiles the
+ * guide programs with these too.
+ */
+const TSC_INIT_EXTRAS = {
+  noUncheckedIndexedAccess: true,
+  exactOptionalPropertyTypes: true,
+  verbatimModuleSyntax: true,
+  isolatedModules: true,
+  noUncheckedSideEffectImports: true,
+  moduleDetection: 'force',
 }
 
 const NPM_FLAGS = ['--no-audit', '--no-fund', '--loglevel=error']
@@ -134,6 +156,7 @@ try {
   )
   npm(['install', '--prefer-offline', '--ignore-scripts'], base)
   for (const file of [...COMMON, ...Object.values(SDK_SAMPLES)]) copyFileSync(join(samples, file), join(base, file))
+  for (const { page, file } of GUIDE_PROGRAMS) writeFileSync(join(base, file), pageBlocks(page, 'ts').join('\n'))
   console.log(`check:consumer: SDK-free consumer installed at ${elapsed()}`)
   const apps: Array<{ app: string; name: string; files: string[]; types: string[] }> = [
     { app: base, name: 'no SDK', files: COMMON, types: [] },
@@ -146,7 +169,8 @@ try {
     const companions = SDK_COMPANIONS[sdk] ?? { packages: [], types: [] }
     const wanted = [pin(sdk), ...companions.packages.map(pin)]
     installs.push(npmAsync(['install', '--prefer-offline', '--ignore-scripts', '--no-save', ...wanted], app))
-    apps.push({ app, name: `${sdk} alone`, files: [...COMMON, sample], types: companions.types })
+    const programs = GUIDE_PROGRAMS.filter((program) => program.sdk === sdk).map((program) => program.file)
+    apps.push({ app, name: `${sdk} alone`, files: [...COMMON, sample, ...programs], types: companions.types })
   }
   await Promise.all(installs)
   console.log(`check:consumer: one consumer per SDK installed at ${elapsed()}`)
@@ -160,6 +184,16 @@ try {
   const checks: Check[] = apps.flatMap(({ app, name, files, types }) =>
     modes.map(([mode, options]) => ({ app, label: `${mode}, ${name}`, files, options: { ...options, types } })),
   )
+  for (const { file, sdk } of GUIDE_PROGRAMS) {
+    const app = apps.find((candidate) => candidate.name === `${sdk} alone`)
+    if (app === undefined) throw new Error(`check:consumer: no consumer with only ${sdk}`)
+    checks.push({
+      app: app.app,
+      label: `NodeNext + tsc --init options, ${sdk} alone, ${file}`,
+      files: [file],
+      options: { module: 'NodeNext', moduleResolution: 'NodeNext', types: [], ...TSC_INIT_EXTRAS },
+    })
+  }
   // The usual Node setup, on a copy of the SDK-free consumer (the bare ones must not see
   // @types/node): @types/node in use and no DOM lib. Only the root sample: the MCP SDK's
   // declarations name fetch's HeadersInit, which needs the DOM lib.

@@ -57,6 +57,15 @@ export function unincludedBlocks(page: string): number {
   return blocks - [...text.matchAll(INCLUDE)].length
 }
 
+/**
+ * The code blocks of one language on a page, in order (the text between the fences). A page that
+ * shows one whole program (docs/guide/recipes/build-a-coding-agent.md) is its `ts` blocks joined.
+ */
+export function pageBlocks(page: string, language: string): string[] {
+  const text = readFileSync(join(ROOT, page), 'utf8')
+  return [...text.matchAll(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map(([, code]) => code)
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes('--write')) {
   for (const page of guidePages()) {
     const path = join(ROOT, page)

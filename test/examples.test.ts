@@ -160,10 +160,12 @@ describe.concurrent('examples run against the built package', () => {
       'connect-a-model.ts',
       'serve-mcp.ts',
       'scripted-model.ts',
-      // Covered by their own tests: test/readme.test.ts, test/scheduling/demo.test.ts, test/providers/openai-agent-example.test.ts.
+      // Covered by their own tests: test/readme.test.ts, test/scheduling/demo.test.ts, test/providers/openai-agent-example.test.ts,
+      // test/guide/build-a-coding-agent.test.ts (which runs the page's code, the same program).
       'readme.ts',
       'demo.ts',
       'openai-agent.ts',
+      'coding-agent.ts',
     ]
     expect(files.sort()).toEqual(covered.sort())
   })
