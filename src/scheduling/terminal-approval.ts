@@ -84,9 +84,14 @@ export function terminalApproval(options: TerminalApprovalOptions = {}): Termina
     setImmediate(pump)
   }
 
+  // A terminal echoes what the person types; a pipe does not, so the answer is written after its
+  // prompt to keep the transcript readable (one question and its answer per line, not run together).
+  const echo = (input as { isTTY?: boolean }).isTTY !== true
+
   const onLine = (line: string): void => {
     const question = active
     if (question === undefined) return
+    if (echo) write(`${escapeText(line)}\n`)
     const answer = line.trim()
     if (question.phase === 'reason') {
       finish(question, {

@@ -145,9 +145,9 @@ describe(`${PAGE} (issue 25)`, () => {
     expect(asked).toBeGreaterThan(0)
     expect(run.stdout.indexOf('← write_file: Wrote greet.sh')).toBeGreaterThan(asked)
 
-    // What the page shows is what it printed: the same lines (a terminal echoes the typed "o"; the two
-    // parallel results may come in either order).
-    const printed = run.stdout.replace(PROMPT, `${PROMPT}o\n`).trimEnd().split('\n')
+    // What the page shows is what it printed: the same lines (the "o" read from the pipe is echoed
+    // as a terminal would show it; the two parallel results may come in either order).
+    const printed = run.stdout.trimEnd().split('\n')
     expect([...printed].sort()).toEqual([...shownOutput()].sort())
     expect(printed.at(-8)).toBe(
       'answer: Fixed: greet.sh now greets the name it is given (it read $NAME, which is never set).',
@@ -188,7 +188,9 @@ describe(`${PAGE} (issue 25)`, () => {
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     expect(readFileSync(join(dir, 'workspace/greet.sh'), 'utf8')).toBe(ORIGINAL)
-    expect(run.stdout).toContain('← write_file TOOL_DENIED: Tool "write_file" was denied')
+    expect(run.stdout).toContain(
+      `${PROMPT}d\n  reason for the model (optional): the script is fine\n← write_file TOOL_DENIED: Tool "write_file" was denied`,
+    )
     expect(run.stdout).toContain('journal: write_file denied\n')
     const records = await journal(dir)
     const result = records.find((record) => record.type === 'result' && record.toolName === 'write_file')
