@@ -50,6 +50,9 @@ export interface JournalFileConfig {
  * journal; several processes may append to one file. Plugged into an agent's context it records only
  * that agent's calls (and its descendants').
  *
+ * The model loop adds its side of the conversation (turns, the model's text, steps) to the same
+ * journal when its `journal` or `store` option names it.
+ *
  * Usage: `ctx.plugin(Journal, { path: 'session.jsonl', fsync: false })`; read it with `readJournal`.
  */
 export class Journal {

@@ -248,6 +248,46 @@ describe('the model loop journals the conversation', () => {
     expect(model2[4]).toMatchObject({ step: 0, groups: [['c3']] })
   })
 
+  it.each(['openai-chat', 'openai-responses', 'anthropic', 'gemini'] as const)(
+    '%s: the prompt and the model text are read from the format, without reasoning',
+    async (format) => {
+      const journal = join(dir, `${format}.jsonl`)
+      const { tools, agent } = await session(journal, 'allow')
+      const prompt = 'Look at <b>a.ts</b>, please.'
+      const user = {
+        'openai-chat': { role: 'user', content: prompt },
+        'openai-responses': { type: 'message', role: 'user', content: [{ type: 'input_text', text: prompt }] },
+        anthropic: { role: 'user', content: [{ type: 'text', text: prompt }] },
+        gemini: { role: 'user', parts: [{ text: prompt }] },
+      }[format]
+      const result = await runModelLoop({
+        tools,
+        agent,
+        model: scriptedModel({
+          format,
+          turns: [
+            {
+              reasoning: 'secret thoughts',
+              text: 'Looking <i>now</i>.',
+              toolCalls: [{ id: 'c1', name: 'look', arguments: { path: 'a.ts' } }],
+            },
+            { reasoning: 'more thoughts', text: 'It is fine.' },
+          ],
+        }),
+        messages: [user as never],
+        journal,
+      })
+      expect(result.stopReason).toBe('done')
+      const all = await records(journal)
+      expect(all.find((r) => r.type === 'turn-started')).toMatchObject({ text: prompt, format })
+      const replies = all.filter((r) => r.type === 'model-reply')
+      expect(replies.map((r) => (r.type === 'model-reply' ? [r.text, r.calls] : []))).toEqual([
+        ['Looking <i>now</i>.', [{ callId: 'c1', name: 'look' }]],
+        ['It is fine.', []],
+      ])
+    },
+  )
+
   it('cuts long model text to the bound and says how long it was', async () => {
     const journal = join(dir, 'long.jsonl')
     const { tools, agent } = await session(journal, 'allow')

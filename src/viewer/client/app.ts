@@ -4,7 +4,7 @@ import { type CardRow, STATUS_KINDS, type StatusKind, type TurnView } from '../m
 import { Card } from './card.js'
 import { html } from './html.js'
 import { vis } from './text.js'
-import { conversationItems, type ListItem, StepBlock, TurnHeader } from './turn.js'
+import { conversationItems, isBlock, type ListItem, StepBlock, TurnHeader } from './turn.js'
 import { VirtualList } from './virtual-list.js'
 
 export interface AppProps {
@@ -120,7 +120,7 @@ export function App(props: AppProps) {
   const visible = (parent: CardRow, child: CardRow): boolean => !filtering || selfMatches(parent) || matches(child)
   const { shown, done } = useFiltered(roots, filtering ? matches : null)
   // Unfiltered, calls are drawn under their turn and step; a filter shows the matching calls alone.
-  const items = useMemo(
+  const { items, homes } = useMemo(
     () => conversationItems(shown, filtering ? undefined : props.turns),
     [shown, filtering, props.turns, props.version],
   )
@@ -192,20 +192,20 @@ export function App(props: AppProps) {
             className="cards"
             items=${items}
             row=${(item: ListItem) =>
-              item.kind === 'turn'
-                ? html`<${TurnHeader} key=${item.id} id=${item.id} turn=${item.turn} />`
-                : item.kind === 'step'
-                  ? html`<${StepBlock} key=${item.id} id=${item.id} turn=${item.turn} step=${item.step} />`
-                  : html`<${Card}
-                      key=${item.id}
-                      row=${item.row}
-                      children=${children}
-                      approve=${props.approve}
-                      onDecide=${props.onDecide}
-                      notices=${props.notices}
-                      visible=${visible}
-                      turn=${item.turn}
-                    />`}
+              !isBlock(item)
+                ? html`<${Card}
+                    key=${item.id}
+                    row=${item}
+                    children=${children}
+                    approve=${props.approve}
+                    onDecide=${props.onDecide}
+                    notices=${props.notices}
+                    visible=${visible}
+                    turn=${homes.get(item.id) ?? null}
+                  />`
+                : item.kind === 'turn'
+                  ? html`<${TurnHeader} key=${item.id} id=${item.id} turn=${item.turn} />`
+                  : html`<${StepBlock} key=${item.id} id=${item.id} turn=${item.turn} step=${item.step} />`}
           />`
     }
   </div>`

@@ -5,50 +5,63 @@ import type { CardRow, TurnStepView, TurnUsage, TurnView } from '../model.js'
 import { html } from './html.js'
 import { formatTime, vis } from './text.js'
 
-/** One row of the list: a turn's header, a step's block, or a call's card. */
-export type ListItem =
+/** A row of the list besides the cards: a turn's header, or a step's block. */
+export type ConversationBlock =
   | { kind: 'turn'; id: string; turn: TurnView }
   | { kind: 'step'; id: string; turn: TurnView; step: TurnStepView }
-  | { kind: 'card'; id: string; row: CardRow; turn: { id: string; step: number } | null }
+
+/** One row of the list: a call's card (its row), or a conversation block. */
+export type ListItem = CardRow | ConversationBlock
+
+/** The rows in reading order, and the turn step each call is drawn under. */
+export interface Conversation {
+  items: readonly ListItem[]
+  homes: ReadonlyMap<string, { id: string; step: number }>
+}
+
+const NO_HOMES: ReadonlyMap<string, { id: string; step: number }> = new Map()
 
 /**
  * The rows in reading order. Each turn comes before the first call the journal showed after it
  * began, then its steps, each followed by the calls its reply emitted (in call order); calls of no
- * turn stay where the journal has them. Without turns (or under a filter) the rows are the cards.
+ * turn stay where the journal has them. Without turns (or under a filter) the rows are the cards
+ * themselves, so a large session without turns costs nothing more.
  */
-export function conversationItems(cards: readonly CardRow[], turns: ReadonlyMap<string, TurnView> | undefined) {
+export function conversationItems(
+  cards: readonly CardRow[],
+  turns: ReadonlyMap<string, TurnView> | undefined,
+): Conversation {
+  if (turns === undefined || turns.size === 0) return { items: cards, homes: NO_HOMES }
   const items: ListItem[] = []
-  if (turns === undefined || turns.size === 0) {
-    for (const row of cards) items.push({ kind: 'card', id: row.id, row, turn: null })
-    return items
-  }
   const byId = new Map(cards.map((row) => [row.id, row]))
   const ordered = [...turns.values()].sort((a, b) => a.at - b.at || a.seq - b.seq)
   // A call belongs to the first turn step that lists it.
-  const home = new Map<string, { id: string; step: number }>()
+  const homes = new Map<string, { id: string; step: number }>()
   for (const turn of ordered)
     for (const step of turn.steps)
-      for (const id of step.calls) if (byId.has(id) && !home.has(id)) home.set(id, { id: turn.id, step: step.step })
+      for (const id of step.calls) if (byId.has(id) && !homes.has(id)) homes.set(id, { id: turn.id, step: step.step })
   const drawTurn = (turn: TurnView) => {
     items.push({ kind: 'turn', id: `turn:${turn.id}`, turn })
     for (const step of turn.steps) {
-      const calls = step.calls.filter((id) => home.get(id)?.id === turn.id && home.get(id)?.step === step.step)
+      const calls = step.calls.filter((id) => homes.get(id)?.id === turn.id && homes.get(id)?.step === step.step)
       // A resumed turn's step continues one an earlier turn showed: no block of its own.
       if (step.text === '' && calls.length === 0 && turn.resumed) continue
       items.push({ kind: 'step', id: `step:${turn.id}:${step.step}`, turn, step })
-      for (const id of calls) {
-        const row = byId.get(id)!
-        items.push({ kind: 'card', id, row, turn: home.get(id)! })
-      }
+      for (const id of calls) items.push(byId.get(id)!)
     }
   }
   let next = 0
   for (const row of cards) {
     while (next < ordered.length && ordered[next].at <= row.seq) drawTurn(ordered[next++])
-    if (!home.has(row.id)) items.push({ kind: 'card', id: row.id, row, turn: null })
+    if (!homes.has(row.id)) items.push(row)
   }
   while (next < ordered.length) drawTurn(ordered[next++])
-  return items
+  return { items, homes }
+}
+
+/** A conversation block rather than a card. */
+export function isBlock(item: ListItem): item is ConversationBlock {
+  return 'kind' in item
 }
 
 function tokens(usage: TurnUsage | null) {
