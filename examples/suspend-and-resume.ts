@@ -51,6 +51,7 @@ const turn = await runModelLoop({
   model,
   messages: [{ role: 'user', content: 'Pay Ana 25.00 and Bob 2,500.00.' }],
   stateKey, // turn.state.seal: an HMAC-SHA256 over the whole state
+  journal, // the loop journals its side too: the prompt, the model's text, the turn's steps
 })
 console.log(`stop: ${turn.stopReason}`) // 'approval-required'
 for (const request of turn.pending ?? []) console.log(`pending: ${request.callId} (${request.reason})`)
@@ -66,7 +67,7 @@ const done = await resumeModelLoop({
   tools,
   agent,
   model,
-  journal, // a call that another resume, or an interrupted one, already ran is never run twice
+  journal, // a call that another resume, or an interrupted one, already ran is never run twice; the resumed turn is journaled
   stateKey, // only a state whose seal verifies is resumed
 })
 console.log(`stop: ${done.stopReason}; answer: ${done.messages.at(-1)?.content}`)

@@ -187,7 +187,18 @@ export {
   type JournalRecord,
   type JournalRecordBase,
   type JournalRecordType,
+  MAX_MODEL_TEXT_CHARS,
+  MAX_RECORDED_CALLS,
+  type ModelJournalRecord,
+  type ModelRecordBase,
+  type ModelReplyRecord,
+  type RecordedModelCall,
+  type RecordedText,
+  type RecordedUsage,
   type ResultRecord,
+  type StepEndedRecord,
+  type TurnEndedRecord,
+  type TurnStartedRecord,
 } from './journal/records.js'
 
 // --- Observability: OpenTelemetry spans (loads the optional @opentelemetry/api peer lazily) ------

@@ -98,6 +98,10 @@ const expectations: Record<string, (out: string) => void> = {
     expect(journal).toContain('journal: result small')
     expect(journal.filter((line) => line === 'journal: result large')).toHaveLength(2) // suspended, then ran
     expect(journal.filter((line) => line === 'journal: result small')).toHaveLength(1) // never re-run
+    // The loop's side: the turn that suspended and the resumed one, each with its steps (issue 25 item 6).
+    expect(journal.filter((line) => line.startsWith('journal: turn-started turn-'))).toHaveLength(2)
+    expect(journal.filter((line) => line.startsWith('journal: model-reply turn-'))).toHaveLength(2)
+    expect(journal.filter((line) => line.startsWith('journal: turn-ended turn-'))).toHaveLength(2)
   },
   'add-approval.ts': (out) => {
     expect(out).toContain('delete_file {"path":"tmp/cache.json"}\n  -> tmp/cache.json')

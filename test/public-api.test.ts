@@ -23,6 +23,8 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
       'JournalReadError',
       'JsonSchemaError',
       'JsonValueError',
+      'MAX_MODEL_TEXT_CHARS',
+      'MAX_RECORDED_CALLS',
       'OtelTracing',
       'ResultBudget',
       'RuntimeDisposedError',

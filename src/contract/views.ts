@@ -53,7 +53,15 @@ export interface WebSource {
 /** Completed-state card (R-VIEW). A completed view replaces the pending one. */
 export type ToolResultView =
   | { card: 'generic'; title?: string; content?: ContentBlock[] }
-  | { card: 'terminal'; title?: string; output?: string; exitCode?: number; signal?: string }
+  | {
+      card: 'terminal'
+      title?: string
+      output?: string
+      exitCode?: number
+      signal?: string
+      /** What confined the command (bash: `'bwrap'` for bubblewrap, `'none'` for unconfined). */
+      sandbox?: string
+    }
   | { card: 'diff'; title?: string; diffs: FileDiff[] }
   | {
       card: 'search'

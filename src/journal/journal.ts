@@ -50,6 +50,9 @@ export interface JournalFileConfig {
  * journal; several processes may append to one file. Plugged into an agent's context it records only
  * that agent's calls (and its descendants').
  *
+ * The model loop adds its side of the conversation (turns, the model's text, steps) to the same
+ * journal when its `journal` or `store` option names it.
+ *
  * Usage: `ctx.plugin(Journal, { path: 'session.jsonl', fsync: false })`; read it with `readJournal`.
  */
 export class Journal {
@@ -65,6 +68,8 @@ export class Journal {
   private readonly fsync: boolean
   private readonly identify: JournalConfig['identify']
   private readonly started = new Map<ToolExecutionToken, number>()
+  /** Per call that asked for approval: when it asked, how long it waited in all, when the answer let it run. */
+  private readonly approvals = new Map<ToolExecutionToken, { asked?: number; waited?: number; freed?: number }>()
   private readonly warn: (format: string, ...args: unknown[]) => void
 
   constructor(ctx: Context, config: JournalConfig) {
@@ -133,9 +138,13 @@ export class Journal {
       this.write({ ...this.base('call-started', exec), arguments: exec.arguments })
     })
     ctx.on('tools/approval-asked', (request, exec) => {
+      const timing = this.approvals.get(exec.token) ?? {}
+      timing.asked = performance.now()
+      this.approvals.set(exec.token, timing)
       this.write({ ...this.base('approval-asked', exec, request.parentCallId), request })
     })
     ctx.on('tools/approval-answered', (request, outcome, source, exec) => {
+      this.timeAnswer(exec.token, outcome.kind)
       this.write({
         ...this.base('approval-answered', exec, request.parentCallId),
         outcome,
@@ -148,11 +157,33 @@ export class Journal {
     ctx.on('tools/code-dispatch', (record, dispatch) => this.onCodeDispatch(record, dispatch))
   }
 
+  /**
+   * The wait an answer ends (from its ask, when this process saw one) and, for an answer that lets
+   * the call run, the moment its run starts: the result then tells waiting and running apart.
+   */
+  private timeAnswer(token: ToolExecutionToken, kind: string): void {
+    const now = performance.now()
+    const timing = this.approvals.get(token) ?? {}
+    if (timing.asked !== undefined) timing.waited = (timing.waited ?? 0) + Math.max(0, now - timing.asked)
+    timing.asked = undefined
+    if (kind === 'allowed-once' || kind === 'allowed-always') timing.freed = now
+    this.approvals.set(token, timing)
+  }
+
   private onResult(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): void {
+    const now = performance.now()
     const start = this.started.get(exec.token)
     this.started.delete(exec.token)
-    const durationMs = start === undefined ? 0 : Math.max(0, performance.now() - start)
-    this.write({ ...this.base('result', exec), result, durationMs })
+    const timing = this.approvals.get(exec.token)
+    this.approvals.delete(exec.token)
+    const durationMs = start === undefined ? 0 : Math.max(0, now - start)
+    this.write({
+      ...this.base('result', exec),
+      result,
+      durationMs,
+      ...(timing?.waited !== undefined ? { approvalWaitMs: timing.waited } : {}),
+      ...(timing?.freed !== undefined ? { runMs: Math.max(0, now - timing.freed) } : {}),
+    })
   }
 
   private onCodeDispatch(record: CodeDispatchRecord, dispatch: CodeDispatchLog): void {
@@ -236,6 +267,7 @@ export class Journal {
     const fd = this.fd
     this.fd = undefined
     this.started.clear()
+    this.approvals.clear()
     if (fd === undefined) return
     try {
       if (this.fsync) fsyncSync(fd)

@@ -12,6 +12,10 @@ const KNOWN: ReadonlySet<string> = new Set<JournalRecordType>([
   'approval-answered',
   'result',
   'code-dispatch',
+  'turn-started',
+  'model-reply',
+  'step-ended',
+  'turn-ended',
 ])
 
 /**

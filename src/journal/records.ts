@@ -69,6 +69,16 @@ export interface ResultRecord extends JournalRecordBase {
   readonly result: ToolExecutionResult
   /** From the call's start to its final result (0 when the journal did not see the start). */
   readonly durationMs: number
+  /**
+   * How long the call waited in the approval step, when this process saw it ask and get its answer
+   * (absent otherwise, and in journals written before it was recorded). Part of `durationMs`.
+   */
+  readonly approvalWaitMs?: number
+  /**
+   * From the approval's answer (the call was free to run its body) to the final result, when an
+   * answer was recorded for the call in this process; absent otherwise (then `durationMs` is the run).
+   */
+  readonly runMs?: number
 }
 
 /** One settled Code Mode sub-dispatch (its durable log copy). `callId` is the sub-call's id. */
@@ -77,9 +87,96 @@ export interface CodeDispatchJournalRecord extends JournalRecordBase {
   readonly record: CodeDispatchRecord
 }
 
+/** The longest model text (a prompt, a step's reply) a model-side record carries, in characters. */
+export const MAX_MODEL_TEXT_CHARS = 16 * 1024
+
+/** The most calls a `model-reply` record lists (a reply with more lists the first ones and says so). */
+export const MAX_RECORDED_CALLS = 1024
+
+/**
+ * Fields of the records the model loop writes (its side of the conversation). They belong to a turn,
+ * not to a call: `callId` and `rootCallId` hold the turn's id, `parentCallId` is null, `toolName` is ''.
+ */
+export interface ModelRecordBase extends JournalRecordBase {
+  /** The turn's id (a `runModelLoop`/`streamModelLoop` run, or one `resumeModelLoop`). Also in `callId`. */
+  readonly turnId: string
+  readonly parentCallId: null
+  readonly toolName: ''
+}
+
+/** Model text cut to {@link MAX_MODEL_TEXT_CHARS}: `textChars` says how long it was when it was cut. */
+export interface RecordedText {
+  readonly text: string
+  /** The whole text's length in characters, present only when `text` was cut. */
+  readonly textChars?: number
+}
+
+/** A model loop started a turn. */
+export interface TurnStartedRecord extends ModelRecordBase, RecordedText {
+  readonly type: 'turn-started'
+  /** The model format the conversation is in. */
+  readonly format: string
+  /**
+   * True for `resumeModelLoop`: it continues a turn an earlier record started (its prompt is there);
+   * `text` is then ''.
+   */
+  readonly resumed: boolean
+}
+
+/** One call a `model-reply` emitted. */
+export interface RecordedModelCall {
+  readonly callId: string
+  readonly name: string
+}
+
+/** The model answered one request of the turn: its text, and the calls it emitted (which run next). */
+export interface ModelReplyRecord extends ModelRecordBase, RecordedText {
+  readonly type: 'model-reply'
+  /** The step's index in the turn's loop (0 for the first model request). */
+  readonly step: number
+  readonly calls: readonly RecordedModelCall[]
+  /** The reply emitted more calls than {@link MAX_RECORDED_CALLS}: how many. */
+  readonly callCount?: number
+}
+
+/** The tokens a step or a turn used (the loop's `TokenUsage`). */
+export interface RecordedUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly totalTokens: number
+  readonly cachedInputTokens?: number
+  readonly reasoningTokens?: number
+}
+
+/** A step is over: its reply is in and each of its calls has its result. */
+export interface StepEndedRecord extends ModelRecordBase {
+  readonly type: 'step-ended'
+  readonly step: number
+  /** The tokens the step's model request used, when the provider reported them. */
+  readonly usage?: RecordedUsage
+  /**
+   * How the scheduler ran the step's calls: each group is the call ids it ran together, in call
+   * order — a run of parallel calls shares the parallel pool (they overlap), an exclusive call is a
+   * group of its own. Only calls that ran in this process (a resume lists the ones it ran).
+   */
+  readonly groups: readonly (readonly string[])[]
+}
+
+/** The turn ended (any stop reason: done, concluded, max-steps, aborted, approval-required). */
+export interface TurnEndedRecord extends ModelRecordBase {
+  readonly type: 'turn-ended'
+  readonly stopReason: string
+  /** The tokens the turn used (a resume: the stored steps' too). */
+  readonly usage: RecordedUsage
+}
+
+/** The records the model loop writes. */
+export type ModelJournalRecord = TurnStartedRecord | ModelReplyRecord | StepEndedRecord | TurnEndedRecord
+
 /**
  * One line of the journal. Readers must ignore unknown `type`s and unknown fields: later versions
- * add both.
+ * add both (and keep `v` at 1 while they only add; `v` changes only when a record's existing fields
+ * change meaning).
  */
 export type JournalRecord =
   | CallStartedRecord
@@ -87,6 +184,7 @@ export type JournalRecord =
   | ApprovalAnsweredRecord
   | ResultRecord
   | CodeDispatchJournalRecord
+  | ModelJournalRecord
 
 /** Every journal record `type` this version writes. */
 export type JournalRecordType = JournalRecord['type']

@@ -14,9 +14,10 @@ import type {
 import type { ToolSchema } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
-
+import type { Store } from '../journal/store.js'
 import { type BatchToolRuntime, executeBatch } from '../scheduling/execute-batch.js'
 import { formatModule } from './formats.js'
+import { checkLoopJournal, LoopJournal } from './loop-journal.js'
 import type { ModelDelta, ModelReply, ProviderModel } from './model.js'
 import { type StateKey, stateKeyBytes, stateSeal } from './state-seal.js'
 import type { ProviderFormat, ProviderMessage, ProviderToolCall } from './types.js'
@@ -113,6 +114,15 @@ export interface RunModelLoopOptions<F extends ProviderFormat = ProviderFormat> 
    * refuses a state whose seal does not verify.
    */
   readonly stateKey?: StateKey
+  /**
+   * The session's journal file (the path `Journal` writes): the loop appends its side of the
+   * conversation there — `turn-started` with the user's prompt, a `model-reply` per model request
+   * with its text and the calls it emitted, `step-ended` with the token usage and how the calls were
+   * scheduled, and `turn-ended` — so that the journal read back tells the whole session.
+   */
+  readonly journal?: string
+  /** The store the session's journal lives in (instead of `journal`): the same records go there. */
+  readonly store?: Store
 }
 
 export interface ModelLoopResult<F extends ProviderFormat = ProviderFormat> {
@@ -212,12 +222,48 @@ export function runModelLoop<F extends ProviderFormat>(options: RunModelLoopOpti
   return driveModelLoop(options, { messages: [...options.messages], steps: [] })
 }
 
-/** Run a loop on from `state` (a fresh one, or one restored with `pending` calls). */
+/**
+ * Run a loop on from `state` (a fresh one, or one restored with `pending` calls), journaling the
+ * turn when the options name a journal or a store.
+ */
 export async function driveModelLoop<F extends ProviderFormat>(
   options: RunModelLoopOptions<F>,
   state: ModelLoopState<F>,
   control?: PendingControl,
   streaming = false,
+): Promise<ModelLoopResult<F>> {
+  const journal = LoopJournal.of(options)
+  if (journal === undefined) return loop(options, state, control, streaming)
+  journal.turnStarted(options.model.format, state.messages, state.pending !== undefined)
+  const observer = options.onEvent
+  const observed: RunModelLoopOptions<F> = {
+    ...options,
+    onEvent: (event) => {
+      try {
+        journal.observe(event)
+      } catch {
+        // Journaling never breaks the loop; the caller's observer still hears the event.
+      }
+      observer?.(event)
+    },
+  }
+  try {
+    const result = await loop(observed, state, control, streaming)
+    journal.turnEnded(result.stopReason, result.usage)
+    return result
+  } catch (error) {
+    journal.turnEnded('error', sumUsage(state.steps.map((step) => step.usage)))
+    throw error
+  } finally {
+    await journal.flush()
+  }
+}
+
+async function loop<F extends ProviderFormat>(
+  options: RunModelLoopOptions<F>,
+  state: ModelLoopState<F>,
+  control: PendingControl | undefined,
+  streaming: boolean,
 ): Promise<ModelLoopResult<F>> {
   const { model, signal } = options
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
@@ -584,4 +630,5 @@ export function checkOptions<F extends ProviderFormat>(options: RunModelLoopOpti
   if (onEvent !== undefined && typeof onEvent !== 'function')
     throw new ConfigError('runModelLoop(options).onEvent', 'expected a function')
   if (options.stateKey !== undefined) stateKeyBytes(options.stateKey, 'runModelLoop(options).stateKey')
+  checkLoopJournal(options, 'runModelLoop(options)')
 }

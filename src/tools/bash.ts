@@ -138,6 +138,8 @@ function bashResultView(args: { command: string }, meta: Record<string, unknown>
   const signal = str(meta, 'signal')
   if (exitCode !== undefined) view.exitCode = exitCode
   if (signal !== undefined) view.signal = signal
+  const sandbox = str(meta, 'sandbox')
+  if (sandbox !== undefined) view.sandbox = sandbox
   return view
 }
 
@@ -385,8 +387,8 @@ export function createBashToolDefinition(options: BashToolOptions): ToolDefiniti
       schema: BASH_OUTPUT_SCHEMA,
       render: (_args, value) => renderBash(value),
       presentationMeta(_args, value) {
-        const { output, exitCode, signal, truncated, aborted } = value
-        return { output, exitCode, signal, truncated, aborted }
+        const { output, exitCode, signal, truncated, aborted, sandbox } = value
+        return { output, exitCode, signal, truncated, aborted, sandbox }
       },
     },
     async execute(args, exec) {

@@ -88,6 +88,58 @@ export interface SessionCard {
   pendingApproval: PendingApproval | null
   /** What the card leaves out (say, arguments nested deeper than a card shows), for the reader. */
   notes: string[]
+  /** The turn and step whose model reply emitted the call, when the model loop journaled it. */
+  turn?: { id: string; step: number } | null
+  /**
+   * The parallel group the scheduler ran the call in, when it had company: the group's first call
+   * id, its size, and this call's place in it (from 0). Null for a call that ran alone.
+   */
+  parallel?: { group: string; size: number; index: number } | null
+  /** What confined the call (a result's `meta.sandbox`: bash says `bwrap` or `none`). */
+  sandbox?: string | null
+  /** How long the call waited for its approval, when it asked for one and got an answer. */
+  approvalWaitMs?: number | null
+  /** How long it ran once approved (its duration without the wait), when it waited for one. */
+  runMs?: number | null
+}
+
+/** Tokens as the journal records them. */
+export interface TurnUsage {
+  inputTokens: number
+  outputTokens: number
+  totalTokens: number
+}
+
+/** One model request of a turn: what the model said and the calls it emitted, in call order. */
+export interface TurnStepView {
+  step: number
+  /** The model's text (cut at the journal's bound: `textChars` is then the full length). */
+  text: string
+  textChars: number | null
+  calls: string[]
+  usage: TurnUsage | null
+  /** The step's calls all have their results. */
+  ended: boolean
+}
+
+/** One turn of the conversation the model loop journaled: the user's prompt and the model's steps. */
+export interface TurnView {
+  id: string
+  /** Order of the turn among turns. */
+  seq: number
+  /** How many calls the journal showed before the turn began: it is drawn before the call with this `seq`. */
+  at: number
+  agent: string | null
+  /** The user's prompt (cut at the journal's bound: `promptChars` is then the full length). */
+  prompt: string
+  promptChars: number | null
+  /** A resumed turn continues one that stopped for approval (its prompt is in the earlier turn). */
+  resumed: boolean
+  startedAt: number | null
+  /** The turn's stop reason once it ended, else null. */
+  stopReason: string | null
+  usage: TurnUsage | null
+  steps: TurnStepView[]
 }
 
 /** The whole session. */
@@ -97,12 +149,15 @@ export interface SessionSnapshot {
   cards: SessionCard[]
   /** Approve/deny buttons are offered (the viewer runs with `--approve` and a state file). */
   approve: boolean
+  /** The conversation's turns, when the model loop journaled them. */
+  turns?: TurnView[]
 }
 
 /**
  * Server → page messages are the server-sent events `snapshot` (the session starts over; its head
- * carries `title`, `approve` and the approval token, and a large session continues in `cards` events)
- * and `cards` (more or changed cards). An event's data lines are a JSON object (the head), then per
+ * carries `title`, `approve` and the approval token, and a large session continues in `cards` events),
+ * `cards` (more or changed cards) and `turns` (new or changed turns: after the head line, one
+ * {@link TurnView} JSON line each). An event's data lines are a JSON object (the head), then per
  * card a {@link CardRowHeader} line and the card's JSON.
  *
  * The page's compact form of a card: what its list, filters and tree need, and the card itself as

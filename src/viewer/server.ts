@@ -24,7 +24,7 @@ import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { cardJson } from './card-json.js'
 import { JournalFollower } from './follow.js'
 import { toLineRecord } from './journal-line.js'
-import type { CardRowHeader, SessionCard } from './model.js'
+import type { CardRowHeader, SessionCard, TurnView } from './model.js'
 import { SERVED_PAGE_CSP, servedPageHtml } from './page.js'
 import { presenterTable, type ToolPresenter } from './presenters.js'
 import { SessionState } from './session.js'
@@ -120,6 +120,12 @@ function cardFrames(event: string, head: Record<string, unknown>, cards: readonl
   return frames.join('')
 }
 
+/** The `turns` event: the head line, then one turn's JSON per data line (none when there are no turns). */
+function turnFrame(turns: readonly TurnView[]): string {
+  if (turns.length === 0) return ''
+  return `event: turns\ndata: {}${turns.map((turn) => `\ndata: ${JSON.stringify(turn)}`).join('')}\n\n`
+}
+
 async function readBody(req: IncomingMessage): Promise<string | undefined> {
   let size = 0
   const chunks: Buffer[] = []
@@ -193,7 +199,7 @@ class LiveSession {
 
   /** The whole session, as the frames a page that just connected receives. */
   snapshotFrames(head: Record<string, unknown>): string {
-    return cardFrames('snapshot', head, this.session.cards())
+    return cardFrames('snapshot', head, this.session.cards()) + turnFrame(this.session.turnViews())
   }
 
   private broadcast(frame: string): void {
@@ -218,6 +224,8 @@ class LiveSession {
       if (line !== undefined) for (const id of this.session.ingest(line)) changed.add(id)
     }
     this.broadcastCards([...changed])
+    const turns = this.session.takeChangedTurns()
+    if (this.clients.size > 0) this.broadcast(turnFrame(turns))
   }
 
   private restart(): void {

@@ -10,7 +10,16 @@ import { languageFromPath } from '../presentation/language.js'
 import { splitLines } from '../presentation/read-window.js'
 import { boundForCard, MAX_CARD_DEPTH, VIEW_DEPTH_MARGIN } from './depth-bound.js'
 import type { JournalLineRecord } from './journal-line.js'
-import type { ApprovalStep, CardStatus, DiffBlock, DiffLine, SessionCard } from './model.js'
+import type {
+  ApprovalStep,
+  CardStatus,
+  DiffBlock,
+  DiffLine,
+  SessionCard,
+  TurnStepView,
+  TurnUsage,
+  TurnView,
+} from './model.js'
 import { presentCallSafely, presentResultSafely, type ToolPresenter } from './presenters.js'
 
 const RUN_CODE = 'run_code'
@@ -30,6 +39,9 @@ interface CallState {
   /** The final result record's `result`, once settled. */
   result: Record<string, unknown> | undefined
   durationMs: number | null
+  /** The result record's `approvalWaitMs` and `runMs`, when it carried them. */
+  approvalWaitMs: number | null
+  runMs: number | null
   /** A `code-dispatch` record standing in for a sub-call whose own records are missing. */
   dispatch: ToolResult | undefined
   card: SessionCard | undefined
@@ -139,6 +151,13 @@ export class SessionState {
   private readonly calls = new Map<string, CallState>()
   private readonly order: CallState[] = []
   private board: ReadonlyMap<string, string | null> | undefined
+  private readonly turns = new Map<string, TurnView>()
+  /** Turns changed since `takeChangedTurns` was last asked. */
+  private readonly changedTurns = new Set<string>()
+  /** Per call id: the turn and step whose reply emitted it. */
+  private readonly stepOfCall = new Map<string, { id: string; step: number }>()
+  /** Per call id: its parallel group, when it shared one. */
+  private readonly groupOfCall = new Map<string, { group: string; size: number; index: number }>()
 
   constructor(private readonly presenters: ReadonlyMap<string, ToolPresenter>) {}
 
@@ -158,6 +177,8 @@ export class SessionState {
         approvals: [],
         result: undefined,
         durationMs: null,
+        approvalWaitMs: null,
+        runMs: null,
         dispatch: undefined,
         card: undefined,
       }
@@ -210,10 +231,16 @@ export class SessionState {
         const result = readOwn(raw, 'result')
         if (!isPlainRecord(result)) return []
         state.result = result
-        const duration = readOwn(raw, 'durationMs')
-        state.durationMs = typeof duration === 'number' && Number.isFinite(duration) ? duration : null
+        state.durationMs = finite(readOwn(raw, 'durationMs'))
+        state.approvalWaitMs = finite(readOwn(raw, 'approvalWaitMs'))
+        state.runMs = finite(readOwn(raw, 'runMs'))
         break
       }
+      case 'turn-started':
+      case 'model-reply':
+      case 'step-ended':
+      case 'turn-ended':
+        return this.ingestTurn(r)
       case 'code-dispatch': {
         // The durable copy of a sub-dispatch: it stands in for the sub-call when its own records
         // are absent (a journal scoped to top-level calls), and never overrides them.
@@ -245,11 +272,122 @@ export class SessionState {
     return [state.id]
   }
 
+  /** The turn a model-side record belongs to (made on its first record, started or not). */
+  private turnOf(r: JournalLineRecord): TurnView {
+    const id = text(readOwn(r.raw, 'turnId')) ?? r.callId
+    let turn = this.turns.get(id)
+    if (turn === undefined) {
+      turn = {
+        id,
+        seq: this.turns.size,
+        at: this.order.length,
+        agent: r.agentId,
+        prompt: '',
+        promptChars: null,
+        resumed: false,
+        startedAt: r.ts,
+        stopReason: null,
+        usage: null,
+        steps: [],
+      }
+      this.turns.set(id, turn)
+    }
+    this.changedTurns.add(id)
+    return turn
+  }
+
+  private stepOf(turn: TurnView, step: number): TurnStepView {
+    let view = turn.steps.find((s) => s.step === step)
+    if (view === undefined) {
+      view = { step, text: '', textChars: null, calls: [], usage: null, ended: false }
+      turn.steps.push(view)
+      turn.steps.sort((a, b) => a.step - b.step)
+    }
+    return view
+  }
+
+  /** Fold a model-side record into its turn; answers the cards it changed (their turn or group). */
+  private ingestTurn(r: JournalLineRecord): string[] {
+    const raw = r.raw
+    const turn = this.turnOf(r)
+    const step = readOwn(raw, 'step')
+    const stepIndex = typeof step === 'number' && Number.isSafeInteger(step) && step >= 0 ? step : null
+    const changed: string[] = []
+    switch (r.type) {
+      case 'turn-started':
+        turn.prompt = text(readOwn(raw, 'text')) ?? ''
+        turn.promptChars = finite(readOwn(raw, 'textChars'))
+        turn.resumed = readOwn(raw, 'resumed') === true
+        turn.startedAt = r.ts
+        break
+      case 'model-reply': {
+        if (stepIndex === null) break
+        const view = this.stepOf(turn, stepIndex)
+        view.text = text(readOwn(raw, 'text')) ?? ''
+        view.textChars = finite(readOwn(raw, 'textChars'))
+        const calls = readOwn(raw, 'calls')
+        view.calls = []
+        for (const call of Array.isArray(calls) ? calls : []) {
+          const callId = isPlainRecord(call) ? text(readOwn(call, 'callId')) : null
+          if (callId === null) continue
+          view.calls.push(callId)
+          this.stepOfCall.set(callId, { id: turn.id, step: stepIndex })
+          if (this.touch(callId)) changed.push(callId)
+        }
+        break
+      }
+      case 'step-ended': {
+        if (stepIndex === null) break
+        const view = this.stepOf(turn, stepIndex)
+        view.ended = true
+        view.usage = usageOf(readOwn(raw, 'usage'))
+        const groups = readOwn(raw, 'groups')
+        for (const group of Array.isArray(groups) ? groups : []) {
+          if (!Array.isArray(group)) continue
+          const ids = group.filter((id): id is string => typeof id === 'string')
+          if (ids.length < 2) continue
+          ids.forEach((id, index) => {
+            this.groupOfCall.set(id, { group: ids[0], size: ids.length, index })
+            if (this.touch(id)) changed.push(id)
+          })
+        }
+        break
+      }
+      case 'turn-ended':
+        turn.stopReason = text(readOwn(raw, 'stopReason')) ?? 'unknown'
+        turn.usage = usageOf(readOwn(raw, 'usage'))
+        break
+    }
+    return changed
+  }
+
+  /** Drop a call's built card so it is built again; true when the call is known. */
+  private touch(callId: string): boolean {
+    const state = this.calls.get(callId)
+    if (state === undefined) return false
+    state.card = undefined
+    return true
+  }
+
+  /** The turns changed since the last ask (each once), in turn order. */
+  takeChangedTurns(): TurnView[] {
+    const out = [...this.changedTurns].map((id) => this.turns.get(id)!).sort((a, b) => a.seq - b.seq)
+    this.changedTurns.clear()
+    return out
+  }
+
+  /** Every turn, in order. */
+  turnViews(): TurnView[] {
+    return [...this.turns.values()]
+  }
+
   /** A suspended call moves on (a resume started it or answered its ask): its suspension is over. */
   private resumed(state: CallState): void {
     if (!isSuspension(state.result)) return
     state.result = undefined
     state.durationMs = null
+    state.approvalWaitMs = null
+    state.runMs = null
   }
 
   /**
@@ -330,10 +468,52 @@ export class SessionState {
       program,
       pendingApproval,
       notes,
+      turn: this.stepOfCall.get(state.id) ?? null,
+      parallel: this.groupOfCall.get(state.id) ?? null,
+      sandbox: sandboxOf(state.result),
+      ...timingOf(state),
     }
     state.card = card
     return card
   }
+}
+
+function finite(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null
+}
+
+function usageOf(value: unknown): TurnUsage | null {
+  if (!isPlainRecord(value)) return null
+  const input = finite(readOwn(value, 'inputTokens'))
+  const output = finite(readOwn(value, 'outputTokens'))
+  const total = finite(readOwn(value, 'totalTokens'))
+  if (input === null || output === null) return null
+  return { inputTokens: input, outputTokens: output, totalTokens: total ?? input + output }
+}
+
+/** What confined the call, as its result's data says (`meta.sandbox`). */
+function sandboxOf(result: Record<string, unknown> | undefined): string | null {
+  const meta = result === undefined ? undefined : readOwn(result, 'meta')
+  return isPlainRecord(meta) ? text(readOwn(meta, 'sandbox')) : null
+}
+
+/**
+ * The approval wait apart from the run. The result record's own figures when it has them (the
+ * process measured both); else the journal's times, from the first ask to the answer that let the
+ * call go on (a turn suspended and resumed later waited all that while).
+ */
+function timingOf(state: CallState): { approvalWaitMs: number | null; runMs: number | null } {
+  let wait = state.approvalWaitMs
+  const suspended = state.approvals.some((s) => s.step === 'answered' && s.outcome === 'suspended')
+  if (wait === null || suspended) {
+    const asked = state.approvals.find((s) => s.step === 'asked')
+    const answered = state.approvals.findLast((s) => s.step === 'answered' && s.outcome !== 'suspended')
+    if (asked?.ts != null && answered?.ts != null && answered.ts >= asked.ts) wait = answered.ts - asked.ts
+  }
+  if (wait === null) return { approvalWaitMs: null, runMs: null }
+  const duration = state.durationMs
+  const run = state.runMs ?? (duration === null ? null : suspended ? duration : Math.max(0, duration - wait))
+  return { approvalWaitMs: wait, runMs: run }
 }
 
 /** Who decided an approval: the record's `decidedBy`, else its outcome's. */

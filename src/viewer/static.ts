@@ -39,7 +39,13 @@ export async function readSessionSnapshot(
     const line = toLineRecord(record)
     if (line !== undefined) session.ingest(line)
   }
-  return { title: options?.title ?? basename(journalPath), cards: session.cards(), approve: false }
+  const turns = session.turnViews()
+  return {
+    title: options?.title ?? basename(journalPath),
+    cards: session.cards(),
+    approve: false,
+    ...(turns.length > 0 ? { turns } : {}),
+  }
 }
 
 /** The self-contained static page of the journal at `journalPath`. */

@@ -51,6 +51,7 @@ describe('the viewer over the PostgreSQL store (issue 26)', { timeout: 120_000 }
       agent: a.agent,
       model: scriptedModel(),
       messages: [{ role: 'user', content: 'update the files' }],
+      store: onA, // the loop journals the conversation into the store too (issue 25 item 6)
     })
     expect(first.stopReason).toBe('approval-required')
     await onA.saveTurn('turn', first.state as unknown as JsonValue)
@@ -61,8 +62,20 @@ describe('the viewer over the PostgreSQL store (issue 26)', { timeout: 120_000 }
       ),
     )
     const seen = await Promise.all(
-      viewers.map((viewer) => readEvents(viewer.url, (text) => text.includes('b.txt') && text.includes('c.txt'))),
+      viewers.map((viewer) =>
+        readEvents(
+          viewer.url,
+          (text) =>
+            text.includes('b.txt') && text.includes('c.txt') && text.includes('"stopReason":"approval-required"'),
+        ),
+      ),
     )
+    // The turn reached both viewers from the store: its prompt, and its step listing the calls.
+    for (const { text } of seen) {
+      expect(text).toContain('event: turns')
+      expect(text).toContain('"prompt":"update the files"')
+      expect(text).toContain('"calls":["call_a","call_b","call_c"]')
+    }
     for (const { token } of seen) expect(token).not.toBe('')
     const post = (i: number, callId: string, decision: 'approve' | 'deny') =>
       fetch(`${viewers[i].url}decision`, {
@@ -99,8 +112,13 @@ describe('the viewer over the PostgreSQL store (issue 26)', { timeout: 120_000 }
     expect(writes.sort()).toEqual(approvedB ? ['write:b.txt', 'write:c.txt'] : ['write:c.txt'])
     // The viewers see the resume's results live (through LISTEN/NOTIFY).
     // (The stream stays open and carries updates, so this ends when the result arrives; the test's timeout bounds it.)
-    const after = await readEvents(viewers[1].url, (text) => text.includes('wrote c.txt'))
+    const after = await readEvents(
+      viewers[1].url,
+      (text) => text.includes('wrote c.txt') && text.includes('"resumed":true') && text.includes('"stopReason":"done"'),
+    )
     expect(after.text).toContain('wrote c.txt')
+    // The resume on C journaled its turn into the same store: a resumed turn that ended done.
+    expect(after.text).toMatch(/"resumed":true[^\n]*"stopReason":"done"/)
     await Promise.all(viewers.map((viewer) => viewer.close()))
     await Promise.all(stores.map((store) => store.close()))
   })

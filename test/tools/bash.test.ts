@@ -66,6 +66,8 @@ describe('R-VIEW bash → terminal cards (issue 7)', () => {
       title: 'echo hello; pwd',
       output: `hello\n${ws.dir}\n`,
       exitCode: 0,
+      // Which sandbox ran the command reaches the card (the viewer's badge).
+      sandbox: 'none',
     })
   })
 

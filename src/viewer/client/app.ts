@@ -1,15 +1,18 @@
 // The page: a toolbar with filters (agent, tool, status) and a search box over a list of cards.
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import { type CardRow, STATUS_KINDS, type StatusKind } from '../model.js'
+import { type CardRow, STATUS_KINDS, type StatusKind, type TurnView } from '../model.js'
 import { Card } from './card.js'
 import { html } from './html.js'
 import { vis } from './text.js'
+import { conversationItems, isBlock, type ListItem, StepBlock, TurnHeader } from './turn.js'
 import { VirtualList } from './virtual-list.js'
 
 export interface AppProps {
   title: string
   cards: CardRow[]
-  /** Changes whenever `cards` does (the list may be updated in place). */
+  /** The conversation's turns by id, when the model loop journaled them. */
+  turns?: ReadonlyMap<string, TurnView>
+  /** Changes whenever `cards` or `turns` do (both may be updated in place). */
   version?: number
   approve: boolean
   /** `live`, `reconnecting` or `static`. */
@@ -116,6 +119,11 @@ export function App(props: AppProps) {
   // Under a filter, a parent shows all its sub-calls when it matches itself, else only matching ones.
   const visible = (parent: CardRow, child: CardRow): boolean => !filtering || selfMatches(parent) || matches(child)
   const { shown, done } = useFiltered(roots, filtering ? matches : null)
+  // Unfiltered, calls are drawn under their turn and step; a filter shows the matching calls alone.
+  const { items, homes } = useMemo(
+    () => conversationItems(shown, filtering ? undefined : props.turns),
+    [shown, filtering, props.turns, props.version],
+  )
 
   const { agents, callers, tools, statuses } = useMemo(() => {
     const kinds = new Set<string>()
@@ -182,17 +190,22 @@ export function App(props: AppProps) {
         ? html`<main class="cards"><p class="empty">No calls in this journal yet.</p></main>`
         : html`<${VirtualList}
             className="cards"
-            items=${shown}
-            row=${(c: CardRow) =>
-              html`<${Card}
-                key=${c.id}
-                row=${c}
-                children=${children}
-                approve=${props.approve}
-                onDecide=${props.onDecide}
-                notices=${props.notices}
-                visible=${visible}
-              />`}
+            items=${items}
+            row=${(item: ListItem) =>
+              !isBlock(item)
+                ? html`<${Card}
+                    key=${item.id}
+                    row=${item}
+                    children=${children}
+                    approve=${props.approve}
+                    onDecide=${props.onDecide}
+                    notices=${props.notices}
+                    visible=${visible}
+                    turn=${homes.get(item.id) ?? null}
+                  />`
+                : item.kind === 'turn'
+                  ? html`<${TurnHeader} key=${item.id} id=${item.id} turn=${item.turn} />`
+                  : html`<${StepBlock} key=${item.id} id=${item.id} turn=${item.turn} step=${item.step} />`}
           />`
     }
   </div>`

@@ -79,6 +79,8 @@ export interface CardProps {
   /** Per call: what became of a decision sent from this page (a refusal's reason, or `sending…`). */
   notices?: ReadonlyMap<string, string>
   visible: (parent: CardRow, child: CardRow) => boolean
+  /** The turn and step the card is drawn under, when the list groups calls by turn. */
+  turn?: { id: string; step: number } | null
 }
 
 /** Sub-calls drawn per card before the rest waits behind a button (a program may make thousands). */
@@ -100,25 +102,64 @@ function SubCalls(props: CardProps & { subs: CardRow[] }): ComponentChildren {
   </div>`
 }
 
+const SANDBOX_LABELS: Record<string, string> = { bwrap: 'bubblewrap', none: 'no sandbox' }
+
+/** Which sandbox ran the call, as a badge (`none` stands out: the command ran unconfined). */
+function sandboxBadge(sandbox: string | null | undefined): ComponentChildren {
+  if (sandbox === null || sandbox === undefined || sandbox === '') return null
+  return html`<span class=${`sandbox ${sandbox === 'none' ? 'unconfined' : 'confined'}`} title="sandbox">${vis(
+    SANDBOX_LABELS[sandbox] ?? sandbox,
+  )}</span>`
+}
+
+/** A call of a parallel group: its place in the group the scheduler ran together. */
+function parallelBadge(parallel: SessionCard['parallel']): ComponentChildren {
+  if (parallel === null || parallel === undefined) return null
+  return html`<span class="parallel" title=${`ran in parallel with ${parallel.size - 1} other call${parallel.size === 2 ? '' : 's'}`}
+    >∥ ${parallel.index + 1}/${parallel.size}</span
+  >`
+}
+
+/** The approval wait apart from the run: "waited 1.20 s for approval · ran 700 ms". */
+function timing(card: SessionCard): ComponentChildren {
+  const wait = card.approvalWaitMs
+  if (wait === null || wait === undefined) return null
+  const run = card.runMs
+  return html`<span class="timing"><span class="waited">waited ${formatDuration(wait)} for approval</span>${
+    run !== null && run !== undefined ? html` · <span class="ran">ran ${formatDuration(run)}</span>` : null
+  }</span>`
+}
+
 export function Card(props: CardProps): ComponentChildren {
   const card = useMemo(() => JSON.parse(props.row.json) as SessionCard, [props.row.json])
   const subs = props.children.get(card.id) ?? []
   const title = card.call.title
   const error = card.error
   const pending = card.pendingApproval
+  const parallel = card.parallel ?? null
+  const turn = props.turn ?? null
   return html`<article
-    class=${`card status-${card.status.kind}${card.parentId !== null ? ' sub' : ''}`}
+    class=${`card status-${card.status.kind}${card.parentId !== null ? ' sub' : ''}${turn !== null ? ' in-turn' : ''}${
+      parallel !== null ? ' in-parallel' : ''
+    }`}
     data-call-id=${card.id}
     data-tool=${card.tool}
     data-status=${card.status.kind}
     data-caller=${card.caller ?? ''}
+    data-turn-id=${turn?.id}
+    data-step=${turn?.step}
+    data-parallel-group=${parallel?.group}
+    data-sandbox=${card.sandbox ?? undefined}
   >
     <header>
       <span class="tool">${vis(card.tool)}</span>
       ${card.agent !== null ? html`<span class="agent">${vis(card.agent)}</span>` : null}
       ${card.caller ? html`<span class="caller" title="caller">${vis(card.caller)}</span>` : null}
       <span class=${`badge ${card.status.kind}`}>${vis(statusLabel(card.status))}</span>
+      ${parallelBadge(parallel)}
+      ${sandboxBadge(card.sandbox)}
       ${card.durationMs !== null ? html`<span class="duration">${formatDuration(card.durationMs)}</span>` : null}
+      ${timing(card)}
       <span class="title">${vis(title)}</span>
       <span class="call-id">${vis(card.id)}</span>
     </header>

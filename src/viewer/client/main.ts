@@ -1,7 +1,7 @@
 // Entry of the viewer page. A static file carries the session in a JSON data block; a served page
 // gets it from the server's event stream (a `snapshot`, then `cards` updates as the journal grows).
 import { render } from 'preact'
-import type { CardRow, CardRowHeader, SessionCard, SessionSnapshot } from '../model.js'
+import type { CardRow, CardRowHeader, SessionCard, SessionSnapshot, TurnView } from '../model.js'
 import { App } from './app.js'
 import { SENDING } from './card.js'
 import { html } from './html.js'
@@ -16,7 +16,9 @@ interface State {
   connection: string
   byId: Map<string, CardRow>
   cards: CardRow[]
-  /** Bumped whenever `cards` changes, also in place. */
+  /** The conversation's turns, by id (a journal without model-side records has none). */
+  turns: Map<string, TurnView>
+  /** Bumped whenever `cards` or `turns` change, also in place. */
   version: number
 }
 
@@ -26,6 +28,7 @@ const state: State = {
   connection: 'static',
   byId: new Map(),
   cards: [],
+  turns: new Map(),
   version: 0,
 }
 const root = document.getElementById('app')!
@@ -68,6 +71,7 @@ function paint(): void {
     html`<${App}
       title=${state.title}
       cards=${state.cards}
+      turns=${state.turns}
       version=${state.version}
       approve=${state.approve}
       connection=${state.connection}
@@ -98,9 +102,17 @@ function decode(data: string): { head: Record<string, unknown>; rows: CardRow[] 
   return { head: JSON.parse(lines[0]) as Record<string, unknown>, rows }
 }
 
+/** New or changed turns (a `turns` event's lines after the head, or a static file's list). */
+function applyTurns(turns: readonly TurnView[]): void {
+  for (const turn of turns) state.turns.set(turn.id, turn)
+  state.version++
+  schedulePaint()
+}
+
 function applySnapshot(title: string, approve: boolean, rows: CardRow[]): void {
   state.title = title
   state.approve = approve
+  state.turns = new Map()
   state.byId = new Map(rows.map((c) => [c.id, c]))
   state.cards = sorted(state.byId)
   state.version++
@@ -185,6 +197,14 @@ function follow(): void {
     applySnapshot(typeof head.title === 'string' ? head.title : state.title, head.approve === true, rows)
   })
   events.addEventListener('cards', (e) => applyRows(decode((e as MessageEvent<string>).data).rows))
+  events.addEventListener('turns', (e) =>
+    applyTurns(
+      (e as MessageEvent<string>).data
+        .split('\n')
+        .slice(1)
+        .map((line) => JSON.parse(line) as TurnView),
+    ),
+  )
   events.addEventListener('error', () => {
     state.connection = 'reconnecting'
     paint()
@@ -195,6 +215,7 @@ const embedded = document.getElementById(DATA_ID)
 if (embedded !== null) {
   const snapshot = JSON.parse(embedded.textContent ?? '{}') as SessionSnapshot
   applySnapshot(snapshot.title, snapshot.approve === true, (snapshot.cards ?? []).map(rowOf))
+  if (Array.isArray(snapshot.turns)) applyTurns(snapshot.turns)
   // The cards follow in blocks, parsed one per task so a large file never freezes the page.
   const blocks = [...document.querySelectorAll(`script.${CARD_BLOCK_CLASS}`)]
   const next = () => {

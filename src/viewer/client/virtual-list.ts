@@ -96,7 +96,8 @@ export function VirtualList<T extends Row>(props: VirtualListProps<T>) {
     const children = element.children
     let changed = false
     for (let i = 1; i < children.length - 1; i++) {
-      const id = (children[i] as HTMLElement).dataset.callId
+      const data = (children[i] as HTMLElement).dataset
+      const id = data.callId ?? data.rowId
       if (id === undefined) continue
       const height = children[i + 1].getBoundingClientRect().top - children[i].getBoundingClientRect().top
       if (Math.abs((heights.current.get(id) ?? -1) - height) > 0.5) {
