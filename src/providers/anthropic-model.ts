@@ -7,6 +7,8 @@ import { anthropicFormat } from './anthropic.js'
 import type { ModelRequest, ProviderModel } from './model.js'
 import { accumulateAnthropic } from './stream-accumulate.js'
 import { nullAbsentSchemas } from './tool-calls.js'
+import { checkToolSearch, projectTools } from './tool-search.js'
+import type { ToolSearchMode } from './types.js'
 import { usageOf } from './usage.js'
 
 type CreateParams = Anthropic.Messages.MessageCreateParamsNonStreaming
@@ -19,6 +21,11 @@ export interface AnthropicModelOptions {
   readonly maxTokens?: number
   /** Further request fields (system, temperature, thinking, …). */
   readonly params?: Omit<CreateParams, 'model' | 'messages' | 'tools' | 'stream' | 'max_tokens'>
+  /**
+   * `'native'`: deferred tools go out with `defer_loading` beside Anthropic's tool search tool (BM25),
+   * instead of toolgate's `search_tools`; the API searches them server-side. Default `'toolgate'`.
+   */
+  readonly toolSearch?: ToolSearchMode
 }
 
 /** Drive a Claude model (non-streaming `POST /v1/messages`). */
@@ -27,8 +34,15 @@ export function anthropicModel(options: AnthropicModelOptions): ProviderModel<'a
   const maxTokens = options.maxTokens ?? 4096
   if (!(Number.isSafeInteger(maxTokens) && maxTokens > 0))
     throw new ConfigError('anthropicModel(options).maxTokens', `expected a positive integer, got ${String(maxTokens)}`)
-  const body = ({ messages, tools }: ModelRequest<'anthropic'>): CreateParams => {
-    const { tools: definitions } = anthropicFormat.toTools(tools, false)
+  const toolSearch = checkToolSearch(options.toolSearch, 'anthropicModel(options).toolSearch')
+  const body = ({ messages, tools, deferred }: ModelRequest<'anthropic'>): CreateParams => {
+    const { tools: definitions } = projectTools(
+      'anthropic',
+      anthropicFormat,
+      tools,
+      { toolSearch, ...(deferred !== undefined ? { deferred } : {}) },
+      'anthropicModel',
+    )
     const created: CreateParams = { ...params, model, max_tokens: maxTokens, messages: [...messages] }
     if (definitions.length > 0) created.tools = definitions
     return created
