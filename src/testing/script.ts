@@ -33,6 +33,8 @@ export interface ScriptedTurnObject {
    * the search and its matches in the reply, in the API's shapes, before the text and the calls.
    */
   readonly toolSearch?: string
+  /** Anthropic only: the API paused the turn (`stop_reason: 'pause_turn'`); the client sends it back to go on. */
+  readonly pause?: boolean
   readonly usage?: ScriptedUsage
   /** Streaming only: send the turn's pieces, then keep the response open until the client goes away (for abort tests). */
   readonly hang?: boolean
@@ -49,6 +51,7 @@ export interface Turn {
   readonly reasoning: string
   readonly calls: readonly { readonly id: string | undefined; readonly name: string; readonly args: string }[]
   readonly toolSearch?: string
+  readonly pause: boolean
   readonly usage: ScriptedUsage
   readonly hang: boolean
   readonly error?: { readonly status: number; readonly message: string }
@@ -61,7 +64,8 @@ export function checkTurns(turns: unknown, where: string): readonly ScriptedTurn
     if (typeof turn === 'string') return
     const at = `${where}[${i}]`
     if (turn === null || typeof turn !== 'object') throw new ConfigError(at, 'expected a string or an object')
-    const { text, reasoning, toolCalls, usage, error, toolSearch } = turn as Record<string, unknown>
+    const { text, reasoning, toolCalls, usage, error, toolSearch, pause } = turn as Record<string, unknown>
+    if (pause !== undefined && typeof pause !== 'boolean') throw new ConfigError(`${at}.pause`, 'expected a boolean')
     if (text !== undefined && typeof text !== 'string') throw new ConfigError(`${at}.text`, 'expected a string')
     if (toolSearch !== undefined && (typeof toolSearch !== 'string' || toolSearch === ''))
       throw new ConfigError(`${at}.toolSearch`, 'expected a non-empty query string')
@@ -109,6 +113,7 @@ export function turnAt(turns: readonly ScriptedTurn[], n: number): Turn | undefi
       args: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
     })),
     ...(turn.toolSearch !== undefined ? { toolSearch: turn.toolSearch } : {}),
+    pause: turn.pause === true,
     usage: turn.usage ?? { inputTokens: 10, outputTokens: 5 },
     hang: turn.hang === true,
     ...(turn.error !== undefined ? { error: turn.error } : {}),

@@ -254,6 +254,10 @@ function anthropicContent(turn: Turn, found?: NativeSearchFound): Json[] {
   return content
 }
 
+function anthropicStop(turn: Turn): string {
+  return turn.pause ? 'pause_turn' : turn.calls.length > 0 ? 'tool_use' : 'end_turn'
+}
+
 function anthropicMessage(turn: Turn, model: string, content: Json[], outputTokens: number, stop: string | null): Json {
   return {
     id: `msg_${turn.n}`,
@@ -269,13 +273,7 @@ function anthropicMessage(turn: Turn, model: string, content: Json[], outputToke
 
 const anthropic: WireFormat = {
   reply: (turn, model, found) =>
-    anthropicMessage(
-      turn,
-      model,
-      anthropicContent(turn, found),
-      turn.usage.outputTokens,
-      turn.calls.length > 0 ? 'tool_use' : 'end_turn',
-    ),
+    anthropicMessage(turn, model, anthropicContent(turn, found), turn.usage.outputTokens, anthropicStop(turn)),
   events(turn, model, found) {
     const out: { event: string; data: unknown }[] = []
     const send = (type: string, fields: Json) => out.push({ event: type, data: { type, ...fields } })
@@ -309,7 +307,7 @@ const anthropic: WireFormat = {
       )
     })
     send('message_delta', {
-      delta: { stop_reason: turn.calls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
+      delta: { stop_reason: anthropicStop(turn), stop_sequence: null },
       usage: { output_tokens: turn.usage.outputTokens },
     })
     send('message_stop', {})

@@ -191,6 +191,47 @@ describe.each(NATIVE)('%s native tool search, official SDK against the fake prov
   })
 })
 
+describe('a turn the Anthropic API pauses (pause_turn)', () => {
+  it.each([false, true])('is sent back as it stands and completed, one reply (streamed: %s)', async (streamed) => {
+    const { tools, agent, seen } = await runtime()
+    const fake = await startFakeProvider({
+      format: 'anthropic',
+      turns: [
+        { toolSearch: 'weather', text: 'Searching.', pause: true, usage: { inputTokens: 7, outputTokens: 1 } },
+        {
+          toolCalls: [{ name: 'get_weather', arguments: { city: 'Lima' } }],
+          usage: { inputTokens: 9, outputTokens: 2 },
+        },
+        'Sunny in Lima.',
+      ],
+    })
+    fakes.push(fake)
+    const options = {
+      tools,
+      agent,
+      model: nativeModel('anthropic', fake.url),
+      messages: [user('anthropic', 'Weather in Lima?')],
+    }
+    let run: { stopReason: string; steps: { reply: readonly unknown[]; usage?: { inputTokens: number } }[] }
+    if (!streamed) run = await runModelLoop(options)
+    else {
+      let done: typeof run | undefined
+      for await (const event of streamModelLoop(options)) if (event.type === 'done') done = event
+      run = done as typeof run
+    }
+    expect(run.stopReason).toBe('done')
+    // The paused part and its continuation make one step whose call ran through the pipeline.
+    expect(run.steps).toHaveLength(2)
+    expect(run.steps[0].reply).toHaveLength(2)
+    expect(run.steps[0].usage?.inputTokens).toBe(16)
+    expect(seen).toEqual(['get_weather'])
+    // The continuation carried the paused turn back, search blocks included, as its last message.
+    const resent = (fake.requests[1].body as { messages: { role: string; content: unknown }[] }).messages
+    expect(resent.at(-1)?.role).toBe('assistant')
+    expect(JSON.stringify(resent.at(-1)?.content)).toContain('tool_search_tool_result')
+  })
+})
+
 describe('the fake refuses what the real API would', () => {
   it('a scripted native search without a search tool in the request is a 400', async () => {
     const { tools, agent } = await runtime()
