@@ -560,7 +560,7 @@ function watchProgress<F extends ProviderFormat>(
 }
 
 /** The deferred tools' schemas for a request, when the runtime tells them (a bare test double may not). */
-function deferredOf(tools: ModelLoopTools, agent: Agent | undefined): ToolSchema[] {
+export function deferredOf(tools: ModelLoopTools, agent: Agent | undefined): ToolSchema[] {
   if (typeof tools.deferred !== 'function' || typeof tools.get !== 'function') return []
   return deferredSchemas(tools as DeferredToolsSource, agent)
 }

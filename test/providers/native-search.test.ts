@@ -6,11 +6,19 @@
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ConfigError, createAgent, createToolRuntime, defineTool, type ToolRuntimeHandle } from '../../src/index.js'
+import {
+  ConfigError,
+  createAgent,
+  createToolRuntime,
+  defineTool,
+  SuspendingApproval,
+  type ToolRuntimeHandle,
+} from '../../src/index.js'
 import { anthropicModel } from '../../src/providers/anthropic/index.js'
 import {
   deferredSchemas,
   type ProviderFormat,
+  resumeModelLoop,
   runModelLoop,
   streamModelLoop,
   toProviderTools,
@@ -71,6 +79,7 @@ async function runtime() {
   ctx.on('tools/pre-execute', async (exec, next) => {
     seen.push(exec.name)
     const city = (exec.arguments as { city?: unknown } | null)?.city
+    if (exec.name === 'get_weather' && city === 'Quito') return { kind: 'ask', reason: 'a person decides' }
     return exec.name === 'get_weather' && city === 'Mordor' ? { kind: 'deny', reason: 'no forecasts there' } : next()
   })
   return { tools, agent, seen }
@@ -327,6 +336,35 @@ describe('toProviderTools with toolSearch', () => {
     const [rome] = run.steps[0].results
     expect(rome.result.isError).toBe(false)
     expect(JSON.stringify(rome.result.content)).toContain('sunny in Rome"')
+  })
+
+  it('a discovered tool that asks for approval suspends, and resumes with its strict nulls undone', async () => {
+    const { tools, agent } = await runtime()
+    await handles[handles.length - 1].ctx.plugin(SuspendingApproval)
+    const fake = await startFakeProvider({
+      format: 'openai-responses',
+      turns: [
+        { toolSearch: 'weather', toolCalls: [{ name: 'get_weather', arguments: { city: 'Quito', units: null } }] },
+        'Done.',
+      ],
+    })
+    fakes.push(fake)
+    const options = {
+      tools,
+      agent,
+      model: nativeModel('openai-responses', fake.url),
+      messages: [user('openai-responses', 'Weather in Quito?')],
+    }
+    const suspended = await runModelLoop(options)
+    expect(suspended.stopReason).toBe('approval-required')
+    const callId = suspended.pending?.[0]?.callId as string
+    const resumed = await resumeModelLoop({
+      ...options,
+      state: JSON.parse(JSON.stringify(suspended.state)),
+      decisions: { [callId]: { kind: 'allowed-once' } },
+    })
+    expect(resumed.stopReason).toBe('done')
+    expect(JSON.stringify(resumed.steps[0].results[0].result.content)).toContain('sunny in Quito"')
   })
 
   it('projects deferred tools as strict OpenAI functions to load on demand', async () => {
