@@ -5,6 +5,7 @@
  *   npx tsx examples/tool-search.ts
  */
 import { createAgent, createToolRuntime, defineTool } from 'toolgate'
+import { deferredSchemas, toProviderTools } from 'toolgate/providers'
 
 const { ctx, tools, dispose } = await createToolRuntime()
 const tool = (name: string, description: string) =>
@@ -55,4 +56,17 @@ const run = await tools.execute({
 })
 console.log(run.isError ? 'run failed' : `program returned: ${JSON.stringify(run.value)}`)
 // #endregion code-mode-search
+
+// #region native-search
+// A provider's own tool search instead of search_tools: the deferred tools go out to load on demand.
+const writer = createAgent(ctx, { id: 'writer' })
+tools.defer(['github__*'], writer)
+const request = toProviderTools('anthropic', tools.schemas(writer), {
+  toolSearch: 'native',
+  deferred: deferredSchemas(tools, writer),
+})
+console.log(`anthropic tools: ${request.tools.map((tool) => tool.name)}`)
+console.log(request.downgrades.at(-1))
+// anthropicModel({ client, model, toolSearch: 'native' }) does the same on every request of a loop.
+// #endregion native-search
 await dispose()

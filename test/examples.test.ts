@@ -148,6 +148,12 @@ const expectations: Record<string, (out: string) => void> = {
     expect(out).toContain('search: github__merge_pull_request')
     expect(out).toContain('listed now: github__merge_pull_request,get_time,search_tools')
     expect(out).toContain('program returned: {"result":"github__create_issue #7 done"')
+    expect(out).toContain(
+      'anthropic tools: get_time,github__merge_pull_request,github__create_issue,tool_search_tool_bm25',
+    )
+    expect(out).toContain(
+      'tool search: native (anthropic), 2 deferred tool(s) sent to load on demand instead of search_tools',
+    )
   },
   'use-mcp-server.ts': (out) => {
     expect(out).toContain('registered: calc__add, calc__word_count')

@@ -102,6 +102,7 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
       'ModelLoopError',
       'PROVIDER_FORMATS',
       'ResumeStateError',
+      'deferredSchemas',
       'parseToolCalls',
       'resumeModelLoop',
       'runModelLoop',

@@ -29,6 +29,7 @@ import { isRecord } from '../util/is-record.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
 import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
+import { ToolListWatch } from './list-watch.js'
 import { checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
 import { McpServerTasks, TASKS_CAPABILITY } from './server-tasks.js'
 import { getMcpToolMeta } from './tool-meta.js'
@@ -86,8 +87,8 @@ const ELICITATION_TIMEOUT_MS = 10 * 60_000
 /**
  * An MCP server (the SDK's `Server`, not yet connected) exposing what `options.agent` sees:
  * `tools.schemas(agent)` as the tool list (so under Code Mode just `run_code`), object output
- * schemas with `structuredContent`, annotations, `notifications/tools/list_changed` on every
- * `tools/change`, client cancellation as the call's signal, and every call through
+ * schemas with `structuredContent`, annotations, `notifications/tools/list_changed` when a
+ * `tools/change` changes the list this client was shown, client cancellation as the call's signal, and every call through
  * `tools.execute`. An `ask` decision is put to the client as an elicitation when it supports
  * elicitation, and denied otherwise (unless the host provides its own approval service).
  *
@@ -135,9 +136,12 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   const session = randomUUID().slice(0, 8)
   let serial = 0
 
-  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({
-    tools: listTools(tools, scopeOf(extra.authInfo)),
-  }))
+  const watch = new ToolListWatch(tools, agent)
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
+    const scope = scopeOf(extra.authInfo)
+    watch.listed(scope)
+    return { tools: listTools(tools, scope) }
+  })
 
   /**
    * One call: `signal` ends it, `send` sends a request to its client (related to the call's request,
@@ -226,7 +230,8 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     pending = true
     queueMicrotask(() => {
       pending = false
-      if (!closed && server.transport) server.sendToolListChanged().catch(() => {})
+      // Only when what this client was shown changed: another session's loaded tools are not news here.
+      if (!closed && server.transport && watch.changed()) server.sendToolListChanged().catch(() => {})
     })
   })
   const disposeLogging = logging ? serveLogging(server, logging) : () => {}

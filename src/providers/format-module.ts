@@ -13,6 +13,11 @@ export interface FormatModule<F extends ProviderFormat> {
    * `nullAbsent` maps each tool whose optional-property nulls mean "absent" to its original schema.
    */
   parseToolCalls(response: unknown, nullAbsent: ReadonlyMap<string, JsonValue> | undefined): ProviderToolCall[]
+  /**
+   * The tools with the provider's own tool search: `schemas` as usual, `deferred` marked to load on
+   * demand, and the provider's search tool. Absent where the API has no tool search.
+   */
+  nativeSearch?(schemas: readonly ToolSchema[], deferred: readonly ToolSchema[], strict: boolean): ProviderTools<F>
   /** The messages answering one executed batch: one result per call, in call order. */
   toMessages(batch: ProviderBatch): ProviderMessage<F>[]
 }

@@ -7,6 +7,7 @@ import { geminiFormat } from './gemini.js'
 import { openAIChatFormat } from './openai-chat.js'
 import { openAIResponsesFormat } from './openai-responses.js'
 import { nullAbsentSchemas } from './tool-calls.js'
+import { projectTools } from './tool-search.js'
 import type {
   ParseToolCallsOptions,
   ProviderBatch,
@@ -43,6 +44,9 @@ export function formatModule<F extends ProviderFormat>(format: F, where: string)
  * The `tools` array entries of a request for `format`, from `ctx.tools.schemas(scope)`. With
  * `strict: true` OpenAI tools go out in strict mode where expressible; `downgrades` lists,
  * path-qualified, everything a provider cannot express (such a tool is then sent non-strict).
+ * With `toolSearch: 'native'` and the `deferred` schemas, a provider with a tool search of its own
+ * (Anthropic, OpenAI Responses) gets it instead of toolgate's `search_tools`; `toolSearch` in the
+ * answer, and a `tool search:` line in `downgrades`, say which search the request carries.
  */
 export function toProviderTools<F extends ProviderFormat>(
   format: F,
@@ -51,7 +55,11 @@ export function toProviderTools<F extends ProviderFormat>(
 ): ProviderTools<F> {
   const module = formatModule(format, 'toProviderTools(format)')
   checkSchemas(schemas, 'toProviderTools(format, schemas)')
-  return module.toTools(schemas, options?.strict === true)
+  if (options === null || typeof options !== 'object')
+    throw new ConfigError('toProviderTools(format, schemas, options)', 'expected an object')
+  if (options.deferred !== undefined)
+    checkSchemas(options.deferred, 'toProviderTools(format, schemas, options).deferred')
+  return projectTools(format, module, schemas, options, 'toProviderTools(format, schemas, options)')
 }
 
 /**
@@ -92,7 +100,7 @@ export function toProviderMessages<F extends ProviderFormat>(format: F, batch: P
   return module.toMessages(batch)
 }
 
-function checkSchemas(schemas: readonly ToolSchema[], where: string): void {
+export function checkSchemas(schemas: readonly ToolSchema[], where: string): void {
   if (!Array.isArray(schemas)) throw new ConfigError(where, 'expected an array (pass ctx.tools.schemas(scope))')
   schemas.forEach((schema, i) => {
     if (schema === null || typeof schema !== 'object') throw new ConfigError(`${where}[${i}]`, 'expected an object')

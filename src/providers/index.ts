@@ -27,6 +27,7 @@ export {
 } from './resume.js'
 export type { StateKey } from './state-seal.js'
 export { type ModelLoopDoneEvent, type StreamModelLoopEvent, streamModelLoop } from './stream-loop.js'
+export { type DeferredToolsSource, deferredSchemas } from './tool-search.js'
 export type {
   ParseToolCallsOptions,
   ProviderBatch,
@@ -41,6 +42,7 @@ export type {
   ProviderToolMap,
   ProviderTools,
   ProviderToolsOptions,
+  ToolSearchMode,
   UntypedProviderValue,
 } from './types.js'
 export type { TokenUsage } from './usage.js'

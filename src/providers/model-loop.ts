@@ -11,7 +11,7 @@ import type {
   ToolExecutionResult,
   ToolProgress,
 } from '../contract/execution.js'
-import type { ToolSchema } from '../contract/tool-definition.js'
+import type { ToolDefinition, ToolSchema } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import type { Store } from '../journal/store.js'
@@ -20,6 +20,7 @@ import { formatModule } from './formats.js'
 import { checkLoopJournal, LoopJournal } from './loop-journal.js'
 import type { ModelDelta, ModelReply, ProviderModel } from './model.js'
 import { type StateKey, stateKeyBytes, stateSeal } from './state-seal.js'
+import { type DeferredToolsSource, deferredSchemas } from './tool-search.js'
 import type { ProviderFormat, ProviderMessage, ProviderToolCall } from './types.js'
 import { sumUsage, type TokenUsage } from './usage.js'
 
@@ -30,6 +31,9 @@ export interface ModelLoopTools extends BatchToolRuntime {
   schemas(scope?: Agent): ToolSchema[]
   /** `tools.execute` with the host options: a resumed call's decision, the suspension callback. */
   execute(input: ToolExecutionInput, options?: ToolExecuteOptions): Promise<ToolExecutionResult>
+  /** The scope's deferred tools (`ctx.tools` has it): each request carries them for a native tool search. */
+  deferred?(scope?: Agent): string[]
+  get?(name: string, scope?: Agent): ToolDefinition | undefined
 }
 
 /** One settled call of a step (plain JSON). */
@@ -301,7 +305,13 @@ async function loop<F extends ProviderFormat>(
     emit(options, { type: 'model-request', step, messages })
     let reply: ModelReply<F>
     try {
-      const request = { messages: [...messages], tools: options.tools.schemas(options.agent), signal }
+      const deferred = deferredOf(options.tools, options.agent)
+      const request = {
+        messages: [...messages],
+        tools: options.tools.schemas(options.agent),
+        ...(deferred.length > 0 ? { deferred } : {}),
+        signal,
+      }
       reply =
         streaming && typeof model.stream === 'function'
           ? await model.stream(request, (delta) => emit(options, { ...delta, step }))
@@ -391,6 +401,12 @@ function claiming(tools: ModelLoopTools, calls: readonly ProviderToolCall[], cla
   const byId = new Map(calls.map((call) => [call.callId, call]))
   return {
     schemas: (scope) => tools.schemas(scope),
+    ...(tools.deferred !== undefined && tools.get !== undefined
+      ? {
+          deferred: (scope?: Agent) => tools.deferred?.(scope) ?? [],
+          get: (name: string, scope?: Agent) => tools.get?.(name, scope),
+        }
+      : {}),
     executionMode: (input) => tools.executionMode(input),
     execute: async (input, options) => {
       const call = byId.get(input.callId)
@@ -587,6 +603,12 @@ function watchProgress<F extends ProviderFormat>(
       // A context already disposed has dropped its listeners.
     }
   }
+}
+
+/** The deferred tools' schemas for a request, when the runtime tells them (a bare test double may not). */
+export function deferredOf(tools: ModelLoopTools, agent: Agent | undefined): ToolSchema[] {
+  if (typeof tools.deferred !== 'function' || typeof tools.get !== 'function') return []
+  return deferredSchemas(tools as DeferredToolsSource, agent)
 }
 
 /** A reply's usage when it is well-formed (counts that are finite, non-negative numbers). */

@@ -8,6 +8,11 @@ export interface ModelRequest<F extends ProviderFormat = ProviderFormat> {
   readonly messages: readonly ProviderMessage<F>[]
   /** What `ctx.tools.schemas(agent)` shows right now. */
   readonly tools: readonly ToolSchema[]
+  /**
+   * The tools the agent may call that `tools` leaves out because they are deferred (present when
+   * any are): an adapter with a native tool search sends them to load on demand.
+   */
+  readonly deferred?: readonly ToolSchema[]
   readonly signal?: AbortSignal
 }
 

@@ -5,7 +5,8 @@ import type { ModelRequest, ProviderModel } from './model.js'
 import { openAIResponsesFormat, replyItems } from './openai-responses.js'
 import { openAIToolRound } from './openai-tools.js'
 import { accumulateOpenAIResponses } from './stream-accumulate.js'
-import type { ProviderToolCall } from './types.js'
+import { checkToolSearch } from './tool-search.js'
+import type { ProviderToolCall, ToolSearchMode } from './types.js'
 import { usageOf } from './usage.js'
 
 type CreateParams = OpenAI.Responses.ResponseCreateParamsNonStreaming
@@ -18,6 +19,11 @@ export interface OpenAIResponsesModelOptions {
   readonly strict?: boolean
   /** Further request fields (instructions, reasoning, max_output_tokens, …). */
   readonly params?: Omit<CreateParams, 'model' | 'input' | 'tools' | 'stream'>
+  /**
+   * `'native'`: deferred tools go out with `defer_loading` beside the hosted `tool_search` tool,
+   * instead of toolgate's `search_tools` (models that support it: gpt-5.4 and later). Default `'toolgate'`.
+   */
+  readonly toolSearch?: ToolSearchMode
 }
 
 /**
@@ -28,8 +34,13 @@ export interface OpenAIResponsesModelOptions {
 export function openAIResponsesModel(options: OpenAIResponsesModelOptions): ProviderModel<'openai-responses'> {
   const { client, model, params } = checkModelOptions(options, 'openAIResponsesModel')
   const strict = options.strict ?? true
-  const round = ({ messages, tools }: ModelRequest<'openai-responses'>) => {
-    const { definitions, parseCalls } = openAIToolRound(openAIResponsesFormat, tools, strict)
+  const toolSearch = checkToolSearch(options.toolSearch, 'openAIResponsesModel(options).toolSearch')
+  const round = ({ messages, tools, deferred }: ModelRequest<'openai-responses'>) => {
+    const { definitions, parseCalls } = openAIToolRound(openAIResponsesFormat, tools, strict, {
+      name: 'openai-responses',
+      toolSearch,
+      ...(deferred !== undefined ? { deferred } : {}),
+    })
     const body: CreateParams = { ...params, model, input: [...messages] }
     if (definitions.length > 0) body.tools = definitions
     return { body, parseCalls }

@@ -2,7 +2,7 @@
 import type OpenAI from 'openai'
 import type { ContentBlock } from '../contract/content.js'
 import type { FormatModule } from './format-module.js'
-import { openAITools } from './openai-tools.js'
+import { type OpenAIFunction, openAITools } from './openai-tools.js'
 import {
   dataUrl,
   deferredMessages,
@@ -14,7 +14,7 @@ import {
   modelBlocks,
 } from './result-content.js'
 import { asArray, customCall, record, toolCall, wireArguments, wireInput } from './tool-calls.js'
-import type { ProviderToolCall } from './types.js'
+import type { ProviderTool, ProviderToolCall } from './types.js'
 
 type InputItem = OpenAI.Responses.ResponseInputItem
 type OutputPart = OpenAI.Responses.ResponseFunctionCallOutputItem
@@ -24,13 +24,16 @@ export const openAIResponsesFormat: FormatModule<'openai-responses'> = {
   hasStrictMode: true,
 
   toTools(schemas, strict) {
-    return openAITools(schemas, strict, ({ name, description, parameters, strict }) => ({
-      type: 'function' as const,
-      name,
-      description,
-      parameters,
-      strict,
-    }))
+    return openAITools(schemas, strict, responsesFunction)
+  },
+
+  nativeSearch(schemas, deferred, strict) {
+    // The hosted tool_search loads deferred functions into the conversation (tool_search_output
+    // items); a loaded function is then called with an ordinary function_call item.
+    const listed = openAITools(schemas, strict, responsesFunction)
+    const onDemand = openAITools(deferred, strict, (fn) => ({ ...responsesFunction(fn), defer_loading: true }))
+    const tools: ProviderTool<'openai-responses'>[] = [...listed.tools, ...onDemand.tools, { type: 'tool_search' }]
+    return { tools, downgrades: [...listed.downgrades, ...onDemand.downgrades] }
   },
 
   parseToolCalls(response, nullAbsent) {
@@ -78,6 +81,10 @@ export const openAIResponsesFormat: FormatModule<'openai-responses'> = {
     }
     return items
   },
+}
+
+function responsesFunction({ name, description, parameters, strict }: OpenAIFunction): OpenAI.Responses.FunctionTool {
+  return { type: 'function', name, description, parameters, strict }
 }
 
 function parts(content: readonly ContentBlock[]): MessagePart[] {

@@ -4,7 +4,8 @@ import type { ToolSchema } from '../contract/tool-definition.js'
 import type { FormatModule } from './format-module.js'
 import { toStrictSchema } from './strict-schema.js'
 import { nullAbsentSchemas } from './tool-calls.js'
-import type { ProviderTool, ProviderToolCall } from './types.js'
+import { projectTools } from './tool-search.js'
+import type { ProviderTool, ProviderToolCall, ToolSearchMode } from './types.js'
 
 export interface OpenAIFunction {
   readonly name: string
@@ -59,8 +60,15 @@ export function openAIToolRound<F extends 'openai-chat' | 'openai-responses'>(
   format: FormatModule<F>,
   schemas: readonly ToolSchema[],
   strict: boolean,
+  search?: { readonly name: F; readonly toolSearch: ToolSearchMode; readonly deferred?: readonly ToolSchema[] },
 ): { definitions: ProviderTool<F>[]; parseCalls(response: unknown): ProviderToolCall[] } {
-  const { tools: definitions } = format.toTools(schemas, strict)
-  const nullAbsent = nullAbsentSchemas({ schemas, strict }, true)
+  const projected =
+    search === undefined
+      ? format.toTools(schemas, strict)
+      : projectTools(search.name, format, schemas, { strict, ...search }, `${search.name} model`)
+  const definitions = projected.tools
+  // A tool loaded by a native search was sent strict too: its nulls are undone like a listed tool's.
+  const sent = projected.toolSearch === 'native' ? [...schemas, ...(search?.deferred ?? [])] : schemas
+  const nullAbsent = nullAbsentSchemas({ schemas: sent, strict }, true)
   return { definitions, parseCalls: (response) => format.parseToolCalls(response, nullAbsent) }
 }

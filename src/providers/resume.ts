@@ -16,6 +16,7 @@ import { SYNTHETIC_ID_PREFIX } from './gemini.js'
 import {
   type ClaimGate,
   checkOptions,
+  deferredOf,
   driveModelLoop,
   type ModelLoopCallResult,
   type ModelLoopPending,
@@ -140,7 +141,9 @@ export async function resumeModelLoop<F extends ProviderFormat>(
     addRecordedDecisions(decisions, recorded, 'the store')
     for (const [callId, outcome] of recorded) recordedInStore.set(callId, outcome)
   }
-  checkConsistency(state, format, options.tools.schemas(options.agent))
+  // A call of a tool a native search found is checked against that tool's schema too.
+  const sent = [...options.tools.schemas(options.agent), ...deferredOf(options.tools, options.agent)]
+  checkConsistency(state, format, sent)
   const known = new Map<string, ToolExecutionResult>()
   const unproven: UnprovenCall[] = []
   if (options.journal !== undefined) {

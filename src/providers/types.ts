@@ -70,17 +70,43 @@ export interface ProviderBatch {
   readonly results: readonly ProviderBatchEntry[]
 }
 
+/**
+ * Which tool search a request carries: `'native'`, the provider's own (Anthropic's tool search tool,
+ * the Responses API's `tool_search`), with the deferred tools sent marked `defer_loading`; or
+ * `'toolgate'`, the registry's finder (`search_tools`) sent as an ordinary tool.
+ */
+export type ToolSearchMode = 'native' | 'toolgate'
+
 /** Options of `toProviderTools`. */
 export interface ProviderToolsOptions {
   /** OpenAI strict mode (chat and responses). Default `false` here; the OpenAI model adapters default to `true`. */
   readonly strict?: boolean
+  /**
+   * `'native'`: where the provider has a tool search of its own, use it instead of toolgate's finder
+   * (the finder is left out, `deferred` goes out marked `defer_loading`, and the provider's search
+   * tool is added). Where it has none, toolgate's finder is sent and `downgrades` says so.
+   * Default `'toolgate'`.
+   */
+  readonly toolSearch?: ToolSearchMode
+  /**
+   * The deferred tools the agent may call, for a native search (`deferredSchemas(ctx.tools, agent)`):
+   * never more than the agent may see, so a native search cannot reveal a hidden or denied tool.
+   */
+  readonly deferred?: readonly ToolSchema[]
+  /** The name of toolgate's finder among `schemas` (default `'search_tools'`). */
+  readonly finder?: string
 }
 
 /** Tool definitions ready for a request, and what could not be expressed. */
 export interface ProviderTools<F extends ProviderFormat = ProviderFormat> {
   readonly tools: ProviderTool<F>[]
-  /** Path-qualified descriptions of everything the provider cannot express (`name: parameters.x: why`). */
+  /**
+   * Path-qualified descriptions of everything the provider cannot express (`name: parameters.x: why`),
+   * and, when a tool search is in play, a `tool search: …` line saying which one the request carries.
+   */
   readonly downgrades: string[]
+  /** The tool search the request carries, when any (see {@link ToolSearchMode}). */
+  readonly toolSearch?: ToolSearchMode
 }
 
 /** Options of `parseToolCalls`. */

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { ConfigError } from '../errors/config-error.js'
 import { PROVIDER_FORMATS, type ProviderFormat } from '../providers/index.js'
+import { searchOfTurn } from './native-search.js'
 import { checkTurns, type ScriptedTurn, turnAt } from './script.js'
 import { WIRE } from './wire.js'
 
@@ -92,14 +93,17 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         `startFakeProvider (${format}): the script has ${turns.length} turns; request ${answered} has none`,
       )
     if (turn.error !== undefined) return fail(turn.error.status, turn.error.message)
+    // A native tool search runs here, server-side, over the tools the request marked defer_loading.
+    const found = searchOfTurn(format, body, turn.toolSearch)
+    if (typeof found === 'string') return fail(400, `startFakeProvider (${format}): ${found}`)
     const model = format === 'gemini' ? decodeURIComponent(route[1]) : String(fields.model ?? 'fake-model')
     if (!stream) {
       res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify(wire.reply(turn, model)))
+      res.end(JSON.stringify(wire.reply(turn, model, found)))
       return
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
-    const events = wire.events(turn, model)
+    const events = wire.events(turn, model, found)
     // A hanging turn stops before the events that close the reply and waits for the client to leave.
     for (const { event, data } of turn.hang ? events.slice(0, -wire.tail) : events)
       res.write(`${event !== undefined ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`)

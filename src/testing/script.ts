@@ -27,6 +27,14 @@ export interface ScriptedTurnObject {
   /** Sent as the provider sends reasoning (Responses: a reasoning summary; Anthropic: thinking; Gemini: a thought part). */
   readonly reasoning?: string
   readonly toolCalls?: readonly ScriptedToolCall[]
+  /**
+   * The model first runs the provider's own tool search with this query (fake provider, Anthropic and
+   * OpenAI Responses only): the fake searches the request's `defer_loading` tools server-side and puts
+   * the search and its matches in the reply, in the API's shapes, before the text and the calls.
+   */
+  readonly toolSearch?: string
+  /** Anthropic only: the API paused the turn (`stop_reason: 'pause_turn'`); the client sends it back to go on. */
+  readonly pause?: boolean
   readonly usage?: ScriptedUsage
   /** Streaming only: send the turn's pieces, then keep the response open until the client goes away (for abort tests). */
   readonly hang?: boolean
@@ -42,6 +50,8 @@ export interface Turn {
   readonly text: string
   readonly reasoning: string
   readonly calls: readonly { readonly id: string | undefined; readonly name: string; readonly args: string }[]
+  readonly toolSearch?: string
+  readonly pause: boolean
   readonly usage: ScriptedUsage
   readonly hang: boolean
   readonly error?: { readonly status: number; readonly message: string }
@@ -54,8 +64,11 @@ export function checkTurns(turns: unknown, where: string): readonly ScriptedTurn
     if (typeof turn === 'string') return
     const at = `${where}[${i}]`
     if (turn === null || typeof turn !== 'object') throw new ConfigError(at, 'expected a string or an object')
-    const { text, reasoning, toolCalls, usage, error } = turn as Record<string, unknown>
+    const { text, reasoning, toolCalls, usage, error, toolSearch, pause } = turn as Record<string, unknown>
+    if (pause !== undefined && typeof pause !== 'boolean') throw new ConfigError(`${at}.pause`, 'expected a boolean')
     if (text !== undefined && typeof text !== 'string') throw new ConfigError(`${at}.text`, 'expected a string')
+    if (toolSearch !== undefined && (typeof toolSearch !== 'string' || toolSearch === ''))
+      throw new ConfigError(`${at}.toolSearch`, 'expected a non-empty query string')
     if (reasoning !== undefined && typeof reasoning !== 'string')
       throw new ConfigError(`${at}.reasoning`, 'expected a string')
     if (toolCalls !== undefined) {
@@ -99,6 +112,8 @@ export function turnAt(turns: readonly ScriptedTurn[], n: number): Turn | undefi
       name: call.name,
       args: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
     })),
+    ...(turn.toolSearch !== undefined ? { toolSearch: turn.toolSearch } : {}),
+    pause: turn.pause === true,
     usage: turn.usage ?? { inputTokens: 10, outputTokens: 5 },
     hang: turn.hang === true,
     ...(turn.error !== undefined ? { error: turn.error } : {}),

@@ -2,9 +2,10 @@
 import { ConfigError } from '../errors/config-error.js'
 import { anthropicModel } from '../providers/anthropic-model.js'
 import { geminiModel } from '../providers/gemini-model.js'
-import { PROVIDER_FORMATS, type ProviderFormat, type ProviderModel } from '../providers/index.js'
+import { PROVIDER_FORMATS, type ProviderFormat, type ProviderModel, type ToolSearchMode } from '../providers/index.js'
 import { openAIChatModel } from '../providers/openai-chat-model.js'
 import { openAIResponsesModel } from '../providers/openai-responses-model.js'
+import { searchOfTurn } from './native-search.js'
 import { checkTurns, type ScriptedTurn, type Turn, turnAt } from './script.js'
 import { WIRE } from './wire.js'
 
@@ -13,6 +14,8 @@ export interface ScriptedModelOptions<F extends ProviderFormat = 'openai-chat'> 
   readonly format?: F
   /** What the model says: request n (from 0) gets turn n. A request past the end fails. */
   readonly turns: readonly ScriptedTurn[]
+  /** The adapter's `toolSearch` (Anthropic and OpenAI Responses; see `anthropicModel`). */
+  readonly toolSearch?: ToolSearchMode
 }
 
 /** A scripted model and the requests it received. */
@@ -53,9 +56,11 @@ export function scriptedModel<F extends ProviderFormat = 'openai-chat'>(
     const { abortSignal: _, ...config } = (body.config ?? {}) as Record<string, unknown>
     requests.push(body.config === undefined ? body : { ...body, config })
     const turn = next()
+    const found = searchOfTurn(format, body, turn.toolSearch)
+    if (typeof found === 'string') throw new Error(`scriptedModel (${format}): 400 ${found}`)
     const model = String(body.model ?? 'scripted-model')
-    if (!stream) return wire.reply(turn, model)
-    const list = wire.events(turn, model)
+    if (!stream) return wire.reply(turn, model, found)
+    const list = wire.events(turn, model, found)
     return events(turn.hang ? list.slice(0, -wire.tail) : list, turn.hang, signal)
   }
   type Options = { signal?: AbortSignal } | undefined
@@ -73,8 +78,8 @@ export function scriptedModel<F extends ProviderFormat = 'openai-chat'>(
   const model = 'scripted-model'
   const adapters: { readonly [K in ProviderFormat]: () => ProviderModel<K> } = {
     'openai-chat': () => openAIChatModel({ client, model }),
-    'openai-responses': () => openAIResponsesModel({ client, model }),
-    anthropic: () => anthropicModel({ client, model }),
+    'openai-responses': () => openAIResponsesModel({ client, model, toolSearch: options.toolSearch }),
+    anthropic: () => anthropicModel({ client, model, toolSearch: options.toolSearch }),
     gemini: () => geminiModel({ client, model }),
   }
   const adapter = adapters[format]() as ProviderModel<F>

@@ -1,14 +1,16 @@
 // Each provider's response to a scripted turn, whole and as its streaming events (real wire shapes).
 import type { ProviderFormat } from '../providers/index.js'
+import type { NativeSearchFound } from './native-search.js'
 import { pieces, type Turn } from './script.js'
 
 type Json = Record<string, unknown>
 
 /** What a format's fake answers: the whole response, its stream events, and its error body. */
 export interface WireFormat {
-  reply(turn: Turn, model: string): Json
+  /** `found`: the turn's native tool search, run by the fake over the request's deferred tools. */
+  reply(turn: Turn, model: string, found?: NativeSearchFound): Json
   /** Server-sent events: `event` is the SSE event name (omitted where the API sends none). */
-  events(turn: Turn, model: string): { event?: string; data: unknown }[]
+  events(turn: Turn, model: string, found?: NativeSearchFound): { event?: string; data: unknown }[]
   /** The stream's last line, when the API has one beyond its events (`data: [DONE]`). */
   readonly end?: string
   /** How many of the last events close the reply (a hanging turn never sends them). */
@@ -95,10 +97,16 @@ function chatUsage(turn: Turn): Json {
   }
 }
 
-function responsesOutput(turn: Turn): Json[] {
+function responsesOutput(turn: Turn, found?: NativeSearchFound): Json[] {
   const output: Json[] = []
   if (turn.reasoning !== '')
     output.push({ type: 'reasoning', id: `rs_${turn.n}`, summary: [{ type: 'summary_text', text: turn.reasoning }] })
+  if (found !== undefined) {
+    // The hosted search: its call, then the loaded definitions (as the request declared them).
+    const at = { call_id: null, execution: 'server', status: 'completed' }
+    output.push({ type: 'tool_search_call', id: `tsc_${turn.n}`, ...at, arguments: { query: found.query } })
+    output.push({ type: 'tool_search_output', id: `tso_${turn.n}`, ...at, tools: found.matches })
+  }
   if (turn.text !== '')
     output.push({
       type: 'message',
@@ -149,16 +157,19 @@ function responsesUsage(turn: Turn): Json {
 }
 
 const openAIResponses: WireFormat = {
-  reply: (turn, model) => responsesBody(turn, model, 'completed', responsesOutput(turn), responsesUsage(turn)),
-  events(turn, model) {
+  reply: (turn, model, found) =>
+    responsesBody(turn, model, 'completed', responsesOutput(turn, found), responsesUsage(turn)),
+  events(turn, model, found) {
     let sequence = 0
     const out: { event: string; data: unknown }[] = []
     const send = (type: string, fields: Json) =>
       out.push({ event: type, data: { type, sequence_number: sequence++, ...fields } })
     send('response.created', { response: responsesBody(turn, model, 'in_progress', [], null) })
-    responsesOutput(turn).forEach((item, outputIndex) => {
+    responsesOutput(turn, found).forEach((item, outputIndex) => {
       const itemId = String(item.id)
-      if (item.type === 'reasoning') {
+      if (item.type === 'tool_search_call' || item.type === 'tool_search_output') {
+        send('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress' } })
+      } else if (item.type === 'reasoning') {
         send('response.output_item.added', { output_index: outputIndex, item: { ...item, summary: [] } })
         const part = { type: 'summary_text', text: '' }
         send('response.reasoning_summary_part.added', {
@@ -202,16 +213,33 @@ const openAIResponses: WireFormat = {
       }
       send('response.output_item.done', { output_index: outputIndex, item })
     })
-    send('response.completed', { response: openAIResponses.reply(turn, model) })
+    send('response.completed', { response: openAIResponses.reply(turn, model, found) })
     return out
   },
   tail: 1,
   error: (status, message) => ({ error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error' } }),
 }
 
-function anthropicContent(turn: Turn): Json[] {
+/** The server tool's call and its result block, as the API puts them in the assistant's content. */
+function anthropicSearch(turn: Turn, found: NativeSearchFound): [Json, Json] {
+  const id = `srvtoolu_${turn.n}`
+  return [
+    { type: 'server_tool_use', id, name: found.tool, input: { query: found.query }, caller: { type: 'direct' } },
+    {
+      type: 'tool_search_tool_result',
+      tool_use_id: id,
+      content: {
+        type: 'tool_search_tool_search_result',
+        tool_references: found.matches.map((tool) => ({ type: 'tool_reference', tool_name: String(tool.name) })),
+      },
+    },
+  ]
+}
+
+function anthropicContent(turn: Turn, found?: NativeSearchFound): Json[] {
   const content: Json[] = []
   if (turn.reasoning !== '') content.push({ type: 'thinking', thinking: turn.reasoning, signature: `sig_${turn.n}` })
+  if (found !== undefined) content.push(...anthropicSearch(turn, found))
   if (turn.text !== '') content.push({ type: 'text', text: turn.text })
   turn.calls.forEach((call, k) => {
     let input: unknown
@@ -224,6 +252,10 @@ function anthropicContent(turn: Turn): Json[] {
     content.push({ type: 'tool_use', id: callId(turn, k, 'toolu_'), name: call.name, input })
   })
   return content
+}
+
+function anthropicStop(turn: Turn): string {
+  return turn.pause ? 'pause_turn' : turn.calls.length > 0 ? 'tool_use' : 'end_turn'
 }
 
 function anthropicMessage(turn: Turn, model: string, content: Json[], outputTokens: number, stop: string | null): Json {
@@ -240,15 +272,9 @@ function anthropicMessage(turn: Turn, model: string, content: Json[], outputToke
 }
 
 const anthropic: WireFormat = {
-  reply: (turn, model) =>
-    anthropicMessage(
-      turn,
-      model,
-      anthropicContent(turn),
-      turn.usage.outputTokens,
-      turn.calls.length > 0 ? 'tool_use' : 'end_turn',
-    ),
-  events(turn, model) {
+  reply: (turn, model, found) =>
+    anthropicMessage(turn, model, anthropicContent(turn, found), turn.usage.outputTokens, anthropicStop(turn)),
+  events(turn, model, found) {
     const out: { event: string; data: unknown }[] = []
     const send = (type: string, fields: Json) => out.push({ event: type, data: { type, ...fields } })
     send('message_start', { message: anthropicMessage(turn, model, [], 1, null) })
@@ -264,6 +290,11 @@ const anthropic: WireFormat = {
         ...pieces(turn.reasoning).map((thinking) => ({ type: 'thinking_delta', thinking })),
         { type: 'signature_delta', signature: `sig_${turn.n}` },
       ])
+    if (found !== undefined) {
+      const [use, result] = anthropicSearch(turn, found)
+      block({ ...use, input: {} }, [{ type: 'input_json_delta', partial_json: JSON.stringify(use.input) }])
+      block(result, [])
+    }
     if (turn.text !== '')
       block(
         { type: 'text', text: '' },
@@ -276,7 +307,7 @@ const anthropic: WireFormat = {
       )
     })
     send('message_delta', {
-      delta: { stop_reason: turn.calls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
+      delta: { stop_reason: anthropicStop(turn), stop_sequence: null },
       usage: { output_tokens: turn.usage.outputTokens },
     })
     send('message_stop', {})

@@ -56,6 +56,47 @@ describe('a gateway with a deferred upstream', () => {
     expect(otherNames).toContain('search_tools')
   })
 
+  it('sends list_changed only to the session whose search loaded tools (issue 27 item 5)', async () => {
+    const connect = async (name: string) => {
+      const client = new Client({ name, version: '1.0.0' })
+      let count = 0
+      let wake: () => void = () => {}
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        count++
+        wake()
+      })
+      await client.connect(new StreamableHTTPClientTransport(new URL(s.url!)))
+      // Each session shows its list once, as a client does before it uses the tools.
+      await client.listTools()
+      const next = () => new Promise<void>((resolve) => (wake = resolve))
+      return { client, count: () => count, next }
+    }
+    const a = await connect('a')
+    const b = await connect('b')
+    try {
+      const aChanged = a.next()
+      await a.client.callTool({ name: 'search_tools', arguments: { query: 'echo text back' } })
+      await aChanged
+      expect(a.count()).toBe(1)
+      expect((await a.client.listTools()).tools.map((t) => t.name)).toContain('up__echo')
+      expect((await b.client.listTools()).tools.map((t) => t.name)).not.toContain('up__echo')
+      // B's own search is its first change: a notification A's search had caused would have come first
+      // on the same stream, so B counting one here proves it got none for A's.
+      const bChanged = b.next()
+      await b.client.callTool({ name: 'search_tools', arguments: { query: 'echo text back' } })
+      await bChanged
+      expect(b.count()).toBe(1)
+      // And A hears nothing of B's: A's next change is its own again.
+      const aAgain = a.next()
+      await a.client.callTool({ name: 'search_tools', arguments: { query: 'process id of this server' } })
+      await aAgain
+      expect(a.count()).toBe(2)
+    } finally {
+      await a.client.close()
+      await b.client.close()
+    }
+  })
+
   it('never finds a denied tool', async () => {
     const found = await s.client.callTool({
       name: 'search_tools',

@@ -7,7 +7,7 @@ declare module '../types.js' {
     anthropic: Anthropic.Messages.MessageParam
   }
   interface ProviderToolMap {
-    anthropic: Anthropic.Messages.Tool
+    anthropic: Anthropic.Messages.Tool | Anthropic.Messages.ToolSearchToolBm25_20251119
   }
   interface ProviderResponseMap {
     anthropic: Anthropic.Messages.Message

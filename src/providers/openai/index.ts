@@ -9,7 +9,7 @@ declare module '../types.js' {
   }
   interface ProviderToolMap {
     'openai-chat': OpenAI.Chat.Completions.ChatCompletionFunctionTool
-    'openai-responses': OpenAI.Responses.FunctionTool
+    'openai-responses': OpenAI.Responses.FunctionTool | OpenAI.Responses.ToolSearchTool
   }
   interface ProviderResponseMap {
     'openai-chat': OpenAI.Chat.Completions.ChatCompletion
