@@ -6,6 +6,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { Journal } from '../journal/journal.js'
 import type { Store } from '../journal/store.js'
+import { standingApprovalsIn } from '../journal/store-standing.js'
 import { openConfiguredStore, type StoreConfig } from './config-store.js'
 import type { Gateway } from './gateway.js'
 import type { Log } from './log.js'
@@ -33,6 +34,8 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
   // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
   // agent's calls, and its listeners go when the gateway closes.
   const journal = new Journal(gateway.agent.ctx, { store })
+  // Standing approvals (an "always" answer) are kept in the store: every instance applies them.
+  const uninstallStanding = gateway.agent.ctx.tools.host.installStandingStore(standingApprovalsIn(store))
   log.debug(`journaling to ${(await store.status()).where}`)
   return {
     store,
@@ -67,6 +70,7 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
       },
     },
     async close() {
+      uninstallStanding()
       await journal.flush().catch(() => {})
       await store.close()
     },
