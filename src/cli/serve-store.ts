@@ -9,6 +9,7 @@ import type { Store } from '../journal/store.js'
 import { standingApprovalsIn } from '../journal/store-standing.js'
 import { openConfiguredStore, type StoreConfig } from './config-store.js'
 import type { Gateway } from './gateway.js'
+import type { SharedBuckets } from './http-limits.js'
 import type { Log } from './log.js'
 
 /** The hooks `serve` gives its HTTP sessions. */
@@ -24,6 +25,8 @@ export interface SharedState {
   /** Make a server's responses wait for the journal records before them. */
   acknowledging(server: Server): Server
   readonly sessions: SessionRegistry
+  /** Rate-limit buckets in the store, so an identity's rate holds across instances. */
+  readonly buckets: SharedBuckets
   close(): Promise<void>
 }
 
@@ -54,6 +57,7 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
       }
       return server
     },
+    buckets: (key, limit) => store.take(key, limit),
     sessions: {
       opened: (id) => {
         store.putSession({ id, instance: INSTANCE, createdAt: Date.now() }).catch((error: unknown) => {
