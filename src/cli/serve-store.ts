@@ -33,7 +33,11 @@ export interface SharedState {
 const INSTANCE = `${hostname()}:${process.pid}`
 
 export async function attachStore(gateway: Gateway, config: StoreConfig, log: Log): Promise<SharedState> {
-  const store = await openConfiguredStore(config)
+  return shareStore(gateway, await openConfiguredStore(config), log)
+}
+
+/** The gateway's shared state in an opened `store` (closed with it). */
+export async function shareStore(gateway: Pick<Gateway, 'agent'>, store: Store, log: Log): Promise<SharedState> {
   // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
   // agent's calls, and its listeners go when the gateway closes.
   const journal = new Journal(gateway.agent.ctx, { store })
