@@ -247,18 +247,25 @@ async function storedRule(
 ): Promise<Pick<StandingApprovalRule, 'kind' | 'reason'> | undefined> {
   const store = core.standingStore
   if (store === undefined) return undefined
+  let rule: unknown
   try {
-    const rule: unknown = await store.find(exec.agent?.id ?? null, exec.name)
-    if (rule === undefined || rule === null) return undefined
-    const kind = readOwn(rule, 'kind')
-    if (kind !== 'allowed-always' && kind !== 'denied-always')
-      throw new TypeError(`a rule of kind ${describeValue(kind)}`)
-    const reason = readOwn(rule, 'reason')
-    return { kind, reason: typeof reason === 'string' ? reason : null }
+    rule = await store.find(exec.agent?.id ?? null, exec.name)
   } catch (error) {
     warnContained(core, `the standing approval store failed to look up "${exec.name}"; asking instead`, error)
     return undefined
   }
+  if (rule === undefined || rule === null) return undefined
+  const kind = readOwn(rule, 'kind')
+  if (kind !== 'allowed-always' && kind !== 'denied-always') {
+    core.logger.warn(
+      'the standing approval store answered a rule of kind %s for "%s"; asking instead',
+      describeValue(kind),
+      exec.name,
+    )
+    return undefined
+  }
+  const reason = readOwn(rule, 'reason')
+  return { kind, reason: typeof reason === 'string' ? reason : null }
 }
 
 /** A sub-call cannot suspend; an `-always` answer installs its standing rule. */
