@@ -104,6 +104,7 @@ export type {
   PreToolDecision,
   ScopeKey,
   StandingApprovalRule,
+  StandingApprovalStore,
   ToolDispatchExecution,
   ToolExecuteOptions,
   ToolErrorInfo,

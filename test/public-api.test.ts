@@ -168,7 +168,7 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
   // issue 26: the state store; `pg` loads only when a PostgreSQL store opens.
   'toolgate/store': {
     module: () => import('../src/store/index.js'),
-    names: ['SCHEMA_VERSION', 'StoreError', 'createFileStore', 'createPostgresStore'],
+    names: ['SCHEMA_VERSION', 'StoreError', 'createFileStore', 'createPostgresStore', 'standingApprovalsIn'],
   },
 }
 

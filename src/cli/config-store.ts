@@ -1,5 +1,6 @@
 // The config's `store` key: where the gateway keeps its journal and shared state. A string is the
-// PostgreSQL URL; the object form adds the journal retention and the connection pool size.
+// PostgreSQL URL; the object form adds the journal retention, the connection pool size and whether
+// journal batches wait for the database's WAL flush.
 import { isRecord } from '../util/is-record.js'
 
 export interface StoreConfig {
@@ -9,6 +10,8 @@ export interface StoreConfig {
   retentionDays?: number
   /** Most query connections per gateway instance. */
   poolSize?: number
+  /** False: journal batches do not wait for the WAL flush (see `PostgresStoreOptions.synchronousCommit`). */
+  synchronousCommit?: boolean
 }
 
 const URL_PATTERN = /^postgres(ql)?:\/\/\S+$/
@@ -17,16 +20,16 @@ const URL_PATTERN = /^postgres(ql)?:\/\/\S+$/
 export function checkStoreConfig(value: unknown, issues: string[]): StoreConfig | undefined {
   if (typeof value === 'string') {
     if (URL_PATTERN.test(value)) return { url: value }
-    issues.push('store: expected a postgres:// URL or { url, retentionDays?, poolSize? }')
+    issues.push('store: expected a postgres:// URL or { url, retentionDays?, poolSize?, synchronousCommit? }')
     return undefined
   }
   if (!isRecord(value)) {
-    issues.push('store: expected a postgres:// URL or { url, retentionDays?, poolSize? }')
+    issues.push('store: expected a postgres:// URL or { url, retentionDays?, poolSize?, synchronousCommit? }')
     return undefined
   }
   for (const key of Object.keys(value))
-    if (!['url', 'retentionDays', 'poolSize'].includes(key))
-      issues.push(`store.${key}: unknown key (expected url, retentionDays, poolSize)`)
+    if (!['url', 'retentionDays', 'poolSize', 'synchronousCommit'].includes(key))
+      issues.push(`store.${key}: unknown key (expected url, retentionDays, poolSize, synchronousCommit)`)
   const config: StoreConfig = { url: '' }
   if (typeof value.url === 'string' && URL_PATTERN.test(value.url)) config.url = value.url
   else issues.push('store.url: expected a postgres:// URL')
@@ -39,6 +42,10 @@ export function checkStoreConfig(value: unknown, issues: string[]): StoreConfig 
     if (Number.isSafeInteger(value.poolSize) && (value.poolSize as number) > 0)
       config.poolSize = value.poolSize as number
     else issues.push('store.poolSize: expected a positive integer')
+  }
+  if (value.synchronousCommit !== undefined) {
+    if (typeof value.synchronousCommit === 'boolean') config.synchronousCommit = value.synchronousCommit
+    else issues.push('store.synchronousCommit: expected true or false')
   }
   return config
 }
@@ -58,5 +65,6 @@ export async function openConfiguredStore(config: StoreConfig, migrate = true) {
     migrate,
     ...(config.retentionDays !== undefined ? { retentionDays: config.retentionDays } : {}),
     ...(config.poolSize !== undefined ? { poolSize: config.poolSize } : {}),
+    ...(config.synchronousCommit !== undefined ? { synchronousCommit: config.synchronousCommit } : {}),
   })
 }

@@ -13,6 +13,7 @@ import {
   DEFAULT_SESSIONS_PER_IDENTITY,
   DEFAULT_UPSTREAM_CONCURRENCY,
   IdentityLimiter,
+  type SharedBuckets,
 } from './http-limits.js'
 import { type ForwardedView, forwardedView, isLoopbackHost } from './http-proxy.js'
 import type { Log } from './log.js'
@@ -85,6 +86,7 @@ export class HttpGuard {
   readonly #auth: Authenticator | undefined
   readonly #trusted: ReadonlySet<string>
   readonly #limiter: IdentityLimiter
+  readonly #buckets: SharedBuckets | undefined
   readonly #log: Log
   readonly #sessionCap: number
   readonly idleMs: number
@@ -93,8 +95,10 @@ export class HttpGuard {
     settings: Pick<GatewaySettings, 'trustProxy' | 'limits'>,
     authenticator: Authenticator | undefined,
     log: Log,
+    buckets?: SharedBuckets,
   ) {
     this.#auth = authenticator
+    this.#buckets = buckets
     this.#trusted = new Set(settings.trustProxy ?? [])
     this.#limiter = new IdentityLimiter(settings.limits)
     this.#log = log
@@ -172,9 +176,16 @@ export class HttpGuard {
    * Count a request of `identity` against its rate limit and, when it holds a JSON-RPC request,
    * its concurrency limit until the response ends. False when refused with 429 and answered here.
    */
-  admit(identity: Identity | undefined, body: unknown, res: ServerResponse): boolean {
+  async admit(identity: Identity | undefined, body: unknown, res: ServerResponse): Promise<boolean> {
     if (identity === undefined) return true
-    const admission = this.#limiter.admit(identity, holdsRequest(body))
+    const admission =
+      this.#buckets === undefined
+        ? this.#limiter.admit(identity, holdsRequest(body))
+        : await this.#limiter.admitShared(identity, holdsRequest(body), this.#buckets, (error) =>
+            this.#log.info(
+              `the shared rate limit could not be read (this instance's limit applies): ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          )
     if (admission.ok) {
       res.once('close', admission.release)
       return true

@@ -1,5 +1,6 @@
 // How much one caller of `serve --http` may take: a token bucket of requests and a bound on the
 // requests in progress, per identity, so one busy client cannot starve the others.
+import type { BucketLimit, BucketTake } from '../journal/store.js'
 import type { Identity } from '../mcp/identity.js'
 import type { IdentityLimits, LimitsConfig, RateConfig } from './config-auth.js'
 
@@ -8,6 +9,12 @@ export const DEFAULT_CONCURRENCY = 16
 export const DEFAULT_SESSIONS_PER_IDENTITY = 16
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000
 export const DEFAULT_UPSTREAM_CONCURRENCY = 64
+
+/**
+ * Rate buckets shared by every instance (the store's `take`): a request takes its token there, so an
+ * identity's rate holds across instances. Concurrency stays per instance.
+ */
+export type SharedBuckets = (key: string, limit: BucketLimit) => Promise<BucketTake>
 
 export type Admission =
   | { readonly ok: true; readonly release: () => void }
@@ -73,23 +80,61 @@ export class IdentityLimiter {
         reason: `rate limit of ${perSecond} requests per second (burst ${burst}) reached`,
       }
     }
-    if (concurrent && account.inFlight >= account.concurrency)
-      return {
-        ok: false,
-        retryAfterSec: 1,
-        reason: `concurrency limit of ${account.concurrency} requests in progress reached`,
-      }
+    if (concurrent && account.inFlight >= account.concurrency) return this.#busy(account)
     account.tokens -= 1
-    if (!concurrent) return { ok: true, release: () => {} }
+    return { ok: true, release: concurrent ? this.#hold(account) : () => {} }
+  }
+
+  /**
+   * `admit`, with the request's token taken from `buckets` (shared by every instance) instead of
+   * this process's bucket. When the shared buckets cannot answer, this process's bucket decides
+   * (the limit then holds per instance) and `onFailure` is told why.
+   */
+  async admitShared(
+    identity: Identity,
+    concurrent: boolean,
+    buckets: SharedBuckets,
+    onFailure: (error: unknown) => void,
+  ): Promise<Admission> {
+    const account = this.#account(identity)
+    if (concurrent && account.inFlight >= account.concurrency) return this.#busy(account)
+    // The slot is held while the bucket is asked, so concurrent requests cannot all pass the check.
+    const release = concurrent ? this.#hold(account) : () => {}
+    const { perSecond, burst } = account.rate
+    let take: BucketTake
+    try {
+      take = await buckets(`rate:${identity.subject}`, { capacity: burst, refillPerSecond: perSecond })
+    } catch (error) {
+      release()
+      onFailure(error)
+      return this.admit(identity, concurrent)
+    }
+    if (take.allowed) return { ok: true, release }
+    release()
+    const waitSec = Number.isFinite(take.retryAfterMs) ? take.retryAfterMs / 1000 : 60
+    return {
+      ok: false,
+      retryAfterSec: Math.max(1, Math.ceil(waitSec)),
+      reason: `rate limit of ${perSecond} requests per second (burst ${burst}) reached`,
+    }
+  }
+
+  #busy(account: Account): Admission {
+    return {
+      ok: false,
+      retryAfterSec: 1,
+      reason: `concurrency limit of ${account.concurrency} requests in progress reached`,
+    }
+  }
+
+  /** Take a concurrency slot until the returned release is called (once; later calls do nothing). */
+  #hold(account: Account): () => void {
     account.inFlight++
     let released = false
-    return {
-      ok: true,
-      release: () => {
-        if (released) return
-        released = true
-        account.inFlight--
-      },
+    return () => {
+      if (released) return
+      released = true
+      account.inFlight--
     }
   }
 }

@@ -6,8 +6,10 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { Journal } from '../journal/journal.js'
 import type { Store } from '../journal/store.js'
+import { standingApprovalsIn } from '../journal/store-standing.js'
 import { openConfiguredStore, type StoreConfig } from './config-store.js'
 import type { Gateway } from './gateway.js'
+import type { SharedBuckets } from './http-limits.js'
 import type { Log } from './log.js'
 
 /** The hooks `serve` gives its HTTP sessions. */
@@ -23,16 +25,24 @@ export interface SharedState {
   /** Make a server's responses wait for the journal records before them. */
   acknowledging(server: Server): Server
   readonly sessions: SessionRegistry
+  /** Rate-limit buckets in the store, so an identity's rate holds across instances. */
+  readonly buckets: SharedBuckets
   close(): Promise<void>
 }
 
 const INSTANCE = `${hostname()}:${process.pid}`
 
 export async function attachStore(gateway: Gateway, config: StoreConfig, log: Log): Promise<SharedState> {
-  const store = await openConfiguredStore(config)
+  return shareStore(gateway, await openConfiguredStore(config), log)
+}
+
+/** The gateway's shared state in an opened `store` (closed with it). */
+export async function shareStore(gateway: Pick<Gateway, 'agent'>, store: Store, log: Log): Promise<SharedState> {
   // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
   // agent's calls, and its listeners go when the gateway closes.
   const journal = new Journal(gateway.agent.ctx, { store })
+  // Standing approvals (an "always" answer) are kept in the store: every instance applies them.
+  const uninstallStanding = gateway.agent.ctx.tools.host.installStandingStore(standingApprovalsIn(store))
   log.debug(`journaling to ${(await store.status()).where}`)
   return {
     store,
@@ -51,6 +61,7 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
       }
       return server
     },
+    buckets: (key, limit) => store.take(key, limit),
     sessions: {
       opened: (id) => {
         store.putSession({ id, instance: INSTANCE, createdAt: Date.now() }).catch((error: unknown) => {
@@ -67,6 +78,7 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
       },
     },
     async close() {
+      uninstallStanding()
       await journal.flush().catch(() => {})
       await store.close()
     },

@@ -7,6 +7,7 @@ import type { CliCommand, CliIo } from './command.js'
 import type { Gateway, UpstreamReport } from './gateway.js'
 import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
+import type { SharedBuckets } from './http-limits.js'
 import { createLog, type Log } from './log.js'
 import type { SessionRegistry } from './serve-store.js'
 import { type GatewaySettings, readSettings } from './settings.js'
@@ -53,7 +54,8 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   or an upstream stdio server (default 10485760, 10 MiB); a larger request
                   gets an error response
   --store URL     keep the journal and shared state in PostgreSQL (postgres://…; or the config's
-                  "store"): several instances serving one database share them. Each MCP session
+                  "store"): several instances serving one database share them, standing
+                  approvals ("always") and rate-limit buckets included. Each MCP session
                   stays on the instance that opened it (route sticky on Mcp-Session-Id); another
                   instance answers 404 naming it, and the client starts a new session
   --verbose       log every call on stderr
@@ -122,7 +124,7 @@ const serve: CliCommand = {
     })
     try {
       if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
-      else await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions)
+      else await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions, shared?.buckets)
       return 0
     } finally {
       await gateway.close()
@@ -191,6 +193,7 @@ async function serveHttp(
   log: Log,
   io: CliIo,
   registry?: SessionRegistry,
+  buckets?: SharedBuckets,
 ): Promise<void> {
   const [
     { createServer },
@@ -211,7 +214,7 @@ async function serveHttp(
   ])
   const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
   const host = settings.host ?? DEFAULT_HOST
-  const guard = new HttpGuard(settings, authenticator, log)
+  const guard = new HttpGuard(settings, authenticator, log, buckets)
   type Session = GuardedSession & {
     transport: InstanceType<typeof StreamableHTTPServerTransport>
     server: Server
@@ -259,7 +262,7 @@ async function serveHttp(
         return rpcError(res, 400, -32700, 'Parse error: the body is not JSON')
       }
     }
-    if (!guard.admit(identity || undefined, body, res)) return
+    if (!(await guard.admit(identity || undefined, body, res))) return
     if (existing) {
       // A resume from an event the store no longer has (or never had) is refused here with the
       // reason; the SDK's own answer to it would not say why.

@@ -236,6 +236,21 @@ export interface StandingApprovalRule {
 }
 
 /**
+ * Where standing approval rules are kept when they must outlive the process or be shared by several
+ * (`tools.host.installStandingStore`). Rules are keyed by agent id and tool name, so every runtime
+ * whose agent has the same id shares them.
+ */
+export interface StandingApprovalStore {
+  /** The rule for `toolName` in the scope of `agentId` (null: calls without an agent), if any. */
+  find(
+    agentId: string | null,
+    toolName: string,
+  ): Promise<{ readonly kind: StandingApprovalRule['kind']; readonly reason?: string | null } | undefined>
+  /** Keep `rule`, replacing the scope's rule for its tool. */
+  keep(rule: StandingApprovalRule): Promise<void>
+}
+
+/**
  * The `approval` Cordis service contract. `request` must settle (never hang past `context.signal`'s
  * abort for long); a rejection or a malformed answer is a denial (fail closed).
  */

@@ -63,6 +63,8 @@ export class Journal {
   /** The store, for a store journal. */
   readonly store: Store | undefined
   private readonly unacknowledged = new Set<Promise<void>>()
+  /** A call's records before its body (started, approval), each settling with its append's error or undefined. */
+  private readonly beforeBody = new Map<ToolExecutionToken, Promise<unknown>[]>()
   private storeFailure: unknown
   private fd: number | undefined
   private readonly fsync: boolean
@@ -92,8 +94,8 @@ export class Journal {
       // A call's body runs only once the records before it (call-started, the approval) are acknowledged:
       // a crash mid-call then always leaves the evidence that the call started. A store that cannot
       // take them fails the call instead of running it without that evidence.
-      ctx.on('tools/execute', async (_exec, next) => {
-        await this.flush()
+      ctx.on('tools/execute', async (exec, next) => {
+        await this.acknowledged(exec.token)
         return next()
       })
       return
@@ -122,9 +124,11 @@ export class Journal {
   /**
    * Resolves once every record written so far is acknowledged by the store (at once for a file
    * journal, whose writes are synchronous). Rejects with the store's error if one could not be.
+   * Records written while it waits are not waited for: under load, a response or a body waits for
+   * the batches holding its own records, not for every batch that follows.
    */
   async flush(): Promise<void> {
-    while (this.unacknowledged.size > 0) await Promise.all(this.unacknowledged)
+    if (this.unacknowledged.size > 0) await Promise.all([...this.unacknowledged])
     const failure = this.storeFailure
     if (failure !== undefined) {
       this.storeFailure = undefined
@@ -132,26 +136,37 @@ export class Journal {
     }
   }
 
+  /** Until the call's records before its body are acknowledged; rejects with the store's error if one was not. */
+  private async acknowledged(token: ToolExecutionToken): Promise<void> {
+    const records = this.beforeBody.get(token)
+    if (records === undefined) return
+    this.beforeBody.delete(token)
+    for (const error of await Promise.all(records)) if (error !== undefined) throw error
+  }
+
   private listen(ctx: Context): void {
     ctx.on('tools/call', (exec) => {
       this.started.set(exec.token, performance.now())
-      this.write({ ...this.base('call-started', exec), arguments: exec.arguments })
+      this.write({ ...this.base('call-started', exec), arguments: exec.arguments }, exec.token)
     })
     ctx.on('tools/approval-asked', (request, exec) => {
       const timing = this.approvals.get(exec.token) ?? {}
       timing.asked = performance.now()
       this.approvals.set(exec.token, timing)
-      this.write({ ...this.base('approval-asked', exec, request.parentCallId), request })
+      this.write({ ...this.base('approval-asked', exec, request.parentCallId), request }, exec.token)
     })
     ctx.on('tools/approval-answered', (request, outcome, source, exec) => {
       this.timeAnswer(exec.token, outcome.kind)
-      this.write({
-        ...this.base('approval-answered', exec, request.parentCallId),
-        outcome,
-        standing: source === 'standing',
-        source,
-        ...(outcome.decidedBy === undefined ? {} : { decidedBy: outcome.decidedBy }),
-      })
+      this.write(
+        {
+          ...this.base('approval-answered', exec, request.parentCallId),
+          outcome,
+          standing: source === 'standing',
+          source,
+          ...(outcome.decidedBy === undefined ? {} : { decidedBy: outcome.decidedBy }),
+        },
+        exec.token,
+      )
     })
     ctx.on('tools/result', (exec, result) => this.onResult(exec, result))
     ctx.on('tools/code-dispatch', (record, dispatch) => this.onCodeDispatch(record, dispatch))
@@ -174,6 +189,8 @@ export class Journal {
     const now = performance.now()
     const start = this.started.get(exec.token)
     this.started.delete(exec.token)
+    // A call that ended before its body (refused, denied) has nobody waiting for these.
+    this.beforeBody.delete(exec.token)
     const timing = this.approvals.get(exec.token)
     this.approvals.delete(exec.token)
     const durationMs = start === undefined ? 0 : Math.max(0, now - start)
@@ -233,10 +250,18 @@ export class Journal {
     }
   }
 
-  /** Append one record as one line. A failed write is logged; it never reaches the call. */
-  private write(record: JournalRecord & { source?: ApprovalAnswerSource }): void {
+  /**
+   * Append one record as one line. A failed write is logged; it never reaches the call. In a store,
+   * a record written for `token` before its body is waited for by that body.
+   */
+  private write(record: JournalRecord & { source?: ApprovalAnswerSource }, token?: ToolExecutionToken): void {
     if (this.store !== undefined) {
-      this.writeToStore(this.store, record)
+      const appended = this.writeToStore(this.store, record)
+      if (token !== undefined) {
+        const records = this.beforeBody.get(token)
+        if (records === undefined) this.beforeBody.set(token, [appended])
+        else records.push(appended)
+      }
       return
     }
     const fd = this.fd
@@ -249,7 +274,9 @@ export class Journal {
     }
   }
 
-  private writeToStore(store: Store, record: JournalRecord): void {
+  /** Append to the store; the promise settles with the append's error, or undefined once acknowledged. */
+  private writeToStore(store: Store, record: JournalRecord): Promise<unknown> {
+    let failure: unknown
     const appended = store.append([record]).then(
       () => {
         this.unacknowledged.delete(appended)
@@ -257,10 +284,12 @@ export class Journal {
       (error: unknown) => {
         this.unacknowledged.delete(appended)
         this.storeFailure = error
+        failure = error
         this.warn('could not append a %s record to the store: %s', record.type, error)
       },
     )
     this.unacknowledged.add(appended)
+    return appended.then(() => failure)
   }
 
   private close(): void {

@@ -400,7 +400,15 @@ async function elicitApproval(
           message,
           requestedSchema: {
             type: 'object',
-            properties: { approve: { type: 'boolean', title: `Allow ${toolName} once`, default: false } },
+            properties: {
+              approve: { type: 'boolean', title: `Allow ${toolName} once`, default: false },
+              // Optional: a client that only shows `approve` allows once, as before.
+              always: {
+                type: 'boolean',
+                title: `Also allow every later call of ${toolName} (a standing approval)`,
+                default: false,
+              },
+            },
             required: ['approve'],
           },
         },
@@ -416,7 +424,8 @@ async function elicitApproval(
   }
   // The authenticated client answered for itself: the journal records it as who decided.
   const by = client === undefined ? {} : { decidedBy: client }
-  if (answer.action === 'accept' && answer.content?.approve === true) return { kind: 'allowed-once', ...by }
+  if (answer.action === 'accept' && answer.content?.approve === true)
+    return { kind: answer.content.always === true ? 'allowed-always' : 'allowed-once', ...by }
   if (answer.action === 'cancel')
     return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request', ...by }
   return { kind: 'denied', reason: 'the MCP client declined the call', ...by }

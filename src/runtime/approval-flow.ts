@@ -17,7 +17,7 @@ import { observe } from './observe.js'
 import type { RegistryCore } from './registry.js'
 import { describeThrown, failure, failureFrom } from './results.js'
 import type { Scope } from './scope.js'
-import { describeValue, readOwn, UNREADABLE } from './untrusted.js'
+import { describeValue, readOwn, UNREADABLE, warnContained } from './untrusted.js'
 
 const KINDS: ReadonlySet<string> = new Set([
   'allowed-once',
@@ -166,7 +166,7 @@ export async function askApproval(
   const answer = await answerAsk(core, scope, call, request, reason)
   if ('refused' in answer) return answer.refused
   const { source, normalized } = answer
-  const outcome = settleOutcome(scope, exec, normalized.outcome, source)
+  const outcome = await settleOutcome(core, scope, exec, normalized.outcome, source)
   if (core.hasHooks('tools/approval-answered')) {
     // Observers (the journal) get JSON only: edited arguments that are not JSON are left out.
     const observed =
@@ -203,7 +203,7 @@ async function answerAsk(
     call.decision = undefined
     return { source: 'decision', normalized: normalize(decision) }
   }
-  const rule = standing.get(scope)?.get(exec.name)
+  const rule = standing.get(scope)?.get(exec.name) ?? (await storedRule(core, exec))
   if (rule !== undefined) {
     const outcome = Object.freeze(rule.reason === null ? { kind: rule.kind } : { kind: rule.kind, reason: rule.reason })
     return { source: 'standing', normalized: { outcome } }
@@ -237,13 +237,45 @@ async function answerAsk(
   }
 }
 
+/**
+ * The installed standing store's rule for this call's agent and tool. A store that fails or answers
+ * something else than a rule is logged and has no rule: the approval service is asked.
+ */
+async function storedRule(
+  core: RegistryCore,
+  exec: ToolExecution,
+): Promise<Pick<StandingApprovalRule, 'kind' | 'reason'> | undefined> {
+  const store = core.standingStore
+  if (store === undefined) return undefined
+  let rule: unknown
+  try {
+    rule = await store.find(exec.agent?.id ?? null, exec.name)
+  } catch (error) {
+    warnContained(core, `the standing approval store failed to look up "${exec.name}"; asking instead`, error)
+    return undefined
+  }
+  if (rule === undefined || rule === null) return undefined
+  const kind = readOwn(rule, 'kind')
+  if (kind !== 'allowed-always' && kind !== 'denied-always') {
+    core.logger.warn(
+      'the standing approval store answered a rule of kind %s for "%s"; asking instead',
+      describeValue(kind),
+      exec.name,
+    )
+    return undefined
+  }
+  const reason = readOwn(rule, 'reason')
+  return { kind, reason: typeof reason === 'string' ? reason : null }
+}
+
 /** A sub-call cannot suspend; an `-always` answer installs its standing rule. */
-function settleOutcome(
+async function settleOutcome(
+  core: RegistryCore,
   scope: Scope,
   exec: ToolExecution,
   answered: ApprovalOutcome,
   source: ApprovalAnswerSource,
-): ApprovalOutcome {
+): Promise<ApprovalOutcome> {
   let outcome = answered
   if (outcome.kind === 'suspended' && exec.parent !== undefined) {
     // A Code Mode program cannot wait across a restart: re-running it would repeat its finished sub-calls.
@@ -253,14 +285,30 @@ function settleOutcome(
     })
   }
   if ((outcome.kind === 'allowed-always' || outcome.kind === 'denied-always') && source !== 'standing') {
-    installStandingRule(scope, {
+    const rule: StandingApprovalRule = {
       agentId: exec.agent?.id ?? null,
       toolName: exec.name,
       kind: outcome.kind,
       reason: outcome.reason ?? null,
       callId: exec.callId,
       createdAt: Date.now(),
-    })
+    }
+    const store = core.standingStore
+    let kept = false
+    if (store !== undefined) {
+      // Kept before the call goes on, so that every instance reading the store applies it from now.
+      try {
+        await store.keep(Object.freeze({ ...rule }))
+        kept = true
+      } catch (error) {
+        warnContained(
+          core,
+          `the standing approval store failed to keep the rule for "${exec.name}"; kept in memory`,
+          error,
+        )
+      }
+    }
+    if (!kept) installStandingRule(scope, rule)
   }
   return outcome
 }

@@ -1,4 +1,4 @@
-import type { ScopeKey } from '../contract/execution.js'
+import type { ScopeKey, StandingApprovalStore } from '../contract/execution.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { checkDefinition } from './definition-check.js'
@@ -30,6 +30,13 @@ export interface ToolHost {
    * name is reserved. One at a time; returns the idempotent uninstaller.
    */
   installFinder(definition: ToolDefinition): () => void
+  /**
+   * Keep standing approval rules (`allowed-always` / `denied-always` answers) in `store` instead of
+   * the scope's memory: an ask looks its rule up there, and an `-always` answer is kept there before
+   * the call goes on. One at a time; returns the idempotent uninstaller. Rules already in memory
+   * keep answering; `tools.standingApprovals()` lists only those.
+   */
+  installStandingStore(store: StandingApprovalStore): () => void
   /** The installed finder's name, if any (Code Mode routes `tools.$search` to it). */
   finderName(): string | undefined
   /** The visible tools of a scope that are deferred and not loaded yet (read-only, stable while the view lives). */
@@ -76,6 +83,16 @@ export function createToolHost(core: RegistryCore): ToolHost {
     },
     installFinder: (definition: ToolDefinition) => core.installFinder(checkDefinition(definition)),
     finderName: () => core.finder?.name,
+    installStandingStore(store: StandingApprovalStore) {
+      if (
+        store === null ||
+        typeof store !== 'object' ||
+        typeof store.find !== 'function' ||
+        typeof store.keep !== 'function'
+      )
+        throw new ConfigError('tools.host.installStandingStore(store)', 'expected { find, keep }')
+      return core.installStandingStore(store)
+    },
     deferredTools(scope?: ScopeKey) {
       const resolved = scopeOf(scope, 'deferredTools')
       const halted = core.lifetime.halted(resolved, 'tools.host.deferredTools()')

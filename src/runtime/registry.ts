@@ -2,6 +2,7 @@ import { type Context, type EventsService, type Logger, symbols } from 'cordis'
 import type {
   Agent,
   ApprovalService,
+  StandingApprovalStore,
   ToolExecution,
   ToolExecutionToken,
   ToolPresentationMode,
@@ -38,6 +39,8 @@ export class RegistryCore {
   transport: ToolTransport | undefined
   /** The installed finder (a tool search under the preset): listed wherever something is deferred. */
   finder: ToolDefinition | undefined
+  /** Where standing approval rules are kept instead of in memory, when installed. */
+  standingStore: StandingApprovalStore | undefined
   /** Disposal state and the running bodies disposal aborts. */
   readonly lifetime = new Lifetime()
   /**
@@ -120,6 +123,19 @@ export class RegistryCore {
       if (this.finder !== finder) return
       this.finder = undefined
       this.changed()
+    }
+  }
+
+  /**
+   * Keep standing approval rules in `store` (shared, durable) instead of in memory. One at a time;
+   * returns the uninstaller (idempotent).
+   */
+  installStandingStore(store: StandingApprovalStore): () => void {
+    if (this.standingStore !== undefined)
+      throw new ConfigError('installStandingStore(store)', 'a standing approval store is already installed')
+    this.standingStore = store
+    return () => {
+      if (this.standingStore === store) this.standingStore = undefined
     }
   }
 

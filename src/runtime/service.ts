@@ -286,6 +286,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
   /**
    * The standing approval rules of a scope (an agent, or omitted: calls without an agent), installed
    * by `allowed-always` / `denied-always` answers, in installation order. They end with the scope.
+   * Rules kept in a standing store (`tools.host.installStandingStore`) are read there, not listed here.
    */
   standingApprovals(scope?: ScopeKey): StandingApprovalRule[] {
     return standingRulesOf(this.resolveScopeKey(scope, 'standingApprovals', false))

@@ -18,5 +18,6 @@ export type {
   StoreStatus,
 } from '../journal/store.js'
 export { StoreError } from '../journal/store-error.js'
+export { standingApprovalsIn } from '../journal/store-standing.js'
 export { createPostgresStore, type PostgresStoreOptions } from './postgres.js'
 export { SCHEMA_VERSION } from './schema-version.js'

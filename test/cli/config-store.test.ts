@@ -1,4 +1,4 @@
-// The config's `store` key (issue 26): a URL or { url, retentionDays?, poolSize? }, every problem
+// The config's `store` key (issue 26): a URL or { url, retentionDays?, poolSize?, synchronousCommit? }, every problem
 // reported with its path.
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/cli/config.js'
@@ -10,13 +10,20 @@ describe('config: store (issue 26)', () => {
     expect(
       parseConfig('{"store":{"url":"postgresql://u@h/db","retentionDays":7,"poolSize":4}}', 'c.json').store,
     ).toEqual({ url: 'postgresql://u@h/db', retentionDays: 7, poolSize: 4 })
+    expect(parseConfig('{"store":{"url":"postgres://u@h/db","synchronousCommit":false}}', 'c.json').store).toEqual({
+      url: 'postgres://u@h/db',
+      synchronousCommit: false,
+    })
   })
 
   it('refuses anything else, naming each path', () => {
     expect(() => parseConfig('{"store":"mysql://h/db"}', 'c.json')).toThrow(/store: expected a postgres:\/\/ URL/)
     let message = ''
     try {
-      parseConfig('{"store":{"url":5,"retentionDays":-1,"poolSize":1.5,"extra":true}}', 'c.json')
+      parseConfig(
+        '{"store":{"url":5,"retentionDays":-1,"poolSize":1.5,"synchronousCommit":"off","extra":true}}',
+        'c.json',
+      )
     } catch (error) {
       message = String(error)
     }
@@ -24,6 +31,7 @@ describe('config: store (issue 26)', () => {
     expect(message).toMatch(/store\.url: expected a postgres:\/\/ URL/)
     expect(message).toMatch(/store\.retentionDays: expected a positive number of days/)
     expect(message).toMatch(/store\.poolSize: expected a positive integer/)
+    expect(message).toMatch(/store\.synchronousCommit: expected true or false/)
   })
 
   it('--store hides a password in its refusal', () => {
