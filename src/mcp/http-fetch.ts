@@ -63,7 +63,9 @@ export const upstreamFetch: FetchLike = (url, init) => {
   const signal = init.signal ?? undefined
   if (signal?.aborted) return Promise.reject(abortReason(signal))
   const headers: Record<string, string> = { 'user-agent': 'node' }
-  new Headers(init.headers).forEach((value, name) => {
+  // The SDK passes a Headers object; anything else is read through one.
+  const given = init.headers instanceof Headers ? init.headers : new Headers(init.headers)
+  given.forEach((value, name) => {
     headers[name] = value
   })
   if (typeof body === 'string') headers['content-length'] = String(Buffer.byteLength(body))

@@ -124,6 +124,17 @@ describe('upstreamFetch', () => {
     expect(rest).toBe('id: 2\ndata: {"x":1}\n\n')
   })
 
+  it('keeps a body open past the idle timeout of kept-alive connections (a quiet SSE stream is not cut)', async () => {
+    const response = await upstreamFetch(`${base}/sse-quiet`, { method: 'GET', redirect: 'manual' })
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+    await reader.read()
+    // Idle connections are closed after 4 s; one whose response is still being read is not.
+    setTimeout(() => held.get('/sse-quiet')?.end('id: 2\ndata: {}\n\n'), 5000)
+    const next = await reader.read()
+    expect(new TextDecoder().decode(next.value)).toBe('id: 2\ndata: {}\n\n')
+    expect((await reader.read()).done).toBe(true)
+  }, 30_000)
+
   it('fails the body read when the connection is lost mid-body', async () => {
     const response = await upstreamFetch(`${base}/sse-cut`, { method: 'GET', redirect: 'manual' })
     const reader = (response.body as ReadableStream<Uint8Array>).getReader()
