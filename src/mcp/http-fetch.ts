@@ -83,7 +83,8 @@ export const upstreamFetch: FetchLike = (url, init) => {
       if (finish) finish(reason)
       else reject(reason)
     })
-    req.once('error', (cause) => {
+    // on, not once: a second error must not go unhandled.
+    req.on('error', (cause) => {
       forget()
       reject(new TypeError('fetch failed', { cause }))
     })
