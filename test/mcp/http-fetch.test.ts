@@ -6,7 +6,13 @@
 import { getEventListeners } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BoundedEventStore } from '../../src/mcp/event-store.js'
 import { upstreamFetch } from '../../src/mcp/http-fetch.js'
 
 interface Seen {
@@ -218,6 +224,74 @@ describe('upstreamFetch', () => {
     await form.text()
     expect(last().body).toBe('grant_type=client_credentials')
     expect(last().headers['content-type']).toMatch(/application\/x-www-form-urlencoded/)
+  })
+})
+
+describe("upstreamFetch under the SDK's Streamable HTTP client transport", () => {
+  it('streams progress before the result on a POST, and server notifications on the GET stream', async () => {
+    let release: () => void = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const mcp = new McpServer({ name: 'sse-upstream', version: '1.0.0' })
+    mcp.registerTool('slow', { description: 'Report progress, then wait for the test.' }, async (extra) => {
+      const token = extra._meta?.progressToken
+      if (token !== undefined)
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: 1 },
+        })
+      await released
+      return { content: [{ type: 'text', text: 'done' }] }
+    })
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      eventStore: new BoundedEventStore(),
+    })
+    await mcp.connect(transport)
+    const http = createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        void transport.handleRequest(req, res, text === '' ? undefined : JSON.parse(text))
+      })
+    })
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    const changed = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    )
+    try {
+      const url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`)
+      await client.connect(new StreamableHTTPClientTransport(url, { fetch: upstreamFetch }))
+      const progress: number[] = []
+      let sawProgress: () => void = () => {}
+      const progressed = new Promise<void>((resolve) => {
+        sawProgress = resolve
+      })
+      const call = client.callTool({ name: 'slow', arguments: {} }, undefined, {
+        onprogress: (p) => {
+          progress.push(p.progress)
+          sawProgress()
+        },
+      })
+      // The progress event reaches the client while the call is still held open by the tool.
+      await progressed
+      release()
+      const result = await call
+      expect(progress).toEqual([1])
+      expect(result.content).toEqual([{ type: 'text', text: 'done' }])
+      // A notification with no request to answer travels on the GET stream the client opened.
+      await waitUntil(() => transport.sessionId !== undefined)
+      mcp.sendToolListChanged()
+      await changed
+    } finally {
+      await client.close()
+      await mcp.close()
+      http.closeAllConnections()
+      await new Promise((resolve) => http.close(resolve))
+    }
   })
 })
 
