@@ -145,6 +145,9 @@ describe('the error table', () => {
       // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);
       // serve answers the client a 400 with the same reason before the SDK would ask.
       [/^this\.refusal\(/, 'transport'],
+      // The fetch the SDK's Streamable HTTP client transport uses (FetchLike contract): its failures
+      // are the TypeErrors fetch itself rejects with, which the transport reports as the connection's.
+      [/^'fetch failed', \{ cause \}|^'terminated'/, 'fetch contract'],
       // The upstream OAuth provider's answers to the SDK's auth flow (OAuthClientProvider contract);
       // the flow fails the connection, whose error names the server.
       [

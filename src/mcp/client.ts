@@ -1068,8 +1068,12 @@ function reportProgress(exec: ToolRunContext, progress: { progress: number; tota
 async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Promise<Transport> {
   if ('transport' in spec) return spec.transport
   if ('url' in spec) {
-    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+    const [{ StreamableHTTPClientTransport }, { upstreamFetch }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      import('./http-fetch.js'),
+    ])
     return new StreamableHTTPClientTransport(new URL(spec.url), {
+      fetch: upstreamFetch,
       requestInit: spec.headers ? { headers: { ...spec.headers } } : undefined,
       authProvider: spec.authProvider,
     })
