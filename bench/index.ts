@@ -11,6 +11,7 @@ const suites = [
   'search',
   'policy',
   'tool-search',
+  'native-search',
   'import',
   'auth',
 ] as const
