@@ -145,7 +145,7 @@ function speed(kinds: EngineKind[]): Row[] {
   ]
   for (const [name, samples] of cases)
     kinds.forEach((kind, k) => {
-      const ratio = k === 0 ? undefined : `${(median(samples[0]) / median(samples[k])).toFixed(1)}× faster`
+      const ratio = k === 0 ? undefined : `${(median(samples[0]) / median(samples[k])).toFixed(1)}× (baseline ÷ this)`
       rows.push({
         name: kinds.length === 1 ? name : `${name}, ${kind.label}`,
         avgNs: median(samples[k]),

@@ -1,7 +1,6 @@
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { isRecord } from '../util/is-record.js'
-import { type WordEntry, WordTable } from './word-table.js'
-import { queryTerms, termOf } from './words.js'
+import { queryTerms, scanWords, termOf } from './words.js'
 
 export { splitWords, stem } from './words.js'
 
@@ -88,6 +87,12 @@ interface Term {
   count: number
 }
 
+/** A word met in a tool: its term (null for a stop word), and scratch for counting distinct words. */
+interface Word {
+  readonly term: Term | null
+  mark: number
+}
+
 // Words are looked up once per occurrence while indexing; the word table is dropped whole past
 // this size (it is rebuilt from the terms as words come again).
 const WORD_TABLE_LIMIT = 100_000
@@ -129,8 +134,7 @@ export class TextSearchEngine implements ToolSearchEngine {
   private readonly serverOf: (definition: ToolDefinition) => string | undefined
   private built = false
   private readonly terms = new Map<string, Term>()
-  /** Each word's term (null for a stop word). */
-  private readonly words = new WordTable<Term | null>((word) => this.termOfWord(word))
+  private readonly words = new Map<string, Word>()
   /** Every term, sorted, for prefix lookups. */
   private sortedTerms: string[] = []
   private readonly totalLengths = [0, 0, 0, 0]
@@ -140,12 +144,18 @@ export class TextSearchEngine implements ToolSearchEngine {
   private fieldWords = 0
   private fieldMark = 0
   private incremental = false
-  private readonly visitWord = (word: WordEntry<Term | null>) => {
+  private readonly visitWord = (source: string, start: number, end: number, upper: boolean) => {
+    const text = upper ? source.slice(start, end).toLowerCase() : source.slice(start, end)
+    let word = this.words.get(text)
+    if (word === undefined) {
+      word = { term: this.termOfWord(text), mark: 0 }
+      this.words.set(text, word)
+    }
     if (word.mark !== this.fieldMark) {
       word.mark = this.fieldMark
       this.fieldWords++
     }
-    const term = word.value
+    const term = word.term
     if (term === null) return
     if (term.mark !== this.fieldMark) {
       term.mark = this.fieldMark
@@ -300,12 +310,11 @@ export class TextSearchEngine implements ToolSearchEngine {
       this.fieldMark = ++this.marks
       this.fieldWords = 0
       const visit = this.visitWord
-      const words = this.words
-      if (field === NAME) words.scan(definition.name, visit)
+      if (field === NAME) scanWords(definition.name, visit)
       else if (field === DESCRIPTION) {
-        if (typeof definition.description === 'string') words.scan(definition.description, visit)
-      } else if (field === PARAMS) this.scanParameters(definition.parameters, visit)
-      else if (field === SERVER) words.scan(this.serverOf(definition) ?? '', visit)
+        if (typeof definition.description === 'string') scanWords(definition.description, visit)
+      } else if (field === PARAMS) this.scanParameters(definition.parameters)
+      else if (field === SERVER) scanWords(this.serverOf(definition) ?? '', visit)
       tool.lengths[field] = this.fieldWords
       this.totalLengths[field] += this.fieldWords
       for (const term of this.fieldTerms) {
@@ -323,18 +332,18 @@ export class TextSearchEngine implements ToolSearchEngine {
   }
 
   /** Scan a raw schema's top-level parameter names and descriptions. */
-  private scanParameters(parameters: unknown, visit: (word: WordEntry<Term | null>) => void): void {
+  private scanParameters(parameters: unknown): void {
     if (!isRecord<Record<string, unknown>>(parameters)) return
     const properties = parameters.properties
     if (!isRecord<Record<string, unknown>>(properties)) return
     for (const [name, schema] of Object.entries(properties)) {
-      this.words.scan(name, visit)
+      scanWords(name, this.visitWord)
       if (isRecord<Record<string, unknown>>(schema) && typeof schema.description === 'string')
-        this.words.scan(schema.description, visit)
+        scanWords(schema.description, this.visitWord)
     }
   }
 
-  /** The term of a word not in the word table, created if new. */
+  /** The term of a word new to the word table, created if new. */
   private termOfWord(word: string): Term | null {
     const key = termOf(word)
     if (key === null) return null

@@ -11,6 +11,7 @@ for (let c = 0; c < 128; c++) {
 const LOWER = 1
 const UPPER = 2
 const DIGIT = 3
+const NON_ASCII = /[\u0080-\uffff]/
 
 /** Words of a name or text: snake, kebab, dotted and camelCase names split, lower-cased. */
 export function splitWords(text: string): string[] {
@@ -34,13 +35,11 @@ export function scanWords(
   // One pass over the characters for ASCII text (nearly every name and description); the regular
   // expressions of `splitWordsUnicode` give the same words for the rest of Unicode, at several
   // times the cost.
-  const length = text.length
-  for (let i = 0; i < length; i++) {
-    if (text.charCodeAt(i) >= 128) {
-      for (const word of splitWordsUnicode(text)) visit(word, 0, word.length, false)
-      return
-    }
+  if (NON_ASCII.test(text)) {
+    for (const word of splitWordsUnicode(text)) visit(word, 0, word.length, false)
+    return
   }
+  const length = text.length
   let start = -1
   let upper = false
   for (let i = 0; i < length; i++) {

@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import type { ToolDefinition } from '../../src/index.js'
 import { TextSearchEngine } from '../../src/search/index.js'
-import { WordTable } from '../../src/search/word-table.js'
 import { splitWords, splitWordsUnicode } from '../../src/search/words.js'
 
 interface Recorded {
@@ -70,33 +69,6 @@ describe('splitWords', () => {
 
   it('splits text with non-ASCII letters by Unicode classes', () => {
     expect(splitWords('ÉtatInitial_größe')).toEqual(['état', 'initial', 'größe'])
-  })
-})
-
-describe('WordTable', () => {
-  it('finds a word again whatever its case, keeps one entry per distinct word, and grows', () => {
-    const made: string[] = []
-    const table = new WordTable((word) => {
-      made.push(word)
-      return word.length
-    })
-    // 3,000 distinct words (the table starts with 1,024 slots), each met in two spellings.
-    const words = Array.from(
-      { length: 3000 },
-      (_, i) => `w${[...String(i)].map((digit) => 'abcdefghij'[Number(digit)]).join('')}`,
-    )
-    const first = new Map<string, unknown>()
-    table.scan(words.join(' '), (entry) => first.set(entry.word, entry))
-    table.scan(words.map((word) => word.toUpperCase()).join('-'), (entry) => {
-      expect(first.get(entry.word), entry.word).toBe(entry)
-    })
-    expect(table.size).toBe(3000)
-    expect(made).toEqual(words)
-    const seen: string[] = []
-    table.scan('getHTTPResponse_ÉtatInitial', (entry) => seen.push(entry.word))
-    expect(seen).toEqual(splitWords('getHTTPResponse_ÉtatInitial'))
-    table.clear()
-    expect(table.size).toBe(0)
   })
 })
 
