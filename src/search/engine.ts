@@ -185,8 +185,9 @@ export class TextSearchEngine implements ToolSearchEngine {
       score: 0,
       matchedTerms: 0,
     }
+    // The server is named before anything changes, so a throwing `serverOf` leaves the index as it was.
+    if (this.built) this.index(tool, this.serverOf(definition) ?? '', true)
     this.tools.set(definition, tool)
-    if (this.built) this.index(tool, true)
   }
 
   remove(definition: ToolDefinition): void {
@@ -254,8 +255,10 @@ export class TextSearchEngine implements ToolSearchEngine {
   /** Build the whole index now (the first search does it otherwise). */
   build(): void {
     if (this.built) return
+    const tools = [...this.tools.values()]
+    const servers = tools.map((tool) => (tool.definition === undefined ? '' : (this.serverOf(tool.definition) ?? '')))
     this.built = true
-    for (const tool of this.tools.values()) this.index(tool, false)
+    for (let i = 0; i < tools.length; i++) this.index(tools[i], servers[i], false)
     this.sortedTerms = [...this.terms.keys()].sort()
   }
 
@@ -301,7 +304,7 @@ export class TextSearchEngine implements ToolSearchEngine {
   }
 
   /** Add a tool's words to the term lists (`incremental`: the sorted term list is kept in order as it goes). */
-  private index(tool: IndexedTool, incremental: boolean): void {
+  private index(tool: IndexedTool, server: string, incremental: boolean): void {
     const definition = tool.definition
     if (definition === undefined) return
     if (this.words.size >= WORD_TABLE_LIMIT) this.words.clear()
@@ -314,7 +317,7 @@ export class TextSearchEngine implements ToolSearchEngine {
       else if (field === DESCRIPTION) {
         if (typeof definition.description === 'string') scanWords(definition.description, visit)
       } else if (field === PARAMS) this.scanParameters(definition.parameters)
-      else if (field === SERVER) scanWords(this.serverOf(definition) ?? '', visit)
+      else if (field === SERVER) scanWords(server, visit)
       tool.lengths[field] = this.fieldWords
       this.totalLengths[field] += this.fieldWords
       for (const term of this.fieldTerms) {

@@ -138,6 +138,30 @@ describe('TextSearchEngine', () => {
     expect(ranked(engine, 'new folder').map((m) => m.name)).toEqual(['make_folder'])
   })
 
+  it('a throwing serverOf leaves the index as it was, built or not', () => {
+    let failing = true
+    const engine = new TextSearchEngine({
+      serverOf: (tool) => {
+        if (failing && tool.name === 'bad') throw new Error('no server')
+        return tool.name === 'bad' ? 'broken' : 'fs'
+      },
+    })
+    engine.add(definition('read_file', 'Read a file.'))
+    const bad = definition('bad', 'Read files badly.')
+    engine.add(bad)
+    expect(() => engine.search('read', all, 5)).toThrow('no server')
+    failing = false
+    expect(ranked(engine, 'read').map((m) => m.name)).toEqual(['read_file', 'bad'])
+    engine.remove(bad)
+    failing = true
+    expect(() => engine.add(bad)).toThrow('no server')
+    expect(engine.size).toBe(1)
+    expect(ranked(engine, 'read').map((m) => m.name)).toEqual(['read_file'])
+    failing = false
+    engine.add(bad)
+    expect(ranked(engine, 'broken').map((m) => m.name)).toEqual(['bad'])
+  })
+
   it('an empty query, a query of stop words only or an empty index rank nothing', () => {
     const engine = new TextSearchEngine()
     expect(ranked(engine, 'files')).toEqual([])
