@@ -235,10 +235,8 @@ export class TextSearchEngine implements ToolSearchEngine {
       if (definition === undefined || !accept(definition)) continue
       let at = best.length === limit ? limit - 1 : best.length
       while (at > 0 && scores[at - 1] < score) {
-        if (at < limit) {
-          best[at] = best[at - 1]
-          scores[at] = scores[at - 1]
-        }
+        best[at] = best[at - 1]
+        scores[at] = scores[at - 1]
         at--
       }
       best[at] = tool

@@ -121,6 +121,24 @@ describe('TextSearchEngine', () => {
     expect(engine.search('zebra', () => false, 5)).toEqual([])
   })
 
+  it('the best `limit` accepted tools are the head of the whole accepted ranking, for any limit', () => {
+    // Two copies of every tool: each has a twin of exactly its score, so ties fall on the cut.
+    const engine = new TextSearchEngine()
+    for (const tool of [...copies('a_'), ...copies('b_')]) engine.add(tool)
+    const rejected = (name: string) => name.length % 3 === 0
+    const accept = (tool: ToolDefinition) => !rejected(tool.name)
+    for (const query of queries.slice(0, 40)) {
+      // With a limit above the number of tools nothing is ever evicted from the kept list.
+      const whole = ranked(engine, query, 1000).filter((match) => !rejected(match.name))
+      for (const limit of [1, 2, 5, 13]) {
+        const head = engine
+          .search(query, accept, limit)
+          .map(({ definition, score }) => ({ name: definition.name, score }))
+        expect(head, `${query} (limit ${limit})`).toEqual(whole.slice(0, limit))
+      }
+    }
+  })
+
   it('matches terms of five or more letters as prefixes of longer terms, shorter ones only whole', () => {
     const engine = new TextSearchEngine()
     engine.add(definition('list_directory', 'List a directory.'))
