@@ -1,7 +1,8 @@
-import type MiniSearch from 'minisearch'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { isRecord } from '../util/is-record.js'
-import { lazyRequire } from '../util/lazy-require.js'
+import { queryTerms, scanWords, termOf } from './words.js'
+
+export { splitWords, stem } from './words.js'
 
 /** One ranked match of an engine: the registered definition and its relevance (higher is better). */
 export interface RankedTool {
@@ -30,131 +31,139 @@ export interface TextEngineOptions {
   readonly serverOf?: (definition: ToolDefinition) => string | undefined
 }
 
-const loadMiniSearch = lazyRequire<{ default: typeof MiniSearch } | typeof MiniSearch>('minisearch')
-
-/** Words of a name or text: snake, kebab, dotted and camelCase names split, lower-cased. */
-export function splitWords(text: string): string[] {
-  return text
-    .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, '$1 $2')
-    .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, '$1 $2')
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((word) => word.length > 0)
-}
-
-// Words that carry no meaning in a request for a tool; dropping them keeps long requests from
-// matching every description through "the" and "a".
-const STOP_WORDS = new Set(
-  'a an and are as at be by can do does for from how i in into is it its me my of on or please some that the their them then this to us use using want we what when which with without you your'.split(
-    ' ',
-  ),
-)
-
-/** A light English suffix stripper, so "files", "listing" and "created" meet "file", "list" and "create". */
-export function stem(word: string): string {
-  let w = word
-  if (w.length <= 3 || /\d/.test(w)) return w
-  if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`
-  else if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3)
-  else if (w.endsWith('ed') && w.length > 4) w = w.slice(0, -2)
-  else if (/(sh|ch|x|ss)es$/.test(w)) w = w.slice(0, -2)
-  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us')) w = w.slice(0, -1)
-  if (w.length > 4 && w.endsWith('e')) w = w.slice(0, -1)
-  return w
-}
-
-function processTerm(term: string): string | null {
-  return STOP_WORDS.has(term) ? null : stem(term)
-}
-
-// Words people use for what tool descriptions name otherwise. Applied to the query only, each
-// adding the words it stands for, so a request in everyday words meets the tools' vocabulary.
-const SYNONYMS: Readonly<Record<string, string>> = {
-  folder: 'directory',
-  folders: 'directories',
-  dir: 'directory',
-  mkdir: 'create directory',
-  ls: 'list directory',
-  mv: 'move rename',
-  rm: 'delete remove',
-  cp: 'copy',
-  cat: 'read file contents',
-  pr: 'pull request',
-  prs: 'pull requests',
-  ci: 'status checks',
-  approve: 'review',
-  approved: 'reviews',
-  bug: 'issue',
-  ticket: 'issue',
-  sql: 'query database',
-  table: 'sql query',
-  rows: 'sql query',
-  database: 'sql query',
-  db: 'sql query database',
-  png: 'image media',
-  jpg: 'image media',
-  picture: 'image',
-  photo: 'image media',
-  audio: 'media',
-  remember: 'entity observation memory',
-  forget: 'delete',
-  memory: 'knowledge graph',
-  fact: 'observation',
-  facts: 'observations',
-  repo: 'repository',
-  repos: 'repositories',
-  biggest: 'sizes',
-  size: 'sizes',
-  contents: 'read',
-  show: 'get read list',
-  open: 'read',
-}
-
-/** The query with each everyday word followed by the words it stands for. */
-function expandQuery(query: string): string {
-  const words = splitWords(query)
-  return words.map((word) => (SYNONYMS[word] === undefined ? word : `${word} ${SYNONYMS[word]}`)).join(' ')
-}
-
 function defaultServerOf(definition: ToolDefinition): string | undefined {
   const match = /^(.+?)(__|\.|\/)/.exec(definition.name)
   return match?.[1]
 }
 
-/** Parameter names (split) and descriptions of a raw schema's top-level properties. */
-function parameterText(parameters: unknown): string {
-  if (!isRecord<Record<string, unknown>>(parameters)) return ''
-  const properties = parameters.properties
-  if (!isRecord<Record<string, unknown>>(properties)) return ''
-  const parts: string[] = []
-  for (const [name, schema] of Object.entries(properties)) {
-    parts.push(splitWords(name).join(' '))
-    if (isRecord<Record<string, unknown>>(schema) && typeof schema.description === 'string')
-      parts.push(schema.description)
-  }
-  return parts.join(' \n ')
-}
+// The indexed fields, in this order: the name split into words, the description, the parameters'
+// names and descriptions, and the server. A word in the name says most about what a tool does.
+const FIELD_COUNT = 4
+const NAME = 0
+const DESCRIPTION = 1
+const PARAMS = 2
+const SERVER = 3
+const FIELD_BOOST = [3, 1, 0.6, 1.5]
+
+// BM25+ (term-frequency saturation k, length normalisation b, lower bound d per matching term).
+const K = 1.2
+const B = 0.7
+const D = 0.5
+
+// A query term of this many letters also matches the longer terms it begins ("repositor" meets
+// "repository"), each weighted down by how much longer it is.
+const PREFIX_MIN_LENGTH = 5
+const PREFIX_WEIGHT = 0.4
+
+// A removed tool's entries are dropped from a term's list once they are at least this many and
+// half of it, so removal costs constant time on average and the lists stay mostly live.
+const COMPACT_MIN_DEAD = 8
 
 interface IndexedTool {
-  readonly id: number
-  readonly name: string
-  readonly description: string
-  readonly params: string
-  readonly server: string
+  /** Undefined once removed: the entry may still sit in some term lists until they are compacted. */
+  definition: ToolDefinition | undefined
+  /** Distinct words per field, for length normalisation. */
+  readonly lengths: number[]
+  /** The term lists this tool is in, to mark them on removal. */
+  readonly postings: Posting[]
+  // Per-search scratch, valid when `searchMark` is the current search's mark.
+  searchMark: number
+  termMark: number
+  score: number
+  matchedTerms: number
+}
+
+/** The tools whose field holds a term, with the term's count in that field, in insertion order. */
+interface Posting {
+  tools: IndexedTool[]
+  counts: number[]
+  dead: number
+}
+
+/** One index term: its list per field, and scratch for counting it in one field of one tool. */
+interface Term {
+  readonly postings: Array<Posting | undefined>
+  mark: number
+  count: number
+}
+
+/** A word met in a tool: its term (null for a stop word), and scratch for counting distinct words. */
+interface Word {
+  readonly term: Term | null
+  mark: number
+}
+
+// Words are looked up once per occurrence while indexing; the word table is dropped whole past
+// this size (it is rebuilt from the terms as words come again).
+const WORD_TABLE_LIMIT = 100_000
+
+function binarySearch(sorted: readonly string[], key: string): number {
+  let low = 0
+  let high = sorted.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (sorted[middle] < key) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
+function compact(posting: Posting): void {
+  const tools: IndexedTool[] = []
+  const counts: number[] = []
+  for (let i = 0; i < posting.tools.length; i++) {
+    if (posting.tools[i].definition === undefined) continue
+    tools.push(posting.tools[i])
+    counts.push(posting.counts[i])
+  }
+  posting.tools = tools
+  posting.counts = counts
+  posting.dead = 0
 }
 
 /**
- * The default engine: BM25 over a tool's name split into words (boosted), its description, its
- * parameter names and descriptions, and its server, with prefix and light fuzzy matching of the
- * query's terms. Definitions are kept by identity (two layers may register the same name); the
- * index itself is built on the first search and updated one document at a time afterwards.
+ * The default engine: BM25+ over a tool's name split into words (boosted), its description, its
+ * parameter names and descriptions, and its server, with prefix matching of the query's longer
+ * terms; a tool's score is multiplied by how many of the query's terms it matched. Definitions are
+ * kept by identity (two layers may register the same name). The index is an inverted list per term
+ * and field, built on the first search and updated one tool at a time afterwards; a search walks
+ * only the lists of the query's terms and keeps the best `limit` accepted tools as it goes.
  */
 export class TextSearchEngine implements ToolSearchEngine {
-  private nextId = 1
-  private readonly ids = new Map<ToolDefinition, number>()
-  private readonly byId = new Map<number, ToolDefinition>()
-  private index: MiniSearch<IndexedTool> | undefined
+  private readonly tools = new Map<ToolDefinition, IndexedTool>()
   private readonly serverOf: (definition: ToolDefinition) => string | undefined
+  private built = false
+  private readonly terms = new Map<string, Term>()
+  private readonly words = new Map<string, Word>()
+  /** Every term, sorted, for prefix lookups. */
+  private sortedTerms: string[] = []
+  private readonly totalLengths = [0, 0, 0, 0]
+  private marks = 0
+  // Scratch of one field while indexing: the distinct terms met so far and the distinct word count.
+  private readonly fieldTerms: Term[] = []
+  private fieldWords = 0
+  private fieldMark = 0
+  private incremental = false
+  private readonly visitWord = (source: string, start: number, end: number, upper: boolean) => {
+    const text = upper ? source.slice(start, end).toLowerCase() : source.slice(start, end)
+    let word = this.words.get(text)
+    if (word === undefined) {
+      word = { term: this.termOfWord(text), mark: 0 }
+      this.words.set(text, word)
+    }
+    if (word.mark !== this.fieldMark) {
+      word.mark = this.fieldMark
+      this.fieldWords++
+    }
+    const term = word.term
+    if (term === null) return
+    if (term.mark !== this.fieldMark) {
+      term.mark = this.fieldMark
+      term.count = 0
+      this.fieldTerms.push(term)
+    }
+    term.count++
+  }
 
   constructor(options: TextEngineOptions = {}) {
     this.serverOf = options.serverOf ?? defaultServerOf
@@ -162,74 +171,189 @@ export class TextSearchEngine implements ToolSearchEngine {
 
   /** How many definitions are indexed. */
   get size(): number {
-    return this.ids.size
+    return this.tools.size
   }
 
   add(definition: ToolDefinition): void {
-    if (this.ids.has(definition)) return
-    const id = this.nextId++
-    this.ids.set(definition, id)
-    this.byId.set(id, definition)
-    this.index?.add(this.document(id, definition))
+    if (this.tools.has(definition)) return
+    const tool: IndexedTool = {
+      definition,
+      lengths: [0, 0, 0, 0],
+      postings: [],
+      searchMark: 0,
+      termMark: 0,
+      score: 0,
+      matchedTerms: 0,
+    }
+    // The server is named before anything changes, so a throwing `serverOf` leaves the index as it was.
+    if (this.built) this.index(tool, this.serverOf(definition) ?? '', true)
+    this.tools.set(definition, tool)
   }
 
   remove(definition: ToolDefinition): void {
-    const id = this.ids.get(definition)
-    if (id === undefined) return
-    this.ids.delete(definition)
-    this.byId.delete(id)
-    this.index?.discard(id)
+    const tool = this.tools.get(definition)
+    if (tool === undefined) return
+    this.tools.delete(definition)
+    tool.definition = undefined
+    if (!this.built) return
+    for (let field = 0; field < FIELD_COUNT; field++) this.totalLengths[field] -= tool.lengths[field]
+    for (const posting of tool.postings) {
+      posting.dead++
+      if (posting.dead >= COMPACT_MIN_DEAD && posting.dead * 2 >= posting.tools.length) compact(posting)
+    }
+    tool.postings.length = 0
   }
 
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
-    const index = this.ensureIndex()
-    const hits = index.search(expandQuery(query), {
-      filter: (hit) => {
-        const definition = this.byId.get(hit.id as number)
-        return definition !== undefined && accept(definition)
-      },
-    })
+    this.build()
+    const terms = queryTerms(query)
+    if (terms.size === 0 || this.tools.size === 0 || limit < 1) return []
+    const searchMark = ++this.marks
+    const touched: IndexedTool[] = []
+    const count = this.tools.size
+    const averages = this.totalLengths.map((total) => total / count)
+    for (const [term, times] of terms) {
+      const termMark = ++this.marks
+      this.score(this.terms.get(term), times, searchMark, termMark, count, averages, touched)
+      if (term.length < PREFIX_MIN_LENGTH) continue
+      const sorted = this.sortedTerms
+      for (let i = binarySearch(sorted, term); i < sorted.length && sorted[i].startsWith(term); i++) {
+        const longer = sorted[i]
+        if (longer.length === term.length) continue
+        const weight = (times * PREFIX_WEIGHT * longer.length) / (longer.length + 0.3 * (longer.length - term.length))
+        this.score(this.terms.get(longer), weight, searchMark, termMark, count, averages, touched)
+      }
+    }
+    // The best `limit` accepted tools, best first; among equal scores the one matched first stays
+    // first. `accept` is asked only about a tool that would enter the list.
+    const best: IndexedTool[] = []
+    const scores: number[] = []
+    for (const tool of touched) {
+      const score = tool.score * tool.matchedTerms
+      if (best.length === limit && score <= scores[limit - 1]) continue
+      const definition = tool.definition
+      if (definition === undefined || !accept(definition)) continue
+      let at = best.length === limit ? limit - 1 : best.length
+      while (at > 0 && scores[at - 1] < score) {
+        best[at] = best[at - 1]
+        scores[at] = scores[at - 1]
+        at--
+      }
+      best[at] = tool
+      scores[at] = score
+    }
     const out: RankedTool[] = []
-    for (const hit of hits) {
-      if (out.length >= limit) break
-      const definition = this.byId.get(hit.id as number)
-      if (definition !== undefined) out.push({ definition, score: hit.score })
+    for (let i = 0; i < best.length; i++) {
+      const definition = best[i].definition
+      if (definition !== undefined) out.push({ definition, score: scores[i] })
     }
     return out
   }
 
   /** Build the whole index now (the first search does it otherwise). */
   build(): void {
-    this.ensureIndex()
+    if (this.built) return
+    const tools = [...this.tools.values()]
+    const servers = tools.map((tool) => (tool.definition === undefined ? '' : (this.serverOf(tool.definition) ?? '')))
+    this.built = true
+    for (let i = 0; i < tools.length; i++) this.index(tools[i], servers[i], false)
+    this.sortedTerms = [...this.terms.keys()].sort()
   }
 
-  private ensureIndex(): MiniSearch<IndexedTool> {
-    if (this.index !== undefined) return this.index
-    const loaded = loadMiniSearch()
-    const Engine = 'default' in loaded ? loaded.default : loaded
-    const index = new Engine<IndexedTool>({
-      fields: ['name', 'description', 'params', 'server'],
-      tokenize: splitWords,
-      processTerm,
-      searchOptions: {
-        boost: { name: 3, server: 1.5, description: 1, params: 0.6 },
-        prefix: (term) => term.length >= 5,
-        weights: { fuzzy: 0.3, prefix: 0.4 },
-        combineWith: 'OR',
-      },
-    })
-    index.addAll([...this.byId].map(([id, definition]) => this.document(id, definition)))
-    this.index = index
-    return index
-  }
-
-  private document(id: number, definition: ToolDefinition): IndexedTool {
-    return {
-      id,
-      name: splitWords(definition.name).join(' '),
-      description: definition.description,
-      params: parameterText(definition.parameters),
-      server: this.serverOf(definition) ?? '',
+  /** Add one term list's BM25+ contributions, times `weight`, to the tools in it. */
+  private score(
+    term: Term | undefined,
+    weight: number,
+    searchMark: number,
+    termMark: number,
+    count: number,
+    averages: readonly number[],
+    touched: IndexedTool[],
+  ): void {
+    if (term === undefined) return
+    for (let field = 0; field < FIELD_COUNT; field++) {
+      const posting = term.postings[field]
+      if (posting === undefined) continue
+      const matching = posting.tools.length - posting.dead
+      if (matching === 0) continue
+      const idf = Math.log(1 + (count - matching + 0.5) / (matching + 0.5))
+      const factor = weight * FIELD_BOOST[field] * idf
+      const average = averages[field]
+      const { tools, counts } = posting
+      for (let i = 0; i < tools.length; i++) {
+        const tool = tools[i]
+        if (tool.definition === undefined) continue
+        const frequency = counts[i]
+        const normalised = K * (1 - B + (B * tool.lengths[field]) / average)
+        const score = factor * (D + (frequency * (K + 1)) / (frequency + normalised))
+        if (tool.searchMark !== searchMark) {
+          tool.searchMark = searchMark
+          tool.score = 0
+          tool.matchedTerms = 0
+          touched.push(tool)
+        }
+        tool.score += score
+        if (tool.termMark !== termMark) {
+          tool.termMark = termMark
+          tool.matchedTerms++
+        }
+      }
     }
+  }
+
+  /** Add a tool's words to the term lists (`incremental`: the sorted term list is kept in order as it goes). */
+  private index(tool: IndexedTool, server: string, incremental: boolean): void {
+    const definition = tool.definition
+    if (definition === undefined) return
+    if (this.words.size >= WORD_TABLE_LIMIT) this.words.clear()
+    this.incremental = incremental
+    for (let field = 0; field < FIELD_COUNT; field++) {
+      this.fieldMark = ++this.marks
+      this.fieldWords = 0
+      const visit = this.visitWord
+      if (field === NAME) scanWords(definition.name, visit)
+      else if (field === DESCRIPTION) {
+        if (typeof definition.description === 'string') scanWords(definition.description, visit)
+      } else if (field === PARAMS) this.scanParameters(definition.parameters)
+      else if (field === SERVER) scanWords(server, visit)
+      tool.lengths[field] = this.fieldWords
+      this.totalLengths[field] += this.fieldWords
+      for (const term of this.fieldTerms) {
+        let posting = term.postings[field]
+        if (posting === undefined) {
+          posting = { tools: [], counts: [], dead: 0 }
+          term.postings[field] = posting
+        }
+        posting.tools.push(tool)
+        posting.counts.push(term.count)
+        tool.postings.push(posting)
+      }
+      this.fieldTerms.length = 0
+    }
+  }
+
+  /** Scan a raw schema's top-level parameter names and descriptions. */
+  private scanParameters(parameters: unknown): void {
+    if (!isRecord<Record<string, unknown>>(parameters)) return
+    const properties = parameters.properties
+    if (!isRecord<Record<string, unknown>>(properties)) return
+    for (const [name, schema] of Object.entries(properties)) {
+      scanWords(name, this.visitWord)
+      if (isRecord<Record<string, unknown>>(schema) && typeof schema.description === 'string')
+        scanWords(schema.description, this.visitWord)
+    }
+  }
+
+  /** The term of a word new to the word table, created if new. */
+  private termOfWord(word: string): Term | null {
+    const key = termOf(word)
+    if (key === null) return null
+    let term = this.terms.get(key)
+    if (term === undefined) {
+      term = { postings: [undefined, undefined, undefined, undefined], mark: 0, count: 0 }
+      this.terms.set(key, term)
+      if (this.incremental) this.sortedTerms.splice(binarySearch(this.sortedTerms, key), 0, key)
+    }
+    return term
   }
 }
