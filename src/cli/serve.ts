@@ -8,6 +8,7 @@ import type { Gateway, UpstreamReport } from './gateway.js'
 import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
 import { createLog, type Log } from './log.js'
+import { spawnUpstreamsEarly } from './serve-spawn.js'
 import type { SessionRegistry } from './serve-store.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
@@ -81,13 +82,14 @@ const serve: CliCommand = {
     // A gateway others can reach must know who is calling: refused before anything starts.
     const { checkExposure } = await import('./http-guard.js')
     const authenticator = settings.http === undefined ? undefined : checkExposure(settings)
+    const discardEarly = spawnUpstreamsEarly(settings)
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
     const [{ openGateway, refuseCollisions, perSession }, { createMcpServer }] = await Promise.all([
       import('./gateway.js'),
       import('../mcp/server.js'),
     ])
-    const gateway = await openGateway(settings, log)
+    const gateway = await openGateway(settings, log).finally(discardEarly)
     if (settings.check) {
       try {
         return printCheck(gateway.upstreams(), io)
