@@ -79,9 +79,10 @@ const serve: CliCommand = {
       'trust-proxy',
       'store',
     ])
-    // A gateway others can reach must know who is calling: refused before anything starts.
-    const { checkExposure } = await import('./http-guard.js')
-    const authenticator = settings.http === undefined ? undefined : checkExposure(settings)
+    // A gateway others can reach must know who is calling: refused before anything starts. Over
+    // stdio nothing of HTTP (nor its token verification) is loaded.
+    const authenticator =
+      settings.http === undefined ? undefined : (await import('./http-guard.js')).checkExposure(settings)
     const discardEarly = spawnUpstreamsEarly(settings)
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
