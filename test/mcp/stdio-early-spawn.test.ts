@@ -4,8 +4,7 @@
 // own JSON-RPC reading skips the SDK's schema for the common shapes without changing what is
 // accepted or refused.
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
