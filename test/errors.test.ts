@@ -94,7 +94,8 @@ describe('the error table', () => {
   it('every UPPER_SNAKE string literal in src is a row or a known non-code', () => {
     // LC_ALL: an environment variable; ERR_WORKER_OUT_OF_MEMORY: Node's code for a worker past its resourceLimits.
     // INVALID_ARGUMENT: the Gemini API's error status, which toolgate/testing's fake server answers with.
-    const notCodes = new Set(['LC_ALL', 'ERR_WORKER_OUT_OF_MEMORY', 'INVALID_ARGUMENT'])
+    // PROCESSOR_ARCHITECTURE: a Windows environment variable a spawned stdio server inherits.
+    const notCodes = new Set(['LC_ALL', 'ERR_WORKER_OUT_OF_MEMORY', 'INVALID_ARGUMENT', 'PROCESSOR_ARCHITECTURE'])
     const unknown: string[] = []
     for (const file of sourceFiles(src.pathname)) {
       for (const match of readFileSync(file, 'utf8').matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) {
@@ -142,6 +143,10 @@ describe('the error table', () => {
       [/^`the stdio transport ended: /, 'cli'],
       // The stdio transport reports through the SDK's onerror hook (Transport contract), never to a caller.
       [/^'LineStdioServerTransport already started'|^`stdio: |^`(reading stdin|writing stdout) failed: /, 'transport'],
+      // The upstream stdio client transport, the same contract: its errors go to the SDK client
+      // (onerror, or start() and send() to the Client that drives it), whose caller gets McpToolError.
+      [/^'LineStdioClientTransport already started'|^'Not connected'|^`ReadBuffer exceeded maximum size /, 'transport'],
+      [/^'this spawned server already has a transport'/, 'invariant'],
       // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);
       // serve answers the client a 400 with the same reason before the SDK would ask.
       [/^this\.refusal\(/, 'transport'],

@@ -9,6 +9,7 @@ import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
 import type { SharedBuckets } from './http-limits.js'
 import { createLog, type Log } from './log.js'
+import { spawnUpstreamsEarly } from './serve-spawn.js'
 import type { SessionRegistry } from './serve-store.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
@@ -80,16 +81,18 @@ const serve: CliCommand = {
       'trust-proxy',
       'store',
     ])
-    // A gateway others can reach must know who is calling: refused before anything starts.
-    const { checkExposure } = await import('./http-guard.js')
-    const authenticator = settings.http === undefined ? undefined : checkExposure(settings)
+    // A gateway others can reach must know who is calling: refused before anything starts. Over
+    // stdio nothing of HTTP (nor its token verification) is loaded.
+    const authenticator =
+      settings.http === undefined ? undefined : (await import('./http-guard.js')).checkExposure(settings)
+    const discardEarly = spawnUpstreamsEarly(settings)
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
     const [{ openGateway, refuseCollisions, perSession }, { createMcpServer }] = await Promise.all([
       import('./gateway.js'),
       import('../mcp/server.js'),
     ])
-    const gateway = await openGateway(settings, log)
+    const gateway = await openGateway(settings, log).finally(discardEarly)
     if (settings.check) {
       try {
         return printCheck(gateway.upstreams(), io)

@@ -1078,6 +1078,15 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
       authProvider: spec.authProvider,
     })
   }
+  if (process.platform !== 'win32') {
+    // Ours: it can take over a server the CLI spawned early. Windows keeps the SDK's, whose spawn
+    // also finds `.cmd` shims there.
+    const [{ LineStdioClientTransport }, { takeEarlySpawn }] = await Promise.all([
+      import('./stdio-client-transport.js'),
+      import('./stdio-spawn.js'),
+    ])
+    return new LineStdioClientTransport(spec, { maxBufferSize: maxMessageBytes, spawned: takeEarlySpawn(spec) })
+  }
   const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js')
   return new StdioClientTransport({
     command: spec.command,

@@ -368,9 +368,23 @@ function approvalFor(
   signal: AbortSignal,
   client: string | undefined,
 ): ApprovalService | undefined {
-  if ((agent?.ctx ?? ctx).get('approval', false) !== undefined) return undefined
+  if (serviceLookup(agent?.ctx ?? ctx)('approval', false) !== undefined) return undefined
   if (!server.getClientCapabilities()?.elicitation) return cannotAsk
   return { request: (request) => elicitApproval(request, send as SendRequest, signal, client) }
+}
+
+/**
+ * A context's `get`, taken from it once: reaching `get` through Cordis's context proxy costs many
+ * times the lookup itself, and every call asks whether the host has an approval service.
+ */
+const lookups = new WeakMap<Context, Context['get']>()
+function serviceLookup(ctx: Context): Context['get'] {
+  let get = lookups.get(ctx)
+  if (get === undefined) {
+    get = ctx.get
+    lookups.set(ctx, get)
+  }
+  return get
 }
 
 const cannotAsk: ApprovalService = Object.freeze({

@@ -5,7 +5,8 @@
 // the next line is read as usual.
 import type { Readable, Writable } from 'node:stream'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { safeParseJsonRpcMessage } from './jsonrpc-message.js'
 
 /** The SDK's stdio limit, kept as toolgate's default so nothing that worked before is refused. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
@@ -118,7 +119,7 @@ export class LineStdioServerTransport implements Transport {
       void this.send(errorResponse(undefined, PARSE_ERROR, 'Parse error: the line is not JSON'))
       return
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value)
+    const parsed = safeParseJsonRpcMessage(value)
     if (!parsed.success) {
       this.report('a message that is not JSON-RPC was refused')
       // A notification is never answered, even a malformed one.

@@ -1,0 +1,137 @@
+// The client side of MCP over stdio, for servers toolgate spawns: line-delimited JSON-RPC over the
+// child's stdin and stdout, behaving like the MCP SDK's StdioClientTransport (same environment,
+// same limit and its message, same way of closing), except that it can take over a process that
+// was spawned before it existed (see stdio-spawn.ts), and that the messages of the shapes every
+// call uses are checked without the SDK's schema parser.
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { parseJsonRpcMessage } from './jsonrpc-message.js'
+import { SpawnedStdio as Spawn, type SpawnedStdio, type StdioSpawnSpec } from './stdio-spawn.js'
+
+const NEWLINE = 0x0a
+/** How long close() waits for the server to exit after ending its stdin, and again after SIGTERM. */
+const EXIT_GRACE_MS = 2000
+
+export interface StdioClientTransportOptions {
+  /** Largest amount of unread output kept, in bytes; more closes the transport with an error. */
+  readonly maxBufferSize: number
+  /** A process already spawned from the same spec, to take over instead of spawning. */
+  readonly spawned?: SpawnedStdio
+}
+
+/** A stdio client transport that spawns `spec` on start (or takes over `options.spawned`). */
+export class LineStdioClientTransport implements Transport {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage) => void
+
+  private process: SpawnedStdio | undefined
+  private started = false
+  private buffer: Buffer | undefined
+  private readonly max: number
+  private spawned: SpawnedStdio | undefined
+
+  constructor(
+    private readonly spec: StdioSpawnSpec,
+    options: StdioClientTransportOptions,
+  ) {
+    this.max = options.maxBufferSize
+    this.spawned = options.spawned
+  }
+
+  /** The server's process id, once started. */
+  get pid(): number | null {
+    return this.process?.child.pid ?? null
+  }
+
+  start(): Promise<void> {
+    if (this.started) throw new Error('LineStdioClientTransport already started')
+    this.started = true
+    const spawned = this.spawned ?? new Spawn(this.spec)
+    this.spawned = undefined
+    this.process = spawned
+    return new Promise((resolve, reject) => {
+      spawned.attach({
+        spawn: resolve,
+        error: (error) => {
+          reject(error)
+          this.onerror?.(error)
+        },
+        close: () => {
+          this.process = undefined
+          this.onclose?.()
+        },
+        data: (chunk) => this.onData(chunk),
+        stdinError: (error) => this.onerror?.(error),
+        stdoutError: (error) => this.onerror?.(error),
+      })
+    })
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve) => {
+      const stdin = this.process?.child.stdin
+      if (!stdin) throw new Error('Not connected')
+      if (stdin.write(`${JSON.stringify(message)}\n`)) resolve()
+      else stdin.once('drain', resolve)
+    })
+  }
+
+  async close(): Promise<void> {
+    const closing = this.process
+    this.process = undefined
+    if (closing !== undefined) {
+      const { child } = closing
+      const closed = new Promise<void>((resolve) => child.once('close', () => resolve()))
+      const grace = () =>
+        Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, EXIT_GRACE_MS).unref())])
+      try {
+        child.stdin?.end()
+      } catch {
+        // already gone
+      }
+      await grace()
+      if (child.exitCode === null) {
+        try {
+          child.kill('SIGTERM')
+        } catch {
+          // already gone
+        }
+        await grace()
+      }
+      if (child.exitCode === null) {
+        try {
+          child.kill('SIGKILL')
+        } catch {
+          // already gone
+        }
+      }
+    }
+    this.buffer = undefined
+  }
+
+  private onData(chunk: Buffer): void {
+    const size = (this.buffer?.length ?? 0) + chunk.length
+    if (size > this.max) {
+      this.buffer = undefined
+      this.onerror?.(new Error(`ReadBuffer exceeded maximum size of ${this.max} bytes`))
+      this.close().catch(() => {})
+      return
+    }
+    this.buffer = this.buffer ? Buffer.concat([this.buffer, chunk]) : chunk
+    for (;;) {
+      const buffer: Buffer | undefined = this.buffer
+      if (buffer === undefined) return
+      const newline = buffer.indexOf(NEWLINE)
+      if (newline === -1) return
+      const line = buffer.toString('utf8', 0, newline).replace(/\r$/, '')
+      this.buffer = buffer.subarray(newline + 1)
+      // A line that is not a JSON-RPC message (or a handler that throws) is reported; reading goes on.
+      try {
+        this.onmessage?.(parseJsonRpcMessage(JSON.parse(line)))
+      } catch (error) {
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)))
+      }
+    }
+  }
+}
