@@ -22,9 +22,13 @@ interface DefinitionLookup {
   ): { readonly timeoutMs?: number; readonly idleTimeoutMs?: number } | undefined
 }
 
-/** The idle clock of one running call, touched by its progress reports. */
-interface IdleClock {
+/** One call the policy is timing: its idle clock, touched by progress reports, and its pause. */
+interface TimedCall {
   last: number
+  /** Tokens of this call's sub-calls whose approval question is open; the budgets stop while any is. */
+  readonly waiting: Set<symbol>
+  pause(): void
+  resume(): void
 }
 
 /**
@@ -42,6 +46,11 @@ interface IdleClock {
  * keeps reporting. A tool that declares `idleTimeoutMs` and no `timeoutMs` opted into liveness
  * instead of a fixed deadline, so `defaultTimeoutMs` does not apply to it.
  *
+ * A call's budgets start when it starts to run, after its own approval. A call that makes
+ * sub-calls (a Code Mode program) would otherwise pay for theirs: while at least one of its
+ * sub-calls waits for an approval answer, both its deadline and its idle budget stand still (the
+ * deadline keeps what was left, the idle budget starts afresh when the last answer arrives).
+ *
  * Usage: `ctx.plugin(TimeoutPolicy, { defaultTimeoutMs: 30_000, idleTimeoutMs: 10_000 })`.
  */
 export class TimeoutPolicy {
@@ -49,8 +58,8 @@ export class TimeoutPolicy {
 
   readonly defaultTimeoutMs: number | undefined
   readonly idleTimeoutMs: number | undefined
-  /** Idle clocks of the calls this policy is timing, by execution token. */
-  private readonly clocks = new Map<symbol, IdleClock>()
+  /** The calls this policy is timing, by execution token. */
+  private readonly clocks = new Map<symbol, TimedCall>()
 
   constructor(ctx: Context, config: TimeoutPolicyConfig = {}) {
     const checked = validateConfig(config)
@@ -66,6 +75,19 @@ export class TimeoutPolicy {
     ctx.on('tools/progress', (exec) => {
       const clock = this.clocks.get(exec.token)
       if (clock !== undefined) clock.last = performance.now()
+    })
+    // The pipeline announces every ask and its answer; a sub-call names the timed call as `parent`.
+    // Tracked by sub-call token, so overlapping asks pause once and a stray answer changes nothing.
+    ctx.on('tools/approval-asked', (_request, exec) => {
+      const call = exec.parent === undefined ? undefined : this.clocks.get(exec.parent)
+      if (call === undefined || call.waiting.has(exec.token)) return
+      call.waiting.add(exec.token)
+      if (call.waiting.size === 1) call.pause()
+    })
+    ctx.on('tools/approval-answered', (_request, _outcome, _source, exec) => {
+      const call = exec.parent === undefined ? undefined : this.clocks.get(exec.parent)
+      if (call === undefined || !call.waiting.delete(exec.token)) return
+      if (call.waiting.size === 0) call.resume()
     })
   }
 
@@ -103,24 +125,45 @@ export class TimeoutPolicy {
       fired = error
       controller.abort(error)
     }
-    const timers: Array<ReturnType<typeof setTimeout>> = []
-    if (deadline !== undefined) {
-      timers.push(setTimeout(() => fire(new ToolTimeoutError(exec.name, deadline)), deadline))
+    let deadlineTimer: ReturnType<typeof setTimeout> | undefined
+    let idleTimer: ReturnType<typeof setTimeout> | undefined
+    // What is left of the deadline, and since when it has been running (it stands still while paused).
+    let remaining = deadline ?? 0
+    let since = 0
+    const call: TimedCall = { last: performance.now(), waiting: new Set(), pause: () => {}, resume: () => {} }
+    const armDeadline = (): void => {
+      if (deadline === undefined) return
+      since = performance.now()
+      deadlineTimer = setTimeout(() => fire(new ToolTimeoutError(exec.name, deadline)), remaining)
     }
-    let clock: IdleClock | undefined
-    if (idle !== undefined) {
-      clock = { last: performance.now() }
-      const current = clock
-      this.clocks.set(exec.token, current)
-      // One timer at a time: when it fires early (progress arrived), re-arm for the remainder.
-      const check = (): void => {
-        const quiet = performance.now() - current.last
-        if (quiet >= idle) fire(new ToolTimeoutError(exec.name, idle, { idle: true }))
-        else timers[slot] = setTimeout(check, idle - quiet)
+    // One idle timer at a time: when it fires early (progress arrived), re-arm for the remainder.
+    const checkIdle = (): void => {
+      if (idle === undefined) return
+      const quiet = performance.now() - call.last
+      if (quiet >= idle) fire(new ToolTimeoutError(exec.name, idle, { idle: true }))
+      else idleTimer = setTimeout(checkIdle, idle - quiet)
+    }
+    const stop = (): void => {
+      clearTimeout(deadlineTimer)
+      clearTimeout(idleTimer)
+      deadlineTimer = undefined
+      idleTimer = undefined
+    }
+    call.pause = () => {
+      if (deadlineTimer !== undefined) remaining = Math.max(0, remaining - (performance.now() - since))
+      stop()
+    }
+    call.resume = () => {
+      if (fired !== undefined) return
+      armDeadline()
+      if (idle !== undefined) {
+        call.last = performance.now()
+        idleTimer = setTimeout(checkIdle, idle)
       }
-      const slot = timers.length
-      timers.push(setTimeout(check, idle))
     }
+    armDeadline()
+    if (idle !== undefined) idleTimer = setTimeout(checkIdle, idle)
+    this.clocks.set(exec.token, call)
     // Released in `finally`: a long-lived caller signal must not keep this call's deadline alive.
     const fused = fuseSignals(previous, controller.signal)
     exec.signal = fused.signal
@@ -132,8 +175,8 @@ export class TimeoutPolicy {
       // The pipeline's next() normalizes failures; a rejection only comes from a foreign chain.
       failure = { error }
     } finally {
-      for (const timer of timers) clearTimeout(timer)
-      if (clock !== undefined && this.clocks.get(exec.token) === clock) this.clocks.delete(exec.token)
+      stop()
+      if (this.clocks.get(exec.token) === call) this.clocks.delete(exec.token)
       fused.release()
       exec.signal = previous
     }

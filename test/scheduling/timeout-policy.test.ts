@@ -199,6 +199,39 @@ describe('R-SCHED-2 TimeoutPolicy (unit, fake waterfall)', () => {
     expect(exec.signal).toBe(caller)
   })
 
+  it("a sub-call's open approval question pauses its parent's deadline and idle budget (pause once)", async () => {
+    const ctx = new Context()
+    ctx.provide('tools', { get: () => ({ timeoutMs: 40, idleTimeoutMs: 30 }) } as unknown as Context['tools'])
+    await ctx.plugin(TimeoutPolicy)
+    const exec = dispatchExec('program', new AbortController().signal)
+    const sub = (n: number) => ({ ...dispatchExec(`sub-${n}`, exec.signal), parent: exec.token })
+    const [one, two] = [sub(1), sub(2)]
+    const emit = (event: string, ...args: unknown[]) => (ctx.emit as (...all: unknown[]) => void)(event, ...args)
+    const waitMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const result = await run(ctx, exec, async () => {
+      // Two overlapping asks: the first answer must not restart the budgets while the second is open.
+      emit('tools/approval-asked', {}, one)
+      emit('tools/approval-asked', {}, two)
+      emit('tools/approval-asked', {}, one)
+      await waitMs(60)
+      emit('tools/approval-answered', {}, { kind: 'allowed-once' }, 'service', one)
+      emit('tools/approval-answered', {}, { kind: 'allowed-once' }, 'service', one)
+      await waitMs(60)
+      expect(exec.signal.aborted).toBe(false)
+      emit('tools/approval-answered', {}, { kind: 'allowed-once' }, 'service', two)
+      return success('done')
+    })
+    expect(result).toEqual(success('done'))
+    // With no question open, the budgets run again and still end a call that stalls.
+    const stalled = await run(ctx, exec, async () => {
+      emit('tools/approval-asked', {}, one)
+      emit('tools/approval-answered', {}, { kind: 'allowed-once' }, 'service', one)
+      await new Promise<void>((resolve) => exec.signal.addEventListener('abort', () => resolve(), { once: true }))
+      throw exec.signal.reason
+    })
+    expect(codeOf(stalled)).toBe('TOOL_TIMEOUT')
+  })
+
   it.each([0, -5, Number.POSITIVE_INFINITY, Number.NaN, '10'])('rejects defaultTimeoutMs %s', async (bad) => {
     const ctx = new Context()
     ctx.provide('tools', { get: () => undefined } as unknown as Context['tools'])
