@@ -200,6 +200,23 @@ describe('"always" in the viewer over a store (issue 26)', { timeout: 180_000 },
     }
   })
 
+  it('file store: the decision carries who decided (the signed-in subject), as the state file does', async () => {
+    const journal = join(dir, 'decided-by.jsonl')
+    appendFileSync(journal, '')
+    const store = createFileStore({ journal })
+    await suspend(store, join(dir, 'decided-by-marker'))
+    const approval = storeApproval(store)
+    expect(await approval.decide({ callId: 'call_b', decision: 'approve-always', decidedBy: 'ann' })).toEqual({
+      applied: true,
+    })
+    expect(await approval.decide({ callId: 'call_b', decision: 'deny-always', decidedBy: 'bob' })).toMatchObject({
+      applied: false,
+    })
+    expect((await store.loadTurn('turn'))?.decisions).toEqual({ call_b: { kind: 'allowed-always', decidedBy: 'ann' } })
+    expect(await store.standingApprovals()).toEqual([{ agentId: 'agent-1', toolName: 'write', kind: 'allowed-always' }])
+    await store.close()
+  })
+
   it('PostgreSQL: "Always deny" with a typed reason: the model reads it, the page shows it as text, later calls are refused', async () => {
     const url = server.createDatabase('always_deny')
     const stores = await Promise.all([0, 1, 2, 3].map(() => createPostgresStore({ connectionString: url })))
