@@ -4,6 +4,7 @@
 // tool by that agent on another runtime sharing the store is answered by the rule without asking.
 // A denial's typed reason reaches the model and stays text on the page; a race between an
 // "always" and another decision leaves exactly the winner's rule.
+import { createHash } from 'node:crypto'
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -105,9 +106,9 @@ async function openPage(url: string): Promise<{ page: Page; watch: ReturnType<ty
 }
 
 /** Read the viewer's event stream until its snapshot; answers the page token. */
-async function pageToken(url: string): Promise<string> {
+async function pageToken(url: string, headers: Record<string, string> = {}): Promise<string> {
   const controller = new AbortController()
-  const response = await fetch(`${url}events`, { signal: controller.signal })
+  const response = await fetch(`${url}events`, { signal: controller.signal, headers })
   const reader = response.body!.getReader()
   let text = ''
   while (!/event: snapshot\ndata: .*\n/.test(text)) {
@@ -215,6 +216,63 @@ describe('"always" in the viewer over a store (issue 26)', { timeout: 180_000 },
     expect((await store.loadTurn('turn'))?.decisions).toEqual({ call_b: { kind: 'allowed-always', decidedBy: 'ann' } })
     expect(await store.standingApprovals()).toEqual([{ agentId: 'agent-1', toolName: 'write', kind: 'allowed-always' }])
     await store.close()
+  })
+
+  it('file store, with login: a signed-in non-approver\'s "always" is refused and writes nothing; an approver\'s is recorded as theirs', async () => {
+    const journal = join(dir, 'login.jsonl')
+    appendFileSync(journal, '')
+    const store = createFileStore({ journal })
+    await suspend(store, join(dir, 'login-marker'))
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex')
+    const viewer = await startViewer({
+      journal: 'store',
+      store,
+      approval: storeApproval(store),
+      pollMs: 100,
+      access: {
+        tokens: [
+          { sha256: sha('alice-secret'), subject: 'alice', groups: ['leads'] },
+          { sha256: sha('bob-secret'), subject: 'bob', groups: ['dev'] },
+        ],
+        approvers: { groups: ['leads'] },
+      },
+    })
+    try {
+      const signIn = async (token: string) => {
+        const reply = await fetch(`${viewer.url}login`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token }).toString(),
+        })
+        expect(reply.status).toBe(303)
+        const cookie = (reply.headers.get('set-cookie') ?? '').split(';')[0]
+        return { cookie, csrf: await pageToken(viewer.url, { cookie }) }
+      }
+      const post = (who: { cookie: string; csrf: string }, body: unknown) =>
+        fetch(`${viewer.url}decision`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', cookie: who.cookie, 'x-toolgate-token': who.csrf },
+          body: JSON.stringify(body),
+        })
+      const bob = await signIn('bob-secret')
+      const refused = await post(bob, { callId: 'call_b', decision: 'approve-always' })
+      expect(refused.status).toBe(403)
+      expect(await refused.text()).toContain('not among the approvers')
+      expect(await store.standingApprovals()).toEqual([])
+      expect((await store.loadTurn('turn'))?.decisions).toEqual({})
+      const alice = await signIn('alice-secret')
+      expect((await post(alice, { callId: 'call_b', decision: 'deny-always', reason: 'no' })).status).toBe(200)
+      expect((await store.loadTurn('turn'))?.decisions).toEqual({
+        call_b: { kind: 'denied-always', reason: `${VIEWER_DENIAL_REASON}: no`, decidedBy: 'alice' },
+      })
+      expect(await store.standingApprovals()).toEqual([
+        { agentId: 'agent-1', toolName: 'write', kind: 'denied-always' },
+      ])
+    } finally {
+      await viewer.close()
+      await store.close()
+    }
   })
 
   it('PostgreSQL: "Always deny" with a typed reason: the model reads it, the page shows it as text, later calls are refused', async () => {
