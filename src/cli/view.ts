@@ -22,7 +22,8 @@ Flags:
                    "groups": ["dev"] }], "approvers": { "subjects"?: [...], "groups"?: [...] } }:
                    who may sign in (the gateway's token shape) and who of them may decide
                    approvals (with tokens and --approve, approvers are required)
-  --approve        offer approve / deny buttons on calls waiting for approval; needs --state
+  --approve        offer approve / deny buttons (once, or always for that agent and tool) on calls
+                   waiting for approval; needs --state (or --store)
   --state FILE     the suspended turn's state (the JSON 'state' of an 'approval-required' result);
                    a decision is recorded there, once per call, and applied by resumeModelLoop
   --state-key-file KEY
@@ -33,7 +34,8 @@ Flags:
   --out FILE.html  write the view as one self-contained HTML file instead of serving it
   --store URL      show the journal kept in the PostgreSQL store (postgres://…) instead of a file,
                    live; with --approve, decisions are recorded in the store, once per call, for
-                   every instance that shares it (no --state)
+                   every instance that shares it (no --state); an "always" also writes the
+                   standing rule to the store
 `
 
 function parsePort(text: string): number {

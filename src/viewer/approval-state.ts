@@ -8,16 +8,37 @@ import type { ApprovalOutcome } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { sealVerifies, stateSeal } from '../providers/state-seal.js'
 
+/** The choices the page offers for a pending call: once, or for every later call of the tool by that agent. */
+export type ViewerDecisionKind = 'approve' | 'deny' | 'approve-always' | 'deny-always'
+
+/** Every {@link ViewerDecisionKind}. */
+export const VIEWER_DECISION_KINDS: readonly ViewerDecisionKind[] = Object.freeze([
+  'approve',
+  'deny',
+  'approve-always',
+  'deny-always',
+])
+
+/** The longest reason a person may give with a denial (characters). */
+export const MAX_VIEWER_REASON_CHARS = 500
+
 /** A decision from the page on a pending approval. */
 export interface ViewerDecision {
   callId: string
-  decision: 'approve' | 'deny'
+  decision: ViewerDecisionKind
   /** Who decided (the logged-in subject), recorded with the outcome and so in the resumed turn's journal. */
   decidedBy?: string
+  /** A denial's reason as the person typed it (the model reads it after the viewer's own words). */
+  reason?: string
 }
 
-/** What became of a decision: recorded, or refused with the reason shown to the person. */
-export type ViewerDecisionResult = { readonly applied: true } | { readonly applied: false; readonly reason: string }
+/**
+ * What became of a decision: recorded, or refused with the reason shown to the person. A recorded
+ * decision may carry a `note` the person should read (the standing rule could not be written).
+ */
+export type ViewerDecisionResult =
+  | { readonly applied: true; readonly note?: string }
+  | { readonly applied: false; readonly reason: string }
 
 /** Applies approval decisions taken in the page. */
 export interface ViewerApprovalHandler {
@@ -29,6 +50,28 @@ export interface ViewerApprovalHandler {
 
 /** The reason a denial from the viewer carries (what the model reads). */
 export const VIEWER_DENIAL_REASON = 'denied by a person in the toolgate viewer'
+
+/**
+ * The outcome a decision records: approve → `allowed-once`, deny → `denied`, and the `-always`
+ * choices → `allowed-always` / `denied-always`, which the resumed turn applies as a standing rule.
+ */
+export function viewerOutcome(decision: Omit<ViewerDecision, 'callId'>): ApprovalOutcome {
+  const by = decision.decidedBy === undefined ? {} : { decidedBy: decision.decidedBy }
+  const reason =
+    decision.reason === undefined || decision.reason === ''
+      ? VIEWER_DENIAL_REASON
+      : `${VIEWER_DENIAL_REASON}: ${decision.reason}`
+  switch (decision.decision) {
+    case 'approve':
+      return { kind: 'allowed-once', ...by }
+    case 'approve-always':
+      return { kind: 'allowed-always', ...by }
+    case 'deny-always':
+      return { kind: 'denied-always', reason, ...by }
+    default:
+      return { kind: 'denied', reason, ...by }
+  }
+}
 
 /** How long a decision waits for another writer's lock, and when a lock counts as abandoned. */
 const LOCK_WAIT_MS = 3000
@@ -139,8 +182,9 @@ async function withLock<T>(lockPath: string, body: () => Promise<T>): Promise<T 
 
 /**
  * The approval handler of a state file: the `state` an `'approval-required'` result carried, stored
- * as JSON by the host. A decision is written into it as `state.decisions[callId]` (approve →
- * `{ kind: 'allowed-once' }`, deny → `{ kind: 'denied', reason }`), atomically (a temporary file
+ * as JSON by the host. A decision is written into it as `state.decisions[callId]` (see
+ * {@link viewerOutcome}; an `-always` choice becomes a standing rule in the runtime that resumes the
+ * turn: in its memory, or in the standing store it installed), atomically (a temporary file
  * renamed over it), at most once per call: a call that is not pending in the file, or already has a
  * decision, is refused. The host's next `resumeModelLoop({ state })` applies what was recorded.
  */
@@ -175,7 +219,7 @@ export function stateFileApproval(
     return map
   }
 
-  const apply = async ({ callId, decision, decidedBy }: ViewerDecision): Promise<ViewerDecisionResult> => {
+  const apply = async ({ callId, ...decision }: ViewerDecision): Promise<ViewerDecisionResult> => {
     const result = await withLock(`${path}.lock`, async (): Promise<ViewerDecisionResult> => {
       let view: StateView
       try {
@@ -191,11 +235,7 @@ export function stateFileApproval(
         return { applied: false, reason: `call ${callId} is not pending in the state file` }
       const recorded = recordedKind(ownMember(view.decisions, callId))
       if (recorded !== null) return { applied: false, reason: `call ${callId} was already decided (${recorded})` }
-      const by = decidedBy === undefined ? {} : { decidedBy }
-      const outcome: ApprovalOutcome =
-        decision === 'approve'
-          ? { kind: 'allowed-once', ...by }
-          : { kind: 'denied', reason: VIEWER_DENIAL_REASON, ...by }
+      const outcome = viewerOutcome(decision)
       view.state.decisions = { ...view.decisions, [callId]: outcome }
       if (stateKey !== undefined) view.state.seal = stateSeal(view.state, stateKey)
       const info = await stat(path)

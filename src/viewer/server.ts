@@ -19,7 +19,13 @@ import {
   type ViewerIdentity,
   ViewerLogin,
 } from './access.js'
-import type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
+import {
+  MAX_VIEWER_REASON_CHARS,
+  VIEWER_DECISION_KINDS,
+  type ViewerApprovalHandler,
+  type ViewerDecision,
+  type ViewerDecisionKind,
+} from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { cardJson } from './card-json.js'
 import { JournalFollower } from './follow.js'
@@ -32,7 +38,7 @@ import type { ViewerSessionOptions } from './static.js'
 import { StoreFollower } from './store-source.js'
 
 export type { ViewerAccess, ViewerIdentity, ViewerToken } from './access.js'
-export type { ViewerApprovalHandler, ViewerDecision } from './approval-state.js'
+export type { ViewerApprovalHandler, ViewerDecision, ViewerDecisionKind } from './approval-state.js'
 export { cardJson } from './card-json.js'
 
 /** The interface the viewer listens on unless told otherwise. */
@@ -137,17 +143,25 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-function parseDecision(text: string): ViewerDecision | undefined {
+/** The page's decision, or what is wrong with it (said to the sender, never applied). */
+function parseDecision(text: string): ViewerDecision | string {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch {
-    return undefined
+    return 'bad decision: not JSON'
   }
-  if (typeof value !== 'object' || value === null) return undefined
-  const { callId, decision } = value as { callId?: unknown; decision?: unknown }
-  if (typeof callId !== 'string' || (decision !== 'approve' && decision !== 'deny')) return undefined
-  return { callId, decision }
+  if (typeof value !== 'object' || value === null) return 'bad decision: expected an object'
+  const { callId, decision, reason } = value as { callId?: unknown; decision?: unknown; reason?: unknown }
+  if (typeof callId !== 'string') return 'bad decision: callId: expected a string'
+  if (typeof decision !== 'string' || !(VIEWER_DECISION_KINDS as readonly string[]).includes(decision))
+    return `bad decision: decision: expected one of ${VIEWER_DECISION_KINDS.join(', ')}`
+  const kind = decision as ViewerDecisionKind
+  if (reason === undefined || reason === '') return { callId, decision: kind }
+  if (kind !== 'deny' && kind !== 'deny-always') return 'bad decision: reason: only a denial takes a reason'
+  if (typeof reason !== 'string' || reason.length > MAX_VIEWER_REASON_CHARS)
+    return `bad decision: reason: expected a string of at most ${MAX_VIEWER_REASON_CHARS} characters`
+  return { callId, decision: kind, reason }
 }
 
 /** Refuse a journal the viewer cannot follow (missing, not a regular file) before anything listens. */
@@ -302,8 +316,8 @@ async function handleDecision(
   if (!who.mayApprove)
     return send(res, 403, 'text/plain; charset=utf-8', 'forbidden: you are not among the approvers\n')
   const body = await readBody(req)
-  const decision = body === undefined ? undefined : parseDecision(body)
-  if (decision === undefined) return send(res, 400, 'text/plain; charset=utf-8', 'bad decision\n')
+  const decision = body === undefined ? 'bad decision: too large' : parseDecision(body)
+  if (typeof decision === 'string') return send(res, 400, 'text/plain; charset=utf-8', `${decision}\n`)
   const card = live.session.card(decision.callId)
   if (card?.pendingApproval === null || card?.pendingApproval === undefined) {
     return sendJson(res, 409, {
@@ -316,7 +330,8 @@ async function handleDecision(
   )
   await live.refreshBoard()
   if (!outcome.applied) return sendJson(res, 409, { ok: false, reason: outcome.reason })
-  return sendJson(res, 200, { ok: true })
+  if (outcome.note !== undefined) process.emitWarning(`toolgate viewer: ${outcome.note}`)
+  return sendJson(res, 200, outcome.note === undefined ? { ok: true } : { ok: true, note: outcome.note })
 }
 
 /** The read-only routes: the page, its two assets and the event stream; nothing else exists. */

@@ -2,7 +2,7 @@
 // (LISTEN/NOTIFY plus a cursor for PostgreSQL), and decisions are recorded in the store, once per call.
 import type { JournalRecord } from '../journal/records.js'
 import type { Store } from '../journal/store.js'
-import { VIEWER_DENIAL_REASON, type ViewerApprovalHandler, type ViewerDecisionResult } from './approval-state.js'
+import { type ViewerApprovalHandler, type ViewerDecisionResult, viewerOutcome } from './approval-state.js'
 
 /** Follows a store's journal: what is there at start, then every record as it is appended. */
 export class StoreFollower {
@@ -46,7 +46,12 @@ export class StoreFollower {
   }
 }
 
-/** Approve / deny recorded in the store: the first decision for a call wins, on every instance. */
+/**
+ * Approve / deny recorded in the store: the first decision for a call wins, on every instance. An
+ * `-always` choice that won also writes the standing rule (the call's agent and tool) to the store,
+ * so every instance that reads its rules from the store answers later calls without asking, whether
+ * or not the runtime that resumes this turn keeps its rules there too.
+ */
 export function storeApproval(store: Store): ViewerApprovalHandler {
   return {
     async pending() {
@@ -63,18 +68,30 @@ export function storeApproval(store: Store): ViewerApprovalHandler {
       }
       return board
     },
-    async decide({ callId, decision }): Promise<ViewerDecisionResult> {
+    async decide({ callId, ...decision }): Promise<ViewerDecisionResult> {
       const turn = (await store.pendingCalls()).find((call) => call.callId === callId)
       if (turn === undefined) return { applied: false, reason: `call ${callId} is not pending in the store` }
-      const outcome =
-        decision === 'approve'
-          ? ({ kind: 'allowed-once' } as const)
-          : ({ kind: 'denied', reason: VIEWER_DENIAL_REASON } as const)
+      const outcome = viewerOutcome(decision)
       const result = await store.decide(turn.turnId, callId, outcome)
-      if (result.applied) return { applied: true }
-      return {
-        applied: false,
-        reason: result.existing ? `${result.reason} (${result.existing.kind})` : result.reason,
+      if (!result.applied)
+        return {
+          applied: false,
+          reason: result.existing ? `${result.reason} (${result.existing.kind})` : result.reason,
+        }
+      if (outcome.kind !== 'allowed-always' && outcome.kind !== 'denied-always') return { applied: true }
+      // Only the decision that won writes its rule: a loser of the race never leaves one behind.
+      try {
+        await store.setStandingApproval({ agentId: turn.agentId, toolName: turn.toolName, kind: outcome.kind })
+        return { applied: true }
+      } catch (error) {
+        // The decision stands; the rule is kept when the turn is resumed by a runtime that keeps its
+        // rules in this store.
+        return {
+          applied: true,
+          note: `decision recorded, but the standing rule could not be written to the store: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        }
       }
     },
   }

@@ -49,23 +49,48 @@ function resultMentions(card: SessionCard, message: string): boolean {
 
 export const SENDING = 'sending…'
 
-/** Approve / deny for a call the state file lets this viewer decide, or what was recorded. */
-function decideBar(props: CardProps, pending: PendingApproval): ComponentChildren {
-  const id = props.row.id
-  const notice = props.notices?.get(id)
+/** What the page may send for a pending call (the server's `ViewerDecisionKind`). */
+export type DecisionChoice = 'approve' | 'deny' | 'approve-always' | 'deny-always'
+
+/** The longest denial reason the server takes (its `MAX_VIEWER_REASON_CHARS`). */
+const MAX_REASON_CHARS = 500
+
+const ALWAYS_NOTE: ReadonlyMap<string, string> = new Map([
+  ['allowed-always', 'later calls of this tool by this agent run without asking'],
+  ['denied-always', 'later calls of this tool by this agent are refused without asking'],
+])
+
+/**
+ * Approve / deny, once or always, for a call the viewer may decide, or what was recorded. The reason
+ * box goes with either denial; "always" applies to this agent and tool on every instance that reads
+ * its standing rules from the same store.
+ */
+function DecideBar(props: { card: CardProps; pending: PendingApproval }): ComponentChildren {
+  const { card: cardProps, pending } = props
+  const [reason, setReason] = useState('')
+  const id = cardProps.row.id
+  const notice = cardProps.notices?.get(id)
   const noticeLine = notice !== undefined ? html`<span class="notice">${vis(notice)}</span>` : null
   if (pending.decided !== null) {
+    const always = ALWAYS_NOTE.get(pending.decided)
     return html`<div class="decide decided">
-      <span class="note">decision recorded: <b>${vis(pending.decided)}</b> (applied when the turn is resumed)</span>
+      <span class="note">decision recorded: <b>${vis(pending.decided)}</b> (applied when the turn is resumed${
+        always !== undefined ? `; ${always}` : ''
+      })</span>${noticeLine}
     </div>`
   }
   if (!pending.decidable) {
     return html`<div class="decide"><span class="note">not pending in the state file</span>${noticeLine}</div>`
   }
   const busy = notice === SENDING
+  const send = (choice: DecisionChoice) =>
+    cardProps.onDecide?.(id, choice, choice === 'deny' || choice === 'deny-always' ? reason.trim() : '')
   return html`<div class="decide">
-    <button type="button" class="approve" disabled=${busy} onClick=${() => props.onDecide?.(id, 'approve')}>Approve</button>
-    <button type="button" class="deny" disabled=${busy} onClick=${() => props.onDecide?.(id, 'deny')}>Deny</button>
+    <button type="button" class="approve" disabled=${busy} onClick=${() => send('approve')}>Approve</button>
+    <button type="button" class="approve-always" disabled=${busy} title="allow this and every later call of this tool by this agent" onClick=${() => send('approve-always')}>Always allow</button>
+    <button type="button" class="deny" disabled=${busy} onClick=${() => send('deny')}>Deny</button>
+    <button type="button" class="deny-always" disabled=${busy} title="deny this and every later call of this tool by this agent" onClick=${() => send('deny-always')}>Always deny</button>
+    <input type="text" class="deny-reason" placeholder="reason for a denial (optional)" maxlength=${MAX_REASON_CHARS} aria-label="reason for a denial" value=${reason} disabled=${busy} onInput=${(e: Event) => setReason((e.currentTarget as HTMLInputElement).value)} />
     ${noticeLine}
   </div>`
 }
@@ -75,7 +100,7 @@ export interface CardProps {
   row: CardRow
   children: Map<string, CardRow[]>
   approve: boolean
-  onDecide?: (id: string, decision: 'approve' | 'deny') => void
+  onDecide?: (id: string, decision: DecisionChoice, reason: string) => void
   /** Per call: what became of a decision sent from this page (a refusal's reason, or `sending…`). */
   notices?: ReadonlyMap<string, string>
   visible: (parent: CardRow, child: CardRow) => boolean
@@ -169,7 +194,7 @@ export function Card(props: CardProps): ComponentChildren {
         : null
     }
     ${card.approvals.length > 0 ? html`<ol class="approvals">${card.approvals.map((s) => approvalLine(s))}</ol>` : null}
-    ${pending !== null && props.approve ? decideBar(props, pending) : null}
+    ${pending !== null && props.approve ? html`<${DecideBar} card=${props} pending=${pending} />` : null}
     ${card.program !== null ? html`<div class="program"><${Code} code=${card.program} lang="typescript" /></div>` : null}
     ${error !== null && !resultMentions(card, error.message) ? html`<div class="error-message">${vis(error.message)}</div>` : null}
     <div class="body">

@@ -3,7 +3,7 @@
 import { render } from 'preact'
 import type { CardRow, CardRowHeader, SessionCard, SessionSnapshot, TurnView } from '../model.js'
 import { App } from './app.js'
-import { SENDING } from './card.js'
+import { type DecisionChoice, SENDING } from './card.js'
 import { html } from './html.js'
 
 const DATA_ID = 'toolgate-session'
@@ -161,7 +161,7 @@ function positionOf(cards: CardRow[], seq: number): number {
   return -1
 }
 
-async function decide(id: string, decision: 'approve' | 'deny'): Promise<void> {
+async function decide(id: string, decision: DecisionChoice, reason: string): Promise<void> {
   if (notices.get(id) === SENDING) return
   notices.set(id, SENDING)
   paint()
@@ -172,11 +172,21 @@ async function decide(id: string, decision: 'approve' | 'deny'): Promise<void> {
     const response = await fetch('/decision', {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-toolgate-token': approvalToken },
-      body: JSON.stringify({ callId: id, decision }),
+      body: JSON.stringify(reason === '' ? { callId: id, decision } : { callId: id, decision, reason }),
     })
     if (!response.ok) {
-      const body = (await response.json().catch(() => ({}))) as { reason?: unknown }
-      notice = `refused: ${typeof body.reason === 'string' ? body.reason : `HTTP ${response.status}`}`
+      const text = await response.text().catch(() => '')
+      let why: unknown
+      try {
+        why = (JSON.parse(text) as { reason?: unknown }).reason
+      } catch {
+        why = text.trim() !== '' ? text.trim() : undefined
+      }
+      notice = `refused: ${typeof why === 'string' ? why : `HTTP ${response.status}`}`
+    } else {
+      // Recorded, with something the person should know (the standing rule was not written).
+      const body = (await response.json().catch(() => ({}))) as { note?: unknown }
+      if (typeof body.note === 'string') notice = body.note
     }
   } catch {
     notice = 'not sent: the viewer is not reachable'
