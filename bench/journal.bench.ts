@@ -4,22 +4,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
-import { format, isMain, loadBuilt, printTable, type Row, time } from './util.js'
+import { addTool, format, isMain, loadBuilt, printTable, type Row, time } from './util.js'
 
-const { defineTool, Journal, readJournal, ToolRuntime } = await loadBuilt()
+const { Journal, readJournal, ToolRuntime } = await loadBuilt()
 
 async function runtime(journal?: { path: string; fsync: boolean }) {
   const ctx = new Context()
   await ctx.plugin(ToolRuntime)
-  ctx.tools.register(
-    defineTool({
-      name: 'add',
-      description: 'Add two integers.',
-      parameters: { a: { type: 'integer', required: true }, b: { type: 'integer', required: true } },
-      output: { schema: { type: 'integer' }, render: (_a, v) => [{ type: 'text', text: String(v) }] },
-      execute: async ({ a, b }) => a + b,
-    }),
-  )
+  ctx.tools.register(await addTool())
   if (journal) await ctx.plugin(Journal, journal)
   return ctx.tools
 }

@@ -11,9 +11,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { Context } from 'cordis'
 import { startPgServer } from '../test/store/pg-server.js'
-import { isMain, loadBuilt } from './util.js'
+import { addTool, isMain, loadBuilt } from './util.js'
 
-const { defineTool, Journal, ToolRuntime, createAgent } = await loadBuilt()
+const { Journal, ToolRuntime, createAgent } = await loadBuilt()
 const dist = (path: string) => import(new URL(`../dist/${path}`, import.meta.url).href)
 const { createPostgresStore } = (await dist('store/index.js')) as typeof import('../src/store/index.js')
 const { createMcpServer } = (await dist('mcp/server.js')) as typeof import('../src/mcp/server.js')
@@ -26,15 +26,7 @@ const quiet = { info: () => {}, debug: () => {} }
 async function gateway(journal: { path: string } | { store: Store } | undefined) {
   const ctx = new Context()
   await ctx.plugin(ToolRuntime)
-  ctx.tools.register(
-    defineTool({
-      name: 'add',
-      description: 'Add two integers.',
-      parameters: { a: { type: 'integer', required: true }, b: { type: 'integer', required: true } },
-      output: { schema: { type: 'integer' }, render: (_a, v) => [{ type: 'text', text: String(v) }] },
-      execute: async ({ a, b }) => a + b,
-    }),
-  )
+  ctx.tools.register(await addTool())
   const agent = createAgent(ctx, { id: 'toolgate' })
   let shared: Awaited<ReturnType<typeof shareStore>> | undefined
   if (journal && 'path' in journal) await agent.ctx.plugin(Journal, journal)

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { startPgServer } from '../test/store/pg-server.js'
-import { isMain, loadBuilt } from './util.js'
+import { addTool, isMain, loadBuilt } from './util.js'
 
-const { defineTool, Journal, ToolRuntime } = await loadBuilt()
+const { Journal, ToolRuntime } = await loadBuilt()
 const { createFileStore, createPostgresStore } = (await import(
   '../dist/store/index.js' as string
 )) as typeof import('../src/store/index.js')
@@ -21,15 +21,7 @@ type Store = Awaited<ReturnType<typeof createPostgresStore>>
 async function runtime(journal?: { path: string } | { store: Store }) {
   const ctx = new Context()
   await ctx.plugin(ToolRuntime)
-  ctx.tools.register(
-    defineTool({
-      name: 'add',
-      description: 'Add two integers.',
-      parameters: { a: { type: 'integer', required: true }, b: { type: 'integer', required: true } },
-      output: { schema: { type: 'integer' }, render: (_a, v) => [{ type: 'text', text: String(v) }] },
-      execute: async ({ a, b }) => a + b,
-    }),
-  )
+  ctx.tools.register(await addTool())
   let plugged: InstanceType<typeof Journal> | undefined
   if (journal) {
     await ctx.plugin({

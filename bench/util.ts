@@ -62,3 +62,15 @@ export async function loadBuiltCodeMode(): Promise<typeof import('../src/code-mo
   const url = new URL('../dist/code-mode/index.js', import.meta.url).href
   return (await import(url)) as typeof import('../src/code-mode/index.js')
 }
+
+/** The journal and store benches' one tool: `add` of two integers, from the built package. */
+export async function addTool(): Promise<import('../src/index.js').ToolDefinition> {
+  const { defineTool } = await loadBuilt()
+  return defineTool({
+    name: 'add',
+    description: 'Add two integers.',
+    parameters: { a: { type: 'integer', required: true }, b: { type: 'integer', required: true } },
+    output: { schema: { type: 'integer' }, render: (_a, v) => [{ type: 'text', text: String(v) }] },
+    execute: async ({ a, b }) => a + b,
+  })
+}
