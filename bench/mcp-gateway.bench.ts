@@ -16,6 +16,7 @@ import { isMain } from './util.js'
 
 const require = createRequire(import.meta.url)
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
+const RELAY = path.resolve(import.meta.dirname, 'fixtures/byte-relay.mjs')
 const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.js')
 const CALLS = Number(process.env.GATEWAY_BENCH_CALLS ?? 1000)
 const WARMUP = 200
@@ -114,6 +115,7 @@ export async function run(): Promise<void> {
   const clients = {
     directStdio: await stdioClient([EVERYTHING, 'stdio']),
     gatewayStdio: await stdioClient([BIN, 'serve', '--config', stdioConfig, '--root', dir]),
+    relayStdio: await stdioClient([RELAY, process.execPath, EVERYTHING, 'stdio']),
     directHttp: await httpClient(upstreamUrl),
     gatewayHttp: await httpClient(gatewayUrl),
   }
@@ -121,10 +123,11 @@ export async function run(): Promise<void> {
     // Each transport's pair on its own: the gateway against the same upstream called directly,
     // interleaved call by call. The other transport's processes stay idle meanwhile, so that their
     // after-answer work on the 2 cores is not charged to the pair being measured.
-    const [directStdio, gatewayStdio] = await interleaved(
+    const [directStdio, gatewayStdio, relayStdio] = await interleaved(
       [
         { client: clients.directStdio, tool: 'echo' },
         { client: clients.gatewayStdio, tool: 'ev__echo' },
+        { client: clients.relayStdio, tool: 'echo' },
       ],
       CALLS,
     )
@@ -143,6 +146,9 @@ export async function run(): Promise<void> {
     console.log(`| direct, stdio | ${ms(median(directStdio))} | ${ms(quantile(directStdio, 0.99))} | |`)
     console.log(
       `| client → toolgate serve → upstream, all stdio | ${ms(median(gatewayStdio))} | ${ms(quantile(gatewayStdio, 0.99))} | ${ms(median(gatewayStdio) - median(directStdio))} |`,
+    )
+    console.log(
+      `| client → byte relay → upstream (the floor: forwards bytes, parses nothing) | ${ms(median(relayStdio))} | ${ms(quantile(relayStdio, 0.99))} | ${ms(median(relayStdio) - median(directStdio))} |`,
     )
     console.log(`| direct, Streamable HTTP | ${ms(median(directHttp))} | ${ms(quantile(directHttp, 0.99))} | |`)
     console.log(
