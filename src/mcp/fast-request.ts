@@ -41,7 +41,8 @@ interface Pending {
   readonly resolve: (result: CallToolResult) => void
   readonly reject: (error: unknown) => void
   readonly options: FastCallOptions
-  timer: ReturnType<typeof setTimeout>
+  /** When the request times out (performance.now() ms), unless progress moves it. */
+  deadline: number
   readonly onTimeout: () => void
   readonly onAbort: () => void
 }
@@ -66,9 +67,35 @@ export function installFastRequests(client: Client, transport: Transport): FastR
   let serial = 0
   let closed = false
 
+  // One timer for all the session's requests, armed for the earliest deadline and left armed when
+  // a request ends: a timer per request costs more than the rest of its bookkeeping (each new one
+  // is filed into the timer queue). It holds the process open only while a request is pending.
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let armedFor = Number.POSITIVE_INFINITY
+  const arm = (deadline: number): void => {
+    if (timer !== undefined && armedFor <= deadline) {
+      timer.ref()
+      return
+    }
+    clearTimeout(timer)
+    armedFor = deadline
+    timer = setTimeout(expire, Math.max(0, deadline - performance.now()))
+  }
+  const expire = (): void => {
+    timer = undefined
+    armedFor = Number.POSITIVE_INFINITY
+    const now = performance.now()
+    let next = Number.POSITIVE_INFINITY
+    for (const entry of [...pending.values()]) {
+      if (entry.deadline <= now) entry.onTimeout()
+      else if (entry.deadline < next) next = entry.deadline
+    }
+    if (next !== Number.POSITIVE_INFINITY) arm(next)
+  }
+
   const finish = (id: string, entry: Pending): void => {
     pending.delete(id)
-    clearTimeout(entry.timer)
+    if (pending.size === 0) timer?.unref()
     entry.options.signal.removeEventListener('abort', entry.onAbort)
   }
 
@@ -99,8 +126,8 @@ export function installFastRequests(client: Client, transport: Transport): FastR
   }
 
   const onProgress = (entry: Pending, params: Record<string, unknown>): void => {
-    clearTimeout(entry.timer)
-    entry.timer = setTimeout(entry.onTimeout, entry.options.timeout)
+    // A later deadline: the armed timer finds it moved when it fires.
+    entry.deadline = performance.now() + entry.options.timeout
     const { progressToken: _token, ...progress } = params
     entry.options.onprogress?.(progress as { progress: number; total?: number; message?: string })
   }
@@ -133,6 +160,8 @@ export function installFastRequests(client: Client, transport: Transport): FastR
   const sdkClose = transport.onclose
   transport.onclose = () => {
     closed = true
+    clearTimeout(timer)
+    timer = undefined
     sdkClose?.call(transport)
     const error = new McpError(ErrorCode.ConnectionClosed, 'Connection closed')
     for (const [id, entry] of pending) {
@@ -150,12 +179,12 @@ export function installFastRequests(client: Client, transport: Transport): FastR
         resolve,
         reject,
         options,
-        timer: undefined as unknown as ReturnType<typeof setTimeout>,
+        deadline: performance.now() + options.timeout,
         onTimeout: () =>
           cancel(id, entry, new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeout })),
         onAbort: () => cancel(id, entry, options.signal.reason),
       }
-      entry.timer = setTimeout(entry.onTimeout, options.timeout)
+      arm(entry.deadline)
       options.signal.addEventListener('abort', entry.onAbort, { once: true })
       pending.set(id, entry)
       const message = {
