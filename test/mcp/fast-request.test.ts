@@ -143,7 +143,7 @@ describe('the upstream fast path for tools/call', () => {
     const { ctx, tools } = await createToolRuntime()
     const up = await rawUpstream((call, send) => {
       if ((call.params?.arguments as { quiet?: boolean } | undefined)?.quiet) return
-      const token = (call.params?._meta as { progressToken: string }).progressToken
+      const token = (call.params?._meta as { progressToken: string } | undefined)?.progressToken
       let step = 0
       const tick = setInterval(() => {
         step++
