@@ -147,6 +147,9 @@ describe('the error table', () => {
       // (onerror, or start() and send() to the Client that drives it), whose caller gets McpToolError.
       [/^'LineStdioClientTransport already started'|^'Not connected'|^`ReadBuffer exceeded maximum size /, 'transport'],
       [/^'this spawned server already has a transport'/, 'invariant'],
+      // The tools/call fast paths (issue 23) report a send that failed to the SDK's onerror hook,
+      // with the SDK Protocol's own wording, never to a caller.
+      [/^`Failed to send (response|cancellation): /, 'transport'],
       // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);
       // serve answers the client a 400 with the same reason before the SDK would ask.
       [/^this\.refusal\(/, 'transport'],

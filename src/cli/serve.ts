@@ -163,7 +163,10 @@ function logCalls(gateway: Gateway, log: Log): void {
  * failed read or write) is an error, so the process exits non-zero with the reason.
  */
 async function serveStdio(make: () => Server, maxMessageBytes: number | undefined, log: Log): Promise<void> {
-  const { LineStdioServerTransport } = await import('../mcp/stdio-transport.js')
+  const [{ LineStdioServerTransport }, { fastPathOf }] = await Promise.all([
+    import('../mcp/stdio-transport.js'),
+    import('../mcp/fast-path.js'),
+  ])
   const server = make()
   const done = new Promise<void>((resolve) => {
     const onclose = server.onclose
@@ -176,6 +179,7 @@ async function serveStdio(make: () => Server, maxMessageBytes: number | undefine
   server.onerror = (error) => log.info(error.message)
   const transport = new LineStdioServerTransport({ maxMessageBytes, limitName: '--max-message-bytes' })
   await server.connect(transport)
+  transport.fastPath = fastPathOf(server)
   const stop = () => void server.close()
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)

@@ -35,6 +35,7 @@ import {
   registerCapabilityHandlers,
 } from './capabilities.js'
 import { fromMcpContent } from './content.js'
+import type { FastRequests } from './fast-request.js'
 import { type McpToolAnnotations, setMcpToolMeta } from './tool-meta.js'
 import {
   type McpListKind,
@@ -442,6 +443,8 @@ export function reconnectDelay(attempt: number, options: Required<McpReconnectOp
 /** One open session with the server: the SDK client, and why its transport gave up if it did. */
 interface Session {
   readonly client: Client
+  /** The lean path for plain tool calls, installed on the session's transport once connected. */
+  fast?: FastRequests
   /** Set when the server sent a message over the size limit (the SDK then drops the connection). */
   oversized: boolean
 }
@@ -571,9 +574,10 @@ class UpstreamLink {
     const { label } = this
     if ('transport' in this.spec && this.usedTransport)
       throw new McpToolError(`MCP server ${label}: the connection closed and a given transport cannot be reopened`)
-    const [{ Client }, types] = await Promise.all([
+    const [{ Client }, types, { installFastRequests }] = await Promise.all([
       import('@modelcontextprotocol/sdk/client/index.js'),
       import('@modelcontextprotocol/sdk/types.js'),
+      import('./fast-request.js'),
     ])
     const transport = await createTransport(this.spec, this.settings.maxMessageBytes)
     this.usedTransport = true
@@ -628,6 +632,7 @@ class UpstreamLink {
       await client.close().catch(() => {})
       throw new McpToolError(`MCP server ${label}: the connection was closed`)
     }
+    session.fast = installFastRequests(client, transport)
     this.session = session
     this.sessions++
     this.catalog.opened(client)
@@ -710,7 +715,11 @@ class UpstreamLink {
     }
     this.inFlight.add(exec)
     try {
-      result = asTask ? await callAsTask(c, params, options, exec) : await c.callTool(params, undefined, options)
+      result = asTask
+        ? await callAsTask(c, params, options, exec)
+        : session.fast
+          ? await session.fast.callTool(params, options)
+          : await c.callTool(params, undefined, options)
     } catch (error) {
       if (exec.signal.aborted) throw error
       throw this.callFailure(error, session)

@@ -29,6 +29,8 @@ import { isRecord } from '../util/is-record.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
 import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
+import { createFastCalls } from './fast-call.js'
+import { setFastPath } from './fast-path.js'
 import { ToolListWatch } from './list-watch.js'
 import { checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
 import { McpServerTasks, TASKS_CAPABILITY } from './server-tasks.js'
@@ -222,6 +224,16 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
       .catch(() => {})
   })
 
+  // Transports that offer incoming messages to a fast path answer plain calls without the SDK's Protocol.
+  const fast = createFastCalls({
+    server,
+    nextCallId: () => `mcp-${session}-${++serial}`,
+    run: runCall,
+    startProgress: (callId, token, send) => progressOf.set(callId, { token, step: 0, send }),
+    endProgress: (callId) => progressOf.delete(callId),
+  })
+  setFastPath(server, fast)
+
   // Coalesce a burst of changes (a remote server re-listing, a plugin loading) into one notification.
   let closed = false
   let pending = false
@@ -249,6 +261,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   const onclose = server.onclose
   server.onclose = () => {
     closed = true
+    fast.close()
     dispose()
     disposeProgress()
     disposeLogging()

@@ -6,11 +6,14 @@
 import type { Readable, Writable } from 'node:stream'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { FastPath } from './fast-path.js'
 import { safeParseJsonRpcMessage } from './jsonrpc-message.js'
 
 /** The SDK's stdio limit, kept as toolgate's default so nothing that worked before is refused. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
+/** Stdio carries no authentication. */
+const NO_EXTRA = Object.freeze({})
 const INVALID_REQUEST = -32600
 const PARSE_ERROR = -32700
 const NEWLINE = 0x0a
@@ -36,6 +39,11 @@ export class LineStdioServerTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void
   /** Why the transport closed, when it was not the client ending stdin or a `close()` call. */
   endReason: Error | undefined
+  /**
+   * The served server's shortcut (`fastPathOf(server)`, set after `server.connect`): each incoming
+   * message is offered to it first, and only what it leaves reaches `onmessage`.
+   */
+  fastPath: FastPath | undefined
 
   private readonly stdin: Readable
   private readonly stdout: Writable
@@ -127,8 +135,11 @@ export class LineStdioServerTransport implements Transport {
         void this.send(errorResponse(idOf(value), INVALID_REQUEST, 'Invalid Request: not a JSON-RPC 2.0 message'))
       return
     }
+    if (this.fastPath?.take(parsed.data, NO_EXTRA, this.reply)) return
     this.onmessage?.(parsed.data)
   }
+
+  private readonly reply = (response: JSONRPCMessage): Promise<void> => this.send(response)
 
   private refuseOversized(scan: OversizedScan): void {
     const text =

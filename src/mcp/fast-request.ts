@@ -1,0 +1,239 @@
+// An upstream `tools/call` without the SDK's Protocol: the request goes out through the session's
+// transport, and its response and progress are taken off the transport before the SDK's message
+// handler would see them. The SDK's request path builds closures, a timeout record and a zod
+// parse of the result per call; a gateway pays that on every relayed call. Its behaviour is kept:
+// the same ids never meet (this path's are strings, the SDK's numbers), the same cancellation,
+// timeout (reset by progress), closing and error objects, and the same result checks, the
+// tool's output schema included.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  ErrorCode,
+  type JSONRPCMessage,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js'
+import { isCommonCallToolResult } from './fast-call.js'
+
+/** Options of one call, as callRemote gives them to the SDK's `callTool`. */
+export interface FastCallOptions {
+  readonly signal: AbortSignal
+  readonly timeout: number
+  readonly onprogress?: (progress: { progress: number; total?: number; message?: string }) => void
+}
+
+/** A session's lean `tools/call`. */
+export interface FastRequests {
+  callTool(
+    params: { name: string; arguments: Record<string, unknown> },
+    options: FastCallOptions,
+  ): Promise<CallToolResult>
+}
+
+/** The parts of the SDK client's per-tool knowledge its own callTool consults (private in its types). */
+interface ClientToolInfo {
+  isToolTaskRequired(name: string): boolean
+  getToolOutputValidator(name: string): ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined
+}
+
+interface Pending {
+  readonly resolve: (result: CallToolResult) => void
+  readonly reject: (error: unknown) => void
+  readonly options: FastCallOptions
+  /** When the request times out (performance.now() ms), unless progress moves it. */
+  deadline: number
+  readonly onTimeout: () => void
+  readonly onAbort: () => void
+}
+
+/** One session's counter of fast ids; a prefix the SDK's numeric ids can never take. */
+const ID_PREFIX = 'tg-'
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Install the lean path on a connected client's transport; undefined when this SDK's client does
+ * not offer what its callTool consults (the SDK's own path is used then).
+ */
+export function installFastRequests(client: Client, transport: Transport): FastRequests | undefined {
+  const info = client as unknown as Partial<ClientToolInfo>
+  if (typeof info.isToolTaskRequired !== 'function' || typeof info.getToolOutputValidator !== 'function')
+    return undefined
+  const tools = info as ClientToolInfo
+  const pending = new Map<string, Pending>()
+  let serial = 0
+  let closed = false
+
+  // One timer for all the session's requests, armed for the earliest deadline and left armed when
+  // a request ends: a timer per request costs more than the rest of its bookkeeping (each new one
+  // is filed into the timer queue). It holds the process open only while a request is pending.
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let armedFor = Number.POSITIVE_INFINITY
+  const arm = (deadline: number): void => {
+    if (timer !== undefined && armedFor <= deadline) {
+      timer.ref()
+      return
+    }
+    clearTimeout(timer)
+    armedFor = deadline
+    timer = setTimeout(expire, Math.max(0, deadline - performance.now()))
+  }
+  const expire = (): void => {
+    timer = undefined
+    armedFor = Number.POSITIVE_INFINITY
+    const now = performance.now()
+    let next = Number.POSITIVE_INFINITY
+    for (const entry of [...pending.values()]) {
+      if (entry.deadline <= now) entry.onTimeout()
+      else if (entry.deadline < next) next = entry.deadline
+    }
+    if (next !== Number.POSITIVE_INFINITY) arm(next)
+  }
+
+  const finish = (id: string, entry: Pending): void => {
+    pending.delete(id)
+    if (pending.size === 0) timer?.unref()
+    entry.options.signal.removeEventListener('abort', entry.onAbort)
+  }
+
+  /** Give up on the request as the SDK does: tell the server, and reject with an McpError. */
+  const cancel = (id: string, entry: Pending, reason: unknown): void => {
+    finish(id, entry)
+    transport
+      .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason) } })
+      .catch((error) => client.onerror?.(new Error(`Failed to send cancellation: ${error}`)))
+    entry.reject(reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)))
+  }
+
+  const onResponse = (id: string, entry: Pending, message: Record<string, unknown>): void => {
+    finish(id, entry)
+    if (entry.options.signal.aborted) return
+    if (isPlainObject(message.error)) {
+      const { code, message: text, data } = message.error as { code: number; message: string; data?: unknown }
+      entry.reject(McpError.fromError(code, text, data))
+      return
+    }
+    const result = message.result
+    if (isCommonCallToolResult(result)) entry.resolve(result as CallToolResult)
+    else {
+      const parsed = CallToolResultSchema.safeParse(result)
+      if (parsed.success) entry.resolve(parsed.data)
+      else entry.reject(parsed.error)
+    }
+  }
+
+  const onProgress = (entry: Pending, params: Record<string, unknown>): void => {
+    // A later deadline: the armed timer finds it moved when it fires.
+    entry.deadline = performance.now() + entry.options.timeout
+    const { progressToken: _token, ...progress } = params
+    entry.options.onprogress?.(progress as { progress: number; total?: number; message?: string })
+  }
+
+  /** True when the message is this path's: a response to its request or progress of its token. */
+  const take = (message: JSONRPCMessage): boolean => {
+    if (pending.size === 0) return false
+    const m = message as Record<string, unknown>
+    if (typeof m.id === 'string' && m.method === undefined) {
+      const entry = pending.get(m.id)
+      if (entry === undefined) return false
+      onResponse(m.id, entry, m)
+      return true
+    }
+    if (m.method === 'notifications/progress' && isPlainObject(m.params)) {
+      const { progressToken, progress } = m.params
+      if (typeof progressToken !== 'string' || typeof progress !== 'number') return false
+      const entry = pending.get(progressToken)
+      if (entry === undefined) return false
+      onProgress(entry, m.params)
+      return true
+    }
+    return false
+  }
+
+  const sdkMessage = transport.onmessage
+  transport.onmessage = (message, extra) => {
+    if (!take(message)) sdkMessage?.call(transport, message, extra)
+  }
+  const sdkClose = transport.onclose
+  transport.onclose = () => {
+    closed = true
+    clearTimeout(timer)
+    timer = undefined
+    sdkClose?.call(transport)
+    const error = new McpError(ErrorCode.ConnectionClosed, 'Connection closed')
+    for (const [id, entry] of pending) {
+      finish(id, entry)
+      entry.reject(error)
+    }
+  }
+
+  const request = (params: { name: string; arguments: Record<string, unknown> }, options: FastCallOptions) =>
+    new Promise<CallToolResult>((resolve, reject) => {
+      if (closed) return reject(new Error('Not connected'))
+      options.signal.throwIfAborted()
+      const id = `${ID_PREFIX}${++serial}`
+      const entry: Pending = {
+        resolve,
+        reject,
+        options,
+        deadline: performance.now() + options.timeout,
+        onTimeout: () =>
+          cancel(id, entry, new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeout })),
+        onAbort: () => cancel(id, entry, options.signal.reason),
+      }
+      arm(entry.deadline)
+      options.signal.addEventListener('abort', entry.onAbort, { once: true })
+      pending.set(id, entry)
+      const message = {
+        method: 'tools/call',
+        params: options.onprogress === undefined ? params : { ...params, _meta: { progressToken: id } },
+        jsonrpc: '2.0',
+        id,
+      } as JSONRPCMessage
+      transport.send(message).catch((error) => {
+        if (pending.get(id) !== entry) return
+        finish(id, entry)
+        reject(error)
+      })
+    })
+
+  return {
+    async callTool(params, options) {
+      if (tools.isToolTaskRequired(params.name))
+        throw new McpError(
+          ErrorCode.InvalidRequest,
+          `Tool "${params.name}" requires task-based execution. Use client.experimental.tasks.callToolStream() instead.`,
+        )
+      const result = await request(params, options)
+      // As the SDK's callTool: a tool with an output schema must return structured content that fits it.
+      const validator = tools.getToolOutputValidator(params.name)
+      if (validator) {
+        if (!result.structuredContent && !result.isError)
+          throw new McpError(
+            ErrorCode.InvalidRequest,
+            `Tool ${params.name} has an output schema but did not return structured content`,
+          )
+        if (result.structuredContent) {
+          let checked: { valid: boolean; errorMessage?: string }
+          try {
+            checked = validator(result.structuredContent)
+          } catch (error) {
+            throw new McpError(
+              ErrorCode.InvalidParams,
+              `Failed to validate structured content: ${error instanceof Error ? error.message : String(error)}`,
+            )
+          }
+          if (!checked.valid)
+            throw new McpError(
+              ErrorCode.InvalidParams,
+              `Structured content does not match the tool's output schema: ${checked.errorMessage}`,
+            )
+        }
+      }
+      return result
+    },
+  }
+}
