@@ -4,7 +4,7 @@
 // what the client library does not send (a batch, a notification, every refusal), and the SDK's own
 // StreamableHTTPServerTransport answers the same requests side by side as the reference.
 import { randomUUID } from 'node:crypto'
-import { createServer, type Server as HttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer, type Server as HttpServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
