@@ -164,6 +164,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
   private readonly byRequest = new Map<RequestId, RequestStream>()
   private readonly byStream = new Map<StreamId, RequestStream>()
   private keepAliveTimer: ReturnType<typeof setInterval> | undefined
+  private sseHeaderCache: OutgoingHttpHeaders | undefined
 
   constructor(options: NodeStreamableHttpOptions = {}) {
     this.options = options
@@ -513,7 +514,10 @@ export class NodeStreamableHttpServerTransport implements Transport {
     )
   }
 
+  /** The same for every stream of the session once its id is issued (Node only reads them). */
   private sseHeaders(): OutgoingHttpHeaders {
+    if (this.sseHeaderCache !== undefined && this.sseHeaderCache['mcp-session-id'] === this.sessionId)
+      return this.sseHeaderCache
     const headers: OutgoingHttpHeaders = {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache, no-transform',
@@ -521,6 +525,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
       'x-accel-buffering': 'no',
     }
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId
+    this.sseHeaderCache = headers
     return headers
   }
 

@@ -28,6 +28,7 @@ interface HarnessOptions {
   eventStore?: EventStore
   retryInterval?: number
   keepAliveMs?: number
+  enableJsonResponse?: boolean
   tools?: ToolDefinition[]
   fastPath?: FastPath
 }
@@ -68,6 +69,7 @@ async function harness(kind: Kind, options: HarnessOptions = {}): Promise<Harnes
     eventStore: options.eventStore,
     retryInterval: options.retryInterval,
     keepAliveMs: options.keepAliveMs,
+    enableJsonResponse: options.enableJsonResponse,
   }
   const transport =
     kind === 'node' ? new NodeStreamableHttpServerTransport(settings) : new StreamableHTTPServerTransport(settings)
@@ -405,6 +407,23 @@ describe('NodeStreamableHttpServerTransport on the wire, beside the SDK transpor
         [2, 'two'],
       ])
     }
+  })
+
+  it('R-23-perf: in JSON mode a batch is answered with one JSON body once both calls are, like the SDK’s', async () => {
+    const got: Answer[] = []
+    for (const kind of ['node', 'sdk'] as const) {
+      const h = await harness(kind, { enableJsonResponse: true, eventStore: new BoundedEventStore() })
+      const sessionId = await initialize(h.url)
+      got.push(await answer(await post(h.url, sessionId, [call(1, 'one'), call(2, 'two')])))
+      got.push(await answer(await post(h.url, sessionId, call(3, 'three'))))
+    }
+    expect(got[0]?.headers['content-type']).toBe('application/json')
+    expect(JSON.parse(got[0]?.body ?? '')).toMatchObject([
+      { id: 1, result: { content: [{ text: 'one' }] } },
+      { id: 2, result: { content: [{ text: 'two' }] } },
+    ])
+    expect(JSON.parse(got[1]?.body ?? '')).toMatchObject({ id: 3, result: { content: [{ text: 'three' }] } })
+    expect(got.slice(0, 2)).toEqual(got.slice(2))
   })
 
   it('R-23-perf: notifications (and responses) alone are answered 202 with no body', async () => {
