@@ -147,6 +147,12 @@ describe('the error table', () => {
       // (onerror, or start() and send() to the Client that drives it), whose caller gets McpToolError.
       [/^'LineStdioClientTransport already started'|^'Not connected'|^`ReadBuffer exceeded maximum size /, 'transport'],
       [/^'this spawned server already has a transport'/, 'invariant'],
+      // serve's Streamable HTTP server transport, the same contract: what it refuses is answered to the
+      // HTTP client and reported through onerror; send() rejects to the SDK's Protocol that calls it.
+      [
+        /^httpRefusal\)|^'(Transport already started|Stateless transport cannot be reused|Method not allowed\.|Cannot send a response on a standalone SSE stream|Failed replay events)'?|^`(No connection established for request ID: |the event store issued an event id with a line break)/,
+        'transport',
+      ],
       // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);
       // serve answers the client a 400 with the same reason before the SDK would ask.
       [/^this\.refusal\(/, 'transport'],

@@ -579,9 +579,9 @@ export class NodeStreamableHttpServerTransport implements Transport {
   }
 
   /** Report and answer a refused request, as the SDK's transport does. */
-  private refuse(res: ServerResponse, status: number, code: number, message: string): void {
-    this.onerror?.(new Error(message))
-    this.errorReply(res, status, code, message)
+  private refuse(res: ServerResponse, status: number, code: number, httpRefusal: string): void {
+    this.onerror?.(new Error(httpRefusal))
+    this.errorReply(res, status, code, httpRefusal)
   }
 
   /** {@link refuse}, for a check: false. */
