@@ -55,6 +55,8 @@ const LINE_BREAK = /[\r\n\0]/
 
 type AuthedRequest = IncomingMessage & { auth?: AuthInfo }
 
+const NO_AUTH: FastPathExtra = Object.freeze({})
+
 /** One HTTP response carrying SSE events; its headers go out with the first write. */
 class SseConnection {
   private started = false
@@ -392,7 +394,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
   private deliver(message: JSONRPCMessage, extra: MessageExtraInfo, authInfo: AuthInfo | undefined): void {
     const fastPath = this.fastPath
     if (fastPath !== undefined) {
-      const fastExtra: FastPathExtra = authInfo === undefined ? {} : { authInfo }
+      const fastExtra: FastPathExtra = authInfo === undefined ? NO_AUTH : { authInfo }
       if (fastPath.take(message, fastExtra, this.reply)) return
     }
     this.onmessage?.(message, extra)
