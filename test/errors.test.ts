@@ -150,6 +150,12 @@ describe('the error table', () => {
       // The tools/call fast paths (issue 23) report a send that failed to the SDK's onerror hook,
       // with the SDK Protocol's own wording, never to a caller.
       [/^`Failed to send (response|cancellation): /, 'transport'],
+      // serve's Streamable HTTP server transport, the same contract: what it refuses is answered to the
+      // HTTP client and reported through onerror; send() rejects to the SDK's Protocol that calls it.
+      [
+        /^httpRefusal\)|^'(Transport already started|Stateless transport cannot be reused|Method not allowed\.|Cannot send a response on a standalone SSE stream|Failed replay events)'?|^`(No connection established for request ID: |the event store issued an event id with a line break)/,
+        'transport',
+      ],
       // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);
       // serve answers the client a 400 with the same reason before the SDK would ask.
       [/^this\.refusal\(/, 'transport'],

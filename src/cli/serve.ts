@@ -204,26 +204,28 @@ async function serveHttp(
 ): Promise<void> {
   const [
     { createServer },
-    { StreamableHTTPServerTransport },
+    { NodeStreamableHttpServerTransport },
     { isInitializeRequest },
     { loopbackAccessCheck },
     { DEFAULT_MAX_MESSAGE_BYTES },
     { BoundedEventStore },
     { HttpGuard, DEFAULT_HOST },
+    { fastPathOf },
   ] = await Promise.all([
     import('node:http'),
-    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('../mcp/http-server-transport.js'),
     import('@modelcontextprotocol/sdk/types.js'),
     import('../util/http-origin.js'),
     import('../mcp/stdio-transport.js'),
     import('../mcp/event-store.js'),
     import('./http-guard.js'),
+    import('../mcp/fast-path.js'),
   ])
   const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
   const host = settings.host ?? DEFAULT_HOST
   const guard = new HttpGuard(settings, authenticator, log, buckets)
   type Session = GuardedSession & {
-    transport: InstanceType<typeof StreamableHTTPServerTransport>
+    transport: InstanceType<typeof NodeStreamableHttpServerTransport>
     server: Server
     events: InstanceType<typeof BoundedEventStore>
   }
@@ -293,7 +295,7 @@ async function serveHttp(
     // Every stream of the session starts with a priming event and keeps its events, so a client
     // that loses one resumes it with Last-Event-ID after the advertised retry interval.
     const events = new BoundedEventStore(settings.resume?.eventStore)
-    const transport: Session['transport'] = new StreamableHTTPServerTransport({
+    const transport: Session['transport'] = new NodeStreamableHttpServerTransport({
       // 122 random bits from the CSPRNG: a session id cannot be guessed.
       sessionIdGenerator: () => randomUUID(),
       eventStore: events,
@@ -322,6 +324,7 @@ async function serveHttp(
       void server.close()
     }
     await server.connect(transport)
+    transport.fastPath = fastPathOf(server)
     guard.track(session, res)
     await transport.handleRequest(req, res, body)
   }
