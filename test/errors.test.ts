@@ -147,6 +147,12 @@ describe('the error table', () => {
       // (onerror, or start() and send() to the Client that drives it), whose caller gets McpToolError.
       [/^'LineStdioClientTransport already started'|^'Not connected'|^`ReadBuffer exceeded maximum size /, 'transport'],
       [/^'this spawned server already has a transport'/, 'invariant'],
+      // The upstream Streamable HTTP client transport (issue 23), the same contract: its errors go
+      // to the SDK client (onerror, or start() and send()), whose caller gets McpToolError.
+      [
+        /^'NodeHttpClientTransport already started|^`Streamable HTTP error: the server sent an event |^`SSE stream disconnected: |^`Maximum reconnection attempts |^`Failed to reconnect SSE stream: /,
+        'transport',
+      ],
       // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);
       // serve answers the client a 400 with the same reason before the SDK would ask.
       [/^this\.refusal\(/, 'transport'],
