@@ -187,8 +187,11 @@ describe('NodeHttpClientTransport against the SDK server transport', () => {
 /** A fake server whose answers each test writes, with a minimal OAuth authorization server beside it. */
 async function fakeServer(
   handle: (req: IncomingMessage, res: ServerResponse, body: string) => void | Promise<void>,
-  /** When given, the endpoint wants a token this server issued, and refuses every one while this says no. */
-  accepts?: () => boolean,
+  /**
+   * When given, the endpoint checks each request's Authorization with it: true lets it through,
+   * anything else is the refusal to answer (its status and WWW-Authenticate challenge).
+   */
+  gate?: (authorization: string | undefined, metadata: string) => true | { status: number; challenge: string },
 ) {
   let refused = 0
   const requests: { method: string; path: string; headers: IncomingMessage['headers']; body: string }[] = []
@@ -213,14 +216,11 @@ async function fakeServer(
           token_endpoint_auth_methods_supported: ['client_secret_basic'],
         })
       if (path === '/token') return json({ access_token: `tok-${++tokens}`, token_type: 'Bearer', expires_in: 3600 })
-      if (path !== '/mcp') return res.writeHead(404).end()
-      if (accepts !== undefined && (!req.headers.authorization?.startsWith('Bearer tok-') || !accepts())) {
+      if (path !== '/mcp' && !path.startsWith('/mcp?')) return res.writeHead(404).end()
+      const verdict = gate?.(req.headers.authorization, `${base}/.well-known/oauth-protected-resource/mcp`) ?? true
+      if (verdict !== true) {
         refused++
-        return void res
-          .writeHead(401, {
-            'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
-          })
-          .end()
+        return void res.writeHead(verdict.status, { 'www-authenticate': verdict.challenge }).end()
       }
       await handle(req, res, body)
     }),
@@ -335,15 +335,27 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
     expect(tokens).toEqual(['e0', 'e1', 'e2'])
   })
 
-  it('errors as the SDK transport does: 404 for an unknown session, an unexpected content type; 405 on GET is silent', async () => {
-    let mode: 'missing' | 'html' = 'missing'
-    const server = await fakeServer(
-      mcpLike((_message, res) => {
-        if (mode === 'missing')
-          res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Session not found"}')
-        else res.writeHead(200, { 'content-type': 'text/html' }).end('<p>hi</p>')
-      }),
-    )
+  it('errors and redirects as the SDK transport does: 404, an unexpected content type, a redirect out of the origin; 405 on GET is silent', async () => {
+    const modes = ['missing', 'html', 'moved', 'elsewhere'] as const
+    let mode: (typeof modes)[number] = 'missing'
+    const answer = mcpLike((message, res) => {
+      if (mode === 'missing')
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Session not found"}')
+      else if (mode === 'html') res.writeHead(200, { 'content-type': 'text/html' }).end('<p>hi</p>')
+      else
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: [] } }))
+    })
+    const server = await fakeServer(async (req, res, body) => {
+      // A POST keeps its method and body only through 307 and 308; the same origin is followed.
+      if (req.method === 'POST' && req.url === '/mcp' && body.includes('tools/list')) {
+        if (mode === 'moved') return void res.writeHead(307, { location: '/mcp?moved' }).end()
+        if (mode === 'elsewhere')
+          return void res.writeHead(307, { location: 'http://user:pw@localhost:9/mcp?key=secret' }).end('gone')
+      }
+      await answer(req, res, body)
+    })
     const outcomes = async (transport: Transport) => {
       const errors: string[] = []
       transport.onerror = (error) => errors.push(error.message)
@@ -354,7 +366,7 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
       await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
       await waitUntil(() => gets() > before, 'the GET')
       const failures: { code: unknown; message: string; sdkError: boolean }[] = []
-      for (const each of ['missing', 'html'] as const) {
+      for (const each of modes) {
         mode = each
         const error = await transport.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' }).then(
           () => new Error('no error'),
@@ -380,7 +392,15 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
         sdkError: true,
       },
       { code: -1, message: 'Streamable HTTP error: Unexpected content type: text/html', sdkError: true },
+      { code: undefined, message: 'no error', sdkError: false },
+      {
+        code: 307,
+        message:
+          "Streamable HTTP error: Error POSTing to endpoint: Redirect to http://localhost:9/mcp not followed (redirectPolicy: 'same-origin')",
+        sdkError: true,
+      },
     ])
+    expect(server.requests.filter((r) => r.path === '/mcp?moved')).toHaveLength(1)
     const get = server.requests.find((r) => r.method === 'GET')
     expect(get?.headers.accept).toBe('text/event-stream')
     expect(get?.headers['mcp-session-id']).toBe('sess-1')
@@ -424,7 +444,11 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
         res.writeHead(200, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: [] } }))
       }),
-      () => accept,
+      (authorization, metadata) =>
+        (authorization?.startsWith('Bearer tok-') && accept) || {
+          status: 401,
+          challenge: `Bearer resource_metadata="${metadata}"`,
+        },
     )
     const provider = createMcpOAuthProvider({ grant: 'client_credentials', clientId: 'gate', clientSecret: 'pw' })
     const client = await connect(new NodeHttpClientTransport(server.url, { authProvider: provider }))
@@ -441,5 +465,44 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
     expect(server.refused()).toBe(3)
     expect(tokenRequests()).toBe(2)
     expect(server.posts().at(-1)?.headers.authorization).toBe('Bearer tok-2')
+  })
+
+  it('403 insufficient_scope: authorizes again for the scope the server names, once per challenge, as the SDK does', async () => {
+    const server = await fakeServer(
+      mcpLike((message, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: INIT_RESULT }))
+      }),
+      (authorization, metadata) =>
+        authorization?.startsWith('Bearer tok-')
+          ? {
+              status: 403,
+              challenge: `Bearer error="insufficient_scope", scope="tools:write", resource_metadata="${metadata}"`,
+            }
+          : { status: 401, challenge: `Bearer resource_metadata="${metadata}"` },
+    )
+    const run = async (transport: Transport) => {
+      server.requests.length = 0
+      const error = await connect(transport).then(
+        () => new Error('connected'),
+        (e: Error) => e,
+      )
+      return {
+        error: error.message,
+        requests: server.requests.map((r) => `${r.method} ${r.path} ${r.headers.authorization ?? ''}`),
+      }
+    }
+    const provider = () => createMcpOAuthProvider({ grant: 'client_credentials', clientId: 'gate', clientSecret: 'pw' })
+    const sdk = await run(
+      new StreamableHTTPClientTransport(server.url, { authProvider: provider(), fetch: upstreamFetch }),
+    )
+    const ours = await run(new NodeHttpClientTransport(server.url, { authProvider: provider() }))
+    expect(ours.error).toBe('Streamable HTTP error: Server returned 403 after trying upscoping')
+    expect(ours.requests.map((r) => r.replace(/tok-\d+/, 'tok'))).toEqual(
+      sdk.requests.map((r) => r.replace(/tok-\d+/, 'tok')),
+    )
+    // 401, a token, 403, the flow again, and the same 403: then it stops.
+    expect(ours.requests.filter((r) => r.startsWith('POST /mcp '))).toHaveLength(3)
+    expect(ours.requests.filter((r) => r.startsWith('POST /token '))).toHaveLength(2)
   })
 })
