@@ -4,8 +4,15 @@
 // protocol version header, the server's GET stream, resuming a dropped stream with Last-Event-ID,
 // OAuth through the SDK's `auth`), without the web Request/Response objects and the two web
 // streams per response that cost a gateway a large share of its time on every forwarded call.
-import { type ClientRequest, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
+import { urlToHttpOptions } from 'node:url'
 import {
   auth,
   extractWWWAuthenticateParams,
@@ -70,6 +77,8 @@ export class NodeHttpClientTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void
 
   private readonly url: URL
+  /** The endpoint as request options, worked out once rather than on every request. */
+  private readonly target: RequestOptions
   private readonly extraHeaders: ReadonlyArray<readonly [string, string]>
   private readonly authProvider: OAuthClientProvider | undefined
   private readonly reconnection: StreamableHTTPReconnectionOptions
@@ -89,6 +98,7 @@ export class NodeHttpClientTransport implements Transport {
 
   constructor(url: URL, options: NodeHttpClientTransportOptions = {}) {
     this.url = url
+    this.target = urlToHttpOptions(url)
     this.extraHeaders = Object.entries(options.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])
     this.authProvider = options.authProvider
     this.reconnection = options.reconnectionOptions ?? DEFAULT_RECONNECTION
@@ -328,7 +338,8 @@ export class NodeHttpClientTransport implements Transport {
       if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body))
       const secure = url.protocol === 'https:'
       const send = secure ? httpsRequest : httpRequest
-      const req = send(url, { method, headers, agent: secure ? httpsAgent : httpAgent })
+      const target = url === this.url ? this.target : urlToHttpOptions(url)
+      const req = send({ ...target, method, headers, agent: secure ? httpsAgent : httpAgent })
       this.live.add(req)
       let answered = false
       // on, not once: a second error must not go unhandled.
