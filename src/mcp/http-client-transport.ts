@@ -404,7 +404,12 @@ export class NodeHttpClientTransport implements Transport {
       event: ({ event, data, id }) => {
         if (id !== '') {
           primed = true
-          onresumptiontoken?.(id)
+          try {
+            onresumptiontoken?.(id)
+          } catch (error) {
+            // The caller's callback failing must not cut the rest of the chunk.
+            this.onerror?.(asError(error))
+          }
         }
         if (!data || event !== 'message') return
         let message: JSONRPCMessage

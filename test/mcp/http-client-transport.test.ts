@@ -335,6 +335,32 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
     expect(tokens).toEqual(['e0', 'e1', 'e2'])
   })
 
+  it('a throwing onresumptiontoken callback is reported and loses nothing of the stream', async () => {
+    const server = await fakeServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      // One write: the priming event and the response arrive in the same chunk.
+      res.end('id: p1\ndata: \n\nid: p2\ndata: {"jsonrpc":"2.0","id":3,"result":{}}\n\n')
+    })
+    const transport = new NodeHttpClientTransport(server.url)
+    cleanups.push(() => transport.close())
+    const received: JSONRPCMessage[] = []
+    const errors: string[] = []
+    transport.onmessage = (message) => received.push(message)
+    transport.onerror = (error) => errors.push(error.message)
+    await transport.start()
+    await transport.send(
+      { jsonrpc: '2.0', id: 3, method: 'ping' },
+      {
+        onresumptiontoken: (token) => {
+          throw new Error(`cannot keep ${token}`)
+        },
+      },
+    )
+    await waitUntil(() => received.length > 0, 'the response')
+    expect(received).toEqual([{ jsonrpc: '2.0', id: 3, result: {} }])
+    expect(errors).toEqual(['cannot keep p1', 'cannot keep p2'])
+  })
+
   it('errors and redirects as the SDK transport does: 404, an unexpected content type, a redirect out of the origin; 405 on GET is silent', async () => {
     const modes = ['missing', 'html', 'moved', 'elsewhere'] as const
     let mode: (typeof modes)[number] = 'missing'
