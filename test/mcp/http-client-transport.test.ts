@@ -335,6 +335,34 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
     expect(tokens).toEqual(['e0', 'e1', 'e2'])
   })
 
+  it("R-23-6: the server's GET stream is opened after initialized and reopened with Last-Event-ID when it ends", async () => {
+    const gets: (string | undefined)[] = []
+    const server = await fakeServer(async (req, res, body) => {
+      if (req.method === 'GET') {
+        gets.push(req.headers['last-event-id'] as string | undefined)
+        // The first stream carries one notification and ends; the reopened one is refused.
+        if (gets.length > 1) return void res.writeHead(405).end()
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        return void res.end(
+          'retry: 10\nid: g1\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n',
+        )
+      }
+      await mcpLike(() => {})(req, res, body)
+    })
+    const transport = new NodeHttpClientTransport(server.url)
+    const errors: string[] = []
+    const client = await connect(transport)
+    transport.onerror = (error) => errors.push(error.message)
+    let changed = 0
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++
+    })
+    await waitUntil(() => gets.length === 2, 'the GET stream reopened')
+    expect(gets).toEqual([undefined, 'g1'])
+    await waitUntil(() => changed === 1, 'the notification')
+    expect(errors).toEqual([])
+  })
+
   it('a throwing onresumptiontoken callback is reported and loses nothing of the stream', async () => {
     const server = await fakeServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' })
