@@ -156,6 +156,12 @@ describe('the error table', () => {
         /^httpRefusal\)|^'(Transport already started|Stateless transport cannot be reused|Method not allowed\.|Cannot send a response on a standalone SSE stream|Failed replay events)'?|^`(No connection established for request ID: |the event store issued an event id with a line break)/,
         'transport',
       ],
+      // The upstream Streamable HTTP client transport (issue 23), the same contract: its errors go
+      // to the SDK client (onerror, or start() and send()), whose caller gets McpToolError.
+      [
+        /^'NodeHttpClientTransport already started|^`Streamable HTTP error: the server sent an event |^`SSE stream disconnected: |^`Maximum reconnection attempts |^`Failed to reconnect SSE stream: /,
+        'transport',
+      ],
       // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);
       // serve answers the client a 400 with the same reason before the SDK would ask.
       [/^this\.refusal\(/, 'transport'],

@@ -1077,11 +1077,17 @@ function reportProgress(exec: ToolRunContext, progress: { progress: number; tota
 async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Promise<Transport> {
   if ('transport' in spec) return spec.transport
   if ('url' in spec) {
+    const url = new URL(spec.url)
+    if (url.protocol === 'http:' || url.protocol === 'https:') {
+      // Ours over node:http; the SDK's (below) for any other scheme, which it reports failing.
+      const { NodeHttpClientTransport } = await import('./http-client-transport.js')
+      return new NodeHttpClientTransport(url, { headers: spec.headers, authProvider: spec.authProvider })
+    }
     const [{ StreamableHTTPClientTransport }, { upstreamFetch }] = await Promise.all([
       import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
       import('./http-fetch.js'),
     ])
-    return new StreamableHTTPClientTransport(new URL(spec.url), {
+    return new StreamableHTTPClientTransport(url, {
       fetch: upstreamFetch,
       requestInit: spec.headers ? { headers: { ...spec.headers } } : undefined,
       authProvider: spec.authProvider,
