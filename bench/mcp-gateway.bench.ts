@@ -17,6 +17,7 @@ import { isMain } from './util.js'
 const require = createRequire(import.meta.url)
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
 const RELAY = path.resolve(import.meta.dirname, 'fixtures/byte-relay.mjs')
+const HTTP_RELAY = path.resolve(import.meta.dirname, 'fixtures/http-relay.mjs')
 const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.js')
 const CALLS = Number(process.env.GATEWAY_BENCH_CALLS ?? 1000)
 const WARMUP = 200
@@ -112,12 +113,15 @@ export async function run(): Promise<void> {
     /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
   )
   const gatewayUrl = (await gatewayHttp.match)[1]
+  const relayHttp = spawnUntil([HTTP_RELAY, upstreamUrl], /relaying at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+  const relayUrl = (await relayHttp.match)[1]
   const clients = {
     directStdio: await stdioClient([EVERYTHING, 'stdio']),
     gatewayStdio: await stdioClient([BIN, 'serve', '--config', stdioConfig, '--root', dir]),
     relayStdio: await stdioClient([RELAY, process.execPath, EVERYTHING, 'stdio']),
     directHttp: await httpClient(upstreamUrl),
     gatewayHttp: await httpClient(gatewayUrl),
+    relayHttp: await httpClient(relayUrl),
   }
   try {
     // Each transport's pair on its own: the gateway against the same upstream called directly,
@@ -131,10 +135,11 @@ export async function run(): Promise<void> {
       ],
       CALLS,
     )
-    const [directHttp, viaHttp] = await interleaved(
+    const [directHttp, viaHttp, relayedHttp] = await interleaved(
       [
         { client: clients.directHttp, tool: 'echo' },
         { client: clients.gatewayHttp, tool: 'ev__echo' },
+        { client: clients.relayHttp, tool: 'echo' },
       ],
       CALLS,
     )
@@ -153,6 +158,10 @@ export async function run(): Promise<void> {
     console.log(`| direct, Streamable HTTP | ${ms(median(directHttp))} | ${ms(quantile(directHttp, 0.99))} | |`)
     console.log(
       `| client → toolgate serve --http → upstream, all Streamable HTTP | ${ms(median(viaHttp))} | ${ms(quantile(viaHttp, 0.99))} | ${ms(median(viaHttp) - median(directHttp))} |`,
+    )
+
+    console.log(
+      `| client → HTTP byte relay → upstream (the floor: a node:http reverse proxy, parses nothing) | ${ms(median(relayedHttp))} | ${ms(quantile(relayedHttp, 0.99))} | ${ms(median(relayedHttp) - median(directHttp))} |`,
     )
 
     // 1,000 calls at once through one gateway: every one must succeed; p99 of their latencies.
@@ -175,6 +184,7 @@ export async function run(): Promise<void> {
   } finally {
     await Promise.all(Object.values(clients).map((client) => client.close()))
     await stop(gatewayHttp.child)
+    await stop(relayHttp.child)
   }
 
   // Cold start: spawn to the first tools/list answered, alone vs behind the gateway, interleaved.
