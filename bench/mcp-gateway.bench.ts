@@ -21,6 +21,7 @@ const HTTP_RELAY = path.resolve(import.meta.dirname, 'fixtures/http-relay.mjs')
 const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.js')
 const CALLS = Number(process.env.GATEWAY_BENCH_CALLS ?? 1000)
 const WARMUP = 200
+const BLOCK = Math.max(1, Number(process.env.GATEWAY_BENCH_BLOCK ?? 1))
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -80,14 +81,18 @@ async function timeCall(client: Client, name: string): Promise<number> {
   return elapsed
 }
 
-/** Each case's per-call times, the cases interleaved call by call, each round starting at another case. */
+/**
+ * Each case's per-call times, the cases interleaved (each round starting at another case): call by
+ * call by default, or `BLOCK` calls of one case in a row (`GATEWAY_BENCH_BLOCK`), which keeps each
+ * path's processes and caches warm between its calls.
+ */
 async function interleaved(cases: Array<{ client: Client; tool: string }>, calls: number): Promise<number[][]> {
   for (const { client, tool } of cases) for (let i = 0; i < WARMUP; i++) await timeCall(client, tool)
   const samples = cases.map(() => [] as number[])
-  for (let round = 0; round < calls; round++)
+  for (let round = 0; round < Math.ceil(calls / BLOCK); round++)
     for (let k = 0; k < cases.length; k++) {
       const i = (k + round) % cases.length
-      samples[i].push(await timeCall(cases[i].client, cases[i].tool))
+      for (let b = 0; b < BLOCK; b++) samples[i].push(await timeCall(cases[i].client, cases[i].tool))
     }
   return samples
 }
@@ -144,7 +149,7 @@ export async function run(): Promise<void> {
       CALLS,
     )
     console.log(
-      `\n## MCP gateway: one tools/call of echo (server-everything), ${CALLS} calls each, interleaved with the direct path of the same transport\n`,
+      `\n## MCP gateway: one tools/call of echo (server-everything), ${CALLS} calls each, interleaved with the direct path of the same transport ${BLOCK === 1 ? 'call by call' : `in blocks of ${BLOCK}`}\n`,
     )
     console.log('| path | median | p99 | added median |')
     console.log('| --- | ---: | ---: | ---: |')
