@@ -59,6 +59,9 @@ await build({
   target: 'node20',
   external: EXTERNAL,
   plugins: [metaUrl],
+  // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
+  // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
+  supported: { 'dynamic-import': false },
   // ES modules are strict; so is the bundle (its CommonJS dependencies already say so themselves).
   banner: { js: `'use strict';\nvar ${META_URL} = require('node:url').pathToFileURL(__filename).href;` },
   logLevel: 'warning',
@@ -66,6 +69,10 @@ await build({
 })
 
 const bundled = await readFile(outfile, 'utf8')
+if (/\bimport\(/.test(bundled)) {
+  console.error('bundle-cli: an import() is left in dist/cli/cli.cjs; the cached script cannot run it on Node 20')
+  process.exit(1)
+}
 if (bundled.includes('import.meta')) {
   console.error('bundle-cli: import.meta is left in dist/cli/cli.cjs, where CommonJS does not have it')
   process.exit(1)

@@ -22,7 +22,6 @@ import { fileURLToPath } from 'node:url'
 import vm from 'node:vm'
 
 type Cli = typeof import('./main.js')
-type MainContextLoader = typeof vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER
 
 /** The bundle's file name beside this module (written by scripts/bundle-cli.mjs). */
 const BUNDLE = 'cli.cjs'
@@ -50,11 +49,8 @@ export async function loadCli(argv: readonly string[]): Promise<Cli> {
     }
     return createRequire(file)(file) as Cli
   }
-  // Lets the script's own `import()`s (of Node's built-ins and the packages left outside it) load
-  // as the CLI's would; older Node 20 releases lack it, and the bundle is then simply required.
-  const mainContextLoader: MainContextLoader | undefined = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER
-  if (dir === undefined || mainContextLoader === undefined) return createRequire(file)(file) as Cli
-  return runCached(file, stat, path.join(dir, `cli-${hashOf(file)}-${kindOf(argv)}.v8`), mainContextLoader)
+  if (dir === undefined) return createRequire(file)(file) as Cli
+  return runCached(file, stat, path.join(dir, `cli-${hashOf(file)}-${kindOf(argv)}.v8`))
 }
 
 /**
@@ -82,13 +78,15 @@ function cacheDir(): string | undefined {
  * very file (path, size, modification time) by this very Node and reads back whole; otherwise
  * compiled afresh, and the cache written once the start is done (or at exit, if that comes first).
  */
-function runCached(file: string, stat: Stats, cacheFile: string, importModuleDynamically: MainContextLoader): Cli {
+function runCached(file: string, stat: Stats, cacheFile: string): Cli {
   const identity = JSON.stringify([file, stat.size, stat.mtimeMs, process.version, process.arch])
   const cachedData = readCache(cacheFile, identity)
   // The wrapper sits on the bundle's first line, so line numbers in stack traces stay the file's.
+  // The bundle has no `import()` (the build turns them into requires), which a script compiled
+  // from cached data could not hand to Node's loader.
   const script = new vm.Script(
     `(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`,
-    { filename: file, cachedData, importModuleDynamically },
+    { filename: file, cachedData },
   )
   const module = { exports: {} as Cli }
   ;(script.runInThisContext() as (...args: unknown[]) => void)(
