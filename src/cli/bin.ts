@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // The package's `toolgate` executable.
-import { main } from './main.js'
+import { loadCli } from './load-cli.js'
 
-const code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr })
+const argv = process.argv.slice(2)
+const { main } = await loadCli(argv)
+const code = await main(argv, { stdout: process.stdout, stderr: process.stderr })
 process.exitCode = code
 // Whatever still holds the event loop (a child an upstream server left behind) must not keep a finished command alive.
 setTimeout(() => process.exit(code), 2000).unref()

@@ -857,10 +857,10 @@ class UpstreamLink {
 
   /** Bring the registrations in line with the server's list: add, replace what changed, remove what went. */
   private async sync(): Promise<void> {
-    const listed = await this.listAll()
-    if (this.closed) return
-    const { session } = this
-    if (session !== undefined) await this.catalog.sync(session.client)
+    const { client } = await this.ensure()
+    // Its resources and prompts are listed beside its tools, not after them: one round trip fewer
+    // before a new server's tools are served.
+    const [listed] = await Promise.all([this.listAll(), this.catalog.sync(client)])
     if (this.closed) return
     const seen = new Set<string>()
     for (const tool of listed) {

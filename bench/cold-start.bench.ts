@@ -1,0 +1,79 @@
+// Cold start of `toolgate serve` (issue 23): spawn → the client's initialize → the first
+// `tools/list` answered, measured by the MCP SDK's client over stdio, against the upstream alone
+// (server-everything `stdio`, the same measurement). The cases are interleaved, each round
+// starting at another case. Run after `npm run build`.
+//
+//   COLD_START_ROUNDS   rounds (default 21)
+//   COLD_START_BINS     other builds to compare, `name=path/to/dist/cli/bin.js` separated by commas
+//                       (e.g. main's build in a throwaway worktree)
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { isMain } from './util.js'
+
+const require = createRequire(import.meta.url)
+const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
+const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.js')
+const ROUNDS = Number(process.env.COLD_START_ROUNDS ?? 21)
+
+/** Spawn to the first tools/list answered, in ms. */
+async function coldStart(args: string[]): Promise<number> {
+  const start = performance.now()
+  const client = new Client({ name: 'bench', version: '1.0.0' })
+  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' }))
+  const { tools } = await client.listTools()
+  const elapsed = performance.now() - start
+  if (tools.length === 0) throw new Error(`no tools listed by ${args.join(' ')}`)
+  await client.close()
+  return elapsed
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+export async function run(): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-cold-bench-'))
+  const config = path.join(dir, 'stdio.json')
+  await writeFile(
+    config,
+    JSON.stringify({ servers: { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
+  )
+  const others = (process.env.COLD_START_BINS ?? '')
+    .split(',')
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const at = entry.indexOf('=')
+      return [entry.slice(0, at), path.resolve(entry.slice(at + 1))] as const
+    })
+  const cases: [string, string[]][] = [
+    ['server-everything alone', [EVERYTHING, 'stdio']],
+    ['toolgate serve (this build)', [BIN, 'serve', '--config', config, '--root', dir]],
+    ...others.map(([name, bin]): [string, string[]] => [
+      `toolgate serve (${name})`,
+      [bin, 'serve', '--config', config, '--root', dir],
+    ]),
+  ]
+  const times = cases.map((): number[] => [])
+  try {
+    // One unmeasured start of each warms the file cache.
+    for (const [, args] of cases) await coldStart(args)
+    for (let round = 0; round < ROUNDS; round++)
+      for (let i = 0; i < cases.length; i++) {
+        const at = (round + i) % cases.length
+        times[at].push(await coldStart(cases[at][1]))
+      }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+  const alone = median(times[0])
+  console.log(`\n## Cold start to the first tools/list (stdio, ${ROUNDS} interleaved rounds, medians)\n`)
+  console.log('| case | median | ratio to alone |')
+  console.log('| --- | ---: | ---: |')
+  for (const [i, [name]] of cases.entries())
+    console.log(`| ${name} | ${median(times[i]).toFixed(0)} ms | ${(median(times[i]) / alone).toFixed(2)}× |`)
+}
+
+if (isMain(import.meta.url)) await run()

@@ -1,0 +1,92 @@
+// Build step after tsc, before bundle-dist: the CLI as one CommonJS file, dist/cli/cli.cjs, with
+// its dependencies inside. `toolgate serve` starts in a new process every time an MCP client
+// launches it, and on Node 20 most of that start was the ESM loader resolving, reading and
+// compiling ~300 modules (the MCP SDK, zod, ajv, Cordis, our chunks) one by one. One file loads in
+// one read and one compile, and a single script can be compiled from V8's code cache
+// (src/cli/load-cli.ts), which no ES module can be before Node 22.
+// Only the executable uses it: the library entries keep the SDK external (its classes are part of
+// their API), so a program importing toolgate and the CLI process never share a copy anyway.
+import { readdir, readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
+
+const root = fileURLToPath(new URL('../', import.meta.url))
+const dist = path.join(root, 'dist/')
+const outfile = path.join(dist, 'cli/cli.cjs')
+
+// Left to Node at run time: packages that find files beside themselves (ripgrep's binary, the
+// QuickJS wasm, esbuild's native binary) or that require optional modules (pg), all loaded late.
+const EXTERNAL = ['esbuild', '@vscode/ripgrep', '@jitl/*', 'quickjs-emscripten-core', 'pg']
+
+// As in bundle-dist: a module that reads `import.meta.url` gets the URL of its per-file twin in
+// dist/ (assets and `createRequire` resolve from there). The bundle's own URL stands for
+// `import.meta.url`, which CommonJS does not have.
+const META_URL = '__toolgateCliUrl'
+const metaUrl = {
+  name: 'per-module-import-meta-url',
+  setup(b) {
+    b.onLoad({ filter: /\.js$/ }, async (args) => {
+      if (!args.path.startsWith(dist)) return undefined
+      const source = await readFile(args.path, 'utf8')
+      if (!source.includes('import.meta.url')) return undefined
+      const rel = path.relative(dist, args.path).split(path.sep).join('/')
+      const own = `new URL(${JSON.stringify(rel)}, ${META_URL}.slice(0, ${META_URL}.lastIndexOf('/dist/') + 6)).href`
+      return { contents: source.replaceAll('import.meta.url', `(${own})`), loader: 'js' }
+    })
+  },
+}
+
+// Class names from tsc's per-file modules: a class esbuild renamed to avoid a collision (`Foo2`)
+// would change error names and Cordis service labels (see bundle-dist).
+const classNames = new Set()
+async function collectClasses(dir) {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) await collectClasses(full)
+    else if (entry.name.endsWith('.js'))
+      for (const m of (await readFile(full, 'utf8')).matchAll(/^(?:export )?class (\w+)/gm)) classNames.add(m[1])
+  }
+}
+await collectClasses(dist)
+
+await build({
+  entryPoints: [path.join(dist, 'cli/main.js')],
+  outfile,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  plugins: [metaUrl],
+  // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
+  // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
+  supported: { 'dynamic-import': false },
+  // ES modules are strict; so is the bundle (its CommonJS dependencies already say so themselves).
+  banner: { js: `'use strict';\nvar ${META_URL} = require('node:url').pathToFileURL(__filename).href;` },
+  logLevel: 'warning',
+  absWorkingDir: root,
+})
+
+const bundled = await readFile(outfile, 'utf8')
+if (/\bimport\(/.test(bundled)) {
+  console.error('bundle-cli: an import() is left in dist/cli/cli.cjs; the cached script cannot run it on Node 20')
+  process.exit(1)
+}
+if (bundled.includes('import.meta')) {
+  console.error('bundle-cli: import.meta is left in dist/cli/cli.cjs, where CommonJS does not have it')
+  process.exit(1)
+}
+// Only our own modules are checked (esbuild heads each module with a `// path` comment): a
+// dependency's class renamed inside its own wrapper (ajv's internal Scope) is no concern of ours.
+const ours = bundled
+  .split(/^\/\/ (?=\S+\.js$)/m)
+  .filter((part) => part.startsWith('dist/'))
+  .join('\n')
+const renamed = [...classNames].filter((name) =>
+  new RegExp(`\\b(?:class|var|let|const) ${name}\\d+\\b|\\b${name}\\d+ = class\\b`).test(ours),
+)
+if (renamed.length > 0) {
+  console.error(`bundle-cli: esbuild renamed classes ${renamed.join(', ')}; give them unique names`)
+  process.exit(1)
+}

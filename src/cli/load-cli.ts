@@ -1,0 +1,171 @@
+// How the `toolgate` executable loads the CLI. An MCP client starts `toolgate serve` anew for every
+// session, so its start is paid each time: the built CLI is one CommonJS file beside this module
+// (dist/cli/cli.cjs, with its dependencies inside), compiled from V8's code cache that an earlier
+// run kept. On Node with a module compile cache (22.1 and later) Node keeps that cache itself; on
+// older Node the file is compiled as one script with the cached data. Without the file (running
+// from the sources) the CLI loads module by module.
+import { createHash } from 'node:crypto'
+import {
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  type Stats,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import nodeModule, { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import vm from 'node:vm'
+
+type Cli = typeof import('./main.js')
+
+/** The bundle's file name beside this module (written by scripts/bundle-cli.mjs). */
+const BUNDLE = 'cli.cjs'
+
+/** How long after the start a missing cache is written: the start's code is compiled by then. */
+const KEEP_AFTER_MS = 1000
+
+/**
+ * Load the CLI that is about to run `argv`. Each kind of run keeps its own cache (a cache holds
+ * what its first run compiled, so a `--help` must not stand for a `serve`).
+ */
+export async function loadCli(argv: readonly string[]): Promise<Cli> {
+  const file = fileURLToPath(new URL(`./${BUNDLE}`, import.meta.url))
+  const stat = statSync(file, { throwIfNoEntry: false })
+  if (stat === undefined) return import('./main.js')
+  const dir = cacheDir()
+  const enableCompileCache = (nodeModule as { enableCompileCache?: (directory?: string) => unknown }).enableCompileCache
+  if (typeof enableCompileCache === 'function') {
+    if (dir !== undefined) {
+      try {
+        enableCompileCache(dir)
+      } catch {
+        // Without the cache it only loads slower.
+      }
+    }
+    return createRequire(file)(file) as Cli
+  }
+  if (dir === undefined) return createRequire(file)(file) as Cli
+  return runCached(file, stat, path.join(dir, `cli-${hashOf(file)}-${kindOf(argv)}.v8`))
+}
+
+/**
+ * Where compiled code is kept: a directory of the user's own under the OS temp directory, or
+ * undefined when there is none to use (then nothing is cached and nothing fails). Code read from
+ * there runs as this process, so a directory someone else owns or can write to is not used.
+ */
+function cacheDir(): string | undefined {
+  if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined
+  const uid = process.getuid?.()
+  const dir = path.join(tmpdir(), uid === undefined ? 'toolgate-compile-cache' : `toolgate-compile-cache-${uid}`)
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const info = lstatSync(dir)
+    if (!info.isDirectory()) return undefined
+    if (uid !== undefined && (info.uid !== uid || (info.mode & 0o022) !== 0)) return undefined
+    return dir
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Run the bundle as one script, compiled from the cached data when the cache was written for this
+ * very file (path, size, modification time) by this very Node and reads back whole; otherwise
+ * compiled afresh, and the cache written once the start is done (or at exit, if that comes first).
+ */
+function runCached(file: string, stat: Stats, cacheFile: string): Cli {
+  const identity = JSON.stringify([file, stat.size, stat.mtimeMs, process.version, process.arch])
+  const cachedData = readCache(cacheFile, identity)
+  // The wrapper sits on the bundle's first line, so line numbers in stack traces stay the file's.
+  // The bundle has no `import()` (the build turns them into requires), which a script compiled
+  // from cached data could not hand to Node's loader.
+  const script = new vm.Script(
+    `(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`,
+    { filename: file, cachedData },
+  )
+  const module = { exports: {} as Cli }
+  ;(script.runInThisContext() as (...args: unknown[]) => void)(
+    module.exports,
+    createRequire(file),
+    module,
+    file,
+    path.dirname(file),
+  )
+  if (cachedData === undefined || script.cachedDataRejected === true) keepLater(script, cacheFile, identity)
+  return module.exports
+}
+
+/**
+ * A cache file is one header line, `{"identity":…,"sha256":…}`, then V8's data. V8 checks that
+ * the data suits this V8 and its flags, not that it is whole: the digest does.
+ */
+function readCache(cacheFile: string, identity: string): Buffer | undefined {
+  try {
+    const kept = readFileSync(cacheFile)
+    const end = kept.indexOf(10)
+    if (end < 0) return undefined
+    const header: unknown = JSON.parse(kept.subarray(0, end).toString('utf8'))
+    if (typeof header !== 'object' || header === null) return undefined
+    const { identity: keptFor, sha256 } = header as { identity?: unknown; sha256?: unknown }
+    const data = kept.subarray(end + 1)
+    if (keptFor !== identity || sha256 !== digest(data)) return undefined
+    return data
+  } catch {
+    // None kept yet, or not readable: compiled afresh.
+    return undefined
+  }
+}
+
+function digest(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex')
+}
+
+/** Write the script's compiled code once, after the start or at exit; a failure only means no cache. */
+function keepLater(script: vm.Script, cacheFile: string, identity: string): void {
+  let kept = false
+  const keep = () => {
+    if (kept) return
+    kept = true
+    clearTimeout(timer)
+    process.off('exit', keep)
+    // Another process may write the same cache at the same time: each writes its own file and
+    // renames it over, so a reader sees one whole file or none.
+    const partial = `${cacheFile}.${process.pid}.tmp`
+    try {
+      const data = script.createCachedData()
+      const header = `${JSON.stringify({ identity, sha256: digest(data) })}\n`
+      writeFileSync(partial, Buffer.concat([Buffer.from(header), data]), { mode: 0o600 })
+      renameSync(partial, cacheFile)
+    } catch {
+      try {
+        unlinkSync(partial)
+      } catch {
+        // Never written.
+      }
+    }
+  }
+  const timer = setTimeout(keep, KEEP_AFTER_MS)
+  timer.unref()
+  process.once('exit', keep)
+}
+
+/** Which cache a run uses: serving (what MCP clients start), checking the upstreams, or anything else. */
+function kindOf(argv: readonly string[]): string {
+  if (argv[0] !== 'serve') return 'other'
+  return argv.includes('--check') ? 'serve-check' : 'serve'
+}
+
+/** A short name for the bundle's path (FNV-1a, 32 bits): one cache file per installed bundle. */
+function hashOf(text: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0')
+}
