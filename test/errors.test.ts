@@ -159,7 +159,7 @@ describe('the error table', () => {
       // The upstream Streamable HTTP client transport (issue 23), the same contract: its errors go
       // to the SDK client (onerror, or start() and send()), whose caller gets McpToolError.
       [
-        /^'NodeHttpClientTransport already started|^`Streamable HTTP error: the server sent an event |^`SSE stream disconnected: |^`Maximum reconnection attempts |^`Failed to reconnect SSE stream: /,
+        /^'NodeHttpClientTransport already started|^`Streamable HTTP error: the server(?: sent an event |'s stream sent a message larger| sent a message that exceeded)|^`SSE stream disconnected: |^`Maximum reconnection attempts |^`Failed to reconnect SSE stream: /,
         'transport',
       ],
       // The event store's replay failure goes to the SDK's HTTP transport (EventStore contract);

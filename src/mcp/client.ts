@@ -81,8 +81,9 @@ export interface ConnectMcpServerOptions {
    */
   readonly requestTimeoutMs?: number
   /**
-   * Largest message read from a stdio server, in bytes (default 10 MiB, the SDK's). A larger one
-   * drops the connection and fails the call it answered with an error that says so.
+   * Largest message read from a server, in bytes (default 10 MiB, the SDK's stdio limit): a stdio
+   * line, an HTTP JSON body or one event's data. A larger one is not read to its end; it drops the
+   * connection and fails the call it answered with an error that says so.
    */
   readonly maxMessageBytes?: number
   /**
@@ -1081,7 +1082,11 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
     if (url.protocol === 'http:' || url.protocol === 'https:') {
       // Ours over node:http; the SDK's (below) for any other scheme, which it reports failing.
       const { NodeHttpClientTransport } = await import('./http-client-transport.js')
-      return new NodeHttpClientTransport(url, { headers: spec.headers, authProvider: spec.authProvider })
+      return new NodeHttpClientTransport(url, {
+        headers: spec.headers,
+        authProvider: spec.authProvider,
+        maxMessageBytes,
+      })
     }
     const [{ StreamableHTTPClientTransport }, { upstreamFetch }] = await Promise.all([
       import('@modelcontextprotocol/sdk/client/streamableHttp.js'),

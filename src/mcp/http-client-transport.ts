@@ -59,6 +59,11 @@ export interface NodeHttpClientTransportOptions {
   readonly reconnectionOptions?: StreamableHTTPReconnectionOptions
   /** Resume this session instead of starting one. */
   readonly sessionId?: string
+  /**
+   * Largest message read, in bytes: a JSON body, or an event's data (or a line without its end) on
+   * a stream. Default: no limit.
+   */
+  readonly maxMessageBytes?: number
 }
 
 /** What a stream being read needs to resume and to report its progress. */
@@ -82,6 +87,7 @@ export class NodeHttpClientTransport implements Transport {
   private readonly extraHeaders: ReadonlyArray<readonly [string, string]>
   private readonly authProvider: OAuthClientProvider | undefined
   private readonly reconnection: StreamableHTTPReconnectionOptions
+  private readonly maxMessageBytes: number
   private _sessionId: string | undefined
   private _protocolVersion: string | undefined
   private started = false
@@ -103,6 +109,7 @@ export class NodeHttpClientTransport implements Transport {
     this.authProvider = options.authProvider
     this.reconnection = options.reconnectionOptions ?? DEFAULT_RECONNECTION
     this._sessionId = options.sessionId
+    this.maxMessageBytes = options.maxMessageBytes ?? Number.POSITIVE_INFINITY
   }
 
   get sessionId(): string | undefined {
@@ -161,7 +168,7 @@ export class NodeHttpClientTransport implements Transport {
     if (sessionId) this._sessionId = sessionId
     const status = res.statusCode ?? 0
     if (status < 200 || status > 299) {
-      const text = await readText(res).catch(() => null)
+      const text = await readText(res, this.maxMessageBytes).catch(() => null)
       if (status === 401 && this.authProvider) {
         if (this.authorizedAgain)
           throw new StreamableHTTPError(401, 'Server returned 401 after successful authentication')
@@ -206,7 +213,13 @@ export class NodeHttpClientTransport implements Transport {
     if (type === 'text/event-stream') {
       this.readStream(res, { onresumptiontoken }, false, requests)
     } else if (type === 'application/json') {
-      const text = await readText(res)
+      let text: string
+      try {
+        text = await readText(res, this.maxMessageBytes)
+      } catch (error) {
+        if (error instanceof OversizedError) this.dropOversized()
+        throw error
+      }
       for (const each of jsonMessages(text)) this.onmessage?.(each)
     } else {
       res.resume()
@@ -397,7 +410,21 @@ export class NodeHttpClientTransport implements Transport {
       queue.push(message)
       if (!draining) void drain()
     }
+    let oversized = false
     const parser = new SseParser({
+      maxBytes: this.maxMessageBytes,
+      oversized: () => {
+        // Resuming would replay the same event, so the stream is not resumed.
+        oversized = true
+        res.destroy()
+        if (requests.length > 0 || replayMessageId !== undefined) this.dropOversized()
+        else
+          this.onerror?.(
+            new Error(
+              `Streamable HTTP error: the server's stream sent a message larger than the ${this.maxMessageBytes}-byte limit (the maxMessageBytes option), so the stream was closed`,
+            ),
+          )
+      },
       retry: (ms) => {
         this.serverRetryMs = ms
       },
@@ -434,7 +461,7 @@ export class NodeHttpClientTransport implements Transport {
     const finish = (error: Error | undefined) => {
       if (done) return
       done = true
-      if (this.aborted) return
+      if (this.aborted || oversized) return
       if (error !== undefined) this.onerror?.(new Error(`SSE stream disconnected: ${error}`))
       if ((reconnectable || primed) && !receivedResponse) {
         this.scheduleReconnection({ resumptionToken: parser.lastEventId, onresumptiontoken, replayMessageId }, 0)
@@ -464,6 +491,20 @@ export class NodeHttpClientTransport implements Transport {
     res.once('end', () => finish(undefined))
     res.once('close', () => finish(new TypeError('terminated')))
     res.on('error', () => {}) // the close that follows reports it
+  }
+
+  /**
+   * A message over the limit cannot be read, and the request it answered cannot be answered any
+   * more: as with a stdio server, the connection is dropped, with an error that names the cause
+   * first so that the client can tell its callers why.
+   */
+  private dropOversized(): void {
+    this.onerror?.(
+      new Error(
+        `Streamable HTTP error: the server sent a message that exceeded maximum size of ${this.maxMessageBytes} bytes (the maxMessageBytes option)`,
+      ),
+    )
+    this.close().catch(() => {})
   }
 
   private reconnectionDelay(attempt: number): number {
@@ -529,11 +570,31 @@ function mediaType(contentType: string | undefined): string | undefined {
   return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase() || undefined
 }
 
-/** The body of `res` as text; a connection lost mid-body fails it. */
-function readText(res: IncomingMessage): Promise<string> {
+/** A body was longer than the limit; what had arrived of it is dropped. */
+class OversizedError extends StreamableHTTPError {
+  constructor(max: number) {
+    super(-1, `the server sent a message larger than the ${max}-byte limit (the maxMessageBytes option)`)
+  }
+}
+
+/**
+ * The body of `res` as text; a connection lost mid-body fails it, and so does a body over `max`
+ * bytes, whose response is destroyed as soon as it passes the limit rather than read to its end.
+ */
+function readText(res: IncomingMessage, max: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
-    res.on('data', (chunk: Buffer) => chunks.push(chunk))
+    let bytes = 0
+    res.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+      if (bytes > max) {
+        chunks.length = 0
+        reject(new OversizedError(max))
+        res.destroy()
+        return
+      }
+      chunks.push(chunk)
+    })
     res.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
     res.once('close', () => reject(new TypeError('terminated')))
     res.on('error', () => {}) // the close that follows reports it

@@ -21,6 +21,13 @@ export interface SseHandlers {
   readonly event: (event: SseEvent) => void
   /** A valid `retry` field, in milliseconds. */
   readonly retry?: (ms: number) => void
+  /**
+   * An event's data, or a line whose end has not arrived, grew past the parser's byte limit. The
+   * parser then ignores everything after it: the rest of that event cannot be read.
+   */
+  readonly oversized?: () => void
+  /** The bound `oversized` reports, in UTF-8 bytes (default none), so that neither grows without end. */
+  readonly maxBytes?: number
 }
 
 const LF = 10
@@ -33,19 +40,28 @@ export class SseParser {
   private readonly decoder = new StringDecoder('utf8')
   /** The start of a line whose end has not arrived yet. */
   private partial = ''
+  private partialBytes = 0
   private started = false
   /** The last chunk ended in CR: an LF at the start of the next one belongs to that line end. */
   private afterCR = false
   private data = ''
   private dataLines = 0
+  private dataBytes = 0
+  /** Past the byte limit: nothing more is read. */
+  private over = false
   private type = ''
   private idBuffer = ''
   /** The id taken at the last dispatch: what a reconnection asks to resume after. */
   lastEventId = ''
 
-  constructor(private readonly handlers: SseHandlers) {}
+  private readonly maxBytes: number
+
+  constructor(private readonly handlers: SseHandlers) {
+    this.maxBytes = handlers.maxBytes ?? Number.POSITIVE_INFINITY
+  }
 
   push(chunk: Buffer | string): void {
+    if (this.over) return
     let text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk)
     if (text.length === 0) return
     if (!this.started) {
@@ -70,6 +86,7 @@ export class SseParser {
       if (this.partial !== '') {
         line = this.partial + piece
         this.partial = ''
+        this.partialBytes = 0
       }
       at = end + 1
       if (text.charCodeAt(end) === CR) {
@@ -77,10 +94,23 @@ export class SseParser {
         else if (text.charCodeAt(at) === LF) at++
       }
       this.line(line)
+      if (this.over) return
       if (lf !== -1 && lf < at) lf = text.indexOf('\n', at)
       if (cr !== -1 && cr < at) cr = text.indexOf('\r', at)
     }
-    if (at < n) this.partial += text.slice(at)
+    if (at < n) {
+      const rest = text.slice(at)
+      this.partial += rest
+      this.partialBytes += Buffer.byteLength(rest)
+      if (this.partialBytes > this.maxBytes) this.overflow()
+    }
+  }
+
+  private overflow(): void {
+    this.over = true
+    this.partial = ''
+    this.data = ''
+    this.handlers.oversized?.()
   }
 
   private line(line: string): void {
@@ -96,6 +126,11 @@ export class SseParser {
     if (colon !== -1) value = line.slice(line.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1)
     switch (field) {
       case 'data':
+        this.dataBytes += Buffer.byteLength(value) + (this.dataLines === 0 ? 0 : 1)
+        if (this.dataBytes > this.maxBytes) {
+          this.overflow()
+          return
+        }
         this.data = this.dataLines === 0 ? value : `${this.data}\n${value}`
         this.dataLines++
         break
@@ -118,6 +153,7 @@ export class SseParser {
     const event = this.type === '' ? 'message' : this.type
     this.data = ''
     this.dataLines = 0
+    this.dataBytes = 0
     this.type = ''
     this.handlers.event({ event, data, id: this.lastEventId })
   }
