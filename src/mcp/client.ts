@@ -592,6 +592,8 @@ class UpstreamLink {
     // sees "connection closed", so the real cause is kept for its error.
     transport.onerror = (error) => {
       if (/exceeded maximum size/i.test(error.message)) session.oversized = true
+      // The HTTP server's own stream answers no call, so nothing else would tell why it stopped.
+      else if (/stream sent a message larger than/.test(error.message)) warn(`MCP server ${label}: ${error.message}`)
     }
     client.setNotificationHandler(types.ToolListChangedNotificationSchema, () => {
       this.refresh().catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${this.reason(error)}`))

@@ -192,10 +192,14 @@ describe('an event stream and maxMessageBytes', () => {
 })
 
 /** A hand-written MCP server: `say` answers with `bytes` characters of text, as JSON or as an event stream. */
-async function upstream(stream: boolean) {
+async function upstream(stream: boolean, floodGetStream = false) {
   let initialized = 0
   const url = await listen(
     createServer(async (req, res) => {
+      if (req.method === 'GET' && floodGetStream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        return void endless(res, `data: ${'z'.repeat(40)}\n`)
+      }
       if (req.method !== 'POST') return res.writeHead(405).end()
       const message = JSON.parse(await bodyOf(req))
       if (!('id' in message)) return res.writeHead(202).end()
@@ -255,4 +259,40 @@ describe('connectMcpServer over HTTP with maxMessageBytes', () => {
       }
     })
   }
+})
+
+describe("an HTTP upstream's own event stream past maxMessageBytes", () => {
+  it('is closed with a warning naming the limit, and calls go on', async () => {
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => {
+      if (warning.name === 'McpConnectionWarning') warnings.push(warning.message)
+    }
+    process.on('warning', onWarning)
+    cleanups.push(() => process.off('warning', onWarning))
+    const { url, sessions } = await upstream(false, true)
+    await using runtime = await createToolRuntime()
+    const connection = await connectMcpServer(
+      runtime.ctx,
+      { url: url.href },
+      { prefix: 'up__', maxMessageBytes: LIMIT },
+    )
+    try {
+      await waitUntil(() => warnings.length > 0, 'the warning')
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /: Streamable HTTP error: the server's stream sent a message larger than the 1000-byte limit \(the maxMessageBytes option\), so the stream was closed$/,
+        ),
+      ])
+      const small = await runtime.tools.execute({
+        callId: 'c-small',
+        name: 'up__say',
+        arguments: { bytes: 3 },
+        signal: new AbortController().signal,
+      })
+      expect(small).toMatchObject({ isError: false, content: [{ type: 'text', text: 'xxx' }] })
+      expect(sessions()).toBe(1)
+    } finally {
+      await connection.close()
+    }
+  })
 })
