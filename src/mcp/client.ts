@@ -705,6 +705,7 @@ class UpstreamLink {
     args: unknown,
     exec: ToolRunContext,
     asTask: boolean,
+    retried = false,
   ): Promise<ImportedValue> {
     const session = await this.ensure()
     const c = session.client
@@ -725,6 +726,10 @@ class UpstreamLink {
           : await c.callTool(params, undefined, options)
     } catch (error) {
       if (exec.signal.aborted) throw error
+      // The server no longer knows the session (it restarted): it refused the call without running
+      // it, so the call goes once more, on a new session, as Streamable HTTP asks of a client.
+      if (!retried && this.sessionForgotten(error, session))
+        return this.callRemote(remoteName, args, exec, asTask, true)
       throw this.callFailure(error, session)
     } finally {
       this.inFlight.delete(exec)
@@ -741,6 +746,19 @@ class UpstreamLink {
       value.structuredContent = snapshotJsonValue(result.structuredContent, 'structuredContent')
     if (result._meta !== undefined) value._meta = snapshotJsonValue(result._meta, '_meta')
     return value
+  }
+
+  /**
+   * Whether an HTTP server answered 404 to a request of a session it had given an id: the session
+   * is gone on its side, so it is dropped here and the next request starts a new one.
+   */
+  private sessionForgotten(error: unknown, session: Session): boolean {
+    if ((error as { code?: unknown }).code !== 404 || session.client.transport?.sessionId === undefined) return false
+    if (this.session === session) {
+      this.session = undefined
+      session.client.close().catch(() => {})
+    }
+    return true
   }
 
   private callFailure(error: unknown, session: Session): McpToolError {
