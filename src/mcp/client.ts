@@ -485,6 +485,8 @@ class UpstreamLink {
   private attempt = 0
   private retryTimer: ReturnType<typeof setTimeout> | undefined
   private recovering = false
+  /** Clients whose session their HTTP server forgot (answered 404); see sessionForgotten. */
+  private readonly forgottenClients = new WeakSet<Client>()
   /** The log level last asked for, sent again to every new session. */
   private logLevel: McpLogLevel | undefined
   /** Resources, prompts and completions, when the server declares them. */
@@ -502,6 +504,7 @@ class UpstreamLink {
     const { name, onResourceUpdated, onListChanged } = this.settings
     this.catalog = new UpstreamCatalog({
       client: () => this.ensure().then((session) => session.client),
+      forgotten: (client, error) => this.sessionForgotten(error, client),
       label: this.label,
       timeoutMs: this.settings.requestTimeoutMs,
       reason: (error) => this.reason(error),
@@ -728,7 +731,7 @@ class UpstreamLink {
       if (exec.signal.aborted) throw error
       // The server no longer knows the session (it restarted): it refused the call without running
       // it, so the call goes once more, on a new session, as Streamable HTTP asks of a client.
-      if (!retried && this.sessionForgotten(error, session))
+      if (!retried && this.sessionForgotten(error, session.client))
         return this.callRemote(remoteName, args, exec, asTask, true)
       throw this.callFailure(error, session)
     } finally {
@@ -750,13 +753,18 @@ class UpstreamLink {
 
   /**
    * Whether an HTTP server answered 404 to a request of a session it had given an id: the session
-   * is gone on its side, so it is dropped here and the next request starts a new one.
+   * is gone on its side, so it is dropped here and the next request starts a new one. Every request
+   * of that client that fails the same way says so too (the first one closed it already).
    */
-  private sessionForgotten(error: unknown, session: Session): boolean {
-    if ((error as { code?: unknown }).code !== 404 || session.client.transport?.sessionId === undefined) return false
-    if (this.session === session) {
-      this.session = undefined
-      session.client.close().catch(() => {})
+  private sessionForgotten(error: unknown, client: Client): boolean {
+    if ((error as { code?: unknown }).code !== 404) return false
+    if (!this.forgottenClients.has(client)) {
+      if (client.transport?.sessionId === undefined) return false
+      this.forgottenClients.add(client)
+      if (this.session?.client === client) {
+        this.session = undefined
+        client.close().catch(() => {})
+      }
     }
     return true
   }

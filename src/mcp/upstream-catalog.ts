@@ -67,6 +67,11 @@ export class McpRequestError extends ToolgateError {
 export interface CatalogHost {
   /** The live session's client, opening one when there is none. */
   client(): Promise<Client>
+  /**
+   * Whether `error` says the server forgot the session of `client` (it then dropped it): the
+   * request was refused unread, and is sent once more on a new session.
+   */
+  forgotten?(client: Client, error: unknown): boolean
   /** The server's name as messages show it (quoted). */
   readonly label: string
   readonly timeoutMs: number
@@ -273,7 +278,7 @@ export class UpstreamCatalog {
     )
   }
 
-  private async request<T>(method: string, send: (client: Client) => Promise<T>): Promise<T> {
+  private async request<T>(method: string, send: (client: Client) => Promise<T>, retried = false): Promise<T> {
     let client: Client
     try {
       client = await this.host.client()
@@ -289,6 +294,7 @@ export class UpstreamCatalog {
     try {
       return await send(client)
     } catch (error) {
+      if (!retried && this.host.forgotten?.(client, error)) return this.request(method, send, true)
       const e = error as { code?: unknown; data?: unknown }
       const code = typeof e?.code === 'number' && Number.isSafeInteger(e.code) ? e.code : -32603
       const reason = this.host.reason(error).replace(/^MCP error -?\d+: /, '')

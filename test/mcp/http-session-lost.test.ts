@@ -27,7 +27,7 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
  */
 async function upstream(options: { refuseAll?: boolean } = {}) {
   const sessions = new Set<string>()
-  const seen = { initialize: 0, calls: 0, refused: 0 }
+  const seen = { initialize: 0, calls: 0, reads: 0, refused: 0 }
   const server = createServer(async (req, res) => {
     if (req.method === 'DELETE') return res.writeHead(200).end()
     if (req.method !== 'POST') return res.writeHead(405).end()
@@ -49,12 +49,16 @@ async function upstream(options: { refuseAll?: boolean } = {}) {
       headers['mcp-session-id'] = session
       result = {
         protocolVersion: message.params.protocolVersion,
-        capabilities: { tools: {} },
+        capabilities: { tools: {}, resources: {} },
         serverInfo: { name: 'forgetful', version: '1.0.0' },
       }
     } else if (message.method === 'tools/list')
       result = { tools: [{ name: 'count', inputSchema: { type: 'object', properties: {} } }] }
-    else if (message.method === 'tools/call') {
+    else if (message.method === 'resources/list') result = { resources: [{ uri: 'mem://note', name: 'note' }] }
+    else if (message.method === 'resources/read') {
+      seen.reads++
+      result = { contents: [{ uri: 'mem://note', text: `read ${seen.reads}` }] }
+    } else if (message.method === 'tools/call') {
       seen.calls++
       result = { content: [{ type: 'text', text: `call ${seen.calls}` }] }
     }
@@ -89,7 +93,7 @@ async function connected(url: string) {
       arguments: {},
       signal: new AbortController().signal,
     })
-  return { call }
+  return { call, connection }
 }
 
 describe('an HTTP upstream that forgets its session (R-23-5)', () => {
@@ -100,7 +104,7 @@ describe('an HTTP upstream that forgets its session (R-23-5)', () => {
     up.forget()
     // The restart is invisible to the caller: the call is answered from the new session.
     expect(await call()).toMatchObject({ isError: false, content: [{ type: 'text', text: 'call 2' }] })
-    expect(up.seen).toEqual({ initialize: 2, calls: 2, refused: 1 })
+    expect(up.seen).toEqual({ initialize: 2, calls: 2, reads: 0, refused: 1 })
     // The new session serves the calls after it, with no further initialize.
     expect(await call()).toMatchObject({ isError: false, content: [{ type: 'text', text: 'call 3' }] })
     expect(up.seen.initialize).toBe(2)
@@ -118,6 +122,15 @@ describe('an HTTP upstream that forgets its session (R-23-5)', () => {
     )
     // The call refused on the old session, then the new session's initialized notification refused
     // too, so the retry ends there: never a loop, and the tool never ran a second time.
-    expect(up.seen).toEqual({ initialize: 2, calls: 1, refused: 2 })
+    expect(up.seen).toEqual({ initialize: 2, calls: 1, reads: 0, refused: 2 })
+  })
+
+  it('reads a resource on a new session after the server forgot the old one', async () => {
+    const up = await upstream()
+    const { connection } = await connected(up.url)
+    expect((await connection.readResource('mem://note')).contents).toEqual([{ uri: 'mem://note', text: 'read 1' }])
+    up.forget()
+    expect((await connection.readResource('mem://note')).contents).toEqual([{ uri: 'mem://note', text: 'read 2' }])
+    expect(up.seen).toEqual({ initialize: 2, calls: 0, reads: 2, refused: 1 })
   })
 })
