@@ -5,15 +5,14 @@
 // (utime + stime from /proc/<pid>/stat) is counted over its own blocks only, since wall clock on a
 // shared machine swings with other work. Linux only. `npm run build` first, in both checkouts.
 //   BASE_DIST=/tmp/base GATEWAY_CPU_CALLS=2000 npx tsx bench/gateway-http-cpu.bench.ts
-import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { freePort, spawnUntil, stop } from './processes.js'
 
 const require = createRequire(import.meta.url)
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
@@ -24,37 +23,6 @@ const CALLS = Number(process.env.GATEWAY_CPU_CALLS ?? 2000)
 const WARMUP = Number(process.env.GATEWAY_CPU_WARMUP ?? 300)
 const BLOCK = 100
 const TICK_MS = 10 // USER_HZ is 100 on Linux
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-function spawnUntil(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
-  let err = ''
-  const match = new Promise<RegExpExecArray>((resolve, reject) => {
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const found = ready.exec(err)
-      if (found) resolve(found)
-    })
-    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)))
-  })
-  return { child, match }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
-}
 
 /** utime + stime of a process, in ms. */
 function cpuMs(pid: number): number {

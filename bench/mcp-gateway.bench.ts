@@ -3,15 +3,14 @@
 // run; cold start to the first `tools/list`; and 1,000 concurrent calls through one gateway.
 // Upstream: the registry's server-everything (`echo`). Run after `npm run build`.
 
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { freePort, spawnUntil, stop } from './processes.js'
 import { isMain } from './util.js'
 
 const require = createRequire(import.meta.url)
@@ -22,38 +21,6 @@ const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.js')
 const CALLS = Number(process.env.GATEWAY_BENCH_CALLS ?? 1000)
 const WARMUP = 200
 const BLOCK = Math.max(1, Number(process.env.GATEWAY_BENCH_BLOCK ?? 1))
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-/** Spawn a process and resolve once its stderr matches `ready` (returning the match). */
-function spawnUntil(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
-  let err = ''
-  const match = new Promise<RegExpExecArray>((resolve, reject) => {
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const found = ready.exec(err)
-      if (found) resolve(found)
-    })
-    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)))
-  })
-  return { child, match }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
-}
 
 async function stdioClient(args: string[]): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1.0.0' })

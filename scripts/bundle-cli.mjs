@@ -6,10 +6,11 @@
 // (src/cli/load-cli.ts), which no ES module can be before Node 22.
 // Only the executable uses it: the library entries keep the SDK external (its classes are part of
 // their API), so a program importing toolgate and the CLI process never share a copy anyway.
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { perModuleImportMetaUrl, tscClassNames } from './bundle-common.mjs'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const dist = path.join(root, 'dist/')
@@ -23,32 +24,11 @@ const EXTERNAL = ['esbuild', '@vscode/ripgrep', '@jitl/*', 'quickjs-emscripten-c
 // dist/ (assets and `createRequire` resolve from there). The bundle's own URL stands for
 // `import.meta.url`, which CommonJS does not have.
 const META_URL = '__toolgateCliUrl'
-const metaUrl = {
-  name: 'per-module-import-meta-url',
-  setup(b) {
-    b.onLoad({ filter: /\.js$/ }, async (args) => {
-      if (!args.path.startsWith(dist)) return undefined
-      const source = await readFile(args.path, 'utf8')
-      if (!source.includes('import.meta.url')) return undefined
-      const rel = path.relative(dist, args.path).split(path.sep).join('/')
-      const own = `new URL(${JSON.stringify(rel)}, ${META_URL}.slice(0, ${META_URL}.lastIndexOf('/dist/') + 6)).href`
-      return { contents: source.replaceAll('import.meta.url', `(${own})`), loader: 'js' }
-    })
-  },
-}
+const metaUrl = perModuleImportMetaUrl(dist, META_URL)
 
 // Class names from tsc's per-file modules: a class esbuild renamed to avoid a collision (`Foo2`)
 // would change error names and Cordis service labels (see bundle-dist).
-const classNames = new Set()
-async function collectClasses(dir) {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) await collectClasses(full)
-    else if (entry.name.endsWith('.js'))
-      for (const m of (await readFile(full, 'utf8')).matchAll(/^(?:export )?class (\w+)/gm)) classNames.add(m[1])
-  }
-}
-await collectClasses(dist)
+const classNames = await tscClassNames(dist)
 
 await build({
   entryPoints: [path.join(dist, 'cli/main.js')],

@@ -3,10 +3,11 @@
 // Module resolution and compilation per file, not our code, dominated the cold import.
 // tsc's per-file modules stay beside the bundle (declarations point at them, and worker entries
 // load them); nothing else imports them.
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { perModuleImportMetaUrl, tscClassNames } from './bundle-common.mjs'
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url))
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'))
@@ -15,33 +16,11 @@ const entries = [
   ...Object.values(pkg.bin),
 ].map((file) => path.resolve(fileURLToPath(new URL('../', import.meta.url)), file))
 
-// A bundled module no longer sits at its own path, so `import.meta.url` would point at the entry
-// or chunk it landed in. Each module gets back the URL of its per-file twin in dist/ (resolved
-// from wherever the code ends up), so relative assets and `createRequire` keep working.
-const metaUrl = {
-  name: 'per-module-import-meta-url',
-  setup(b) {
-    b.onLoad({ filter: /\.js$/ }, async (args) => {
-      const source = await readFile(args.path, 'utf8')
-      if (!source.includes('import.meta.url')) return undefined
-      const rel = path.relative(dist, args.path).split(path.sep).join('/')
-      const own = `new URL(${JSON.stringify(rel)}, import.meta.url.slice(0, import.meta.url.lastIndexOf('/dist/') + 6)).href`
-      return { contents: source.replaceAll('import.meta.url', `(${own})`), loader: 'js' }
-    })
-  },
-}
+// Each bundled module keeps the `import.meta.url` of its per-file twin (see bundle-common).
+const metaUrl = perModuleImportMetaUrl(dist, 'import.meta.url')
 
 // tsc's per-file modules, read before the bundle overwrites the entries.
-const classNames = new Set()
-async function collectClasses(dir) {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) await collectClasses(full)
-    else if (entry.name.endsWith('.js'))
-      for (const m of (await readFile(full, 'utf8')).matchAll(/^(?:export )?class (\w+)/gm)) classNames.add(m[1])
-  }
-}
-await collectClasses(dist)
+const classNames = await tscClassNames(dist)
 
 const result = await build({
   entryPoints: entries,

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { identityOf } from '../mcp/identity.js'
+import { readBodyWithin } from '../util/read-body.js'
 import type { CliCommand, CliIo } from './command.js'
 import type { Gateway, UpstreamReport } from './gateway.js'
 import type { Authenticator } from './http-auth.js'
@@ -255,7 +256,7 @@ async function serveHttp(
     }
     let body: unknown
     if (req.method === 'POST') {
-      const text = await readBody(req, maxBytes)
+      const text = await readBodyWithin(req, maxBytes)
       if (text === undefined) {
         res.setHeader('connection', 'close')
         return rpcError(
@@ -358,25 +359,6 @@ async function serveHttp(
   const closed = new Promise<void>((resolve) => http.close(() => resolve()))
   http.closeAllConnections()
   await closed
-}
-
-/** The request body, or undefined as soon as it passes `max` bytes (the rest is never buffered). */
-function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size <= max) return void chunks.push(chunk)
-      req.off('data', onData)
-      chunks.length = 0
-      req.resume()
-      resolve(undefined)
-    }
-    req.on('data', onData)
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
-    req.on('error', reject)
-  })
 }
 
 function reply(res: ServerResponse, status: number, text: string): void {

@@ -23,6 +23,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
+import { readBodyWithin } from '../util/read-body.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 
@@ -302,7 +303,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
       return this.refuse(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
     let raw = parsedBody
     if (raw === undefined) {
-      const text = await this.readBody(req)
+      const text = await readBodyWithin(req, this.maxBody)
       if (text === undefined) return this.refuse(res, 413, -32000, requestBodyTooLargeMessage(this.maxBody))
       try {
         raw = JSON.parse(text)
@@ -558,26 +559,6 @@ export class NodeStreamableHttpServerTransport implements Transport {
     const headers: OutgoingHttpHeaders = { 'content-type': 'application/json' }
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId
     json.res.writeHead(200, headers).end(JSON.stringify(answers.length === 1 ? answers[0] : answers))
-  }
-
-  /** The body of a POST the caller did not read, or undefined once it is over the limit. */
-  private readBody(req: IncomingMessage): Promise<string | undefined> {
-    if (Number(req.headers['content-length']) > this.maxBody) return Promise.resolve(undefined)
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = []
-      let size = 0
-      const onData = (chunk: Buffer) => {
-        size += chunk.length
-        if (size <= this.maxBody) return void chunks.push(chunk)
-        req.off('data', onData)
-        chunks.length = 0
-        req.resume()
-        resolve(undefined)
-      }
-      req.on('data', onData)
-      req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
-      req.once('error', reject)
-    })
   }
 
   /** Report and answer a refused request, as the SDK's transport does. */
