@@ -2,6 +2,12 @@
 // on stdio and on Streamable HTTP, against the same upstream called directly, interleaved in one
 // run; cold start to the first `tools/list`; and 1,000 concurrent calls through one gateway.
 // Upstream: the registry's server-everything (`echo`). Run after `npm run build`.
+//
+//   GATEWAY_BENCH_CALLS   calls per path (default 1000)
+//   GATEWAY_BENCH_BLOCK   calls of one path in a row (default 1: call by call)
+//   GATEWAY_BENCH_BINS    other builds measured in the same run, `name=path/to/dist/cli/bin.js`
+//                         separated by commas (e.g. main's build, for an A/B of a change)
+//   GATEWAY_BENCH_ONLY    `stdio` or `http`: only that transport's pair, no concurrency, no cold start
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -21,6 +27,14 @@ const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.js')
 const CALLS = Number(process.env.GATEWAY_BENCH_CALLS ?? 1000)
 const WARMUP = 200
 const BLOCK = Math.max(1, Number(process.env.GATEWAY_BENCH_BLOCK ?? 1))
+const ONLY = process.env.GATEWAY_BENCH_ONLY
+const OTHERS = (process.env.GATEWAY_BENCH_BINS ?? '')
+  .split(',')
+  .filter((entry) => entry !== '')
+  .map((entry) => {
+    const at = entry.indexOf('=')
+    return { name: entry.slice(0, at), bin: path.resolve(entry.slice(at + 1)) }
+  })
 
 async function stdioClient(args: string[]): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1.0.0' })
@@ -80,67 +94,90 @@ export async function run(): Promise<void> {
   )
   const httpConfig = path.join(dir, 'http.json')
   await writeFile(httpConfig, JSON.stringify({ servers: { ev: { url: upstreamUrl } } }))
-  const gatewayHttp = spawnUntil(
-    [BIN, 'serve', '--config', httpConfig, '--root', dir, '--http', '0'],
-    /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
-  )
-  const gatewayUrl = (await gatewayHttp.match)[1]
+  const serveHttp = (bin: string, config: string) =>
+    spawnUntil(
+      [bin, 'serve', '--config', config, '--root', dir, '--http', '0'],
+      /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+    )
+  const builds = [{ name: 'this build', bin: BIN }, ...OTHERS]
+  const gatewaysHttp = builds.map((build) => serveHttp(build.bin, httpConfig))
+  const gatewaysHttpStdio = builds.map((build) => serveHttp(build.bin, stdioConfig))
   const relayHttp = spawnUntil([HTTP_RELAY, upstreamUrl], /relaying at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
   const relayUrl = (await relayHttp.match)[1]
   const clients = {
     directStdio: await stdioClient([EVERYTHING, 'stdio']),
-    gatewayStdio: await stdioClient([BIN, 'serve', '--config', stdioConfig, '--root', dir]),
+    gatewayStdio: await Promise.all(
+      builds.map((build) => stdioClient([build.bin, 'serve', '--config', stdioConfig, '--root', dir])),
+    ),
     relayStdio: await stdioClient([RELAY, process.execPath, EVERYTHING, 'stdio']),
     directHttp: await httpClient(upstreamUrl),
-    gatewayHttp: await httpClient(gatewayUrl),
+    gatewayHttp: await Promise.all(gatewaysHttp.map(async (gateway) => httpClient((await gateway.match)[1]))),
+    gatewayHttpStdio: await Promise.all(gatewaysHttpStdio.map(async (gateway) => httpClient((await gateway.match)[1]))),
     relayHttp: await httpClient(relayUrl),
   }
+  const allClients = Object.values(clients).flat()
+  const row = (label: string, samples: number[], direct?: number[]) =>
+    console.log(
+      `| ${label} | ${ms(median(samples))} | ${ms(quantile(samples, 0.99))} | ${direct ? ms(median(samples) - median(direct)) : ''} |`,
+    )
+  const of = (name: string) => (name === 'this build' ? '' : ` (${name})`)
   try {
-    // Each transport's pair on its own: the gateway against the same upstream called directly,
-    // interleaved call by call. The other transport's processes stay idle meanwhile, so that their
-    // after-answer work on the 2 cores is not charged to the pair being measured.
-    const [directStdio, gatewayStdio, relayStdio] = await interleaved(
-      [
-        { client: clients.directStdio, tool: 'echo' },
-        { client: clients.gatewayStdio, tool: 'ev__echo' },
-        { client: clients.relayStdio, tool: 'echo' },
-      ],
-      CALLS,
-    )
-    const [directHttp, viaHttp, relayedHttp] = await interleaved(
-      [
-        { client: clients.directHttp, tool: 'echo' },
-        { client: clients.gatewayHttp, tool: 'ev__echo' },
-        { client: clients.relayHttp, tool: 'echo' },
-      ],
-      CALLS,
-    )
     console.log(
       `\n## MCP gateway: one tools/call of echo (server-everything), ${CALLS} calls each, interleaved with the direct path of the same transport ${BLOCK === 1 ? 'call by call' : `in blocks of ${BLOCK}`}\n`,
     )
     console.log('| path | median | p99 | added median |')
     console.log('| --- | ---: | ---: | ---: |')
-    console.log(`| direct, stdio | ${ms(median(directStdio))} | ${ms(quantile(directStdio, 0.99))} | |`)
-    console.log(
-      `| client → toolgate serve → upstream, all stdio | ${ms(median(gatewayStdio))} | ${ms(quantile(gatewayStdio, 0.99))} | ${ms(median(gatewayStdio) - median(directStdio))} |`,
-    )
-    console.log(
-      `| client → byte relay → upstream (the floor: forwards bytes, parses nothing) | ${ms(median(relayStdio))} | ${ms(quantile(relayStdio, 0.99))} | ${ms(median(relayStdio) - median(directStdio))} |`,
-    )
-    console.log(`| direct, Streamable HTTP | ${ms(median(directHttp))} | ${ms(quantile(directHttp, 0.99))} | |`)
-    console.log(
-      `| client → toolgate serve --http → upstream, all Streamable HTTP | ${ms(median(viaHttp))} | ${ms(quantile(viaHttp, 0.99))} | ${ms(median(viaHttp) - median(directHttp))} |`,
-    )
-
-    console.log(
-      `| client → HTTP byte relay → upstream (the floor: a node:http reverse proxy, parses nothing) | ${ms(median(relayedHttp))} | ${ms(quantile(relayedHttp, 0.99))} | ${ms(median(relayedHttp) - median(directHttp))} |`,
-    )
-
+    // Each transport's pair on its own: the gateway against the same upstream called directly,
+    // interleaved call by call. The other transport's processes stay idle meanwhile, so that their
+    // after-answer work on the 2 cores is not charged to the pair being measured.
+    if (ONLY !== 'http') {
+      const [directStdio, relayStdio, ...gatewayStdio] = await interleaved(
+        [
+          { client: clients.directStdio, tool: 'echo' },
+          { client: clients.relayStdio, tool: 'echo' },
+          ...clients.gatewayStdio.map((client) => ({ client, tool: 'ev__echo' })),
+        ],
+        CALLS,
+      )
+      row('direct, stdio', directStdio)
+      for (const [i, build] of builds.entries())
+        row(`client → toolgate serve${of(build.name)} → upstream, all stdio`, gatewayStdio[i], directStdio)
+      row('client → byte relay → upstream (the floor: forwards bytes, parses nothing)', relayStdio, directStdio)
+    }
+    if (ONLY !== 'stdio') {
+      const n = builds.length
+      const [directHttp, relayedHttp, ...gateways] = await interleaved(
+        [
+          { client: clients.directHttp, tool: 'echo' },
+          { client: clients.relayHttp, tool: 'echo' },
+          ...clients.gatewayHttp.map((client) => ({ client, tool: 'ev__echo' })),
+          ...clients.gatewayHttpStdio.map((client) => ({ client, tool: 'ev__echo' })),
+        ],
+        CALLS,
+      )
+      row('direct, Streamable HTTP', directHttp)
+      for (const [i, build] of builds.entries())
+        row(`client → toolgate serve --http${of(build.name)} → upstream, all Streamable HTTP`, gateways[i], directHttp)
+      row(
+        'client → HTTP byte relay → upstream (the floor: a node:http reverse proxy, parses nothing)',
+        relayedHttp,
+        directHttp,
+      )
+      // The gateway's own Streamable HTTP face in front of the same server started on stdio, against
+      // that server's own Streamable HTTP face: what a client pays for reaching it through toolgate.
+      for (const [i, build] of builds.entries())
+        row(
+          `client → toolgate serve --http${of(build.name)} → upstream on stdio (against the upstream's own HTTP face)`,
+          gateways[n + i],
+          directHttp,
+        )
+    }
     // 1,000 calls at once through one gateway: every one must succeed; p99 of their latencies.
-    for (const [label, client] of [
-      ['stdio', clients.gatewayStdio],
-      ['Streamable HTTP', clients.gatewayHttp],
-    ] as const) {
+    const concurrent = [
+      ['stdio', clients.gatewayStdio[0]],
+      ['Streamable HTTP', clients.gatewayHttp[0]],
+    ] as const
+    for (const [label, client] of ONLY === undefined ? concurrent : []) {
       const settled = await Promise.allSettled(Array.from({ length: 1000 }, () => timeCall(client, 'ev__echo')))
       const times = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))
       const errors = settled.length - times.length
@@ -154,9 +191,14 @@ export async function run(): Promise<void> {
         )
     }
   } finally {
-    await Promise.all(Object.values(clients).map((client) => client.close()))
-    await stop(gatewayHttp.child)
+    await Promise.all(allClients.map((client) => client.close()))
+    for (const gateway of [...gatewaysHttp, ...gatewaysHttpStdio]) await stop(gateway.child)
     await stop(relayHttp.child)
+  }
+  if (ONLY !== undefined) {
+    await stop(upstream.child)
+    await rm(dir, { recursive: true, force: true })
+    return
   }
 
   // Cold start: spawn to the first tools/list answered, alone vs behind the gateway, interleaved.
