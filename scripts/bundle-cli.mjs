@@ -14,7 +14,6 @@ import { perModuleImportMetaUrl, tscClassNames } from './bundle-common.mjs'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const dist = path.join(root, 'dist/')
-const outfile = path.join(dist, 'cli/cli.cjs')
 
 // Left to Node at run time: packages that find files beside themselves (ripgrep's binary, the
 // QuickJS wasm, esbuild's native binary) or that require optional modules (pg), all loaded late.
@@ -30,43 +29,52 @@ const metaUrl = perModuleImportMetaUrl(dist, META_URL)
 // would change error names and Cordis service labels (see bundle-dist).
 const classNames = await tscClassNames(dist)
 
-await build({
-  entryPoints: [path.join(dist, 'cli/main.js')],
-  outfile,
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  external: EXTERNAL,
-  plugins: [metaUrl],
-  // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
-  // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
-  supported: { 'dynamic-import': false },
-  // ES modules are strict; so is the bundle (its CommonJS dependencies already say so themselves).
-  banner: { js: `'use strict';\nvar ${META_URL} = require('node:url').pathToFileURL(__filename).href;` },
-  logLevel: 'warning',
-  absWorkingDir: root,
-})
+// The CLI, and the small script a `serve` runs before it: the flag and config checks and the
+// spawning of the stdio upstream servers (src/cli/serve-early.ts), so the upstreams start before the
+// big bundle is read and compiled (src/cli/load-cli.ts).
+await bundle('cli/main.js', 'cli/cli.cjs')
+await bundle('cli/serve-early.js', 'cli/serve-early.cjs')
 
-const bundled = await readFile(outfile, 'utf8')
-if (/\bimport\(/.test(bundled)) {
-  console.error('bundle-cli: an import() is left in dist/cli/cli.cjs; the cached script cannot run it on Node 20')
-  process.exit(1)
-}
-if (bundled.includes('import.meta')) {
-  console.error('bundle-cli: import.meta is left in dist/cli/cli.cjs, where CommonJS does not have it')
-  process.exit(1)
-}
-// Only our own modules are checked (esbuild heads each module with a `// path` comment): a
-// dependency's class renamed inside its own wrapper (ajv's internal Scope) is no concern of ours.
-const ours = bundled
-  .split(/^\/\/ (?=\S+\.js$)/m)
-  .filter((part) => part.startsWith('dist/'))
-  .join('\n')
-const renamed = [...classNames].filter((name) =>
-  new RegExp(`\\b(?:class|var|let|const) ${name}\\d+\\b|\\b${name}\\d+ = class\\b`).test(ours),
-)
-if (renamed.length > 0) {
-  console.error(`bundle-cli: esbuild renamed classes ${renamed.join(', ')}; give them unique names`)
-  process.exit(1)
+async function bundle(entry, out) {
+  const outfile = path.join(dist, out)
+  await build({
+    entryPoints: [path.join(dist, entry)],
+    outfile,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    external: EXTERNAL,
+    plugins: [metaUrl],
+    // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
+    // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
+    supported: { 'dynamic-import': false },
+    // ES modules are strict; so is the bundle (its CommonJS dependencies already say so themselves).
+    banner: { js: `'use strict';\nvar ${META_URL} = require('node:url').pathToFileURL(__filename).href;` },
+    logLevel: 'warning',
+    absWorkingDir: root,
+  })
+
+  const bundled = await readFile(outfile, 'utf8')
+  if (/\bimport\(/.test(bundled)) {
+    console.error(`bundle-cli: an import() is left in dist/${out}; the cached script cannot run it on Node 20`)
+    process.exit(1)
+  }
+  if (bundled.includes('import.meta')) {
+    console.error(`bundle-cli: import.meta is left in dist/${out}, where CommonJS does not have it`)
+    process.exit(1)
+  }
+  // Only our own modules are checked (esbuild heads each module with a `// path` comment): a
+  // dependency's class renamed inside its own wrapper (ajv's internal Scope) is no concern of ours.
+  const ours = bundled
+    .split(/^\/\/ (?=\S+\.js$)/m)
+    .filter((part) => part.startsWith('dist/'))
+    .join('\n')
+  const renamed = [...classNames].filter((name) =>
+    new RegExp(`\\b(?:class|var|let|const) ${name}\\d+\\b|\\b${name}\\d+ = class\\b`).test(ours),
+  )
+  if (renamed.length > 0) {
+    console.error(`bundle-cli: esbuild renamed classes ${renamed.join(', ')} in dist/${out}; give them unique names`)
+    process.exit(1)
+  }
 }
