@@ -25,6 +25,14 @@ const EXTERNAL = ['esbuild', '@vscode/ripgrep', '@jitl/*', 'quickjs-emscripten-c
 const META_URL = '__toolgateCliUrl'
 const metaUrl = perModuleImportMetaUrl(dist, META_URL)
 
+/** Leaves the executable's `import('./main.js')` to tsc's module beside it instead of bundling the CLI in. */
+const besideEntry = {
+  name: 'beside-entry',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/main\.js$/ }, (args) => ({ path: args.path, external: true }))
+  },
+}
+
 // Class names from tsc's per-file modules: a class esbuild renamed to avoid a collision (`Foo2`)
 // would change error names and Cordis service labels (see bundle-dist).
 const classNames = await tscClassNames(dist)
@@ -34,8 +42,12 @@ const classNames = await tscClassNames(dist)
 // big bundle is read and compiled (src/cli/load-cli.ts).
 await bundle('cli/main.js', 'cli/cli.cjs')
 await bundle('cli/serve-early.js', 'cli/serve-early.cjs')
+// And the executable itself (the `bin` of package.json) as CommonJS: Node starts a CommonJS entry
+// without its ES module loader. It holds only src/cli/load-cli.ts, which loads the two above; its
+// `import('./main.js')` (running without the bundle) stays an import of tsc's module beside it.
+await bundle('cli/bin.js', 'cli/bin.cjs', { entry: true })
 
-async function bundle(entry, out) {
+async function bundle(entry, out, { entry: isEntry = false } = {}) {
   const outfile = path.join(dist, out)
   await build({
     entryPoints: [path.join(dist, entry)],
@@ -45,10 +57,11 @@ async function bundle(entry, out) {
     platform: 'node',
     target: 'node20',
     external: EXTERNAL,
-    plugins: [metaUrl],
+    plugins: isEntry ? [metaUrl, besideEntry] : [metaUrl],
     // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
     // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
-    supported: { 'dynamic-import': false },
+    // The entry is not such a script: Node loads it itself.
+    ...(isEntry ? {} : { supported: { 'dynamic-import': false } }),
     // ES modules are strict; so is the bundle (its CommonJS dependencies already say so themselves).
     banner: { js: `'use strict';\nvar ${META_URL} = require('node:url').pathToFileURL(__filename).href;` },
     logLevel: 'warning',
@@ -56,7 +69,7 @@ async function bundle(entry, out) {
   })
 
   const bundled = await readFile(outfile, 'utf8')
-  if (/\bimport\(/.test(bundled)) {
+  if (!isEntry && /\bimport\(/.test(bundled)) {
     console.error(`bundle-cli: an import() is left in dist/${out}; the cached script cannot run it on Node 20`)
     process.exit(1)
   }

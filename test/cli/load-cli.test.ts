@@ -47,6 +47,10 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     expect(bundle.startsWith("'use strict';\n")).toBe(true)
     // The MCP SDK is inside, not loaded module by module.
     expect(bundle).toContain('@modelcontextprotocol/sdk/dist/esm/client/index.js')
+    // The executable is CommonJS too (Node starts it without its ES module loader).
+    const pkg = JSON.parse(await readFile(path.resolve(path.dirname(BIN), '../../package.json'), 'utf8'))
+    expect(pkg.bin).toEqual({ toolgate: './dist/cli/bin.cjs' })
+    expect(await readFile(BIN, 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n'use strict';\n/)
   })
 
   it('keeps the compiled CLI in a directory of its own and starts from it the next time', async () => {
