@@ -17,7 +17,8 @@ import { isMain } from './util.js'
 
 const require = createRequire(import.meta.url)
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
-const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.js')
+// The package's executable (the `bin` of package.json).
+const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.cjs')
 const ROUNDS = Number(process.env.COLD_START_ROUNDS ?? 21)
 
 /** Spawn to the first tools/list answered, in ms. */

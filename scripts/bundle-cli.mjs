@@ -14,7 +14,6 @@ import { perModuleImportMetaUrl, tscClassNames } from './bundle-common.mjs'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const dist = path.join(root, 'dist/')
-const outfile = path.join(dist, 'cli/cli.cjs')
 
 // Left to Node at run time: packages that find files beside themselves (ripgrep's binary, the
 // QuickJS wasm, esbuild's native binary) or that require optional modules (pg), all loaded late.
@@ -26,47 +25,69 @@ const EXTERNAL = ['esbuild', '@vscode/ripgrep', '@jitl/*', 'quickjs-emscripten-c
 const META_URL = '__toolgateCliUrl'
 const metaUrl = perModuleImportMetaUrl(dist, META_URL)
 
+/** Leaves the executable's `import('./main.js')` to tsc's module beside it instead of bundling the CLI in. */
+const besideEntry = {
+  name: 'beside-entry',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/main\.js$/ }, (args) => ({ path: args.path, external: true }))
+  },
+}
+
 // Class names from tsc's per-file modules: a class esbuild renamed to avoid a collision (`Foo2`)
 // would change error names and Cordis service labels (see bundle-dist).
 const classNames = await tscClassNames(dist)
 
-await build({
-  entryPoints: [path.join(dist, 'cli/main.js')],
-  outfile,
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  external: EXTERNAL,
-  plugins: [metaUrl],
-  // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
-  // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
-  supported: { 'dynamic-import': false },
-  // ES modules are strict; so is the bundle (its CommonJS dependencies already say so themselves).
-  banner: { js: `'use strict';\nvar ${META_URL} = require('node:url').pathToFileURL(__filename).href;` },
-  logLevel: 'warning',
-  absWorkingDir: root,
-})
+// The CLI, and the small script a `serve` runs before it: the flag and config checks and the
+// spawning of the stdio upstream servers (src/cli/serve-early.ts), so the upstreams start before the
+// big bundle is read and compiled (src/cli/load-cli.ts).
+await bundle('cli/main.js', 'cli/cli.cjs')
+await bundle('cli/serve-early.js', 'cli/serve-early.cjs')
+// And the executable itself (the `bin` of package.json) as CommonJS: Node starts a CommonJS entry
+// without its ES module loader. It holds only src/cli/load-cli.ts, which loads the two above; its
+// `import('./main.js')` (running without the bundle) stays an import of tsc's module beside it.
+await bundle('cli/bin.js', 'cli/bin.cjs', { entry: true })
 
-const bundled = await readFile(outfile, 'utf8')
-if (/\bimport\(/.test(bundled)) {
-  console.error('bundle-cli: an import() is left in dist/cli/cli.cjs; the cached script cannot run it on Node 20')
-  process.exit(1)
-}
-if (bundled.includes('import.meta')) {
-  console.error('bundle-cli: import.meta is left in dist/cli/cli.cjs, where CommonJS does not have it')
-  process.exit(1)
-}
-// Only our own modules are checked (esbuild heads each module with a `// path` comment): a
-// dependency's class renamed inside its own wrapper (ajv's internal Scope) is no concern of ours.
-const ours = bundled
-  .split(/^\/\/ (?=\S+\.js$)/m)
-  .filter((part) => part.startsWith('dist/'))
-  .join('\n')
-const renamed = [...classNames].filter((name) =>
-  new RegExp(`\\b(?:class|var|let|const) ${name}\\d+\\b|\\b${name}\\d+ = class\\b`).test(ours),
-)
-if (renamed.length > 0) {
-  console.error(`bundle-cli: esbuild renamed classes ${renamed.join(', ')}; give them unique names`)
-  process.exit(1)
+async function bundle(entry, out, { entry: isEntry = false } = {}) {
+  const outfile = path.join(dist, out)
+  await build({
+    entryPoints: [path.join(dist, entry)],
+    outfile,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    external: EXTERNAL,
+    plugins: isEntry ? [metaUrl, besideEntry] : [metaUrl],
+    // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
+    // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
+    // The entry is not such a script: Node loads it itself.
+    ...(isEntry ? {} : { supported: { 'dynamic-import': false } }),
+    // ES modules are strict; so is the bundle (its CommonJS dependencies already say so themselves).
+    banner: { js: `'use strict';\nvar ${META_URL} = require('node:url').pathToFileURL(__filename).href;` },
+    logLevel: 'warning',
+    absWorkingDir: root,
+  })
+
+  const bundled = await readFile(outfile, 'utf8')
+  if (!isEntry && /\bimport\(/.test(bundled)) {
+    console.error(`bundle-cli: an import() is left in dist/${out}; the cached script cannot run it on Node 20`)
+    process.exit(1)
+  }
+  if (bundled.includes('import.meta')) {
+    console.error(`bundle-cli: import.meta is left in dist/${out}, where CommonJS does not have it`)
+    process.exit(1)
+  }
+  // Only our own modules are checked (esbuild heads each module with a `// path` comment): a
+  // dependency's class renamed inside its own wrapper (ajv's internal Scope) is no concern of ours.
+  const ours = bundled
+    .split(/^\/\/ (?=\S+\.js$)/m)
+    .filter((part) => part.startsWith('dist/'))
+    .join('\n')
+  const renamed = [...classNames].filter((name) =>
+    new RegExp(`\\b(?:class|var|let|const) ${name}\\d+\\b|\\b${name}\\d+ = class\\b`).test(ours),
+  )
+  if (renamed.length > 0) {
+    console.error(`bundle-cli: esbuild renamed classes ${renamed.join(', ')} in dist/${out}; give them unique names`)
+    process.exit(1)
+  }
 }

@@ -13,7 +13,9 @@ const dist = fileURLToPath(new URL('../dist/', import.meta.url))
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'))
 const entries = [
   ...Object.values(pkg.exports).flatMap((target) => (typeof target === 'object' ? [target.import] : [])),
-  ...Object.values(pkg.bin),
+  // The executable as an ES module (running dist/cli/bin.js directly); the `bin` itself is its
+  // CommonJS twin, written by bundle-cli.
+  './dist/cli/bin.js',
 ].map((file) => path.resolve(fileURLToPath(new URL('../', import.meta.url)), file))
 
 // Each bundled module keeps the `import.meta.url` of its per-file twin (see bundle-common).

@@ -1,6 +1,5 @@
 // The gateway config file: read, checked key by key (unknown keys are errors), every issue reported
 // with its path before anything starts.
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
@@ -10,6 +9,7 @@ import { isRecord } from '../util/is-record.js'
 import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './config-auth.js'
 import { catalogGlobIssues } from './config-catalog-policy.js'
 import { checkDeferAbove, checkServerDefer, type ServerDefer } from './config-defer.js'
+import { readConfigText } from './config-read.js'
 import { checkPolicyRules, type PolicyRule } from './config-rules.js'
 import { checkStoreConfig, type StoreConfig } from './config-store.js'
 import { checkUpstreamAuth } from './config-upstream-auth.js'
@@ -87,7 +87,7 @@ const PREFIX = /^[A-Za-z0-9_.-]{0,64}$/
 export async function loadConfig(file: string): Promise<GatewayConfig> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    text = await readConfigText(file)
   } catch (error) {
     throw new ConfigError(file, `cannot read the file: ${(error as Error).message}`)
   }

@@ -3,7 +3,8 @@
 // (dist/cli/cli.cjs, with its dependencies inside), compiled from V8's code cache that an earlier
 // run kept. On Node with a module compile cache (22.1 and later) Node keeps that cache itself; on
 // older Node the file is compiled as one script with the cached data. Without the file (running
-// from the sources) the CLI loads module by module.
+// from the sources) the CLI loads module by module. A `serve` first runs a small second bundle that
+// spawns the upstream servers, so that they start while the big one loads.
 import { createHash } from 'node:crypto'
 import {
   lstatSync,
@@ -22,9 +23,16 @@ import { fileURLToPath } from 'node:url'
 import vm from 'node:vm'
 
 type Cli = typeof import('./main.js')
+type First = typeof import('./serve-early.js')
 
 /** The bundle's file name beside this module (written by scripts/bundle-cli.mjs). */
 const BUNDLE = 'cli.cjs'
+
+/**
+ * The small bundle a `serve` runs first (written by scripts/bundle-cli.mjs too): it reads the flags
+ * and the config and spawns the upstream servers, whose start then overlaps loading the big one.
+ */
+const FIRST = 'serve-early.cjs'
 
 /** How long after the start a missing cache is written: the start's code is compiled by then. */
 const KEEP_AFTER_MS = 1000
@@ -37,6 +45,26 @@ export async function loadCli(argv: readonly string[]): Promise<Cli> {
   const file = fileURLToPath(new URL(`./${BUNDLE}`, import.meta.url))
   const stat = statSync(file, { throwIfNoEntry: false })
   if (stat === undefined) return import('./main.js')
+  const load = bundleLoader()
+  // Windows keeps spawning from the CLI itself (see serve-spawn.ts).
+  if (argv[0] === 'serve' && process.platform !== 'win32') {
+    const first = fileURLToPath(new URL(`./${FIRST}`, import.meta.url))
+    const firstStat = statSync(first, { throwIfNoEntry: false })
+    try {
+      if (firstStat !== undefined) await (load(first, firstStat, 'serve-early') as First).spawnBeforeLoad(argv)
+    } catch {
+      // Only a head start: the CLI spawns whatever was not spawned, and reports what is wrong.
+    }
+  }
+  return load(file, stat, kindOf(argv)) as Cli
+}
+
+/**
+ * How this process loads a bundle: on Node with a module compile cache (22.1 and later) Node keeps
+ * the compiled code; on older Node each bundle runs as one script from our cache (`kind` names
+ * which); without a cache directory it is required as it is.
+ */
+function bundleLoader(): (file: string, stat: Stats, kind: string) => unknown {
   const dir = cacheDir()
   const enableCompileCache = (nodeModule as { enableCompileCache?: (directory?: string) => unknown }).enableCompileCache
   if (typeof enableCompileCache === 'function') {
@@ -47,10 +75,10 @@ export async function loadCli(argv: readonly string[]): Promise<Cli> {
         // Without the cache it only loads slower.
       }
     }
-    return createRequire(file)(file) as Cli
+    return (file) => createRequire(file)(file)
   }
-  if (dir === undefined) return createRequire(file)(file) as Cli
-  return runCached(file, stat, path.join(dir, `cli-${hashOf(file)}-${kindOf(argv)}.v8`))
+  if (dir === undefined) return (file) => createRequire(file)(file)
+  return (file, stat, kind) => runCached(file, stat, path.join(dir, `cli-${hashOf(file)}-${kind}.v8`))
 }
 
 /**
@@ -78,7 +106,7 @@ function cacheDir(): string | undefined {
  * very file (path, size, modification time) by this very Node and reads back whole; otherwise
  * compiled afresh, and the cache written once the start is done (or at exit, if that comes first).
  */
-function runCached(file: string, stat: Stats, cacheFile: string): Cli {
+function runCached(file: string, stat: Stats, cacheFile: string): unknown {
   const identity = JSON.stringify([file, stat.size, stat.mtimeMs, process.version, process.arch])
   const cachedData = readCache(cacheFile, identity)
   // The wrapper sits on the bundle's first line, so line numbers in stack traces stay the file's.
@@ -88,7 +116,7 @@ function runCached(file: string, stat: Stats, cacheFile: string): Cli {
     `(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`,
     { filename: file, cachedData },
   )
-  const module = { exports: {} as Cli }
+  const module = { exports: {} as unknown }
   ;(script.runInThisContext() as (...args: unknown[]) => void)(
     module.exports,
     createRequire(file),

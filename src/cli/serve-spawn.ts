@@ -1,15 +1,35 @@
 // `toolgate serve` starts its stdio upstream servers before it loads the runtime and the MCP SDK,
 // so that their start-up runs while the gateway loads its own modules instead of after.
-import { discardEarlySpawns, spawnEarly } from '../mcp/stdio-spawn.js'
+import { discardEarlySpawns, type StdioSpawnSpec, spawnEarlyMissing } from '../mcp/stdio-spawn.js'
 import type { GatewaySettings } from './settings.js'
 
+/** The flags `serve` reads (its run and the executable's first script read them alike). */
+export const SERVE_FLAGS: readonly string[] = [
+  'root',
+  'bash',
+  'mode',
+  'config',
+  'http',
+  'verbose',
+  'allow-host',
+  'allow-origin',
+  'max-message-bytes',
+  'check',
+  'host',
+  'trust-proxy',
+  'store',
+]
+
 /**
- * Spawn every stdio server of the config now; each connection takes its process over. Returns how
- * to stop the processes no connection took (call it once the gateway has opened, or failed to).
+ * Spawn every stdio server of the config now (but none the executable's first script already
+ * spawned); each connection takes its process over. Returns how to stop the processes no
+ * connection took (call it once the gateway has opened, or failed to).
  */
 export function spawnUpstreamsEarly(settings: Pick<GatewaySettings, 'servers'>): () => void {
   // Windows keeps the MCP SDK's own transport (see createTransport), which spawns for itself.
   if (process.platform === 'win32') return () => {}
-  for (const spec of Object.values(settings.servers)) if ('command' in spec) spawnEarly(spec)
+  const specs: StdioSpawnSpec[] = []
+  for (const spec of Object.values(settings.servers)) if ('command' in spec) specs.push(spec)
+  spawnEarlyMissing(specs)
   return discardEarlySpawns
 }

@@ -10,7 +10,7 @@ import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
 import type { SharedBuckets } from './http-limits.js'
 import { createLog, type Log } from './log.js'
-import { spawnUpstreamsEarly } from './serve-spawn.js'
+import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
 import type { SessionRegistry } from './serve-store.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 import { VERSION } from './version.js'
@@ -67,21 +67,7 @@ const serve: CliCommand = {
   summary: 'Serve tools (and aggregated MCP servers) as an MCP server',
   usage,
   async run(argv, io) {
-    const settings = await readSettings(argv, [
-      'root',
-      'bash',
-      'mode',
-      'config',
-      'http',
-      'verbose',
-      'allow-host',
-      'allow-origin',
-      'max-message-bytes',
-      'check',
-      'host',
-      'trust-proxy',
-      'store',
-    ])
+    const settings = await readSettings(argv, SERVE_FLAGS)
     // A gateway others can reach must know who is calling: refused before anything starts. Over
     // stdio nothing of HTTP (nor its token verification) is loaded.
     const authenticator =

@@ -98,8 +98,22 @@ export class SpawnedStdio {
   }
 }
 
-/** Servers started ahead of their connection, by what they were started from. */
-const early = new Map<string, SpawnedStdio[]>()
+/**
+ * Servers started ahead of their connection, by what they were started from. Kept on the global
+ * object, not in this module: the CLI starts them from a small first script and connects from its
+ * main bundle, each with its own copy of this module.
+ */
+const early = sharedRegistry()
+
+function sharedRegistry(): Map<string, SpawnedStdio[]> {
+  const key = Symbol.for('toolgate.earlySpawns')
+  const holder = globalThis as Record<symbol, unknown>
+  const kept = holder[key]
+  if (kept instanceof Map) return kept as Map<string, SpawnedStdio[]>
+  const created = new Map<string, SpawnedStdio[]>()
+  holder[key] = created
+  return created
+}
 
 function keyOf(spec: StdioSpawnSpec): string {
   return JSON.stringify([spec.command, spec.args ?? [], spec.env ?? {}, spec.cwd ?? null])
@@ -123,6 +137,20 @@ export function spawnEarly(spec: StdioSpawnSpec): SpawnedStdio | undefined {
   list.push(spawned)
   early.set(key, list)
   return spawned
+}
+
+/**
+ * Start every spec that has no process started early yet, so a second caller with the same specs
+ * (the CLI's main bundle after its first script) starts none again. A spec listed n times gets n.
+ */
+export function spawnEarlyMissing(specs: readonly StdioSpawnSpec[]): void {
+  const wanted = new Map<string, number>()
+  for (const spec of specs) {
+    const key = keyOf(spec)
+    const count = (wanted.get(key) ?? 0) + 1
+    wanted.set(key, count)
+    if ((early.get(key)?.length ?? 0) < count) spawnEarly(spec)
+  }
 }
 
 /** The server started early with this spec, taken (so only one connection gets it), or undefined. */

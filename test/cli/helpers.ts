@@ -10,7 +10,8 @@ import {
   type StreamableHTTPClientTransportOptions,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 
-export const BIN = path.resolve(import.meta.dirname, '../../dist/cli/bin.js')
+/** The package's executable (the `bin` of package.json). */
+export const BIN = path.resolve(import.meta.dirname, '../../dist/cli/bin.cjs')
 
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-cli-'))

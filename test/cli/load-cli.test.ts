@@ -47,6 +47,10 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     expect(bundle.startsWith("'use strict';\n")).toBe(true)
     // The MCP SDK is inside, not loaded module by module.
     expect(bundle).toContain('@modelcontextprotocol/sdk/dist/esm/client/index.js')
+    // The executable is CommonJS too (Node starts it without its ES module loader).
+    const pkg = JSON.parse(await readFile(path.resolve(path.dirname(BIN), '../../package.json'), 'utf8'))
+    expect(pkg.bin).toEqual({ toolgate: './dist/cli/bin.cjs' })
+    expect(await readFile(BIN, 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n'use strict';\n/)
   })
 
   it('keeps the compiled CLI in a directory of its own and starts from it the next time', async () => {
@@ -64,12 +68,14 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     // Ours: one file for this kind of run, read and left as it was.
     expect(files.map((file) => path.basename(file))).toEqual([expect.stringMatching(/^cli-[0-9a-f]{8}-other\.v8$/)])
     for (const [file, mtimeMs] of before) expect((await stat(file)).mtimeMs).toBe(mtimeMs)
-    // `serve` keeps its own: a --help does not stand for it.
+    // `serve` keeps its own: a --help does not stand for it. So does the small first script a
+    // `serve` runs (it spawns the upstreams before the CLI loads).
     const serve = await run(['serve', '--check', '--root', dir], dir)
     expect(serve).toMatchObject({ code: 0, stdout: 'no upstream servers in the config\n' })
     expect((await kept(cache)).map((file) => path.basename(file)).sort()).toEqual([
       expect.stringMatching(/-other\.v8$/),
       expect.stringMatching(/-serve-check\.v8$/),
+      expect.stringMatching(/-serve-early\.v8$/),
     ])
   })
 

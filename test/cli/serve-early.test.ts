@@ -1,0 +1,115 @@
+// Issue 23 (cold start): `toolgate serve` spawns its stdio upstream servers from a small first
+// script, before the CLI's big bundle is read, compiled and run, and only when the flags and the
+// whole config are good. The CLI then takes those processes over (one process per server, never
+// two), reports a bad config exactly as before, and reads a config it can read only once just once.
+import { execFile, execFileSync } from 'node:child_process'
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { BIN, tempDir, writeConfig } from './helpers.js'
+
+const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
+const RECORDER = path.resolve(import.meta.dirname, '../fixtures/record-spawns.cjs')
+
+let dir: string
+let cleanup: () => Promise<void>
+let events: string
+beforeEach(async () => {
+  ;({ dir, cleanup } = await tempDir())
+  events = path.join(dir, 'events')
+  await writeFile(events, '')
+})
+afterEach(() => cleanup())
+
+/** What the gateway process did, in order: `spawn <pid> <command> <args>` and `bundle` lines. */
+async function recorded(): Promise<string[]> {
+  return (await readFile(events, 'utf8')).split('\n').filter((line) => line !== '')
+}
+
+/** `toolgate ...args` with the recorder preloaded: its exit code and output. */
+function run(args: string[]) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--require', RECORDER, BIN, ...args],
+      { env: { ...process.env, TOOLGATE_TEST_EVENTS: events }, timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    )
+  })
+}
+
+const upstream = (extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [UPSTREAM], ...extra })
+
+describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstreams first (issue 23)', () => {
+  it('R-23-perf: spawns each stdio upstream once, before the CLI bundle loads, and serves through that process', async () => {
+    const config = await writeConfig(dir, {
+      servers: { a: upstream(), b: upstream({ env: { WHICH: 'b' } }), c: upstream({ env: { WHICH: 'b' } }) },
+    })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--require', RECORDER, BIN, 'serve', '--config', config, '--root', dir],
+      env: { ...(process.env as Record<string, string>), TOOLGATE_TEST_EVENTS: events },
+      stderr: 'pipe',
+    })
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const pids = []
+      for (const name of ['a', 'b', 'c']) {
+        const result = await client.callTool({ name: `${name}__pid`, arguments: {} })
+        pids.push((result.content as { text: string }[])[0].text)
+      }
+      const log = await recorded()
+      const spawns = log.filter((line) => line.startsWith('spawn '))
+      // Three servers (two with the same spec), three processes, all before the bundle.
+      expect(spawns).toHaveLength(3)
+      expect(log.slice(0, 3)).toEqual(spawns)
+      expect(log[3]).toBe('bundle')
+      for (const line of spawns) expect(line).toContain(`${process.execPath} ${JSON.stringify([UPSTREAM])}`)
+      // Each server is served by one of the processes spawned first.
+      expect(pids.sort()).toEqual(spawns.map((line) => line.split(' ')[1]).sort())
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('R-23-perf: spawns nothing for a bad config or bad flags, and reports them as the CLI always has', async () => {
+    const good = await writeConfig(dir, { servers: { a: upstream() } })
+    const bad = await writeConfig(dir, { servers: { a: upstream() }, mode: 'fast' }, 'bad.json')
+    const invalid = await run(['serve', '--config', bad, '--root', dir])
+    expect(invalid).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `toolgate serve: ${bad}:\n  - mode: expected "native", "code" or "both", got "fast"\n`,
+    })
+    const usage = await run(['serve', '--config', good, '--mode', 'fast'])
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toMatch(
+      /^toolgate serve: --mode: expected native, code or both, got "fast"\n\nUsage: toolgate serve/,
+    )
+    // Serving HTTP on an exposed address without auth is refused before anything starts.
+    const exposed = await run(['serve', '--config', good, '--http', '0', '--host', '0.0.0.0'])
+    expect(exposed.code).toBe(1)
+    expect(exposed.stderr).toMatch(/^toolgate serve: --host: 0\.0\.0\.0 is not a loopback address/)
+    const help = await run(['serve', '--config', good, '--help'])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(/^Usage: toolgate serve/)
+    expect((await recorded()).filter((line) => line.startsWith('spawn '))).toEqual([])
+  })
+
+  it('R-23-perf: a config that can be read only once (a pipe) is read once and served', async () => {
+    const fifo = path.join(dir, 'config.fifo')
+    execFileSync('mkfifo', [fifo])
+    const checked = run(['serve', '--check', '--config', fifo, '--root', dir])
+    // Opening a pipe for writing waits for its reader; the gateway reads it to the end once.
+    await writeFile(fifo, JSON.stringify({ servers: { a: upstream() } }))
+    const result = await checked
+    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools\n/) })
+    const log = await recorded()
+    expect(log.filter((line) => line.startsWith('spawn '))).toHaveLength(1)
+    expect(log.indexOf('bundle')).toBeGreaterThan(0)
+    // Longer than `run`'s own bound, which stops a gateway left waiting for a second read.
+  }, 90_000)
+})
