@@ -75,6 +75,8 @@ export interface Gateway {
 export interface GatewayStartup {
   /** An upstream's first session initialized, with what it declared (before its lists are read). */
   opened?(name: string, features: McpServerFeatures): void
+  /** Every upstream is being tried: the gateway waits for them from now on. */
+  idle?(): void
   /** An upstream's first attempt ended, connected or down. */
   settled?(name: string, connection: McpConnection): void
 }
@@ -196,7 +198,7 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
 
   const clients = new McpClientDirectory()
   const relay = createMcpRelay(clients)
-  await Promise.all(
+  const connecting = Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       let wasDown = false
       const connection = await connectMcpServer(ctx, withUpstreamAuth(spec), {
@@ -229,6 +231,8 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
       if (connection.state.status === 'connected') log.debug(`MCP server "${name}": ${describeTools(connection)}`)
     }),
   )
+  startup?.idle?.()
+  await connecting
   starting = false
   // Which of two servers registered a shared name first is a race, so a collision found while
   // starting is reported with both sides, whichever won.

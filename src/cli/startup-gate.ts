@@ -17,6 +17,7 @@ import { TASKS_CAPABILITY } from '../mcp/server-tasks.js'
 import type { McpServerFeatures } from '../mcp/upstream-catalog.js'
 import { isRecord } from '../util/is-record.js'
 import type { GatewayStartup } from './gateway.js'
+import { warmWhileIdle } from './startup-warmups.js'
 
 /** What the server made later announces of itself, known before it exists. */
 export interface StartupGateOptions {
@@ -195,13 +196,20 @@ export function earlyCapabilities(upstreams: readonly (McpServerFeatures | undef
  */
 export function declareWhenKnown(gate: StartupGate, names: readonly string[]): GatewayStartup {
   const known = new Map<string, McpServerFeatures | undefined>()
+  let stopWarming: (() => void) | undefined
   const note = (name: string, features: McpServerFeatures | undefined) => {
+    // The first answer is the critical path again: nothing more is warmed.
+    stopWarming?.()
     if (known.has(name) || known.size === names.length) return
     known.set(name, features)
     if (known.size === names.length) gate.declare(earlyCapabilities(names.map((n) => known.get(n))))
   }
   if (names.length === 0) gate.declare(earlyCapabilities([]))
   return {
+    // Until the first upstream answers, the SDK's parsers for what comes next are generated.
+    idle: () => {
+      if (names.length > 0 && known.size < names.length) stopWarming = warmWhileIdle()
+    },
     opened: (name, features) => note(name, features),
     settled: (name, connection) =>
       note(name, connection.state.status === 'connected' ? connection.features : undefined),
