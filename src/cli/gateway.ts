@@ -20,6 +20,7 @@ import { createMcpRelay } from '../mcp/relay.js'
 import type { McpServerCatalog } from '../mcp/serve-catalog.js'
 import type { McpServerLogging } from '../mcp/server.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
+import type { McpServerFeatures } from '../mcp/upstream-catalog.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
@@ -70,6 +71,16 @@ export interface Gateway {
   close(): Promise<void>
 }
 
+/** What a caller of {@link openGateway} hears while it starts. */
+export interface GatewayStartup {
+  /** An upstream's first session initialized, with what it declared (before its lists are read). */
+  opened?(name: string, features: McpServerFeatures): void
+  /** Every upstream is being tried: the gateway waits for them from now on. */
+  idle?(): void
+  /** An upstream's first attempt ended, connected or down. */
+  settled?(name: string, connection: McpConnection): void
+}
+
 /** What `serve --check` reports about one upstream server. */
 export interface UpstreamReport {
   /** Its name in the config. */
@@ -98,7 +109,7 @@ const ANNOTATIONS: Readonly<Record<string, McpToolAnnotations>> = {
  * Build the gateway; fails when the root is unusable. Every upstream is tried once before this
  * resolves; one that is down is logged by its config name and retried in the background.
  */
-export async function openGateway(settings: GatewaySettings, log: Log): Promise<Gateway> {
+export async function openGateway(settings: GatewaySettings, log: Log, startup?: GatewayStartup): Promise<Gateway> {
   const root = await stat(settings.root).catch(() => undefined)
   if (!root?.isDirectory()) throw new ConfigError('--root', `"${settings.root}" is not a directory`)
   if (settings.journal !== undefined && !settings.check) {
@@ -187,7 +198,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
 
   const clients = new McpClientDirectory()
   const relay = createMcpRelay(clients)
-  await Promise.all(
+  const connecting = Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       let wasDown = false
       const connection = await connectMcpServer(ctx, withUpstreamAuth(spec), {
@@ -201,6 +212,7 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
         onResourceUpdated: (uri, server) => catalog.updated(uri, server),
         ...relay.handlers,
         onElicitationComplete: (id) => relay.onElicitationComplete(id),
+        ...(startup?.opened ? { onOpened: (features: McpServerFeatures) => startup.opened?.(name, features) } : {}),
         onStateChange: (state) => {
           if (state.status === 'down') {
             wasDown = true
@@ -215,9 +227,12 @@ export async function openGateway(settings: GatewaySettings, log: Log): Promise<
         },
       })
       connections.set(name, connection)
+      startup?.settled?.(name, connection)
       if (connection.state.status === 'connected') log.debug(`MCP server "${name}": ${describeTools(connection)}`)
     }),
   )
+  startup?.idle?.()
+  await connecting
   starting = false
   // Which of two servers registered a shared name first is a race, so a collision found while
   // starting is reported with both sides, whichever won.

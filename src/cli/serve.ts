@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { identityOf } from '../mcp/identity.js'
+import type { LineStdioServerTransport } from '../mcp/stdio-transport.js'
 import { readBodyWithin } from '../util/read-body.js'
 import type { CliCommand, CliIo } from './command.js'
-import type { Gateway, UpstreamReport } from './gateway.js'
+import type { Gateway, GatewayStartup, UpstreamReport } from './gateway.js'
 import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
 import type { SharedBuckets } from './http-limits.js'
@@ -13,6 +14,7 @@ import { createLog, type Log } from './log.js'
 import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
 import type { SessionRegistry } from './serve-store.js'
 import { type GatewaySettings, readSettings } from './settings.js'
+import type { StartupGate } from './startup-gate.js'
 import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
@@ -63,6 +65,9 @@ config name, its tools are left out (clients get list_changed), and it is retrie
   --verbose       log every call on stderr
 `
 
+/** What the gateway calls itself to its clients. */
+const SERVER_INFO = { name: 'toolgate', version: VERSION } as const
+
 const serve: CliCommand = {
   summary: 'Serve tools (and aggregated MCP servers) as an MCP server',
   usage,
@@ -75,11 +80,17 @@ const serve: CliCommand = {
     const discardEarly = spawnUpstreamsEarly(settings)
     const log = createLog(io.stderr, settings.verbose)
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
-    const [{ openGateway, refuseCollisions, perSession }, { createMcpServer }] = await Promise.all([
+    const [{ openGateway, refuseCollisions, perSession }, { createMcpServer }, early] = await Promise.all([
       import('./gateway.js'),
       import('../mcp/server.js'),
+      // Over stdio the client is read while the upstreams start.
+      settings.http === undefined && !settings.check ? openStdio(settings, log) : undefined,
     ])
-    const gateway = await openGateway(settings, log).finally(discardEarly)
+    const failed = async (error: unknown): Promise<never> => {
+      await early?.gate.close()
+      throw error
+    }
+    const gateway = await openGateway(settings, log, early?.startup).finally(discardEarly).catch(failed)
     if (settings.check) {
       try {
         return printCheck(gateway.upstreams(), io)
@@ -87,13 +98,13 @@ const serve: CliCommand = {
         await gateway.close()
       }
     }
-    await refuseCollisions(gateway)
+    await refuseCollisions(gateway).catch(failed)
     if (settings.verbose) logCalls(gateway, log)
     if (settings.http !== undefined) (await import('./http-guard.js')).installUpstreamCap(gateway, settings)
     const shared = settings.store
       ? await (await import('./serve-store.js')).attachStore(gateway, settings.store, log).catch(async (error) => {
           await gateway.close()
-          throw error
+          return failed(error)
         })
       : undefined
     const make = perSession(gateway.deferring, gateway.agent, (agent) => {
@@ -104,8 +115,7 @@ const serve: CliCommand = {
           const identity = identityOf(authInfo)
           return identity === undefined ? agent : gateway.identities.agentFor(identity)
         },
-        name: 'toolgate',
-        version: VERSION,
+        ...SERVER_INFO,
         logging: gateway.logging,
         catalog: gateway.catalog(),
         clients: gateway.clients,
@@ -113,8 +123,9 @@ const serve: CliCommand = {
       return shared ? shared.acknowledging(server) : server
     })
     try {
-      if (settings.http === undefined) await serveStdio(make, settings.maxMessageBytes, log)
-      else await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions, shared?.buckets)
+      if (settings.http !== undefined)
+        await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions, shared?.buckets)
+      else if (early !== undefined) await serveStdio(make, early, log)
       return 0
     } finally {
       await gateway.close()
@@ -145,33 +156,54 @@ function logCalls(gateway: Gateway, log: Log): void {
   })
 }
 
+/** The stdio transport, read from now on through the startup gate (see startup-gate.ts). */
+async function openStdio(settings: GatewaySettings, log: Log): Promise<StdioStart> {
+  const [{ LineStdioServerTransport }, { StartupGate, declareWhenKnown }] = await Promise.all([
+    import('../mcp/stdio-transport.js'),
+    import('./startup-gate.js'),
+  ])
+  const transport = new LineStdioServerTransport({
+    maxMessageBytes: settings.maxMessageBytes,
+    limitName: '--max-message-bytes',
+  })
+  // What the transport refused (an oversized or malformed message) is answered to the client; the log says so too.
+  const gate = new StartupGate(transport, { serverInfo: SERVER_INFO }, (error) => log.info(error.message))
+  const startup = declareWhenKnown(gate, Object.keys(settings.servers))
+  await gate.open()
+  return { transport, gate, startup }
+}
+
+interface StdioStart {
+  readonly transport: LineStdioServerTransport
+  readonly gate: StartupGate
+  readonly startup: GatewayStartup
+}
+
 /**
  * Until the client closes stdin (or a signal asks to stop). Any other end of the transport (a
  * failed read or write) is an error, so the process exits non-zero with the reason.
  */
-async function serveStdio(make: () => Server, maxMessageBytes: number | undefined, log: Log): Promise<void> {
-  const [{ LineStdioServerTransport }, { fastPathOf }] = await Promise.all([
-    import('../mcp/stdio-transport.js'),
-    import('../mcp/fast-path.js'),
-  ])
-  const server = make()
-  const done = new Promise<void>((resolve) => {
-    const onclose = server.onclose
-    server.onclose = () => {
-      onclose?.()
-      resolve()
-    }
-  })
-  // What the transport refused (an oversized or malformed message) is answered to the client; the log says so too.
-  server.onerror = (error) => log.info(error.message)
-  const transport = new LineStdioServerTransport({ maxMessageBytes, limitName: '--max-message-bytes' })
-  await server.connect(transport)
-  transport.fastPath = fastPathOf(server)
-  const stop = () => void server.close()
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
-  log.debug('serving MCP over stdio')
-  await done
+async function serveStdio(make: () => Server, { transport, gate }: StdioStart, log: Log): Promise<void> {
+  const { fastPathOf } = await import('../mcp/fast-path.js')
+  // A client that left while the upstreams started is not served.
+  if (!gate.clientGone) {
+    const server = make()
+    const done = new Promise<void>((resolve) => {
+      const onclose = server.onclose
+      server.onclose = () => {
+        onclose?.()
+        resolve()
+      }
+    })
+    server.onerror = (error) => log.info(error.message)
+    await server.connect(gate)
+    transport.fastPath = fastPathOf(server)
+    const stop = () => void server.close()
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+    log.debug('serving MCP over stdio')
+    await done
+  }
   if (transport.endReason !== undefined) throw new Error(`the stdio transport ended: ${transport.endReason.message}`)
 }
 

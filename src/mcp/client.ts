@@ -105,6 +105,11 @@ export interface ConnectMcpServerOptions {
   /** Called on every change of {@link McpConnection.state} (with `reconnect`). */
   readonly onStateChange?: (state: McpConnectionState) => void
   /**
+   * Called each time a session with the server has initialized, before its lists are read, with
+   * what it declared and the server's name (`name`).
+   */
+  readonly onOpened?: (features: McpServerFeatures, server: string) => void
+  /**
    * Called for a remote tool that cannot be registered (its prefixed name is taken, its schema is
    * unusable) instead of emitting an `McpConnectionWarning`.
    */
@@ -343,6 +348,7 @@ interface LinkSettings {
   readonly name: string
   readonly reconnect: Required<McpReconnectOptions> | undefined
   readonly onStateChange: ((state: McpConnectionState) => void) | undefined
+  readonly onOpened: ((features: McpServerFeatures, server: string) => void) | undefined
   readonly onToolSkipped: ((skipped: McpSkippedTool) => void) | undefined
   readonly onLog: ((message: McpLogMessage, server: string) => void) | undefined
   readonly onResourceUpdated: ((uri: string, server: string) => void) | undefined
@@ -365,6 +371,7 @@ function checkOptions(
   if (typeof name !== 'string' || name === '') throw new ConfigError(at('name'), 'expected a non-empty string')
   for (const key of [
     'onStateChange',
+    'onOpened',
     'onToolSkipped',
     'onLog',
     'onResourceUpdated',
@@ -399,6 +406,7 @@ function checkOptions(
     name,
     reconnect,
     onStateChange: options.onStateChange,
+    onOpened: options.onOpened,
     onToolSkipped: options.onToolSkipped,
     onLog: options.onLog,
     onResourceUpdated: options.onResourceUpdated,
@@ -642,6 +650,11 @@ class UpstreamLink {
     this.session = session
     this.sessions++
     this.catalog.opened(client)
+    try {
+      this.settings.onOpened?.(this.catalog.features, this.settings.name)
+    } catch (error) {
+      warn(`MCP server ${label}: the onOpened callback threw: ${this.reason(error)}`)
+    }
     if (this.logLevel !== undefined)
       await this.sendLogLevel(session, this.logLevel).catch((error) =>
         warn(`MCP server ${label}: setting the log level again failed: ${this.reason(error)}`),

@@ -1,0 +1,217 @@
+// `toolgate serve` over stdio reads its client while the upstream servers are still starting: the
+// client's `initialize` is answered as soon as what the gateway will declare is known, `ping` at
+// once, and everything else waits, in order, for the gateway's MCP server, which can only be made
+// once every upstream was tried. The client's handshake then overlaps the upstreams' start instead
+// of following it.
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
+import {
+  type InitializeRequest,
+  InitializeRequestSchema,
+  type JSONRPCMessage,
+  LATEST_PROTOCOL_VERSION,
+  type MessageExtraInfo,
+  type ServerCapabilities,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js'
+import { TASKS_CAPABILITY } from '../mcp/server-tasks.js'
+import type { McpServerFeatures } from '../mcp/upstream-catalog.js'
+import { isRecord } from '../util/is-record.js'
+import type { GatewayStartup } from './gateway.js'
+import { warmWhileIdle } from './startup-warmups.js'
+
+/** What the server made later announces of itself, known before it exists. */
+export interface StartupGateOptions {
+  readonly serverInfo: { readonly name: string; readonly version: string }
+  readonly instructions?: string
+}
+
+type Id = string | number
+interface Held {
+  readonly message: JSONRPCMessage
+  readonly extra: MessageExtraInfo | undefined
+}
+
+/**
+ * Wraps the server's transport from the moment the process starts until the MCP server is
+ * connected to it (`server.connect(gate)`): then the held messages go to the server in the order
+ * they came, the one `initialize` already answered among them (its second answer is dropped), and
+ * the transport's events are handed to the server directly, so nothing stands between them after.
+ */
+export class StartupGate implements Transport {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void
+
+  /** Messages for the server, in order. */
+  private held: Held[] = []
+  /** The first `initialize`, once it is known to be valid, until it is answered. */
+  private waiting: { id: Id; request: InitializeRequest } | undefined
+  private answered = false
+  private capabilities: ServerCapabilities | undefined
+  /** The id the replayed `initialize` carries, whose answer the client must not get twice. */
+  private replayId: string | undefined
+  private ended = false
+  private endedListeners: (() => void)[] = []
+
+  constructor(
+    readonly inner: Transport,
+    private readonly options: StartupGateOptions,
+    /** The transport's reports (a refused line) while nothing else listens. */
+    private readonly report: (error: Error) => void,
+  ) {}
+
+  /** Start reading the client. */
+  async open(): Promise<void> {
+    this.inner.onmessage = (message, extra) => this.early(message, extra)
+    this.inner.onerror = this.report
+    this.inner.onclose = () => {
+      this.ended = true
+      for (const listener of this.endedListeners.splice(0)) listener()
+    }
+    await this.inner.start()
+  }
+
+  /** Whether the client has gone (stdin ended, or the transport failed) before the server was connected. */
+  get clientGone(): boolean {
+    return this.ended
+  }
+
+  /** Resolves when the client goes before the server was connected. */
+  whenClientGone(): Promise<void> {
+    if (this.ended) return Promise.resolve()
+    return new Promise((resolve) => this.endedListeners.push(resolve))
+  }
+
+  /** What the server will declare: a held `initialize` is answered now. */
+  declare(capabilities: ServerCapabilities): void {
+    this.capabilities = capabilities
+    this.answerInitialize()
+  }
+
+  private early(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
+    if ('method' in message) {
+      if ('id' in message) {
+        if (message.method === 'ping') {
+          void this.inner.send({ jsonrpc: '2.0', id: message.id, result: {} })
+          return
+        }
+        if (message.method === 'initialize' && !this.answered && this.waiting === undefined) {
+          // Only a request the server would take is answered for it; any other is its to refuse.
+          const parsed = InitializeRequestSchema.safeParse({ method: message.method, params: message.params })
+          if (parsed.success) {
+            this.waiting = { id: message.id, request: parsed.data }
+            this.replayId = `toolgate-startup-${Date.now()}-${Math.random().toString(36).slice(2)}`
+            this.held.push({ message: { ...message, id: this.replayId }, extra })
+            this.answerInitialize()
+            return
+          }
+        }
+      } else if (message.method === 'notifications/cancelled' && isRecord(message.params)) {
+        // A request cancelled while it waited is never delivered, and so never answered.
+        const { requestId } = message.params
+        const at = this.held.findIndex(
+          (h) =>
+            'method' in h.message && 'id' in h.message && h.message.id === requestId && h.message.id !== this.replayId,
+        )
+        if (at !== -1) {
+          this.held.splice(at, 1)
+          return
+        }
+      }
+    }
+    this.held.push({ message, extra })
+  }
+
+  private answerInitialize(): void {
+    const { waiting, capabilities } = this
+    if (waiting === undefined || capabilities === undefined) return
+    this.waiting = undefined
+    this.answered = true
+    const requested = waiting.request.params.protocolVersion
+    // As the SDK's server negotiates: the client's version when supported, else the latest.
+    const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION
+    const { serverInfo, instructions } = this.options
+    void this.inner.send({
+      jsonrpc: '2.0',
+      id: waiting.id,
+      result: {
+        protocolVersion,
+        capabilities,
+        serverInfo: { ...serverInfo },
+        ...(instructions ? { instructions } : {}),
+      },
+    })
+  }
+
+  // The Transport the server is connected to.
+
+  async start(): Promise<void> {
+    const { inner } = this
+    const held = this.held
+    this.held = []
+    // From now on the transport talks to the server itself.
+    inner.onmessage = this.onmessage
+    inner.onerror = this.onerror
+    inner.onclose = this.onclose
+    if (this.replayId === undefined) this.send = (message, options) => inner.send(message, options)
+    for (const { message, extra } of held) this.onmessage?.(message, extra)
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.replayId !== undefined && !('method' in message) && 'id' in message && message.id === this.replayId) {
+      // The client already has its answer; the server's own is the same (see earlyCapabilities).
+      this.replayId = undefined
+      this.send = (next, nextOptions) => this.inner.send(next, nextOptions)
+      return Promise.resolve()
+    }
+    return this.inner.send(message, options)
+  }
+
+  close(): Promise<void> {
+    return this.inner.close()
+  }
+}
+
+/**
+ * What `createMcpServer` declares for the gateway (tools, logging, tasks) with the catalog parts
+ * the gateway serves: each of resources, subscriptions, prompts and completions when some upstream
+ * declared it, or has not answered (is down) and may. `undefined` in `upstreams` is an upstream
+ * that is down. Kept equal to what the server made later declares; a test compares the two.
+ */
+export function earlyCapabilities(upstreams: readonly (McpServerFeatures | undefined)[]): ServerCapabilities {
+  const offered = (feature: keyof McpServerFeatures) => upstreams.some((f) => f === undefined || f[feature])
+  const capabilities: ServerCapabilities = { tools: { listChanged: true }, logging: {}, tasks: TASKS_CAPABILITY }
+  const resources = offered('resources')
+  const prompts = offered('prompts')
+  const completions = offered('completions')
+  if (resources) capabilities.resources = { subscribe: offered('subscribe'), listChanged: true }
+  if (prompts) capabilities.prompts = { listChanged: true }
+  if (completions) capabilities.completions = {}
+  return capabilities
+}
+
+/**
+ * The hooks for `openGateway` that declare the capabilities on `gate` once every upstream in
+ * `names` has initialized or ended its first attempt down (at once when there is none).
+ */
+export function declareWhenKnown(gate: StartupGate, names: readonly string[]): GatewayStartup {
+  const known = new Map<string, McpServerFeatures | undefined>()
+  let stopWarming: (() => void) | undefined
+  const note = (name: string, features: McpServerFeatures | undefined) => {
+    // The first answer is the critical path again: nothing more is warmed.
+    stopWarming?.()
+    if (known.has(name) || known.size === names.length) return
+    known.set(name, features)
+    if (known.size === names.length) gate.declare(earlyCapabilities(names.map((n) => known.get(n))))
+  }
+  if (names.length === 0) gate.declare(earlyCapabilities([]))
+  return {
+    // Until the first upstream answers, the SDK's parsers for what comes next are generated.
+    idle: () => {
+      if (names.length > 0 && known.size < names.length) stopWarming = warmWhileIdle()
+    },
+    opened: (name, features) => note(name, features),
+    settled: (name, connection) =>
+      note(name, connection.state.status === 'connected' ? connection.features : undefined),
+  }
+}
