@@ -541,7 +541,7 @@ async function invokeBody(
   }
   state.bodyInvoked = true
   // Disposal aborts the body through this signal; it is linked only if the body reads it.
-  const link = new BodySignal(core.lifetime, scope, signal)
+  const link = new BodySignal(core.lifetime, scope, signal, fused)
   const run: ToolRunContext = runContext(exec, link, {
     deferContext(context: UserMessage): void {
       const snapshot = snapshotDeferredContext(context)

@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
-import { fuseSignals, ToolTimeoutError } from '../runtime/index.js'
+import { followSignal, ToolTimeoutError } from '../runtime/index.js'
 
 /** Config of {@link TimeoutPolicy}. */
 export interface TimeoutPolicyConfig {
@@ -118,12 +118,14 @@ export class TimeoutPolicy {
     // Nothing to enforce, or the call is already cancelled (the caller's outcome wins).
     if ((deadline === undefined && idle === undefined) || previous.aborted) return next()
 
-    const controller = new AbortController()
+    // The body's signal: the caller's cancellation or this policy's timeout, whichever comes first.
+    // Released in `finally`: a long-lived caller signal must not keep this call's deadline alive.
+    const own = followSignal(previous)
     let fired: ToolTimeoutError | undefined
     const fire = (error: ToolTimeoutError): void => {
       if (fired !== undefined) return
       fired = error
-      controller.abort(error)
+      own.abort(error)
     }
     let deadlineTimer: ReturnType<typeof setTimeout> | undefined
     let idleTimer: ReturnType<typeof setTimeout> | undefined
@@ -164,9 +166,7 @@ export class TimeoutPolicy {
     armDeadline()
     if (idle !== undefined) idleTimer = setTimeout(checkIdle, idle)
     this.clocks.set(exec.token, call)
-    // Released in `finally`: a long-lived caller signal must not keep this call's deadline alive.
-    const fused = fuseSignals(previous, controller.signal)
-    exec.signal = fused.signal
+    exec.signal = own.signal
     let result: ToolExecutionResult | undefined
     let failure: { error: unknown } | undefined
     try {
@@ -177,7 +177,7 @@ export class TimeoutPolicy {
     } finally {
       stop()
       if (this.clocks.get(exec.token) === call) this.clocks.delete(exec.token)
-      fused.release()
+      own.release()
       exec.signal = previous
     }
     if (fired !== undefined && !previous.aborted) return timeoutFailure(fired, result)
