@@ -10,6 +10,7 @@ import { SpawnedStdio as Spawn, type SpawnedStdio, type StdioSpawnSpec } from '.
 
 const NEWLINE = 0x0a
 const CR = 0x0d
+const SENT: Promise<void> = Promise.resolve()
 /** How long close() waits for the server to exit after ending its stdin, and again after SIGTERM. */
 const EXIT_GRACE_MS = 2000
 
@@ -70,12 +71,16 @@ export class LineStdioClientTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      const stdin = this.process?.child.stdin
-      if (!stdin) throw new Error('Not connected')
-      if (stdin.write(`${JSON.stringify(message)}\n`)) resolve()
-      else stdin.once('drain', resolve)
-    })
+    const stdin = this.process?.child.stdin
+    if (!stdin) return Promise.reject(new Error('Not connected'))
+    let flushed: boolean
+    try {
+      flushed = stdin.write(`${JSON.stringify(message)}\n`)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    // Most writes go through at once: they share one settled promise instead of making one each.
+    return flushed ? SENT : new Promise((resolve) => stdin.once('drain', resolve))
   }
 
   async close(): Promise<void> {

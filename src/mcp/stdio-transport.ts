@@ -14,6 +14,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 /** Stdio carries no authentication. */
 const NO_EXTRA = Object.freeze({})
+const SENT: Promise<void> = Promise.resolve()
 const INVALID_REQUEST = -32600
 const PARSE_ERROR = -32700
 const NEWLINE = 0x0a
@@ -80,11 +81,15 @@ export class LineStdioServerTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.closed) return resolve()
-      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve()
-      else this.stdout.once('drain', resolve)
-    })
+    if (this.closed) return SENT
+    let flushed: boolean
+    try {
+      flushed = this.stdout.write(`${JSON.stringify(message)}\n`)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    // Most writes go through at once: they share one settled promise instead of making one each.
+    return flushed ? SENT : new Promise((resolve) => this.stdout.once('drain', resolve))
   }
 
   private readonly onData = (chunk: Buffer): void => {
