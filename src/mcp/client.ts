@@ -757,7 +757,7 @@ class UpstreamLink {
       if (blocks.length > 0 && !exec.signal.aborted) this.failedContent.set(exec.token, blocks)
       throw new McpToolError(text || `${remoteName} failed without a message`)
     }
-    const value: ImportedValue = { content: blocks }
+    const value: ImportedValue = { content: snapshotOrAsIs(blocks) }
     if (result.structuredContent !== undefined)
       value.structuredContent = snapshotJsonValue(result.structuredContent, 'structuredContent')
     if (result._meta !== undefined) value._meta = snapshotJsonValue(result._meta, '_meta')
@@ -1228,4 +1228,17 @@ function message(error: unknown): string {
 
 function warn(text: string): void {
   process.emitWarning(text, 'McpConnectionWarning')
+}
+
+/**
+ * The blocks as one frozen snapshot, which the pipeline's snapshots of the value and of its
+ * rendered content then reuse instead of copying them twice more; blocks that cannot be snapshotted
+ * go on as they are, for the pipeline to refuse with its own error, as before.
+ */
+function snapshotOrAsIs(blocks: ContentBlock[]): ContentBlock[] {
+  try {
+    return snapshotJsonValue(blocks, 'content') as unknown as ContentBlock[]
+  } catch {
+    return blocks
+  }
 }

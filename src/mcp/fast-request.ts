@@ -93,10 +93,21 @@ export function installFastRequests(client: Client, transport: Transport): FastR
     if (next !== Number.POSITIVE_INFINITY) arm(next)
   }
 
+  // What an ended request leaves to undo (its abort listener, the timer's hold on the process) is
+  // undone once the current turn of the event loop is over, in one batch: an answer goes on to the
+  // caller (and, in a gateway, out to its client) first. The request is no longer pending at once,
+  // so a late abort or timeout finds nothing to cancel.
+  let unlinking: Pending[] = []
+  const unlink = (): void => {
+    const entries = unlinking
+    unlinking = []
+    for (const entry of entries) entry.options.signal.removeEventListener('abort', entry.onAbort)
+    if (pending.size === 0) timer?.unref()
+  }
   const finish = (id: string, entry: Pending): void => {
     pending.delete(id)
-    if (pending.size === 0) timer?.unref()
-    entry.options.signal.removeEventListener('abort', entry.onAbort)
+    if (unlinking.length === 0) setImmediate(unlink)
+    unlinking.push(entry)
   }
 
   /** Give up on the request as the SDK does: tell the server, and reject with an McpError. */
@@ -182,7 +193,9 @@ export function installFastRequests(client: Client, transport: Transport): FastR
         deadline: performance.now() + options.timeout,
         onTimeout: () =>
           cancel(id, entry, new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeout })),
-        onAbort: () => cancel(id, entry, options.signal.reason),
+        onAbort: () => {
+          if (pending.get(id) === entry) cancel(id, entry, options.signal.reason)
+        },
       }
       arm(entry.deadline)
       options.signal.addEventListener('abort', entry.onAbort, { once: true })

@@ -145,6 +145,10 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     return { tools: listTools(tools, scope) }
   })
 
+  // Read once: each read of a method through the service's tracing proxy walks its prototype chain
+  // (µs per call); the methods are still called on the proxy, as `tools.execute(...)` would be.
+  const { execute, get: definitionOf } = tools
+
   /**
    * One call: `signal` ends it, `send` sends a request to its client (related to the call's request,
    * or through its task when it runs as one).
@@ -162,11 +166,12 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     const sendRequest: SendRequest = (request, schema, options) =>
       send((related) => server.request(request, schema, { ...options, ...related }))
     try {
-      const result = await tools.execute(
+      const result = await execute.call(
+        tools,
         { callId, name, arguments: params.arguments ?? {}, agent, signal },
         { approval: approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId) },
       )
-      return toCallToolResult(result, tools.get(name, agent))
+      return toCallToolResult(result, definitionOf.call(tools, name, agent))
     } finally {
       endCall?.()
     }

@@ -9,6 +9,8 @@ import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SpawnedStdio as Spawn, type SpawnedStdio, type StdioSpawnSpec } from './stdio-spawn.js'
 
 const NEWLINE = 0x0a
+const CR = 0x0d
+const SENT: Promise<void> = Promise.resolve()
 /** How long close() waits for the server to exit after ending its stdin, and again after SIGTERM. */
 const EXIT_GRACE_MS = 2000
 
@@ -69,12 +71,16 @@ export class LineStdioClientTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      const stdin = this.process?.child.stdin
-      if (!stdin) throw new Error('Not connected')
-      if (stdin.write(`${JSON.stringify(message)}\n`)) resolve()
-      else stdin.once('drain', resolve)
-    })
+    const stdin = this.process?.child.stdin
+    if (!stdin) return Promise.reject(new Error('Not connected'))
+    let flushed: boolean
+    try {
+      flushed = stdin.write(`${JSON.stringify(message)}\n`)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    // Most writes go through at once: they share one settled promise instead of making one each.
+    return flushed ? SENT : new Promise((resolve) => stdin.once('drain', resolve))
   }
 
   async close(): Promise<void> {
@@ -118,20 +124,25 @@ export class LineStdioClientTransport implements Transport {
       this.close().catch(() => {})
       return
     }
-    this.buffer = this.buffer ? Buffer.concat([this.buffer, chunk]) : chunk
+    // Only an unfinished line is kept between chunks; a chunk of whole lines is read in place.
+    const buffer = this.buffer === undefined ? chunk : Buffer.concat([this.buffer, chunk])
+    this.buffer = buffer
+    let at = 0
     for (;;) {
-      const buffer: Buffer | undefined = this.buffer
-      if (buffer === undefined) return
-      const newline = buffer.indexOf(NEWLINE)
-      if (newline === -1) return
-      const line = buffer.toString('utf8', 0, newline).replace(/\r$/, '')
-      this.buffer = buffer.subarray(newline + 1)
+      const newline = buffer.indexOf(NEWLINE, at)
+      if (newline === -1) break
+      const end = newline > at && buffer[newline - 1] === CR ? newline - 1 : newline
+      const line = buffer.toString('utf8', at, end)
+      at = newline + 1
       // A line that is not a JSON-RPC message (or a handler that throws) is reported; reading goes on.
       try {
         this.onmessage?.(parseJsonRpcMessage(JSON.parse(line)))
       } catch (error) {
         this.onerror?.(error instanceof Error ? error : new Error(String(error)))
       }
+      // A handler may have closed the transport, which drops what is left.
+      if (this.buffer !== buffer) return
     }
+    this.buffer = at === buffer.length ? undefined : at === 0 ? buffer : buffer.subarray(at)
   }
 }

@@ -14,9 +14,12 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 /** Stdio carries no authentication. */
 const NO_EXTRA = Object.freeze({})
+const SENT: Promise<void> = Promise.resolve()
 const INVALID_REQUEST = -32600
 const PARSE_ERROR = -32700
 const NEWLINE = 0x0a
+const CR = 0x0d
+const OPEN_BRACE = 0x7b
 
 export interface LineTransportOptions {
   /** Largest message read, in bytes, without its newline. Default {@link DEFAULT_MAX_MESSAGE_BYTES}. */
@@ -78,11 +81,15 @@ export class LineStdioServerTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.closed) return resolve()
-      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve()
-      else this.stdout.once('drain', resolve)
-    })
+    if (this.closed) return SENT
+    let flushed: boolean
+    try {
+      flushed = this.stdout.write(`${JSON.stringify(message)}\n`)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    // Most writes go through at once: they share one settled promise instead of making one each.
+    return flushed ? SENT : new Promise((resolve) => this.stdout.once('drain', resolve))
   }
 
   private readonly onData = (chunk: Buffer): void => {
@@ -90,6 +97,12 @@ export class LineStdioServerTransport implements Transport {
     while (at < chunk.length && !this.closed) {
       const newline = chunk.indexOf(NEWLINE, at)
       const end = newline === -1 ? chunk.length : newline
+      // The common case, a whole line within one chunk, is read in place.
+      if (newline !== -1 && this.pendingBytes === 0 && this.skipping === undefined && end - at <= this.max) {
+        this.line(chunk, at, end)
+        at = newline + 1
+        continue
+      }
       const piece = chunk.subarray(at, end)
       if (this.skipping === undefined && this.pendingBytes + piece.length > this.max) {
         this.skipping = new OversizedScan()
@@ -115,10 +128,18 @@ export class LineStdioServerTransport implements Transport {
       this.refuseOversized(skipped)
       return
     }
-    const line = Buffer.concat(this.pending, this.pendingBytes).toString('utf8').replace(/\r$/, '')
+    const bytes = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes)
     this.pending = []
     this.pendingBytes = 0
-    if (line.trim() === '') return
+    this.line(bytes, 0, bytes.length)
+  }
+
+  /** Handle the line in `bytes` from `start` to `end` (its newline excluded). */
+  private line(bytes: Buffer, start: number, end: number): void {
+    if (end > start && bytes[end - 1] === CR) end--
+    const line = bytes.toString('utf8', start, end)
+    // A message starts with `{`; anything else may be a blank line, which is skipped.
+    if (bytes[start] !== OPEN_BRACE && line.trim() === '') return
     let value: unknown
     try {
       value = JSON.parse(line)

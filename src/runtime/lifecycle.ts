@@ -1,5 +1,6 @@
 import { AgentDisposedError, RuntimeDisposedError, type ToolPipelineError } from './errors.js'
 import type { Scope } from './scope.js'
+import type { FusedSignal } from './signal-fusion.js'
 
 /**
  * The registry's lifetime: whether the runtime was disposed, the bodies to abort when it or an
@@ -79,22 +80,36 @@ export class Lifetime {
  * by disposal. A body that never reads it costs nothing extra on the per-call path.
  */
 export class BodySignal {
-  private controller: AbortController | undefined
+  private controller: Pick<AbortController, 'signal' | 'abort'> | undefined
   private readonly forward = () => this.abort(this.base.reason)
   private released = false
 
+  /**
+   * `base` is the signal the body would see; `fused`, when given, is the fusion whose signal
+   * `base` is, owned by this call alone: disposal then aborts it directly instead of a controller
+   * linked on top of it (one signal and one listener fewer per call).
+   */
   constructor(
     private readonly lifetime: Lifetime,
     readonly scope: Scope,
     private readonly base: AbortSignal,
+    private readonly fused?: FusedSignal,
   ) {}
 
   get signal(): AbortSignal {
     if (this.controller) return this.controller.signal
     if (this.released) return this.base
+    const halted = this.lifetime.halted(this.scope, 'the call')
+    if (this.fused !== undefined) {
+      // The fusion already follows the caller's signal; only disposal is left to link.
+      this.controller = { signal: this.base, abort: this.fused.abort }
+      if (this.base.aborted) return this.base
+      if (halted) this.fused.abort(halted)
+      else this.lifetime.running.add(this)
+      return this.base
+    }
     const controller = new AbortController()
     this.controller = controller
-    const halted = this.lifetime.halted(this.scope, 'the call')
     if (this.base.aborted) controller.abort(this.base.reason)
     else if (halted) controller.abort(halted)
     else {
@@ -119,7 +134,9 @@ export class BodySignal {
   release(): void {
     if (this.released) return
     this.released = true
-    this.base.removeEventListener('abort', this.forward)
+    // Linked only when the body read its signal (and no fusion of this call stood in for the link).
+    if (this.controller === undefined) return
+    if (this.fused === undefined) this.base.removeEventListener('abort', this.forward)
     this.lifetime.running.delete(this)
   }
 }

@@ -517,7 +517,9 @@ class DispatchView {
   }
 }
 
-async function invokeBody(
+// Not an async function: it hands back the body's own promise, one promise and two turns of the
+// microtask queue fewer between the body's value and the result.
+function invokeBody(
   core: RegistryCore,
   scope: Scope,
   exec: ToolExecution,
@@ -526,10 +528,12 @@ async function invokeBody(
   state: CallState,
 ): Promise<ToolExecutionResult> {
   if (state.closed || state.bodyInvoked) {
-    return failure('tools/execute: next() was called after the dispatch waterfall settled; the body was not started', {
-      name: 'Error',
-      code: 'POLICY_ERROR',
-    })
+    return Promise.resolve(
+      failure('tools/execute: next() was called after the dispatch waterfall settled; the body was not started', {
+        name: 'Error',
+        code: 'POLICY_ERROR',
+      }),
+    )
   }
   // Fuse the caller's signal back in so no wrapper can detach caller cancellation; the fusion is
   // released when the body settles, so a long-lived caller signal holds nothing per finished call.
@@ -537,11 +541,11 @@ async function invokeBody(
   const signal = fused === undefined ? exec.signal : fused.signal
   if (abortedOf(signal)) {
     fused?.release()
-    return failureFrom(new ToolAbortedBeforeDispatchError(exec.name), 'ABORTED_BEFORE_DISPATCH')
+    return Promise.resolve(failureFrom(new ToolAbortedBeforeDispatchError(exec.name), 'ABORTED_BEFORE_DISPATCH'))
   }
   state.bodyInvoked = true
   // Disposal aborts the body through this signal; it is linked only if the body reads it.
-  const link = new BodySignal(core.lifetime, scope, signal)
+  const link = new BodySignal(core.lifetime, scope, signal, fused)
   const run: ToolRunContext = runContext(exec, link, {
     deferContext(context: UserMessage): void {
       const snapshot = snapshotDeferredContext(context)

@@ -5,6 +5,11 @@ export interface FusedSignal {
   readonly signal: AbortSignal
   /** Detach from the sources; the fused signal keeps its state but no source holds it any more. */
   release(): void
+  /**
+   * Abort the fused signal itself with `reason` (a no-op once it aborted): its owner can end it
+   * without a controller and a fusion of its own on top.
+   */
+  abort(reason: unknown): void
 }
 
 /**
@@ -41,10 +46,11 @@ function detach(source: AbortSignal, controller: AbortController): void {
 /** Fuse two genuine AbortSignals; the first to abort gives the fused signal its reason. */
 export function fuseSignals(a: AbortSignal, b: AbortSignal): FusedSignal {
   const controller = new AbortController()
+  const abort = (reason: unknown): void => controller.abort(reason)
   const first = abortedOf(a) ? a : abortedOf(b) ? b : undefined
   if (first !== undefined) {
     controller.abort(reasonOf(first))
-    return { signal: controller.signal, release: noop }
+    return { signal: controller.signal, release: noop, abort }
   }
   attach(a, controller)
   attach(b, controller)
@@ -54,7 +60,24 @@ export function fuseSignals(a: AbortSignal, b: AbortSignal): FusedSignal {
       detach(a, controller)
       detach(b, controller)
     },
+    abort,
   }
+}
+
+/**
+ * A signal that aborts when `source` does (with its reason) or when its own `abort` is called,
+ * whichever comes first: a fusion of `source` with a controller of one's own, at the cost of one
+ * signal instead of two.
+ */
+export function followSignal(source: AbortSignal): FusedSignal {
+  const controller = new AbortController()
+  const abort = (reason: unknown): void => controller.abort(reason)
+  if (abortedOf(source)) {
+    controller.abort(reasonOf(source))
+    return { signal: controller.signal, release: noop, abort }
+  }
+  attach(source, controller)
+  return { signal: controller.signal, release: () => detach(source, controller), abort }
 }
 
 function noop(): void {}

@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
-import { fuseSignals, ToolTimeoutError } from '../runtime/index.js'
+import { followSignal, ToolTimeoutError } from '../runtime/index.js'
 
 /** Config of {@link TimeoutPolicy}. */
 export interface TimeoutPolicyConfig {
@@ -69,8 +69,18 @@ export class TimeoutPolicy {
     // visible definition for `exec.agent` is what the pipeline dispatched to. Read once: the
     // policy restarts with the service (it is injected), and every `ctx.tools` read costs a
     // Cordis service lookup.
+    // The method too is read once (each read through the service's tracing proxy walks its
+    // prototype chain); it is still called on the service.
     const tools = ctx.tools
-    ctx.on('tools/execute', (exec, next) => this.wrap(tools, exec, next))
+    const get = tools.get
+    const lookup: DefinitionLookup = { get: (name, scope) => get.call(tools, name, scope) }
+    ctx.on('tools/execute', (exec, next) => {
+      const budgets = this.budgets(lookup, exec)
+      // Nothing to enforce, or the call is already cancelled (the caller's outcome wins): the call
+      // goes on as it came, without an async frame of this policy around it.
+      if ((budgets.deadline === undefined && budgets.idle === undefined) || exec.signal.aborted) return next()
+      return this.wrap(exec, next, budgets)
+    })
     // A progress report only stamps the clock (no timer churn, however often a tool reports).
     ctx.on('tools/progress', (exec) => {
       const clock = this.clocks.get(exec.token)
@@ -109,21 +119,20 @@ export class TimeoutPolicy {
   }
 
   private async wrap(
-    lookup: DefinitionLookup,
     exec: ToolDispatchExecution,
     next: () => Promise<ToolExecutionResult>,
+    { deadline, idle }: { deadline: number | undefined; idle: number | undefined },
   ): Promise<ToolExecutionResult> {
-    const { deadline, idle } = this.budgets(lookup, exec)
     const previous = exec.signal
-    // Nothing to enforce, or the call is already cancelled (the caller's outcome wins).
-    if ((deadline === undefined && idle === undefined) || previous.aborted) return next()
 
-    const controller = new AbortController()
+    // The body's signal: the caller's cancellation or this policy's timeout, whichever comes first.
+    // Released in `finally`: a long-lived caller signal must not keep this call's deadline alive.
+    const own = followSignal(previous)
     let fired: ToolTimeoutError | undefined
     const fire = (error: ToolTimeoutError): void => {
       if (fired !== undefined) return
       fired = error
-      controller.abort(error)
+      own.abort(error)
     }
     let deadlineTimer: ReturnType<typeof setTimeout> | undefined
     let idleTimer: ReturnType<typeof setTimeout> | undefined
@@ -164,9 +173,7 @@ export class TimeoutPolicy {
     armDeadline()
     if (idle !== undefined) idleTimer = setTimeout(checkIdle, idle)
     this.clocks.set(exec.token, call)
-    // Released in `finally`: a long-lived caller signal must not keep this call's deadline alive.
-    const fused = fuseSignals(previous, controller.signal)
-    exec.signal = fused.signal
+    exec.signal = own.signal
     let result: ToolExecutionResult | undefined
     let failure: { error: unknown } | undefined
     try {
@@ -177,7 +184,7 @@ export class TimeoutPolicy {
     } finally {
       stop()
       if (this.clocks.get(exec.token) === call) this.clocks.delete(exec.token)
-      fused.release()
+      own.release()
       exec.signal = previous
     }
     if (fired !== undefined && !previous.aborted) return timeoutFailure(fired, result)

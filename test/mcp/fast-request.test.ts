@@ -139,6 +139,25 @@ describe('the upstream fast path for tools/call', () => {
     await connection.close()
   })
 
+  it('R-23-perf: an abort right after the answer arrived sends no cancellation for the answered request', async () => {
+    const { ctx, tools } = await createToolRuntime()
+    const controller = new AbortController()
+    // The answer is handled synchronously, and the caller aborts in the same turn, before the
+    // call's own bookkeeping (its abort listener) is undone.
+    const up = await rawUpstream((call, send) => {
+      send(answer(call, { content: [{ type: 'text', text: 'done' }] }))
+      controller.abort('too late')
+    })
+    const connection = await connectMcpServer(ctx, { transport: up.transport }, { prefix: 'u_', name: 'up' })
+    await tools.execute(exec('u_call', controller.signal))
+    // A later call goes through the session as usual, so anything the first one sent came before it.
+    const next = await tools.execute(exec('u_call'))
+    expect(next.isError).toBe(false)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(up.received.filter((m) => m.method === 'notifications/cancelled')).toEqual([])
+    await connection.close()
+  })
+
   it('R-23-perf: progress is relayed and restarts the request timeout; silence ends the call with a timeout', async () => {
     const { ctx, tools } = await createToolRuntime()
     const up = await rawUpstream((call, send) => {

@@ -85,3 +85,29 @@ describe('an upstream result over the size limit', () => {
     ).rejects.toThrow(/options\)\.maxMessageBytes: expected a positive whole number/)
   })
 })
+
+describe('an upstream result that is not lossless JSON', () => {
+  it('issue 23: a -0 in a content block fails the call as the pipeline refuses such a value, INVALID_TOOL_OUTPUT', async () => {
+    await using runtime = await createToolRuntime()
+    const connection = await connectMcpServer(
+      runtime.ctx,
+      { command: process.execPath, args: [HOSTILE, '--negzero'] },
+      { prefix: 'up__' },
+    )
+    try {
+      const result = await runtime.tools.execute(call('up__negzero', {}))
+      expect(result).toMatchObject({
+        isError: true,
+        error: {
+          message: expect.stringMatching(/returned a value that is not lossless JSON.*-0/),
+          info: { code: 'INVALID_TOOL_OUTPUT' },
+        },
+      })
+      // The server's other tools are unaffected.
+      const ok = await runtime.tools.execute(call('up__ok', { text: 'hi' }))
+      expect(ok).toMatchObject({ isError: false, content: [{ type: 'text', text: 'ok: hi' }] })
+    } finally {
+      await connection.close()
+    }
+  })
+})

@@ -3,6 +3,7 @@
 import { PassThrough } from 'node:stream'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
+import { LineStdioClientTransport } from '../../src/mcp/stdio-client-transport.js'
 import { LineStdioServerTransport } from '../../src/mcp/stdio-transport.js'
 
 const LIMIT = 64 * 1024
@@ -95,5 +96,61 @@ describe('LineStdioServerTransport', () => {
     await new Promise((resolve) => setImmediate(resolve))
     expect(b.closed()).toBe(1)
     expect(b.transport.endReason?.message).toBe('reading stdin failed: boom')
+  })
+
+  it('reads every line whichever way the bytes are split: several per chunk, split lines, CRLF, a character across chunks (issue 23)', async () => {
+    const text =
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}\r\n' +
+      '{"jsonrpc":"2.0","method":"notifications/é","params":{"s":"ü€𝄞"}}\n' +
+      '\n' +
+      '{"jsonrpc":"2.0","id":"x","method":"ping"}\n'
+    for (const size of [1, 2, 3, 5, 17, 64, Buffer.byteLength(text)]) {
+      const t = await open()
+      await t.feed(text, size)
+      expect(t.received, `chunks of ${size}`).toEqual([
+        { jsonrpc: '2.0', id: 1, method: 'ping' },
+        { jsonrpc: '2.0', method: 'notifications/é', params: { s: 'ü€𝄞' } },
+        { jsonrpc: '2.0', id: 'x', method: 'ping' },
+      ])
+      expect(t.errors).toEqual([])
+    }
+  })
+})
+
+describe('LineStdioClientTransport', () => {
+  it('reads every line of the server whichever way its output is split (issue 23)', async () => {
+    // The server writes its lines in pieces with pauses between them, so they arrive as several chunks.
+    const pieces = [
+      '{"jsonrpc":"2.0","method":"a"}\r\n{"jsonrpc":"2.0","met',
+      'hod":"b","params":{"s":"\u00e9\u20ac"}}\n{"jsonrpc":"2.0","method":"c"}\n{"jsonrpc":"2.0","id":"tg-1","res',
+      'ult":{}}',
+      '\n',
+    ]
+    const script = `const pieces = ${JSON.stringify(pieces)}; let i = 0; const next = () => { process.stdout.write(pieces[i++]); if (i < pieces.length) setTimeout(next, 30) }; next(); process.stdin.resume()`
+    const transport = new LineStdioClientTransport(
+      { command: process.execPath, args: ['-e', script] },
+      { maxBufferSize: 1024 * 1024 },
+    )
+    const received: JSONRPCMessage[] = []
+    const errors: Error[] = []
+    let all!: () => void
+    const done = new Promise<void>((resolve) => {
+      all = resolve
+    })
+    transport.onmessage = (message) => {
+      received.push(message)
+      if (received.length === 4) all()
+    }
+    transport.onerror = (error) => errors.push(error)
+    await transport.start()
+    await done
+    await transport.close()
+    expect(received).toEqual([
+      { jsonrpc: '2.0', method: 'a' },
+      { jsonrpc: '2.0', method: 'b', params: { s: 'é€' } },
+      { jsonrpc: '2.0', method: 'c' },
+      { jsonrpc: '2.0', id: 'tg-1', result: {} },
+    ])
+    expect(errors).toEqual([])
   })
 })

@@ -150,6 +150,94 @@ describe('disposing the runtime', () => {
   })
 })
 
+describe('disposal when a tools/execute wrapper replaced the signal (issue 23: the body signal is the call fusion)', () => {
+  /** A wrapper that gives the body a signal of its own, as TimeoutPolicy does. */
+  function replacingWrapper(ctx: Awaited<ReturnType<typeof createToolRuntime>>['ctx']) {
+    const wrapper = new AbortController()
+    ctx.on('tools/execute', (exec, next) => {
+      exec.signal = wrapper.signal
+      return next()
+    })
+    return wrapper
+  }
+
+  it('aborts the body with RUNTIME_DISPOSED, leaving the caller and wrapper signals alone', async () => {
+    const { ctx, tools, dispose } = await createToolRuntime()
+    const wrapper = replacingWrapper(ctx)
+    const started = deferred()
+    let reason: unknown
+    tools.register(
+      rawTool('wait', (_args, exec) => {
+        started.resolve()
+        return new Promise((_resolve, reject) => {
+          exec.signal.addEventListener(
+            'abort',
+            () => {
+              reason = exec.signal.reason
+              reject(exec.signal.reason)
+            },
+            { once: true },
+          )
+        })
+      }),
+    )
+    const caller = signal()
+    const call = tools.execute({ callId: 'w', name: 'wait', arguments: {}, signal: caller })
+    await started.promise
+    await dispose()
+    expect(codeOf(await call)).toBe('ABORTED')
+    expect((reason as Error).name).toBe('RuntimeDisposedError')
+    expect(caller.aborted).toBe(false)
+    expect(wrapper.signal.aborted).toBe(false)
+  })
+
+  it('the wrapper signal still reaches the body with its own reason, and a later disposal changes nothing', async () => {
+    const { ctx, tools, dispose } = await createToolRuntime()
+    const wrapper = replacingWrapper(ctx)
+    const started = deferred()
+    let seen: AbortSignal | undefined
+    tools.register(
+      rawTool('wait', (_args, exec) => {
+        seen = exec.signal
+        started.resolve()
+        return new Promise((_resolve, reject) => {
+          exec.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true })
+        })
+      }),
+    )
+    const call = tools.execute({ callId: 'w', name: 'wait', arguments: {}, signal: signal() })
+    await started.promise
+    wrapper.abort('the wrapper gave up')
+    expect(codeOf(await call)).toBe('TOOL_ERROR')
+    expect(seen?.reason).toBe('the wrapper gave up')
+    await dispose()
+    expect(seen?.reason).toBe('the wrapper gave up')
+  })
+
+  it('a body that reads its signal only after the runtime was disposed finds it aborted', async () => {
+    const { ctx, tools, dispose } = await createToolRuntime()
+    replacingWrapper(ctx)
+    const started = deferred()
+    const go = deferred()
+    let reason: unknown
+    tools.register(
+      rawTool('late', async (_args, exec) => {
+        started.resolve()
+        await go.promise
+        reason = exec.signal.aborted ? exec.signal.reason : 'not aborted'
+        return null
+      }),
+    )
+    const call = tools.execute({ callId: 'l', name: 'late', arguments: {}, signal: signal() })
+    await started.promise
+    const disposing = dispose()
+    go.resolve()
+    await disposing
+    expect(codeOf(await call)).toBe('ABORTED')
+    expect((reason as Error).name).toBe('RuntimeDisposedError')
+  })
+})
+
 describe('disposing an agent', () => {
   it('afterwards its register, restrict, execute and run_code fail with AGENT_DISPOSED; the rest keeps working', async () => {
     const { ctx, tools } = await createToolRuntime({ mode: 'both' })
