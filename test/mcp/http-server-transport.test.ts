@@ -29,6 +29,7 @@ interface HarnessOptions {
   retryInterval?: number
   keepAliveMs?: number
   enableJsonResponse?: boolean
+  jsonAnswerWithinMs?: number
   tools?: ToolDefinition[]
   fastPath?: FastPath
 }
@@ -70,6 +71,7 @@ async function harness(kind: Kind, options: HarnessOptions = {}): Promise<Harnes
     retryInterval: options.retryInterval,
     keepAliveMs: options.keepAliveMs,
     enableJsonResponse: options.enableJsonResponse,
+    jsonAnswerWithinMs: options.jsonAnswerWithinMs,
   }
   const transport =
     kind === 'node' ? new NodeStreamableHttpServerTransport(settings) : new StreamableHTTPServerTransport(settings)
@@ -665,5 +667,224 @@ describe('NodeStreamableHttpServerTransport details', () => {
     })
     expect(note.status).toBe(202)
     expect(taken).toHaveLength(2)
+  })
+})
+
+/** An event store that counts what it is asked to keep. */
+function countingStore(): { store: BoundedEventStore; stored: () => number } {
+  const store = new BoundedEventStore()
+  let count = 0
+  const storeEvent = store.storeEvent.bind(store)
+  store.storeEvent = (streamId, message) => {
+    count++
+    return storeEvent(streamId, message)
+  }
+  return { store, stored: () => count }
+}
+
+/**
+ * A fast path for three tools: `quick` answers at once, `noisy` first sends a progress
+ * notification on the request's stream, `held` answers once the test releases it.
+ */
+function scriptedFastPath(transport: () => Transport) {
+  let release: () => void = () => {}
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const fastPath: FastPath = {
+    take(message, _extra, reply) {
+      if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return false
+      const name = (message.params as { name?: string }).name
+      const id = message.id
+      const answer = (text: string) =>
+        reply({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } } as JSONRPCMessage)
+      if (name === 'quick') void answer('quick!')
+      else if (name === 'noisy')
+        void transport()
+          .send(
+            { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 7, progress: 1 } },
+            { relatedRequestId: id },
+          )
+          .then(() => answer('noisy!'))
+      else if (name === 'held') void released.then(() => answer('held!'))
+      else return false
+      return true
+    },
+  }
+  return { fastPath, release }
+}
+
+const tool = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name } })
+
+describe('NodeStreamableHttpServerTransport: one JSON body for an answer that comes first and in time', () => {
+  async function jsonHarness(within = 200) {
+    const counting = countingStore()
+    let transport: Transport | undefined
+    const scripted = scriptedFastPath(() => transport as Transport)
+    const h = await harness('node', {
+      eventStore: counting.store,
+      retryInterval: 300,
+      jsonAnswerWithinMs: within,
+      fastPath: scripted.fastPath,
+    })
+    transport = h.transport
+    const sessionId = await initialize(h.url)
+    return { h, sessionId, stored: counting.stored, release: scripted.release }
+  }
+
+  it('R-23-perf: a POST of one request answered in time gets application/json with the response, nothing stored', async () => {
+    const { h, sessionId, stored } = await jsonHarness()
+    const before = stored()
+    const response = await post(h.url, sessionId, tool(1, 'quick'))
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('application/json')
+    expect(response.headers.get('mcp-session-id')).toBe(sessionId)
+    expect(JSON.parse(await response.text())).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { content: [{ type: 'text', text: 'quick!' }] },
+    })
+    expect(stored()).toBe(before)
+    expect(h.errors).toEqual([])
+  })
+
+  it('R-23-perf: a client that refuses JSON (q=0) or prefers SSE, and a batch, still get a primed SSE stream with stored events', async () => {
+    const { h, sessionId, stored } = await jsonHarness()
+    const before = stored()
+    const refusing = await post(h.url, sessionId, tool(2, 'quick'), {
+      accept: 'application/json;q=0, text/event-stream',
+    })
+    expect(refusing.headers.get('content-type')).toBe('text/event-stream')
+    const sse = await refusing.text()
+    expect(sse).toMatch(/^id: \S+\nretry: 300\ndata: \n\n/)
+    expect(messagesOf(sse)).toEqual([
+      { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'quick!' }] } },
+    ])
+    expect(stored()).toBe(before + 2) // the priming event and the response
+
+    // Listing the event stream first (at the same q) prefers it, as the conformance suite's requests do.
+    const streamFirst = await post(h.url, sessionId, tool(9, 'quick'), {
+      accept: 'text/event-stream, application/json',
+    })
+    expect(streamFirst.headers.get('content-type')).toBe('text/event-stream')
+    expect(messagesOf(await streamFirst.text())).toHaveLength(1)
+    // A higher q for JSON wins over the order.
+    const jsonHigher = await post(h.url, sessionId, tool(10, 'quick'), {
+      accept: 'text/event-stream;q=0.5, application/json',
+    })
+    expect(jsonHigher.headers.get('content-type')).toBe('application/json')
+    await jsonHigher.text()
+
+    const batch = await post(h.url, sessionId, [tool(3, 'quick'), tool(4, 'quick')])
+    expect(batch.headers.get('content-type')).toBe('text/event-stream')
+    expect(messagesOf(await batch.text()).map((m) => (m as { id: number }).id)).toEqual([3, 4])
+  })
+
+  it('R-23-perf: a message sent before the answer opens the stream at once: priming, that message, then the answer', async () => {
+    const { h, sessionId } = await jsonHarness(60_000)
+    const response = await post(h.url, sessionId, tool(5, 'noisy'))
+    expect(response.headers.get('content-type')).toBe('text/event-stream')
+    const sse = await response.text()
+    const all = events(sse)
+    expect(all[0]).toMatchObject({ retry: '300', data: [''] })
+    expect(all[0]?.id).toBeTruthy()
+    expect(messagesOf(sse).map((m) => ('method' in m ? m.method : 'response'))).toEqual([
+      'notifications/progress',
+      'response',
+    ])
+    // Every event has an id, so the stream could be resumed from any of them.
+    expect(all.every((e) => e.id !== undefined && e.id !== '')).toBe(true)
+  })
+
+  it('R-23-perf: an answer that takes longer gets its resumable stream when the wait is over, before the answer', async () => {
+    const { h, sessionId, release } = await jsonHarness(30)
+    // fetch resolves on the headers: the stream opened while the call is still held.
+    const response = await post(h.url, sessionId, tool(6, 'held'))
+    expect(response.headers.get('content-type')).toBe('text/event-stream')
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    let received = ''
+    while (!received.includes('\n\n')) {
+      const { value, done } = await reader.read()
+      if (done) throw new Error(`the stream ended before its priming event: ${received}`)
+      received += decoder.decode(value, { stream: true })
+    }
+    const primingId = events(received)[0]?.id as string
+    expect(primingId).toBeTruthy()
+    await reader.cancel()
+    // The client lost the stream before the answer: a resume from the priming event gets it.
+    release()
+    const resumed = await fetch(h.url, {
+      headers: {
+        accept: 'text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-11-25',
+        'last-event-id': primingId,
+      },
+    })
+    expect(resumed.status).toBe(200)
+    expect(messagesOf(await resumed.text())).toEqual([
+      { jsonrpc: '2.0', id: 6, result: { content: [{ type: 'text', text: 'held!' }] } },
+    ])
+  })
+
+  it('R-23-perf: the SDK client reads the JSON answers: calls, a list, and an error', async () => {
+    const counting = countingStore()
+    const h = await harness('node', { eventStore: counting.store, jsonAnswerWithinMs: 1000 })
+    const seen: string[] = []
+    const fetchFn: FetchLike = async (url, init) => {
+      const response = await fetch(url, init)
+      if ((init?.method ?? 'GET') === 'POST' && response.status === 200)
+        seen.push(response.headers.get('content-type') ?? '')
+      return response
+    }
+    const { client } = await connect(h.url, fetchFn)
+    expect(resultText(await client.callTool({ name: 'echo', arguments: { text: 'one' } }))).toBe('one')
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo'])
+    const missing = await client.callTool({ name: 'nope', arguments: {} })
+    expect(missing.isError).toBe(true)
+    expect(seen.length).toBeGreaterThanOrEqual(4) // initialize, two calls, the list
+    expect(seen.every((type) => type === 'application/json')).toBe(true)
+    expect(counting.stored()).toBe(0)
+  })
+
+  it('R-23-perf: closeSSEStream on an awaited answer opens the stream, primed, and ends it; a resume gets the answer', async () => {
+    const { h, sessionId, release } = await jsonHarness(60_000)
+    const pending = post(h.url, sessionId, tool(8, 'held'))
+    const node = h.transport as NodeStreamableHttpServerTransport
+    await waitFor(() => (node as unknown as { byRequest: Map<unknown, unknown> }).byRequest.has(8), 'the call')
+    node.closeSSEStream(8)
+    const response = await pending
+    expect(response.headers.get('content-type')).toBe('text/event-stream')
+    const cut = events(await response.text())
+    expect(cut).toHaveLength(1)
+    expect(cut[0]).toMatchObject({ retry: '300', data: [''] })
+    release()
+    const resumed = await fetch(h.url, {
+      headers: {
+        accept: 'text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-11-25',
+        'last-event-id': cut[0]?.id as string,
+      },
+    })
+    expect(messagesOf(await resumed.text())).toEqual([
+      { jsonrpc: '2.0', id: 8, result: { content: [{ type: 'text', text: 'held!' }] } },
+    ])
+  })
+
+  it('R-23-perf: a session closed while an answer is awaited answers that POST 404, once', async () => {
+    const { h, sessionId } = await jsonHarness(60_000)
+    const pending = post(h.url, sessionId, tool(7, 'held'))
+    await waitFor(() => (h.transport as unknown as { byRequest: Map<unknown, unknown> }).byRequest.has(7), 'the call')
+    await h.transport.close()
+    const response = await pending
+    expect(response.status).toBe(404)
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32001)
+  })
+
+  it('R-23-perf: jsonAnswerWithinMs must be a whole number of ms', () => {
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 31])
+      expect(() => new NodeStreamableHttpServerTransport({ jsonAnswerWithinMs: bad })).toThrow(/jsonAnswerWithinMs/)
   })
 })
