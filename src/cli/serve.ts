@@ -192,13 +192,6 @@ async function serveStdio(make: () => Server, maxMessageBytes: number | undefine
 /** The SSE `retry` advertised to clients when the config does not set `http.retryMs`. */
 const DEFAULT_RETRY_MS = 1000
 
-/**
- * A request answered this soon, with nothing sent before its answer, gets one JSON body instead of
- * an SSE stream: no priming event and nothing stored, since there is nothing to resume. A call that
- * takes longer gets its resumable stream after this long.
- */
-const JSON_ANSWER_WITHIN_MS = 50
-
 /** One MCP session per client, each with its own server object, until a signal asks to stop. */
 async function serveHttp(
   make: () => Server,
@@ -301,15 +294,13 @@ async function serveHttp(
     if (!(await guard.makeRoom(identity || undefined, sessions.values(), body, res))) return
     const server = make()
     // Every stream of the session starts with a priming event and keeps its events, so a client
-    // that loses one resumes it with Last-Event-ID after the advertised retry interval. An answer
-    // that comes at once is one JSON body instead: no stream, nothing to keep.
+    // that loses one resumes it with Last-Event-ID after the advertised retry interval.
     const events = new BoundedEventStore(settings.resume?.eventStore)
     const transport: Session['transport'] = new NodeStreamableHttpServerTransport({
       // 122 random bits from the CSPRNG: a session id cannot be guessed.
       sessionIdGenerator: () => randomUUID(),
       eventStore: events,
       retryInterval: settings.resume?.retryMs ?? DEFAULT_RETRY_MS,
-      jsonAnswerWithinMs: JSON_ANSWER_WITHIN_MS,
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, session)
         log.debug(`session ${sessionId} opened${identity ? ` by "${identity.subject}"` : ''} from ${view.client}`)

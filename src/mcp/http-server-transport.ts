@@ -44,13 +44,6 @@ export interface NodeStreamableHttpOptions {
   readonly keepAliveMs?: number
   /** Largest body read when the caller has not parsed it (bytes; default 4 MiB). */
   readonly maxRequestBodySize?: number
-  /**
-   * A POST holding one request whose response is ready within this many ms, with nothing sent
-   * for it before, is answered with that response as one JSON body when the client accepts JSON;
-   * otherwise its SSE stream opens then (primed and resumable as ever). Default 0: every such POST
-   * gets its stream at once.
-   */
-  readonly jsonAnswerWithinMs?: number
 }
 
 /** The stream id the standalone GET stream's events are stored under (the SDK's, so stores stay interchangeable). */
@@ -125,10 +118,6 @@ interface RequestStream {
   resumable: boolean
   /** JSON mode: the POST's response, and the answers so far. */
   readonly json?: { readonly res: ServerResponse; readonly answers: Map<RequestId, JSONRPCMessage> }
-  /** Waiting to see whether its one response comes first and in time: no headers sent yet. */
-  deferred?: { readonly res: ServerResponse; readonly resumable: boolean; timer: ReturnType<typeof setTimeout> }
-  /** The priming event being stored: what is sent on the stream waits for it. */
-  opening?: Promise<void>
 }
 
 const isRequest = (message: JSONRPCMessage): boolean => 'method' in message && 'id' in message
@@ -169,7 +158,6 @@ export class NodeStreamableHttpServerTransport implements Transport {
   private readonly keepAliveMs: number
   private readonly maxBody: number
   private readonly jsonMode: boolean
-  private readonly jsonWithinMs: number
   private started = false
   private handled = false
   private initialized = false
@@ -180,10 +168,6 @@ export class NodeStreamableHttpServerTransport implements Transport {
   private readonly byStream = new Map<StreamId, RequestStream>()
   private keepAliveTimer: ReturnType<typeof setInterval> | undefined
   private sseHeaderCache: OutgoingHttpHeaders | undefined
-  private jsonHeaderCache: OutgoingHttpHeaders | undefined
-  /** The last Accept header seen and whether it prefers JSON: a client sends the same one every time. */
-  private lastAccept: string | undefined
-  private lastPrefersJson = false
 
   constructor(options: NodeStreamableHttpOptions = {}) {
     this.options = options
@@ -199,10 +183,6 @@ export class NodeStreamableHttpServerTransport implements Transport {
     if (!(Number.isSafeInteger(max) && max > 0))
       throw new ConfigError('maxRequestBodySize', `expected a whole number of bytes above 0, got ${max}`)
     this.maxBody = max
-    const within = options.jsonAnswerWithinMs ?? 0
-    if (!(Number.isSafeInteger(within) && within >= 0 && within < 2 ** 31))
-      throw new ConfigError('jsonAnswerWithinMs', `expected a whole number of ms, at least 0, got ${within}`)
-    this.jsonWithinMs = within
   }
 
   async start(): Promise<void> {
@@ -251,15 +231,6 @@ export class NodeStreamableHttpServerTransport implements Transport {
     }
     const stream = this.byRequest.get(requestId)
     if (stream === undefined) throw new Error(`No connection established for request ID: ${String(requestId)}`)
-    if (stream.deferred !== undefined) {
-      // Its one response, first and in time: one JSON body, with nothing to store, since there is no stream to resume.
-      if (response) return this.answerDeferred(stream, message)
-      this.openDeferred(stream)
-    }
-    if (stream.opening !== undefined) {
-      await stream.opening
-      if (this.closed) return
-    }
     let eventId: EventId | undefined
     if (stream.json === undefined && this.eventStore !== undefined) {
       eventId = checkedEventId(await this.eventStore.storeEvent(stream.id, message))
@@ -293,10 +264,6 @@ export class NodeStreamableHttpServerTransport implements Transport {
     this.standalone?.end()
     this.standalone = undefined
     for (const stream of this.byStream.values()) {
-      if (stream.deferred !== undefined) {
-        clearTimeout(stream.deferred.timer)
-        if (!stream.deferred.res.headersSent) this.errorReply(stream.deferred.res, 404, -32001, 'Session not found')
-      }
       stream.connection?.end()
       // A JSON answer still owed cannot come any more: the session is gone.
       if (stream.json !== undefined && !stream.json.res.headersSent)
@@ -310,14 +277,6 @@ export class NodeStreamableHttpServerTransport implements Transport {
   /** End the SSE stream of `requestId`'s POST, so the client reconnects and resumes after the retry interval. */
   closeSSEStream(requestId: RequestId): void {
     const stream = this.byRequest.get(requestId)
-    // A stream not opened yet is opened (and primed) first, so that the client has an event to resume from.
-    if (stream?.deferred !== undefined) {
-      this.openDeferred(stream)
-      if (stream.opening !== undefined) {
-        void stream.opening.then(() => this.closeSSEStream(requestId))
-        return
-      }
-    }
     const connection = stream?.connection
     if (stream === undefined || connection === undefined) return
     stream.connection = undefined
@@ -402,9 +361,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
     const resumable =
       this.eventStore !== undefined && (protocolVersion ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION) >= RESUMABLE_SINCE
     const streamId = String(++this.nextStream)
-    const defer =
-      !this.jsonMode && this.jsonWithinMs > 0 && requests.length === 1 && this.prefersJson(req.headers.accept as string)
-    const connection = this.jsonMode || defer ? undefined : new SseConnection(res, this.sseHeaders())
+    const connection = this.jsonMode ? undefined : new SseConnection(res, this.sseHeaders())
     const stream: RequestStream = {
       id: streamId,
       requests,
@@ -415,10 +372,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
     }
     this.byStream.set(streamId, stream)
     for (const id of requests) this.byRequest.set(id, stream)
-    if (defer) {
-      const timer = setTimeout(() => this.openDeferred(stream), this.jsonWithinMs)
-      stream.deferred = { res, resumable, timer }
-    } else if (connection !== undefined) {
+    if (connection !== undefined) {
       res.once('close', () => {
         if (stream.connection === connection) stream.connection = undefined
       })
@@ -456,69 +410,6 @@ export class NodeStreamableHttpServerTransport implements Transport {
     const eventId = checkedEventId(await store.storeEvent(stream.id, {} as JSONRPCMessage))
     const retry = this.retryInterval === undefined ? '' : `retry: ${this.retryInterval}\n`
     if (connection.write(`id: ${eventId}\n${retry}data: \n\n`)) stream.resumable = true
-  }
-
-  /** A deferred POST whose answer did not come first or in time gets its SSE stream now, primed as any other. */
-  private openDeferred(stream: RequestStream): void {
-    const deferred = stream.deferred
-    if (deferred === undefined) return
-    stream.deferred = undefined
-    clearTimeout(deferred.timer)
-    const connection = new SseConnection(deferred.res, this.sseHeaders())
-    stream.connection = connection
-    deferred.res.once('close', () => {
-      if (stream.connection === connection) stream.connection = undefined
-    })
-    this.armKeepAlive()
-    if (!deferred.resumable) {
-      connection.flush()
-      return
-    }
-    const opening = this.prime(stream, connection).finally(() => {
-      if (stream.opening === opening) stream.opening = undefined
-    })
-    stream.opening = opening
-  }
-
-  /** The deferred POST's one response, as its whole answer: one write of the headers and the body. */
-  private answerDeferred(stream: RequestStream, message: JSONRPCMessage): void {
-    const deferred = stream.deferred as NonNullable<RequestStream['deferred']>
-    stream.deferred = undefined
-    clearTimeout(deferred.timer)
-    stream.pending.clear()
-    this.release(stream)
-    const res = deferred.res
-    if (res.writableEnded || res.destroyed) return
-    res.writeHead(200, this.jsonHeaders()).end(JSON.stringify(message))
-  }
-
-  /**
-   * Whether an Accept header prefers application/json to text/event-stream: a higher q, or the same
-   * q and listed first (the usual order of content negotiation); q=0 refuses it.
-   */
-  private prefersJson(accept: string): boolean {
-    if (accept === this.lastAccept) return this.lastPrefersJson
-    let json: number | undefined
-    let sse: number | undefined
-    let jsonFirst = false
-    for (const range of accept.split(',')) {
-      const [type = '', ...params] = range.split(';')
-      const name = type.trim().toLowerCase()
-      if (name !== 'application/json' && name !== 'text/event-stream') continue
-      let q = 1
-      for (const param of params) {
-        const match = /^\s*q\s*=\s*([\d.]+)\s*$/i.exec(param)
-        if (match) q = Number(match[1])
-      }
-      if (name === 'application/json' && json === undefined) {
-        json = q
-        jsonFirst = sse === undefined
-      } else if (name === 'text/event-stream') sse ??= q
-    }
-    const yes = json !== undefined && json > 0 && (sse === undefined || json > sse || (json === sse && jsonFirst))
-    this.lastAccept = accept
-    this.lastPrefersJson = yes
-    return yes
   }
 
   private async handleGet(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -638,15 +529,6 @@ export class NodeStreamableHttpServerTransport implements Transport {
     }
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId
     this.sseHeaderCache = headers
-    return headers
-  }
-
-  private jsonHeaders(): OutgoingHttpHeaders {
-    if (this.jsonHeaderCache !== undefined && this.jsonHeaderCache['mcp-session-id'] === this.sessionId)
-      return this.jsonHeaderCache
-    const headers: OutgoingHttpHeaders = { 'content-type': 'application/json' }
-    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId
-    this.jsonHeaderCache = headers
     return headers
   }
 

@@ -31,19 +31,9 @@ function recordingFetch() {
     /** `close`: the cut closes the connection; `silent`: the server keeps writing to it, unaware. */
     mode: 'close' as 'close' | 'silent',
     sessionId: undefined as string | undefined,
-    /** Ask for SSE only (JSON refused with q=0), so that even a quick answer comes on a stream. */
-    sseOnly: false,
-    /** The content type of every POST's answer, in order. */
-    postTypes: [] as Array<string | null>,
   }
   const fetchFn: FetchLike = async (url, init) => {
-    if (state.sseOnly && init?.method === 'POST') {
-      const asked = new Headers(init.headers)
-      asked.set('accept', 'application/json;q=0, text/event-stream')
-      init = { ...init, headers: asked }
-    }
     const response = await fetch(url, init)
-    if (init?.method === 'POST') state.postTypes.push(response.headers.get('content-type'))
     const sessionId = response.headers.get('mcp-session-id')
     if (sessionId !== null) state.sessionId = sessionId
     if (!response.headers.get('content-type')?.includes('text/event-stream') || response.body === null) return response
@@ -184,8 +174,6 @@ describe('toolgate serve --http bounded event store', () => {
     const s = await serveHttp(['--config', config], {}, { fetch: rec.fetchFn })
     try {
       await writeFile(path.join(dir, 'a.txt'), 'alpha\n')
-      // A quick answer is one JSON body, which has no events to resume; a stream is asked for here.
-      rec.state.sseOnly = true
       await s.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } })
       const first = eventIds(rec.seen.at(-1)?.text ?? '')[0] as string
       expect(first).toBeDefined()
@@ -244,43 +232,5 @@ describe('the http resumability config', () => {
         expect.stringMatching(/^http\.retryMs: expected a whole number of ms, at least 0, got -1/),
       ]),
     )
-  })
-})
-
-describe('toolgate serve --http quick answers', () => {
-  it('R-23-perf: a call answered at once is one JSON body, and nothing of it is kept in the event store', async () => {
-    const { dir, cleanup } = await tempDir()
-    const rec = recordingFetch()
-    // With room for two events only, a stored answer would evict the event the resume below starts from.
-    const config = await writeConfig(dir, { root: '.', http: { eventStore: { maxEvents: 2 } } })
-    const s = await serveHttp(['--config', config], {}, { fetch: rec.fetchFn })
-    try {
-      await writeFile(path.join(dir, 'a.txt'), 'alpha\n')
-      rec.state.sseOnly = true
-      const streamed = await s.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } })
-      expect(textOf(streamed)).toContain('alpha')
-      expect(rec.state.postTypes.at(-1)).toBe('text/event-stream')
-      const priming = eventIds(rec.seen.at(-1)?.text ?? '')[0] as string
-      rec.state.sseOnly = false
-      for (let i = 0; i < 3; i++) {
-        const quick = await s.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } })
-        expect(textOf(quick)).toContain('alpha')
-        expect(rec.state.postTypes.at(-1)).toBe('application/json')
-      }
-      // The streamed call's events are still the last two kept: its stream resumes (and is complete).
-      const resumed = await fetch(s.url as string, {
-        headers: {
-          accept: 'text/event-stream',
-          'mcp-session-id': rec.state.sessionId as string,
-          'mcp-protocol-version': '2025-11-25',
-          'last-event-id': priming,
-        },
-      })
-      expect(resumed.status).toBe(200)
-      expect(await resumed.text()).toMatch(/"result":\{/)
-    } finally {
-      await s.close()
-      await cleanup()
-    }
   })
 })
