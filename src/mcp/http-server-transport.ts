@@ -118,6 +118,8 @@ interface RequestStream {
   resumable: boolean
   /** JSON mode: the POST's response, and the answers so far. */
   readonly json?: { readonly res: ServerResponse; readonly answers: Map<RequestId, JSONRPCMessage> }
+  /** Until its priming event is written: what is sent on the stream waits for it. */
+  priming?: Promise<void>
 }
 
 const isRequest = (message: JSONRPCMessage): boolean => 'method' in message && 'id' in message
@@ -231,6 +233,10 @@ export class NodeStreamableHttpServerTransport implements Transport {
     }
     const stream = this.byRequest.get(requestId)
     if (stream === undefined) throw new Error(`No connection established for request ID: ${String(requestId)}`)
+    if (stream.priming !== undefined) {
+      await stream.priming
+      if (this.closed) return
+    }
     let eventId: EventId | undefined
     if (stream.json === undefined && this.eventStore !== undefined) {
       eventId = checkedEventId(await this.eventStore.storeEvent(stream.id, message))
@@ -277,6 +283,11 @@ export class NodeStreamableHttpServerTransport implements Transport {
   /** End the SSE stream of `requestId`'s POST, so the client reconnects and resumes after the retry interval. */
   closeSSEStream(requestId: RequestId): void {
     const stream = this.byRequest.get(requestId)
+    // Not before the priming event: the client needs its id to resume.
+    if (stream?.priming !== undefined) {
+      void stream.priming.then(() => this.closeSSEStream(requestId))
+      return
+    }
     const connection = stream?.connection
     if (stream === undefined || connection === undefined) return
     stream.connection = undefined
@@ -404,12 +415,24 @@ export class NodeStreamableHttpServerTransport implements Transport {
   /** The fast path's answer goes out as `send` would send it (through `send`, which a caller may have wrapped). */
   private readonly reply = (response: JSONRPCMessage): Promise<void> => this.send(response)
 
-  /** A stream's first event: an id the client can resume from, and how long to wait before it does. */
+  /**
+   * A stream's first event: an id the client can resume from, and how long to wait before it does.
+   * It is stored now (a store that fails refuses the POST before anything runs), and written once
+   * this turn's writes are out: by then the call is on its way to the upstream, so the priming
+   * write's system call (which on a loaded machine also wakes the client) is not on its path.
+   */
   private async prime(stream: RequestStream, connection: SseConnection): Promise<void> {
     const store = this.eventStore as EventStore
     const eventId = checkedEventId(await store.storeEvent(stream.id, {} as JSONRPCMessage))
     const retry = this.retryInterval === undefined ? '' : `retry: ${this.retryInterval}\n`
-    if (connection.write(`id: ${eventId}\n${retry}data: \n\n`)) stream.resumable = true
+    const priming = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        if (stream.priming === priming) stream.priming = undefined
+        if (connection.write(`id: ${eventId}\n${retry}data: \n\n`)) stream.resumable = true
+        resolve()
+      }),
+    )
+    stream.priming = priming
   }
 
   private async handleGet(req: IncomingMessage, res: ServerResponse): Promise<void> {

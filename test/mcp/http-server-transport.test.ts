@@ -667,3 +667,70 @@ describe('NodeStreamableHttpServerTransport details', () => {
     expect(taken).toHaveLength(2)
   })
 })
+
+describe('NodeStreamableHttpServerTransport: the priming event is written after the call is on its way', () => {
+  /** A fast path whose `instant` tool sends a notification and its answer before take() even returns. */
+  function instantFastPath(transport: () => NodeStreamableHttpServerTransport, closeFirst: boolean): FastPath {
+    return {
+      take(message, _extra, reply) {
+        if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return false
+        const id = message.id
+        const t = transport()
+        if (closeFirst) t.closeSSEStream(id)
+        void t.send(
+          { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } },
+          { relatedRequestId: id },
+        )
+        void reply({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'now' }] } } as JSONRPCMessage)
+        return true
+      },
+    }
+  }
+
+  it('R-23-6: what is sent at once still comes after the priming event, each with an id, in order', async () => {
+    let transport: NodeStreamableHttpServerTransport | undefined
+    const h = await harness('node', {
+      eventStore: new BoundedEventStore(),
+      retryInterval: 250,
+      fastPath: instantFastPath(() => transport as NodeStreamableHttpServerTransport, false),
+    })
+    transport = h.transport as NodeStreamableHttpServerTransport
+    const sessionId = await initialize(h.url)
+    const sse = await (await post(h.url, sessionId, call(1, 'x'))).text()
+    expect(sse).toMatch(/^id: \S+\nretry: 250\ndata: \n\n/)
+    const all = events(sse)
+    expect(all).toHaveLength(3)
+    expect(all.every((e) => e.id !== undefined && e.id !== '')).toBe(true)
+    expect(messagesOf(sse).map((m) => ('method' in m ? m.method : 'response'))).toEqual([
+      'notifications/progress',
+      'response',
+    ])
+    expect(h.errors).toEqual([])
+  })
+
+  it('R-23-6: a stream closed at once is primed first, and a resume from the priming event replays the rest', async () => {
+    let transport: NodeStreamableHttpServerTransport | undefined
+    const h = await harness('node', {
+      eventStore: new BoundedEventStore(),
+      retryInterval: 250,
+      fastPath: instantFastPath(() => transport as NodeStreamableHttpServerTransport, true),
+    })
+    transport = h.transport as NodeStreamableHttpServerTransport
+    const sessionId = await initialize(h.url)
+    const cut = events(await (await post(h.url, sessionId, call(2, 'x'))).text())
+    expect(cut).toHaveLength(1)
+    expect(cut[0]).toMatchObject({ retry: '250', data: [''] })
+    const resumed = await fetch(h.url, {
+      headers: {
+        accept: 'text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-11-25',
+        'last-event-id': cut[0]?.id as string,
+      },
+    })
+    expect(messagesOf(await resumed.text()).map((m) => ('method' in m ? m.method : 'response'))).toEqual([
+      'notifications/progress',
+      'response',
+    ])
+  })
+})
