@@ -72,11 +72,9 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     // `serve` runs (it spawns the upstreams before the CLI loads).
     const serve = await run(['serve', '--check', '--root', dir], dir)
     expect(serve).toMatchObject({ code: 0, stdout: 'no upstream servers in the config\n' })
-    expect((await kept(cache)).map((file) => path.basename(file)).sort()).toEqual([
-      expect.stringMatching(/-other\.v8$/),
-      expect.stringMatching(/-serve-check\.v8$/),
-      expect.stringMatching(/-serve-early\.v8$/),
-    ])
+    // Named `cli-<hash of the bundle>-<kind>.v8`; the two bundles' hashes differ, so sort by kind.
+    const kinds = (await kept(cache)).map((file) => path.basename(file).replace(/^cli-[0-9a-f]+-/, ''))
+    expect(kinds.sort()).toEqual(['other.v8', 'serve-check.v8', 'serve-early.v8'])
   })
 
   it.skipIf(nodeCache)('replaces a cache that does not read back whole, and runs the same', async () => {

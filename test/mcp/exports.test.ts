@@ -28,8 +28,10 @@ function loadedModules(specifier: string): string[] {
 describe('toolgate/mcp (built)', () => {
   it('is an exports subpath with types, and the bin is the built CLI', () => {
     expect(pkg.exports['./mcp']).toEqual({ types: './dist/mcp/index.d.ts', import: './dist/mcp/index.js' })
-    expect(pkg.bin).toEqual({ toolgate: './dist/cli/bin.js' })
-    expect(readFileSync(path.join(root, 'dist/cli/bin.js'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
+    // The executable is CommonJS (no ES module loader at start); bin.js stays for code that ran it by path.
+    expect(pkg.bin).toEqual({ toolgate: './dist/cli/bin.cjs' })
+    for (const file of ['dist/cli/bin.cjs', 'dist/cli/bin.js'])
+      expect(readFileSync(path.join(root, file), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
   })
 
   it('exports connectMcpServer, createMcpOAuthProvider and createMcpServer', () => {
