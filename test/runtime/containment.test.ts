@@ -498,5 +498,7 @@ describe('#11 no per-call growth on a long-lived caller signal', () => {
     // busy machine, 4.7 MB on Node 26) counted as growth.
     expect(report.timeout).toBeLessThan(4_000_000)
     expect(report.wrapper).toBeLessThan(4_000_000)
-  })
+    // The probe takes ~12 s alone and well over 30 s beside another suite on the 2 cores: the bound
+    // is the child's own, which only a hang reaches.
+  }, 250_000)
 })
