@@ -7,10 +7,10 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SpawnedStdio as Spawn, type SpawnedStdio, type StdioSpawnSpec } from './stdio-spawn.js'
+import { writeLine } from './write-line.js'
 
 const NEWLINE = 0x0a
 const CR = 0x0d
-const SENT: Promise<void> = Promise.resolve()
 /** How long close() waits for the server to exit after ending its stdin, and again after SIGTERM. */
 const EXIT_GRACE_MS = 2000
 
@@ -72,15 +72,7 @@ export class LineStdioClientTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.process?.child.stdin
-    if (!stdin) return Promise.reject(new Error('Not connected'))
-    let flushed: boolean
-    try {
-      flushed = stdin.write(`${JSON.stringify(message)}\n`)
-    } catch (error) {
-      return Promise.reject(error)
-    }
-    // Most writes go through at once: they share one settled promise instead of making one each.
-    return flushed ? SENT : new Promise((resolve) => stdin.once('drain', resolve))
+    return stdin ? writeLine(stdin, message) : Promise.reject(new Error('Not connected'))
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
 // transport that later speaks to it gets every event the process sent meanwhile, in order.
 // Loads nothing but node:child_process, so spawning early costs no module loading.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { processShared } from '../util/process-shared.js'
 
 /** What a stdio server is started from: the stdio form of a server spec. */
 export interface StdioSpawnSpec {
@@ -103,17 +104,7 @@ export class SpawnedStdio {
  * object, not in this module: the CLI starts them from a small first script and connects from its
  * main bundle, each with its own copy of this module.
  */
-const early = sharedRegistry()
-
-function sharedRegistry(): Map<string, SpawnedStdio[]> {
-  const key = Symbol.for('toolgate.earlySpawns')
-  const holder = globalThis as Record<symbol, unknown>
-  const kept = holder[key]
-  if (kept instanceof Map) return kept as Map<string, SpawnedStdio[]>
-  const created = new Map<string, SpawnedStdio[]>()
-  holder[key] = created
-  return created
-}
+const early = processShared('earlySpawns', () => new Map<string, SpawnedStdio[]>())
 
 function keyOf(spec: StdioSpawnSpec): string {
   return JSON.stringify([spec.command, spec.args ?? [], spec.env ?? {}, spec.cwd ?? null])

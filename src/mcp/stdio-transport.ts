@@ -8,13 +8,13 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { FastPath } from './fast-path.js'
 import { safeParseJsonRpcMessage } from './jsonrpc-message.js'
+import { SENT, writeLine } from './write-line.js'
 
 /** The SDK's stdio limit, kept as toolgate's default so nothing that worked before is refused. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 /** Stdio carries no authentication. */
 const NO_EXTRA = Object.freeze({})
-const SENT: Promise<void> = Promise.resolve()
 const INVALID_REQUEST = -32600
 const PARSE_ERROR = -32700
 const NEWLINE = 0x0a
@@ -81,15 +81,7 @@ export class LineStdioServerTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    if (this.closed) return SENT
-    let flushed: boolean
-    try {
-      flushed = this.stdout.write(`${JSON.stringify(message)}\n`)
-    } catch (error) {
-      return Promise.reject(error)
-    }
-    // Most writes go through at once: they share one settled promise instead of making one each.
-    return flushed ? SENT : new Promise((resolve) => this.stdout.once('drain', resolve))
+    return this.closed ? SENT : writeLine(this.stdout, message)
   }
 
   private readonly onData = (chunk: Buffer): void => {

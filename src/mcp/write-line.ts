@@ -1,0 +1,21 @@
+// One JSON-RPC message written as a line, as both stdio transports send them.
+import type { Writable } from 'node:stream'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+
+/** The promise of a send that went through at once, or had nothing to do. */
+export const SENT: Promise<void> = Promise.resolve()
+
+/**
+ * Write `message` and its newline; resolves once the stream took it (at once, or at its next
+ * `drain`), rejects when the write throws. Most writes go through at once: they share one settled
+ * promise instead of making one each.
+ */
+export function writeLine(stream: Writable, message: JSONRPCMessage): Promise<void> {
+  let flushed: boolean
+  try {
+    flushed = stream.write(`${JSON.stringify(message)}\n`)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+  return flushed ? SENT : new Promise((resolve) => stream.once('drain', resolve))
+}
