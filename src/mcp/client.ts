@@ -477,7 +477,12 @@ class UpstreamLink {
   private readonly registered = new Map<string, Registration>()
   /** Tools skipped at the last listing, by remote name, with the key they were skipped at (warned once). */
   private readonly skipped = new Map<string, string | undefined>()
-  private refreshing: Promise<void> = Promise.resolve()
+  /** Tool listings started so far: only the newest one's answer is applied. */
+  private generation = 0
+  /** The newest listing's outcome, which answers for every older one still in flight. */
+  private latest: Promise<void> = Promise.resolve()
+  /** The listing about to start, which requests made before it starts share. */
+  private pending: { run: Promise<void>; all: boolean } | undefined
   /**
    * The content of a failed remote call, by execution, until the pipeline finalizes that call: a
    * thrown error carries only its message, so the finalizer puts the server's own blocks back.
@@ -607,7 +612,7 @@ class UpstreamLink {
       else if (/stream sent a message larger than/.test(error.message)) warn(`MCP server ${label}: ${error.message}`)
     }
     client.setNotificationHandler(types.ToolListChangedNotificationSchema, () => {
-      this.refresh().catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${this.reason(error)}`))
+      this.relist(false).catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${this.reason(error)}`))
     })
     const { onLog, onElicitationComplete } = this.settings
     if (onElicitationComplete)
@@ -898,11 +903,19 @@ class UpstreamLink {
   }
 
   /** Bring the registrations in line with the server's list: add, replace what changed, remove what went. */
-  private async sync(): Promise<void> {
-    const { client } = await this.ensure()
-    // Its resources and prompts are listed beside its tools, not after them: one round trip fewer
-    // before a new server's tools are served.
-    const [listed] = await Promise.all([this.listAll(), this.catalog.sync(client)])
+  private async sync(generation: number, all: boolean): Promise<void> {
+    let listed: Tool[]
+    try {
+      const { client } = await this.ensure()
+      // Its resources and prompts are listed beside its tools, not after them: one round trip fewer
+      // before a new server's tools are served. A tools/list_changed lists the tools alone.
+      ;[listed] = await Promise.all([this.listAll(), all ? this.catalog.sync(client) : undefined])
+    } catch (error) {
+      // A newer listing answers for this one, failed or not.
+      if (generation !== this.generation) return this.latest
+      throw error
+    }
+    if (generation !== this.generation) return this.latest
     if (this.closed) return
     const seen = new Set<string>()
     for (const tool of listed) {
@@ -958,12 +971,32 @@ class UpstreamLink {
     return content
   }
 
-  /** Serialize listings: a burst of list_changed notifications re-lists once per notification, in order. */
+  /** Re-list everything: tools, resources and prompts. */
   refresh(): Promise<void> {
-    const sync = () => this.sync()
-    const run = this.refreshing.then(sync, sync)
-    this.refreshing = run.catch(() => {})
-    return run
+    return this.relist(true)
+  }
+
+  /**
+   * Start a listing on the next turn of the event loop; requests made before it starts share it (a
+   * burst of `list_changed` notifications, a server registering its tools one by one, lists once).
+   * A listing does not wait for one in flight: the newer request went out after the change it was
+   * made for, so its answer is applied and the older one's is dropped, whichever comes back first.
+   */
+  private relist(all: boolean): Promise<void> {
+    const pending = this.pending
+    if (pending !== undefined) {
+      if (all) pending.all = true
+      return pending.run
+    }
+    const entry: { run: Promise<void>; all: boolean } = { run: Promise.resolve(), all }
+    entry.run = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.pending = undefined
+      const run = this.sync(++this.generation, entry.all)
+      this.latest = run
+      return run
+    })
+    this.pending = entry
+    return entry.run
   }
 
   async close(): Promise<void> {

@@ -91,6 +91,8 @@ export class UpstreamCatalog {
   /** The URIs subscribed to, sent again to every new session. */
   private readonly subscribed = new Set<string>()
   private listing: Promise<void> = Promise.resolve()
+  /** Kinds whose re-listing is queued and not started yet. */
+  private readonly queued = new Set<McpListKind>()
 
   constructor(private readonly host: CatalogHost) {}
 
@@ -151,13 +153,21 @@ export class UpstreamCatalog {
   }
 
   private changed(kind: McpListKind): void {
+    // A listing of this kind queued and not started yet answers this notification too: a burst
+    // lists once after the listing in flight, not once per notification.
+    if (this.queued.has(kind)) return
+    this.queued.add(kind)
     const run = async () => {
+      this.queued.delete(kind)
       const client = await this.host.client()
       await this.relist(client, kind)
     }
-    // Serialized, so a burst of notifications re-lists in order and the last listing wins.
-    this.listing = this.listing.then(run, run).catch((error) => {
-      this.host.warn(`MCP server ${this.host.label}: re-listing ${kind} failed: ${this.host.reason(error)}`)
+    // Queued on the next turn, so that the notifications read with this one share it; serialized,
+    // so the last listing wins.
+    setImmediate(() => {
+      this.listing = this.listing.then(run, run).catch((error) => {
+        this.host.warn(`MCP server ${this.host.label}: re-listing ${kind} failed: ${this.host.reason(error)}`)
+      })
     })
   }
 
