@@ -479,6 +479,8 @@ class UpstreamLink {
   private readonly skipped = new Map<string, string | undefined>()
   /** Tool listings started so far: only the newest one's answer is applied. */
   private generation = 0
+  /** The last listing applied to the registrations. */
+  private applied: { generation: number; session: Session; tools: Tool[] } | undefined
   /** The newest listing's outcome, which answers for every older one still in flight. */
   private latest: Promise<void> = Promise.resolve()
   /** The listing about to start, which requests made before it starts share. */
@@ -591,16 +593,20 @@ class UpstreamLink {
     const { label } = this
     if ('transport' in this.spec && this.usedTransport)
       throw new McpToolError(`MCP server ${label}: the connection closed and a given transport cannot be reopened`)
-    const [{ Client }, types, { installFastRequests }] = await Promise.all([
+    const [{ Client }, types, { installFastRequests }, { LazyJsonSchemaValidator }] = await Promise.all([
       import('@modelcontextprotocol/sdk/client/index.js'),
       import('@modelcontextprotocol/sdk/types.js'),
       import('./fast-request.js'),
+      import('./lazy-json-schema-validator.js'),
     ])
     const transport = await createTransport(this.spec, this.settings.maxMessageBytes)
     this.usedTransport = true
     const { handlers } = this.settings
     // Every session declares and answers the same capabilities, reconnects included.
-    const client = new Client(CLIENT_INFO, { capabilities: declaredCapabilities(handlers) })
+    const client = new Client(CLIENT_INFO, {
+      capabilities: declaredCapabilities(handlers),
+      jsonSchemaValidator: new LazyJsonSchemaValidator(),
+    })
     registerCapabilityHandlers(client, types, handlers, label, () => [...this.inFlight])
     const session: Session = { client, oversized: false }
     this.catalog.install(client, types)
@@ -887,9 +893,10 @@ class UpstreamLink {
     }
   }
 
-  /** Every page of `tools/list`. */
-  private async listAll(): Promise<Tool[]> {
-    const { client } = await this.ensure()
+  /** Every page of `tools/list`, and the session that answered them. */
+  private async listAll(): Promise<{ session: Session; tools: Tool[] }> {
+    const session = await this.ensure()
+    const { client } = session
     const listed: Tool[] = []
     let cursor: string | undefined
     do {
@@ -899,24 +906,32 @@ class UpstreamLink {
       listed.push(...page.tools)
       cursor = page.nextCursor
     } while (cursor !== undefined)
-    return listed
+    return { session, tools: listed }
   }
 
   /** Bring the registrations in line with the server's list: add, replace what changed, remove what went. */
   private async sync(generation: number, all: boolean): Promise<void> {
-    let listed: Tool[]
+    let listing: { session: Session; tools: Tool[] }
     try {
       const { client } = await this.ensure()
       // Its resources and prompts are listed beside its tools, not after them: one round trip fewer
       // before a new server's tools are served. A tools/list_changed lists the tools alone.
-      ;[listed] = await Promise.all([this.listAll(), all ? this.catalog.sync(client) : undefined])
+      ;[listing] = await Promise.all([this.listAll(), all ? this.catalog.sync(client) : undefined])
     } catch (error) {
       // A newer listing answers for this one, failed or not.
       if (generation !== this.generation) return this.latest
       throw error
     }
-    if (generation !== this.generation) return this.latest
+    if (generation !== this.generation) {
+      // The SDK client remembers each answer's output schemas and task support as it arrives: an
+      // older answer read after the newer one was applied must not be what it remembers.
+      const { applied } = this
+      if (applied !== undefined && applied.generation > generation) applied.session.fast?.rememberTools(applied.tools)
+      return this.latest
+    }
     if (this.closed) return
+    this.applied = { generation, session: listing.session, tools: listing.tools }
+    const listed = listing.tools
     const seen = new Set<string>()
     for (const tool of listed) {
       seen.add(tool.name)

@@ -13,6 +13,7 @@ import {
   ErrorCode,
   type JSONRPCMessage,
   McpError,
+  type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { isCommonCallToolResult } from './fast-call.js'
 
@@ -29,12 +30,18 @@ export interface FastRequests {
     params: { name: string; arguments: Record<string, unknown> },
     options: FastCallOptions,
   ): Promise<CallToolResult>
+  /**
+   * Make the client remember what `tools` say of themselves (output schemas, task support) as its
+   * own `listTools` does when an answer arrives: for listings answered out of order.
+   */
+  rememberTools(tools: readonly Tool[]): void
 }
 
 /** The parts of the SDK client's per-tool knowledge its own callTool consults (private in its types). */
 interface ClientToolInfo {
   isToolTaskRequired(name: string): boolean
   getToolOutputValidator(name: string): ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined
+  cacheToolMetadata(tools: readonly Tool[]): void
 }
 
 interface Pending {
@@ -60,7 +67,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  */
 export function installFastRequests(client: Client, transport: Transport): FastRequests | undefined {
   const info = client as unknown as Partial<ClientToolInfo>
-  if (typeof info.isToolTaskRequired !== 'function' || typeof info.getToolOutputValidator !== 'function')
+  if (
+    typeof info.isToolTaskRequired !== 'function' ||
+    typeof info.getToolOutputValidator !== 'function' ||
+    typeof info.cacheToolMetadata !== 'function'
+  )
     return undefined
   const tools = info as ClientToolInfo
   const pending = new Map<string, Pending>()
@@ -214,6 +225,7 @@ export function installFastRequests(client: Client, transport: Transport): FastR
     })
 
   return {
+    rememberTools: (listed) => tools.cacheToolMetadata(listed),
     async callTool(params, options) {
       if (tools.isToolTaskRequired(params.name))
         throw new McpError(

@@ -31,6 +31,7 @@ import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import { createFastCalls } from './fast-call.js'
 import { setFastPath } from './fast-path.js'
+import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import { ToolListWatch } from './list-watch.js'
 import { checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
 import { McpServerTasks, TASKS_CAPABILITY } from './server-tasks.js'
@@ -132,6 +133,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
         tasks: TASKS_CAPABILITY,
       },
       instructions: options.instructions,
+      jsonSchemaValidator: new LazyJsonSchemaValidator(),
       ...tasks.options,
     },
   )

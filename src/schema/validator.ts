@@ -497,10 +497,17 @@ export function getJsonSchemaValidator(schema: JsonSchemaNode): CompiledJsonSche
   assertSupportedJsonSchema(schema)
   const root = compileNodes(schema)
   // Shallow schemas get generated straight-line code; very deep ones keep the stack interpreter.
-  const fast = generateTrustedCheck(root, checkTrusted) ?? ((value: unknown) => checkTrusted(root, value))
-  const collect = generateTrustedCollector(root, collectHelpers)
+  // The code is generated at the first validation, not here: a registry (a gateway listing an
+  // upstream's tools) defines many more tools at its start than it calls soon after.
+  let check: ((value: unknown) => boolean) | undefined
+  const fast = (value: unknown): boolean => {
+    check ??= generateTrustedCheck(root, checkTrusted) ?? ((data: unknown) => checkTrusted(root, data))
+    return check(value)
+  }
+  let collect: ReturnType<typeof generateTrustedCollector> | null = null
   const explain = (value: unknown, rootPath: string, proven: boolean): string[] => {
-    if (!proven || collect === undefined) return collectViolations(root, value, rootPath, !proven)
+    if (proven && collect === null) collect = generateTrustedCollector(root, collectHelpers)
+    if (!proven || collect === undefined || collect === null) return collectViolations(root, value, rootPath, !proven)
     const out: string[] = []
     collect(value, rootPath, out)
     return out

@@ -118,9 +118,12 @@ describe('connectMcpServer: resources, prompts, completions', () => {
     const connection = await connectMcpServer(runtime.ctx, await linked(createCatalogServer('a')), {
       onListChanged: (kind) => changes.push(kind),
     })
+    // The first listing told it too: only what comes after the change counts.
+    changes.length = 0
     await runtime.tools.execute(call('add', { kind: 'resource' }))
     await until(() => changes.includes('resources'))
     expect(connection.resources.map((r) => r.uri)).toContain('note://a/extra')
+    changes.length = 0
     await runtime.tools.execute(call('add', { kind: 'prompt' }))
     await until(() => changes.includes('prompts'))
     expect(connection.prompts.map((p) => p.name)).toEqual(['greet', 'plain', 'extra'])

@@ -5,6 +5,7 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
+  CallToolRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -22,13 +23,19 @@ function upstream() {
   )
   const state = {
     names: ['t0'],
+    /** The output schema every listed tool declares, if any. */
+    output: undefined as Record<string, unknown> | undefined,
     toolListings: 0,
     resourceListings: 0,
     /** When set, the answer to the next tools/list is held until this promise settles. */
     holdNext: undefined as Promise<void> | undefined,
   }
   const listed = (names: readonly string[]): ListToolsResult => ({
-    tools: names.map((name) => ({ name, inputSchema: { type: 'object' } })),
+    tools: names.map((name) => ({
+      name,
+      inputSchema: { type: 'object' as const },
+      ...(state.output ? { outputSchema: { type: 'object' as const, ...state.output } } : {}),
+    })),
   })
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     state.toolListings++
@@ -39,6 +46,10 @@ function upstream() {
     if (hold !== undefined) await hold
     return answer
   })
+  server.setRequestHandler(CallToolRequestSchema, async () => ({
+    content: [{ type: 'text', text: 'called' }],
+    structuredContent: { s: 'text' },
+  }))
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
     state.resourceListings++
     return { resources: [{ uri: `mem://r${state.resourceListings}`, name: 'r' }] }
@@ -118,6 +129,39 @@ describe('list_changed bursts', () => {
     await connection.refresh()
     expect(connection.tools).toEqual(['m_new'])
     expect(up.state.toolListings).toBe(4)
+    await connection.close()
+  })
+
+  it('a call is checked against the output schema of the newest listing, even when an older answer arrives last', async () => {
+    const { ctx, tools } = await createToolRuntime()
+    const up = await (async () => {
+      const made = upstream()
+      made.state.names = ['x']
+      await made.connect()
+      return made
+    })()
+    const connection = await connectMcpServer(ctx, { transport: up.transport }, { prefix: 'm_' })
+    let release!: () => void
+    up.state.holdNext = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // The older listing says x returns { n: number }; the newer one says it declares no output schema.
+    up.state.output = { properties: { n: { type: 'number' } }, required: ['n'] }
+    await up.server.sendToolListChanged()
+    await vi.waitFor(() => expect(up.state.toolListings).toBe(2), { timeout: 30_000 })
+    up.state.output = undefined
+    await up.server.sendToolListChanged()
+    await vi.waitFor(() => expect(up.state.toolListings).toBe(3), { timeout: 30_000 })
+    release()
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve))
+    const result = await tools.execute({
+      callId: 'c1',
+      name: 'm_x',
+      arguments: {},
+      signal: new AbortController().signal,
+    })
+    expect(result.error?.message).toBeUndefined()
+    expect(result).toMatchObject({ isError: false, value: { structuredContent: { s: 'text' } } })
     await connection.close()
   })
 })
