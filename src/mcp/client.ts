@@ -275,31 +275,35 @@ const resourceContents = (body: 'text' | 'blob'): JsonSchemaNode => ({
   required: ['uri', body],
   additionalProperties: false,
 })
-const contentSchema: JsonSchemaNode = {
-  type: 'array',
-  description: 'The content blocks the server returned.',
-  items: {
-    oneOf: [
-      block('text', { text: str }, ['text']),
-      block('image', { mediaType: str, data: str }, ['mediaType', 'data']),
-      block('audio', { mediaType: str, data: str }, ['mediaType', 'data']),
-      block(
-        'resource-link',
-        {
-          uri: str,
-          name: str,
-          title: str,
-          description: str,
-          mediaType: str,
-          size: { type: 'number' },
-          icons: { type: 'array', items: { type: 'object' } },
-        },
-        ['uri', 'name'],
-      ),
-      block('resource', { resource: { oneOf: [resourceContents('text'), resourceContents('blob')] } }, ['resource']),
-    ],
+// A frozen snapshot: every imported tool's output schema embeds it, and a snapshot is not copied again.
+const contentSchema = snapshotJsonValue(
+  {
+    type: 'array',
+    description: 'The content blocks the server returned.',
+    items: {
+      oneOf: [
+        block('text', { text: str }, ['text']),
+        block('image', { mediaType: str, data: str }, ['mediaType', 'data']),
+        block('audio', { mediaType: str, data: str }, ['mediaType', 'data']),
+        block(
+          'resource-link',
+          {
+            uri: str,
+            name: str,
+            title: str,
+            description: str,
+            mediaType: str,
+            size: { type: 'number' },
+            icons: { type: 'array', items: { type: 'object' } },
+          },
+          ['uri', 'name'],
+        ),
+        block('resource', { resource: { oneOf: [resourceContents('text'), resourceContents('blob')] } }, ['resource']),
+      ],
+    },
   },
-}
+  'contentSchema',
+) as JsonSchemaNode
 
 /** The value an imported tool resolves with. */
 interface ImportedValue {
@@ -481,7 +485,7 @@ class UpstreamLink {
   private generation = 0
   /** The last listing applied to the registrations. */
   private applied: { generation: number; session: Session; tools: Tool[] } | undefined
-  /** The newest listing's outcome, which answers for every older one still in flight. */
+  /** The newest listing's outcome, which answers for an older one that failed. */
   private latest: Promise<void> = Promise.resolve()
   /** The listing about to start, which requests made before it starts share. */
   private pending: { run: Promise<void>; all: boolean } | undefined
@@ -918,16 +922,16 @@ class UpstreamLink {
       // before a new server's tools are served. A tools/list_changed lists the tools alone.
       ;[listing] = await Promise.all([this.listAll(), all ? this.catalog.sync(client) : undefined])
     } catch (error) {
-      // A newer listing answers for this one, failed or not.
+      // A newer listing, if any, answers for this one that failed.
       if (generation !== this.generation) return this.latest
       throw error
     }
-    if (generation !== this.generation) {
-      // The SDK client remembers each answer's output schemas and task support as it arrives: an
-      // older answer read after the newer one was applied must not be what it remembers.
-      const { applied } = this
-      if (applied !== undefined && applied.generation > generation) applied.session.fast?.rememberTools(applied.tools)
-      return this.latest
+    const { applied } = this
+    if (applied !== undefined && applied.generation > generation) {
+      // A newer listing was applied already. The SDK client remembers each answer's output schemas
+      // and task support as it arrives: this older one must not be what it remembers.
+      applied.session.fast?.rememberTools(applied.tools)
+      return
     }
     if (this.closed) return
     this.applied = { generation, session: listing.session, tools: listing.tools }
@@ -994,8 +998,9 @@ class UpstreamLink {
   /**
    * Start a listing on the next turn of the event loop; requests made before it starts share it (a
    * burst of `list_changed` notifications, a server registering its tools one by one, lists once).
-   * A listing does not wait for one in flight: the newer request went out after the change it was
-   * made for, so its answer is applied and the older one's is dropped, whichever comes back first.
+   * A listing does not wait for one in flight. Each answer is applied as it arrives unless a newer
+   * listing's answer was applied already: the registrations never go back to an older list, and a
+   * caller's listing counts as soon as it, or a newer one, is applied.
    */
   private relist(all: boolean): Promise<void> {
     const pending = this.pending
@@ -1064,16 +1069,8 @@ function definitionOf(
     description: tool.description ?? tool.title ?? '',
     parameters: snapshotJsonValue(tool.inputSchema, `tools[${tool.name}].inputSchema`),
     output: {
-      schema: {
-        type: 'object',
-        properties: {
-          content: contentSchema,
-          structuredContent: supportedOrAny(remoteOutput),
-          _meta: { type: 'object', description: 'Metadata the server attached to the result.' },
-        },
-        required: ['content'],
-        additionalProperties: false,
-      },
+      schema:
+        remoteOutput === undefined ? (plainOutputSchema ??= outputSchemaOf(undefined)) : outputSchemaOf(remoteOutput),
       render: (_args, value) => (value as unknown as ImportedValue).content,
     },
     execute: call,
@@ -1102,6 +1099,27 @@ function definitionOf(
     ...(taskSupport === 'optional' || taskSupport === 'required' ? { taskSupport } : {}),
   })
   return definition
+}
+
+/**
+ * The output schema of a tool that declares none (most of them): one frozen snapshot for all, so
+ * that registering such a tool does not copy, check and compile the content blocks' schema again.
+ */
+let plainOutputSchema: JsonSchemaNode | undefined
+
+/** The schema of an imported tool's canonical value, as a frozen snapshot. */
+function outputSchemaOf(remoteOutput: Record<string, unknown> | undefined): JsonSchemaNode {
+  const schema: JsonSchemaNode = {
+    type: 'object',
+    properties: {
+      content: contentSchema,
+      structuredContent: supportedOrAny(remoteOutput),
+      _meta: { type: 'object', description: 'Metadata the server attached to the result.' },
+    },
+    required: ['content'],
+    additionalProperties: false,
+  }
+  return snapshotJsonValue(schema, 'outputSchema') as JsonSchemaNode
 }
 
 /** The remote output schema when toolgate's validator speaks its dialect; any JSON otherwise. */
