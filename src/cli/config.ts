@@ -9,6 +9,7 @@ import { isRecord } from '../util/is-record.js'
 import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './config-auth.js'
 import { catalogGlobIssues } from './config-catalog-policy.js'
 import { checkDeferAbove, checkServerDefer, type ServerDefer } from './config-defer.js'
+import { checkFiles } from './config-files.js'
 import { readConfigText } from './config-read.js'
 import { checkPolicyRules, type PolicyRule } from './config-rules.js'
 import { checkStoreConfig, type StoreConfig } from './config-store.js'
@@ -57,6 +58,8 @@ export interface HttpConfig {
 
 export interface GatewayConfig {
   root?: string
+  /** Serve toolgate's own file tools (default true); false serves the upstreams (and bash, if on) alone. */
+  files?: boolean
   bash?: boolean
   mode?: ToolPresentationMode
   servers?: Record<string, ServerConfig>
@@ -126,6 +129,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
     '',
     [
       'root',
+      'files',
       'bash',
       'mode',
       'servers',
@@ -165,6 +169,8 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.auth !== undefined) config.auth = checkAuth(value.auth, issues)
   if (value.limits !== undefined) config.limits = checkLimits(value.limits, issues)
   if (value.store !== undefined) config.store = checkStoreConfig(value.store, issues)
+  const files = checkFiles(value.files, issues)
+  if (files !== undefined) config.files = files
   const deferAbove = checkDeferAbove(value.deferAbove, issues)
   if (deferAbove !== undefined) config.deferAbove = deferAbove
   if (value.maxMessageBytes !== undefined) {

@@ -110,8 +110,12 @@ const ANNOTATIONS: Readonly<Record<string, McpToolAnnotations>> = {
  * resolves; one that is down is logged by its config name and retried in the background.
  */
 export async function openGateway(settings: GatewaySettings, log: Log, startup?: GatewayStartup): Promise<Gateway> {
-  const root = await stat(settings.root).catch(() => undefined)
-  if (!root?.isDirectory()) throw new ConfigError('--root', `"${settings.root}" is not a directory`)
+  const files = settings.files ?? true
+  // Without the file tools and bash nothing works in the root, so it need not exist.
+  if (files || settings.bash) {
+    const root = await stat(settings.root).catch(() => undefined)
+    if (!root?.isDirectory()) throw new ConfigError('--root', `"${settings.root}" is not a directory`)
+  }
   if (settings.journal !== undefined && !settings.check) {
     // An audit journal that cannot be written stops the gateway, rather than serving unrecorded.
     const handle = await open(settings.journal, 'a').catch((error: unknown) => {
@@ -121,14 +125,15 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   }
   // createToolRuntime() installs the timeout policy; loading it again would time every call twice.
   const { ctx, tools } = await createToolRuntime({ mode: settings.mode })
-  const own: ToolDefinition[] = createFsTools({ root: settings.root })
+  // The gateway's own tools are only those served: a name they do not take is free for an upstream.
+  const own: ToolDefinition[] = files ? createFsTools({ root: settings.root }) : []
   if (settings.bash) own.push(createBashTool({ cwd: settings.root }))
   for (const definition of own) {
     const annotations = ANNOTATIONS[definition.name]
     if (annotations) setMcpToolMeta(definition, { annotations })
     tools.register(definition)
   }
-  log.debug(`workspace ${settings.root}: ${own.map((d) => d.name).join(', ')}`)
+  if (own.length > 0) log.debug(`workspace ${settings.root}: ${own.map((d) => d.name).join(', ')}`)
 
   const ownNames = own.map((d) => d.name)
   if (settings.mode !== 'native') ownNames.push(RUN_CODE_NAME)

@@ -24,8 +24,10 @@ const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|b
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
 --root (default: the current directory), bash with --bash, and the tools of every upstream MCP
-server in the config file, through the config's policy. Over stdio by default; with --http PORT
-as Streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0 picks a free port, logged on stderr).
+server in the config file, through the config's policy. With "files": false in the config it
+serves no file tools: only the upstreams' tools (and bash with --bash, still run in --root), a
+pure gateway. Over stdio by default; with --http PORT as Streamable HTTP at
+http://127.0.0.1:PORT/mcp (PORT 0 picks a free port, logged on stderr).
 
 Each server's tools are named "<name>__<tool>", or with the server's "prefix" in front ("" for
 none). Two servers (or a server and the gateway) serving the same tool name stop the gateway
@@ -33,12 +35,13 @@ before it serves. An upstream server that fails to start, or dies, is logged on 
 config name, its tools are left out (clients get list_changed), and it is retried with backoff
 (1 s doubling to 60 s, jittered; the config's "reconnect" sets both) while the others serve.
 
-  --root DIR      workspace the file tools (and bash) are confined to
+  --root DIR      workspace the file tools (and bash) are confined to; refused when neither is served
   --bash          also serve the bash tool
   --mode MODE     native (each tool), code (one run_code tool with a typed SDK) or both
-  --config FILE   JSON: { root?, bash?, mode?, servers?, policy?, http?, reconnect?, maxMessageBytes?,
-                  auth?, limits?, journal? }; flags override it
-                  ("journal": the audit journal, every call with who made it)
+  --config FILE   JSON: { root?, files?, bash?, mode?, servers?, policy?, http?, reconnect?,
+                  maxMessageBytes?, auth?, limits?, journal?, store?, deferAbove? }; flags override it
+                  ("files": false serves no file tools; "journal": the audit journal, every call
+                  with who made it)
   --check         start every upstream server once, print each one's state on stdout
                   ("connected, N tools" or "down: reason", and any tool not served), and exit:
                   0 when every server is connected and every tool served, 1 otherwise

@@ -14,12 +14,15 @@ import {
   type ServerConfig,
 } from './config.js'
 import type { AuthConfig, LimitsConfig } from './config-auth.js'
+import { checkRootUsed } from './config-files.js'
 import { type StoreConfig, storeFlag } from './config-store.js'
 import { parseTrustProxy } from './http-proxy.js'
 
 export interface GatewaySettings {
   /** Absolute workspace root of the file tools (and bash's working directory). */
   readonly root: string
+  /** Serve the file tools (the config's `files`); absent means true. */
+  readonly files?: boolean
   readonly bash: boolean
   readonly mode: ToolPresentationMode
   readonly servers: Readonly<Record<string, ServerConfig>>
@@ -115,9 +118,15 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
   if (typeof store === 'string') throw new UsageError(store)
   const file: GatewayConfig = values.config === undefined ? {} : await loadConfig(values.config as string)
   const root = values.root !== undefined ? path.resolve(values.root as string) : (file.root ?? process.cwd())
+  const files = file.files ?? true
+  const bash = (values.bash as boolean | undefined) ?? file.bash ?? false
+  const rootGiven =
+    values.root !== undefined ? { flag: true } : file.root !== undefined ? { file: String(values.config) } : undefined
+  checkRootUsed({ files, bash }, rootGiven)
   return {
     root,
-    bash: (values.bash as boolean | undefined) ?? file.bash ?? false,
+    files,
+    bash,
     mode: (mode as ToolPresentationMode | undefined) ?? file.mode ?? 'native',
     servers: file.servers ?? {},
     policy: file.policy ?? {},

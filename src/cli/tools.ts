@@ -7,6 +7,7 @@ const usage = `Usage: toolgate tools [--config FILE] [--root DIR] [--bash] [--mo
 
 Prints each tool the served scope exposes, with its description. Under --mode code that is
 run_code alone, whose description carries the typed SDK of every tool a program may call.
+With "files": false in the config the file tools are left out, as serve leaves them out.
 Upstream servers in the config are started to list their tools. One that is down is named on
 stderr and its tools are missing from the list; the exit status is then 1 (see serve --check).
 `

@@ -99,6 +99,27 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     expect((await recorded()).filter((line) => line.startsWith('spawn '))).toEqual([])
   })
 
+  it('R-23-perf: spawns early for a config with "files": false, and nothing for a wrong "files" or an unused root', async () => {
+    const pure = await writeConfig(dir, { files: false, servers: { a: upstream() } })
+    const checked = await run(['serve', '--check', '--config', pure])
+    expect(checked).toMatchObject({ code: 0, stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools\n$/) })
+    const log = await recorded()
+    expect(log.filter((line) => line.startsWith('spawn '))).toHaveLength(1)
+    expect(log.slice(0, 2)).toEqual([expect.stringMatching(/^spawn /), 'bundle'])
+    await writeFile(events, '')
+    const bad = await writeConfig(dir, { files: 'no', servers: { a: upstream() } }, 'bad-files.json')
+    const invalid = await run(['serve', '--config', bad])
+    expect(invalid).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `toolgate serve: ${bad}:\n  - files: expected true or false, got "no"\n`,
+    })
+    const unused = await run(['serve', '--config', pure, '--root', dir])
+    expect(unused.code).toBe(1)
+    expect(unused.stderr).toMatch(/^toolgate serve: --root: nothing uses the root/)
+    expect((await recorded()).filter((line) => line.startsWith('spawn '))).toEqual([])
+  })
+
   it('R-23-perf: a config that can be read only once (a pipe) is read once and served', async () => {
     const fifo = path.join(dir, 'config.fifo')
     execFileSync('mkfifo', [fifo])

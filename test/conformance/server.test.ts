@@ -38,8 +38,9 @@ async function setup(): Promise<void> {
   reference = await startReferenceServer()
   const temp = await tempDir()
   cleanup = temp.cleanup
+  // A pure relay: none of the gateway's own file tools beside the reference server's.
   const config = await writeConfig(temp.dir, {
-    root: '.',
+    files: false,
     servers: { conformance: { url: reference.url, prefix: '' } },
   })
   gateway = await startToolgate(['--config', config])
