@@ -1,7 +1,8 @@
 // Cold start of `toolgate serve` (issue 23): spawn → the client's initialize → the first
 // `tools/list` answered, measured by the MCP SDK's client over stdio, against the upstream alone
-// (server-everything `stdio`, the same measurement). The cases are interleaved, each round
-// starting at another case. Run after `npm run build`.
+// (server-everything `stdio`, the same measurement), with the gateway's own file tools and without
+// them (`"files": false`). The cases are interleaved, each round starting at another case. Run
+// after `npm run build`.
 //
 //   COLD_START_ROUNDS   rounds (default 21)
 //   COLD_START_BINS     other builds to compare, `name=path/to/dist/cli/bin.js` separated by commas
@@ -38,10 +39,12 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 export async function run(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-cold-bench-'))
   const config = path.join(dir, 'stdio.json')
-  await writeFile(
-    config,
-    JSON.stringify({ servers: { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
-  )
+  const servers = { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } }
+  await writeFile(config, JSON.stringify({ servers }))
+  // The gateway as a pure relay: the upstream's tools and nothing of its own, so that both sides
+  // list the same tools (the client's SDK compiles a validator per output schema it is shown).
+  const relay = path.join(dir, 'relay.json')
+  await writeFile(relay, JSON.stringify({ servers, files: false }))
   const others = (process.env.COLD_START_BINS ?? '')
     .split(',')
     .filter((entry) => entry !== '')
@@ -52,6 +55,7 @@ export async function run(): Promise<void> {
   const cases: [string, string[]][] = [
     ['server-everything alone', [EVERYTHING, 'stdio']],
     ['toolgate serve (this build)', [BIN, 'serve', '--config', config, '--root', dir]],
+    ['toolgate serve, `"files": false` (this build)', [BIN, 'serve', '--config', relay]],
     ...others.map(([name, bin]): [string, string[]] => [
       `toolgate serve (${name})`,
       [bin, 'serve', '--config', config, '--root', dir],
