@@ -258,8 +258,6 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   collisions.push(...catalog.started())
 
   const stopRoots = clients.onRootsChanged(() => {
-    // Upstreams were not promised change notices by a client that sends none.
-    if (clientDeclared !== undefined && clientDeclared.roots?.listChanged !== true) return
     for (const [name, connection] of connections)
       connection
         .notifyRootsChanged()

@@ -65,8 +65,6 @@ export interface McpCapabilityHandlers {
 
 /** Sampling handlers that also answer requests offering tools, declared as `sampling: { tools: {} }`. */
 const toolSampling = new WeakSet<McpSamplingHandler>()
-/** Roots handlers whose changes are never announced, declared without `listChanged`. */
-const unannouncedRoots = new WeakSet<McpRootsHandler>()
 
 /**
  * The handler, as one that also answers sampling requests that offer tools (a gateway whose own
@@ -75,16 +73,6 @@ const unannouncedRoots = new WeakSet<McpRootsHandler>()
 export function samplingWithTools(handler: McpSamplingHandler): McpSamplingHandler {
   const marked: McpSamplingHandler = (params, context) => handler(params, context)
   toolSampling.add(marked)
-  return marked
-}
-
-/**
- * The handler, as one whose roots are never said to change (a gateway whose own client did not
- * declare `roots.listChanged`), so the server is not promised change notices.
- */
-export function rootsWithoutListChanged(handler: McpRootsHandler): McpRootsHandler {
-  const marked: McpRootsHandler = (params, context) => handler(params, context)
-  unannouncedRoots.add(marked)
   return marked
 }
 
@@ -98,7 +86,7 @@ export function declaredCapabilities(handlers: McpCapabilityHandlers): ClientCap
     }
   if (handlers.sampling) capabilities.sampling = toolSampling.has(handlers.sampling) ? { tools: {} } : {}
   // The connection's notifyRootsChanged() tells the server when the roots changed.
-  if (handlers.roots) capabilities.roots = unannouncedRoots.has(handlers.roots) ? {} : { listChanged: true }
+  if (handlers.roots) capabilities.roots = { listChanged: true }
   return capabilities
 }
 

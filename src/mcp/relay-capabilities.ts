@@ -2,12 +2,12 @@
 // whole life: only those the client can answer, so each upstream is declared exactly the
 // capabilities that client declared, and offers no tool that would need one it lacks.
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
-import { type McpCapabilityHandlers, rootsWithoutListChanged, samplingWithTools } from './capabilities.js'
+import { type McpCapabilityHandlers, samplingWithTools } from './capabilities.js'
 
 /**
  * The subset of `handlers` matching `capabilities` (the client's own `initialize`): sampling (with
  * tools when the client takes them), elicitation in the modes the client declared (a bare
- * `elicitation: {}` is form mode), and roots (with change notices when the client sends them).
+ * `elicitation: {}` is form mode), and roots.
  */
 export function handlersForClient(
   handlers: Required<McpCapabilityHandlers>,
@@ -25,7 +25,8 @@ export function handlersForClient(
   }
   if (sampling !== undefined)
     selected.sampling = sampling.tools !== undefined ? samplingWithTools(handlers.sampling) : handlers.sampling
-  if (roots !== undefined)
-    selected.roots = roots.listChanged === true ? handlers.roots : rootsWithoutListChanged(handlers.roots)
+  // Declared with listChanged whatever the client said: the gateway itself tells the upstreams when
+  // its client arrives, since they may ask for the roots before its session exists.
+  if (roots !== undefined) selected.roots = handlers.roots
   return selected
 }

@@ -107,10 +107,15 @@ describe('toolgate serve over stdio declares upstream exactly what its client de
     expect(textOf(roots)).toContain('file:///mine')
   })
 
-  it('a bare elicitation is form mode only; sampling tools and roots without listChanged are passed on as declared', {
+  it('a bare elicitation is form mode only; sampling tools are passed on; roots are declared with listChanged', {
     timeout: BOUND_MS,
   }, async () => {
     const s = await serve({ elicitation: {}, sampling: { tools: {} }, roots: {} })
-    expect(await upstreamSaw(s.client)).toEqual({ elicitation: { form: {} }, sampling: { tools: {} }, roots: {} })
+    // The gateway itself says when the roots become available (its client's session opens).
+    expect(await upstreamSaw(s.client)).toEqual({
+      elicitation: { form: {} },
+      sampling: { tools: {} },
+      roots: { listChanged: true },
+    })
   })
 })

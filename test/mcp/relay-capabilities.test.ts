@@ -2,7 +2,8 @@
 // its upstreams only the relay handlers that client can answer, so each upstream is declared
 // exactly the client's capabilities: sampling (with tools only when the client takes them),
 // elicitation in the client's modes (a bare `elicitation: {}` is form mode, per MCP 2025-11-25),
-// roots (with listChanged only when the client sends change notices).
+// roots (always with listChanged: the gateway announces its client's arrival to upstreams that
+// asked for the roots before the client's session existed).
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { declaredCapabilities } from '../../src/mcp/capabilities.js'
@@ -33,9 +34,9 @@ describe('handlersForClient: the upstream is declared what the one client declar
     expect(declaredCapabilities(handlers).sampling).toEqual({})
   })
 
-  it('roots with listChanged only when the client declared it', () => {
-    expect(upstreamSees({ roots: {} })).toEqual({ roots: {} })
-    expect(upstreamSees({ roots: { listChanged: false } })).toEqual({ roots: {} })
+  it('roots with listChanged, which the gateway sends when its client arrives', () => {
+    expect(upstreamSees({ roots: {} })).toEqual({ roots: { listChanged: true } })
+    expect(upstreamSees({ roots: { listChanged: false } })).toEqual({ roots: { listChanged: true } })
     expect(upstreamSees({ roots: { listChanged: true } })).toEqual({ roots: { listChanged: true } })
     expect(declaredCapabilities(handlers).roots).toEqual({ listChanged: true })
   })
