@@ -120,6 +120,17 @@ const alive = (pid: number) => {
   }
 }
 
+/** The file's text once it exists (polled: the upstream writes it when it runs), bounded. */
+async function waitForFile(file: string): Promise<string> {
+  const until = Date.now() + BOUND_MS
+  for (;;) {
+    const text = await readFile(file, 'utf8').catch(() => undefined)
+    if (text) return text
+    if (Date.now() > until) throw new Error(`${file} was not written within ${BOUND_MS} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
 /** Until `pid` is gone (polled: a process's end has no event here), bounded. */
 async function gone(pid: number): Promise<boolean> {
   const until = Date.now() + BOUND_MS
@@ -247,6 +258,20 @@ describe('serve over stdio while its upstreams start', () => {
     await peer.answer(1)
     peer.send({ id: 2, method: 'tools/list' })
     const pid = Number(await readFile(pidFile, 'utf8'))
+    peer.child.stdin.end()
+    await release()
+    expect(await peer.exited).toBe(0)
+    expect(peer.stderr).toBe('')
+    expect(await gone(pid)).toBe(true)
+  })
+
+  it('exits cleanly, its upstream stopped, when the client leaves before it sent initialize (issue 23 item 1)', {
+    timeout: TEST_MS,
+  }, async () => {
+    // The upstreams' initialize waits for the client's; a client gone first declared nothing.
+    const { config, release, pidFile } = await heldSetup()
+    const peer = new Peer(['--config', config, '--root', dir])
+    const pid = Number(await waitForFile(pidFile))
     peer.child.stdin.end()
     await release()
     expect(await peer.exited).toBe(0)
