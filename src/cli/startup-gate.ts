@@ -2,7 +2,8 @@
 // client's `initialize` is answered as soon as what the gateway will declare is known, `ping` at
 // once, and everything else waits, in order, for the gateway's MCP server, which can only be made
 // once every upstream was tried. The client's handshake then overlaps the upstreams' start instead
-// of following it.
+// of following it. The capabilities the client declares in that `initialize` are what the gateway
+// declares to its upstreams, so their own `initialize` waits for it.
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   type ClientCapabilities,
