@@ -2,6 +2,7 @@
 // workspace, upstream MCP servers imported under their prefix, and the policy, all seen through
 // one serving agent. An upstream that is down is left out and retried; the others keep serving.
 import { open, stat } from 'node:fs/promises'
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
@@ -17,6 +18,7 @@ import {
 import { McpClientDirectory } from '../mcp/client-directory.js'
 import { identityOf } from '../mcp/identity.js'
 import { createMcpRelay } from '../mcp/relay.js'
+import { handlersForClient } from '../mcp/relay-capabilities.js'
 import type { McpServerCatalog } from '../mcp/serve-catalog.js'
 import type { McpServerLogging } from '../mcp/server.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
@@ -79,6 +81,12 @@ export interface GatewayStartup {
   idle?(): void
   /** An upstream's first attempt ended, connected or down. */
   settled?(name: string, connection: McpConnection): void
+  /**
+   * The capabilities of the one client the gateway will serve: each upstream is declared exactly
+   * these (of those it relays), and is initialized once they are known. Without it every upstream
+   * is declared all it relays, for clients that come and go.
+   */
+  clientCapabilities?(): Promise<ClientCapabilities>
 }
 
 /** What `serve --check` reports about one upstream server. */
@@ -203,6 +211,8 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
 
   const clients = new McpClientDirectory()
   const relay = createMcpRelay(clients)
+  const clientDeclared = await startup?.clientCapabilities?.()
+  const relayed = clientDeclared === undefined ? relay.handlers : handlersForClient(relay.handlers, clientDeclared)
   const connecting = Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       let wasDown = false
@@ -215,7 +225,7 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
         onLog: relayLog,
         onListChanged: (kind) => catalog.changed(kind),
         onResourceUpdated: (uri, server) => catalog.updated(uri, server),
-        ...relay.handlers,
+        ...relayed,
         onElicitationComplete: (id) => relay.onElicitationComplete(id),
         ...(startup?.opened ? { onOpened: (features: McpServerFeatures) => startup.opened?.(name, features) } : {}),
         onStateChange: (state) => {

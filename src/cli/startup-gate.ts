@@ -2,9 +2,11 @@
 // client's `initialize` is answered as soon as what the gateway will declare is known, `ping` at
 // once, and everything else waits, in order, for the gateway's MCP server, which can only be made
 // once every upstream was tried. The client's handshake then overlaps the upstreams' start instead
-// of following it.
+// of following it. The capabilities the client declares in that `initialize` are what the gateway
+// declares to its upstreams, so their own `initialize` waits for it.
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
+  type ClientCapabilities,
   type InitializeRequest,
   InitializeRequestSchema,
   type JSONRPCMessage,
@@ -52,6 +54,9 @@ export class StartupGate implements Transport {
   private replayId: string | undefined
   private ended = false
   private endedListeners: (() => void)[] = []
+  /** What the client declared in its first request, once it came (see clientCapabilities). */
+  private declared: ClientCapabilities | undefined
+  private declaredListeners: ((capabilities: ClientCapabilities) => void)[] = []
 
   constructor(
     readonly inner: Transport,
@@ -67,6 +72,8 @@ export class StartupGate implements Transport {
     this.inner.onclose = () => {
       this.ended = true
       for (const listener of this.endedListeners.splice(0)) listener()
+      // A client gone before it said anything declared nothing.
+      this.noteDeclared({})
     }
     await this.inner.start()
   }
@@ -80,6 +87,22 @@ export class StartupGate implements Transport {
   whenClientGone(): Promise<void> {
     if (this.ended) return Promise.resolve()
     return new Promise((resolve) => this.endedListeners.push(resolve))
+  }
+
+  /**
+   * The capabilities the client declared in its `initialize`. A first request that is not a valid
+   * `initialize`, or a client gone before any, declared nothing: the gateway then goes on starting
+   * (and the server refuses what it must) rather than wait for an `initialize` that may never come.
+   */
+  clientCapabilities(): Promise<ClientCapabilities> {
+    if (this.declared !== undefined) return Promise.resolve(this.declared)
+    return new Promise((resolve) => this.declaredListeners.push(resolve))
+  }
+
+  private noteDeclared(capabilities: ClientCapabilities): void {
+    if (this.declared !== undefined) return
+    this.declared = capabilities
+    for (const listener of this.declaredListeners.splice(0)) listener(capabilities)
   }
 
   /** What the server will declare: a held `initialize` is answered now. */
@@ -99,6 +122,7 @@ export class StartupGate implements Transport {
           // Only a request the server would take is answered for it; any other is its to refuse.
           const parsed = InitializeRequestSchema.safeParse({ method: message.method, params: message.params })
           if (parsed.success) {
+            this.noteDeclared(parsed.data.params.capabilities)
             this.waiting = { id: message.id, request: parsed.data }
             this.replayId = `toolgate-startup-${Date.now()}-${Math.random().toString(36).slice(2)}`
             this.held.push({ message: { ...message, id: this.replayId }, extra })
@@ -106,6 +130,7 @@ export class StartupGate implements Transport {
             return
           }
         }
+        this.noteDeclared({})
       } else if (message.method === 'notifications/cancelled' && isRecord(message.params)) {
         // A request cancelled while it waited is never delivered, and so never answered.
         const { requestId } = message.params
@@ -206,6 +231,7 @@ export function declareWhenKnown(gate: StartupGate, names: readonly string[]): G
   }
   if (names.length === 0) gate.declare(earlyCapabilities([]))
   return {
+    clientCapabilities: () => gate.clientCapabilities(),
     // Until the first upstream answers, the SDK's parsers for what comes next are generated.
     idle: () => {
       if (names.length > 0 && known.size < names.length) stopWarming = warmWhileIdle()

@@ -63,6 +63,19 @@ export interface McpCapabilityHandlers {
   readonly roots?: McpRootsHandler
 }
 
+/** Sampling handlers that also answer requests offering tools, declared as `sampling: { tools: {} }`. */
+const toolSampling = new WeakSet<McpSamplingHandler>()
+
+/**
+ * The handler, as one that also answers sampling requests that offer tools (a gateway whose own
+ * client declared `sampling.tools`), so the server may send those.
+ */
+export function samplingWithTools(handler: McpSamplingHandler): McpSamplingHandler {
+  const marked: McpSamplingHandler = (params, context) => handler(params, context)
+  toolSampling.add(marked)
+  return marked
+}
+
 /** Exactly the capabilities whose handlers are given. */
 export function declaredCapabilities(handlers: McpCapabilityHandlers): ClientCapabilities {
   const capabilities: ClientCapabilities = {}
@@ -71,7 +84,7 @@ export function declaredCapabilities(handlers: McpCapabilityHandlers): ClientCap
       ...(handlers.elicitation ? { form: {} } : {}),
       ...(handlers.urlElicitation ? { url: {} } : {}),
     }
-  if (handlers.sampling) capabilities.sampling = {}
+  if (handlers.sampling) capabilities.sampling = toolSampling.has(handlers.sampling) ? { tools: {} } : {}
   // The connection's notifyRootsChanged() tells the server when the roots changed.
   if (handlers.roots) capabilities.roots = { listChanged: true }
   return capabilities

@@ -64,7 +64,11 @@ function answer(client: Client, who: string): void {
 
 async function ask(client: Client, kind: 'sample' | 'elicit' | 'roots') {
   const result = await client.callTool({ name: 'asker__ask', arguments: { kind } })
-  return JSON.parse(textOf(result)) as { result?: Record<string, unknown>; error?: { code: number; message: string } }
+  return JSON.parse(textOf(result)) as {
+    capabilities: unknown
+    result?: Record<string, unknown>
+    error?: { code: number; message: string }
+  }
 }
 
 describe('toolgate serve relays sampling, elicitation and roots (issue 23 item 1)', () => {
@@ -82,10 +86,21 @@ describe('toolgate serve relays sampling, elicitation and roots (issue 23 item 1
     })
   })
 
-  it('over stdio, a client without the capability: the upstream gets a clear method-not-found', async () => {
+  it('over stdio, a client without the capability: the upstream is not declared it, and its request is not found', async () => {
     const s = await serveStdio(['--config', config], {})
     open.push(s)
-    const { error } = await ask(s.client, 'sample')
+    const { capabilities, error } = await ask(s.client, 'sample')
+    // The gateway declares upstream only what its one client declared (see client-capabilities.test.ts).
+    expect(capabilities).toEqual({})
+    expect(error?.code).toBe(METHOD_NOT_FOUND)
+  })
+
+  it('over Streamable HTTP, a client without the capability: the upstream gets a clear method-not-found', async () => {
+    const h = await serveHttp(['--config', config], {})
+    open.push(h)
+    const { capabilities, error } = await ask(h.client, 'sample')
+    // Upstream sessions are shared by clients that come and go: everything relayed is declared.
+    expect(capabilities).toMatchObject({ sampling: {}, roots: { listChanged: true } })
     expect(error).toEqual({
       code: METHOD_NOT_FOUND,
       message: expect.stringContaining('the MCP client that made this call did not declare the sampling capability'),

@@ -120,6 +120,17 @@ const alive = (pid: number) => {
   }
 }
 
+/** The file's text once it exists (polled: the upstream writes it when it runs), bounded. */
+async function waitForFile(file: string): Promise<string> {
+  const until = Date.now() + BOUND_MS
+  for (;;) {
+    const text = await readFile(file, 'utf8').catch(() => undefined)
+    if (text) return text
+    if (Date.now() > until) throw new Error(`${file} was not written within ${BOUND_MS} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
 /** Until `pid` is gone (polled: a process's end has no event here), bounded. */
 async function gone(pid: number): Promise<boolean> {
   const until = Date.now() + BOUND_MS
@@ -172,7 +183,6 @@ describe('serve over stdio while its upstreams start', () => {
     for (const [flags, extra] of cases) {
       const { config, release } = await heldSetup(flags, extra)
       const early = new Peer(['--config', config, '--root', dir])
-      let earlyResult: unknown
       try {
         early.send(initialize(1))
         if (flags.includes('--hold-initialize')) {
@@ -182,32 +192,41 @@ describe('serve over stdio while its upstreams start', () => {
           expect(early.received.some((m) => m.id === 1)).toBe(false)
           await release()
         }
-        earlyResult = (await early.answer(1)).result
+        const earlyResult = (await early.answer(1)).result
         await release()
         early.send({ id: 2, method: 'tools/list' })
         await early.answer(2)
+        // The upstreams wait for the client's initialize, so the first one always meets the gate;
+        // once a held request was answered the server itself reads the client, and answers another.
+        early.send(initialize(3))
+        expect(earlyResult).toEqual((await early.answer(3)).result)
       } finally {
         expect(await early.stop()).toBe(0)
       }
-      // The same config, its upstream already released: initialize reaches the server itself,
-      // sent once the gateway says it serves.
-      const late = new Peer(['--config', config, '--root', dir, '--verbose'])
+    }
+  })
+
+  it('starts its upstreams on a first request that is not a valid initialize, rather than wait for one (issue 23 item 1)', {
+    timeout: TEST_MS,
+  }, async () => {
+    // The upstreams' initialize waits for the client's capabilities; a client that never declares
+    // them (a bad initialize, or none before its first request) declared nothing and is still answered.
+    for (const first of [
+      { id: 1, method: 'initialize', params: { capabilities: 'none' } },
+      { id: 1, method: 'tools/list' },
+    ]) {
+      const { config, release } = await heldSetup()
+      const peer = new Peer(['--config', config, '--root', dir])
       try {
-        await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`not serving: ${late.stderr}`)), BOUND_MS)
-          const check = () => {
-            if (!late.stderr.includes('serving MCP over stdio')) return
-            clearTimeout(timer)
-            late.child.stderr.off('data', check)
-            resolve()
-          }
-          late.child.stderr.on('data', check)
-          check()
-        })
-        late.send(initialize(1))
-        expect(earlyResult).toEqual((await late.answer(1)).result)
+        peer.send(first)
+        await release()
+        const answered = await peer.answer(1)
+        expect(answered.result !== undefined || answered.error !== undefined).toBe(true)
+        peer.send({ id: 2, method: 'tools/list' })
+        const names = ((await peer.answer(2)).result?.tools ?? []).map((tool) => tool.name)
+        expect(names).toContain('held__echo')
       } finally {
-        expect(await late.stop()).toBe(0)
+        expect(await peer.stop()).toBe(0)
       }
     }
   })
@@ -239,6 +258,20 @@ describe('serve over stdio while its upstreams start', () => {
     await peer.answer(1)
     peer.send({ id: 2, method: 'tools/list' })
     const pid = Number(await readFile(pidFile, 'utf8'))
+    peer.child.stdin.end()
+    await release()
+    expect(await peer.exited).toBe(0)
+    expect(peer.stderr).toBe('')
+    expect(await gone(pid)).toBe(true)
+  })
+
+  it('exits cleanly, its upstream stopped, when the client leaves before it sent initialize (issue 23 item 1)', {
+    timeout: TEST_MS,
+  }, async () => {
+    // The upstreams' initialize waits for the client's; a client gone first declared nothing.
+    const { config, release, pidFile } = await heldSetup()
+    const peer = new Peer(['--config', config, '--root', dir])
+    const pid = Number(await waitForFile(pidFile))
     peer.child.stdin.end()
     await release()
     expect(await peer.exited).toBe(0)
