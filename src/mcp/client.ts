@@ -1069,8 +1069,7 @@ function definitionOf(
     description: tool.description ?? tool.title ?? '',
     parameters: snapshotJsonValue(tool.inputSchema, `tools[${tool.name}].inputSchema`),
     output: {
-      schema:
-        remoteOutput === undefined ? (plainOutputSchema ??= outputSchemaOf(undefined)) : outputSchemaOf(remoteOutput),
+      schema: remoteOutput === undefined ? plainOutputSchema() : outputSchemaOf(remoteOutput),
       render: (_args, value) => (value as unknown as ImportedValue).content,
     },
     execute: call,
@@ -1105,7 +1104,11 @@ function definitionOf(
  * The output schema of a tool that declares none (most of them): one frozen snapshot for all, so
  * that registering such a tool does not copy, check and compile the content blocks' schema again.
  */
-let plainOutputSchema: JsonSchemaNode | undefined
+let plainOutput: JsonSchemaNode | undefined
+function plainOutputSchema(): JsonSchemaNode {
+  plainOutput ??= outputSchemaOf(undefined)
+  return plainOutput
+}
 
 /** The schema of an imported tool's canonical value, as a frozen snapshot. */
 function outputSchemaOf(remoteOutput: Record<string, unknown> | undefined): JsonSchemaNode {
