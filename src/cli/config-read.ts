@@ -2,7 +2,7 @@
 // and checks the config to spawn the upstreams before the CLI loads; the CLI then checks the very
 // text that script read instead of reading the file again: the file may be a pipe that gives its
 // content only once (`--config <(...)`, /dev/stdin), and both must see the same config.
-import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import { processShared } from '../util/process-shared.js'
 
 interface Kept {
@@ -20,14 +20,16 @@ export function keepConfigTexts(): void {
 }
 
 /** The config file's text: the one kept for this path (taken, so only once), or read now. */
-export async function readConfigText(file: string): Promise<string> {
+export function readConfigText(file: string): string {
   const holder = kept()
   const text = holder.texts.get(file)
   if (text !== undefined) {
     holder.texts.delete(file)
     return text
   }
-  const read = await readFile(file, 'utf8')
+  // Read synchronously: before the first script spawns the upstreams nothing else is waiting, and
+  // node:fs/promises and the event-loop turns of an asynchronous read would only delay the spawn.
+  const read = readFileSync(file, 'utf8')
   if (holder.keep) holder.texts.set(file, read)
   return read
 }

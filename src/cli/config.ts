@@ -90,7 +90,7 @@ const PREFIX = /^[A-Za-z0-9_.-]{0,64}$/
 export async function loadConfig(file: string): Promise<GatewayConfig> {
   let text: string
   try {
-    text = await readConfigText(file)
+    text = readConfigText(file)
   } catch (error) {
     throw new ConfigError(file, `cannot read the file: ${(error as Error).message}`)
   }

@@ -5,7 +5,6 @@
 // older Node the file is compiled as one script with the cached data. Without the file (running
 // from the sources) the CLI loads module by module. A `serve` first runs a small second bundle that
 // spawns the upstream servers, so that they start while the big one loads.
-import { createHash } from 'node:crypto'
 import {
   lstatSync,
   mkdirSync,
@@ -51,7 +50,9 @@ export async function loadCli(argv: readonly string[]): Promise<Cli> {
     const first = fileURLToPath(new URL(`./${FIRST}`, import.meta.url))
     const firstStat = statSync(first, { throwIfNoEntry: false })
     try {
-      if (firstStat !== undefined) await (load(first, firstStat, 'serve-early') as First).spawnBeforeLoad(argv)
+      // Required as it is, with no cache of ours: it is small, and checking a cache needs node:crypto,
+      // whose load alone (≈ 4 ms) would delay the spawn more than compiling the script does.
+      if (firstStat !== undefined) await (createRequire(first)(first) as First).spawnBeforeLoad(argv)
     } catch {
       // Only a head start: the CLI spawns whatever was not spawned, and reports what is wrong.
     }
@@ -150,6 +151,8 @@ function readCache(cacheFile: string, identity: string): Buffer | undefined {
 }
 
 function digest(data: Buffer): string {
+  // Loaded here, not with this module: a Node that keeps its own cache never needs it.
+  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
   return createHash('sha256').update(data).digest('hex')
 }
 
