@@ -227,7 +227,12 @@ export function declareWhenKnown(gate: StartupGate, names: readonly string[]): G
     stopWarming?.()
     if (known.has(name) || known.size === names.length) return
     known.set(name, features)
-    if (known.size === names.length) gate.declare(earlyCapabilities(names.map((n) => known.get(n))))
+    if (known.size !== names.length) return
+    const capabilities = earlyCapabilities(names.map((n) => known.get(n)))
+    // Declared on the next turn: an upstream that just initialized is asked for its lists first
+    // (in this turn's microtasks), so it works on them while the client's answer is written and
+    // read. The client's next requests wait for those lists anyway.
+    setImmediate(() => gate.declare(capabilities))
   }
   if (names.length === 0) gate.declare(earlyCapabilities([]))
   return {

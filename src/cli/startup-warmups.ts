@@ -40,6 +40,7 @@ export const WARM_UPS: readonly (() => boolean)[] = [
         prompts: { listChanged: true },
         logging: {},
         completions: {},
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
       },
       serverInfo: { name: 'warm', title: 'Warm', version: '1.0.0' },
       instructions: 'warm',
@@ -67,7 +68,15 @@ export const WARM_UPS: readonly (() => boolean)[] = [
   () => {
     const request = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }
     const notification = { jsonrpc: '2.0', method: 'notifications/initialized' }
+    // The server asks of every request's params whether they may ask for a task (any object may);
+    // the first params it is handed are the client's initialize's.
+    const initialize = {
+      protocolVersion: types.LATEST_PROTOCOL_VERSION,
+      capabilities: { roots: { listChanged: true } },
+      clientInfo: { name: 'warm', version: '1.0.0' },
+    }
     return (
+      types.isTaskAugmentedRequestParams(initialize) &&
       !types.isJSONRPCResultResponse(request) &&
       !types.isJSONRPCErrorResponse(request) &&
       types.isJSONRPCRequest(request) &&
