@@ -33,6 +33,7 @@ import {
   type McpSamplingHandler,
   type McpUrlElicitationHandler,
   registerCapabilityHandlers,
+  samplingWithTools,
 } from './capabilities.js'
 import { fromMcpContent } from './content.js'
 import type { FastRequests } from './fast-request.js'
@@ -134,6 +135,12 @@ export interface ConnectMcpServerOptions {
   readonly onElicitationComplete?: (elicitationId: string, server: string) => void
   /** Answers the server's `sampling/createMessage`; without it the capability is not declared. */
   readonly sampling?: McpSamplingHandler
+  /**
+   * Whether {@link sampling} also answers requests that offer the model tools (`tools`,
+   * `toolChoice`) and may answer with tool uses: declared as `sampling: { tools: {} }`. Without it
+   * the server may not offer tools. Needs a `sampling` handler.
+   */
+  readonly samplingTools?: boolean
   /** Answers the server's `roots/list`; without it the capability is not declared. */
   readonly roots?: McpRootsHandler
   /**
@@ -388,6 +395,10 @@ function checkOptions(
   ] as const)
     if (options[key] !== undefined && typeof options[key] !== 'function')
       throw new ConfigError(at(key), 'expected a function')
+  if (options.samplingTools !== undefined && typeof options.samplingTools !== 'boolean')
+    throw new ConfigError(at('samplingTools'), 'expected true or false')
+  if (options.samplingTools === true && options.sampling === undefined)
+    throw new ConfigError(at('samplingTools'), 'needs a sampling handler (the option `sampling`) to answer them')
   const reconnect = checkReconnect(options.reconnect, at('reconnect'))
   if (reconnect !== undefined && 'transport' in spec)
     throw new ConfigError(at('reconnect'), 'a given transport cannot be reopened, so it cannot reconnect')
@@ -419,7 +430,10 @@ function checkOptions(
     handlers: {
       elicitation: options.elicitation,
       urlElicitation: options.urlElicitation,
-      sampling: options.sampling,
+      sampling:
+        options.samplingTools === true && options.sampling !== undefined
+          ? samplingWithTools(options.sampling)
+          : options.sampling,
       roots: options.roots,
     },
     agent: options.agent,

@@ -29,7 +29,11 @@ async function connect(options: ConnectMcpServerOptions) {
   const runtime = await createToolRuntime()
   const connection = await connectMcpServer(runtime.ctx, { command: process.execPath, args: [ASKER] }, options)
   open.push(connection)
-  const ask = async (args: { kind: 'elicit' | 'sample' | 'roots'; raw?: boolean; timeoutMs?: number }) => {
+  const ask = async (args: {
+    kind: 'elicit' | 'sample' | 'sampleTools' | 'roots'
+    raw?: boolean
+    timeoutMs?: number
+  }) => {
     const result = await runtime.tools.execute({
       callId: `c-${args.kind}`,
       name: 'ask',
@@ -101,6 +105,58 @@ describe('client capabilities (issue 23 item 1)', () => {
     expect(roots.capabilities).toEqual({ roots: { listChanged: true } })
     expect(roots.result).toEqual(rootList)
     expect((await ask({ kind: 'sample', raw: true })).error?.code).toBe(METHOD_NOT_FOUND)
+  })
+
+  it('samplingTools declares sampling.tools: requests that offer tools reach the handler, tool uses come back', async () => {
+    const offered: unknown[] = []
+    const toolUse = {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'use-1', name: 'weather', input: { city: 'Paris' } }],
+      model: 'fake-model',
+      stopReason: 'toolUse',
+    } as const
+    const { ask } = await connect({
+      sampling: (params) => {
+        offered.push(params.tools)
+        return params.tools === undefined ? sampled : toolUse
+      },
+      samplingTools: true,
+    })
+    const report = await ask({ kind: 'sampleTools' })
+    expect(report.capabilities).toEqual({ sampling: { tools: {} } })
+    expect(report.result).toEqual(toolUse)
+    // A request without tools is answered by the same handler.
+    expect((await ask({ kind: 'sample' })).result).toEqual(sampled)
+    expect(offered).toEqual([[expect.objectContaining({ name: 'weather' })], undefined])
+  })
+
+  it('without samplingTools the server may not offer tools', async () => {
+    const seen: unknown[] = []
+    const { ask } = await connect({
+      sampling: (params) => {
+        seen.push(params)
+        return sampled
+      },
+    })
+    const report = await ask({ kind: 'sampleTools' })
+    expect(report.capabilities).toEqual({ sampling: {} })
+    expect(report.error?.message).toMatch(/sampling tools/)
+    expect(seen).toEqual([])
+  })
+
+  it('samplingTools that is not a boolean, or without a sampling handler, is a ConfigError', async () => {
+    const runtime = await createToolRuntime()
+    const server = { command: process.execPath, args: [ASKER] }
+    await expect(
+      connectMcpServer(runtime.ctx, server, { sampling: () => sampled, samplingTools: 'yes' as never }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringMatching(/options\)\.samplingTools.*expected true or false/),
+    })
+    await expect(connectMcpServer(runtime.ctx, server, { samplingTools: true })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringMatching(/options\)\.samplingTools.*needs a sampling handler/),
+    })
   })
 
   it('a handler that is not a function is a ConfigError naming the option', async () => {
