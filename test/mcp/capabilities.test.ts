@@ -4,7 +4,7 @@
 // response, passes cancellation on, and keeps all of it across reconnects. The upstream is a real
 // SDK server over stdio that asks its client and reports what it saw.
 import path from 'node:path'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { type CreateMessageResultWithTools, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createToolRuntime } from '../../src/index.js'
 import { type ConnectMcpServerOptions, connectMcpServer, type McpConnection } from '../../src/mcp/index.js'
@@ -109,12 +109,12 @@ describe('client capabilities (issue 23 item 1)', () => {
 
   it('samplingTools declares sampling.tools: requests that offer tools reach the handler, tool uses come back', async () => {
     const offered: unknown[] = []
-    const toolUse = {
+    const toolUse: CreateMessageResultWithTools = {
       role: 'assistant',
       content: [{ type: 'tool_use', id: 'use-1', name: 'weather', input: { city: 'Paris' } }],
       model: 'fake-model',
       stopReason: 'toolUse',
-    } as const
+    }
     const { ask } = await connect({
       sampling: (params) => {
         offered.push(params.tools)
