@@ -32,6 +32,7 @@ import {
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { upstreamFetch } from './http-fetch.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
+import { SCOPE_CHALLENGE, type ScopeChallengeTaker } from './oauth.js'
 import { SseParser } from './sse-parser.js'
 
 // Idle connections are kept for reuse; Node closes them a second before the server's announced
@@ -186,7 +187,11 @@ export class NodeHttpClientTransport implements Transport {
           // The same challenge after asking for its scope would only repeat.
           if (this.lastUpscopingHeader === challenge)
             throw new StreamableHTTPError(403, 'Server returned 403 after trying upscoping')
-          if (scope) this.scope = scope
+          if (scope) {
+            this.scope = scope
+            // The SDK's flow without a browser asks for the provider's own scope only: tell ours.
+            if (takesScopeChallenges(this.authProvider)) this.authProvider[SCOPE_CHALLENGE](scope)
+          }
           if (resourceMetadataUrl) this.resourceMetadataUrl = resourceMetadataUrl
           this.lastUpscopingHeader = challenge
           if ((await this.authorize(upstreamFetch)) !== 'AUTHORIZED') throw new UnauthorizedError()
@@ -657,4 +662,8 @@ function abortError(): DOMException {
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error))
+}
+
+function takesScopeChallenges(provider: object): provider is ScopeChallengeTaker {
+  return typeof (provider as Partial<ScopeChallengeTaker>)[SCOPE_CHALLENGE] === 'function'
 }

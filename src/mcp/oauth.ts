@@ -50,6 +50,19 @@ export interface McpOAuthRefreshToken extends McpOAuthCommon {
 export type McpOAuthOptions = McpOAuthClientCredentials | McpOAuthRefreshToken
 
 const AT = 'createMcpOAuthProvider(options)'
+
+/**
+ * Told by toolgate's HTTP transport the scopes of a `403 insufficient_scope` challenge, before it
+ * asks for a new token (the SDK's flow hands a provider without a browser only its own
+ * `clientMetadata.scope`). Keyed in the global symbol registry: the provider and the transport may
+ * come from different bundles of this package.
+ */
+export const SCOPE_CHALLENGE: unique symbol = Symbol.for('toolgate.mcp.oauthScopeChallenge') as never
+
+/** A provider that takes the scopes of a step-up challenge (see {@link SCOPE_CHALLENGE}). */
+export interface ScopeChallengeTaker {
+  [SCOPE_CHALLENGE](scope: string): void
+}
 const ALGORITHM = /^(RS|PS|ES|HS)(256|384|512)$/
 
 /**
@@ -104,13 +117,16 @@ function checkOptions(value: unknown): McpOAuthOptions {
   return value as McpOAuthOptions
 }
 
-class MachineOAuthProvider implements OAuthClientProvider {
+class MachineOAuthProvider implements OAuthClientProvider, ScopeChallengeTaker {
   private current: OAuthTokens | undefined
   private client: OAuthClientInformationMixed
   private refreshToken: string | undefined
+  /** The scopes asked for: the configured ones, then those of each step-up challenge. */
+  private readonly scopes: Set<string>
   readonly addClientAuthentication?: AddClientAuthentication
 
   constructor(private readonly options: McpOAuthOptions) {
+    this.scopes = new Set(scopesOf(options.scope))
     this.client = {
       client_id: options.clientId,
       ...(options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {}),
@@ -150,8 +166,17 @@ class MachineOAuthProvider implements OAuthClientProvider {
           : options.clientSecret !== undefined
             ? 'client_secret_basic'
             : 'none',
-      ...(options.scope !== undefined ? { scope: options.scope } : {}),
+      ...(this.scopes.size > 0 ? { scope: [...this.scopes].join(' ') } : {}),
     }
+  }
+
+  /**
+   * A server answered `403 insufficient_scope` naming `scope`: the next token is asked for the
+   * scopes asked for so far and these (the client accumulates them; a challenge names only what
+   * the refused request needs, and asking for just that would lose what other requests need).
+   */
+  [SCOPE_CHALLENGE](scope: string): void {
+    for (const name of scopesOf(scope)) this.scopes.add(name)
   }
 
   clientInformation(): OAuthClientInformationMixed {
@@ -199,6 +224,10 @@ class MachineOAuthProvider implements OAuthClientProvider {
   codeVerifier(): never {
     throw new Error(`grant "${this.options.grant}" has no authorization code`)
   }
+}
+
+function scopesOf(scope: string | undefined): string[] {
+  return scope === undefined ? [] : scope.split(/\s+/).filter((name) => name !== '')
 }
 
 function isHttpUrl(text: string): boolean {

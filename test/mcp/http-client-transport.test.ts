@@ -521,6 +521,44 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
     expect(server.posts().at(-1)?.headers.authorization).toBe('Bearer tok-2')
   })
 
+  it('403 insufficient_scope: createMcpOAuthProvider asks for the challenge scopes with those asked before (SEP-2350)', async () => {
+    // A token is good for the scopes its token request asked for; the server wants tools:write.
+    const scopeOf = (token: string) => {
+      const asked = server.requests.filter((r) => r.path === '/token')[Number(token.slice('tok-'.length)) - 1]
+      return new URLSearchParams(asked?.body ?? '').get('scope')?.split(' ') ?? []
+    }
+    const server = await fakeServer(
+      mcpLike((message, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: [] } }))
+      }),
+      (authorization, metadata) => {
+        if (!authorization?.startsWith('Bearer tok-'))
+          return { status: 401, challenge: `Bearer resource_metadata="${metadata}"` }
+        if (scopeOf(authorization.slice('Bearer '.length)).includes('tools:write')) return true
+        return {
+          status: 403,
+          challenge: `Bearer error="insufficient_scope", scope="tools:write", resource_metadata="${metadata}"`,
+        }
+      },
+    )
+    const provider = createMcpOAuthProvider({
+      grant: 'client_credentials',
+      clientId: 'gate',
+      clientSecret: 'pw',
+      scope: 'tools:read',
+    })
+    const client = await connect(new NodeHttpClientTransport(server.url, { authProvider: provider }))
+    expect((await client.listTools()).tools).toEqual([])
+    const asked = server.requests
+      .filter((r) => r.path === '/token')
+      .map((r) => new URLSearchParams(r.body).get('scope'))
+    // The configured scope first; after the challenge, both.
+    expect(asked).toEqual(['tools:read', 'tools:read tools:write'])
+    expect(server.posts().at(-1)?.headers.authorization).toBe('Bearer tok-2')
+    expect(provider.clientMetadata.scope).toBe('tools:read tools:write')
+  })
+
   it('403 insufficient_scope: authorizes again for the scope the server names, once per challenge, as the SDK does', async () => {
     const server = await fakeServer(
       mcpLike((message, res) => {
