@@ -45,23 +45,7 @@ function detach(source: AbortSignal, controller: AbortController): void {
 
 /** Fuse two genuine AbortSignals; the first to abort gives the fused signal its reason. */
 export function fuseSignals(a: AbortSignal, b: AbortSignal): FusedSignal {
-  const controller = new AbortController()
-  const abort = (reason: unknown): void => controller.abort(reason)
-  const first = abortedOf(a) ? a : abortedOf(b) ? b : undefined
-  if (first !== undefined) {
-    controller.abort(reasonOf(first))
-    return { signal: controller.signal, release: noop, abort }
-  }
-  attach(a, controller)
-  attach(b, controller)
-  return {
-    signal: controller.signal,
-    release() {
-      detach(a, controller)
-      detach(b, controller)
-    },
-    abort,
-  }
+  return fuse([a, b])
 }
 
 /**
@@ -70,14 +54,26 @@ export function fuseSignals(a: AbortSignal, b: AbortSignal): FusedSignal {
  * signal instead of two.
  */
 export function followSignal(source: AbortSignal): FusedSignal {
+  return fuse([source])
+}
+
+/** A signal of its own that follows `sources`: already aborted when one of them is (the first one's reason). */
+function fuse(sources: readonly AbortSignal[]): FusedSignal {
   const controller = new AbortController()
   const abort = (reason: unknown): void => controller.abort(reason)
-  if (abortedOf(source)) {
-    controller.abort(reasonOf(source))
-    return { signal: controller.signal, release: noop, abort }
+  for (const source of sources)
+    if (abortedOf(source)) {
+      controller.abort(reasonOf(source))
+      return { signal: controller.signal, release: noop, abort }
+    }
+  for (const source of sources) attach(source, controller)
+  return {
+    signal: controller.signal,
+    release() {
+      for (const source of sources) detach(source, controller)
+    },
+    abort,
   }
-  attach(source, controller)
-  return { signal: controller.signal, release: () => detach(source, controller), abort }
 }
 
 function noop(): void {}
