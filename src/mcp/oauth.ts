@@ -50,6 +50,7 @@ export interface McpOAuthRefreshToken extends McpOAuthCommon {
 export type McpOAuthOptions = McpOAuthClientCredentials | McpOAuthRefreshToken
 
 const AT = 'createMcpOAuthProvider(options)'
+const ALGORITHM = /^(RS|PS|ES|HS)(256|384|512)$/
 
 /**
  * Told by toolgate's HTTP transport the scopes of a `403 insufficient_scope` challenge, before it
@@ -57,13 +58,12 @@ const AT = 'createMcpOAuthProvider(options)'
  * `clientMetadata.scope`). Keyed in the global symbol registry: the provider and the transport may
  * come from different bundles of this package.
  */
-export const SCOPE_CHALLENGE: unique symbol = Symbol.for('toolgate.mcp.oauthScopeChallenge') as never
+export const SCOPE_CHALLENGE: unique symbol = Symbol.for('toolgate.mcp.oauthScopeChallenge')
 
 /** A provider that takes the scopes of a step-up challenge (see {@link SCOPE_CHALLENGE}). */
 export interface ScopeChallengeTaker {
   [SCOPE_CHALLENGE](scope: string): void
 }
-const ALGORITHM = /^(RS|PS|ES|HS)(256|384|512)$/
 
 /**
  * An `OAuthClientProvider` (the SDK's) for an HTTP upstream that gets its tokens without a person:
