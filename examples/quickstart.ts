@@ -11,7 +11,7 @@
 // #region imports
 import { createAgent, createToolRuntime, defineTool } from 'toolgate'
 import { runModelLoop } from 'toolgate/providers'
-import { scriptedModel } from './scripted-model.js'
+import { scriptedModel } from 'toolgate/testing'
 
 // #endregion imports
 
@@ -66,14 +66,18 @@ const agent = createAgent(ctx, { id: 'assistant' })
 
 // #region model
 // Scripted so this file runs offline; examples/connect-a-model.ts uses a real one.
-const model = scriptedModel([
-  [{ id: 'c1', name: 'get_weather', args: { city: 'Lisbon' } }],
-  [
-    { id: 'c2', name: 'send_email', args: { to: 'ana@example.com', body: 'Sunny, 21 °C' } },
-    { id: 'c3', name: 'send_email', args: { to: 'bob@elsewhere.org', body: 'Sunny, 21 °C' } },
+const model = scriptedModel({
+  turns: [
+    { toolCalls: [{ id: 'c1', name: 'get_weather', arguments: { city: 'Lisbon' } }] },
+    {
+      toolCalls: [
+        { id: 'c2', name: 'send_email', arguments: { to: 'ana@example.com', body: 'Sunny, 21 °C' } },
+        { id: 'c3', name: 'send_email', arguments: { to: 'bob@elsewhere.org', body: 'Sunny, 21 °C' } },
+      ],
+    },
+    'It is sunny in Lisbon. I emailed Ana; Bob is not on an allowed domain.',
   ],
-  'It is sunny in Lisbon. I emailed Ana; Bob is not on an allowed domain.',
-])
+})
 // #endregion model
 
 // #region turn

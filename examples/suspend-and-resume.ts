@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createAgent, createToolRuntime, defineTool, Journal, readJournal, SuspendingApproval } from 'toolgate'
 import { type ModelLoopState, resumeModelLoop, runModelLoop } from 'toolgate/providers'
-import { scriptedModel } from './scripted-model.js'
+import { scriptedModel } from 'toolgate/testing'
 
 const dir = await mkdtemp(join(tmpdir(), 'toolgate-suspend-'))
 const journal = join(dir, 'session.jsonl')
@@ -38,13 +38,17 @@ const stateKey = randomBytes(32)
 // #endregion setup
 
 // #region suspend
-const model = scriptedModel([
-  [
-    { id: 'small', name: 'transfer', args: { to: 'ana', cents: 2_500 } },
-    { id: 'large', name: 'transfer', args: { to: 'bob', cents: 250_000 } },
+const model = scriptedModel({
+  turns: [
+    {
+      toolCalls: [
+        { id: 'small', name: 'transfer', arguments: { to: 'ana', cents: 2_500 } },
+        { id: 'large', name: 'transfer', arguments: { to: 'bob', cents: 250_000 } },
+      ],
+    },
+    'Both transfers are settled.',
   ],
-  'Both transfers are settled.',
-])
+})
 const turn = await runModelLoop({
   tools,
   agent,

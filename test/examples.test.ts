@@ -29,8 +29,8 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()))
 })
 
-// What each example must print. Examples that are modules of others (scripted-model.ts) or
-// servers (serve-mcp.ts, driven by use-mcp-server.ts) are covered through their users.
+// What each example must print. Examples that are servers (serve-mcp.ts, driven by
+// use-mcp-server.ts) are covered through their users.
 const expectations: Record<string, (out: string) => void> = {
   'quickstart.ts': (out) => {
     expect(out).toContain('get_weather {"city":"Lisbon"}: ok')
@@ -169,7 +169,6 @@ describe.concurrent('examples run against the built package', () => {
       ...Object.keys(expectations),
       'connect-a-model.ts',
       'serve-mcp.ts',
-      'scripted-model.ts',
       // Covered by their own tests: test/readme.test.ts, test/scheduling/demo.test.ts, test/providers/openai-agent-example.test.ts,
       // test/guide/build-a-coding-agent.test.ts (which runs the page's code, the same program).
       'readme.ts',
