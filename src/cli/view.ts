@@ -112,6 +112,24 @@ async function readAccess(path: string): Promise<ViewerAccess> {
   return checkViewerAccess(value, path)
 }
 
+/**
+ * The exposure rules startViewer enforces, checked first in the CLI's own words: its errors would
+ * name `startViewer(options)…`, an API path a command-line user never wrote.
+ */
+async function checkExposure(host: string | undefined, access: ViewerAccess | undefined, approve: boolean) {
+  const tokens = (access?.tokens ?? []).length > 0
+  if (host !== undefined) {
+    const { isLoopbackHost } = await import('../viewer/access.js')
+    if (!isLoopbackHost(host) && !tokens)
+      throw new ConfigError(
+        '--host',
+        `listening on ${host} (not a loopback address) needs token login: give --access FILE with at least one token`,
+      )
+  }
+  if (approve && tokens && access?.approvers === undefined)
+    throw new ConfigError('--access', 'with token login, --approve needs "approvers" (subjects or groups) in the file')
+}
+
 /** Resolves when the process is asked to stop (Ctrl-C or SIGTERM). */
 function stopRequested(): Promise<void> {
   return new Promise((done) => {
@@ -179,6 +197,7 @@ const view: CliCommand = {
     }
     const access = values.access === undefined ? undefined : await readAccess(resolve(values.access))
     const host = values.host
+    await checkExposure(host, access, approval !== undefined)
     const { startViewer } = await import('../viewer/server.js')
     const server = await startViewer({
       journal,
@@ -213,6 +232,7 @@ async function viewStore(
   const port = values.port === undefined ? 0 : parsePort(values.port)
   const access = values.access === undefined ? undefined : await readAccess(resolve(values.access))
   const host = values.host
+  await checkExposure(host, access, values.approve === true)
   const store = await openConfiguredStore(config)
   try {
     const { storeApproval } = await import('../viewer/store-source.js')
