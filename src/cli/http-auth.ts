@@ -198,7 +198,8 @@ export function createAuthenticator(config: AuthConfig, env: NodeJS.ProcessEnv =
         return refuse(
           403,
           'insufficient_scope',
-          `the token lacks the scope ${missing.map((s) => `"${s}"`).join(', ')}`,
+          // No quotes: RFC 6750 section 3 keeps `"` out of error_description, and quoted() would turn each into a space.
+          `the token lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
           (oauth?.requiredScopes ?? []).join(' '),
         )
       return { ok: true, identity: verified.identity, info: verified.info }

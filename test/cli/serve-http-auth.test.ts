@@ -490,6 +490,8 @@ describe('OAuth 2.1 resource server (R-AUTH-3)', () => {
     const reply = await bearer(await as.mint({ scope: 'other:read' }))
     expect(reply.status).toBe(403)
     expect(reply.headers['www-authenticate']).toMatch(/error="insufficient_scope".*scope="mcp:tools"/)
+    // One space between words, as written: no quote turned into a blank (issue 37, from the trial).
+    expect(reply.headers['www-authenticate']).toContain('error_description="the token lacks the scope mcp:tools"')
     // The SDK client with a client the authorization server grants only another scope gets no session.
     const provider = new ClientCredentialsProvider({ clientId: 'narrow', clientSecret: 'n', expectedIssuer: as.issuer })
     const client = new Client({ name: 'narrow', version: '1' })
