@@ -396,10 +396,12 @@ async function settlePending<F extends ProviderFormat>(
   return { results: done, concludesTurn }
 }
 
-/** `tools` with each call of `calls` passing `claim` right before it runs. */
-function claiming(tools: ModelLoopTools, calls: readonly ProviderToolCall[], claim: ClaimGate): ModelLoopTools {
-  const byId = new Map(calls.map((call) => [call.callId, call]))
+/** `tools` as the loop reads them (its `ctx` too, for progress), with `execute` replaced. */
+export function withExecute(tools: ModelLoopTools, execute: ModelLoopTools['execute']): ModelLoopTools {
+  const ctx = (tools as { ctx?: unknown }).ctx
+  const carried = ctx !== undefined ? { ctx } : {}
   return {
+    ...carried,
     schemas: (scope) => tools.schemas(scope),
     ...(tools.deferred !== undefined && tools.get !== undefined
       ? {
@@ -408,24 +410,30 @@ function claiming(tools: ModelLoopTools, calls: readonly ProviderToolCall[], cla
         }
       : {}),
     executionMode: (input) => tools.executionMode(input),
-    execute: async (input, options) => {
-      const call = byId.get(input.callId)
-      if (call === undefined) return tools.execute(input, options)
-      const gate = await claim(call)
-      if (gate.skip !== undefined) return gate.skip
-      // A call that suspends again gives its claim back: the next resume decides it.
-      let suspended = false
-      const result = await tools.execute(input, {
-        ...options,
-        onSuspended: (request) => {
-          suspended = true
-          options?.onSuspended?.(request)
-        },
-      })
-      if (suspended) gate.release()
-      return result
-    },
+    execute,
   }
+}
+
+/** `tools` with each call of `calls` passing `claim` right before it runs. */
+function claiming(tools: ModelLoopTools, calls: readonly ProviderToolCall[], claim: ClaimGate): ModelLoopTools {
+  const byId = new Map(calls.map((call) => [call.callId, call]))
+  return withExecute(tools, async (input, options) => {
+    const call = byId.get(input.callId)
+    if (call === undefined) return tools.execute(input, options)
+    const gate = await claim(call)
+    if (gate.skip !== undefined) return gate.skip
+    // A call that suspends again gives its claim back: the next resume decides it.
+    let suspended = false
+    const result = await tools.execute(input, {
+      ...options,
+      onSuspended: (request) => {
+        suspended = true
+        options?.onSuspended?.(request)
+      },
+    })
+    if (suspended) gate.release()
+    return result
+  })
 }
 
 /** The `'approval-required'` result: the requests that wait and the state to resume from. */

@@ -6,6 +6,7 @@ import {
   type ModelLoopEvent,
   type ModelLoopResult,
   type RunModelLoopOptions,
+  withExecute,
 } from './model-loop.js'
 import type { ProviderFormat } from './types.js'
 
@@ -50,12 +51,33 @@ async function* run<F extends ProviderFormat>(
     wake = undefined
   }
   const observer = options.onEvent
+  // A call runs once the consumer has taken every event before it (its tool-start included), so
+  // what the consumer shows of a call comes before what the call itself shows, such as an approval
+  // question on the same terminal.
+  let pushed = 0
+  let taken = 0
+  let released = false
+  const waiting: { upTo: number; resolve: () => void }[] = []
+  const caughtUp = (): Promise<void> | undefined => {
+    if (released || taken >= pushed) return undefined
+    const upTo = pushed
+    return new Promise((resolve) => waiting.push({ upTo, resolve }))
+  }
+  const release = (all: boolean) => {
+    for (let i = waiting.length - 1; i >= 0; i--) if (all || waiting[i].upTo <= taken) waiting.splice(i, 1)[0].resolve()
+  }
+  const tools = withExecute(options.tools, async (input, opts) => {
+    await caughtUp()
+    return options.tools.execute(input, opts)
+  })
   let outcome: { result: ModelLoopResult<F> } | { error: unknown } | undefined
   const loop = driveModelLoop(
     {
       ...options,
+      tools,
       signal,
       onEvent: (event) => {
+        pushed++
         queue.push(event)
         rouse()
         observer?.(event)
@@ -79,6 +101,8 @@ async function* run<F extends ProviderFormat>(
       const event = queue.shift()
       if (event !== undefined) {
         yield event
+        taken++
+        release(false)
         continue
       }
       if (outcome !== undefined) break
@@ -90,6 +114,8 @@ async function* run<F extends ProviderFormat>(
     yield { type: 'done', ...outcome.result }
   } finally {
     // An iteration left early stops the loop; every call it started still ends with one result.
+    released = true
+    release(true)
     if (outcome === undefined) {
       stop.abort(new DOMException('The stream was closed', 'AbortError'))
       await loop

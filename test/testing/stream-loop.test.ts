@@ -209,20 +209,29 @@ describe.each(FORMATS)('%s', (format) => {
     const provider = await fake(format, [{ toolCalls: [{ name: 'write', arguments: { path: 'a.txt' } }] }, 'Written.'])
     const { ctx, tools, agent, written } = await toolRuntime()
     const asked: string[] = []
+    // What a terminal would show, in order: the consumer's line for each event, and the question.
+    const screen: string[] = []
     await ctx.plugin(CallbackApproval, {
       decide(request) {
         asked.push(request.reason ?? '')
+        screen.push(`asked: ${request.toolName}`)
         return { kind: 'allowed-once' }
       },
     })
-    const { events, done } = await collect(
-      streamModelLoop({
-        tools,
-        agent,
-        model: sdkModel(format, provider.url),
-        messages: [userMessage(format, 'Write')],
-      }),
-    )
+    const events: StreamModelLoopEvent<typeof format>[] = []
+    for await (const event of streamModelLoop({
+      tools,
+      agent,
+      model: sdkModel(format, provider.url),
+      messages: [userMessage(format, 'Write')],
+    })) {
+      events.push(event)
+      if (event.type === 'tool-start' || event.type === 'tool-result') screen.push(`${event.type}: ${event.call.name}`)
+    }
+    const done = events.at(-1)
+    if (done?.type !== 'done') throw new Error('the stream did not end with done')
+    // The consumer has shown the call's start before the approval question is asked (issue 37, from the trial).
+    expect(screen).toEqual(['tool-start: write', 'asked: write', 'tool-result: write'])
     expect(asked).toEqual(['writes change the workspace'])
     expect(written).toEqual(['a.txt'])
     expect(done.stopReason).toBe('done')
