@@ -14,9 +14,16 @@ import { readConfigText } from './config-read.js'
 import { checkPolicyRules, type PolicyRule } from './config-rules.js'
 import { checkStoreConfig, type StoreConfig } from './config-store.js'
 import { checkUpstreamAuth } from './config-upstream-auth.js'
+import { checkSandboxShape, resolveSandboxPaths, type UpstreamSandbox } from './upstream-sandbox.js'
 
 export type ServerConfig = (
-  | { command: string; args?: string[]; env?: Record<string, string> }
+  | {
+      command: string
+      args?: string[]
+      env?: Record<string, string>
+      /** Run the server under bubblewrap (see upstream-sandbox.ts); the paths are absolute after loadConfig. */
+      sandbox?: UpstreamSandbox
+    }
   | { url: string; headers?: Record<string, string>; auth?: McpOAuthOptions }
 ) & {
   /** Put before each of the server's tool names; default `"<name>__"`, `""` keeps the names as they are. */
@@ -86,7 +93,7 @@ const SERVER_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/
 /** A prefix is part of every tool name, so it keeps to the characters MCP tool names use. */
 const PREFIX = /^[A-Za-z0-9_.-]{0,64}$/
 
-/** Read and check a config file; a relative `root` or `journal` is resolved against the file's directory. */
+/** Read and check a config file; a relative `root`, `journal` or sandbox path is resolved against the file's directory. */
 export async function loadConfig(file: string): Promise<GatewayConfig> {
   let text: string
   try {
@@ -97,6 +104,9 @@ export async function loadConfig(file: string): Promise<GatewayConfig> {
   const config = parseConfig(text, file)
   if (config.root !== undefined) config.root = path.resolve(path.dirname(path.resolve(file)), config.root)
   if (config.journal !== undefined) config.journal = path.resolve(path.dirname(path.resolve(file)), config.journal)
+  for (const server of Object.values(config.servers ?? {}))
+    if ('command' in server && server.sandbox !== undefined)
+      server.sandbox = resolveSandboxPaths(server.sandbox, path.dirname(path.resolve(file)))
   return config
 }
 
@@ -269,7 +279,7 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
   const servers: Record<string, ServerConfig> = {}
   if (!isRecord(value)) {
     issues.push(
-      'servers: expected an object of { name: { command, args?, env?, prefix? } | { url, headers?, prefix? } }',
+      'servers: expected an object of { name: { command, args?, env?, prefix?, sandbox? } | { url, headers?, prefix? } }',
     )
     return servers
   }
@@ -322,7 +332,7 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
         ...prefixed,
       }
     } else if ('command' in entry) {
-      unknownKeys(entry, at, ['command', 'args', 'env', 'prefix', 'defer'], issues)
+      unknownKeys(entry, at, ['command', 'args', 'env', 'prefix', 'defer', 'sandbox'], issues)
       if (typeof entry.command !== 'string' || entry.command === '')
         issues.push(`${at}.command: expected a non-empty string`)
       let args: string[] | undefined
@@ -335,10 +345,12 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
         } else issues.push(`${at}.args: expected an array of strings`)
       }
       const env = stringRecord(entry.env, `${at}.env`, issues)
+      const sandbox = checkSandboxShape(entry.sandbox, `${at}.sandbox`, issues)
       servers[name] = {
         command: entry.command as string,
         ...(args ? { args } : {}),
         ...(env ? { env } : {}),
+        ...(sandbox ? { sandbox } : {}),
         ...prefixed,
       }
     } else {

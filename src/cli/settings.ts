@@ -17,6 +17,7 @@ import type { AuthConfig, LimitsConfig } from './config-auth.js'
 import { checkRootUsed } from './config-files.js'
 import { type StoreConfig, storeFlag } from './config-store.js'
 import { parseTrustProxy } from './http-proxy.js'
+import { sandboxedCommand } from './upstream-sandbox.js'
 
 export interface GatewaySettings {
   /** Absolute workspace root of the file tools (and bash's working directory). */
@@ -128,7 +129,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     files,
     bash,
     mode: (mode as ToolPresentationMode | undefined) ?? file.mode ?? 'native',
-    servers: file.servers ?? {},
+    servers: sandboxedServers(file.servers ?? {}),
     policy: file.policy ?? {},
     verbose: values.verbose === true,
     http,
@@ -167,4 +168,21 @@ function readBindFlags(
   if ('bad' in parsed)
     throw new UsageError(`--trust-proxy: expected IP addresses separated by commas, got "${parsed.bad}"`)
   return { host, trustProxy: parsed.addresses }
+}
+
+/** Each server with a `sandbox` becomes the bubblewrap command that runs it. */
+function sandboxedServers(servers: Record<string, ServerConfig>): Record<string, ServerConfig> {
+  const out: Record<string, ServerConfig> = {}
+  for (const [name, server] of Object.entries(servers)) {
+    if (!('command' in server) || server.sandbox === undefined) {
+      out[name] = server
+      continue
+    }
+    const { sandbox, command, args, env, ...rest } = server
+    out[name] = {
+      ...rest,
+      ...sandboxedCommand({ command, ...(args ? { args } : {}), ...(env ? { env } : {}) }, sandbox, `servers.${name}`),
+    }
+  }
+  return out
 }
