@@ -149,6 +149,7 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
     names: [
       'CodeMode',
       'CodeRunFailedError',
+      'CodeTypeError',
       'QuickJsCodeRuntime',
       'WorkerCodeRuntime',
       'RUN_CODE_DESCRIPTION',

@@ -25,6 +25,25 @@ function formatFailure(detail: string, logs: readonly string[]): string {
 }
 
 /**
+ * A `run_code` program that does not type-check against the SDK its agent sees, refused before any
+ * of it ran (`codeMode.typeCheck: 'refuse'`). The message gives each diagnostic as
+ * `line:column: message` on the program's own lines and says what it was checked against.
+ */
+export class CodeTypeError extends ToolgateError {
+  readonly code = 'CODE_TYPE_ERROR' as const
+  readonly diagnostics: readonly string[]
+  constructor(diagnostics: readonly string[], typescript: string) {
+    super(
+      `run_code refused: the program does not type-check against the SDK declarations above ` +
+        `(TypeScript ${typescript}, strict); nothing of it ran. Fix these and call run_code again:\n` +
+        diagnostics.join('\n'),
+    )
+    this.name = 'CodeTypeError'
+    this.diagnostics = Object.freeze([...diagnostics])
+  }
+}
+
+/**
  * The host-side twin of the error a failed sub-call rejects with inside a program: only
  * `toolName` and `message` are own fields, so nothing else of the sub-result leaks into the
  * program. Custom `CodeRuntime` implementations throw this shape into their guests.

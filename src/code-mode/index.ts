@@ -7,7 +7,7 @@ export type {
   CodeRuntime,
 } from './code-runtime.js'
 export { RUN_CODE_NAME } from './constants.js'
-export { CodeRunFailedError, ToolCallError } from './errors.js'
+export { CodeRunFailedError, CodeTypeError, ToolCallError } from './errors.js'
 export type { CodeDispatchLog, CodeDispatchRecord } from './events.js'
 export { CodeMode, installCodeMode } from './plugin.js'
 export { createQuickJsRuntime, QuickJsCodeRuntime, type QuickJsRuntimeOptions } from './quickjs-runtime.js'

@@ -17,11 +17,13 @@ import { getJsonSchemaValidator } from '../schema/validator.js'
 import { isRecord } from '../util/is-record.js'
 import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from './code-runtime.js'
 import { RUN_CODE_NAME, SEARCH_BINDING } from './constants.js'
-import { CodeRunFailedError } from './errors.js'
+import { CodeRunFailedError, CodeTypeError } from './errors.js'
 import type { CodeDispatchLog } from './events.js'
+import { type CodeTypeCheckMode, formatDiagnostics, sharedProgramChecker } from './program-checker.js'
 import { createQuickJsRuntime } from './quickjs-runtime.js'
 import { renderToolsSdk, type SdkToolEntry } from './sdk.js'
 import { type CodeRuntimeSelection, selectCodeRuntime } from './select-runtime.js'
+import { MAX_DIAGNOSTICS } from './type-check-protocol.js'
 
 /**
  * What the `run_code` bridge needs from the registry. Written as an interface so the bridge is
@@ -36,6 +38,12 @@ export interface CodeModeHost {
   logDispatch(log: CodeDispatchLog): Promise<void>
   /** The installed finder tool's name (a tool search), which `tools.$search(query)` calls; none: no `$search`. */
   finderName?(): string | undefined
+  /**
+   * The SDK declarations a program of `agent` is type-checked against: the SDK its model sees,
+   * with its deferred tools (callable, not declared) and `$search` declared loosely. Without it
+   * programs are not checked.
+   */
+  checkedSdk?(agent: ToolExecutionInput['agent']): string
 }
 
 export interface CodeModeOptions extends CodeRuntimeSelection {
@@ -43,6 +51,13 @@ export interface CodeModeOptions extends CodeRuntimeSelection {
   readonly maxParallelSubCalls?: number
   /** Model-facing description of `run_code` (the registry may append the SDK). */
   readonly description?: string
+  /**
+   * Type-check each program against its agent's SDK before it runs (TypeScript, strict): `'refuse'`
+   * fails the call with `CODE_TYPE_ERROR` before anything of it runs, `'warn'` runs it and
+   * returns the diagnostics beside the result, `'off'` (default for now) skips the check. Without the optional
+   * `typescript` package the check is off, reported once as a process warning.
+   */
+  readonly typeCheck?: CodeTypeCheckMode
 }
 
 /** Arguments of `run_code`. */
@@ -57,6 +72,8 @@ export interface RunCodeValue {
   readonly result: JsonValue
   /** Captured `console.*` lines, in order (capped). */
   readonly logs: string[]
+  /** With `typeCheck: 'warn'`, the program's type errors (`line:column: message`); absent when none. */
+  readonly diagnostics?: string[]
 }
 
 export const RUN_CODE_DESCRIPTION =
@@ -93,6 +110,11 @@ export const RUN_CODE_OUTPUT_SCHEMA: JsonSchemaNode = Object.freeze({
   properties: {
     result: { description: "The program's return value (undefined becomes null)." },
     logs: { type: 'array', items: { type: 'string' }, description: 'Captured console output, one entry per call.' },
+    diagnostics: {
+      type: 'array',
+      items: { type: 'string' },
+      description: "The program's type errors against the SDK (line:column: message), when it ran despite them.",
+    },
   },
   required: ['result', 'logs'],
   additionalProperties: false,
@@ -111,7 +133,11 @@ export function renderRunCodeContent(value: JsonValue): ContentBlock[] {
   const record = typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}
   const logs = Array.isArray(record.logs) ? record.logs.filter((line): line is string => typeof line === 'string') : []
   const result = record.result === undefined ? null : record.result
+  const diagnostics = Array.isArray(record.diagnostics)
+    ? record.diagnostics.filter((line): line is string => typeof line === 'string')
+    : []
   const parts: string[] = []
+  if (diagnostics.length > 0) parts.push(`Type errors (the program ran anyway):\n${diagnostics.join('\n')}`)
   if (logs.length > 0) parts.push(`Logs:\n${logs.join('\n')}`)
   parts.push(`Result:\n${JSON.stringify(result, null, 2)}`)
   return [{ type: 'text', text: parts.join('\n\n') }]
@@ -145,6 +171,12 @@ export function createRunCodeDefinition(host: CodeModeHost, options?: CodeModeOp
       `expected a positive integer, got ${String(maxParallel)}`,
     )
   }
+  const typeCheck = options?.typeCheck ?? 'off'
+  if (typeCheck !== 'refuse' && typeCheck !== 'warn' && typeCheck !== 'off')
+    throw new ConfigError(
+      'createRunCodeDefinition(options).typeCheck',
+      `expected 'refuse', 'warn' or 'off', got ${JSON.stringify(typeCheck)}`,
+    )
   // Without a runtime, the bare definition shares one in-thread runtime: it has no lifetime to
   // tie a worker pool to. The Code Mode plugin defaults to (and disposes) a worker pool.
   const runtime =
@@ -163,9 +195,18 @@ export function createRunCodeDefinition(host: CodeModeHost, options?: CodeModeOp
     presentCall: presentRunCodeCall,
     execute: async (args, exec) => {
       const { code } = validateRunCodeArgs(args)
+      let diagnostics: string[] | undefined
+      if (typeCheck !== 'off' && host.checkedSdk !== undefined) {
+        const check = await sharedProgramChecker().check(host.checkedSdk(exec.agent), code, exec.signal)
+        if (check !== undefined && check.diagnostics.length > 0) {
+          diagnostics = formatDiagnostics(check.diagnostics, MAX_DIAGNOSTICS)
+          // Before any sub-call: a refused program has no side effect to undo.
+          if (typeCheck === 'refuse') throw new CodeTypeError(diagnostics, check.typescript)
+        }
+      }
       defaultRuntime ??= createQuickJsRuntime()
       const value: RunCodeValue = await runProgram(host, runtime ?? defaultRuntime, maxParallel, code, exec)
-      return value as unknown as JsonValue
+      return (diagnostics === undefined ? value : { ...value, diagnostics }) as unknown as JsonValue
     },
   }
 }

@@ -32,6 +32,8 @@ export interface JsonSchemaToTsOptions {
 export interface RenderToolsSdkOptions {
   /** Emit the `JsonValue`, `ToolCallError` and `console` preamble. Default true. */
   readonly preamble?: boolean
+  /** More members of `tools`, as declaration lines (the type checker's loosely declared deferred tools). */
+  readonly extraBindings?: readonly string[]
 }
 
 /** Indentation stops growing past this level so a 100,000-deep schema renders in linear size. */
@@ -355,10 +357,10 @@ export function renderToolsSdk(schemas: readonly SdkToolEntry[], options?: Rende
   const parts = [
     block('/** Arguments of each tool, by name. */\ninterface ToolArgsMap', args),
     block('/** Canonical (structured) result of each tool, by name. */\ninterface ToolOutputMap', outputs),
-    block(
-      '/** One async binding per tool; a failed call rejects with `ToolCallError`. */\ndeclare const tools:',
-      bindings,
-    ),
+    block('/** One async binding per tool; a failed call rejects with `ToolCallError`. */\ndeclare const tools:', [
+      ...bindings,
+      ...(options?.extraBindings ?? []),
+    ]),
   ]
   if (options?.preamble !== false) parts.unshift(PREAMBLE)
   return parts.join('\n')

@@ -4,7 +4,7 @@ import type { CodeRuntime } from './code-runtime.js'
 import { DEFERRED_INDEX_MAX, RUN_CODE_NAME, SEARCH_BINDING } from './constants.js'
 import { logCodeDispatch } from './dispatch-log.js'
 import { type CodeModeOptions, createRunCodeDefinition } from './run-code.js'
-import { renderToolsSdk } from './sdk.js'
+import { renderToolsSdk, type SdkToolEntry, tsPropertyKey } from './sdk.js'
 
 /** The SDK text derives from a resolved view's map, so it is cached exactly as long as that view lives. */
 const sdkCache = new WeakMap<ReadonlyMap<string, ToolDefinition>, string>()
@@ -21,18 +21,51 @@ export function sdkOf(
 ): string {
   let text = sdkCache.get(visible)
   if (text === undefined) {
-    const entries = []
-    for (const definition of visible.values()) {
-      if (definition.name === RUN_CODE_NAME || deferred.has(definition.name)) continue
-      entries.push({
-        name: definition.name,
-        description: definition.description,
-        parameters: definition.parameters,
-        outputSchema: definition.output.schema,
-      })
-    }
-    text = renderToolsSdk(entries) + deferredIndex(visible, deferred, searchable)
+    text = renderToolsSdk(sdkEntries(visible, deferred)) + deferredIndex(visible, deferred, searchable)
     sdkCache.set(visible, text)
+  }
+  return text
+}
+
+function sdkEntries(visible: ReadonlyMap<string, ToolDefinition>, deferred: ReadonlySet<string>): SdkToolEntry[] {
+  const entries: SdkToolEntry[] = []
+  for (const definition of visible.values()) {
+    if (definition.name === RUN_CODE_NAME || deferred.has(definition.name)) continue
+    entries.push({
+      name: definition.name,
+      description: definition.description,
+      parameters: definition.parameters,
+      outputSchema: definition.output.schema,
+    })
+  }
+  return entries
+}
+
+/** The checker's SDK text, cached like the model's: same view, same text. */
+const checkedSdkCache = new WeakMap<ReadonlyMap<string, ToolDefinition>, string>()
+
+/**
+ * What a program is type-checked against: the model's SDK, plus what it may call without a
+ * declaration. A deferred tool (named in the SDK's index, found with `$search`) is declared with
+ * JSON arguments and result; `$search` as it resolves. Nothing the model cannot call is added.
+ */
+export function checkedSdkOf(
+  visible: ReadonlyMap<string, ToolDefinition>,
+  deferred: ReadonlySet<string>,
+  searchable: boolean,
+): string {
+  let text = checkedSdkCache.get(visible)
+  if (text === undefined) {
+    const loose: string[] = []
+    for (const name of [...deferred].sort())
+      if (visible.has(name))
+        loose.push(`  ${tsPropertyKey(name)}(args?: { [key: string]: JsonValue }): Promise<JsonValue>`)
+    if (searchable && deferred.size > 0)
+      loose.push(`  ${SEARCH_BINDING}(query: string | { query: string; limit?: number }): Promise<string>`)
+    text =
+      renderToolsSdk(sdkEntries(visible, deferred), { extraBindings: loose }) +
+      deferredIndex(visible, deferred, searchable)
+    checkedSdkCache.set(visible, text)
   }
   return text
 }
@@ -80,9 +113,16 @@ export function createCodeModeTransport(
       executionMode: (input) => tools.executionMode(input),
       logDispatch: (log) => logCodeDispatch(tools.host, log),
       finderName: () => tools.host.finderName(),
+      checkedSdk: (agent) =>
+        checkedSdkOf(
+          tools.host.visibleTools(agent),
+          tools.host.deferredTools(agent),
+          tools.host.finderName() !== undefined,
+        ),
     },
     {
       runtime,
+      ...(options?.typeCheck === undefined ? {} : { typeCheck: options.typeCheck }),
       ...(options?.maxParallelSubCalls === undefined ? {} : { maxParallelSubCalls: options.maxParallelSubCalls }),
       ...(options?.description === undefined ? {} : { description: options.description }),
     },

@@ -129,6 +129,12 @@ export const ERROR_CODES = {
     surface: 'result',
     errorClass: 'CodeRunFailedError',
   },
+  CODE_TYPE_ERROR: {
+    meaning:
+      "A run_code program does not type-check against its agent's SDK (codeMode.typeCheck 'refuse'); nothing of it ran.",
+    surface: 'result',
+    errorClass: 'CodeTypeError',
+  },
   MCP_TOOL_ERROR: {
     meaning: 'A remote MCP tool failed: the server answered with an error, closed, or did not answer in time.',
     surface: 'result',

@@ -1,0 +1,157 @@
+// Issue 40, item 1: a run_code program is type-checked against exactly the SDK its agent sees
+// before anything of it runs. 'refuse' fails the call with CODE_TYPE_ERROR (no sub-call runs, the
+// journal keeps the refusal), 'warn' runs it and returns the diagnostics, 'off' skips the check.
+import { Context } from 'cordis'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { CodeTypeCheckMode } from '../../src/code-mode/program-checker.js'
+import { createAgent, defineTool, ToolRuntime } from '../../src/index.js'
+
+const render = (_args: unknown, value: unknown) => [{ type: 'text' as const, text: JSON.stringify(value) }]
+const fibers: { dispose(): unknown }[] = []
+afterEach(async () => {
+  for (const fiber of fibers.splice(0)) await fiber.dispose()
+})
+
+async function setup(typeCheck?: CodeTypeCheckMode) {
+  const ctx = new Context()
+  const fiber = ctx.plugin(ToolRuntime, {
+    mode: 'code',
+    codeMode: { runtime: 'inline', ...(typeCheck === undefined ? {} : { typeCheck }) },
+  })
+  fibers.push(fiber)
+  await fiber
+  const ran: string[] = []
+  ctx.tools.register(
+    defineTool({
+      name: 'send_message',
+      description: 'Send a message to a channel.',
+      parameters: { channel: { type: 'string', required: true }, text: { type: 'string', required: true } },
+      output: {
+        schema: { type: 'object', properties: { id: { type: 'string', required: true } }, additionalProperties: false },
+        render,
+      },
+      execute: async ({ channel, text }) => {
+        ran.push(`send ${channel}: ${text}`)
+        return { id: `m${ran.length}` }
+      },
+    }),
+  )
+  ctx.tools.register(
+    defineTool({
+      name: 'count',
+      description: 'Count to n.',
+      parameters: { n: { type: 'integer', required: true } },
+      output: { schema: { type: 'integer' }, render },
+      execute: async ({ n }) => {
+        ran.push(`count ${n}`)
+        return n
+      },
+    }),
+  )
+  const agent = createAgent(ctx, { id: 'a1' })
+  const run = (code: string) =>
+    ctx.tools.execute({
+      callId: `c${Math.random().toString(36).slice(2, 8)}`,
+      name: 'run_code',
+      arguments: { code, description: 'test' },
+      agent,
+      signal: new AbortController().signal,
+    })
+  return { ctx, agent, ran, run }
+}
+
+const BAD = [
+  "await tools.send_message({ channel: 'ops', text: 'deploy started' })",
+  'const n = await tools.count({ n: 3 })',
+  'if (n > 100) {',
+  "  await tools.send_mesage({ channel: 'ops', text: 'many' })",
+  '}',
+  "await tools.send_message({ chanel: 'ops', text: 'done' })",
+  'const id: number = (await tools.send_message({ channel: "x", text: "y" })).id',
+  'return n',
+].join('\n')
+
+describe('codeMode.typeCheck (issue 40, item 1)', { timeout: 60_000 }, () => {
+  it("'refuse': errors on the program's own lines, and nothing of it runs", async () => {
+    const { run, ran } = await setup('refuse')
+    const result = await run(BAD)
+    expect(result.isError).toBe(true)
+    if (!result.isError) return
+    expect(result.error.info).toMatchObject({ name: 'CodeTypeError', code: 'CODE_TYPE_ERROR' })
+    const text = result.error.message
+    // A misspelled tool in a branch that would not be taken, a wrong argument name, a wrong result type.
+    expect(text).toMatch(/^4:15: Property 'send_mesage' does not exist on type .*\(TS2551\)$/m)
+    expect(text).toMatch(
+      /^6:26: Argument of type '\{ chanel: string; text: string; \}' is not assignable .* Property 'channel' is missing .*\(TS2345\)$/m,
+    )
+    expect(text).toMatch(/^7:7: Type 'string' is not assignable to type 'number'\. \(TS2322\)$/m)
+    expect(text).toContain('against the SDK declarations above (TypeScript 5.')
+    expect(ran).toEqual([])
+  })
+
+  it("a correct program runs, and 'any'-typed escapes are TypeScript's business, not stricter", async () => {
+    const { run, ran } = await setup('refuse')
+    const result = await run(
+      [
+        "const { id } = await tools.send_message({ channel: 'ops', text: 'hi' })",
+        'const loose: any = { n: 2 }',
+        'const two = await tools.count(loose)',
+        'return { id, two }',
+      ].join('\n'),
+    )
+    expect(result.isError).toBe(false)
+    expect(result.isError === false && result.value).toEqual({ result: { id: 'm1', two: 2 }, logs: [] })
+    expect(ran).toEqual(['send ops: hi', 'count 2'])
+  })
+
+  it("'warn' runs the program and returns the diagnostics beside the result", async () => {
+    const { run, ran } = await setup('warn')
+    const result = await run('const n: string = await tools.count({ n: 1 })\nreturn n')
+    expect(result.isError).toBe(false)
+    if (result.isError) return
+    expect(result.value).toEqual({
+      result: 1,
+      logs: [],
+      diagnostics: ["1:7: Type 'number' is not assignable to type 'string'. (TS2322)"],
+    })
+    expect(result.content[0]).toMatchObject({
+      type: 'text',
+      text: expect.stringContaining('Type errors (the program ran anyway)'),
+    })
+    expect(ran).toEqual(['count 1'])
+  })
+
+  it("'off' (the default) runs what does not check, as before", async () => {
+    const { run, ran } = await setup()
+    const result = await run("const label: number = 'three'\nawait tools.count({ n: 3 })\nreturn label")
+    expect(result.isError === false && result.value).toEqual({ result: 'three', logs: [] })
+    expect(ran).toEqual(['count 3'])
+  })
+
+  it('at most 20 diagnostics, and a program error at the end is reported at the end', async () => {
+    const { run } = await setup('refuse')
+    const lines = Array.from({ length: 25 }, (_, i) => `const v${i}: number = 'x'`)
+    const result = await run(lines.join('\n'))
+    if (!result.isError) throw new Error('expected a refusal')
+    const diagnostics = result.error.message.split('\n').filter((line) => /^\d+:\d+: /.test(line))
+    expect(diagnostics).toHaveLength(20)
+    expect(result.error.message).toContain('… and more (only the first 20 are shown)')
+  })
+
+  it('checks against the agent’s own view: a tool it may not see does not check', async () => {
+    const { ctx, run } = await setup('refuse')
+    const narrow = createAgent(ctx, { id: 'narrow' })
+    narrow.ctx.tools.restrict({ deny: ['send_message'] })
+    const result = await ctx.tools.execute({
+      callId: 'n1',
+      name: 'run_code',
+      arguments: { code: "await tools.send_message({ channel: 'a', text: 'b' })", description: 'x' },
+      agent: narrow,
+      signal: new AbortController().signal,
+    })
+    expect(result.isError && result.error.message).toContain("Property 'send_message' does not exist")
+    // The same program checks for the agent that sees the tool.
+    const wide = await run("await tools.send_message({ channel: 'a', text: 'b' })")
+    expect(wide.isError ? wide.error.message : 'ran').toBe('ran')
+  })
+})
