@@ -25,7 +25,51 @@ import {
  */
 const RELAY_GAPS_2025: readonly string[] = []
 
-const REVISIONS: readonly Revision[] = ['2025-11-25']
+/**
+ * The 2026-07-28 scenarios that fail through toolgate today: toolgate speaks only the 2025 protocol
+ * (it answers every session-less 2026 request with HTTP 400 "no session"), which issue 35 items 1-4
+ * change. The test fails when one of them passes (shorten the list) and when another one fails.
+ */
+const KNOWN_2026_GAPS: readonly string[] = [
+  'server-stateless',
+  'completion-complete',
+  'tools-list',
+  'tools-call-simple-text',
+  'tools-call-image',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
+  'tools-call-error',
+  'tools-call-with-progress',
+  'server-sse-multiple-streams',
+  'resources-list',
+  'resources-read-text',
+  'resources-read-binary',
+  'resources-templates-read',
+  'sep-2164-resource-not-found',
+  'prompts-list',
+  'prompts-get-simple',
+  'prompts-get-with-args',
+  'prompts-get-embedded-resource',
+  'prompts-get-with-image',
+  'dns-rebinding-protection',
+  'caching',
+  'input-required-result-basic-elicitation',
+  'input-required-result-basic-sampling',
+  'input-required-result-basic-list-roots',
+  'input-required-result-request-state',
+  'input-required-result-multiple-input-requests',
+  'input-required-result-multi-round',
+  'input-required-result-missing-input-response',
+  'input-required-result-non-tool-request',
+  'input-required-result-result-type',
+  'input-required-result-unsupported-methods',
+  'input-required-result-tampered-state',
+  'input-required-result-capability-check',
+  'input-required-result-ignore-extra-params',
+]
+
+const REVISIONS: readonly Revision[] = ['2025-11-25', '2026-07-28']
 const required = new Map(REVISIONS.map((revision) => [revision, requiredScenarios('server', revision)]))
 
 let reference: Running | undefined
@@ -111,4 +155,12 @@ describe('conformance --requirements 2025-11-25: through toolgate serve --config
       const lost = succeeded(baseline).filter((id) => !succeeded(proxied).includes(id))
       expect(lost, `checks of ${scenario} that succeed directly but not through toolgate`).toEqual([])
     })
+})
+
+describe('conformance --requirements 2026-07-28: through toolgate serve --config (prefix "")', () => {
+  it('fails exactly the known gaps of a gateway that speaks only 2025', () => {
+    ready()
+    const scenarios = required.get('2026-07-28')!
+    expect(failing(through.get('2026-07-28'), scenarios)).toEqual([...KNOWN_2026_GAPS])
+  })
 })
