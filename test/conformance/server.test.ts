@@ -67,10 +67,19 @@ const KNOWN_2026_GAPS: readonly string[] = [
   'input-required-result-tampered-state',
   'input-required-result-capability-check',
   'input-required-result-ignore-extra-params',
+  'json-schema-2020-12',
 ]
 
+/**
+ * Scenarios the suite runs but does not score (pending) that the reference server offers fixtures
+ * for: held to the same rules as the required ones.
+ */
+const OFFERED_PENDING: readonly string[] = ['json-schema-2020-12']
+
 const REVISIONS: readonly Revision[] = ['2025-11-25', '2026-07-28']
-const required = new Map(REVISIONS.map((revision) => [revision, requiredScenarios('server', revision)]))
+const required = new Map(
+  REVISIONS.map((revision) => [revision, [...requiredScenarios('server', revision), ...OFFERED_PENDING]]),
+)
 
 let reference: Running | undefined
 let gateway: Running | undefined
@@ -129,7 +138,7 @@ const report = (run: SuiteRun | undefined, scenarios: readonly string[]) =>
 
 for (const revision of REVISIONS) {
   describe(`conformance --requirements ${revision}: the reference server directly`, () => {
-    it('passes every required scenario', () => {
+    it('passes every required scenario (and the offered pending ones)', () => {
       ready()
       const scenarios = required.get(revision)!
       expect(scenarios.length).toBeGreaterThan(0)
