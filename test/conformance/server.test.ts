@@ -26,6 +26,17 @@ import {
 const RELAY_GAPS_2025: readonly string[] = []
 
 /**
+ * Checks that succeed directly and cannot succeed through the relay, by scenario; the test fails
+ * when one of them starts to succeed. server-sse-polling's test_reconnection closes its response
+ * stream mid-call: toolgate resumes the upstream stream itself (Last-Event-ID) and keeps its own
+ * stream to the client open, so the client sees no disconnect to resume (its result arrives on the
+ * first stream and the scenario still passes).
+ */
+const RELAY_LOST_CHECKS_2025: Readonly<Record<string, readonly string[]>> = {
+  'server-sse-polling': ['server-sse-disconnect-resume'],
+}
+
+/**
  * The 2026-07-28 scenarios that fail through toolgate today: toolgate speaks only the 2025 protocol
  * (it answers every session-less 2026 request with HTTP 400 "no session"), which issue 35 items 1-4
  * change. The test fails when one of them passes (shorten the list) and when another one fails.
@@ -72,13 +83,16 @@ const KNOWN_2026_GAPS: readonly string[] = [
 
 /**
  * Scenarios the suite runs but does not score (pending) that the reference server offers fixtures
- * for: held to the same rules as the required ones.
+ * for: held to the same rules as the required ones. (server-sse-polling is 2025 only.)
  */
-const OFFERED_PENDING: readonly string[] = ['json-schema-2020-12']
+const OFFERED_PENDING: Record<Revision, readonly string[]> = {
+  '2025-11-25': ['json-schema-2020-12', 'server-sse-polling'],
+  '2026-07-28': ['json-schema-2020-12'],
+}
 
 const REVISIONS: readonly Revision[] = ['2025-11-25', '2026-07-28']
 const required = new Map(
-  REVISIONS.map((revision) => [revision, [...requiredScenarios('server', revision), ...OFFERED_PENDING]]),
+  REVISIONS.map((revision) => [revision, [...requiredScenarios('server', revision), ...OFFERED_PENDING[revision]]]),
 )
 
 let reference: Running | undefined
@@ -155,14 +169,16 @@ describe('conformance --requirements 2025-11-25: through toolgate serve --config
     expect(failing(run, scenarios), report(run, scenarios)).toEqual([...RELAY_GAPS_2025])
   })
   for (const scenario of scenarios)
-    it(`${scenario}: every check that succeeds directly succeeds through toolgate`, () => {
+    it(`${scenario}: every check that succeeds directly succeeds through toolgate (but the listed lost ones)`, () => {
       ready()
       if (RELAY_GAPS_2025.includes(scenario)) return
       const baseline = result(direct.get('2025-11-25'), scenario)
       const proxied = result(through.get('2025-11-25'), scenario)
       // A failure must not hide as a check that no longer runs.
       const lost = succeeded(baseline).filter((id) => !succeeded(proxied).includes(id))
-      expect(lost, `checks of ${scenario} that succeed directly but not through toolgate`).toEqual([])
+      expect(lost, `checks of ${scenario} that succeed directly but not through toolgate`).toEqual([
+        ...(RELAY_LOST_CHECKS_2025[scenario] ?? []),
+      ])
     })
 })
 
