@@ -1,9 +1,10 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance) driven from vitest: its CLI
 // needs Node 22 (the `node22` devDependency), its results are read from the JSON checks it writes
-// with `--output-dir`, and its reference server is run from the shared folder it lives in.
+// with `--output-dir`, and the server it measures is the project's own reference server
+// (test/fixtures/conformance-server), run from this checkout.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
-import { mkdtemp, rm, symlink } from 'node:fs/promises'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -11,7 +12,10 @@ import path from 'node:path'
 export const REPO = path.resolve(import.meta.dirname, '../..')
 export const NODE22 = path.join(REPO, 'node_modules/node22/bin/node')
 export const SUITE = path.join(REPO, 'node_modules/@modelcontextprotocol/conformance/dist/index.js')
-const SERVER_FILE = 'conformance-everything-server.ts'
+export const REFERENCE_SERVER = path.join(REPO, 'test/fixtures/conformance-server/server.ts')
+
+/** The protocol revisions the suite has frozen requirement sets for (`--requirements`). */
+export type Revision = '2025-11-25' | '2026-07-28'
 
 /** One check the suite reports (its `checks.json` rows). */
 export interface Check {
@@ -21,31 +25,21 @@ export interface Check {
   details?: Record<string, unknown>
 }
 
-/** The scenarios `conformance list` names, of one kind. */
-export function listScenarios(kind: 'server' | 'client'): string[] {
-  const out = execFileSync(NODE22, [SUITE, 'list', `--${kind}`], { encoding: 'utf8', timeout: 60_000 })
-  const names = [...out.matchAll(/^\s+- (\S+) \[/gm)].map((match) => match[1])
-  if (names.length === 0) throw new Error(`conformance list --${kind} named no scenario:\n${out}`)
-  return names
-}
-
 /**
- * Where the reference server is: $TOOLGATE_CONFORMANCE_SERVER when set, else the shared folder next
- * to this checkout, else /work/shared/mcp. Throws, naming every place looked at, when none has it.
+ * The scenarios of one kind that a revision requires (`conformance list --requirements`): the
+ * section headed "Server scenarios" or "Client scenarios", not the ones it runs but never scores.
  */
-export function locateReferenceServer(): string {
-  // A path given explicitly is the only one tried: falling back would hide a mistyped path.
-  const given = process.env.TOOLGATE_CONFORMANCE_SERVER
-  const candidates = given
-    ? [path.resolve(given)]
-    : [path.resolve(REPO, '../shared/mcp', SERVER_FILE), path.join('/work/shared/mcp', SERVER_FILE)]
-  const found = candidates.find((file) => existsSync(file))
-  if (found === undefined)
-    throw new Error(
-      `the conformance reference server (${SERVER_FILE}) was not found; looked at: ${candidates.join(', ')}. ` +
-        'Set TOOLGATE_CONFORMANCE_SERVER to the path of the file.',
-    )
-  return found
+export function requiredScenarios(kind: 'server' | 'client', revision: Revision): string[] {
+  const out = execFileSync(NODE22, [SUITE, 'list', `--${kind}`, '--requirements', revision], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+  const heading = kind === 'server' ? 'Server scenarios' : 'Client scenarios'
+  const section = out.split(/\n\s*\n/).find((block) => block.trimStart().startsWith(heading))
+  const names = [...(section ?? '').matchAll(/^\s+- (\S+)$/gm)].map((match) => match[1])
+  if (names.length === 0)
+    throw new Error(`conformance list --${kind} --requirements ${revision} named no scenario:\n${out}`)
+  return names
 }
 
 export interface Running {
@@ -107,15 +101,13 @@ function startProcess(
 }
 
 /**
- * Run the reference server where it lives: a scratch folder links to the file and to this
- * checkout's node_modules, and Node keeps the links' paths (--preserve-symlinks) so that the
- * file's bare imports resolve there; nothing of it is copied.
+ * Start the reference server: $TOOLGATE_CONFORMANCE_SERVER names another server file to measure
+ * instead (it must take $PORT and print the same ready line).
  */
 export async function startReferenceServer(): Promise<Running> {
-  const file = locateReferenceServer()
-  const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-conformance-'))
-  await symlink(file, path.join(dir, 'server.ts'))
-  await symlink(realpathSync(path.join(REPO, 'node_modules')), path.join(dir, 'node_modules'))
+  const given = process.env.TOOLGATE_CONFORMANCE_SERVER
+  const file = given ? path.resolve(given) : REFERENCE_SERVER
+  if (!existsSync(file)) throw new Error(`the conformance reference server ${file} does not exist`)
   let lastError: unknown
   // The port is picked free just before; another process may take it in between, so try again.
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -123,24 +115,16 @@ export async function startReferenceServer(): Promise<Running> {
     try {
       const { child, output } = await startProcess(
         process.execPath,
-        ['--preserve-symlinks', '--preserve-symlinks-main', '--import', 'tsx', path.join(dir, 'server.ts')],
+        ['--import', 'tsx', file],
         { cwd: REPO, env: { ...process.env, PORT: String(port) } },
         /MCP endpoint: http:\/\/localhost:\d+\/mcp/,
         'the conformance reference server',
       )
-      return {
-        url: `http://localhost:${port}/mcp`,
-        output,
-        stop: async () => {
-          await stopChild(child)
-          await rm(dir, { recursive: true, force: true })
-        },
-      }
+      return { url: `http://localhost:${port}/mcp`, output, stop: () => stopChild(child) }
     } catch (error) {
       lastError = error
     }
   }
-  await rm(dir, { recursive: true, force: true })
   throw lastError
 }
 
