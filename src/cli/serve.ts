@@ -113,10 +113,13 @@ const serve: CliCommand = {
     const make = perSession(gateway.deferring, gateway.agent, (agent) => {
       const server = createMcpServer(gateway.agent.ctx, {
         agent,
-        // An authenticated caller is served its identity's scope; anyone else the session's.
+        // An authenticated caller is served its identity's scope; anyone else the session's. With
+        // `auth`, a request without a readable identity is an error, never the unrestricted scope.
         agentFor: (authInfo) => {
           const identity = identityOf(authInfo)
-          return identity === undefined ? agent : gateway.identities.agentFor(identity)
+          if (identity !== undefined) return gateway.identities.agentFor(identity)
+          if (authenticator !== undefined) throw new Error('the request carries no authenticated identity')
+          return agent
         },
         ...SERVER_INFO,
         logging: gateway.logging,
