@@ -61,7 +61,7 @@ export async function shareStore(gateway: Pick<Gateway, 'agent'>, store: Store, 
       }
       return server
     },
-    buckets: (key, limit) => store.take(key, limit),
+    buckets: (key, limit, cost) => store.take(key, limit, cost),
     sessions: {
       opened: (id) => {
         store.putSession({ id, instance: INSTANCE, createdAt: Date.now() }).catch((error: unknown) => {
