@@ -311,7 +311,9 @@ async function serveHttp(
         res,
         404,
         -32001,
-        registry && typeof id === 'string' ? await registry.unknown(id) : 'Session not found',
+        registry && typeof id === 'string'
+          ? await registry.unknown(id, identity ? identity.subject : undefined)
+          : 'Session not found',
       )
     if (req.method !== 'POST' || !isInitializeRequest(body))
       return rpcError(res, 400, -32000, 'Bad Request: no session; start with an initialize request')
@@ -328,7 +330,7 @@ async function serveHttp(
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, session)
         log.debug(`session ${sessionId} opened${identity ? ` by "${identity.subject}"` : ''} from ${view.client}`)
-        registry?.opened(sessionId)
+        registry?.opened(sessionId, session.owner)
       },
     })
     const session: Session = {
@@ -343,7 +345,7 @@ async function serveHttp(
     transport.onclose = () => {
       if (transport.sessionId !== undefined) {
         sessions.delete(transport.sessionId)
-        registry?.closed(transport.sessionId)
+        registry?.closed(transport.sessionId, session.owner)
       }
       events.clear()
       void server.close()
