@@ -117,7 +117,7 @@ function stringClaim(value: unknown, split: (text: string) => string[]): string[
  * must name a caller (a non-empty `sub`) with string groups and scopes. Quietly dropping a claim of
  * the wrong type would turn a malformed token into "no identity" or a caller with fewer groups.
  */
-export function identityOfPayload(
+function identityOfPayload(
   payload: JWTPayload,
   groupsClaim: string,
 ): { identity: Identity } | { reason: string } {
