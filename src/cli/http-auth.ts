@@ -117,10 +117,7 @@ function stringClaim(value: unknown, split: (text: string) => string[]): string[
  * must name a caller (a non-empty `sub`) with string groups and scopes. Quietly dropping a claim of
  * the wrong type would turn a malformed token into "no identity" or a caller with fewer groups.
  */
-function identityOfPayload(
-  payload: JWTPayload,
-  groupsClaim: string,
-): { identity: Identity } | { reason: string } {
+function identityOfPayload(payload: JWTPayload, groupsClaim: string): { identity: Identity } | { reason: string } {
   const sub: unknown = payload.sub
   if (typeof sub !== 'string' || sub === '' || sub.includes('\u0000'))
     return { reason: "the token's sub claim is not a non-empty string" }
