@@ -5,7 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
 import { ConfigError } from '../errors/config-error.js'
-import { authInfoFor, type Identity } from '../mcp/identity.js'
+import { authInfoFor, type Identity, identityOf } from '../mcp/identity.js'
 import { type AuthConfig, checkTokenList, JWT_ALGORITHMS, type OAuthConfig } from './config-auth.js'
 
 export type AuthOutcome =
@@ -104,18 +104,39 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return match?.[1]
 }
 
-function scopesOf(payload: JWTPayload): string[] {
-  const scope = payload.scope ?? payload.scp
-  if (typeof scope === 'string') return scope.split(' ').filter((s) => s !== '')
-  if (Array.isArray(scope)) return scope.filter((s): s is string => typeof s === 'string')
-  return []
+/** A claim that must be a string list: absent is empty; a string is split by `split`; anything else is refused. */
+function stringClaim(value: unknown, split: (text: string) => string[]): string[] | undefined {
+  if (value === undefined) return []
+  if (typeof value === 'string') return split(value)
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string' && item !== '')) return [...value]
+  return undefined
 }
 
-function groupsOf(payload: JWTPayload, claim: string): string[] {
-  const groups = payload[claim]
-  if (typeof groups === 'string') return [groups]
-  if (Array.isArray(groups)) return groups.filter((g): g is string => typeof g === 'string')
-  return []
+/**
+ * The identity a verified token's payload names, or why it names none: a token that authenticates
+ * must name a caller (a non-empty `sub`) with string groups and scopes. Quietly dropping a claim of
+ * the wrong type would turn a malformed token into "no identity" or a caller with fewer groups.
+ */
+function identityOfPayload(payload: JWTPayload, groupsClaim: string): { identity: Identity } | { reason: string } {
+  const sub: unknown = payload.sub
+  if (typeof sub !== 'string' || sub === '' || sub.includes('\u0000'))
+    return { reason: "the token's sub claim is not a non-empty string" }
+  const groups = stringClaim(payload[groupsClaim], (text) => (text === '' ? [] : [text]))
+  if (groups === undefined)
+    return { reason: `the token's ${groupsClaim} claim is not a string or an array of non-empty strings` }
+  // RFC 9068 section 2.2.3: `scope` is a space-separated string; `scp` (a list) is read when it is absent.
+  const scopeName = payload.scope !== undefined ? 'scope' : 'scp'
+  const scopes = stringClaim(payload[scopeName], (text) => text.split(' ').filter((s) => s !== ''))
+  if (scopes === undefined)
+    return { reason: `the token's ${scopeName} claim is not a string or an array of non-empty strings` }
+  return {
+    identity: Object.freeze({
+      subject: sub,
+      groups: Object.freeze(groups),
+      scopes: Object.freeze(scopes),
+      claims: Object.freeze({ ...payload }),
+    }),
+  }
 }
 
 /** The URL of the metadata for `audience` (RFC 9728 section 3.1: the well-known prefix before the path). */
@@ -146,6 +167,13 @@ export function createAuthenticator(config: AuthConfig, env: NodeJS.ProcessEnv =
       (scope !== undefined ? `, scope=${quoted(scope)}` : '') +
       resourceParam,
   })
+
+  // What the request carries must read back as the same caller (identityOf), or an authenticated
+  // request would be served as "no identity": the top-level policy without `policy.rules`.
+  const accepted = (identity: Identity, info: AuthInfo): AuthOutcome =>
+    identityOf(info)?.subject === identity.subject
+      ? { ok: true, identity, info }
+      : refuse(401, 'invalid_token', 'the token does not name a caller')
 
   const matchStatic = (token: string): StaticEntry | undefined => {
     const digest = sha256(token)
@@ -185,7 +213,7 @@ export function createAuthenticator(config: AuthConfig, env: NodeJS.ProcessEnv =
         }
       }
       const entry = tokens.length > 0 ? matchStatic(token) : undefined
-      if (entry) return { ok: true, identity: entry.identity, info: authInfoFor(entry.identity, entry.tokenId) }
+      if (entry) return accepted(entry.identity, authInfoFor(entry.identity, entry.tokenId))
       if (!verify) return refuse(401, 'invalid_token', 'the token is not known')
       const verified = await verify(token)
       if (!verified.ok) {
@@ -202,7 +230,7 @@ export function createAuthenticator(config: AuthConfig, env: NodeJS.ProcessEnv =
           `the token lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
           (oauth?.requiredScopes ?? []).join(' '),
         )
-      return { ok: true, identity: verified.identity, info: verified.info }
+      return accepted(verified.identity, verified.info)
     },
   }
 }
@@ -281,13 +309,9 @@ function jwtVerifier(oauth: OAuthConfig): (token: string) => Promise<Verified> {
     } catch (error) {
       return { ok: false, ...refusalOf(error) }
     }
-    const subject = payload.sub as string
-    const identity: Identity = Object.freeze({
-      subject,
-      groups: Object.freeze(groupsOf(payload, groupsClaim)),
-      scopes: Object.freeze(scopesOf(payload)),
-      claims: Object.freeze({ ...payload }),
-    })
+    const named = identityOfPayload(payload, groupsClaim)
+    if (!('identity' in named)) return { ok: false, reason: named.reason }
+    const { identity } = named
     const exp = payload.exp as number
     const tokenId =
       typeof payload.jti === 'string' && payload.jti !== '' ? `jti:${payload.jti}` : `sha256:${key.slice(0, 16)}`

@@ -178,13 +178,39 @@ export class HttpGuard {
    */
   async admit(identity: Identity | undefined, body: unknown, res: ServerResponse): Promise<boolean> {
     if (identity === undefined) return true
+    // Each message of a JSON-RPC batch is a request of its own to the rate limit.
+    const cost = Array.isArray(body) ? Math.max(1, body.length) : 1
+    const { burst } = this.#limiter.rateOf(identity)
+    if (cost > burst) {
+      this.#log.debug(`refused a batch of ${cost} messages of "${identity.subject}" (burst ${burst})`)
+      jsonReply(
+        res,
+        400,
+        {},
+        {
+          jsonrpc: '2.0',
+          error: {
+            code: -32600,
+            message: `Invalid Request: a batch of ${cost} messages is more than the ${burst} requests limits.rate allows at once (each message counts as one request); send at most ${burst} per batch`,
+          },
+          id: null,
+        },
+      )
+      return false
+    }
+    const concurrent = holdsRequest(body)
     const admission =
       this.#buckets === undefined
-        ? this.#limiter.admit(identity, holdsRequest(body))
-        : await this.#limiter.admitShared(identity, holdsRequest(body), this.#buckets, (error) =>
-            this.#log.info(
-              `the shared rate limit could not be read (this instance's limit applies): ${error instanceof Error ? error.message : String(error)}`,
-            ),
+        ? this.#limiter.admit(identity, concurrent, cost)
+        : await this.#limiter.admitShared(
+            identity,
+            concurrent,
+            this.#buckets,
+            (error) =>
+              this.#log.info(
+                `the shared rate limit could not be read (this instance's limit applies): ${error instanceof Error ? error.message : String(error)}`,
+              ),
+            cost,
           )
     if (admission.ok) {
       res.once('close', admission.release)

@@ -14,7 +14,7 @@ export const DEFAULT_UPSTREAM_CONCURRENCY = 64
  * Rate buckets shared by every instance (the store's `take`): a request takes its token there, so an
  * identity's rate holds across instances. Concurrency stays per instance.
  */
-export type SharedBuckets = (key: string, limit: BucketLimit) => Promise<BucketTake>
+export type SharedBuckets = (key: string, limit: BucketLimit, cost?: number) => Promise<BucketTake>
 
 export type Admission =
   | { readonly ok: true; readonly release: () => void }
@@ -62,18 +62,24 @@ export class IdentityLimiter {
     return account
   }
 
+  /** The rate limit of `identity` (a batch of more messages than its burst can never be admitted). */
+  rateOf(identity: Identity): RateConfig {
+    return this.#account(identity).rate
+  }
+
   /**
-   * Take one request of `identity` from its bucket; `concurrent` requests also take a slot of its
-   * concurrency limit until `release()` is called (once; later calls do nothing).
+   * Take `cost` requests of `identity` from its bucket (a JSON-RPC batch costs one per message);
+   * `concurrent` requests also take a slot of its concurrency limit until `release()` is called
+   * (once; later calls do nothing).
    */
-  admit(identity: Identity, concurrent: boolean): Admission {
+  admit(identity: Identity, concurrent: boolean, cost = 1): Admission {
     const account = this.#account(identity)
     const now = this.#now()
     const { perSecond, burst } = account.rate
     account.tokens = Math.min(burst, account.tokens + ((now - account.at) / 1000) * perSecond)
     account.at = now
-    if (account.tokens < 1) {
-      const waitSec = (1 - account.tokens) / perSecond
+    if (account.tokens < cost) {
+      const waitSec = (cost - account.tokens) / perSecond
       return {
         ok: false,
         retryAfterSec: Math.max(1, Math.ceil(waitSec)),
@@ -81,7 +87,7 @@ export class IdentityLimiter {
       }
     }
     if (concurrent && account.inFlight >= account.concurrency) return this.#busy(account)
-    account.tokens -= 1
+    account.tokens -= cost
     return { ok: true, release: concurrent ? this.#hold(account) : () => {} }
   }
 
@@ -95,6 +101,7 @@ export class IdentityLimiter {
     concurrent: boolean,
     buckets: SharedBuckets,
     onFailure: (error: unknown) => void,
+    cost = 1,
   ): Promise<Admission> {
     const account = this.#account(identity)
     if (concurrent && account.inFlight >= account.concurrency) return this.#busy(account)
@@ -103,11 +110,11 @@ export class IdentityLimiter {
     const { perSecond, burst } = account.rate
     let take: BucketTake
     try {
-      take = await buckets(`rate:${identity.subject}`, { capacity: burst, refillPerSecond: perSecond })
+      take = await buckets(`rate:${identity.subject}`, { capacity: burst, refillPerSecond: perSecond }, cost)
     } catch (error) {
       release()
       onFailure(error)
-      return this.admit(identity, concurrent)
+      return this.admit(identity, concurrent, cost)
     }
     if (take.allowed) return { ok: true, release }
     release()

@@ -1,6 +1,7 @@
 // One agent scope per distinct identity, a child of the serving agent: it inherits the top-level
 // policy (which applies to everyone) and adds what `policy.rules` decide for that identity, so its
 // tool list, guards, approvals, deadlines and presentation are its own, Code Mode sub-calls included.
+import { createHash } from 'node:crypto'
 import type { Agent } from '../contract/execution.js'
 import type { Identity } from '../mcp/identity.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
@@ -17,6 +18,15 @@ export interface IdentityScopes {
 }
 
 /**
+ * The id suffix of an identity's scope: the same on every instance and in every arrival order, so
+ * what is kept by agent id in a shared store (standing approvals) follows exactly the identities
+ * its rules treat alike, never another token of the same subject.
+ */
+function digestOf(key: string): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 16)
+}
+
+/**
  * Scopes for identities under `base`. Without `policy.rules` an identity still gets a scope of its
  * own (with no further restriction) so that its calls are told apart in the journal.
  */
@@ -29,15 +39,12 @@ export function identityScopes(
   const hasRules = rules.size > 0
   const byKey = new Map<string, AgentHandle>()
   const identities = new WeakMap<object, Identity>()
-  const ids = new Set<string>()
   const agentFor = (identity: Identity | undefined): Agent => {
     if (identity === undefined) return base
     const key = rules.keyOf(identity)
     const known = byKey.get(key)
     if (known) return known
-    let id = `${base.id}/${identity.subject}`
-    for (let n = 2; ids.has(id); n++) id = `${base.id}/${identity.subject}#${n}`
-    ids.add(id)
+    const id = `${base.id}/${identity.subject}#${digestOf(key)}`
     const agent = createAgent(base.ctx, { id })
     identities.set(agent, identity)
     if (hasRules) {

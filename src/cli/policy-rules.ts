@@ -137,12 +137,14 @@ export function compileRules(rules: readonly PolicyRule[]): CompiledRules {
     matched.sort((a, b) => a.index - b.index)
     return identityPolicy(identity, matched)
   }
+  // Canonical: sorted and deduplicated lists, and a missing claim kept apart from a null one (a
+  // rule can match `null`, never a missing claim).
   const keyOf = (identity: Identity) =>
     JSON.stringify([
       identity.subject,
-      [...identity.groups].sort(),
-      [...identity.scopes].sort(),
-      sortedClaims.map((name) => identity.claims[name] ?? null),
+      [...new Set(identity.groups)].sort(),
+      [...new Set(identity.scopes)].sort(),
+      sortedClaims.map((name) => (identity.claims[name] === undefined ? [] : [identity.claims[name]])),
     ])
   return { size: rules.length, resolve, keyOf }
 }

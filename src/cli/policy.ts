@@ -3,6 +3,7 @@
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { Agent, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
 import { ToolTimeoutError } from '../runtime/index.js'
+import { SEARCH_TOOLS_NAME } from '../search/tool-search.js'
 import type { PolicyConfig } from './config.js'
 
 /** A glob list as one anchored regular expression (`*` any run, `?` one character). */
@@ -89,7 +90,10 @@ export function applyPolicy(agent: Agent, policy: PolicyConfig, names: () => rea
 export function enforcePolicy(agent: Agent, decider: PolicyDecider, names: () => readonly string[]): void {
   const ctx = agent.ctx
   const tools = ctx.tools
-  const refuse = (name: string) => (name === RUN_CODE_NAME ? undefined : decider.refusal(name))
+  // run_code and search_tools reach only what the scope may call or see, so no policy refuses them
+  // (the runtime refuses to restrict the finder too): listed, they are callable.
+  const refuse = (name: string) =>
+    name === RUN_CODE_NAME || name === SEARCH_TOOLS_NAME ? undefined : decider.refusal(name)
   tools.guard((exec) => refuse(exec.name))
 
   let hidden = ''

@@ -1,6 +1,7 @@
 // `serve --store URL`: the gateway's calls are journaled in the shared store, a response leaves
 // only once the records before it are acknowledged, and sessions are registered so that another
 // instance can tell a client where its session lives.
+import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -12,12 +13,16 @@ import type { Gateway } from './gateway.js'
 import type { SharedBuckets } from './http-limits.js'
 import type { Log } from './log.js'
 
-/** The hooks `serve` gives its HTTP sessions. */
+/**
+ * The hooks `serve` gives its HTTP sessions. `owner` is the subject that opened the session
+ * (undefined without `auth`): a session is registered under its owner, so another identity's id is
+ * unknown to the store exactly as it is to the instance serving it.
+ */
 export interface SessionRegistry {
-  opened(id: string): void
-  closed(id: string): void
-  /** Why an unknown session id is not served here (another instance has it, or nobody does). */
-  unknown(id: string): Promise<string>
+  opened(id: string, owner: string | undefined): void
+  closed(id: string, owner: string | undefined): void
+  /** Why a session id this instance does not serve to `owner` is not served here (another instance has it, or nobody does). */
+  unknown(id: string, owner: string | undefined): Promise<string>
 }
 
 export interface SharedState {
@@ -31,6 +36,13 @@ export interface SharedState {
 }
 
 const INSTANCE = `${hostname()}:${process.pid}`
+
+/** The store's key of a session: its id as seen by its owner (the bare id is never stored). */
+function sessionKey(id: string, owner: string | undefined): string {
+  return createHash('sha256')
+    .update(JSON.stringify([owner ?? null, id]))
+    .digest('hex')
+}
 
 export async function attachStore(gateway: Gateway, config: StoreConfig, log: Log): Promise<SharedState> {
   return shareStore(gateway, await openConfiguredStore(config), log)
@@ -61,18 +73,20 @@ export async function shareStore(gateway: Pick<Gateway, 'agent'>, store: Store, 
       }
       return server
     },
-    buckets: (key, limit) => store.take(key, limit),
+    buckets: (key, limit, cost) => store.take(key, limit, cost),
     sessions: {
-      opened: (id) => {
-        store.putSession({ id, instance: INSTANCE, createdAt: Date.now() }).catch((error: unknown) => {
-          log.info(`could not register session ${id} in the store: ${String(error)}`)
-        })
+      opened: (id, owner) => {
+        store
+          .putSession({ id: sessionKey(id, owner), instance: INSTANCE, createdAt: Date.now() })
+          .catch((error: unknown) => {
+            log.info(`could not register session ${id} in the store: ${String(error)}`)
+          })
       },
-      closed: (id) => {
-        store.deleteSession(id).catch(() => {})
+      closed: (id, owner) => {
+        store.deleteSession(sessionKey(id, owner)).catch(() => {})
       },
-      async unknown(id) {
-        const session = await store.getSession(id).catch(() => undefined)
+      async unknown(id, owner) {
+        const session = await store.getSession(sessionKey(id, owner)).catch(() => undefined)
         if (session === undefined) return 'Session not found'
         return `Session not found on this instance: it is served by ${session.instance}; route each session to one instance (sticky on the Mcp-Session-Id header), or start a new session`
       },

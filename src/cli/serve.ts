@@ -113,10 +113,13 @@ const serve: CliCommand = {
     const make = perSession(gateway.deferring, gateway.agent, (agent) => {
       const server = createMcpServer(gateway.agent.ctx, {
         agent,
-        // An authenticated caller is served its identity's scope; anyone else the session's.
+        // An authenticated caller is served its identity's scope; anyone else the session's. With
+        // `auth`, a request without a readable identity is an error, never the unrestricted scope.
         agentFor: (authInfo) => {
           const identity = identityOf(authInfo)
-          return identity === undefined ? agent : gateway.identities.agentFor(identity)
+          if (identity !== undefined) return gateway.identities.agentFor(identity)
+          if (authenticator !== undefined) throw new Error('the request carries no authenticated identity')
+          return agent
         },
         ...SERVER_INFO,
         logging: gateway.logging,
@@ -308,7 +311,9 @@ async function serveHttp(
         res,
         404,
         -32001,
-        registry && typeof id === 'string' ? await registry.unknown(id) : 'Session not found',
+        registry && typeof id === 'string'
+          ? await registry.unknown(id, identity ? identity.subject : undefined)
+          : 'Session not found',
       )
     if (req.method !== 'POST' || !isInitializeRequest(body))
       return rpcError(res, 400, -32000, 'Bad Request: no session; start with an initialize request')
@@ -325,7 +330,7 @@ async function serveHttp(
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, session)
         log.debug(`session ${sessionId} opened${identity ? ` by "${identity.subject}"` : ''} from ${view.client}`)
-        registry?.opened(sessionId)
+        registry?.opened(sessionId, session.owner)
       },
     })
     const session: Session = {
@@ -340,7 +345,7 @@ async function serveHttp(
     transport.onclose = () => {
       if (transport.sessionId !== undefined) {
         sessions.delete(transport.sessionId)
-        registry?.closed(transport.sessionId)
+        registry?.closed(transport.sessionId, session.owner)
       }
       events.clear()
       void server.close()

@@ -143,4 +143,40 @@ describe('rate limits shared through the store (issue 26)', { timeout: 180_000 }
     for (let i = 0; i < 8; i++) alone.push(await post(apart[i % 2], token))
     expect(alone.filter((s) => s !== 429)).toHaveLength(8)
   })
+
+  it('a JSON-RPC batch takes one token per message from the shared bucket (issue 36, item 2)', async () => {
+    const url = server.createDatabase('limits_batches')
+    const token = 'batch-test-token'
+    const config = await writeConfig(
+      work.dir,
+      {
+        root: work.dir,
+        auth: { tokens: [{ sha256: createHash('sha256').update(token).digest('hex'), subject: 'dave' }] },
+        limits: { rate: { perSecond: 0.001, burst: 5 } },
+      },
+      'limits-batch.json',
+    )
+    const [a, b] = await Promise.all([0, 1].map(() => gateway(['--config', config, '--store', url])))
+    const batch = async (endpoint: string, n: number) => {
+      const response = await fetch(endpoint, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))),
+      })
+      return {
+        status: response.status,
+        message: ((await response.json()) as { error: { message: string } }).error.message,
+      }
+    }
+    // Admitted (3 of 5 tokens), then refused as outside any session.
+    expect(await batch(a, 3)).toMatchObject({ status: 400, message: expect.stringMatching(/no session/) })
+    // The other instance sees the 2 left: a batch of 3 does not fit, a batch of 2 does.
+    expect(await batch(b, 3)).toMatchObject({ status: 429, message: expect.stringMatching(/^Too Many Requests/) })
+    expect(await batch(b, 2)).toMatchObject({ status: 400, message: expect.stringMatching(/no session/) })
+    expect(await batch(a, 1)).toMatchObject({ status: 429 })
+  })
 })
