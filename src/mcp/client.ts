@@ -508,6 +508,8 @@ class UpstreamLink {
    * thrown error carries only its message, so the finalizer puts the server's own blocks back.
    */
   private readonly failedContent = new Map<ToolRunContext['token'], ContentBlock[]>()
+  /** Clients whose session was dropped for an oversized message, so each request can say so. */
+  private readonly oversizedClients = new WeakSet<Client>()
   /** The tool calls running on the server now, for the capability handlers to route by. */
   private readonly inFlight = new Set<ToolRunContext>()
   private disposeEffect: (() => unknown) | undefined
@@ -538,6 +540,7 @@ class UpstreamLink {
     this.catalog = new UpstreamCatalog({
       client: () => this.ensure().then((session) => session.client),
       forgotten: (client, error) => this.sessionForgotten(error, client),
+      oversized: (client) => (this.oversizedClients.has(client) ? this.oversizedText() : undefined),
       label: this.label,
       timeoutMs: this.settings.requestTimeoutMs,
       reason: (error) => this.reason(error),
@@ -631,7 +634,10 @@ class UpstreamLink {
     // The SDK reports an oversized message here and then closes; the call it was answering only
     // sees "connection closed", so the real cause is kept for its error.
     transport.onerror = (error) => {
-      if (/exceeded maximum size/i.test(error.message)) session.oversized = true
+      if (/exceeded maximum size/i.test(error.message)) {
+        session.oversized = true
+        this.oversizedClients.add(client)
+      }
       // The HTTP server's own stream answers no call, so nothing else would tell why it stopped.
       else if (/stream sent a message larger than/.test(error.message)) warn(`MCP server ${label}: ${error.message}`)
     }
@@ -811,6 +817,16 @@ class UpstreamLink {
     return true
   }
 
+  /** Why a session was dropped for an oversized message: the limit, and how to raise it. */
+  private oversizedText(): string {
+    const limit = this.settings.maxMessageBytes
+    return (
+      `MCP server ${this.label} sent a message larger than the ${limit}-byte limit (the maxMessageBytes option), ` +
+      'so the connection was dropped (it reconnects on the next request); to raise the limit, set maxMessageBytes ' +
+      '(toolgate serve: --max-message-bytes N or the "maxMessageBytes" config key)'
+    )
+  }
+
   private callFailure(error: unknown, session: Session): McpToolError {
     const { label } = this
     const code = (error as { code?: unknown }).code
@@ -820,11 +836,7 @@ class UpstreamLink {
       session.client.close().catch(() => {})
       this.recover()
     }
-    if (code === CONNECTION_CLOSED && session.oversized)
-      return new McpToolError(
-        `MCP server ${label} sent a message larger than the ${this.settings.maxMessageBytes}-byte limit ` +
-          '(the maxMessageBytes option), so the connection was dropped (it reconnects on the next call)',
-      )
+    if (code === CONNECTION_CLOSED && session.oversized) return new McpToolError(this.oversizedText())
     if (code === CONNECTION_CLOSED)
       return new McpToolError(
         `MCP server ${label} closed the connection during the call (it reconnects on the next call)`,
