@@ -259,6 +259,13 @@ export const MCP_LOG_LEVELS: readonly McpLogLevel[] = [
 
 const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' }
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
+/**
+ * How long a call given up on before the server answered still counts as possibly running there
+ * (at least the request timeout): as long as a person may take to answer the relay's elicitation.
+ */
+const ABANDONED_CALL_MS = 10 * 60_000
+/** Abandoned calls remembered per connection; the oldest is forgotten past this. */
+const MAX_ABANDONED_CALLS = 1000
 const CONNECTION_CLOSED = -32000
 const REQUEST_TIMEOUT = -32001
 /** The SDK's stdio read limit, kept as the default. */
@@ -512,6 +519,12 @@ class UpstreamLink {
   private readonly oversizedClients = new WeakSet<Client>()
   /** The tool calls running on the server now, for the capability handlers to route by. */
   private readonly inFlight = new Set<ToolRunContext>()
+  /**
+   * Calls given up on (cancelled, timed out, their client gone) before the server answered, by
+   * the session they ran on, until when: the server may still be working on one and ask its
+   * client, and that request must not reach whoever happens to be connected now (issue 36, item 11).
+   */
+  private readonly abandoned = new Map<ToolRunContext, { client: Client; until: number }>()
   private disposeEffect: (() => unknown) | undefined
   /** Strings of the spec that could carry secrets, kept out of every message. */
   private readonly secrets: readonly string[]
@@ -628,7 +641,7 @@ class UpstreamLink {
       capabilities: declaredCapabilities(handlers),
       jsonSchemaValidator: new LazyJsonSchemaValidator(),
     })
-    registerCapabilityHandlers(client, types, handlers, label, () => [...this.inFlight])
+    registerCapabilityHandlers(client, types, handlers, label, () => this.callsOn(client))
     const session: Session = { client, oversized: false }
     this.catalog.install(client, types)
     // The SDK reports an oversized message here and then closes; the call it was answering only
@@ -784,6 +797,7 @@ class UpstreamLink {
       throw this.callFailure(error, session)
     } finally {
       this.inFlight.delete(exec)
+      if (exec.signal.aborted) this.abandon(exec, c)
     }
     const blocks = Array.isArray(result.content) ? result.content.map(fromMcpContent) : []
     if (result.isError === true) {
@@ -815,6 +829,24 @@ class UpstreamLink {
       }
     }
     return true
+  }
+
+  /** The calls a request from the server on `client`'s session may belong to: running or abandoned. */
+  private callsOn(client: Client): ToolRunContext[] {
+    const now = Date.now()
+    const abandoned: ToolRunContext[] = []
+    for (const [exec, entry] of this.abandoned) {
+      if (entry.until <= now) this.abandoned.delete(exec)
+      else if (entry.client === client) abandoned.push(exec)
+    }
+    return [...abandoned, ...this.inFlight]
+  }
+
+  private abandon(exec: ToolRunContext, client: Client): void {
+    const until = Date.now() + Math.max(this.settings.requestTimeoutMs, ABANDONED_CALL_MS)
+    this.abandoned.set(exec, { client, until })
+    if (this.abandoned.size > MAX_ABANDONED_CALLS)
+      this.abandoned.delete(this.abandoned.keys().next().value as ToolRunContext)
   }
 
   /** Why a session was dropped for an oversized message: the limit, and how to raise it. */
