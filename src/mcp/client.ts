@@ -1,6 +1,7 @@
 // connectMcpServer(): a remote MCP server's tools as ordinary toolgate registrations, so every
 // policy (guards, approvals, timeouts, Code Mode) applies to them as to native tools.
 import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -1215,8 +1216,12 @@ async function callAsTask(
     for await (const message of client.experimental.tasks.callToolStream(params, undefined, { ...options, task: {} })) {
       if (message.type === 'taskCreated') taskId = message.task.taskId
       else if (message.type === 'taskStatus') {
-        const { statusMessage } = message.task
+        const { statusMessage, pollInterval, status } = message.task
         if (statusMessage) reportProgress(exec, { progress: 0, message: statusMessage })
+        // The SDK waits the server's pollInterval once this returns; a tiny one (0) would poll the
+        // server hundreds of times a second, so the wait is made up to the floor first.
+        const shortBy = TASK_POLL_FLOOR_MS - (pollInterval ?? TASK_POLL_FLOOR_MS)
+        if (shortBy > 0 && !isTerminalStatus(status)) await sleep(shortBy, undefined, { signal: options.signal })
       } else if (message.type === 'result') return message.result as Awaited<ReturnType<Client['callTool']>>
       else if (message.type === 'error') throw message.error
     }
@@ -1224,6 +1229,13 @@ async function callAsTask(
   } finally {
     exec.signal.removeEventListener('abort', cancel)
   }
+}
+
+/** The shortest wait between two `tasks/get` of one task, whatever pollInterval the server asks for. */
+const TASK_POLL_FLOOR_MS = 100
+
+function isTerminalStatus(status: string): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled'
 }
 
 /** Pass an MCP progress notification on as the call's own progress (which restarts an idle timeout). */
