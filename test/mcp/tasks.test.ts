@@ -32,9 +32,9 @@ function upstreamServer() {
   // Asks to be polled without pause (pollInterval 0), and finishes after its fourth poll.
   server.experimental.tasks.registerToolTask(
     'eager',
-    { description: 'Task only, pollInterval 0.', execution: { taskSupport: 'required' } },
+    { description: 'Task only, pollInterval 0.', inputSchema: {}, execution: { taskSupport: 'required' } },
     {
-      createTask: async (extra) => {
+      createTask: async (_args, extra) => {
         const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 0 })
         void (async () => {
           while (state.polls.length < 4) await new Promise((resolve) => setTimeout(resolve, 5))
