@@ -46,15 +46,28 @@ describe('serve with a hostile upstream', () => {
     const limit = expect.stringMatching(
       /sent a message larger than the 10485760-byte limit .*--max-message-bytes .*"maxMessageBytes" config key/,
     )
+    // Each oversized answer drops the upstream session: wait until it answers again before the next.
+    const answering = async () => {
+      const ok = () =>
+        s.client.readResource({ uri: 'huge://1' }).then(
+          () => true,
+          () => false,
+        )
+      await expect.poll(ok, { timeout: 20_000, interval: 100 }).toBe(true)
+    }
+    await answering()
     await expect(s.client.readResource({ uri: 'huge://12' })).rejects.toMatchObject({ message: limit })
+    await answering()
     await expect(s.client.getPrompt({ name: 'up__huge', arguments: { mb: '12' } })).rejects.toMatchObject({
       message: limit,
     })
+    await answering()
     await expect(
       s.client.complete({ ref: { type: 'ref/prompt', name: 'up__huge' }, argument: { name: 'mb', value: '12' } }),
     ).rejects.toMatchObject({ message: limit })
+    await answering()
     const huge = await s.client.callTool({ name: 'up__huge', arguments: { mb: 12 } })
     expect(textOf(huge)).toMatch(/--max-message-bytes .*"maxMessageBytes" config key/)
-    expect((await s.client.readResource({ uri: 'huge://1' })).contents).toHaveLength(1)
-  })
+    await answering()
+  }, 60_000)
 })
