@@ -19,6 +19,7 @@ import { previewJson } from '../scheduling/preview.js'
 import type { PolicyConfig } from './config.js'
 import type { Log } from './log.js'
 import { type CatalogVerdict, catalogVerdict } from './resource-policy.js'
+import { normalizeResourceUri } from './resource-uri.js'
 
 /** JSON-RPC codes the gateway answers with itself. */
 const INVALID_PARAMS = -32602
@@ -76,7 +77,10 @@ export interface GatewayCatalogOptions {
 export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCatalog {
   const { connections, order, prefixOf, policy, log } = options
   /** The top-level policy first (it applies to everyone), then the caller's rules. */
-  const verdictOf = (kind: 'prompt' | 'resource', subject: string, context: McpServeContext | undefined) => {
+  const verdictOf = (kind: 'prompt' | 'resource', raw: string, context: McpServeContext | undefined) => {
+    // A resource is judged in its normal form, so no other spelling of a denied URI passes.
+    const normal = kind === 'resource' ? normalizeResourceUri(raw) : undefined
+    const subject = normal?.ok ? normal.uri : raw
     const verdict = catalogVerdict(policy, kind, subject)
     if (verdict.verdict === 'hidden' || options.callerVerdict === undefined || context?.authInfo === undefined)
       return verdict
@@ -185,17 +189,24 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
     return connection
   }
 
-  /** The resource's server, or the error the client gets: not found, or hidden by the policy. */
-  function resourceServer(uri: string, context: McpServeContext | undefined): string {
+  /**
+   * The resource's server and the URI it is sent, or the error the client gets: not normalizable,
+   * not found, or hidden by the policy. A URI an upstream lists goes to it as listed; any other
+   * goes in the normal form the policy judged, so the upstream reads exactly what was allowed.
+   */
+  function resourceServer(uri: string, context: McpServeContext | undefined): { server: string; uri: string } {
+    const normal = normalizeResourceUri(uri)
+    if (!normal.ok) throw refused(INVALID_PARAMS, `Invalid resource URI: ${normal.reason}`)
     const verdict = verdictOf('resource', uri, context)
     if (verdict.verdict === 'hidden') throw refused(RESOURCE_NOT_FOUND, verdict.reason)
-    const server = route(uri)
+    const forwarded = tables.resources.has(uri) ? uri : normal.uri
+    const server = route(forwarded)
     if (server === undefined)
       throw refused(
         RESOURCE_NOT_FOUND,
         `Resource ${uri} not found: no upstream server lists it or a template matching it`,
       )
-    return server
+    return { server, uri: forwarded }
   }
 
   async function askIfNeeded(
@@ -222,8 +233,8 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
       [...tables.templates.values()]
         .map((owned) => owned.item)
         .filter((template) => visibleResource(template.uriTemplate, context)),
-    async read(uri, context): Promise<ReadResourceResult> {
-      const server = resourceServer(uri, context)
+    async read(asked, context): Promise<ReadResourceResult> {
+      const { server, uri } = resourceServer(asked, context)
       await askIfNeeded(
         verdictOf('resource', uri, context),
         context,
@@ -233,8 +244,8 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
       )
       return connectionOf(server).readResource(uri, { signal: context.signal })
     },
-    async subscribe(uri, subscriber, context) {
-      const server = resourceServer(uri, context)
+    async subscribe(asked, subscriber, context) {
+      const { server, uri } = resourceServer(asked, context)
       const connection = connectionOf(server)
       if (!connection.features.subscribe)
         throw refused(METHOD_NOT_FOUND, `servers.${server} does not support resource subscriptions`)
@@ -252,7 +263,9 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
         throw error
       }
     },
-    async unsubscribe(uri, subscriber) {
+    async unsubscribe(asked, subscriber) {
+      const normal = normalizeResourceUri(asked)
+      const uri = subscriptions.has(asked) || !normal.ok ? asked : normal.uri
       const entry = subscriptions.get(uri)
       if (entry === undefined || !entry.subscribers.delete(subscriber) || entry.subscribers.size > 0) return
       subscriptions.delete(uri)
@@ -297,7 +310,7 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
     } else {
       const template = tables.templates.get(ref.uri)
       if (template !== undefined && visibleResource(ref.uri, context)) server = template.server
-      else server = resourceServer(ref.uri, context)
+      else server = resourceServer(ref.uri, context).server
     }
     const connection = connectionOf(server)
     // A server without completions has nothing to suggest; that is an empty answer, not an error.

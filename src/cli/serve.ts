@@ -282,7 +282,7 @@ async function serveHttp(
     if (req.method === 'POST') {
       const text = await readBodyWithin(req, maxBytes)
       if (text === undefined) {
-        res.setHeader('connection', 'close')
+        // Not "connection: close": the body still coming is drained first (see readBodyWithin).
         return rpcError(
           res,
           413,

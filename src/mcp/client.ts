@@ -1,6 +1,7 @@
 // connectMcpServer(): a remote MCP server's tools as ordinary toolgate registrations, so every
 // policy (guards, approvals, timeouts, Code Mode) applies to them as to native tools.
 import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -259,6 +260,13 @@ export const MCP_LOG_LEVELS: readonly McpLogLevel[] = [
 
 const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' }
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
+/**
+ * How long a call given up on before the server answered still counts as possibly running there
+ * (at least the request timeout): as long as a person may take to answer the relay's elicitation.
+ */
+const ABANDONED_CALL_MS = 10 * 60_000
+/** Abandoned calls remembered per connection; the oldest is forgotten past this. */
+const MAX_ABANDONED_CALLS = 1000
 const CONNECTION_CLOSED = -32000
 const REQUEST_TIMEOUT = -32001
 /** The SDK's stdio read limit, kept as the default. */
@@ -508,8 +516,16 @@ class UpstreamLink {
    * thrown error carries only its message, so the finalizer puts the server's own blocks back.
    */
   private readonly failedContent = new Map<ToolRunContext['token'], ContentBlock[]>()
+  /** Clients whose session was dropped for an oversized message, so each request can say so. */
+  private readonly oversizedClients = new WeakSet<Client>()
   /** The tool calls running on the server now, for the capability handlers to route by. */
   private readonly inFlight = new Set<ToolRunContext>()
+  /**
+   * Calls given up on (cancelled, timed out, their client gone) before the server answered, by
+   * the session they ran on, until when: the server may still be working on one and ask its
+   * client, and that request must not reach whoever happens to be connected now (issue 36, item 11).
+   */
+  private readonly abandoned = new Map<ToolRunContext, { client: Client; until: number }>()
   private disposeEffect: (() => unknown) | undefined
   /** Strings of the spec that could carry secrets, kept out of every message. */
   private readonly secrets: readonly string[]
@@ -538,6 +554,7 @@ class UpstreamLink {
     this.catalog = new UpstreamCatalog({
       client: () => this.ensure().then((session) => session.client),
       forgotten: (client, error) => this.sessionForgotten(error, client),
+      oversized: (client) => (this.oversizedClients.has(client) ? this.oversizedText() : undefined),
       label: this.label,
       timeoutMs: this.settings.requestTimeoutMs,
       reason: (error) => this.reason(error),
@@ -625,13 +642,16 @@ class UpstreamLink {
       capabilities: declaredCapabilities(handlers),
       jsonSchemaValidator: new LazyJsonSchemaValidator(),
     })
-    registerCapabilityHandlers(client, types, handlers, label, () => [...this.inFlight])
+    registerCapabilityHandlers(client, types, handlers, label, () => this.callsOn(client))
     const session: Session = { client, oversized: false }
     this.catalog.install(client, types)
     // The SDK reports an oversized message here and then closes; the call it was answering only
     // sees "connection closed", so the real cause is kept for its error.
     transport.onerror = (error) => {
-      if (/exceeded maximum size/i.test(error.message)) session.oversized = true
+      if (/exceeded maximum size/i.test(error.message)) {
+        session.oversized = true
+        this.oversizedClients.add(client)
+      }
       // The HTTP server's own stream answers no call, so nothing else would tell why it stopped.
       else if (/stream sent a message larger than/.test(error.message)) warn(`MCP server ${label}: ${error.message}`)
     }
@@ -778,6 +798,7 @@ class UpstreamLink {
       throw this.callFailure(error, session)
     } finally {
       this.inFlight.delete(exec)
+      if (exec.signal.aborted) this.abandon(exec, c)
     }
     const blocks = Array.isArray(result.content) ? result.content.map(fromMcpContent) : []
     if (result.isError === true) {
@@ -811,6 +832,34 @@ class UpstreamLink {
     return true
   }
 
+  /** The calls a request from the server on `client`'s session may belong to: running or abandoned. */
+  private callsOn(client: Client): ToolRunContext[] {
+    const now = Date.now()
+    const abandoned: ToolRunContext[] = []
+    for (const [exec, entry] of this.abandoned) {
+      if (entry.until <= now) this.abandoned.delete(exec)
+      else if (entry.client === client) abandoned.push(exec)
+    }
+    return [...abandoned, ...this.inFlight]
+  }
+
+  private abandon(exec: ToolRunContext, client: Client): void {
+    const until = Date.now() + Math.max(this.settings.requestTimeoutMs, ABANDONED_CALL_MS)
+    this.abandoned.set(exec, { client, until })
+    if (this.abandoned.size > MAX_ABANDONED_CALLS)
+      this.abandoned.delete(this.abandoned.keys().next().value as ToolRunContext)
+  }
+
+  /** Why a session was dropped for an oversized message: the limit, and how to raise it. */
+  private oversizedText(): string {
+    const limit = this.settings.maxMessageBytes
+    return (
+      `MCP server ${this.label} sent a message larger than the ${limit}-byte limit (the maxMessageBytes option), ` +
+      'so the connection was dropped (it reconnects on the next request); to raise the limit, set maxMessageBytes ' +
+      '(toolgate serve: --max-message-bytes N or the "maxMessageBytes" config key)'
+    )
+  }
+
   private callFailure(error: unknown, session: Session): McpToolError {
     const { label } = this
     const code = (error as { code?: unknown }).code
@@ -820,11 +869,7 @@ class UpstreamLink {
       session.client.close().catch(() => {})
       this.recover()
     }
-    if (code === CONNECTION_CLOSED && session.oversized)
-      return new McpToolError(
-        `MCP server ${label} sent a message larger than the ${this.settings.maxMessageBytes}-byte limit ` +
-          '(the maxMessageBytes option), so the connection was dropped (it reconnects on the next call)',
-      )
+    if (code === CONNECTION_CLOSED && session.oversized) return new McpToolError(this.oversizedText())
     if (code === CONNECTION_CLOSED)
       return new McpToolError(
         `MCP server ${label} closed the connection during the call (it reconnects on the next call)`,
@@ -1171,8 +1216,12 @@ async function callAsTask(
     for await (const message of client.experimental.tasks.callToolStream(params, undefined, { ...options, task: {} })) {
       if (message.type === 'taskCreated') taskId = message.task.taskId
       else if (message.type === 'taskStatus') {
-        const { statusMessage } = message.task
+        const { statusMessage, pollInterval, status } = message.task
         if (statusMessage) reportProgress(exec, { progress: 0, message: statusMessage })
+        // The SDK waits the server's pollInterval once this returns; a tiny one (0) would poll the
+        // server hundreds of times a second, so the wait is made up to the floor first.
+        const shortBy = TASK_POLL_FLOOR_MS - (pollInterval ?? TASK_POLL_FLOOR_MS)
+        if (shortBy > 0 && !isTerminalStatus(status)) await sleep(shortBy, undefined, { signal: options.signal })
       } else if (message.type === 'result') return message.result as Awaited<ReturnType<Client['callTool']>>
       else if (message.type === 'error') throw message.error
     }
@@ -1180,6 +1229,13 @@ async function callAsTask(
   } finally {
     exec.signal.removeEventListener('abort', cancel)
   }
+}
+
+/** The shortest wait between two `tasks/get` of one task, whatever pollInterval the server asks for. */
+const TASK_POLL_FLOOR_MS = 100
+
+function isTerminalStatus(status: string): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled'
 }
 
 /** Pass an MCP progress notification on as the call's own progress (which restarts an idle timeout). */

@@ -34,6 +34,8 @@ export interface McpRelay {
 const METHOD_NOT_FOUND = -32601
 const INTERNAL_ERROR = -32603
 const REQUEST_TIMEOUT = -32001
+/** JSON-RPC's "request cancelled" (as LSP numbers it; MCP defines no code of its own for it). */
+const REQUEST_CANCELLED = -32800
 const DEFAULT_TIMEOUTS: Required<McpRelayTimeouts> = {
   elicitationMs: 10 * 60_000,
   samplingMs: 10 * 60_000,
@@ -82,6 +84,9 @@ export function createMcpRelay(directory: McpClientDirectory, options: McpRelayO
         ? await target.call.send((related) => send(target.server, { ...base, ...related }))
         : await send(target.server, base)
     } catch (error) {
+      // Given up on because the call ended or the server withdrew it: not a slow client (smaller
+      // item of issue 36). The server is told so with the cancellation code.
+      if (signal.aborted) throw cancelled(kind, context.signal.aborted)
       throw relayed(error, kind, timeout)
     }
   }
@@ -167,6 +172,15 @@ function route(
     )
   }
   const channels = calls.map((call) => directory.callOf(call.rootCallId))
+  // A call that has ended (cancelled, timed out, its client gone) while the server may still be
+  // working on it: the request may be that call's, whose client is no longer there to ask. It goes
+  // to no one else (issue 36, item 11).
+  if (channels.some((channel) => channel === undefined))
+    throw rpc(
+      INTERNAL_ERROR,
+      `the ${kind} request came while a tool call that has ended (cancelled, timed out or its client gone) ` +
+        'or that no MCP client made may still be running on this server, so it is sent to no other client',
+    )
   const owners = new Set(channels.map((channel) => channel?.server))
   if (owners.size > 1)
     throw rpc(
@@ -175,9 +189,7 @@ function route(
         'server, so the gateway cannot tell which of them it belongs to',
     )
   // The most recent call of that session: its stream is the likeliest to be open.
-  const channel = channels[channels.length - 1]
-  if (channel === undefined)
-    throw rpc(INTERNAL_ERROR, `the ${kind} request came during a tool call that no MCP client made`)
+  const channel = channels[channels.length - 1] as McpCallChannel
   return { server: channel.server, call: channel }
 }
 
@@ -189,6 +201,16 @@ function relayed(error: unknown, kind: string, timeout: number): RpcError {
     return rpc(REQUEST_TIMEOUT, `the MCP client did not answer the ${kind} request within ${timeout} ms`)
   if (typeof code === 'number' && Number.isSafeInteger(code)) return rpc(code, text.replace(/^MCP error -?\d+: /, ''))
   return rpc(INTERNAL_ERROR, `relaying the ${kind} request to the MCP client failed: ${text}`)
+}
+
+/** Why a relayed request was withdrawn: the server cancelled it, or the call it served ended. */
+function cancelled(kind: string, byServer: boolean): RpcError {
+  return rpc(
+    REQUEST_CANCELLED,
+    byServer
+      ? `the ${kind} request was cancelled by the server`
+      : `the ${kind} request was cancelled: the tool call it served was cancelled or ended before the MCP client answered`,
+  )
 }
 
 function rpc(code: number, message: string): RpcError {

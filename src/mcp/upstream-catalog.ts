@@ -41,6 +41,8 @@ const NO_FEATURES: McpServerFeatures = Object.freeze({
 
 /** JSON-RPC "method not found", what a server answers for a capability it does not have. */
 export const METHOD_NOT_FOUND = -32601
+/** The SDK's code for a request whose connection closed before its answer. */
+const CONNECTION_CLOSED = -32000
 
 /**
  * A request about a server's resources, prompts or completions failed. `rpcCode` and `reason` are
@@ -72,6 +74,8 @@ export interface CatalogHost {
    * request was refused unread, and is sent once more on a new session.
    */
   forgotten?(client: Client, error: unknown): boolean
+  /** Why the session of `client` was dropped for a message over the size limit, if it was. */
+  oversized?(client: Client): string | undefined
   /** The server's name as messages show it (quoted). */
   readonly label: string
   readonly timeoutMs: number
@@ -307,7 +311,9 @@ export class UpstreamCatalog {
       if (!retried && this.host.forgotten?.(client, error)) return this.request(method, send, true)
       const e = error as { code?: unknown; data?: unknown }
       const code = typeof e?.code === 'number' && Number.isSafeInteger(e.code) ? e.code : -32603
-      const reason = this.host.reason(error).replace(/^MCP error -?\d+: /, '')
+      // A message over the size limit closes the connection: say which limit, not "Connection closed".
+      const oversized = code === CONNECTION_CLOSED ? this.host.oversized?.(client) : undefined
+      const reason = oversized ?? this.host.reason(error).replace(/^MCP error -?\d+: /, '')
       throw new McpRequestError(`MCP server ${this.host.label}: ${method} failed: ${reason}`, code, reason, e?.data)
     }
   }

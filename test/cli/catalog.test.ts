@@ -358,6 +358,51 @@ describe('policy over prompts and resources', () => {
   })
 })
 
+describe('policy over other spellings of a URI (issue 36, item 10)', () => {
+  let s: Connected
+  beforeAll(async () => {
+    // One server offering resources: every unlisted URI is routed to it, so only the policy stands
+    // between a client's spelling and the upstream.
+    const config = await writeConfig(
+      dir,
+      { root: '.', servers: { a: upstream('a') }, policy: { deny: ['resource:note://a/logo'] } },
+      'spellings.json',
+    )
+    s = await serveStdio(['--config', config])
+  })
+  afterAll(async () => {
+    await s?.close()
+  })
+
+  it('denies every spelling that normalizes to a denied URI', async () => {
+    for (const uri of [
+      'note://a/items/../logo',
+      'note://a/items/%2e%2e/logo',
+      'note://a/./logo',
+      'note://a//logo',
+      'note://A/%6cogo',
+      'NOTE://a/sub/../logo',
+    ])
+      await expect(s.client.readResource({ uri }), uri).rejects.toMatchObject({
+        code: -32002,
+        message: expect.stringContaining('the gateway policy denies the resource "note://a/logo"'),
+      })
+  })
+
+  it('refuses, with -32602, a URI that cannot be normalized', async () => {
+    await expect(s.client.readResource({ uri: 'note://a/items/..%2flogo' })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('"%2f", an encoded "/"'),
+    })
+  })
+
+  it('sends an allowed URI to the upstream in the normal form it was judged in', async () => {
+    expect((await s.client.readResource({ uri: 'note://a/x/../items/%37' })).contents).toMatchObject([
+      { uri: 'note://a/items/7', text: 'item 7 of a' },
+    ])
+  })
+})
+
 describe('Streamable HTTP: subscriptions of several clients', () => {
   it('R-23-2: the upstream subscription lasts until the last client unsubscribes or leaves', async () => {
     const config = await writeConfig(dir, { root: '.', servers: { a: upstream('a') } }, 'http.json')

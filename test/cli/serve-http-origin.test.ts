@@ -166,6 +166,53 @@ describe('serve --http: the message size limit', () => {
   })
 })
 
+/** A POST of `body` with Node's http client: the status and body it read, or the error it got. */
+function rawPost(url: string, body: Buffer): Promise<{ status?: number; text?: string; error?: string }> {
+  return new Promise((resolve) => {
+    const req = request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    })
+    req.on('response', (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        text += chunk
+      })
+      res.on('end', () => resolve({ status: res.statusCode, text }))
+      res.on('error', (error) => resolve({ error: String(error) }))
+    })
+    req.on('error', (error) => resolve({ error: String(error) }))
+    req.end(body)
+  })
+}
+
+describe('serve --http: an oversized body is answered before the connection closes (issue 36, item 14)', () => {
+  let s: Connected
+  beforeAll(async () => {
+    s = await serveHttp(['--root', dir, '--max-message-bytes', '100000'])
+  })
+  afterAll(() => s.close())
+
+  it('fetch and http.request sending 8 MB read the 413 and its message, not EPIPE or a reset', async () => {
+    const big = Buffer.alloc(8 * 1024 * 1024, 'p')
+    for (let i = 0; i < 3; i++) {
+      const refused = await fetch(s.url!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: big,
+      })
+      expect(refused.status).toBe(413)
+      expect(await refused.text()).toMatch(/message too large: over the limit of 100000 bytes/)
+      const raw = await rawPost(s.url!, big)
+      expect(raw.error).toBeUndefined()
+      expect(raw.status).toBe(413)
+      expect(raw.text).toMatch(/message too large: over the limit of 100000 bytes/)
+    }
+    expect((await post(s.url!, INITIALIZE, { host: new URL(s.url!).host })).status).toBe(200)
+  })
+})
+
 describe('serve --http: configuration of the policy', () => {
   it('rejects malformed entries in the file with their path', () => {
     let issues: string[] = []

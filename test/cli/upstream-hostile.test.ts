@@ -14,7 +14,7 @@ beforeAll(async () => {
   ;({ dir, cleanup } = await tempDir())
   const config = await writeConfig(dir, {
     root: '.',
-    servers: { up: { command: process.execPath, args: [HOSTILE, '--deep', '5000'] } },
+    servers: { up: { command: process.execPath, args: [HOSTILE, '--deep', '5000', '--catalog'] } },
   })
   s = await serveStdio(['--config', config])
 })
@@ -41,4 +41,33 @@ describe('serve with a hostile upstream', () => {
     expect(textOf(huge)).not.toMatch(/closed the connection/)
     expect(textOf(await s.client.callTool({ name: 'up__ok', arguments: { text: 'again' } }))).toBe('ok: again')
   })
+
+  it('a 12 MB resource, prompt or completion names the 10 MiB limit and how to raise it (issue 36, item 12)', async () => {
+    const limit = expect.stringMatching(
+      /sent a message larger than the 10485760-byte limit .*--max-message-bytes .*"maxMessageBytes" config key/,
+    )
+    // Each oversized answer drops the upstream session: wait until it answers again before the next.
+    const answering = async () => {
+      const ok = () =>
+        s.client.readResource({ uri: 'huge://1' }).then(
+          () => true,
+          () => false,
+        )
+      await expect.poll(ok, { timeout: 20_000, interval: 100 }).toBe(true)
+    }
+    await answering()
+    await expect(s.client.readResource({ uri: 'huge://12' })).rejects.toMatchObject({ message: limit })
+    await answering()
+    await expect(s.client.getPrompt({ name: 'up__huge', arguments: { mb: '12' } })).rejects.toMatchObject({
+      message: limit,
+    })
+    await answering()
+    await expect(
+      s.client.complete({ ref: { type: 'ref/prompt', name: 'up__huge' }, argument: { name: 'mb', value: '12' } }),
+    ).rejects.toMatchObject({ message: limit })
+    await answering()
+    const huge = await s.client.callTool({ name: 'up__huge', arguments: { mb: 12 } })
+    expect(textOf(huge)).toMatch(/--max-message-bytes .*"maxMessageBytes" config key/)
+    await answering()
+  }, 60_000)
 })

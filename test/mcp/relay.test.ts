@@ -29,7 +29,35 @@ type Kind = 'sample' | 'elicit' | 'url' | 'roots'
 /** The upstream: `ask` sends one request to its client and reports the answer or the error. */
 function upstreamServer() {
   const server = new McpServer({ name: 'asker', version: '1.0.0' })
-  const seen = { capabilities: undefined as unknown, rootsAfterChange: [] as unknown[] }
+  const seen = {
+    capabilities: undefined as unknown,
+    rootsAfterChange: [] as unknown[],
+    /** What each `ask` got from its client, also when its caller has gone. */
+    answers: [] as unknown[],
+    /** `stubborn` has started; it asks its client once `go` is called. */
+    stubbornStarted: false,
+    go: () => {},
+  }
+  const going = new Promise<void>((resolve) => {
+    seen.go = resolve
+  })
+  // Ignores the cancel of its call, then asks the client late (issue 36, item 11).
+  server.registerTool('stubborn', { description: 'Asks its client late.' }, async () => {
+    seen.stubbornStarted = true
+    await going
+    try {
+      seen.answers.push({
+        result: await server.server.createMessage({
+          messages: [{ role: 'user', content: { type: 'text', text: 'late' } }],
+          maxTokens: 5,
+        }),
+      })
+    } catch (error) {
+      const e = error as { code?: unknown; message?: unknown }
+      seen.answers.push({ error: { code: e.code ?? null, message: String(e.message) } })
+    }
+    return { content: [{ type: 'text', text: 'late' }] }
+  })
   server.registerTool(
     'ask',
     { description: 'Ask the client.', inputSchema: { kind: z.enum(['sample', 'elicit', 'url', 'roots']) } },
@@ -66,6 +94,7 @@ function upstreamServer() {
         const e = error as { code?: unknown; message?: unknown }
         report = { error: { code: e.code ?? null, message: String(e.message) } }
       }
+      seen.answers.push(report)
       return { content: [{ type: 'text', text: JSON.stringify(report) }] }
     },
   )
@@ -233,6 +262,76 @@ describe('relay of sampling, elicitation and roots through the gateway (issue 23
     controller.abort()
     await expect(call).rejects.toThrow()
     await expect.poll(() => aborted, { timeout: 10_000 }).toBe(true)
+  })
+
+  it('a relayed request withdrawn by a cancel tells the upstream it was cancelled, not a timeout (issue 36)', async () => {
+    const { session, upstream } = await gateway()
+    let started!: () => void
+    const waiting = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    const a = await session({
+      roots: () => ({ roots: [] }),
+      sampling: () =>
+        new Promise(() => {
+          started()
+        }),
+    })
+    await a.ask('roots')
+    const controller = new AbortController()
+    const call = a.ask('sample', controller.signal)
+    await waiting
+    controller.abort()
+    await expect(call).rejects.toThrow()
+    await expect.poll(() => upstream.seen.answers.length, { timeout: 10_000 }).toBe(2)
+    expect(upstream.seen.answers[1]).toEqual({
+      error: {
+        code: -32800,
+        message: expect.stringContaining('the sampling request was cancelled: the tool call it served was cancelled'),
+      },
+    })
+    expect(JSON.stringify(upstream.seen.answers[1])).not.toMatch(/did not answer within/)
+  })
+
+  it('an upstream that ignores a cancel and asks after its caller left reaches no other client (issue 36, item 11)', async () => {
+    const { session, upstream } = await gateway()
+    const asked: string[] = []
+    const alice = await session({
+      sampling: () => {
+        asked.push('alice')
+        return sampled('model-alice')
+      },
+    })
+    const bob = await session({
+      sampling: () => {
+        asked.push('bob')
+        return sampled('model-bob')
+      },
+    })
+    // Alice's call starts, she cancels it (the upstream ignores that) and leaves.
+    await alice.client.listTools()
+    const controller = new AbortController()
+    const call = alice.client.callTool({ name: 'stubborn', arguments: {} }, CallToolResultSchema, {
+      signal: controller.signal,
+    })
+    await expect.poll(() => upstream.seen.stubbornStarted, { timeout: 10_000 }).toBe(true)
+    controller.abort()
+    await expect(call).rejects.toThrow()
+    await alice.client.close()
+    // Now the upstream asks: bob, the only client left, must not be asked on alice's behalf.
+    upstream.seen.go()
+    await expect.poll(() => upstream.seen.answers.length, { timeout: 10_000 }).toBe(1)
+    expect(upstream.seen.answers[0]).toEqual({
+      error: {
+        code: -32603,
+        message: expect.stringMatching(/a tool call that has ended .* is sent to no other client/),
+      },
+    })
+    expect(asked).toEqual([])
+    // Bob's own calls are his: while the abandoned call may still run there, the shared upstream's
+    // requests cannot be told apart, and are refused rather than misrouted.
+    expect((await bob.ask('sample')).error?.message).toMatch(/sent to no other client/)
+    expect(asked).toEqual([])
   })
 
   it('a client that does not answer in time: the upstream gets a timeout naming the limit', async () => {

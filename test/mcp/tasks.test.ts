@@ -28,7 +28,24 @@ function upstreamServer() {
       taskMessageQueue: new InMemoryTaskMessageQueue(),
     },
   )
-  const state = { slowAborted: false }
+  const state = { slowAborted: false, polls: [] as number[] }
+  // Asks to be polled without pause (pollInterval 0), and finishes after its fourth poll.
+  server.experimental.tasks.registerToolTask(
+    'eager',
+    { description: 'Task only, pollInterval 0.', inputSchema: {}, execution: { taskSupport: 'required' } },
+    {
+      createTask: async (_args, extra) => {
+        const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 0 })
+        void (async () => {
+          while (state.polls.length < 4) await new Promise((resolve) => setTimeout(resolve, 5))
+          await extra.taskStore.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: 'done' }] })
+        })()
+        return { task }
+      },
+      getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId)) as never,
+      getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as never,
+    },
+  )
   server.experimental.tasks.registerToolTask(
     'research',
     { description: 'Task only.', inputSchema: { topic: z.string() }, execution: { taskSupport: 'required' } },
@@ -74,6 +91,12 @@ async function gateway() {
   const upstream = upstreamServer()
   const [near, far] = InMemoryTransport.createLinkedPair()
   await upstream.server.connect(far)
+  // Every tasks/get the upstream receives, with when it came.
+  const deliver = far.onmessage
+  far.onmessage = (message, extra) => {
+    if ('method' in message && message.method === 'tasks/get') upstream.state.polls.push(performance.now())
+    deliver?.(message, extra)
+  }
   const connection = await connectMcpServer(runtime.ctx, { transport: near }, { name: 'tasker', ...relay.handlers })
   cleanups.push(
     () => connection.close(),
@@ -99,6 +122,17 @@ async function gateway() {
 const text = (result: unknown) => (result as { content: { text: string }[] }).content[0].text
 
 describe('MCP tasks through the gateway (issue 23 item 2)', () => {
+  it('an upstream task asking pollInterval 0 is polled no more often than every 100 ms (issue 36)', async () => {
+    const { session, upstream } = await gateway()
+    const client = await session()
+    const result = await client.callTool({ name: 'eager', arguments: {} })
+    expect(text(result)).toBe('done')
+    const { polls } = upstream.state
+    expect(polls.length).toBeGreaterThanOrEqual(4)
+    // A lower bound only (timers may fire a little early, never much): the floor holds between polls.
+    for (let i = 1; i < polls.length; i++) expect(polls[i] - polls[i - 1]).toBeGreaterThanOrEqual(95)
+  })
+
   it('a task-only upstream tool works for a client that calls it plainly', async () => {
     const { session } = await gateway()
     const client = await session()
