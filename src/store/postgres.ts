@@ -30,6 +30,7 @@ import {
 } from '../journal/store.js'
 import { StoreError } from '../journal/store-error.js'
 import { checkSchema, migrate, SCHEMA_VERSION } from './migrations.js'
+import { redactStoreUrl as redact, scrubStoreUrl } from './redact-url.js'
 
 /** Options of {@link createPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -55,17 +56,6 @@ export interface PostgresStoreOptions {
 
 const READ_PAGE = 1000
 const INSTANCE = `${hostname()}:${process.pid}`
-
-/** The URL without its password, for messages. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== '') parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return 'postgres://…'
-  }
-}
 
 /**
  * Open the PostgreSQL store: connect, refuse a schema newer than this code, apply due migrations
@@ -144,7 +134,8 @@ class PostgresStore implements Store {
   /** A failure as the caller sees it: what was attempted, where (without the password), and why. */
   failure(what: string, error: unknown): Error {
     if (error instanceof StoreError || error instanceof ConfigError) return error
-    const message = error instanceof Error ? error.message : String(error)
+    // A driver's message may quote the URL or one of its values: never a secret in a message.
+    const message = scrubStoreUrl(error instanceof Error ? error.message : String(error), this.url)
     return new StoreError(
       'STORE_UNAVAILABLE',
       `PostgreSQL store ${redact(this.url)}: ${what} failed: ${message || (error as { code?: string })?.code || 'connection error'}`,
@@ -733,7 +724,7 @@ async function withClient<T>(url: string, what: string, body: (client: Client) =
     if (error instanceof StoreError) throw error
     throw new StoreError(
       'STORE_UNAVAILABLE',
-      `PostgreSQL store ${redact(url)}: ${what} failed: ${error instanceof Error ? error.message : String(error)}`,
+      `PostgreSQL store ${redact(url)}: ${what} failed: ${scrubStoreUrl(error instanceof Error ? error.message : String(error), url)}`,
       { cause: error },
     )
   } finally {
