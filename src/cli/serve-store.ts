@@ -37,10 +37,15 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
 }
 
 /** The gateway's shared state in an opened `store` (closed with it). */
-export async function shareStore(gateway: Pick<Gateway, 'agent'>, store: Store, log: Log): Promise<SharedState> {
+export async function shareStore(
+  gateway: Pick<Gateway, 'agent' | 'identities'>,
+  store: Store,
+  log: Log,
+): Promise<SharedState> {
   // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
-  // agent's calls, and its listeners go when the gateway closes.
-  const journal = new Journal(gateway.agent.ctx, { store })
+  // agent's calls, and its listeners go when the gateway closes. Each record names its caller as the
+  // file journal's do: the audit trail is the same wherever it is kept.
+  const journal = new Journal(gateway.agent.ctx, { store, identify: (of) => gateway.identities.identityOf(of) })
   // Standing approvals (an "always" answer) are kept in the store: every instance applies them.
   const uninstallStanding = gateway.agent.ctx.tools.host.installStandingStore(standingApprovalsIn(store))
   log.debug(`journaling to ${(await store.status()).where}`)
