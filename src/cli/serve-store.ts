@@ -4,6 +4,7 @@
 import { hostname } from 'node:os'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { Agent } from '../contract/execution.js'
 import { Journal } from '../journal/journal.js'
 import type { Store } from '../journal/store.js'
 import { standingApprovalsIn } from '../journal/store-standing.js'
@@ -38,14 +39,18 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
 
 /** The gateway's shared state in an opened `store` (closed with it). */
 export async function shareStore(
-  gateway: Pick<Gateway, 'agent' | 'identities'>,
+  gateway: Pick<Gateway, 'agent'> & { readonly identities?: Pick<Gateway['identities'], 'identityOf'> },
   store: Store,
   log: Log,
 ): Promise<SharedState> {
   // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
   // agent's calls, and its listeners go when the gateway closes. Each record names its caller as the
   // file journal's do: the audit trail is the same wherever it is kept.
-  const journal = new Journal(gateway.agent.ctx, { store, identify: (of) => gateway.identities.identityOf(of) })
+  const { identities } = gateway
+  const journal = new Journal(gateway.agent.ctx, {
+    store,
+    ...(identities === undefined ? {} : { identify: (of: Agent | undefined) => identities.identityOf(of) }),
+  })
   // Standing approvals (an "always" answer) are kept in the store: every instance applies them.
   const uninstallStanding = gateway.agent.ctx.tools.host.installStandingStore(standingApprovalsIn(store))
   log.debug(`journaling to ${(await store.status()).where}`)

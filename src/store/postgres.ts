@@ -249,21 +249,36 @@ class PostgresStore implements Store {
         batch.push(next)
         rows += next.rows.length
       }
-      const columns: [string[], string[], (string | null)[], string[], string[]] = [[], [], [], [], []]
-      for (const entry of batch)
-        for (const record of entry.rows) {
-          columns[0].push(record.type)
-          columns[1].push(record.callId)
-          columns[2].push(record.agentId)
-          columns[3].push(record.toolName)
-          columns[4].push(serialize(record))
-        }
+      await this.commit(batch)
+    }
+  }
+
+  /**
+   * Write `batch` and settle each append. One append's records never fail another's: one that
+   * cannot be serialized is refused alone, and a batch the database refuses for its data is written
+   * again append by append, so only the append at fault fails.
+   */
+  private async commit(batch: readonly QueuedAppend[]): Promise<void> {
+    const ready: { entry: QueuedAppend; rows: Row[] }[] = []
+    for (const entry of batch) {
       try {
-        await this.writeBatch(columns)
-        for (const entry of batch) entry.resolve()
+        ready.push({ entry, rows: entry.rows.map(rowOf) })
       } catch (error) {
-        for (const entry of batch) entry.reject(error)
+        entry.reject(this.failure('journal append', error))
       }
+    }
+    if (ready.length === 0) return
+    const columns: [string[], string[], (string | null)[], string[], string[]] = [[], [], [], [], []]
+    for (const { rows } of ready) for (const row of rows) row.forEach((value, i) => columns[i].push(value as string))
+    try {
+      await this.writeBatch(columns)
+      for (const { entry } of ready) entry.resolve()
+    } catch (error) {
+      if (ready.length === 1 || isConnectionError((error as { cause?: unknown }).cause ?? error)) {
+        for (const { entry } of ready) entry.reject(error)
+        return
+      }
+      for (const { entry } of ready) await this.commit([entry])
     }
   }
 
@@ -667,6 +682,27 @@ class PostgresStore implements Store {
     await writer?.end().catch(() => {})
     await this.pool.end().catch(() => {})
   }
+}
+
+/** One journal row: type, call id, agent id, tool name, and the record as JSON. */
+type Row = [string, string, string | null, string, string]
+
+/**
+ * A record's row. The indexed columns cannot hold U+0000 (PostgreSQL's text refuses it), so a NUL
+ * there is written as U+FFFD; the record itself keeps it, escaped in its JSON.
+ */
+function rowOf(record: JournalRecord): Row {
+  return [
+    noNul(record.type),
+    noNul(record.callId),
+    record.agentId === null ? null : noNul(record.agentId),
+    noNul(record.toolName),
+    serialize(record),
+  ]
+}
+
+function noNul(text: string): string {
+  return typeof text === 'string' && text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text
 }
 
 /** A timer that ends early when `signal` aborts (never rejects). */
