@@ -52,7 +52,15 @@ export interface PostgresStoreOptions {
    * `wal_writer_delay`) of records; claims and decisions always wait for the flush.
    */
   readonly synchronousCommit?: boolean
+  /**
+   * How long a journal append waits for a database that cannot be reached (stopped, restarting,
+   * network down) before it fails: its batch is written again as soon as the database is back.
+   * Default 10000 ms. A `serve` response waits for its records, so this bounds that wait too.
+   */
+  readonly appendWaitMs?: number
 }
+
+const DEFAULT_APPEND_WAIT_MS = 10_000
 
 const READ_PAGE = 1000
 const INSTANCE = `${hostname()}:${process.pid}`
@@ -75,6 +83,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   positive('retentionDays')
   positive('poolSize')
   positive('maxBatch')
+  const wait = options.appendWaitMs
+  if (wait !== undefined && !(typeof wait === 'number' && Number.isFinite(wait) && wait >= 0))
+    throw new ConfigError(`${where}.appendWaitMs`, 'expected a number of milliseconds (0 or more)')
   if (options.synchronousCommit !== undefined && typeof options.synchronousCommit !== 'boolean')
     throw new ConfigError(`${where}.synchronousCommit`, 'expected a boolean')
   const { default: pg } = await import('pg')
@@ -102,6 +113,8 @@ interface Waiter {
 
 interface QueuedAppend {
   readonly rows: readonly JournalRecord[]
+  /** When it was appended (ms since the epoch): it waits for an unreachable database until `appendWaitMs` after. */
+  readonly queuedAt: number
   resolve(): void
   reject(error: unknown): void
 }
@@ -119,6 +132,7 @@ class PostgresStore implements Store {
   private readonly waiters = new Set<Waiter>()
   private retention: NodeJS.Timeout | undefined
   private readonly maxBatch: number
+  private readonly appendWaitMs: number
 
   constructor(
     private readonly pg: Pg,
@@ -127,6 +141,7 @@ class PostgresStore implements Store {
     private readonly options: PostgresStoreOptions,
   ) {
     this.maxBatch = Math.floor(options.maxBatch ?? 1000)
+    this.appendWaitMs = options.appendWaitMs ?? DEFAULT_APPEND_WAIT_MS
     // An idle connection the server drops (a restart) must not end the process; the pool replaces it.
     pool.on('error', () => {})
   }
@@ -222,7 +237,7 @@ class PostgresStore implements Store {
   append(records: readonly JournalRecord[]): Promise<void> {
     if (records.length === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
-      this.queue.push({ rows: records, resolve, reject })
+      this.queue.push({ rows: records, queuedAt: Date.now(), resolve, reject })
       this.kick()
     })
   }
@@ -269,16 +284,29 @@ class PostgresStore implements Store {
     }
     if (ready.length === 0) return
     const columns: [string[], string[], (string | null)[], string[], string[]] = [[], [], [], [], []]
-    for (const { rows } of ready) for (const row of rows) row.forEach((value, i) => columns[i].push(value as string))
-    try {
-      await this.writeBatch(columns)
-      for (const { entry } of ready) entry.resolve()
-    } catch (error) {
-      if (ready.length === 1 || isConnectionError((error as { cause?: unknown }).cause ?? error)) {
-        for (const { entry } of ready) entry.reject(error)
+    for (const { rows } of ready)
+      for (const row of rows) for (let i = 0; i < row.length; i++) (columns[i] as (string | null)[]).push(row[i])
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.writeBatch(columns)
+        for (const { entry } of ready) entry.resolve()
         return
+      } catch (error) {
+        if (!isConnectionError((error as { cause?: unknown }).cause ?? error)) {
+          if (ready.length === 1) ready[0].entry.reject(error)
+          else for (const { entry } of ready) await this.commit([entry])
+          return
+        }
+        // The database is out of reach: the batch is written again once it is back, as long as its
+        // oldest append may still wait (a response waits for its records, bounded).
+        const waitUntil = Math.min(...ready.map(({ entry }) => entry.queuedAt)) + this.appendWaitMs
+        const now = Date.now()
+        if (this.closed || now >= waitUntil) {
+          for (const { entry } of ready) entry.reject(error)
+          return
+        }
+        await pause(Math.min(1000, 100 * 2 ** attempt, waitUntil - now), undefined)
       }
-      for (const { entry } of ready) await this.commit([entry])
     }
   }
 
@@ -731,7 +759,7 @@ function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code
   if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || code.startsWith('E'))) return true
   const message = error instanceof Error ? error.message : ''
-  return /terminat|ECONNRE|not queryable|Connection/i.test(message)
+  return /terminat|ECONNRE|not queryable|Connection|timeout|starting up|shutting down|recovery mode/i.test(message)
 }
 
 /** Open one connection, apply due migrations, close (`toolgate store migrate`). */

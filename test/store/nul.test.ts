@@ -79,7 +79,7 @@ describe('NUL and one bad record (issue 36, item 9)', { timeout: 120_000 }, () =
     try {
       const records = Array.from({ length: 20 }, (_, i) => started(`c${i}`, i))
       records[3] = started('c3', 3, 'toolgate/alice', 'refused')
-      records[11] = { ...started('c11', 11), arguments: { big: 1n } as never }
+      records[11] = Object.assign(started('c11', 11), { arguments: { big: 1n } as never })
       const outcomes = await settle(store, records)
       const failed = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [i] : []))
       expect(failed).toEqual([3, 11])
