@@ -2,6 +2,7 @@
 // (how much each caller may take). Checked key by key like the rest of the config file; every
 // problem is reported with its path.
 import { isRecord } from '../util/is-record.js'
+import { NUL_REFUSAL } from './config-nul.js'
 
 /** One static bearer token: only the SHA-256 of the token is stored, with who presents it. */
 export interface StaticTokenConfig {
@@ -100,6 +101,11 @@ function stringList(value: unknown, at: string, issues: string[], what = 'non-em
     issues.push(`${at}: expected an array of ${what}`)
     return undefined
   }
+  const nul = value.findIndex((item: string) => item.includes('\u0000'))
+  if (nul >= 0) {
+    issues.push(`${at}[${nul}]: ${NUL_REFUSAL}`)
+    return undefined
+  }
   return value as string[]
 }
 
@@ -149,6 +155,7 @@ export function checkTokenList(value: unknown, at: string, issues: string[]): St
     else seen.add(entry.sha256)
     if (typeof entry.subject !== 'string' || entry.subject === '')
       issues.push(`${here}.subject: expected a non-empty string`)
+    else if (entry.subject.includes('\u0000')) issues.push(`${here}.subject: ${NUL_REFUSAL}`)
     const groups = stringList(entry.groups, `${here}.groups`, issues)
     const scopes = stringList(entry.scopes, `${here}.scopes`, issues)
     if (issues.length > before) return
@@ -310,6 +317,11 @@ export function checkLimits(value: unknown, issues: string[]): LimitsConfig {
           issues.push(`${at}.who: expected { subject?, group? } with at least one non-empty string`)
           return []
         }
+        for (const key of ['subject', 'group'] as const)
+          if (typeof who[key] === 'string' && (who[key] as string).includes('\u0000')) {
+            issues.push(`${at}.who.${key}: ${NUL_REFUSAL}`)
+            return []
+          }
         const rule: LimitsRule = {
           who: {
             ...(who.subject !== undefined ? { subject: who.subject as string } : {}),

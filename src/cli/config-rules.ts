@@ -1,6 +1,7 @@
 // The config's `policy.rules`: per-identity rules, each checked key by key with its path.
 import type { ToolPresentationMode } from '../contract/execution.js'
 import { isRecord } from '../util/is-record.js'
+import { NUL_REFUSAL } from './config-nul.js'
 
 /** A claim value a rule compares with: JSON scalars only (compared with `===`). */
 export type ClaimValue = string | number | boolean | null
@@ -86,6 +87,10 @@ function checkWho(value: unknown, at: string, issues: string[]): PolicyWho {
     const list = typeof raw === 'string' ? [raw] : raw
     if (!Array.isArray(list) || list.length === 0 || !list.every((s) => typeof s === 'string' && s !== ''))
       issues.push(`${at}.${key}: expected a non-empty string or a non-empty array of them`)
+    else if (list.some((s: string) => s.includes('\u0000')))
+      issues.push(
+        `${at}.${key}${typeof raw === 'string' ? '' : `[${list.findIndex((s: string) => s.includes('\u0000'))}]`}: ${NUL_REFUSAL}`,
+      )
     else who[key] = list as string[]
   }
   if (value.claim !== undefined) {

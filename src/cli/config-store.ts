@@ -1,6 +1,7 @@
 // The config's `store` key: where the gateway keeps its journal and shared state. A string is the
 // PostgreSQL URL; the object form adds the journal retention, the connection pool size and whether
 // journal batches wait for the database's WAL flush.
+import { redactStoreUrl } from '../store/redact-url.js'
 import { isRecord } from '../util/is-record.js'
 
 export interface StoreConfig {
@@ -54,7 +55,11 @@ export function checkStoreConfig(value: unknown, issues: string[]): StoreConfig 
 export function storeFlag(value: string): StoreConfig | string {
   const issues: string[] = []
   const config = checkStoreConfig(value, issues)
-  return config ?? `--store: expected a postgres:// URL, got "${value.replace(/:[^:@/]*@/, ':***@')}"`
+  if (config !== undefined) return config
+  // What was typed may hold a password (in the userinfo or the query): shown only redacted.
+  return URL.canParse(value)
+    ? `--store: expected a postgres:// URL, got "${redactStoreUrl(value)}"`
+    : '--store: expected a postgres:// URL (postgres://user:password@host:port/database)'
 }
 
 /** Open the configured store (PostgreSQL; `pg` loads here). */

@@ -166,8 +166,8 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   /** Why a tool is not served, naming the other side of a name collision. */
   const skipReason = (server: string, skip: McpSkippedTool, owner: string | undefined) =>
     owner === undefined
-      ? `servers.${server}: its tool "${skip.tool}" is not served: ${skip.reason}`
-      : `servers.${server}: its tool "${skip.tool}" is not served: the name "${skip.name}" is already served by ${owner} ` +
+      ? `servers.${server}: its tool ${JSON.stringify(skip.tool)} is not served: ${skip.reason}`
+      : `servers.${server}: its tool ${JSON.stringify(skip.tool)} is not served: the name ${JSON.stringify(skip.name)} is already served by ${owner} ` +
         '(set a different "prefix" on one of them)'
   const onSkipped = (server: string, skip: McpSkippedTool) => {
     if (starting) return void startSkips.push({ server, skip })

@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js'
+import type { Agent } from '../contract/execution.js'
 import { Journal } from '../journal/journal.js'
 import type { Store } from '../journal/store.js'
 import { standingApprovalsIn } from '../journal/store-standing.js'
@@ -42,6 +44,26 @@ function sessionKey(id: string, owner: string | undefined): string {
   return createHash('sha256')
     .update(JSON.stringify([owner ?? null, id]))
     .digest('hex')
+
+/** The JSON-RPC error code of a tool result withheld because its journal record could not be committed. */
+export const RESULT_NOT_RECORDED = -32010
+
+/** A `tools/call` result (the only results that carry `content`, or a task a call created). */
+function isCallResult(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && ('content' in result || 'structuredContent' in result)
+}
+
+function resultNotRecorded(id: RequestId, error: unknown): JSONRPCMessage {
+  const why = error instanceof Error ? error.message : String(error)
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: RESULT_NOT_RECORDED,
+      message: `the call's result is withheld: its journal record could not be committed to the store (${why}); the call may have run`,
+      data: { reason: 'RESULT_NOT_RECORDED' },
+    },
+  }
 }
 
 export async function attachStore(gateway: Gateway, config: StoreConfig, log: Log): Promise<SharedState> {
@@ -49,10 +71,19 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
 }
 
 /** The gateway's shared state in an opened `store` (closed with it). */
-export async function shareStore(gateway: Pick<Gateway, 'agent'>, store: Store, log: Log): Promise<SharedState> {
+export async function shareStore(
+  gateway: Pick<Gateway, 'agent'> & { readonly identities?: Pick<Gateway['identities'], 'identityOf'> },
+  store: Store,
+  log: Log,
+): Promise<SharedState> {
   // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
-  // agent's calls, and its listeners go when the gateway closes.
-  const journal = new Journal(gateway.agent.ctx, { store })
+  // agent's calls, and its listeners go when the gateway closes. Each record names its caller as the
+  // file journal's do: the audit trail is the same wherever it is kept.
+  const { identities } = gateway
+  const journal = new Journal(gateway.agent.ctx, {
+    store,
+    ...(identities === undefined ? {} : { identify: (of: Agent | undefined) => identities.identityOf(of) }),
+  })
   // Standing approvals (an "always" answer) are kept in the store: every instance applies them.
   const uninstallStanding = gateway.agent.ctx.tools.host.installStandingStore(standingApprovalsIn(store))
   log.debug(`journaling to ${(await store.status()).where}`)
@@ -63,10 +94,19 @@ export async function shareStore(gateway: Pick<Gateway, 'agent'>, store: Store, 
       server.connect = async (transport: Transport) => {
         const send = transport.send.bind(transport)
         transport.send = async (message, options) => {
-          if ('id' in message && ('result' in message || 'error' in message))
-            await journal.flush().catch((error: unknown) => {
-              log.info(`a result went out before its journal record was acknowledged: ${String(error)}`)
-            })
+          if ('id' in message && ('result' in message || 'error' in message)) {
+            // The store waits (bounded by its appendWaitMs) for a database that is out of reach.
+            const failure = await journal.flush().then(
+              () => undefined,
+              (error: unknown) => error,
+            )
+            if (failure !== undefined) {
+              log.info(`a response was withheld: its journal records were not committed: ${String(failure)}`)
+              // A tool's result is never sent without its record: the client gets an error it can tell apart.
+              if ('result' in message && isCallResult(message.result))
+                return send(resultNotRecorded(message.id, failure), options)
+            }
+          }
           return send(message, options)
         }
         return connect(transport)

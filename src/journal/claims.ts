@@ -6,6 +6,11 @@ import type { JsonValue } from '../contract/json-value.js'
 
 /** What identifies one call waiting in a suspended turn: the same in every resume of that state. */
 export interface ClaimedCall {
+  /**
+   * The stored turn the call waits in, when there is one: a later turn that reuses a call id is
+   * another call, with a claim of its own.
+   */
+  readonly turnId?: string
   readonly agentId: string | null
   readonly callId: string
   readonly toolName: string
@@ -84,11 +89,13 @@ export function claimCall(journalPath: string, call: ClaimedCall): CallClaim {
 /** The digest naming a call's claim: one call has one claim in every store (file name, row key). */
 export function claimDigest(call: ClaimedCall): string {
   let identity: string
+  // Without a turn the digest is the one claims always had (claims taken before turns were keyed stay valid).
+  const turn = call.turnId === undefined ? [] : [{ turn: call.turnId }]
   try {
-    identity = JSON.stringify([call.agentId, call.callId, call.toolName, call.arguments])
+    identity = JSON.stringify([call.agentId, call.callId, call.toolName, call.arguments, ...turn])
   } catch {
     // Arguments nested too deeply to serialize: the id, agent and tool still name the call.
-    identity = JSON.stringify([call.agentId, call.callId, call.toolName])
+    identity = JSON.stringify([call.agentId, call.callId, call.toolName, ...turn])
   }
   return createHash('sha256').update(identity).digest('hex')
 }

@@ -62,7 +62,8 @@ export class Journal {
   readonly path: string
   /** The store, for a store journal. */
   readonly store: Store | undefined
-  private readonly unacknowledged = new Set<Promise<void>>()
+  /** Appends not yet settled, each settling with its error, or undefined once acknowledged. */
+  private readonly unacknowledged = new Set<Promise<unknown>>()
   /** A call's records before its body (started, approval), each settling with its append's error or undefined. */
   private readonly beforeBody = new Map<ToolExecutionToken, Promise<unknown>[]>()
   private storeFailure: unknown
@@ -128,7 +129,11 @@ export class Journal {
    * the batches holding its own records, not for every batch that follows.
    */
   async flush(): Promise<void> {
-    if (this.unacknowledged.size > 0) await Promise.all([...this.unacknowledged])
+    // Every failure among the records waited for is this caller's: a response never goes out as if
+    // its records were kept because another caller was told of their loss first.
+    const failed =
+      this.unacknowledged.size > 0 ? (await Promise.all([...this.unacknowledged])).find((e) => e) : undefined
+    if (failed !== undefined) throw failed
     const failure = this.storeFailure
     if (failure !== undefined) {
       this.storeFailure = undefined
@@ -276,20 +281,20 @@ export class Journal {
 
   /** Append to the store; the promise settles with the append's error, or undefined once acknowledged. */
   private writeToStore(store: Store, record: JournalRecord): Promise<unknown> {
-    let failure: unknown
-    const appended = store.append([record]).then(
+    const appended: Promise<unknown> = store.append([record]).then(
       () => {
         this.unacknowledged.delete(appended)
+        return undefined
       },
       (error: unknown) => {
         this.unacknowledged.delete(appended)
         this.storeFailure = error
-        failure = error
         this.warn('could not append a %s record to the store: %s', record.type, error)
+        return error ?? new Error('journal append failed')
       },
     )
     this.unacknowledged.add(appended)
-    return appended.then(() => failure)
+    return appended
   }
 
   private close(): void {

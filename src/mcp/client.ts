@@ -1017,6 +1017,9 @@ class UpstreamLink {
     this.registered.delete(tool.name)
     const name = this.settings.prefix + tool.name
     try {
+      // A NUL in a name would reach journal records and store columns (PostgreSQL's text refuses it).
+      if (tool.name.includes('\u0000'))
+        throw new Error('its name contains a NUL character (U+0000); a tool name never may')
       const dispose = this.settings.owner.tools.register(
         definitionOf(
           tool,
@@ -1032,7 +1035,8 @@ class UpstreamLink {
       this.skipped.set(tool.name, key)
       if (warned) return
       const onSkipped = this.settings.onToolSkipped
-      if (onSkipped === undefined) warn(`MCP server ${this.label}: skipped tool "${tool.name}": ${message(error)}`)
+      if (onSkipped === undefined)
+        warn(`MCP server ${this.label}: skipped tool ${JSON.stringify(tool.name)}: ${message(error)}`)
       else {
         try {
           onSkipped({ tool: tool.name, name, reason: message(error) })

@@ -199,7 +199,14 @@ function storeClaimGate(
     try {
       const decision = recorded.get(call.callId)
       const claim = await store.claim(
-        { agentId, callId: call.callId, toolName: call.name, arguments: call.arguments },
+        // Keyed by turn and call: a later turn that reuses the call id has its own claim.
+        {
+          ...(turnId === undefined ? {} : { turnId }),
+          agentId,
+          callId: call.callId,
+          toolName: call.name,
+          arguments: call.arguments,
+        },
         turnId !== undefined && decision !== undefined ? { turnId, kind: decision.kind } : undefined,
       )
       if (claim.won) return { release: () => void claim.release().catch(() => {}) }

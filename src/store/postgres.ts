@@ -30,6 +30,7 @@ import {
 } from '../journal/store.js'
 import { StoreError } from '../journal/store-error.js'
 import { checkSchema, migrate, SCHEMA_VERSION } from './migrations.js'
+import { redactStoreUrl as redact, scrubStoreUrl } from './redact-url.js'
 
 /** Options of {@link createPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -51,21 +52,18 @@ export interface PostgresStoreOptions {
    * `wal_writer_delay`) of records; claims and decisions always wait for the flush.
    */
   readonly synchronousCommit?: boolean
+  /**
+   * How long a journal append waits for a database that cannot be reached (stopped, restarting,
+   * network down) before it fails: its batch is written again as soon as the database is back.
+   * Default 10000 ms. A `serve` response waits for its records, so this bounds that wait too.
+   */
+  readonly appendWaitMs?: number
 }
+
+const DEFAULT_APPEND_WAIT_MS = 10_000
 
 const READ_PAGE = 1000
 const INSTANCE = `${hostname()}:${process.pid}`
-
-/** The URL without its password, for messages. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== '') parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return 'postgres://…'
-  }
-}
 
 /**
  * Open the PostgreSQL store: connect, refuse a schema newer than this code, apply due migrations
@@ -85,6 +83,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   positive('retentionDays')
   positive('poolSize')
   positive('maxBatch')
+  const wait = options.appendWaitMs
+  if (wait !== undefined && !(typeof wait === 'number' && Number.isFinite(wait) && wait >= 0))
+    throw new ConfigError(`${where}.appendWaitMs`, 'expected a number of milliseconds (0 or more)')
   if (options.synchronousCommit !== undefined && typeof options.synchronousCommit !== 'boolean')
     throw new ConfigError(`${where}.synchronousCommit`, 'expected a boolean')
   const { default: pg } = await import('pg')
@@ -112,6 +113,8 @@ interface Waiter {
 
 interface QueuedAppend {
   readonly rows: readonly JournalRecord[]
+  /** When it was appended (ms since the epoch): it waits for an unreachable database until `appendWaitMs` after. */
+  readonly queuedAt: number
   resolve(): void
   reject(error: unknown): void
 }
@@ -129,6 +132,7 @@ class PostgresStore implements Store {
   private readonly waiters = new Set<Waiter>()
   private retention: NodeJS.Timeout | undefined
   private readonly maxBatch: number
+  private readonly appendWaitMs: number
 
   constructor(
     private readonly pg: Pg,
@@ -137,6 +141,7 @@ class PostgresStore implements Store {
     private readonly options: PostgresStoreOptions,
   ) {
     this.maxBatch = Math.floor(options.maxBatch ?? 1000)
+    this.appendWaitMs = options.appendWaitMs ?? DEFAULT_APPEND_WAIT_MS
     // An idle connection the server drops (a restart) must not end the process; the pool replaces it.
     pool.on('error', () => {})
   }
@@ -144,7 +149,8 @@ class PostgresStore implements Store {
   /** A failure as the caller sees it: what was attempted, where (without the password), and why. */
   failure(what: string, error: unknown): Error {
     if (error instanceof StoreError || error instanceof ConfigError) return error
-    const message = error instanceof Error ? error.message : String(error)
+    // A driver's message may quote the URL or one of its values: never a secret in a message.
+    const message = scrubStoreUrl(error instanceof Error ? error.message : String(error), this.url)
     return new StoreError(
       'STORE_UNAVAILABLE',
       `PostgreSQL store ${redact(this.url)}: ${what} failed: ${message || (error as { code?: string })?.code || 'connection error'}`,
@@ -231,7 +237,7 @@ class PostgresStore implements Store {
   append(records: readonly JournalRecord[]): Promise<void> {
     if (records.length === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
-      this.queue.push({ rows: records, resolve, reject })
+      this.queue.push({ rows: records, queuedAt: Date.now(), resolve, reject })
       this.kick()
     })
   }
@@ -258,20 +264,48 @@ class PostgresStore implements Store {
         batch.push(next)
         rows += next.rows.length
       }
-      const columns: [string[], string[], (string | null)[], string[], string[]] = [[], [], [], [], []]
-      for (const entry of batch)
-        for (const record of entry.rows) {
-          columns[0].push(record.type)
-          columns[1].push(record.callId)
-          columns[2].push(record.agentId)
-          columns[3].push(record.toolName)
-          columns[4].push(serialize(record))
-        }
+      await this.commit(batch)
+    }
+  }
+
+  /**
+   * Write `batch` and settle each append. One append's records never fail another's: one that
+   * cannot be serialized is refused alone, and a batch the database refuses for its data is written
+   * again append by append, so only the append at fault fails.
+   */
+  private async commit(batch: readonly QueuedAppend[]): Promise<void> {
+    const ready: { entry: QueuedAppend; rows: Row[] }[] = []
+    for (const entry of batch) {
+      try {
+        ready.push({ entry, rows: entry.rows.map(rowOf) })
+      } catch (error) {
+        entry.reject(this.failure('journal append', error))
+      }
+    }
+    if (ready.length === 0) return
+    const columns: [string[], string[], (string | null)[], string[], string[]] = [[], [], [], [], []]
+    for (const { rows } of ready)
+      for (const row of rows) for (let i = 0; i < row.length; i++) (columns[i] as (string | null)[]).push(row[i])
+    for (let attempt = 0; ; attempt++) {
       try {
         await this.writeBatch(columns)
-        for (const entry of batch) entry.resolve()
+        for (const { entry } of ready) entry.resolve()
+        return
       } catch (error) {
-        for (const entry of batch) entry.reject(error)
+        if (!isConnectionError((error as { cause?: unknown }).cause ?? error)) {
+          if (ready.length === 1) ready[0].entry.reject(error)
+          else for (const { entry } of ready) await this.commit([entry])
+          return
+        }
+        // The database is out of reach: the batch is written again once it is back, as long as its
+        // oldest append may still wait (a response waits for its records, bounded).
+        const waitUntil = Math.min(...ready.map(({ entry }) => entry.queuedAt)) + this.appendWaitMs
+        const now = Date.now()
+        if (this.closed || now >= waitUntil) {
+          for (const { entry } of ready) entry.reject(error)
+          return
+        }
+        await pause(Math.min(1000, 100 * 2 ** attempt, waitUntil - now), undefined)
       }
     }
   }
@@ -678,6 +712,27 @@ class PostgresStore implements Store {
   }
 }
 
+/** One journal row: type, call id, agent id, tool name, and the record as JSON. */
+type Row = [string, string, string | null, string, string]
+
+/**
+ * A record's row. The indexed columns cannot hold U+0000 (PostgreSQL's text refuses it), so a NUL
+ * there is written as U+FFFD; the record itself keeps it, escaped in its JSON.
+ */
+function rowOf(record: JournalRecord): Row {
+  return [
+    noNul(record.type),
+    noNul(record.callId),
+    record.agentId === null ? null : noNul(record.agentId),
+    noNul(record.toolName),
+    serialize(record),
+  ]
+}
+
+function noNul(text: string): string {
+  return typeof text === 'string' && text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text
+}
+
 /** A timer that ends early when `signal` aborts (never rejects). */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
@@ -704,7 +759,7 @@ function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code
   if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || code.startsWith('E'))) return true
   const message = error instanceof Error ? error.message : ''
-  return /terminat|ECONNRE|not queryable|Connection/i.test(message)
+  return /terminat|ECONNRE|not queryable|Connection|timeout|starting up|shutting down|recovery mode/i.test(message)
 }
 
 /** Open one connection, apply due migrations, close (`toolgate store migrate`). */
@@ -733,7 +788,7 @@ async function withClient<T>(url: string, what: string, body: (client: Client) =
     if (error instanceof StoreError) throw error
     throw new StoreError(
       'STORE_UNAVAILABLE',
-      `PostgreSQL store ${redact(url)}: ${what} failed: ${error instanceof Error ? error.message : String(error)}`,
+      `PostgreSQL store ${redact(url)}: ${what} failed: ${scrubStoreUrl(error instanceof Error ? error.message : String(error), url)}`,
       { cause: error },
     )
   } finally {

@@ -25,6 +25,11 @@ export const MAX_VIEWER_REASON_CHARS = 500
 /** A decision from the page on a pending approval. */
 export interface ViewerDecision {
   callId: string
+  /**
+   * The stored turn the call waits in (a store viewer): needed when open turns share the call id;
+   * a decision that could mean more than one turn is refused.
+   */
+  turnId?: string
   decision: ViewerDecisionKind
   /** Who decided (the logged-in subject), recorded with the outcome and so in the resumed turn's journal. */
   decidedBy?: string
@@ -55,7 +60,7 @@ export const VIEWER_DENIAL_REASON = 'denied by a person in the toolgate viewer'
  * The outcome a decision records: approve → `allowed-once`, deny → `denied`, and the `-always`
  * choices → `allowed-always` / `denied-always`, which the resumed turn applies as a standing rule.
  */
-export function viewerOutcome(decision: Omit<ViewerDecision, 'callId'>): ApprovalOutcome {
+export function viewerOutcome(decision: Omit<ViewerDecision, 'callId' | 'turnId'>): ApprovalOutcome {
   const by = decision.decidedBy === undefined ? {} : { decidedBy: decision.decidedBy }
   const reason =
     decision.reason === undefined || decision.reason === ''

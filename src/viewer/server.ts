@@ -152,16 +152,24 @@ function parseDecision(text: string): ViewerDecision | string {
     return 'bad decision: not JSON'
   }
   if (typeof value !== 'object' || value === null) return 'bad decision: expected an object'
-  const { callId, decision, reason } = value as { callId?: unknown; decision?: unknown; reason?: unknown }
+  const { callId, turnId, decision, reason } = value as {
+    callId?: unknown
+    turnId?: unknown
+    decision?: unknown
+    reason?: unknown
+  }
   if (typeof callId !== 'string') return 'bad decision: callId: expected a string'
   if (typeof decision !== 'string' || !(VIEWER_DECISION_KINDS as readonly string[]).includes(decision))
     return `bad decision: decision: expected one of ${VIEWER_DECISION_KINDS.join(', ')}`
+  if (turnId !== undefined && (typeof turnId !== 'string' || turnId === ''))
+    return 'bad decision: turnId: expected a non-empty string'
   const kind = decision as ViewerDecisionKind
-  if (reason === undefined || reason === '') return { callId, decision: kind }
+  const turn = turnId === undefined ? {} : { turnId }
+  if (reason === undefined || reason === '') return { callId, ...turn, decision: kind }
   if (kind !== 'deny' && kind !== 'deny-always') return 'bad decision: reason: only a denial takes a reason'
   if (typeof reason !== 'string' || reason.length > MAX_VIEWER_REASON_CHARS)
     return `bad decision: reason: expected a string of at most ${MAX_VIEWER_REASON_CHARS} characters`
-  return { callId, decision: kind, reason }
+  return { callId, ...turn, decision: kind, reason }
 }
 
 /** Refuse a journal the viewer cannot follow (missing, not a regular file) before anything listens. */

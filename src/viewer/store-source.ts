@@ -68,9 +68,22 @@ export function storeApproval(store: Store): ViewerApprovalHandler {
       }
       return board
     },
-    async decide({ callId, ...decision }): Promise<ViewerDecisionResult> {
-      const turn = (await store.pendingCalls()).find((call) => call.callId === callId)
-      if (turn === undefined) return { applied: false, reason: `call ${callId} is not pending in the store` }
+    async decide({ callId, turnId, ...decision }): Promise<ViewerDecisionResult> {
+      // Decided by turn and call: open turns may share a call id, and a decision goes to one of them only.
+      const matches = (await store.pendingCalls()).filter(
+        (call) => call.callId === callId && (turnId === undefined || call.turnId === turnId),
+      )
+      if (matches.length === 0)
+        return {
+          applied: false,
+          reason: `call ${callId} is not pending in the store${turnId === undefined ? '' : ` in turn ${turnId}`}`,
+        }
+      if (matches.length > 1)
+        return {
+          applied: false,
+          reason: `call ${callId} is pending in ${matches.length} turns (${matches.map((m) => m.turnId).join(', ')}): name the turn`,
+        }
+      const turn = matches[0]
       const outcome = viewerOutcome(decision)
       const result = await store.decide(turn.turnId, callId, outcome)
       if (!result.applied)

@@ -15,6 +15,8 @@ export interface PgServer {
   /** A fresh database on this server; returns its URL. */
   createDatabase(name: string): string
   stop(): void
+  /** Stop at once, as a crash would (`pg_ctl stop -m immediate`: no checkpoint, connections cut). */
+  crash(): void
   start(): void
   /** Stop and remove the data directory. */
   destroy(): void
@@ -79,6 +81,10 @@ export async function startPgServer(): Promise<PgServer> {
     },
     stop() {
       stop()
+      running = false
+    },
+    crash() {
+      asPostgres([`${BIN}/pg_ctl`, '-D', data, '-m', 'immediate', '-w', '-t', '60', 'stop'])
       running = false
     },
     start() {
