@@ -64,7 +64,7 @@ export async function run(calls = 128_000): Promise<{ longestWaitMs: number; pea
       let longest = 0
       let answered = 0
       let eventBytes = 0
-      let events: Promise<number> | undefined
+      let connected = false
       let streamedAt = Number.NaN
       // Keep asking until the journal is read and the page's snapshot is through (its stream ends
       // only when the viewer closes: through means no byte for a second after the read).
@@ -83,10 +83,13 @@ export async function run(calls = 128_000): Promise<{ longestWaitMs: number; pea
         longest = Math.max(longest, performance.now() - first)
         answered++
         // The page connects as soon as the viewer answers.
-        events ??= get(port, '/events', (n) => {
-          eventBytes += n
-          streamedAt = performance.now()
-        }).catch(() => 0)
+        if (!connected) {
+          connected = true
+          void get(port, '/events', (n) => {
+            eventBytes += n
+            streamedAt = performance.now()
+          }).catch(() => 0)
+        }
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
       const peak = peakRss(child.pid!)
