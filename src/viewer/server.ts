@@ -304,7 +304,10 @@ class LiveSession {
     const built = new Map<string, CardLines>()
     const linesOf = (id: string) => {
       let lines = built.get(id)
-      if (lines === undefined) built.set(id, (lines = cardLines(this.session.card(id)!)))
+      if (lines === undefined) {
+        lines = cardLines(this.session.card(id)!)
+        built.set(id, lines)
+      }
       return lines
     }
     for (const [res, client] of this.clients) {
