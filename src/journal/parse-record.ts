@@ -60,6 +60,9 @@ export class JournalLineSplitter {
   private pending: Buffer[] = []
   private pendingBytes = 0
   private line = 0
+  /** The byte length of the line `lines` yielded last (without its newline): the viewer keeps
+   * where each record is instead of the record. */
+  lastLineBytes = 0
 
   constructor(
     /** The journal's path, named in the error. */
@@ -80,6 +83,7 @@ export class JournalLineSplitter {
       this.pending = []
       this.pendingBytes = 0
       start = end + 1
+      this.lastLineBytes = bytes.length
       yield bytes.toString('utf8')
     }
     if (start < chunk.length) {

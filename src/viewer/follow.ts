@@ -9,12 +9,19 @@ import { JournalReadError, lineLimitOf, openJournalFile } from '../journal/open-
 import { JournalLineSplitter, parseJournalRecord } from '../journal/parse-record.js'
 import type { JournalRecord } from '../journal/records.js'
 
-/** Bytes read per step, so a huge journal is consumed in bounded pieces. */
+/** Bytes read per step, so a huge journal is consumed in bounded pieces (the event loop turns
+ * between them: a read is I/O). */
 const CHUNK = 1 << 20
 
+/** Where a line is in the file: its first byte and its length without the newline. */
+export interface LineAt {
+  offset: number
+  length: number
+}
+
 export interface JournalFollowerOptions {
-  /** The records of the lines completed since the last call, in file order. */
-  onRecords(records: JournalRecord[]): void
+  /** The records of the lines completed since the last call, in file order, and where each line is. */
+  onRecords(records: JournalRecord[], places: LineAt[]): void
   /** The file shrank or was replaced: everything handed over so far is void. */
   onReset(): void
   /**
@@ -30,6 +37,8 @@ export interface JournalFollowerOptions {
 
 export class JournalFollower {
   private offset = 0
+  /** Bytes after the last newline read (a line still being written). */
+  private pendingBytes = 0
   private ino: number | undefined
   private readonly splitter: JournalLineSplitter
   private running: Promise<void> | undefined
@@ -37,6 +46,9 @@ export class JournalFollower {
   private watcher: FSWatcher | undefined
   private timer: NodeJS.Timeout | undefined
   private closed = false
+  /** Set by `start` until the first piece is read. */
+  private firstPiece: (() => void) | undefined
+  private caughtUp: Promise<void> = Promise.resolve()
 
   constructor(
     readonly path: string,
@@ -45,9 +57,26 @@ export class JournalFollower {
     this.splitter = new JournalLineSplitter(path, lineLimitOf(options.maxLineBytes, 'JournalFollower'))
   }
 
-  /** Read what is there now, then keep following. */
+  /**
+   * Start reading; resolves once the first piece of the file is handed over (or all of it, when
+   * smaller), so a caller can serve while the rest is read. `caughtUp` tells when the file as it was
+   * is read whole; following goes on after that.
+   */
   async start(): Promise<void> {
-    await this.poll()
+    const first = new Promise<void>((resolve) => {
+      this.firstPiece = resolve
+    })
+    this.caughtUp = this.poll().then(() => this.watch())
+    await Promise.race([first, this.caughtUp])
+    this.firstPiece = undefined
+  }
+
+  /** Resolves when what the file held at `start` has been read (or reading stopped). */
+  whenCaughtUp(): Promise<void> {
+    return this.caughtUp
+  }
+
+  private watch(): void {
     if (this.closed) return
     try {
       this.watcher = watch(this.path, { persistent: false }, () => void this.poll())
@@ -86,6 +115,7 @@ export class JournalFollower {
 
   private reset(): void {
     this.offset = 0
+    this.pendingBytes = 0
     this.splitter.reset()
     this.options.onReset()
   }
@@ -106,17 +136,27 @@ export class JournalFollower {
           this.offset,
         )
         if (bytesRead === 0) break
+        // The line in progress began before this piece, by what the splitter still holds.
+        let lineStart = this.offset - this.pendingBytes
         this.offset += bytesRead
         const records: JournalRecord[] = []
+        const places: LineAt[] = []
         try {
           for (const text of this.splitter.lines(buffer.subarray(0, bytesRead))) {
+            const length = this.splitter.lastLineBytes
             const record = parseJournalRecord(text)
-            if (record !== undefined) records.push(record)
+            if (record !== undefined) {
+              records.push(record)
+              places.push({ offset: lineStart, length })
+            }
+            lineStart += length + 1
           }
+          this.pendingBytes = this.offset - lineStart
         } finally {
           // The lines completed before an over-long one are still handed over.
-          if (records.length > 0) this.options.onRecords(records)
+          if (records.length > 0) this.options.onRecords(records, places)
         }
+        this.firstPiece?.()
       }
     } finally {
       await handle.close()

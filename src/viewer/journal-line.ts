@@ -5,6 +5,7 @@
 import { parseJournalRecord } from '../journal/parse-record.js'
 import type { JournalRecord } from '../journal/records.js'
 import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
+import type { LineAt } from './follow.js'
 
 /** The common fields every record carries, plus the record itself for type-specific reads. */
 export interface JournalLineRecord {
@@ -18,6 +19,8 @@ export interface JournalLineRecord {
   /** The record's `identity.subject`, when it carries an identity. */
   caller: string | null
   raw: Record<string, unknown>
+  /** Where the line is in the journal file, when it was read from one the session can read again. */
+  at?: LineAt
 }
 
 function optString(value: unknown): string | null {
@@ -31,7 +34,7 @@ function callerOf(identity: unknown): string | null {
 }
 
 /** The viewer's view of a parsed record; `undefined` when it is not a plain object. */
-export function toLineRecord(record: JournalRecord): JournalLineRecord | undefined {
+export function toLineRecord(record: JournalRecord, at?: LineAt): JournalLineRecord | undefined {
   const value: unknown = record
   if (!isPlainRecord(value)) return undefined
   const type = readOwn(value, 'type')
@@ -48,6 +51,7 @@ export function toLineRecord(record: JournalRecord): JournalLineRecord | undefin
     toolName: optString(readOwn(value, 'toolName')) ?? '',
     caller: callerOf(readOwn(value, 'identity')),
     raw: value,
+    ...(at === undefined ? {} : { at }),
   }
 }
 

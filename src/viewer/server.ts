@@ -28,8 +28,9 @@ import {
 } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { cardJson } from './card-json.js'
-import { JournalFollower } from './follow.js'
+import { JournalFollower, type LineAt } from './follow.js'
 import { toLineRecord } from './journal-line.js'
+import { JournalLineReader } from './line-reader.js'
 import type { CardRowHeader, SessionCard, TurnView } from './model.js'
 import { SERVED_PAGE_CSP, servedPageHtml } from './page.js'
 import { presenterTable, type ToolPresenter } from './presenters.js'
@@ -68,6 +69,12 @@ export interface ViewerServer {
   /** `http://HOST:PORT/` */
   readonly url: string
   readonly port: number
+  /**
+   * Settles once the journal as it was at start has been read. The viewer listens after the first
+   * piece (a MiB of a file, a thousand records of a store) and serves while it reads the rest; a
+   * page that connects meanwhile gets what was read so far, then the rest as it comes.
+   */
+  readonly ingested: Promise<void>
   close(): Promise<void>
 }
 
@@ -86,6 +93,8 @@ const HEARTBEAT_MS = 15_000
 const FRAME_BYTES = 256 * 1024
 /** The first frame is smaller: the page draws it at once, before it knows how large the session is. */
 const FIRST_FRAME_BYTES = 32 * 1024
+/** A page further behind than this gets its new cards paced by its connection, as a snapshot is. */
+const BACKLOG_BYTES = 4 * FRAME_BYTES
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) })
@@ -102,29 +111,59 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
  * card its row header (a JSON array, see `CardRowHeader`) and the card's JSON: the page splits the
  * lines and keeps each card as text until it is drawn.
  */
-function cardFrames(event: string, head: Record<string, unknown>, cards: readonly SessionCard[]): string {
+function cardFrames(event: string, head: Record<string, unknown>, cards: readonly CardLines[]): string {
   const frames: string[] = []
   let lines: string[] = []
   let size = 0
   const flush = () => {
-    const name = frames.length === 0 ? event : 'cards'
-    frames.push(`event: ${name}\ndata: ${JSON.stringify(frames.length === 0 ? head : {})}${lines.join('')}\n\n`)
+    frames.push(frameOf(frames.length === 0 ? event : 'cards', frames.length === 0 ? head : {}, lines))
     lines = []
     size = 0
   }
   for (const card of cards) {
-    const json = cardJson(card)
-    if (size > 0 && size + json.length > (frames.length === 0 ? FIRST_FRAME_BYTES : FRAME_BYTES)) flush()
-    const header: CardRowHeader = [card.id, card.seq, card.parentId, card.agent, card.tool, card.status.kind]
-    // Only journals that record identities have callers; the header stays six long without.
-    if (card.caller !== null) header.push(card.caller)
-    // JSON.stringify never emits a raw newline, so each line is one `data:` line.
-    lines.push(`\ndata: ${JSON.stringify(header)}\ndata: ${json}`)
-    size += json.length
+    if (size > 0 && size + card.size > (frames.length === 0 ? FIRST_FRAME_BYTES : FRAME_BYTES)) flush()
+    lines.push(card.text)
+    size += card.size
   }
   if (lines.length > 0 || frames.length === 0) flush()
   return frames.join('')
 }
+
+/** One event of card lines (see {@link cardFrames}). */
+function frameOf(event: string, head: Record<string, unknown>, lines: readonly string[]): string {
+  return `event: ${event}\ndata: ${JSON.stringify(head)}${lines.join('')}\n\n`
+}
+
+/** A card's two data lines, and the size of its JSON (what frames are cut by). */
+interface CardLines {
+  text: string
+  size: number
+}
+
+function cardLines(card: SessionCard): CardLines {
+  const json = cardJson(card)
+  const header: CardRowHeader = [card.id, card.seq, card.parentId, card.agent, card.tool, card.status.kind]
+  // Only journals that record identities have callers; the header stays six long without.
+  if (card.caller !== null) header.push(card.caller)
+  // JSON.stringify never emits a raw newline, so each line is one `data:` line.
+  return { text: `\ndata: ${JSON.stringify(header)}\ndata: ${json}`, size: json.length }
+}
+
+/** Resolves when `res` can take more (or is gone). */
+function drained(res: ServerResponse): Promise<void> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done)
+      res.off('close', done)
+      resolve()
+    }
+    res.on('drain', done)
+    res.on('close', done)
+  })
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /** The `turns` event: the head line, then one turn's JSON per data line (none when there are no turns). */
 function turnFrame(turns: readonly TurnView[]): string {
@@ -185,14 +224,27 @@ async function checkJournal(journal: string): Promise<void> {
   await handle.close()
 }
 
+/** One open event stream. */
+interface Client {
+  /** The head it was given (its own CSRF token and approve flag). */
+  head: { title: string; approve: boolean; token?: string }
+  /** Cards with a lower `seq` have been sent; later ones are still to come from `catchUp`. */
+  sent: number
+  /** `catchUp` is sending it the cards from `sent` on, paced by its connection. */
+  catchingUp: boolean
+  /** Bumped to stop a running `catchUp` (the session started over). */
+  generation: number
+}
+
 /**
  * The session of the followed journal and the pages listening to it: records fold into cards, and
- * changed cards go out to every open event stream.
+ * changed cards go out to every open event stream. A file's records are not kept: each call keeps
+ * where its lines are, and a card is built from them when it is sent (see `SessionState`).
  */
 class LiveSession {
   session: SessionState
-  /** Each open event stream with the head it was given (its own CSRF token and approve flag). */
-  readonly clients = new Map<ServerResponse, { title: string; approve: boolean; token?: string }>()
+  readonly clients = new Map<ServerResponse, Client>()
+  private reader: JournalLineReader | undefined
   private board: ReadonlyMap<string, string | null> | undefined
   private readonly follower: JournalFollower | StoreFollower
   /** A read failure while starting, reported by `start`. */
@@ -204,7 +256,7 @@ class LiveSession {
     private readonly presenters: ReadonlyMap<string, ToolPresenter>,
     private readonly title: string,
   ) {
-    this.session = new SessionState(presenters)
+    this.session = this.newSession()
     this.follower = options.store
       ? new StoreFollower(options.store, {
           onRecords: (records) => this.ingest(records),
@@ -213,47 +265,91 @@ class LiveSession {
       : new JournalFollower(options.journal, {
           pollMs: options.pollMs,
           maxLineBytes: options.maxLineBytes,
-          onRecords: (records) => this.ingest(records),
+          onRecords: (records, places) => this.ingest(records, places),
           onReset: () => this.restart(),
           onError: (error) => this.failed(error),
         })
   }
 
-  /** The whole session, as the frames a page that just connected receives. */
-  snapshotFrames(head: Record<string, unknown>): string {
-    return cardFrames('snapshot', head, this.session.cards()) + turnFrame(this.session.turnViews())
+  /** A session whose file-read records are read again from the file rather than kept. */
+  private newSession(): SessionState {
+    this.reader?.close()
+    this.reader = this.options.store ? undefined : new JournalLineReader(this.options.journal)
+    return new SessionState(this.presenters, this.reader?.read)
   }
 
-  private broadcast(frame: string): void {
-    for (const res of this.clients.keys()) res.write(frame)
+  /**
+   * Send a page the session from card `client.sent` on, a frame at a time, waiting for its
+   * connection to take each and letting the event loop turn between them; then every turn. From
+   * the start (`snapshot`), or to catch up a page that fell behind.
+   */
+  private async catchUp(res: ServerResponse, client: Client, snapshot: boolean, prefix = ''): Promise<void> {
+    const generation = ++client.generation
+    client.catchingUp = true
+    if (snapshot) client.sent = 0
+    let event = snapshot ? 'snapshot' : 'cards'
+    do {
+      const lines: string[] = []
+      let size = 0
+      const limit = event === 'snapshot' ? FIRST_FRAME_BYTES : FRAME_BYTES
+      while (client.sent < this.session.size && (size === 0 || size < limit)) {
+        const card = cardLines(this.session.cardAt(client.sent++))
+        lines.push(card.text)
+        size += card.size
+      }
+      const more = res.write(prefix + frameOf(event, event === 'snapshot' ? client.head : {}, lines))
+      prefix = ''
+      event = 'cards'
+      await (more ? nextTurn() : drained(res))
+      if (client.generation !== generation || !this.clients.has(res)) return
+    } while (client.sent < this.session.size)
+    client.catchingUp = false
+    res.write(turnFrame(this.session.turnViews()))
   }
 
   private broadcastCards(ids: readonly string[]): void {
     if (ids.length === 0 || this.clients.size === 0) return
-    this.broadcast(
-      cardFrames(
-        'cards',
-        {},
-        ids.map((id) => this.session.card(id)!),
-      ),
-    )
+    const built = new Map<string, CardLines>()
+    const linesOf = (id: string) => {
+      let lines = built.get(id)
+      if (lines === undefined) {
+        lines = cardLines(this.session.card(id)!)
+        built.set(id, lines)
+      }
+      return lines
+    }
+    for (const [res, client] of this.clients) {
+      // A page far behind (a slow connection while a large journal is read) gets new cards from
+      // `catchUp`, paced by its connection, instead of an ever-growing write buffer.
+      const behind = !client.catchingUp && res.writableLength > BACKLOG_BYTES
+      // A page catching up gets changes of the cards it has; the rest come in order.
+      const mine =
+        client.catchingUp || behind ? ids.filter((id) => (this.session.seqOf(id) ?? Infinity) < client.sent) : ids
+      if (mine.length > 0) res.write(cardFrames('cards', {}, mine.map(linesOf)))
+      if (behind) void this.catchUp(res, client, false)
+      else if (!client.catchingUp) client.sent = this.session.size
+    }
   }
 
-  private ingest(records: readonly JournalRecord[]): void {
+  private ingest(records: readonly JournalRecord[], places?: readonly LineAt[]): void {
+    // Open the file for reading lines again now, while the places point into it.
+    this.reader?.open()
     const changed = new Set<string>()
-    for (const record of records) {
-      const line = toLineRecord(record)
+    records.forEach((record, i) => {
+      const line = toLineRecord(record, places?.[i])
       if (line !== undefined) for (const id of this.session.ingest(line)) changed.add(id)
-    }
+    })
     this.broadcastCards([...changed])
     const turns = this.session.takeChangedTurns()
-    if (this.clients.size > 0) this.broadcast(turnFrame(turns))
+    if (turns.length === 0) return
+    const frame = turnFrame(turns)
+    for (const [res, client] of this.clients) if (!client.catchingUp) res.write(frame)
   }
 
   private restart(): void {
-    this.session = new SessionState(this.presenters)
+    this.session = this.newSession()
     this.session.setDecidable(this.board)
-    for (const [res, head] of this.clients) res.write(this.snapshotFrames(head))
+    for (const [res, client] of this.clients) void this.catchUp(res, client, true)
   }
 
   /** A journal the readers refuse stops the viewer at start, and is reported once while it runs; a
@@ -274,7 +370,10 @@ class LiveSession {
     this.broadcastCards(this.session.setDecidable(this.board))
   }
 
-  /** Read the journal as it is now (failing on a journal the readers refuse), then keep following. */
+  /**
+   * Read the first piece of the journal (failing on a journal the readers refuse), then read the
+   * rest and keep following in the background.
+   */
   async start(): Promise<void> {
     await this.refreshBoard()
     await this.follower.start()
@@ -285,16 +384,22 @@ class LiveSession {
     }
   }
 
+  /** Settles once the journal as it was at start has been read. */
+  whenIngested(): Promise<void> {
+    return this.follower.whenCaughtUp()
+  }
+
   /** Open an event stream: the snapshot now, then changes as they happen. */
   stream(res: ServerResponse, access: { approve: boolean; token?: string }): void {
-    const head = { title: this.title, ...access }
+    const client: Client = { head: { title: this.title, ...access }, sent: 0, catchingUp: true, generation: 0 }
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       'content-type': 'text/event-stream; charset=utf-8',
       connection: 'keep-alive',
     })
-    res.write(`retry: 1000\n\n${this.snapshotFrames(head)}`)
-    this.clients.set(res, head)
+    this.clients.set(res, client)
+    // The retry line goes with the first frame: a reader sees the snapshot begin in the first chunk.
+    void this.catchUp(res, client, true, 'retry: 1000\n\n')
     const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS)
     res.on('close', () => {
       clearInterval(heartbeat)
@@ -306,6 +411,7 @@ class LiveSession {
     this.follower.close()
     for (const res of this.clients.keys()) res.end()
     this.clients.clear()
+    this.reader?.close()
   }
 }
 
@@ -464,9 +570,11 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
   })
   refusal = loopback ? loopbackAccessCheck(port) : sameOriginCheck
 
+  const ingested = live.whenIngested()
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
     port,
+    ingested,
     async close() {
       live.close()
       if (boardTimer !== undefined) clearInterval(boardTimer)

@@ -9,6 +9,7 @@ import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
 import { languageFromPath } from '../presentation/language.js'
 import { splitLines } from '../presentation/read-window.js'
 import { boundForCard, MAX_CARD_DEPTH, VIEW_DEPTH_MARGIN } from './depth-bound.js'
+import type { LineAt } from './follow.js'
 import type { JournalLineRecord } from './journal-line.js'
 import type {
   ApprovalStep,
@@ -24,6 +25,26 @@ import { presentCallSafely, presentResultSafely, type ToolPresenter } from './pr
 
 const RUN_CODE = 'run_code'
 
+/**
+ * A record's large part (arguments, a result) in memory, or where its journal line is when the
+ * session can read the file again: a journal of 200 MB is then a few dozen bytes per call, and a
+ * card is built from the line when it is sent.
+ */
+type Held<T> = { value: T } | { at: LineAt }
+
+/** Reads the record of a line again (`undefined` when the line is no longer that record). */
+export type LineRereader = (at: LineAt) => JournalLineRecord | undefined
+
+/** What the status and the card's header need of a result, kept; the result itself is `Held`. */
+interface HeldResult {
+  isError: boolean
+  /** `errorCode` of the result. */
+  code: string | null
+  error: SessionCard['error']
+  sandbox: string | null
+  source: Held<Record<string, unknown>>
+}
+
 interface CallState {
   id: string
   seq: number
@@ -34,10 +55,10 @@ interface CallState {
   tool: string
   startedAt: number | null
   /** `undefined` until a record carried them. */
-  args: JsonValue | undefined
+  args: Held<JsonValue> | undefined
   approvals: ApprovalStep[]
   /** The final result record's `result`, once settled. */
-  result: Record<string, unknown> | undefined
+  result: HeldResult | undefined
   durationMs: number | null
   /** The result record's `approvalWaitMs` and `runMs`, when it carried them. */
   approvalWaitMs: number | null
@@ -59,18 +80,28 @@ function errorCode(result: Record<string, unknown>): string | null {
 }
 
 /** A suspended call's result stands until the call is resumed: it is a wait, not a failure. */
-function isSuspension(result: Record<string, unknown> | undefined): boolean {
-  return result !== undefined && errorCode(result) === 'APPROVAL_SUSPENDED'
+function isSuspension(result: HeldResult | undefined): boolean {
+  return result !== undefined && result.code === 'APPROVAL_SUSPENDED'
+}
+
+/** The parts of a result kept whether or not the result itself is. */
+function holdResult(result: Record<string, unknown>, at: LineAt | undefined): HeldResult {
+  const code = errorCode(result)
+  return {
+    isError: readOwn(result, 'isError') === true,
+    code,
+    error: code === 'APPROVAL_SUSPENDED' ? null : errorOf(result),
+    sandbox: sandboxOf(result),
+    source: at === undefined ? { value: result } : { at },
+  }
 }
 
 function statusOf(state: CallState): CardStatus {
   const result = state.result
   if (isSuspension(result)) return { kind: 'awaiting-approval' }
   if (result !== undefined) {
-    if (readOwn(result, 'isError') !== true) return { kind: 'ok' }
-    const error = readOwn(result, 'error')
-    const info = isPlainRecord(error) ? readOwn(error, 'info') : undefined
-    const code = (isPlainRecord(info) ? text(readOwn(info, 'code')) : null) ?? 'TOOL_ERROR'
+    if (!result.isError) return { kind: 'ok' }
+    const code = result.code ?? 'TOOL_ERROR'
     if (code === 'TOOL_DENIED') return { kind: 'denied', code }
     if (code === 'TOOL_TIMEOUT') return { kind: 'timed-out', code }
     if (code === 'ABORTED' || code === 'ABORTED_BEFORE_DISPATCH') return { kind: 'aborted', code }
@@ -84,8 +115,8 @@ function statusOf(state: CallState): CardStatus {
   return { kind: 'running' }
 }
 
-function errorOf(result: Record<string, unknown> | undefined): SessionCard['error'] {
-  if (result === undefined || readOwn(result, 'isError') !== true || isSuspension(result)) return null
+function errorOf(result: Record<string, unknown>): SessionCard['error'] {
+  if (readOwn(result, 'isError') !== true) return null
   const error = readOwn(result, 'error')
   if (!isPlainRecord(error)) return { message: '', code: 'TOOL_ERROR' }
   const info = readOwn(error, 'info')
@@ -159,7 +190,51 @@ export class SessionState {
   /** Per call id: its parallel group, when it shared one. */
   private readonly groupOfCall = new Map<string, { group: string; size: number; index: number }>()
 
-  constructor(private readonly presenters: ReadonlyMap<string, ToolPresenter>) {}
+  /**
+   * With `reread`, records that carry where their line is (`at`) are not kept: their arguments and
+   * results are read again from the file when a card is built, and built cards are not cached.
+   */
+  constructor(
+    private readonly presenters: ReadonlyMap<string, ToolPresenter>,
+    private readonly reread?: LineRereader,
+  ) {}
+
+  /** Keep `value`, or only where its line is when the line can be read again. */
+  private hold<T>(value: T, r: JournalLineRecord): Held<T> {
+    return this.reread !== undefined && r.at !== undefined ? { at: r.at } : { value }
+  }
+
+  /** A held value's record read again; `undefined` (with a note) when the line changed under us. */
+  private recordAt(at: LineAt, state: CallState, notes: string[]): JournalLineRecord | undefined {
+    const r = this.reread?.(at)
+    if (r !== undefined && r.callId === state.id) return r
+    notes.push('the journal changed since this call was read; part of the call cannot be shown')
+    return undefined
+  }
+
+  private argsOf(state: CallState, notes: string[]): JsonValue | null {
+    const held = state.args
+    if (held === undefined) return null
+    if ('value' in held) return held.value
+    const r = this.recordAt(held.at, state, notes)
+    const request = r === undefined ? undefined : readOwn(r.raw, 'request')
+    const args =
+      r === undefined
+        ? undefined
+        : r.type === 'approval-asked'
+          ? isPlainRecord(request)
+            ? readOwn(request, 'arguments')
+            : undefined
+          : readOwn(r.raw, 'arguments')
+    return args !== undefined && isJsonValue(args) ? args : null
+  }
+
+  private resultOf(state: CallState, held: HeldResult, notes: string[]): Record<string, unknown> {
+    if ('value' in held.source) return held.source.value
+    const r = this.recordAt(held.source.at, state, notes)
+    const result = r === undefined ? undefined : readOwn(r.raw, 'result')
+    return isPlainRecord(result) ? result : { isError: held.isError }
+  }
 
   private callOf(r: JournalLineRecord): CallState {
     let state = this.calls.get(r.callId)
@@ -197,7 +272,7 @@ export class SessionState {
         const state = this.callOf(r)
         this.resumed(state)
         const args = readOwn(raw, 'arguments')
-        if (args !== undefined && isJsonValue(args)) state.args = args
+        if (args !== undefined && isJsonValue(args)) state.args = this.hold(args, r)
         break
       }
       case 'approval-asked': {
@@ -206,7 +281,7 @@ export class SessionState {
         const reason = isPlainRecord(request) ? text(readOwn(request, 'reason')) : null
         if (state.args === undefined && isPlainRecord(request)) {
           const args = readOwn(request, 'arguments')
-          if (args !== undefined && isJsonValue(args)) state.args = args
+          if (args !== undefined && isJsonValue(args)) state.args = this.hold(args, r)
         }
         state.approvals.push({ step: 'asked', ts: r.ts, reason })
         break
@@ -230,7 +305,7 @@ export class SessionState {
         const state = this.callOf(r)
         const result = readOwn(raw, 'result')
         if (!isPlainRecord(result)) return []
-        state.result = result
+        state.result = holdResult(result, this.reread === undefined ? undefined : r.at)
         state.durationMs = finite(readOwn(raw, 'durationMs'))
         state.approvalWaitMs = finite(readOwn(raw, 'approvalWaitMs'))
         state.runMs = finite(readOwn(raw, 'runMs'))
@@ -414,6 +489,16 @@ export class SessionState {
     return state === undefined ? undefined : this.build(state)
   }
 
+  /** The card of the call that appeared `seq`-th (from 0). */
+  cardAt(seq: number): SessionCard {
+    return this.build(this.order[seq])
+  }
+
+  /** The order of first appearance of a call, or `undefined` for an unknown id. */
+  seqOf(id: string): number | undefined {
+    return this.calls.get(id)?.seq
+  }
+
   /** Every card, in order of first appearance. */
   cards(): SessionCard[] {
     return this.order.map((s) => this.build(s))
@@ -429,9 +514,12 @@ export class SessionState {
     // Presenters see the same bounded preview the card shows; their views are bounded again, since
     // a presenter may put deep data of its own (a result's `meta`) into them.
     const notes: string[] = []
-    const args = boundForCard(state.args ?? null, 'the arguments', notes)
+    const args = boundForCard(this.argsOf(state, notes), 'the arguments', notes)
     const call = boundView(presentCallSafely(presenter, state.tool, args), 'the call view', notes)
-    const settled = state.result !== undefined ? boundResult(toolResultOf(state.result), notes) : state.dispatch
+    const settled =
+      state.result !== undefined
+        ? boundResult(toolResultOf(this.resultOf(state, state.result, notes)), notes)
+        : state.dispatch
     const result =
       settled !== undefined
         ? boundView(presentResultSafely(presenter, state.tool, args, settled), 'the result view', notes)
@@ -464,16 +552,17 @@ export class SessionState {
       call,
       result,
       diffs: diffsOf(result ?? call),
-      error: errorOf(state.result),
+      error: state.result?.error ?? null,
       program,
       pendingApproval,
       notes,
       turn: this.stepOfCall.get(state.id) ?? null,
       parallel: this.groupOfCall.get(state.id) ?? null,
-      sandbox: sandboxOf(state.result),
+      sandbox: state.result?.sandbox ?? null,
       ...timingOf(state),
     }
-    state.card = card
+    // A file-backed session builds each card when it is sent, rather than keep them all.
+    if (this.reread === undefined) state.card = card
     return card
   }
 }
@@ -492,8 +581,8 @@ function usageOf(value: unknown): TurnUsage | null {
 }
 
 /** What confined the call, as its result's data says (`meta.sandbox`). */
-function sandboxOf(result: Record<string, unknown> | undefined): string | null {
-  const meta = result === undefined ? undefined : readOwn(result, 'meta')
+function sandboxOf(result: Record<string, unknown>): string | null {
+  const meta = readOwn(result, 'meta')
   return isPlainRecord(meta) ? text(readOwn(meta, 'sandbox')) : null
 }
 

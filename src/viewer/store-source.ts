@@ -8,22 +8,54 @@ import { type ViewerApprovalHandler, type ViewerDecisionResult, viewerOutcome } 
 export class StoreFollower {
   private readonly controller = new AbortController()
   private cursor = 0
+  private caughtUp: Promise<void> = Promise.resolve()
 
   constructor(
     private readonly store: Store,
     private readonly options: { onRecords(records: JournalRecord[]): void; onError?(error: unknown): void },
   ) {}
 
-  /** Read what is there now (a failure here fails the viewer's start), then follow in the background. */
+  /**
+   * Read the first batch (a failure there fails the viewer's start); the rest of what is there is
+   * read in the background, the event loop turning between batches, and then followed.
+   */
   async start(): Promise<void> {
+    let serving = false
+    let firstBatch!: () => void
+    const first = new Promise<void>((resolve) => {
+      firstBatch = resolve
+    })
+    this.caughtUp = this.readExisting(firstBatch).then(
+      () => {
+        if (!this.controller.signal.aborted) void this.follow()
+      },
+      (error: unknown) => {
+        if (!serving) throw error
+        this.options.onError?.(error)
+      },
+    )
+    await Promise.race([first, this.caughtUp])
+    serving = true
+  }
+
+  /** Resolves when what the store held at `start` has been read (or reading failed). */
+  whenCaughtUp(): Promise<void> {
+    return this.caughtUp.catch(() => {})
+  }
+
+  private async readExisting(firstBatch: () => void): Promise<void> {
     const batch: JournalRecord[] = []
     for await (const { seq, record } of this.store.read({ after: this.cursor })) {
+      if (this.controller.signal.aborted) return
       this.cursor = seq
       batch.push(record)
-      if (batch.length >= 1000) this.options.onRecords(batch.splice(0))
+      if (batch.length >= 1000) {
+        this.options.onRecords(batch.splice(0))
+        firstBatch()
+        await new Promise<void>((resolve) => setImmediate(resolve))
+      }
     }
     if (batch.length > 0) this.options.onRecords(batch)
-    void this.follow()
   }
 
   private async follow(): Promise<void> {
