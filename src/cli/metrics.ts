@@ -126,20 +126,39 @@ export async function createGatewayMetrics(
     asked.delete(exec.token)
     if (at !== undefined) approvalWait.observe((performance.now() - at) / 1000)
   })
+  // Each label set's children, kept: a call then finds its series by one map lookup instead of
+  // prom-client hashing its labels on every inc and observe.
+  type Series = { count: (outcome: CallOutcome) => Counter.Internal; time: Histogram.Internal<string> }
+  const series = new Map<string, Series>()
+  const seriesOf = (tool: string, identity: string | undefined): Series => {
+    const key = identity === undefined ? tool : `${tool}\u0000${identity}`
+    let found = series.get(key)
+    if (found === undefined) {
+      const outcomes = new Map<CallOutcome, Counter.Internal>()
+      const extra = identity === undefined ? {} : { identity }
+      found = {
+        count: (outcome) => {
+          let child = outcomes.get(outcome)
+          if (child === undefined) {
+            child = calls.labels({ tool, outcome, ...extra })
+            outcomes.set(outcome, child)
+          }
+          return child
+        },
+        time: duration.labels({ tool, ...extra }),
+      }
+      series.set(key, found)
+    }
+    return found
+  }
   ctx.on('tools/result', (exec, result) => {
     const at = started.get(exec.token)
     started.delete(exec.token)
     asked.delete(exec.token)
     const tool = !result.isError || result.error.info?.code !== 'UNKNOWN_TOOL' ? exec.name : UNKNOWN_TOOL_LABEL
-    const outcome = outcomeOf(result)
-    if (byIdentity) {
-      const identity = identityOf(exec)
-      calls.inc({ tool, outcome, identity })
-      if (at !== undefined) duration.observe({ tool, identity }, (performance.now() - at) / 1000)
-    } else {
-      calls.inc({ tool, outcome })
-      if (at !== undefined) duration.observe({ tool }, (performance.now() - at) / 1000)
-    }
+    const found = seriesOf(tool, byIdentity ? identityOf(exec) : undefined)
+    found.count(outcomeOf(result)).inc()
+    if (at !== undefined) found.time.observe((performance.now() - at) / 1000)
   })
 
   return {
