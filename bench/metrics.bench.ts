@@ -43,16 +43,26 @@ export async function run(): Promise<Row[]> {
   await createGatewayMetrics(measured.gateway)
   const labelled = await runtime()
   await createGatewayMetrics(labelled.gateway, { identityLabel: true })
-  const [base, withMetrics, withIdentity] = await interleavedMedians([
+  // The same two events with listeners that do nothing: what the event dispatch alone costs.
+  const listening = await runtime()
+  listening.ctx.on('tools/call', () => {})
+  listening.ctx.on('tools/result', () => {})
+  const [base, withMetrics, withIdentity, emptyListeners] = await interleavedMedians([
     () => plain.ctx.tools.execute(input),
     () => measured.ctx.tools.execute(input),
     () => labelled.ctx.tools.execute(input),
+    () => listening.ctx.tools.execute(input),
   ])
   const extra = (value: number) => `+${format(value - base)} (${(value / base).toFixed(2)}×)`
   const rows: Row[] = [
     { name: 'execute(), no metrics', avgNs: base, ratio: '1×' },
     { name: 'execute(), gateway metrics', avgNs: withMetrics, ratio: extra(withMetrics) },
     { name: 'execute(), gateway metrics with identityLabel', avgNs: withIdentity, ratio: extra(withIdentity) },
+    {
+      name: 'execute(), two empty listeners (tools/call, tools/result)',
+      avgNs: emptyListeners,
+      ratio: extra(emptyListeners),
+    },
   ]
   // A scrape after calls of 100 tools, each with two outcomes: ~200 call series, ~3,200 histogram lines.
   const many = await runtime(100)
