@@ -22,7 +22,7 @@ const APPEND_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 export interface GatewayMetrics {
   readonly registry: Registry
-  /** Count an HTTP response of the MCP port by its status once it is sent. */
+  /** Count an HTTP response of the MCP port by its status once it ends (sent, or dropped). */
   countResponse(res: ServerResponse): void
   /** Time every append of `store` (the journal's writes). */
   timeAppends(store: Store): void
@@ -164,7 +164,8 @@ export async function createGatewayMetrics(
   return {
     registry,
     countResponse(res) {
-      res.once('finish', () => {
+      // 'close', not 'finish': an SSE stream the client drops never finishes, and still counts.
+      res.once('close', () => {
         requests.inc({ status: String(res.statusCode) })
         if (res.statusCode === 429) limited.inc()
       })
