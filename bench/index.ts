@@ -14,6 +14,7 @@ const suites = [
   'native-search',
   'import',
   'auth',
+  'metrics',
 ] as const
 for (const suite of suites) {
   const module = (await import(`./${suite}.bench.ts`)) as { run: () => Promise<unknown> }

@@ -16,8 +16,9 @@ const root = fileURLToPath(new URL('../', import.meta.url))
 const dist = path.join(root, 'dist/')
 
 // Left to Node at run time: packages that find files beside themselves (ripgrep's binary, the
-// QuickJS wasm, esbuild's native binary) or that require optional modules (pg), all loaded late.
-const EXTERNAL = ['esbuild', '@vscode/ripgrep', '@jitl/*', 'quickjs-emscripten-core', 'pg']
+// QuickJS wasm, esbuild's native binary) or that require optional modules (pg), all loaded late;
+// and prom-client, which only `serve --http` loads, so that no other start compiles it.
+const EXTERNAL = ['esbuild', '@vscode/ripgrep', '@jitl/*', 'quickjs-emscripten-core', 'pg', 'prom-client']
 
 // As in bundle-dist: a module that reads `import.meta.url` gets the URL of its per-file twin in
 // dist/ (assets and `createRequire` resolve from there). The bundle's own URL stands for

@@ -10,6 +10,7 @@ import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './co
 import { catalogGlobIssues } from './config-catalog-policy.js'
 import { checkDeferAbove, checkServerDefer, type ServerDefer } from './config-defer.js'
 import { checkFiles } from './config-files.js'
+import { checkMetricsConfig, checkRequired, type MetricsConfig } from './config-operations.js'
 import { readConfigText } from './config-read.js'
 import { checkPolicyRules, type PolicyRule } from './config-rules.js'
 import { checkStoreConfig, type StoreConfig } from './config-store.js'
@@ -30,6 +31,8 @@ export type ServerConfig = (
   prefix?: string
   /** Defer the server's tools (all, or those whose remote names match) behind `search_tools`. */
   defer?: ServerDefer
+  /** `serve --http` is not ready (`GET /readyz` answers 503) while this server is down. */
+  required?: boolean
 }
 
 /** How an upstream server that is down is retried: a delay doubling from `initialDelayMs` to `maxDelayMs`. */
@@ -85,6 +88,8 @@ export interface GatewayConfig {
   store?: StoreConfig
   /** Defer every upstream tool behind `search_tools` when the upstreams list more than this many. */
   deferAbove?: number
+  /** What `GET /metrics` of `serve --http` may label calls with. */
+  metrics?: MetricsConfig
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -152,6 +157,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
       'journal',
       'store',
       'deferAbove',
+      'metrics',
     ],
     issues,
   )
@@ -179,6 +185,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
   if (value.auth !== undefined) config.auth = checkAuth(value.auth, issues)
   if (value.limits !== undefined) config.limits = checkLimits(value.limits, issues)
   if (value.store !== undefined) config.store = checkStoreConfig(value.store, issues)
+  if (value.metrics !== undefined) config.metrics = checkMetricsConfig(value.metrics, issues)
   const files = checkFiles(value.files, issues)
   if (files !== undefined) config.files = files
   const deferAbove = checkDeferAbove(value.deferAbove, issues)
@@ -311,16 +318,18 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
       )
     prefixes.set(prefix, name)
     const defer = checkServerDefer(entry.defer, at, issues)
+    const required = checkRequired(entry.required, at, issues)
     const prefixed = {
       ...(typeof entry.prefix === 'string' ? { prefix: entry.prefix } : {}),
       ...(defer === undefined ? {} : { defer }),
+      ...(required === undefined ? {} : { required }),
     }
     if ('command' in entry && 'url' in entry) {
       issues.push(`${at}: give either command (stdio) or url (Streamable HTTP), not both`)
       continue
     }
     if ('url' in entry) {
-      unknownKeys(entry, at, ['url', 'headers', 'prefix', 'auth', 'defer'], issues)
+      unknownKeys(entry, at, ['url', 'headers', 'prefix', 'auth', 'defer', 'required'], issues)
       if (typeof entry.url !== 'string' || !URL.canParse(entry.url)) issues.push(`${at}.url: expected an http(s) URL`)
       else if (!/^https?:$/.test(new URL(entry.url).protocol)) issues.push(`${at}.url: expected an http(s) URL`)
       const headers = stringRecord(entry.headers, `${at}.headers`, issues)
@@ -332,7 +341,7 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
         ...prefixed,
       }
     } else if ('command' in entry) {
-      unknownKeys(entry, at, ['command', 'args', 'env', 'prefix', 'defer', 'sandbox'], issues)
+      unknownKeys(entry, at, ['command', 'args', 'env', 'prefix', 'defer', 'sandbox', 'required'], issues)
       if (typeof entry.command !== 'string' || entry.command === '')
         issues.push(`${at}.command: expected a non-empty string`)
       let args: string[] | undefined

@@ -18,6 +18,7 @@ export const SERVE_FLAGS: readonly string[] = [
   'host',
   'trust-proxy',
   'store',
+  'metrics-port',
 ]
 
 /**

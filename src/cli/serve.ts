@@ -11,6 +11,7 @@ import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
 import type { SharedBuckets } from './http-limits.js'
 import { createLog, type Log } from './log.js'
+import type { ServeOps } from './serve-ops.js'
 import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
 import type { SessionRegistry } from './serve-store.js'
 import { type GatewaySettings, readSettings } from './settings.js'
@@ -19,7 +20,7 @@ import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
                      [--host ADDR] [--trust-proxy ADDR,...] [--allow-host HOST]... [--allow-origin ORIGIN]...
-                     [--max-message-bytes N] [--store URL] [--verbose]
+                     [--max-message-bytes N] [--store URL] [--metrics-port N] [--verbose]
        toolgate serve --check [--config FILE] [--root DIR] [--bash] [--mode native|code|both]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
@@ -39,7 +40,7 @@ config name, its tools are left out (clients get list_changed), and it is retrie
   --bash          also serve the bash tool
   --mode MODE     native (each tool), code (one run_code tool with a typed SDK) or both
   --config FILE   JSON: { root?, files?, bash?, mode?, servers?, policy?, http?, reconnect?,
-                  maxMessageBytes?, auth?, limits?, journal?, store?, deferAbove? }; flags override it
+                  maxMessageBytes?, auth?, limits?, journal?, store?, deferAbove?, metrics? }; flags override it
                   ("files": false serves no file tools; "journal": the audit journal, every call
                   with who made it)
   --check         start every upstream server once, print each one's state on stdout
@@ -65,7 +66,13 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   approvals ("always") and rate-limit buckets included. Each MCP session
                   stays on the instance that opened it (route sticky on Mcp-Session-Id); another
                   instance answers 404 naming it, and the client starts a new session
+  --metrics-port N
+                  with --http, serve GET /metrics (Prometheus) on port N of the same address, without a
+                  token, instead of on the MCP port behind its Host check and "auth"
   --verbose       log every call on stderr
+
+With --http, GET /healthz answers 200 while the gateway serves, and GET /readyz 200 once the store
+(if any) answers and every server marked "required": true is connected, else 503; neither needs a token.
 `
 
 /** What the gateway calls itself to its clients. */
@@ -110,6 +117,10 @@ const serve: CliCommand = {
           return failed(error)
         })
       : undefined
+    const ops =
+      settings.http === undefined
+        ? undefined
+        : await (await import('./serve-ops.js')).openServeOps(gateway, settings, shared?.store, log, io)
     const make = perSession(gateway.deferring, gateway.agent, (agent) => {
       const server = createMcpServer(gateway.agent.ctx, {
         agent,
@@ -130,10 +141,11 @@ const serve: CliCommand = {
     })
     try {
       if (settings.http !== undefined)
-        await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions, shared?.buckets)
+        await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions, shared?.buckets, ops)
       else if (early !== undefined) await serveStdio(make, early, log)
       return 0
     } finally {
+      await ops?.close()
       await gateway.close()
       await shared?.close()
     }
@@ -226,6 +238,7 @@ async function serveHttp(
   io: CliIo,
   registry?: SessionRegistry,
   buckets?: SharedBuckets,
+  ops?: ServeOps,
 ): Promise<void> {
   const [
     { createServer },
@@ -259,6 +272,8 @@ async function serveHttp(
   let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // Probes come by the pod's address, which the Host check refuses; they reveal nothing.
+    if (ops?.health(req, res)) return
     const view = guard.view(req)
     // DNS rebinding and cross-site pages: checked before the body is read or a session is touched.
     const refused = refusal(guard.checkedHeaders(req, view))
@@ -268,6 +283,10 @@ async function serveHttp(
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
     if (guard.serveMetadata(url.pathname, req, res)) return
+    if (url.pathname === '/metrics' && ops?.onMainPort) {
+      if ((await guard.authenticate(req, res, view)) !== false) await ops.metrics(req, res)
+      return
+    }
     if (url.pathname !== '/mcp') return reply(res, 404, 'not found: the MCP endpoint is /mcp')
     const identity = await guard.authenticate(req, res, view)
     if (identity === false) return
@@ -357,6 +376,7 @@ async function serveHttp(
   }
 
   const http = createServer((req, res) => {
+    ops?.count(req, res)
     handle(req, res).catch((error) => {
       log.info(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`)
       if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error')

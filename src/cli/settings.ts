@@ -15,6 +15,7 @@ import {
 } from './config.js'
 import type { AuthConfig, LimitsConfig } from './config-auth.js'
 import { checkRootUsed } from './config-files.js'
+import type { MetricsConfig } from './config-operations.js'
 import { type StoreConfig, storeFlag } from './config-store.js'
 import { parseTrustProxy } from './http-proxy.js'
 import { sandboxedCommand } from './upstream-sandbox.js'
@@ -54,6 +55,10 @@ export interface GatewaySettings {
   readonly store?: StoreConfig
   /** Defer every upstream tool when the upstreams list more than this many. */
   readonly deferAbove?: number
+  /** `--metrics-port`: serve `GET /metrics` on this port instead of the MCP port. */
+  readonly metricsPort?: number
+  /** The config's `metrics` (what call metrics may be labelled with). */
+  readonly metrics?: MetricsConfig
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -74,6 +79,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     host: { type: 'string' },
     'trust-proxy': { type: 'string', multiple: true },
     store: { type: 'string' },
+    'metrics-port': { type: 'string' },
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => flags.includes(name)))
   let values: Record<string, string | boolean | string[] | undefined>
@@ -95,6 +101,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
       throw new UsageError(`--http: expected a port number (0-65535), got "${values.http}"`)
     http = port
   }
+  const metricsPort = readMetricsPort(values['metrics-port'], http)
   const hosts = (values['allow-host'] as string[] | undefined) ?? []
   const origins = (values['allow-origin'] as string[] | undefined) ?? []
   if ((hosts.length > 0 || origins.length > 0) && http === undefined)
@@ -149,7 +156,20 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     ...(file.limits !== undefined ? { limits: file.limits } : {}),
     ...(file.journal === undefined ? {} : { journal: file.journal }),
     store: store ?? file.store,
+    ...(metricsPort === undefined ? {} : { metricsPort }),
+    ...(file.metrics === undefined ? {} : { metrics: file.metrics }),
   }
+}
+
+/** `--metrics-port N`: only with --http, and not the MCP port itself. */
+function readMetricsPort(value: unknown, http: number | undefined): number | undefined {
+  if (value === undefined) return undefined
+  if (http === undefined) throw new UsageError('--metrics-port only applies with --http')
+  const port = Number(value)
+  if (!/^\d+$/.test(String(value)) || port > 65535)
+    throw new UsageError(`--metrics-port: expected a port number (0-65535), got "${String(value)}"`)
+  if (port !== 0 && port === http) throw new UsageError('--metrics-port: expected a port other than the --http port')
+  return port
 }
 
 /** `--host` and `--trust-proxy`: both only with --http. */
