@@ -18,6 +18,9 @@ export const SERVE_FLAGS: readonly string[] = [
   'host',
   'trust-proxy',
   'store',
+  'drain-timeout',
+  'log-format',
+  'log-level',
 ]
 
 /**

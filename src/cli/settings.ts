@@ -17,6 +17,8 @@ import type { AuthConfig, LimitsConfig } from './config-auth.js'
 import { checkRootUsed } from './config-files.js'
 import { type StoreConfig, storeFlag } from './config-store.js'
 import { parseTrustProxy } from './http-proxy.js'
+import type { LogFormat, LogLevel } from './log.js'
+import { readOperationFlags } from './settings-operations.js'
 import { sandboxedCommand } from './upstream-sandbox.js'
 
 export interface GatewaySettings {
@@ -54,6 +56,11 @@ export interface GatewaySettings {
   readonly store?: StoreConfig
   /** Defer every upstream tool when the upstreams list more than this many. */
   readonly deferAbove?: number
+  /** `--drain-timeout`: seconds calls in flight may take after SIGTERM (`serve --http`). */
+  readonly drainTimeout?: number
+  /** `--log-format` and `--log-level`. */
+  readonly logFormat?: LogFormat
+  readonly logLevel?: LogLevel
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -74,6 +81,9 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     host: { type: 'string' },
     'trust-proxy': { type: 'string', multiple: true },
     store: { type: 'string' },
+    'drain-timeout': { type: 'string' },
+    'log-format': { type: 'string' },
+    'log-level': { type: 'string' },
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => flags.includes(name)))
   let values: Record<string, string | boolean | string[] | undefined>
@@ -115,6 +125,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     maxMessageBytes = Number(text)
   }
   const { host, trustProxy } = readBindFlags(values, http)
+  const operations = readOperationFlags(values)
   const store = values.store === undefined ? undefined : storeFlag(String(values.store))
   if (typeof store === 'string') throw new UsageError(store)
   const file: GatewayConfig = values.config === undefined ? {} : await loadConfig(values.config as string)
@@ -132,6 +143,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     servers: sandboxedServers(file.servers ?? {}),
     policy: file.policy ?? {},
     verbose: values.verbose === true,
+    ...operations,
     http,
     // Both lists are explicit grants, so the flags add to the file's rather than replacing them.
     access: {
