@@ -19,6 +19,10 @@ export const SERVE_FLAGS: readonly string[] = [
   'trust-proxy',
   'store',
   'metrics-port',
+
+  'drain-timeout',
+  'log-format',
+  'log-level',
 ]
 
 /**

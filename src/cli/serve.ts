@@ -21,6 +21,9 @@ import { VERSION } from './version.js'
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
                      [--host ADDR] [--trust-proxy ADDR,...] [--allow-host HOST]... [--allow-origin ORIGIN]...
                      [--max-message-bytes N] [--store URL] [--metrics-port N] [--verbose]
+
+                     [--max-message-bytes N] [--store URL] [--drain-timeout SECONDS]
+                     [--log-format text|json] [--log-level debug|info|warn|error] [--verbose]
        toolgate serve --check [--config FILE] [--root DIR] [--bash] [--mode native|code|both]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
@@ -73,6 +76,18 @@ config name, its tools are left out (clients get list_changed), and it is retrie
 
 With --http, GET /healthz answers 200 while the gateway serves, and GET /readyz 200 once the store
 (if any) answers and every server marked "required": true is connected, else 503; neither needs a token.
+
+  --drain-timeout SECONDS
+                  with --http, on SIGTERM: new MCP requests get 503 with Retry-After, calls in
+                  flight get this long to finish (default 30), then are cancelled (and journaled
+                  so); then the upstreams and the store close and the process exits 0. A second
+                  SIGTERM exits at once (143). Ctrl-C (SIGINT) stops at once
+  --log-format FORMAT
+                  text (default: "toolgate: message" lines) or json (one object per line:
+                  time, level, msg, and callId, tool, subject where known; every call at info)
+  --log-level LEVEL
+                  debug, info (default), warn or error; arguments and tokens are never logged
+  --verbose       log every call on stderr (same as --log-level debug)
 `
 
 /** What the gateway calls itself to its clients. */
@@ -88,7 +103,7 @@ const serve: CliCommand = {
     const authenticator =
       settings.http === undefined ? undefined : (await import('./http-guard.js')).checkExposure(settings)
     const discardEarly = spawnUpstreamsEarly(settings)
-    const log = createLog(io.stderr, settings.verbose)
+    const log = createLog(io.stderr, settings.verbose, { format: settings.logFormat, level: settings.logLevel })
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
     const [{ openGateway, refuseCollisions, perSession }, { createMcpServer }, early] = await Promise.all([
       import('./gateway.js'),
@@ -109,7 +124,8 @@ const serve: CliCommand = {
       }
     }
     await refuseCollisions(gateway).catch(failed)
-    if (settings.verbose) logCalls(gateway, log)
+    if (settings.verbose || settings.logLevel === 'debug' || settings.logFormat === 'json')
+      (await import('./log-calls.js')).logCalls(gateway, log)
     if (settings.http !== undefined) (await import('./http-guard.js')).installUpstreamCap(gateway, settings)
     const shared = settings.store
       ? await (await import('./serve-store.js')).attachStore(gateway, settings.store, log).catch(async (error) => {
@@ -142,6 +158,18 @@ const serve: CliCommand = {
     try {
       if (settings.http !== undefined)
         await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions, shared?.buckets, ops)
+
+        await serveHttp(
+          make,
+          settings.http,
+          settings,
+          authenticator,
+          log,
+          io,
+          shared?.sessions,
+          shared?.buckets,
+          gateway,
+        )
       else if (early !== undefined) await serveStdio(make, early, log)
       return 0
     } finally {
@@ -165,13 +193,6 @@ function printCheck(upstreams: readonly UpstreamReport[], io: CliIo): number {
     for (const line of upstream.skipped) io.stdout.write(`  ${line}\n`)
   }
   return upstreams.every((u) => u.status === 'connected' && u.skipped.length === 0) ? 0 : 1
-}
-
-function logCalls(gateway: Gateway, log: Log): void {
-  gateway.agent.ctx.on('tools/result', (exec, result) => {
-    const outcome = result.isError ? `error: ${result.error.message.split('\n', 1)[0]}` : 'ok'
-    log.debug(`${exec.callId} ${exec.name} → ${outcome}`)
-  })
 }
 
 /** The stdio transport, read from now on through the startup gate (see startup-gate.ts). */
@@ -232,13 +253,18 @@ const DEFAULT_RETRY_MS = 1000
 async function serveHttp(
   make: () => Server,
   port: number,
-  settings: Pick<GatewaySettings, 'access' | 'maxMessageBytes' | 'resume' | 'host' | 'trustProxy' | 'limits'>,
+  settings: Pick<
+    GatewaySettings,
+    'access' | 'maxMessageBytes' | 'resume' | 'host' | 'trustProxy' | 'limits' | 'drainTimeout'
+  >,
   authenticator: Authenticator | undefined,
   log: Log,
   io: CliIo,
   registry?: SessionRegistry,
   buckets?: SharedBuckets,
   ops?: ServeOps,
+
+  gateway?: Pick<Gateway, 'ctx'>,
 ): Promise<void> {
   const [
     { createServer },
@@ -249,6 +275,7 @@ async function serveHttp(
     { BoundedEventStore },
     { HttpGuard, DEFAULT_HOST },
     { fastPathOf },
+    drain,
   ] = await Promise.all([
     import('node:http'),
     import('../mcp/http-server-transport.js'),
@@ -258,6 +285,7 @@ async function serveHttp(
     import('../mcp/event-store.js'),
     import('./http-guard.js'),
     import('../mcp/fast-path.js'),
+    import('./drain.js'),
   ])
   const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
   const host = settings.host ?? DEFAULT_HOST
@@ -375,8 +403,14 @@ async function serveHttp(
     await transport.handleRequest(req, res, body)
   }
 
+  // Requests in progress, so that a drain lets them finish; an open GET stream is not waited for.
+  const inFlight = new drain.InFlight()
+  const calls = gateway ? drain.cancellableCalls(gateway.ctx) : { cancelAll: () => {} }
   const http = createServer((req, res) => {
     ops?.count(req, res)
+
+    if (drain.refuseWhileDraining(req, res)) return
+    if (req.method === 'POST') res.once('close', inFlight.begin())
     handle(req, res).catch((error) => {
       log.info(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`)
       if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error')
@@ -391,14 +425,18 @@ async function serveHttp(
   const actual = typeof address === 'object' && address ? address.port : port
   refusal = loopbackAccessCheck(actual, guard.access(settings.access, host, actual))
   const shown = host.includes(':') ? `[${host}]` : host
-  io.stderr.write(`toolgate: serving MCP at http://${shown}:${actual}/mcp\n`)
+  const serving = `serving MCP at http://${shown}:${actual}/mcp`
+  // Written whatever --log-level says: scripts read the port from it.
+  if (log.format === 'json') log.info(serving)
+  else io.stderr.write(`toolgate: ${serving}\n`)
   // Sessions nobody has used for the idle limit are closed (one with a request or stream open is in use).
   const sweeper = setInterval(() => void guard.sweep(sessions.values()), guard.sweepEvery())
   sweeper.unref()
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve()
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
+  await drain.untilStopped({
+    inFlight,
+    calls,
+    timeoutMs: (settings.drainTimeout ?? drain.DEFAULT_DRAIN_TIMEOUT_SECONDS) * 1000,
+    log,
   })
   clearInterval(sweeper)
   for (const session of sessions.values()) await session.transport.close().catch(() => {})

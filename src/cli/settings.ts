@@ -18,6 +18,8 @@ import { checkRootUsed } from './config-files.js'
 import type { MetricsConfig } from './config-operations.js'
 import { type StoreConfig, storeFlag } from './config-store.js'
 import { parseTrustProxy } from './http-proxy.js'
+import type { LogFormat, LogLevel } from './log.js'
+import { readOperationFlags } from './settings-operations.js'
 import { sandboxedCommand } from './upstream-sandbox.js'
 
 export interface GatewaySettings {
@@ -59,6 +61,12 @@ export interface GatewaySettings {
   readonly metricsPort?: number
   /** The config's `metrics` (what call metrics may be labelled with). */
   readonly metrics?: MetricsConfig
+
+  /** `--drain-timeout`: seconds calls in flight may take after SIGTERM (`serve --http`). */
+  readonly drainTimeout?: number
+  /** `--log-format` and `--log-level`. */
+  readonly logFormat?: LogFormat
+  readonly logLevel?: LogLevel
 }
 
 const MODES: readonly string[] = ['native', 'code', 'both']
@@ -80,6 +88,10 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     'trust-proxy': { type: 'string', multiple: true },
     store: { type: 'string' },
     'metrics-port': { type: 'string' },
+
+    'drain-timeout': { type: 'string' },
+    'log-format': { type: 'string' },
+    'log-level': { type: 'string' },
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => flags.includes(name)))
   let values: Record<string, string | boolean | string[] | undefined>
@@ -122,6 +134,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     maxMessageBytes = Number(text)
   }
   const { host, trustProxy } = readBindFlags(values, http)
+  const operations = readOperationFlags(values)
   const store = values.store === undefined ? undefined : storeFlag(String(values.store))
   if (typeof store === 'string') throw new UsageError(store)
   const file: GatewayConfig = values.config === undefined ? {} : await loadConfig(values.config as string)
@@ -139,6 +152,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     servers: sandboxedServers(file.servers ?? {}),
     policy: file.policy ?? {},
     verbose: values.verbose === true,
+    ...operations,
     http,
     // Both lists are explicit grants, so the flags add to the file's rather than replacing them.
     access: {

@@ -1,0 +1,170 @@
+// Graceful drain of `serve --http` on SIGTERM (issue 37, item 3). The `draining` flag lives here,
+// apart from serve.ts, so that other parts (the HTTP handler, /readyz) read one source of truth.
+import type { Context } from 'cordis'
+import type { ToolExecutionResult } from '../contract/execution.js'
+
+let draining = false
+const listeners = new Set<() => void>()
+
+/** True once the process was asked to stop: new requests are refused, calls in flight go on. */
+export function isDraining(): boolean {
+  return draining
+}
+
+/** Run `listener` when the drain starts (at once when it already has); returns how to stop listening. */
+export function onDrain(listener: () => void): () => void {
+  if (draining) {
+    listener()
+    return () => {}
+  }
+  listeners.add(listener)
+  return () => listeners.delete(listener)
+}
+
+/** Start the drain (idempotent). */
+export function startDrain(): void {
+  if (draining) return
+  draining = true
+  for (const listener of listeners) listener()
+  listeners.clear()
+}
+
+/** The seconds a `Retry-After` asks a refused client to wait: another instance should answer by then. */
+export const DRAIN_RETRY_AFTER_SECONDS = 1
+
+/** `--drain-timeout` when not given, in seconds. */
+export const DEFAULT_DRAIN_TIMEOUT_SECONDS = 30
+
+/** `--drain-timeout SECONDS` read: a problem message when it is not a non-negative number of seconds. */
+export function drainTimeoutProblem(text: string): string | undefined {
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(Number(text)) || Number(text) > 86_400)
+    return `--drain-timeout: expected seconds (a number from 0 to 86400, e.g. 30), got "${text}"`
+  return undefined
+}
+
+/** Every tool call's signal also aborts on `cancelAll`, so the calls still running when the drain times out end as cancelled. */
+export function cancellableCalls(ctx: Context): { cancelAll(reason: string): void } {
+  const stop = new AbortController()
+  ctx.on('tools/execute', async (exec, next) => {
+    const previous = exec.signal
+    exec.signal = AbortSignal.any([previous, stop.signal])
+    let result: ToolExecutionResult
+    try {
+      result = await next()
+    } finally {
+      exec.signal = previous
+    }
+    // An upstream answers a cancelled request with its own error: the drain's cancellation is named as one.
+    if (!stop.signal.aborted || previous.aborted || !result.isError) return result
+    const message = `Tool "${exec.name}" was cancelled: the gateway is shutting down (--drain-timeout passed)`
+    return {
+      isError: true,
+      error: { message, info: { name: 'ToolAbortedError', code: 'ABORTED' } },
+      content: [{ type: 'text', text: message }],
+    }
+  })
+  // An AbortError, so the pipeline reads the call as cancelled rather than failed.
+  return { cancelAll: (reason) => stop.abort(new DOMException(reason, 'AbortError')) }
+}
+
+/** Counts requests in progress and tells when none is left. */
+export class InFlight {
+  private count = 0
+  private waiters: (() => void)[] = []
+
+  get size(): number {
+    return this.count
+  }
+
+  /** Count one request; the returned function ends it (once). */
+  begin(): () => void {
+    this.count++
+    let ended = false
+    return () => {
+      if (ended) return
+      ended = true
+      this.count--
+      if (this.count === 0) for (const wake of this.waiters.splice(0)) wake()
+    }
+  }
+
+  /** Resolves true when nothing is in progress, false when `ms` passes first. */
+  idle(ms: number): Promise<boolean> {
+    if (this.count === 0) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms)
+      this.waiters.push(() => {
+        clearTimeout(timer)
+        resolve(true)
+      })
+    })
+  }
+}
+
+/** The response to a new MCP request while draining: 503 with `Retry-After`, so the client retries elsewhere. */
+export function refuseWhileDraining(
+  req: { url?: string },
+  res: {
+    setHeader(name: string, value: string): unknown
+    writeHead(status: number, headers: Record<string, string>): { end(text: string): unknown }
+  },
+): boolean {
+  if (!draining) return false
+  // Probes and metrics keep answering (/readyz says 503 itself); only the MCP endpoint is refused.
+  if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp') return false
+  res.setHeader('connection', 'close')
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(DRAIN_RETRY_AFTER_SECONDS) }).end(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Service Unavailable: the gateway is shutting down; retry on another instance' },
+      id: null,
+    }),
+  )
+  return true
+}
+
+/**
+ * Wait for the signal to stop. SIGINT (Ctrl-C) stops at once, as before. SIGTERM drains: new
+ * requests are refused, those in flight get `timeoutMs` to finish, then the calls still running are
+ * cancelled (their cancelled results journaled) and given a short grace to answer. A second SIGTERM
+ * exits at once.
+ */
+export async function untilStopped(options: {
+  readonly inFlight: InFlight
+  readonly calls: { cancelAll(reason: string): void }
+  readonly timeoutMs: number
+  readonly log: { info(message: string): void }
+  readonly exit?: (code: number) => void
+}): Promise<void> {
+  const { inFlight, calls, timeoutMs, log } = options
+  const signal = await new Promise<'SIGINT' | 'SIGTERM'>((resolve) => {
+    const onInt = () => {
+      process.off('SIGTERM', onTerm)
+      resolve('SIGINT')
+    }
+    const onTerm = () => {
+      process.off('SIGINT', onInt)
+      resolve('SIGTERM')
+    }
+    process.once('SIGINT', onInt)
+    process.once('SIGTERM', onTerm)
+  })
+  if (signal === 'SIGINT') return
+  const exit = options.exit ?? ((code: number) => process.exit(code))
+  process.once('SIGTERM', () => {
+    log.info('second SIGTERM: exiting at once')
+    exit(DRAIN_FORCED_EXIT_CODE)
+  })
+  startDrain()
+  log.info(`draining: ${inFlight.size} request(s) in flight, up to ${timeoutMs / 1000} s (--drain-timeout)`)
+  if (await inFlight.idle(timeoutMs)) return
+  log.info(`drain timed out: cancelling ${inFlight.size} request(s) still in flight`)
+  calls.cancelAll('the gateway is shutting down (--drain-timeout passed)')
+  await inFlight.idle(CANCEL_GRACE_MS)
+}
+
+/** After cancelling, how long the cancelled calls get to answer their clients and reach the journal. */
+const CANCEL_GRACE_MS = 5000
+
+/** A second SIGTERM's exit code: 128 + 15, as for a process SIGTERM killed, since the drain did not finish. */
+export const DRAIN_FORCED_EXIT_CODE = 143
