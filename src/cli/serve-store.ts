@@ -44,6 +44,7 @@ function sessionKey(id: string, owner: string | undefined): string {
   return createHash('sha256')
     .update(JSON.stringify([owner ?? null, id]))
     .digest('hex')
+}
 
 /** The JSON-RPC error code of a tool result withheld because its journal record could not be committed. */
 export const RESULT_NOT_RECORDED = -32010

@@ -20,9 +20,7 @@ import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
                      [--host ADDR] [--trust-proxy ADDR,...] [--allow-host HOST]... [--allow-origin ORIGIN]...
-                     [--max-message-bytes N] [--store URL] [--metrics-port N] [--verbose]
-
-                     [--max-message-bytes N] [--store URL] [--drain-timeout SECONDS]
+                     [--max-message-bytes N] [--store URL] [--metrics-port N] [--drain-timeout SECONDS]
                      [--log-format text|json] [--log-level debug|info|warn|error] [--verbose]
        toolgate serve --check [--config FILE] [--root DIR] [--bash] [--mode native|code|both]
 
@@ -72,11 +70,6 @@ config name, its tools are left out (clients get list_changed), and it is retrie
   --metrics-port N
                   with --http, serve GET /metrics (Prometheus) on port N of the same address, without a
                   token, instead of on the MCP port behind its Host check and "auth"
-  --verbose       log every call on stderr
-
-With --http, GET /healthz answers 200 while the gateway serves, and GET /readyz 200 once the store
-(if any) answers and every server marked "required": true is connected, else 503; neither needs a token.
-
   --drain-timeout SECONDS
                   with --http, on SIGTERM: new MCP requests get 503 with Retry-After, calls in
                   flight get this long to finish (default 30), then are cancelled (and journaled
@@ -88,6 +81,9 @@ With --http, GET /healthz answers 200 while the gateway serves, and GET /readyz 
   --log-level LEVEL
                   debug, info (default), warn or error; arguments and tokens are never logged
   --verbose       log every call on stderr (same as --log-level debug)
+
+With --http, GET /healthz answers 200 while the gateway serves, and GET /readyz 200 once the store
+(if any) answers and every server marked "required": true is connected, else 503; neither needs a token.
 `
 
 /** What the gateway calls itself to its clients. */
@@ -157,8 +153,6 @@ const serve: CliCommand = {
     })
     try {
       if (settings.http !== undefined)
-        await serveHttp(make, settings.http, settings, authenticator, log, io, shared?.sessions, shared?.buckets, ops)
-
         await serveHttp(
           make,
           settings.http,
@@ -168,6 +162,7 @@ const serve: CliCommand = {
           io,
           shared?.sessions,
           shared?.buckets,
+          ops,
           gateway,
         )
       else if (early !== undefined) await serveStdio(make, early, log)
@@ -263,7 +258,6 @@ async function serveHttp(
   registry?: SessionRegistry,
   buckets?: SharedBuckets,
   ops?: ServeOps,
-
   gateway?: Pick<Gateway, 'ctx'>,
 ): Promise<void> {
   const [
@@ -408,7 +402,6 @@ async function serveHttp(
   const calls = gateway ? drain.cancellableCalls(gateway.ctx) : { cancelAll: () => {} }
   const http = createServer((req, res) => {
     ops?.count(req, res)
-
     if (drain.refuseWhileDraining(req, res)) return
     if (req.method === 'POST') res.once('close', inFlight.begin())
     handle(req, res).catch((error) => {
