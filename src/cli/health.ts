@@ -5,10 +5,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Store } from '../journal/store.js'
 import type { ServerConfig } from './config.js'
+import { isDraining } from './drain.js'
 import type { UpstreamReport } from './gateway.js'
 
 /** What is not ready: the store, or one or more `"required": true` upstreams. */
-export type NotReady = 'store' | 'upstreams'
+export type NotReady = 'store' | 'upstreams' | 'draining'
 
 export interface Readiness {
   readonly ready: boolean
@@ -27,6 +28,8 @@ export function readinessOf(
   const required = new Set(Object.entries(servers).flatMap(([name, spec]) => (spec.required === true ? [name] : [])))
   return async () => {
     const notReady: NotReady[] = []
+    // A draining instance takes no new requests: the load balancer must stop sending them at once.
+    if (isDraining()) notReady.push('draining')
     if (store !== undefined && !(await answers(store))) notReady.push('store')
     if (upstreams().some((u) => required.has(u.name) && u.status !== 'connected')) notReady.push('upstreams')
     return { ready: notReady.length === 0, notReady }

@@ -128,6 +128,11 @@ describe('serve --http drains on SIGTERM (issue 37, item 3)', () => {
     expect(refused.headers.get('retry-after')).toBe('1')
     // The health endpoints are not the MCP endpoint: they are not refused by the drain.
     expect((await fetch(gateway.url.replace('/mcp', '/nothing'))).status).toBe(404)
+    // Readiness turns at once, so a load balancer stops sending; liveness stays.
+    const ready = await fetch(gateway.url.replace('/mcp', '/readyz'))
+    expect(ready.status).toBe(503)
+    expect(await ready.json()).toMatchObject({ ready: false, notReady: ['draining'] })
+    expect((await fetch(gateway.url.replace('/mcp', '/healthz'))).status).toBe(200)
     const result = (await call.result) as { isError?: boolean }
     expect(result.isError).toBe(true)
     expect(textOf(result)).toMatch(/was cancelled: the gateway is shutting down/)
