@@ -10,6 +10,7 @@ export { RUN_CODE_NAME } from './constants.js'
 export { CodeRunFailedError, CodeTypeError, ToolCallError } from './errors.js'
 export type { CodeDispatchLog, CodeDispatchRecord } from './events.js'
 export { CodeMode, installCodeMode } from './plugin.js'
+export type { CodeTypeCheckMode } from './program-checker.js'
 export { createQuickJsRuntime, QuickJsCodeRuntime, type QuickJsRuntimeOptions } from './quickjs-runtime.js'
 export {
   type CodeModeHost,
