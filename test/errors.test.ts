@@ -138,6 +138,8 @@ describe('the error table', () => {
       // Invariants of toolgate itself (a bug or a broken installation, never a caller's mistake).
       [/^`unexpected type mask|^`viewer asset contains|^`toolgate viewer: the page assets are missing/, 'invariant'],
       [/^'the viewer never runs tools'/, 'invariant'],
+      // serve answers 401 before a request without an identity reaches the server when auth is on.
+      [/^'the request carries no authenticated identity'/, 'invariant'],
       // The CLI printing a thrown value that is not an Error, or why its stdio transport ended.
       [/^String\(error\)/, 'cli'],
       [/^`the stdio transport ended: /, 'cli'],
@@ -192,7 +194,7 @@ describe('the error table', () => {
   it('the rows are well-formed', () => {
     for (const [code, info] of Object.entries(ERROR_CODES)) {
       expect(code).toMatch(/^[A-Z][A-Z_]+$/)
-      expect(['result', 'thrown', 'result, thrown']).toContain(info.surface)
+      expect(['result', 'thrown', 'result, thrown', 'mcp']).toContain(info.surface)
       expect(info.meaning).toMatch(/^\S.*\.$/)
     }
   })

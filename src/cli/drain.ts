@@ -1,4 +1,4 @@
-// Graceful drain of `serve --http` on SIGTERM (issue 37, item 3). The `draining` flag lives here,
+// Graceful drain of `serve --http` on SIGTERM. The `draining` flag lives here,
 // apart from serve.ts, so that other parts (the HTTP handler, /readyz) read one source of truth.
 import type { Context } from 'cordis'
 import type { ToolExecutionResult } from '../contract/execution.js'

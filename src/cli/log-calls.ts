@@ -1,5 +1,5 @@
 // One log line per tool call (`--verbose`, `--log-level debug`, or `--log-format json`): its id,
-// tool, caller and outcome, never its arguments (issue 37, item 5).
+// tool, caller and outcome, never its arguments.
 import type { Gateway } from './gateway.js'
 import type { Log } from './log.js'
 

@@ -2,7 +2,7 @@ import type { TextSink } from './command.js'
 
 // Logging for the CLI: always stderr, since stdout carries the stdio protocol. Text by default
 // ("toolgate: message", unchanged); `--log-format json` writes one JSON object per line for a
-// collector (issue 37, item 5). No logging library: a line of JSON.stringify is all this needs.
+// collector. No logging library: a line of JSON.stringify is all this needs.
 
 /** What a log line may carry besides its message; never arguments, tokens or secrets above debug. */
 export interface LogFields {

@@ -1,4 +1,4 @@
-// The one spelling of a resource URI that the policy judges (issue 36, item 10). A glob over the raw
+// The one spelling of a resource URI that the policy judges. A glob over the raw
 // text is passed by `public/../secret`, `%2e%2e`, `%73ecret` or `//secret`, which an upstream reads
 // as the denied file; so the URI is first brought to its RFC 3986 normal form (section 6.2.2:
 // case, percent-encoding, dot segments), with duplicate slashes collapsed as a file system does.

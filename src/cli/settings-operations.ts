@@ -1,4 +1,4 @@
-// The operator's flags of `serve`: --drain-timeout, --log-format and --log-level (issue 37, items 3 and 5).
+// The operator's flags of `serve`: --drain-timeout, --log-format and --log-level.
 import { UsageError } from './command.js'
 import { drainTimeoutProblem } from './drain.js'
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js'

@@ -6,6 +6,8 @@ export type ErrorCodeSurface =
   | 'thrown'
   /** Both: a failed call's result, and a throw from the non-call methods (`register`, `get`, ...). */
   | 'result, thrown'
+  /** As `error.data.reason` of a JSON-RPC error that `toolgate serve` answers its MCP client. */
+  | 'mcp'
 
 /** One row of {@link ERROR_CODES}. */
 export interface ErrorCodeInfo {
@@ -154,6 +156,11 @@ export const ERROR_CODES = {
     meaning:
       'On resume with a journal: another resume of the same state claimed the call first (it ran there), so it is not run again.',
     surface: 'result',
+  },
+  RESULT_NOT_RECORDED: {
+    meaning:
+      "toolgate serve withheld a tool call's result because its journal record could not be committed to the store (JSON-RPC error -32010); the call may have run.",
+    surface: 'mcp',
   },
   // Thrown to the caller of an API.
   INVALID_REGISTRATION: {

@@ -12,6 +12,7 @@ import { ConfigError } from '../errors/config-error.js'
 import { previewJson } from '../scheduling/preview.js'
 import { JOURNAL_VERSION, type JournalIdentity, type JournalRecord, type JournalRecordBase } from './records.js'
 import type { Store } from './store.js'
+import { StoreError } from './store-error.js'
 
 /** Config of {@link Journal}: a file (`path`), or a shared {@link Store} (`store`). */
 export type JournalConfig = JournalFileConfig | JournalStoreConfig
@@ -290,7 +291,7 @@ export class Journal {
         this.unacknowledged.delete(appended)
         this.storeFailure = error
         this.warn('could not append a %s record to the store: %s', record.type, error)
-        return error ?? new Error('journal append failed')
+        return error ?? new StoreError('STORE_UNAVAILABLE', 'the store refused a journal append without a reason')
       },
     )
     this.unacknowledged.add(appended)

@@ -523,7 +523,7 @@ class UpstreamLink {
   /**
    * Calls given up on (cancelled, timed out, their client gone) before the server answered, by
    * the session they ran on, until when: the server may still be working on one and ask its
-   * client, and that request must not reach whoever happens to be connected now (issue 36, item 11).
+   * client, and that request must not reach whoever happens to be connected now.
    */
   private readonly abandoned = new Map<ToolRunContext, { client: Client; until: number }>()
   private disposeEffect: (() => unknown) | undefined
@@ -1016,10 +1016,12 @@ class UpstreamLink {
     existing?.dispose()
     this.registered.delete(tool.name)
     const name = this.settings.prefix + tool.name
+    // A NUL in a name would reach journal records and store columns (PostgreSQL's text refuses it).
+    if (tool.name.includes('\u0000')) {
+      this.skip(tool.name, name, key, 'its name contains a NUL character (U+0000); a tool name never may')
+      return
+    }
     try {
-      // A NUL in a name would reach journal records and store columns (PostgreSQL's text refuses it).
-      if (tool.name.includes('\u0000'))
-        throw new Error('its name contains a NUL character (U+0000); a tool name never may')
       const dispose = this.settings.owner.tools.register(
         definitionOf(
           tool,
@@ -1031,18 +1033,22 @@ class UpstreamLink {
       this.registered.set(tool.name, { key, name, dispose })
       this.skipped.delete(tool.name)
     } catch (error) {
-      const warned = this.skipped.has(tool.name) && this.skipped.get(tool.name) === key
-      this.skipped.set(tool.name, key)
-      if (warned) return
-      const onSkipped = this.settings.onToolSkipped
-      if (onSkipped === undefined)
-        warn(`MCP server ${this.label}: skipped tool ${JSON.stringify(tool.name)}: ${message(error)}`)
-      else {
-        try {
-          onSkipped({ tool: tool.name, name, reason: message(error) })
-        } catch (thrown) {
-          warn(`MCP server ${this.label}: onToolSkipped threw: ${message(thrown)}`)
-        }
+      this.skip(tool.name, name, key, message(error))
+    }
+  }
+
+  /** Report a listed tool that cannot be registered, once per version of it. */
+  private skip(tool: string, name: string, key: string | undefined, reason: string): void {
+    const warned = this.skipped.has(tool) && this.skipped.get(tool) === key
+    this.skipped.set(tool, key)
+    if (warned) return
+    const onSkipped = this.settings.onToolSkipped
+    if (onSkipped === undefined) warn(`MCP server ${this.label}: skipped tool ${JSON.stringify(tool)}: ${reason}`)
+    else {
+      try {
+        onSkipped({ tool, name, reason })
+      } catch (thrown) {
+        warn(`MCP server ${this.label}: onToolSkipped threw: ${message(thrown)}`)
       }
     }
   }

@@ -84,8 +84,8 @@ export function createMcpRelay(directory: McpClientDirectory, options: McpRelayO
         ? await target.call.send((related) => send(target.server, { ...base, ...related }))
         : await send(target.server, base)
     } catch (error) {
-      // Given up on because the call ended or the server withdrew it: not a slow client (smaller
-      // item of issue 36). The server is told so with the cancellation code.
+      // Given up on because the call ended or the server withdrew it: not a slow client. The server
+      // is told so with the cancellation code.
       if (signal.aborted) throw cancelled(kind, context.signal.aborted)
       throw relayed(error, kind, timeout)
     }
@@ -174,7 +174,7 @@ function route(
   const channels = calls.map((call) => directory.callOf(call.rootCallId))
   // A call that has ended (cancelled, timed out, its client gone) while the server may still be
   // working on it: the request may be that call's, whose client is no longer there to ask. It goes
-  // to no one else (issue 36, item 11).
+  // to no one else.
   if (channels.some((channel) => channel === undefined))
     throw rpc(
       INTERNAL_ERROR,

@@ -43,7 +43,7 @@ export function readBodyWithin(
 }
 
 /**
- * A lingering close (issue 36, item 14): keep reading and dropping the body the client is still
+ * A lingering close: keep reading and dropping the body the client is still
  * sending while the refusal goes out. Closing at once makes the kernel answer the client's next
  * bytes with a reset, and a client that writes its whole body before reading (fetch, Node's http)
  * then sees EPIPE instead of the answer. Past the bound in bytes or time the socket is destroyed.
