@@ -24,7 +24,7 @@ export default defineConfig({
       ...(sdkMajor === 'next' ? NEXT_MAJORS : []),
       { find: /^toolgate$/, replacement: src('index.ts') },
       {
-        find: /^toolgate\/(presentation|providers|providers\/(?:openai|anthropic|gemini|ai-sdk)|mcp|code-mode|store|testing)$/,
+        find: /^toolgate\/(presentation|providers|providers\/(?:openai|anthropic|gemini|ai-sdk|openai-agents)|mcp|code-mode|store|testing)$/,
         replacement: src('$1/index.ts'),
       },
     ],
