@@ -5,6 +5,7 @@
  * its string, and resumed: the call runs once. The model here is toolgate's fake OpenAI server,
  * so the example runs offline; point `OpenAIProvider` at the real API to use it for real.
  */
+// #region tools
 import { Agent, OpenAIProvider, Runner, RunState } from '@openai/agents'
 import { createAgent, createToolRuntime, defineTool } from 'toolgate'
 import { toAgentsTools } from 'toolgate/providers/openai-agents'
@@ -12,7 +13,10 @@ import { startFakeProvider } from 'toolgate/testing'
 
 const { ctx, tools } = await createToolRuntime()
 const scope = createAgent(ctx, { id: 'ops' })
-const text = { schema: { type: 'string' }, render: (_a: unknown, v: string) => [{ type: 'text' as const, text: v }] }
+const text = {
+  schema: { type: 'string' },
+  render: (_a: unknown, v: string) => [{ type: 'text' as const, text: v }],
+} as const
 tools.register(
   defineTool({
     name: 'disk_usage',
@@ -38,7 +42,9 @@ tools.register(
 ctx.on('tools/pre-execute', async (exec, next) =>
   exec.name === 'clear_cache' ? { kind: 'ask', reason: 'deletes files' } : next(),
 )
+// #endregion tools
 
+// #region run
 await using fake = await startFakeProvider({
   format: 'openai-responses',
   turns: [
@@ -64,3 +70,4 @@ const state = await RunState.fromString(agent, saved)
 for (const item of state.getInterruptions()) state.approve(item)
 const resumed = await runner.run(agent, state)
 console.log(`answer: ${resumed.finalOutput}`)
+// #endregion run

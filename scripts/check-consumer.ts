@@ -35,7 +35,13 @@ const SDK_SAMPLES: Record<string, string> = {
   '@anthropic-ai/sdk': 'anthropic.ts',
   '@google/genai': 'gemini.ts',
   ai: 'ai-sdk.ts',
+  '@openai/agents': 'openai-agents.ts',
 }
+/**
+ * The newer majors, pinned in package.json as npm aliases (issue 42): each gets its own consumer
+ * too, with only that SDK installed under its real name.
+ */
+const NEXT_MAJORS: Record<string, string> = { openai: 'openai7', ai: 'ai7', '@google/genai': 'genai3' }
 /**
  * What an SDK's own declarations need beside it under `strict` and `skipLibCheck: false`: `ai`'s
  * name `node:http` and `Buffer`, and its provider package imports `json-schema`'s types untyped.
@@ -81,6 +87,14 @@ function npmAsync(args: string[], cwd: string): Promise<void> {
 function pin(name: string): string {
   const version = pkg.devDependencies[name]
   return version === undefined ? name : `${name}@${version}`
+}
+
+/** `openai7` (devDependency `npm:openai@7.60.0`) as `openai@7.60.0`. */
+function pinAlias(alias: string): string {
+  const spec: unknown = pkg.devDependencies[alias]
+  if (typeof spec !== 'string' || !spec.startsWith('npm:'))
+    throw new Error(`check:consumer: devDependency ${alias} is not an npm: alias`)
+  return spec.slice('npm:'.length)
 }
 
 function elapsed(): string {
@@ -158,19 +172,25 @@ try {
   for (const file of [...COMMON, ...Object.values(SDK_SAMPLES)]) copyFileSync(join(samples, file), join(base, file))
   for (const { page, file } of GUIDE_PROGRAMS) writeFileSync(join(base, file), pageBlocks(page, 'ts').join('\n'))
   console.log(`check:consumer: SDK-free consumer installed at ${elapsed()}`)
-  const apps: Array<{ app: string; name: string; files: string[]; types: string[] }> = [
+  const apps: Array<{ app: string; name: string; sdk?: string; files: string[]; types: string[] }> = [
     { app: base, name: 'no SDK', files: COMMON, types: [] },
   ]
   const installs: Promise<void>[] = []
-  for (const [sdk, sample] of Object.entries(SDK_SAMPLES)) {
-    const app = join(work, sdk.replace(/\W+/g, '-'))
+  const variants = Object.entries(SDK_SAMPLES).flatMap(([sdk, sample]) => {
+    const next = NEXT_MAJORS[sdk]
+    const current = { sdk, sample, spec: pin(sdk), dir: sdk, name: `${sdk} alone` }
+    if (next === undefined) return [current]
+    return [current, { sdk, sample, spec: pinAlias(next), dir: next, name: `${pinAlias(next)} alone` }]
+  })
+  for (const { sdk, sample, spec, dir, name } of variants) {
+    const app = join(work, dir.replace(/\W+/g, '-'))
     // A hard-linked copy: npm replaces files rather than writing into them, so the base stays intact.
     execFileSync('cp', ['-al', base, app])
     const companions = SDK_COMPANIONS[sdk] ?? { packages: [], types: [] }
-    const wanted = [pin(sdk), ...companions.packages.map(pin)]
+    const wanted = [spec, ...companions.packages.map(pin)]
     installs.push(npmAsync(['install', '--prefer-offline', '--ignore-scripts', '--no-save', ...wanted], app))
     const programs = GUIDE_PROGRAMS.filter((program) => program.sdk === sdk).map((program) => program.file)
-    apps.push({ app, name: `${sdk} alone`, files: [...COMMON, sample, ...programs], types: companions.types })
+    apps.push({ app, name, sdk, files: [...COMMON, sample, ...programs], types: companions.types })
   }
   await Promise.all(installs)
   console.log(`check:consumer: one consumer per SDK installed at ${elapsed()}`)
@@ -185,14 +205,15 @@ try {
     modes.map(([mode, options]) => ({ app, label: `${mode}, ${name}`, files, options: { ...options, types } })),
   )
   for (const { file, sdk } of GUIDE_PROGRAMS) {
-    const app = apps.find((candidate) => candidate.name === `${sdk} alone`)
-    if (app === undefined) throw new Error(`check:consumer: no consumer with only ${sdk}`)
-    checks.push({
-      app: app.app,
-      label: `NodeNext + tsc --init options, ${sdk} alone, ${file}`,
-      files: [file],
-      options: { module: 'NodeNext', moduleResolution: 'NodeNext', types: [], ...TSC_INIT_EXTRAS },
-    })
+    const found = apps.filter((candidate) => candidate.sdk === sdk)
+    if (found.length === 0) throw new Error(`check:consumer: no consumer with only ${sdk}`)
+    for (const app of found)
+      checks.push({
+        app: app.app,
+        label: `NodeNext + tsc --init options, ${app.name}, ${file}`,
+        files: [file],
+        options: { module: 'NodeNext', moduleResolution: 'NodeNext', types: [], ...TSC_INIT_EXTRAS },
+      })
   }
   // The usual Node setup, on a copy of the SDK-free consumer (the bare ones must not see
   // @types/node): @types/node in use and no DOM lib. Only the root sample: the MCP SDK's

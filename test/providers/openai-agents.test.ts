@@ -8,7 +8,10 @@ import { CallbackApproval } from '../../src/scheduling/approval.js'
 import { defineTool } from '../../src/schema/define-tool.js'
 import { startFakeProvider } from '../../src/testing/index.js'
 
-const text = { schema: { type: 'string' }, render: (_a: unknown, v: string) => [{ type: 'text' as const, text: v }] }
+const text = {
+  schema: { type: 'string' },
+  render: (_a: unknown, v: string) => [{ type: 'text' as const, text: v }],
+} as const
 
 async function setup() {
   const { ctx, tools } = await createToolRuntime()
