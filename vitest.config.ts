@@ -3,14 +3,28 @@ import { defineConfig } from 'vitest/config'
 
 const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url))
 
+/**
+ * TOOLGATE_SDK_MAJOR=next runs the same tests against the newer provider SDK majors, installed
+ * beside the older ones as npm aliases (issue 42): `ai` 7, `openai` 7, `@google/genai` 3.
+ */
+const NEXT_MAJORS = [
+  { find: /^ai(\/.*)?$/, replacement: 'ai7$1' },
+  { find: /^openai(\/.*)?$/, replacement: 'openai7$1' },
+  { find: /^@google\/genai(\/.*)?$/, replacement: 'genai3$1' },
+]
+const sdkMajor = process.env.TOOLGATE_SDK_MAJOR ?? 'current'
+if (sdkMajor !== 'current' && sdkMajor !== 'next')
+  throw new Error(`TOOLGATE_SDK_MAJOR: expected 'current' or 'next', got ${JSON.stringify(sdkMajor)}`)
+
 export default defineConfig({
   // Examples import 'toolgate' as users do; in-process tests resolve it to the source (as tsconfig's
   // `paths` do for the type checker). test/examples.test.ts runs them against the built package.
   resolve: {
     alias: [
+      ...(sdkMajor === 'next' ? NEXT_MAJORS : []),
       { find: /^toolgate$/, replacement: src('index.ts') },
       {
-        find: /^toolgate\/(presentation|providers|providers\/(?:openai|anthropic|gemini|ai-sdk)|mcp|code-mode|store|testing)$/,
+        find: /^toolgate\/(presentation|providers|providers\/(?:openai|anthropic|gemini|ai-sdk|openai-agents)|mcp|code-mode|store|testing)$/,
         replacement: src('$1/index.ts'),
       },
     ],

@@ -1,8 +1,9 @@
 /**
  * Packs toolgate once and type-checks it the way users compile against it: the published
  * package, not our sources, with `strict` and `skipLibCheck: false`, under NodeNext, Node16 and
- * Bundler resolution. Five scratch consumers install the same tarball (dependencies come from the
- * npm cache `npm ci` filled): one with no provider SDK, and one per SDK with only that SDK. Each
+ * Bundler resolution. Scratch consumers install the same tarball (dependencies come from the
+ * npm cache `npm ci` filled): one with no provider SDK, and one per SDK major with only that SDK
+ * (the newer majors from their npm-alias pins), each of which must pass `npm ls`. Each
  * compiles the samples of scripts/consumer/ it can: sample.ts and entries.ts everywhere (every
  * SDK-free entry point), plus the sample of its own SDK's subpath and the guide programs that use
  * that SDK (a page's code blocks, extracted; once more with `tsc --init`'s stricter options). No type packages at all (only
@@ -35,13 +36,23 @@ const SDK_SAMPLES: Record<string, string> = {
   '@anthropic-ai/sdk': 'anthropic.ts',
   '@google/genai': 'gemini.ts',
   ai: 'ai-sdk.ts',
+  '@openai/agents': 'openai-agents.ts',
 }
+/**
+ * The newer majors, pinned in package.json as npm aliases (issue 42): each gets its own consumer
+ * too, with only that SDK installed under its real name.
+ */
+const NEXT_MAJORS: Record<string, string> = { openai: 'openai7', ai: 'ai7', '@google/genai': 'genai3' }
 /**
  * What an SDK's own declarations need beside it under `strict` and `skipLibCheck: false`: `ai`'s
  * name `node:http` and `Buffer`, and its provider package imports `json-schema`'s types untyped.
  */
-const SDK_COMPANIONS: Record<string, { packages: string[]; types: string[] }> = {
+const SDK_COMPANIONS: Record<string, { packages: string[]; types: string[]; options?: Record<string, unknown> }> = {
   ai: { packages: ['@types/node', '@types/json-schema'], types: ['node'] },
+  // @openai/agents 0.20's own lifecycle.d.ts does not compile under `skipLibCheck: false` (its
+  // EventEmitter shim against Node's), whatever the consumer imports: its consumer skips lib
+  // checks, so only the sample's use of toolgate's and the SDK's types is checked (issue 42).
+  '@openai/agents': { packages: [], types: [], options: { skipLibCheck: true } },
 }
 
 /**
@@ -81,6 +92,14 @@ function npmAsync(args: string[], cwd: string): Promise<void> {
 function pin(name: string): string {
   const version = pkg.devDependencies[name]
   return version === undefined ? name : `${name}@${version}`
+}
+
+/** `openai7` (devDependency `npm:openai@7.60.0`) as `openai@7.60.0`. */
+function pinAlias(alias: string): string {
+  const spec: unknown = pkg.devDependencies[alias]
+  if (typeof spec !== 'string' || !spec.startsWith('npm:'))
+    throw new Error(`check:consumer: devDependency ${alias} is not an npm: alias`)
+  return spec.slice('npm:'.length)
 }
 
 function elapsed(): string {
@@ -158,22 +177,50 @@ try {
   for (const file of [...COMMON, ...Object.values(SDK_SAMPLES)]) copyFileSync(join(samples, file), join(base, file))
   for (const { page, file } of GUIDE_PROGRAMS) writeFileSync(join(base, file), pageBlocks(page, 'ts').join('\n'))
   console.log(`check:consumer: SDK-free consumer installed at ${elapsed()}`)
-  const apps: Array<{ app: string; name: string; files: string[]; types: string[] }> = [
-    { app: base, name: 'no SDK', files: COMMON, types: [] },
-  ]
+  const apps: Array<{
+    app: string
+    name: string
+    sdk?: string
+    files: string[]
+    types: string[]
+    extra?: Record<string, unknown>
+  }> = [{ app: base, name: 'no SDK', files: COMMON, types: [] }]
   const installs: Promise<void>[] = []
-  for (const [sdk, sample] of Object.entries(SDK_SAMPLES)) {
-    const app = join(work, sdk.replace(/\W+/g, '-'))
+  const variants = Object.entries(SDK_SAMPLES).flatMap(([sdk, sample]) => {
+    const next = NEXT_MAJORS[sdk]
+    const current = { sdk, sample, spec: pin(sdk), dir: sdk, name: `${sdk} alone` }
+    if (next === undefined) return [current]
+    return [current, { sdk, sample, spec: pinAlias(next), dir: next, name: `${pinAlias(next)} alone` }]
+  })
+  for (const { sdk, sample, spec, dir, name } of variants) {
+    const app = join(work, dir.replace(/\W+/g, '-'))
     // A hard-linked copy: npm replaces files rather than writing into them, so the base stays intact.
     execFileSync('cp', ['-al', base, app])
     const companions = SDK_COMPANIONS[sdk] ?? { packages: [], types: [] }
-    const wanted = [pin(sdk), ...companions.packages.map(pin)]
+    const wanted = [spec, ...companions.packages.map(pin)]
     installs.push(npmAsync(['install', '--prefer-offline', '--ignore-scripts', '--no-save', ...wanted], app))
     const programs = GUIDE_PROGRAMS.filter((program) => program.sdk === sdk).map((program) => program.file)
-    apps.push({ app, name: `${sdk} alone`, files: [...COMMON, sample, ...programs], types: companions.types })
+    apps.push({
+      app,
+      name,
+      sdk,
+      files: [...COMMON, sample, ...programs],
+      types: companions.types,
+      extra: companions.options ?? {},
+    })
   }
   await Promise.all(installs)
   console.log(`check:consumer: one consumer per SDK installed at ${elapsed()}`)
+  // Each supported major installs cleanly beside toolgate: no invalid or missing peer (issue 42).
+  for (const { app, name } of apps) {
+    try {
+      npm(['ls'], app)
+    } catch (error) {
+      problems.push(
+        `npm ls in the consumer with ${name} failed:\n${(error as { stdout?: string }).stdout ?? String(error)}`,
+      )
+    }
+  }
 
   const bare = { lib: ['ES2023', 'DOM'] }
   const modes: Array<[string, Record<string, unknown>]> = [
@@ -181,18 +228,24 @@ try {
     ['Node16', { module: 'Node16', moduleResolution: 'Node16', ...bare }],
     ['Bundler', { module: 'ESNext', moduleResolution: 'Bundler', ...bare }],
   ]
-  const checks: Check[] = apps.flatMap(({ app, name, files, types }) =>
-    modes.map(([mode, options]) => ({ app, label: `${mode}, ${name}`, files, options: { ...options, types } })),
+  const checks: Check[] = apps.flatMap(({ app, name, files, types, extra }) =>
+    modes.map(([mode, options]) => ({
+      app,
+      label: `${mode}, ${name}`,
+      files,
+      options: { ...options, types, ...extra },
+    })),
   )
   for (const { file, sdk } of GUIDE_PROGRAMS) {
-    const app = apps.find((candidate) => candidate.name === `${sdk} alone`)
-    if (app === undefined) throw new Error(`check:consumer: no consumer with only ${sdk}`)
-    checks.push({
-      app: app.app,
-      label: `NodeNext + tsc --init options, ${sdk} alone, ${file}`,
-      files: [file],
-      options: { module: 'NodeNext', moduleResolution: 'NodeNext', types: [], ...TSC_INIT_EXTRAS },
-    })
+    const found = apps.filter((candidate) => candidate.sdk === sdk)
+    if (found.length === 0) throw new Error(`check:consumer: no consumer with only ${sdk}`)
+    for (const app of found)
+      checks.push({
+        app: app.app,
+        label: `NodeNext + tsc --init options, ${app.name}, ${file}`,
+        files: [file],
+        options: { module: 'NodeNext', moduleResolution: 'NodeNext', types: [], ...TSC_INIT_EXTRAS },
+      })
   }
   // The usual Node setup, on a copy of the SDK-free consumer (the bare ones must not see
   // @types/node): @types/node in use and no DOM lib. Only the root sample: the MCP SDK's

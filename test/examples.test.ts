@@ -160,6 +160,11 @@ const expectations: Record<string, (out: string) => void> = {
     expect(out).toContain('calc__add: ok 20 + 22 = 42')
     expect(out).toContain('calc__word_count: TOOL_DENIED')
   },
+  'openai-agents.ts': (out) => {
+    expect(out).toContain('interrupted: clear_cache {"dir":".cache"}')
+    expect(out.match(/tool ran: clear_cache \.cache/g)).toHaveLength(1)
+    expect(out).toContain('answer: Cleared .cache: the disk had 91% used.')
+  },
 }
 
 describe.concurrent('examples run against the built package', () => {

@@ -41,7 +41,9 @@ function project(): string {
   mkdirSync(join(dir, 'node_modules'))
   // 'toolgate' resolves through its package.json `exports` to dist/, as an installed tarball does.
   symlinkSync(ROOT, join(dir, 'node_modules/toolgate'), 'dir')
-  symlinkSync(join(ROOT, 'node_modules/openai'), join(dir, 'node_modules/openai'), 'dir')
+  // TOOLGATE_SDK_MAJOR=next: the program runs with `openai` 7, the npm alias `openai7` (issue 42).
+  const openai = process.env.TOOLGATE_SDK_MAJOR === 'next' ? 'openai7' : 'openai'
+  symlinkSync(join(ROOT, 'node_modules', openai), join(dir, 'node_modules/openai'), 'dir')
   writeFileSync(join(dir, 'agent.ts'), program)
   const setup = /<!-- the test runs this block -->\n```sh\n([\s\S]*?)^```$/m.exec(page)?.[1]
   if (setup === undefined) throw new Error(`${PAGE}: no setup block`)

@@ -79,7 +79,8 @@ const harness: WireHarness<'gemini'> = {
     const server = await startFakeServer(
       (request) => {
         expectWire(
-          request.method === 'POST' && request.path === '/v1beta/models/fake:generateContent',
+          // @google/genai 2 calls v1beta, 3 calls v1 (issue 42).
+          request.method === 'POST' && /^\/v1(?:beta)?\/models\/fake:generateContent$/.test(request.path),
           `unexpected ${request.method} ${request.path}`,
         )
         expectWire(request.headers['x-goog-api-key'] === 'test-key', 'missing x-goog-api-key')
