@@ -220,12 +220,7 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
   const approval = readOwn(options, 'approval')
   const onSuspended = readOwn(options, 'onSuspended')
   const storedTurnId = readOwn(options, 'storedTurnId')
-  if (
-    decision === UNREADABLE ||
-    approval === UNREADABLE ||
-    onSuspended === UNREADABLE ||
-    storedTurnId === UNREADABLE
-  )
+  if (decision === UNREADABLE || approval === UNREADABLE || onSuspended === UNREADABLE || storedTurnId === UNREADABLE)
     return 'options: a field could not be read (reading it threw)'
   if (decision !== undefined && (typeof decision !== 'object' || decision === null))
     return 'options.decision: expected an approval outcome object when present'

@@ -14,7 +14,11 @@ type Message = Record<string, unknown>
  * call has its tool message it answers "done". `extra` lets a test append model-written text.
  */
 export function scriptedModel(
-  extra: { text?: string; /** Appended to the written files' names (another turn, other arguments). */ suffix?: string } = {},
+  extra: {
+    text?: string
+    /** Appended to the written files' names (another turn, other arguments). */
+    suffix?: string
+  } = {},
 ): ProviderModel<'openai-chat'> & { requests: number } {
   const suffix = extra.suffix ?? ''
   const model = {
