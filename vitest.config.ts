@@ -35,6 +35,8 @@ export default defineConfig({
     globalSetup: ['test/build-once.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     testTimeout: 30_000,
+    // Hooks start PostgreSQL, gateways and worker pools: bound their hang generously for a loaded machine.
+    hookTimeout: 60_000,
     pool: 'forks',
   },
 })

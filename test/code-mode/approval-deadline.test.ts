@@ -11,8 +11,8 @@ import {
   type ToolExecutionResult,
 } from '../../src/index.js'
 
-/** The runtime's default deadline, which run_code (declaring none) gets. */
-const DEADLINE_MS = 1_000
+/** The runtime's default deadline, which run_code (declaring none) gets: room for a loaded machine to reach the first ask. */
+const DEADLINE_MS = 3_000
 /** How long a slow person takes to answer: well past the whole deadline. */
 const SLOW_ANSWER_MS = 2 * DEADLINE_MS
 

@@ -216,13 +216,19 @@ describe.each(RUNTIME_KINDS)('%s runtime', (kind) => {
 
     it('fails the run when it makes more tool calls than the cap', async () => {
       let calls = 0
+      // A CPU budget no loaded machine reaches in 1,000 calls, so the call cap is what stops the run.
+      const roomy = makeRuntime(kind, { cpuTimeMs: 60_000, memoryLimitBytes: 16 * 1024 * 1024 })
       const outcome = failure(
-        await run('for (let i = 0; i < 10000; i++) tools.a({ i }); return "unreachable"', {
-          callTool: () => {
-            calls++
-            return Promise.resolve({ ok: true, value: null })
+        await run(
+          'for (let i = 0; i < 10000; i++) tools.a({ i }); return "unreachable"',
+          {
+            callTool: () => {
+              calls++
+              return Promise.resolve({ ok: true, value: null })
+            },
           },
-        }),
+          roomy,
+        ),
       )
       expect(outcome.reason).toBe('call-limit')
       expect(outcome.message).toBe('the program made more than 1000 tool calls')
