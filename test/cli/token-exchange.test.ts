@@ -64,7 +64,7 @@ beforeAll(async () => {
     files: false,
     journal: 'journal.jsonl',
     // 100 calls of each caller at once, and 200 upstream calls at once.
-    limits: { concurrency: 200, upstreamConcurrency: 200 },
+    limits: { concurrency: 200, upstreamConcurrency: 200, rate: { perSecond: 1000, burst: 1000 } },
     auth: {
       oauth: { issuer: as.issuer, audience, jwksUri: as.jwksUri },
       tokens: [{ sha256: createHash('sha256').update(STATIC).digest('hex'), subject: 'carol' }],
@@ -192,7 +192,7 @@ describe('token exchange (issue 39, items 1, 4, 5)', { timeout: 60_000 }, () => 
     expect(result.text).toMatch(/"carol" did not sign in with an OAuth token/)
   })
 
-  it('sends the client secret only to the token endpoint, and no secret or token reaches the log or the journal', async () => {
+  it('sends the client secret only to the token endpoint, and no secret or token reaches the log, the journal or the metrics', async () => {
     // The upstream only ever saw Bearer tokens (never the client secret's Basic header).
     expect(as.received.every((r) => r.startsWith('Basic '))).toBe(true)
     const journal = await readFile(path.join(dir, 'journal.jsonl'), 'utf8')
@@ -201,6 +201,14 @@ describe('token exchange (issue 39, items 1, 4, 5)', { timeout: 60_000 }, () => 
       expect(journal).not.toContain(secret)
       expect(gateway.stderr()).not.toContain(secret)
     }
+    const metrics = await fetch(new URL('/metrics', gateway.url), {
+      headers: { authorization: `Bearer ${await as.mint('alice', audience)}` },
+    })
+    expect(metrics.status).toBe(200)
+    const exposed = await metrics.text()
+    expect(exposed).toMatch(/gh__whoami/)
+    for (const secret of secrets) expect(exposed).not.toContain(secret)
+    expect(exposed).not.toMatch(/eyJ[\w-]+\.eyJ/)
     expect(journal).not.toMatch(/eyJ[\w-]+\.eyJ/)
     expect(gateway.stderr()).not.toMatch(/eyJ[\w-]+\.eyJ/)
     // Each call of the exchange server is journaled with the credential kind and who the upstream saw.

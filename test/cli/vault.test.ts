@@ -71,8 +71,10 @@ beforeAll(async () => {
   await writeFile(keyFile, randomBytes(32).toString('hex'))
   config = await writeConfig(dir, {
     files: false,
+    // run_code too: a program's sub-calls carry its caller's credential.
+    mode: 'both',
     journal: 'journal.jsonl',
-    limits: { concurrency: 100 },
+    limits: { concurrency: 100, rate: { perSecond: 1000, burst: 1000 } },
     auth: {
       tokens: [
         { sha256: sha256(TOKENS.alice), subject: 'alice' },
@@ -193,6 +195,25 @@ describe('the credential vault (issue 39, items 2, 4, 5)', { timeout: 60_000 }, 
     const result = await whoami(bob)
     expect(result.isError, result.text).toBe(false)
     expect(result.call).toBe(`Bearer ${SECRETS.bob}`)
+  })
+
+  it("runs a Code Mode program's sub-calls with its own caller's secret, alice and bob at once", async () => {
+    const [alice, bob] = await Promise.all([connect(TOKENS.alice), connect(TOKENS.bob)])
+    const program = {
+      description: 'who am i, three times',
+      code: 'const all = await Promise.all([1, 2, 3].map(() => tools.gh__whoami({}))); return JSON.stringify(all)',
+    }
+    const [a, b] = await Promise.all([
+      alice.callTool({ name: 'run_code', arguments: program }),
+      bob.callTool({ name: 'run_code', arguments: program }),
+    ])
+    const seenIn = (result: object) =>
+      [...textOf(result).matchAll(/\b[0-9a-f]{16}\b/g)].map((m) => upstream.seen.get(m[0]))
+    expect(a.isError, textOf(a)).toBeFalsy()
+    expect(b.isError, textOf(b)).toBeFalsy()
+    // Each sub-call's own header and its session's: six per program.
+    expect(seenIn(a)).toEqual(Array(6).fill(`Bearer ${SECRETS.alice}`))
+    expect(seenIn(b)).toEqual(Array(6).fill(`Bearer ${SECRETS.bob}`))
   })
 
   it("refuses an entry edited on disk: alice's sealed secret moved under bob, or a flipped byte", async () => {
