@@ -184,6 +184,7 @@ export {
   type CallStartedRecord,
   type CodeDispatchJournalRecord,
   JOURNAL_VERSION,
+  type JournalCredential,
   type JournalIdentity,
   type JournalRecord,
   type JournalRecordBase,

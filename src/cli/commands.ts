@@ -13,6 +13,10 @@ export const commands: Readonly<Record<string, CommandEntry>> = {
     load: () => import('./store.js'),
   },
   tools: { summary: 'Print what the model would see under a configuration', load: () => import('./tools.js') },
+  vault: {
+    summary: "Set, list or delete each person's own upstream secrets (servers with auth.perUser)",
+    load: () => import('./vault-command.js'),
+  },
   view: {
     summary: 'Show a session journal as cards in a web page (live), or write it as one HTML file',
     load: () => import('./view.js'),

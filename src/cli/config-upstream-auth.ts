@@ -113,5 +113,5 @@ export function checkUpstreamAuth(
 export function withUpstreamAuth(spec: ServerConfig): McpServerSpec {
   if (!('url' in spec) || spec.auth === undefined) return spec
   const { auth, ...rest } = spec
-  return { ...rest, authProvider: createMcpOAuthProvider(auth) }
+  return { ...rest, authProvider: createMcpOAuthProvider(auth as McpOAuthOptions) }
 }

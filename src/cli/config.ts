@@ -7,6 +7,7 @@ import type { McpOAuthOptions } from '../mcp/oauth.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
 import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './config-auth.js'
+import { type CallerAuthConfig, checkCallerAuth, isCallerAuth, resolveCallerAuthPaths } from './config-caller-auth.js'
 import { catalogGlobIssues } from './config-catalog-policy.js'
 import { checkDeferAbove, checkServerDefer, type ServerDefer } from './config-defer.js'
 import { checkFiles } from './config-files.js'
@@ -25,7 +26,7 @@ export type ServerConfig = (
       /** Run the server under bubblewrap (see upstream-sandbox.ts); the paths are absolute after loadConfig. */
       sandbox?: UpstreamSandbox
     }
-  | { url: string; headers?: Record<string, string>; auth?: McpOAuthOptions }
+  | { url: string; headers?: Record<string, string>; auth?: McpOAuthOptions | CallerAuthConfig }
 ) & {
   /** Put before each of the server's tool names; default `"<name>__"`, `""` keeps the names as they are. */
   prefix?: string
@@ -112,6 +113,8 @@ export async function loadConfig(file: string): Promise<GatewayConfig> {
   for (const server of Object.values(config.servers ?? {}))
     if ('command' in server && server.sandbox !== undefined)
       server.sandbox = resolveSandboxPaths(server.sandbox, path.dirname(path.resolve(file)))
+    else if ('url' in server && server.auth !== undefined && isCallerAuth(server.auth))
+      server.auth = resolveCallerAuthPaths(server.auth as CallerAuthConfig, path.dirname(path.resolve(file)))
   return config
 }
 
@@ -333,7 +336,12 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
       if (typeof entry.url !== 'string' || !URL.canParse(entry.url)) issues.push(`${at}.url: expected an http(s) URL`)
       else if (!/^https?:$/.test(new URL(entry.url).protocol)) issues.push(`${at}.url: expected an http(s) URL`)
       const headers = stringRecord(entry.headers, `${at}.headers`, issues)
-      const auth = entry.auth === undefined ? undefined : checkUpstreamAuth(entry.auth, at, issues)
+      const auth =
+        entry.auth === undefined
+          ? undefined
+          : isCallerAuth(entry.auth)
+            ? checkCallerAuth(entry.auth as Record<string, unknown>, at, issues)
+            : checkUpstreamAuth(entry.auth, at, issues)
       servers[name] = {
         url: entry.url as string,
         ...(headers ? { headers } : {}),

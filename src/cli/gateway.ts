@@ -5,6 +5,7 @@ import { open, stat } from 'node:fs/promises'
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
+import type { ToolRunContext } from '../contract/execution.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import {
@@ -26,8 +27,8 @@ import type { McpServerFeatures } from '../mcp/upstream-catalog.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
+import { takeCallCredential, usesSharedCredential, withCallerAuth } from './caller-credentials.js'
 import { serverPrefix } from './config.js'
-import { withUpstreamAuth } from './config-upstream-auth.js'
 import { createGatewayCatalog } from './gateway-catalog.js'
 import { applyDeferral } from './gateway-defer.js'
 import { type IdentityScopes, identityScopes } from './identity-scopes.js'
@@ -35,6 +36,7 @@ import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
 import type { IdentityPolicy } from './policy-rules.js'
 import type { GatewaySettings } from './settings.js'
+import { CredentialVault, readVaultKey } from './vault.js'
 
 export { perSession } from './gateway-defer.js'
 
@@ -209,6 +211,20 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
     },
   })
 
+  // Opened on first use: only servers with `auth.perUser` need the vault (and its key).
+  let vault: CredentialVault | undefined
+  const callerDeps = {
+    identityOf: (exec: ToolRunContext) => identities?.identityOf(exec.agent),
+    vault: () => {
+      if (settings.vaultKeyFile === undefined)
+        throw new ConfigError(
+          '--vault-key-file',
+          'a server with "auth": { "perUser" } needs the vault key (or $TOOLGATE_VAULT_KEY_FILE)',
+        )
+      vault ??= new CredentialVault(settings.vaultFile ?? 'toolgate.vault.json', readVaultKey(settings.vaultKeyFile))
+      return vault
+    },
+  }
   const clients = new McpClientDirectory()
   const relay = createMcpRelay(clients)
   const clientDeclared = await startup?.clientCapabilities?.()
@@ -216,7 +232,7 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   const connecting = Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
       let wasDown = false
-      const connection = await connectMcpServer(ctx, withUpstreamAuth(spec), {
+      const connection = await connectMcpServer(ctx, withCallerAuth(name, spec, callerDeps), {
         name,
         prefix: serverPrefix(name, spec),
         maxMessageBytes: settings.maxMessageBytes,
@@ -285,13 +301,22 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
       }
     })
 
+  // The journal's `credential` of an upstream call: the caller's own (noted as it was made) or a shared one.
+  const credentialOf = (exec: { readonly token: symbol; readonly name: string }) => {
+    const own = takeCallCredential(exec)
+    if (own !== undefined) return own
+    for (const [name, connection] of connections)
+      if (connection.tools.includes(exec.name) && usesSharedCredential(settings.servers[name] ?? { command: '' }))
+        return { kind: 'shared' as const }
+    return undefined
+  }
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
   applyPolicy(agent, settings.policy, names)
   identities = identityScopes(agent, settings.policy, names)
   if (settings.journal !== undefined && !settings.check) {
     const { Journal } = await import('../journal/journal.js')
-    ctx.plugin(Journal, { path: settings.journal, identify: (of) => identities.identityOf(of) })
+    ctx.plugin(Journal, { path: settings.journal, identify: (of) => identities.identityOf(of), credentialOf })
   }
   const deferring = applyDeferral(tools, agent, settings, connections)
   // Each client's level, by its subscription: the upstreams are asked for the lowest of them, so

@@ -6,6 +6,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
 import { ConfigError } from '../errors/config-error.js'
 import { authInfoFor, type Identity, identityOf } from '../mcp/identity.js'
+import { rememberCallerToken } from './caller-tokens.js'
 import { type AuthConfig, checkTokenList, JWT_ALGORITHMS, type OAuthConfig } from './config-auth.js'
 
 export type AuthOutcome =
@@ -230,7 +231,10 @@ export function createAuthenticator(config: AuthConfig, env: NodeJS.ProcessEnv =
           `the token lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
           (oauth?.requiredScopes ?? []).join(' '),
         )
-      return accepted(verified.identity, verified.info)
+      const outcome = accepted(verified.identity, verified.info)
+      // Kept for the upstreams that exchange the caller's token for one of their own.
+      if (outcome.ok) rememberCallerToken(verified.identity.subject, token, verified.exp)
+      return outcome
     },
   }
 }

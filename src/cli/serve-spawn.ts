@@ -21,6 +21,7 @@ export const SERVE_FLAGS: readonly string[] = [
   'metrics-port',
 
   'drain-timeout',
+  'vault-key-file',
   'log-format',
   'log-level',
 ]

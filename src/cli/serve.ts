@@ -21,7 +21,8 @@ import { VERSION } from './version.js'
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
                      [--host ADDR] [--trust-proxy ADDR,...] [--allow-host HOST]... [--allow-origin ORIGIN]...
                      [--max-message-bytes N] [--store URL] [--metrics-port N] [--drain-timeout SECONDS]
-                     [--log-format text|json] [--log-level debug|info|warn|error] [--verbose]
+                     [--log-format text|json] [--log-level debug|info|warn|error] [--vault-key-file FILE]
+                     [--verbose]
        toolgate serve --check [--config FILE] [--root DIR] [--bash] [--mode native|code|both]
 
 Serves toolgate's file tools (read_file, write_file, edit_file, glob, grep, list_dir) rooted in
@@ -75,6 +76,9 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   flight get this long to finish (default 30), then are cancelled (and journaled
                   so); then the upstreams and the store close and the process exits 0. A second
                   SIGTERM exits at once (143). Ctrl-C (SIGINT) stops at once
+  --vault-key-file FILE
+                  the 32-byte key (raw, hex or base64) of the per-caller credential vault, for servers
+                  with "auth": { "perUser": ... } (default: $TOOLGATE_VAULT_KEY_FILE)
   --log-format FORMAT
                   text (default: "toolgate: message" lines) or json (one object per line:
                   time, level, msg, and callId, tool, subject where known; every call at info)

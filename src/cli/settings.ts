@@ -62,6 +62,11 @@ export interface GatewaySettings {
   /** The config's `metrics` (what call metrics may be labelled with). */
   readonly metrics?: MetricsConfig
 
+  /** The key of the per-caller credential vault (`--vault-key-file` or `TOOLGATE_VAULT_KEY_FILE`). */
+  readonly vaultKeyFile?: string
+  /** The vault file: `toolgate.vault.json` next to the config (or in the working folder). */
+  readonly vaultFile?: string
+
   /** `--drain-timeout`: seconds calls in flight may take after SIGTERM (`serve --http`). */
   readonly drainTimeout?: number
   /** `--log-format` and `--log-level`. */
@@ -92,6 +97,7 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     'drain-timeout': { type: 'string' },
     'log-format': { type: 'string' },
     'log-level': { type: 'string' },
+    'vault-key-file': { type: 'string' },
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => flags.includes(name)))
   let values: Record<string, string | boolean | string[] | undefined>
@@ -172,6 +178,20 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     store: store ?? file.store,
     ...(metricsPort === undefined ? {} : { metricsPort }),
     ...(file.metrics === undefined ? {} : { metrics: file.metrics }),
+    ...vaultSettings(values, process.env),
+  }
+}
+
+/** Where the vault's key and file are (see GatewaySettings.vaultKeyFile). */
+export function vaultSettings(
+  values: Record<string, string | boolean | string[] | undefined>,
+  env: NodeJS.ProcessEnv,
+): { vaultKeyFile?: string; vaultFile: string } {
+  const key = (values['vault-key-file'] as string | undefined) ?? (env.TOOLGATE_VAULT_KEY_FILE || undefined)
+  const dir = values.config === undefined ? process.cwd() : path.dirname(path.resolve(String(values.config)))
+  return {
+    ...(key !== undefined ? { vaultKeyFile: path.resolve(key) } : {}),
+    vaultFile: path.join(dir, 'toolgate.vault.json'),
   }
 }
 

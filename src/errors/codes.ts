@@ -218,6 +218,12 @@ export const ERROR_CODES = {
     surface: 'thrown',
     errorClass: 'StoreError',
   },
+  UPSTREAM_CREDENTIAL: {
+    meaning:
+      "The caller's own credential for an upstream could not be had: a static-token caller of a token-exchange server, a refused or mismatched exchange, or no secret of theirs in the vault.",
+    surface: 'result',
+    errorClass: 'UpstreamCredentialError',
+  },
 } as const satisfies Record<string, ErrorCodeInfo>
 
 /** A code listed in {@link ERROR_CODES}. */

@@ -10,7 +10,13 @@ import type {
 } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { previewJson } from '../scheduling/preview.js'
-import { JOURNAL_VERSION, type JournalIdentity, type JournalRecord, type JournalRecordBase } from './records.js'
+import {
+  JOURNAL_VERSION,
+  type JournalCredential,
+  type JournalIdentity,
+  type JournalRecord,
+  type JournalRecordBase,
+} from './records.js'
 import type { Store } from './store.js'
 import { StoreError } from './store-error.js'
 
@@ -24,6 +30,8 @@ export interface JournalStoreConfig {
   readonly fsync?: undefined
   /** As for a file journal: who a call's agent acts for, recorded with each of its records. */
   readonly identify?: (agent: Agent | undefined) => JournalIdentity | undefined
+  /** The credential a call of an upstream tool carried, recorded with its result (never the secret). */
+  readonly credentialOf?: (exec: Readonly<ToolExecution>) => JournalCredential | undefined
 }
 
 /** A journal file. */
@@ -41,6 +49,8 @@ export interface JournalFileConfig {
    * `identity` (a host serving authenticated callers, one agent scope per caller, names them here).
    */
   readonly identify?: (agent: Agent | undefined) => JournalIdentity | undefined
+  /** The credential a call of an upstream tool carried, recorded with its result (never the secret). */
+  readonly credentialOf?: (exec: Readonly<ToolExecution>) => JournalCredential | undefined
 }
 
 /**
@@ -71,6 +81,7 @@ export class Journal {
   private fd: number | undefined
   private readonly fsync: boolean
   private readonly identify: JournalConfig['identify']
+  private readonly credentialOf: JournalConfig['credentialOf']
   private readonly started = new Map<ToolExecutionToken, number>()
   /** Per call that asked for approval: when it asked, how long it waited in all, when the answer let it run. */
   private readonly approvals = new Map<ToolExecutionToken, { asked?: number; waited?: number; freed?: number }>()
@@ -86,6 +97,7 @@ export class Journal {
       throw new ConfigError('Journal config.identify', 'expected a function when present')
     }
     this.identify = config.identify
+    this.credentialOf = typeof config.credentialOf === 'function' ? config.credentialOf : undefined
     if ('store' in config && config.store !== undefined) {
       const store = config.store
       if (store === null || typeof store !== 'object' || typeof store.append !== 'function')
@@ -203,6 +215,7 @@ export class Journal {
     this.write({
       ...this.base('result', exec),
       result,
+      ...this.credentialRecord(exec),
       durationMs,
       ...(timing?.waited !== undefined ? { approvalWaitMs: timing.waited } : {}),
       ...(timing?.freed !== undefined ? { runMs: Math.max(0, now - timing.freed) } : {}),
@@ -241,6 +254,17 @@ export class Journal {
       toolName: exec.name,
       ...this.identityOf(exec.agent),
       ...(exec.storedTurnId === undefined ? {} : { storedTurnId: exec.storedTurnId }),
+    }
+  }
+
+  /** `{ credential }` when the host names the credential of the call; a throwing `credentialOf` records none. */
+  private credentialRecord(exec: Readonly<ToolExecution>): { credential?: JournalCredential } {
+    try {
+      const found = this.credentialOf?.(exec)
+      return found === undefined ? {} : { credential: found }
+    } catch (error) {
+      this.warn('credentialOf() threw for call %s: %s', exec.callId, error)
+      return {}
     }
   }
 

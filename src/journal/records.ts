@@ -69,10 +69,22 @@ export interface ApprovalAnsweredRecord extends JournalRecordBase {
   readonly decidedBy?: string
 }
 
+/**
+ * The credential an upstream call carried: the caller's exchanged token (`exchange`), the caller's
+ * own secret from the vault (`vault`), or one credential for everyone (`shared`); never the secret.
+ */
+export interface JournalCredential {
+  readonly kind: 'exchange' | 'vault' | 'shared'
+  /** Who the upstream saw, when known. */
+  readonly upstreamSubject?: string
+}
+
 /** The frozen final result of a call. */
 export interface ResultRecord extends JournalRecordBase {
   readonly type: 'result'
   readonly result: ToolExecutionResult
+  /** The credential the call of an upstream tool carried, when the host says (absent otherwise). */
+  readonly credential?: JournalCredential
   /** From the call's start to its final result (0 when the journal did not see the start). */
   readonly durationMs: number
   /**

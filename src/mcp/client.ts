@@ -38,6 +38,7 @@ import {
 } from './capabilities.js'
 import { fromMcpContent } from './content.js'
 import type { FastRequests } from './fast-request.js'
+import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
 import { type McpToolAnnotations, setMcpToolMeta } from './tool-meta.js'
 import {
   type McpListKind,
@@ -65,6 +66,18 @@ export type McpServerSpec =
        * 401. `createMcpOAuthProvider()` makes one for the grants that need no person.
        */
       readonly authProvider?: OAuthClientProvider
+      /**
+       * Headers worked out for each request (after `headers`), asked once more after a 401; for
+       * http(s) URLs.
+       */
+      readonly headerProvider?: (
+        refused?: Readonly<Record<string, string>>,
+      ) => Promise<Readonly<Record<string, string>>>
+      /**
+       * Tool calls made in sessions of their own, one per partition (e.g. per caller), each with the
+       * partition's headers; the shared session still lists the tools. For http(s) URLs.
+       */
+      readonly partition?: McpSessionPartition
     }
   | {
       /** A transport you built; it cannot be reopened, so there is no reconnect after it closes. */
@@ -540,6 +553,8 @@ class UpstreamLink {
   private logLevel: McpLogLevel | undefined
   /** Resources, prompts and completions, when the server declares them. */
   private readonly catalog: UpstreamCatalog
+  /** The sessions of the spec's partitions, made on the first call. */
+  private partitioned: PartitionedSessions | undefined
 
   constructor(
     private readonly ctx: Context,
@@ -772,7 +787,8 @@ class UpstreamLink {
     asTask: boolean,
     retried = false,
   ): Promise<ImportedValue> {
-    const session = await this.ensure()
+    const parted = await this.partitionOf(exec)
+    const session = parted === undefined ? await this.ensure() : { client: await parted.client, oversized: false }
     const c = session.client
     let result: Awaited<ReturnType<Client['callTool']>>
     const params = { name: remoteName, arguments: args as Record<string, unknown> }
@@ -793,6 +809,10 @@ class UpstreamLink {
       if (exec.signal.aborted) throw error
       // The server no longer knows the session (it restarted): it refused the call without running
       // it, so the call goes once more, on a new session, as Streamable HTTP asks of a client.
+      if (parted !== undefined && !retried && (error as { code?: unknown }).code === 404) {
+        parted.sessions.drop(parted.key, c)
+        return this.callRemote(remoteName, args, exec, asTask, true)
+      }
       if (!retried && this.sessionForgotten(error, session.client))
         return this.callRemote(remoteName, args, exec, asTask, true)
       throw this.callFailure(error, session)
@@ -812,6 +832,27 @@ class UpstreamLink {
       value.structuredContent = snapshotJsonValue(result.structuredContent, 'structuredContent')
     if (result._meta !== undefined) value._meta = snapshotJsonValue(result._meta, '_meta')
     return value
+  }
+
+  /** The partition session a call runs on, when the spec partitions its calls. */
+  private async partitionOf(
+    exec: ToolRunContext,
+  ): Promise<{ key: string; client: Promise<Client>; sessions: PartitionedSessions } | undefined> {
+    if (!('url' in this.spec) || this.spec.partition === undefined) return undefined
+    const key = this.spec.partition.keyOf(exec)
+    if (this.partitioned === undefined) {
+      const { PartitionedSessions } = await import('./session-partition.js')
+      this.partitioned ??= new PartitionedSessions(this.spec.url, this.spec.headers, this.spec.partition, {
+        maxMessageBytes: this.settings.maxMessageBytes,
+        timeoutMs: this.settings.requestTimeoutMs,
+      })
+    }
+    const client = this.partitioned.session(key)
+    // Failing to open is the call's failure, said with the server's name.
+    await client.catch((error: unknown) => {
+      throw new McpToolError(`MCP server ${this.label}: ${this.reason(error)}`)
+    })
+    return { key, client, sessions: this.partitioned }
   }
 
   /**
@@ -1099,6 +1140,7 @@ class UpstreamLink {
     const session = this.session
     this.session = undefined
     await session?.client.close().catch(() => {})
+    await this.partitioned?.close()
     this.disposeEffect?.()
     this.current = { status: 'closed' }
   }
@@ -1275,6 +1317,7 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
       return new NodeHttpClientTransport(url, {
         headers: spec.headers,
         authProvider: spec.authProvider,
+        ...(spec.headerProvider !== undefined ? { headerProvider: spec.headerProvider } : {}),
         maxMessageBytes,
       })
     }

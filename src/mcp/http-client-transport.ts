@@ -57,6 +57,12 @@ export interface NodeHttpClientTransportOptions {
   readonly headers?: Readonly<Record<string, string>>
   /** OAuth: a token is attached to every request, and asked for when the server answers 401. */
   readonly authProvider?: OAuthClientProvider
+  /**
+   * Headers worked out for each request (after `headers`, which they override), e.g. a caller's own
+   * credential. After a 401 it is asked once more with the headers that were refused (so that it
+   * renews a credential once, however many requests were refused with it), and the request is sent again.
+   */
+  readonly headerProvider?: (refused?: Readonly<Record<string, string>>) => Promise<Readonly<Record<string, string>>>
   readonly reconnectionOptions?: StreamableHTTPReconnectionOptions
   /** Resume this session instead of starting one. */
   readonly sessionId?: string
@@ -77,6 +83,9 @@ interface StreamOptions {
 
 type HeaderMap = Record<string, string>
 
+/** The provided headers each request's header map carries, to hand back the ones a 401 refused. */
+const sent = new WeakMap<HeaderMap, Readonly<Record<string, string>>>()
+
 export class NodeHttpClientTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
@@ -87,6 +96,7 @@ export class NodeHttpClientTransport implements Transport {
   private readonly target: RequestOptions
   private readonly extraHeaders: ReadonlyArray<readonly [string, string]>
   private readonly authProvider: OAuthClientProvider | undefined
+  private readonly headerProvider: NodeHttpClientTransportOptions['headerProvider']
   private readonly reconnection: StreamableHTTPReconnectionOptions
   private readonly maxMessageBytes: number
   private _sessionId: string | undefined
@@ -108,6 +118,7 @@ export class NodeHttpClientTransport implements Transport {
     this.target = urlToHttpOptions(url)
     this.extraHeaders = Object.entries(options.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])
     this.authProvider = options.authProvider
+    this.headerProvider = options.headerProvider
     this.reconnection = options.reconnectionOptions ?? DEFAULT_RECONNECTION
     this._sessionId = options.sessionId
     this.maxMessageBytes = options.maxMessageBytes ?? Number.POSITIVE_INFINITY
@@ -153,7 +164,11 @@ export class NodeHttpClientTransport implements Transport {
     }
   }
 
-  private async post(message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> {
+  private async post(
+    message: JSONRPCMessage,
+    options: TransportSendOptions | undefined,
+    refused?: Readonly<Record<string, string>>,
+  ): Promise<void> {
     const { resumptionToken, onresumptiontoken } = options ?? {}
     if (resumptionToken) {
       // A request whose response was being streamed: fetch the rest of that stream instead.
@@ -161,7 +176,7 @@ export class NodeHttpClientTransport implements Transport {
       this.startOrAuthSse({ resumptionToken, replayMessageId }).catch((error) => this.onerror?.(asError(error)))
       return
     }
-    const headers = await this.commonHeaders()
+    const headers = await this.commonHeaders(refused)
     headers['content-type'] = 'application/json'
     headers.accept = 'application/json, text/event-stream'
     const { res, url } = await this.exchange('POST', headers, JSON.stringify(message))
@@ -170,6 +185,9 @@ export class NodeHttpClientTransport implements Transport {
     const status = res.statusCode ?? 0
     if (status < 200 || status > 299) {
       const text = await readText(res, this.maxMessageBytes).catch(() => null)
+      // Provided headers that were refused are asked for once more (a fresh credential), then sent again.
+      if (status === 401 && this.headerProvider && !this.authProvider && refused === undefined)
+        return this.post(message, undefined, sent.get(headers) ?? {})
       if (status === 401 && this.authProvider) {
         if (this.authorizedAgain)
           throw new StreamableHTTPError(401, 'Server returned 401 after successful authentication')
@@ -322,7 +340,7 @@ export class NodeHttpClientTransport implements Transport {
     }
   }
 
-  private async commonHeaders(): Promise<HeaderMap> {
+  private async commonHeaders(refused?: Readonly<Record<string, string>>): Promise<HeaderMap> {
     const headers: HeaderMap = { 'user-agent': 'node' }
     if (this.authProvider) {
       const tokens = await this.authProvider.tokens()
@@ -331,6 +349,11 @@ export class NodeHttpClientTransport implements Transport {
     if (this._sessionId) headers['mcp-session-id'] = this._sessionId
     if (this._protocolVersion) headers['mcp-protocol-version'] = this._protocolVersion
     for (const [name, value] of this.extraHeaders) headers[name] = value
+    if (this.headerProvider) {
+      const provided = await this.headerProvider(refused)
+      for (const [name, value] of Object.entries(provided)) headers[name.toLowerCase()] = value
+      sent.set(headers, provided)
+    }
     return headers
   }
 

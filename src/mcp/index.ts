@@ -36,6 +36,7 @@ export type {
   McpServerCatalog,
 } from './serve-catalog.js'
 export { type CreateMcpServerOptions, createMcpServer, type McpServerLogging } from './server.js'
+export type { McpSessionPartition } from './session-partition.js'
 export type { McpToolAnnotations } from './tool-meta.js'
 export {
   type McpListKind,

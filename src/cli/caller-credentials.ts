@@ -1,0 +1,138 @@
+// An HTTP upstream called with each caller's own credential: its tool calls run in one session per
+// caller (never a session, a cached token or a header of another), with the token exchanged for
+// the caller's (`tokenExchange`) or the caller's secret from the vault (`perUser`). Which kind of
+// credential each call used, and the upstream subject, are noted for the journal; never the secret.
+import type { ToolRunContext } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
+import type { McpServerSpec } from '../mcp/client.js'
+import type { Identity } from '../mcp/identity.js'
+import { callerTokenOf } from './caller-tokens.js'
+import type { ServerConfig } from './config.js'
+import { type CallerAuthConfig, isCallerAuth } from './config-caller-auth.js'
+import { withUpstreamAuth } from './config-upstream-auth.js'
+import { TokenExchanger } from './token-exchange.js'
+import { UpstreamCredentialError } from './upstream-credential-error.js'
+import type { CredentialVault } from './vault.js'
+
+/** The credential a call of an upstream tool carried, as the journal records it. */
+export interface CallCredential {
+  readonly kind: 'exchange' | 'vault' | 'shared'
+  /** Who the upstream sees, when known. */
+  readonly upstreamSubject?: string
+}
+
+export interface CallerCredentialDeps {
+  /** The caller of a call (its agent scope's identity). */
+  identityOf(exec: ToolRunContext): Identity | undefined
+  /** The vault; throws a ConfigError when no key was given. */
+  vault(): CredentialVault
+}
+
+/** Calls whose credential is known, by execution token, until the journal reads them (bounded). */
+const noted = new Map<symbol, CallCredential>()
+const MAX_NOTED = 10_000
+
+function note(exec: ToolRunContext, credential: CallCredential): void {
+  noted.set(exec.token, credential)
+  if (noted.size > MAX_NOTED) {
+    const [oldest] = noted.keys()
+    if (oldest !== undefined) noted.delete(oldest)
+  }
+}
+
+/** The credential a call used, when it was one of a caller's own; read once. */
+export function takeCallCredential(exec: { readonly token: symbol }): CallCredential | undefined {
+  const found = noted.get(exec.token)
+  noted.delete(exec.token)
+  return found
+}
+
+/** Whether a server entry calls its upstream with each caller's own credential. */
+export function usesCallerAuth(spec: ServerConfig): boolean {
+  return 'url' in spec && spec.auth !== undefined && isCallerAuth(spec.auth)
+}
+
+/** Whether a server entry sends one credential for everyone (`headers` or a machine OAuth grant). */
+export function usesSharedCredential(spec: ServerConfig): boolean {
+  return 'url' in spec && !usesCallerAuth(spec) && (spec.auth !== undefined || spec.headers !== undefined)
+}
+
+/** The server to connect to, with per-caller sessions when its `auth` is per caller. */
+export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCredentialDeps): McpServerSpec {
+  if (!('url' in spec) || spec.auth === undefined || !isCallerAuth(spec.auth)) return withUpstreamAuth(spec)
+  const { auth, ...rest } = spec
+  const config = auth as CallerAuthConfig
+  const callerOf = (exec: ToolRunContext): Identity => {
+    const identity = deps.identityOf(exec)
+    if (identity === undefined)
+      throw new UpstreamCredentialError(
+        `servers.${name} is called with each caller's own credential, and this call has no authenticated caller ` +
+          '(serve it with --http and "auth")',
+      )
+    return identity
+  }
+  if ('perUser' in config) {
+    const { header, scheme } = config.perUser
+    const secretOf = (subject: string): string => {
+      const secret = deps.vault().get(name, subject)
+      if (secret === undefined)
+        throw new UpstreamCredentialError(
+          `servers.${name} needs your own credential, and none is stored for ${JSON.stringify(subject)}: ` +
+            `an operator sets it with \`toolgate vault set --server ${name} --subject ${JSON.stringify(subject)}\``,
+        )
+      return secret
+    }
+    return {
+      ...rest,
+      partition: {
+        keyOf(exec) {
+          const { subject } = callerOf(exec)
+          // Checked before a session is opened, so the call fails with this message.
+          secretOf(subject)
+          note(exec, { kind: 'vault', upstreamSubject: subject })
+          return subject
+        },
+        headers: async (subject) => {
+          const secret = secretOf(subject)
+          return { [header]: scheme === undefined ? secret : `${scheme} ${secret}` }
+        },
+      },
+    }
+  }
+  let exchanger: TokenExchanger
+  try {
+    exchanger = new TokenExchanger(name, config.tokenExchange)
+  } catch (error) {
+    if (error instanceof ConfigError) throw error
+    throw new ConfigError(`servers.${name}.auth.tokenExchange`, String(error))
+  }
+  const subjectTokenOf = (subject: string): string => {
+    const token = callerTokenOf(subject)
+    if (token === undefined)
+      throw new UpstreamCredentialError(
+        `servers.${name} exchanges the caller's OAuth token for one of its own, and ${JSON.stringify(subject)} ` +
+          'did not sign in with an OAuth token (a static token cannot be exchanged): sign in through the OAuth issuer',
+      )
+    return token
+  }
+  const bearer = (refused: Readonly<Record<string, string>> | undefined) => {
+    const value = refused?.authorization ?? refused?.Authorization
+    return value?.startsWith('Bearer ') ? value.slice(7) : undefined
+  }
+  return {
+    ...rest,
+    // The shared session only lists the tools, with the gateway's own client token.
+    headerProvider: async () => ({ authorization: `Bearer ${await exchanger.clientToken()}` }),
+    partition: {
+      keyOf(exec) {
+        const { subject } = callerOf(exec)
+        subjectTokenOf(subject)
+        note(exec, { kind: 'exchange', upstreamSubject: subject })
+        return subject
+      },
+      headers: async (subject, refused) => ({
+        authorization: `Bearer ${await exchanger.tokenFor(subject, subjectTokenOf(subject), bearer(refused))}`,
+      }),
+    },
+  }
+}

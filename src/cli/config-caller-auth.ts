@@ -1,0 +1,154 @@
+// The `auth` of an HTTP upstream that calls it with each caller's own rights: `tokenExchange`
+// (RFC 8693: the caller's OAuth token exchanged for one of the upstream's) or `perUser` (the
+// caller's own secret, from the vault). Checked key by key like the rest of the config.
+import path from 'node:path'
+import { isRecord } from '../util/is-record.js'
+
+/** `auth.tokenExchange`: the token endpoint that exchanges a caller's token, and how the gateway authenticates to it. */
+export interface TokenExchangeConfig {
+  readonly tokenEndpoint: string
+  readonly clientId: string
+  /** A file holding the client secret (client_secret_basic). */
+  readonly clientSecretFile?: string
+  /** A file holding a PKCS#8 PEM private key (private_key_jwt). */
+  readonly privateKeyFile?: string
+  readonly audience?: string
+  readonly resource?: string
+  readonly scope?: string
+  /** Default `urn:ietf:params:oauth:token-type:access_token`. */
+  readonly subjectTokenType?: string
+  /** Send the gateway's own client token as `actor_token`, so the upstream sees delegation. */
+  readonly actor?: boolean
+}
+
+/** `auth.perUser`: the header that carries each caller's own secret from the vault. */
+export interface PerUserConfig {
+  readonly header: string
+  /** Put before the secret with a space (e.g. "Bearer"); none sends the secret as it is. */
+  readonly scheme?: string
+}
+
+export type CallerAuthConfig = { readonly tokenExchange: TokenExchangeConfig } | { readonly perUser: PerUserConfig }
+
+const EXCHANGE_KEYS = [
+  'tokenEndpoint',
+  'clientId',
+  'clientSecretFile',
+  'privateKeyFile',
+  'audience',
+  'resource',
+  'scope',
+  'subjectTokenType',
+  'actor',
+] as const
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** Whether `value` is a caller-credential `auth` (rather than a machine OAuth grant). */
+export function isCallerAuth(value: unknown): boolean {
+  return isRecord(value) && ('tokenExchange' in value || 'perUser' in value)
+}
+
+/** Check a caller-credential `servers.<name>.auth` (at `at`); problems go to `issues`. */
+export function checkCallerAuth(
+  value: Record<string, unknown>,
+  at: string,
+  issues: string[],
+): CallerAuthConfig | undefined {
+  const where = `${at}.auth`
+  const keys = Object.keys(value)
+  if (keys.length !== 1) {
+    issues.push(`${where}: give one of tokenExchange or perUser, alone`)
+    return undefined
+  }
+  if ('perUser' in value) return checkPerUser(value.perUser, `${where}.perUser`, issues)
+  return checkExchange(value.tokenExchange, `${where}.tokenExchange`, issues)
+}
+
+function checkPerUser(value: unknown, where: string, issues: string[]): CallerAuthConfig | undefined {
+  if (!isRecord(value)) {
+    issues.push(`${where}: expected { header, scheme? }`)
+    return undefined
+  }
+  const before = issues.length
+  for (const key of Object.keys(value))
+    if (key !== 'header' && key !== 'scheme') issues.push(`${where}.${key}: unknown key (expected "header", "scheme")`)
+  if (typeof value.header !== 'string' || !TOKEN.test(value.header))
+    issues.push(`${where}.header: expected a header name, e.g. "Authorization"`)
+  if (value.scheme !== undefined && (typeof value.scheme !== 'string' || !TOKEN.test(value.scheme)))
+    issues.push(`${where}.scheme: expected a scheme name, e.g. "Bearer"`)
+  if (issues.length > before) return undefined
+  return {
+    perUser: {
+      header: value.header as string,
+      ...(value.scheme !== undefined ? { scheme: value.scheme as string } : {}),
+    },
+  }
+}
+
+function checkExchange(value: unknown, where: string, issues: string[]): CallerAuthConfig | undefined {
+  if (!isRecord(value)) {
+    issues.push(`${where}: expected { tokenEndpoint, clientId, clientSecretFile | privateKeyFile, ... }`)
+    return undefined
+  }
+  const before = issues.length
+  for (const key of Object.keys(value))
+    if (!(EXCHANGE_KEYS as readonly string[]).includes(key))
+      issues.push(`${where}.${key}: unknown key (expected ${EXCHANGE_KEYS.map((k) => `"${k}"`).join(', ')})`)
+  const text = (key: (typeof EXCHANGE_KEYS)[number], required = false): string | undefined => {
+    const v = value[key]
+    if (v === undefined) {
+      if (required) issues.push(`${where}.${key}: required`)
+      return undefined
+    }
+    if (typeof v === 'string' && v !== '') return v
+    issues.push(`${where}.${key}: expected a non-empty string`)
+    return undefined
+  }
+  const tokenEndpoint = text('tokenEndpoint', true)
+  if (
+    tokenEndpoint !== undefined &&
+    !(URL.canParse(tokenEndpoint) && /^https?:$/.test(new URL(tokenEndpoint).protocol))
+  )
+    issues.push(`${where}.tokenEndpoint: expected the http(s) URL of the token endpoint`)
+  const clientId = text('clientId', true)
+  const clientSecretFile = text('clientSecretFile')
+  const privateKeyFile = text('privateKeyFile')
+  if (value.clientSecretFile === undefined && value.privateKeyFile === undefined)
+    issues.push(`${where}: give clientSecretFile or privateKeyFile`)
+  else if (value.clientSecretFile !== undefined && value.privateKeyFile !== undefined)
+    issues.push(`${where}: give clientSecretFile or privateKeyFile, not both`)
+  const audience = text('audience')
+  const resource = text('resource')
+  if (resource !== undefined && !URL.canParse(resource)) issues.push(`${where}.resource: expected an absolute URI`)
+  const scope = text('scope')
+  const subjectTokenType = text('subjectTokenType')
+  if (value.actor !== undefined && typeof value.actor !== 'boolean')
+    issues.push(`${where}.actor: expected true or false`)
+  if (issues.length > before || tokenEndpoint === undefined || clientId === undefined) return undefined
+  return {
+    tokenExchange: {
+      tokenEndpoint,
+      clientId,
+      ...(clientSecretFile !== undefined ? { clientSecretFile } : {}),
+      ...(privateKeyFile !== undefined ? { privateKeyFile } : {}),
+      ...(audience !== undefined ? { audience } : {}),
+      ...(resource !== undefined ? { resource } : {}),
+      ...(scope !== undefined ? { scope } : {}),
+      ...(subjectTokenType !== undefined ? { subjectTokenType } : {}),
+      ...(value.actor === true ? { actor: true } : {}),
+    },
+  }
+}
+
+/** The caller auth with its files made absolute against the config file's folder. */
+export function resolveCallerAuthPaths(auth: CallerAuthConfig, dir: string): CallerAuthConfig {
+  if (!('tokenExchange' in auth)) return auth
+  const { clientSecretFile, privateKeyFile } = auth.tokenExchange
+  return {
+    tokenExchange: {
+      ...auth.tokenExchange,
+      ...(clientSecretFile !== undefined ? { clientSecretFile: path.resolve(dir, clientSecretFile) } : {}),
+      ...(privateKeyFile !== undefined ? { privateKeyFile: path.resolve(dir, privateKeyFile) } : {}),
+    },
+  }
+}
