@@ -7,7 +7,7 @@ import type { Gateway } from './gateway.js'
 import { HEALTH_PATHS, readinessOf, serveHealth } from './health.js'
 import { DEFAULT_HOST } from './http-guard.js'
 import type { Log } from './log.js'
-import { createGatewayMetrics, type GatewayMetrics } from './metrics.js'
+import { createGatewayMetrics, type GatewayMetrics, type ReloadResult } from './metrics.js'
 import type { GatewaySettings } from './settings.js'
 
 export const METRICS_PATH = '/metrics'
@@ -21,6 +21,8 @@ export interface ServeOps {
    */
   readonly onMainPort: boolean
   metrics(req: IncomingMessage, res: ServerResponse): Promise<void>
+  /** Count a config reload. */
+  countReload(result: ReloadResult): void
   /** Count a response of the MCP port (health and metrics excluded). */
   count(req: IncomingMessage, res: ServerResponse): void
   close(): Promise<void>
@@ -47,6 +49,7 @@ export async function openServeOps(
         res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n')
       else await metrics.serve(res)
     },
+    countReload: (result) => metrics.countReload(result),
     count(req, res) {
       const path = pathOf(req)
       if (!HEALTH_PATHS.includes(path) && path !== METRICS_PATH) metrics.countResponse(res)
