@@ -32,6 +32,12 @@ export const RESTART_ONLY: readonly (keyof GatewaySettings)[] = [
   'verbose',
 ]
 
+/** The config's own names for settings that are read from it under another name. */
+const SHOWN_AS: Partial<Record<keyof GatewaySettings, string>> = {
+  access: 'http.allowedHosts/allowedOrigins',
+  resume: 'http.eventStore/retryMs',
+}
+
 export interface ReloadOptions {
   /** The settings served now. */
   readonly current: GatewaySettings
@@ -65,7 +71,7 @@ export function keepRestartOnly(
   const merged: Record<string, unknown> = { ...next }
   const kept: string[] = []
   for (const key of RESTART_ONLY) {
-    if (JSON.stringify(current[key]) !== JSON.stringify(next[key])) kept.push(key)
+    if (JSON.stringify(current[key]) !== JSON.stringify(next[key])) kept.push(SHOWN_AS[key] ?? key)
     if (current[key] === undefined) delete merged[key]
     else merged[key] = current[key]
   }

@@ -83,6 +83,10 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   debug, info (default), warn or error; arguments and tokens are never logged
   --verbose       log every call on stderr (same as --log-level debug)
 
+SIGHUP re-reads the config file: policy, rules, auth, limits, deferAbove and servers change for
+new calls (calls in flight finish under the old config; only changed servers reconnect); a config
+that does not validate is refused, logged with its path, and the old one serves on.
+
 With --http, GET /healthz answers 200 while the gateway serves, and GET /readyz 200 once the store
 (if any) answers and every server marked "required": true is connected, else 503; neither needs a token.
 `
