@@ -194,6 +194,24 @@ describe('serve reloads its config on SIGHUP (issue 37, item 4)', () => {
     await alice.close()
   }, 90_000)
 
+  it('closes a changed upstream only once its call in flight finished, then reconnects it', async () => {
+    const { dir, config } = await setup({ files: false, servers: { up: upstream() } })
+    const gateway = await start(config)
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url)))
+    const pid = textOf(await client.callTool({ name: 'up__pid', arguments: {} }))
+    const inFlight = slowCall(client, 4000)
+    await inFlight.started
+    await writeConfig(dir, { files: false, servers: { up: upstream('--tool-named', 'fresh') } })
+    gateway.child.kill('SIGHUP')
+    // Closing the upstream under the call would end it with an error instead.
+    expect(textOf((await inFlight.result) as object)).toBe('slept 4000')
+    await gateway.waitFor(/config reloaded from .*: policy unchanged; servers reconnected: up/)
+    expect(await names(client)).toContain('up__fresh')
+    expect(textOf(await client.callTool({ name: 'up__pid', arguments: {} }))).not.toBe(pid)
+    await client.close()
+  }, 90_000)
+
   it('refuses a config that does not validate, logs it with its path, keeps serving the old one, and counts reloads', async () => {
     const { config } = await setup({
       files: false,
