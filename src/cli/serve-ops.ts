@@ -23,6 +23,8 @@ export interface ServeOps {
   metrics(req: IncomingMessage, res: ServerResponse): Promise<void>
   /** Count a config reload. */
   countReload(result: ReloadResult): void
+  /** Take a reloaded config's servers (which are `"required"` for readiness). */
+  reconfigure(next: Pick<GatewaySettings, 'servers'>): void
   /** Count a response of the MCP port (health and metrics excluded). */
   count(req: IncomingMessage, res: ServerResponse): void
   close(): Promise<void>
@@ -37,7 +39,8 @@ export async function openServeOps(
   log: Log,
   io: CliIo,
 ): Promise<ServeOps> {
-  const readiness = readinessOf(gateway.upstreams, settings.servers, store)
+  let servers = settings.servers
+  const readiness = readinessOf(gateway.upstreams, () => servers, store)
   const metrics = await createGatewayMetrics(gateway, settings.metrics)
   if (store !== undefined) metrics.timeAppends(store)
   const own = settings.metricsPort === undefined ? undefined : await listenMetrics(metrics, settings, log, io)
@@ -50,6 +53,9 @@ export async function openServeOps(
       else await metrics.serve(res)
     },
     countReload: (result) => metrics.countReload(result),
+    reconfigure(next) {
+      servers = next.servers
+    },
     count(req, res) {
       const path = pathOf(req)
       if (!HEALTH_PATHS.includes(path) && path !== METRICS_PATH) metrics.countResponse(res)

@@ -154,6 +154,7 @@ const serve: CliCommand = {
               const auth = exposure.checkExposure(next)
               return () => {
                 authenticator = auth
+                ops?.reconfigure(next)
                 http.pending = { settings: next, authenticator: auth }
                 http.apply?.()
               }

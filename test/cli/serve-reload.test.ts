@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { BIN, tempDir, textOf, writeConfig } from './helpers.js'
-import { sample, scrape } from './ops-helpers.js'
+import { readyz, sample, scrape } from './ops-helpers.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -263,6 +263,22 @@ describe('serve reloads its config on SIGHUP (issue 37, item 4)', () => {
     expect(listed).toContain('search_tools')
     expect(listed).not.toContain('up__echo')
     await client.close()
+  }, 90_000)
+
+  it('readiness follows the servers a reload marks required', async () => {
+    const { dir, config } = await setup({ files: false, servers: { up: upstream() } })
+    const gateway = await start(config)
+    expect((await readyz(gateway.port)).status).toBe(200)
+    const missing = path.join(dir, 'no-such-server.mjs')
+    await writeConfig(dir, {
+      files: false,
+      servers: { up: upstream(), needed: { command: process.execPath, args: [missing], required: true } },
+    })
+    gateway.child.kill('SIGHUP')
+    await gateway.waitFor(/config reloaded from .*servers added: needed/)
+    const ready = await readyz(gateway.port)
+    expect(ready.status).toBe(503)
+    expect(ready.body).toMatchObject({ ready: false, notReady: ['upstreams'] })
   }, 90_000)
 
   it('serve over stdio reloads on SIGHUP too', async () => {
