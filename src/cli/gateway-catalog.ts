@@ -75,13 +75,14 @@ export interface GatewayCatalogOptions {
 }
 
 export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCatalog {
-  const { connections, order, prefixOf, policy, log } = options
+  // The policy is read at each use: a reload replaces it.
+  const { connections, order, prefixOf, log } = options
   /** The top-level policy first (it applies to everyone), then the caller's rules. */
   const verdictOf = (kind: 'prompt' | 'resource', raw: string, context: McpServeContext | undefined) => {
     // A resource is judged in its normal form, so no other spelling of a denied URI passes.
     const normal = kind === 'resource' ? normalizeResourceUri(raw) : undefined
     const subject = normal?.ok ? normal.uri : raw
-    const verdict = catalogVerdict(policy, kind, subject)
+    const verdict = catalogVerdict(options.policy, kind, subject)
     if (verdict.verdict === 'hidden' || options.callerVerdict === undefined || context?.authInfo === undefined)
       return verdict
     return options.callerVerdict(kind, subject, context.authInfo) ?? verdict

@@ -19,6 +19,17 @@ export function applyDeferral(
   settings: GatewaySettings,
   connections: ReadonlyMap<string, McpConnection>,
 ): boolean {
+  const patterns = deferralPatterns(settings, connections)
+  if (patterns.length === 0) return false
+  tools.defer(patterns, agent)
+  return true
+}
+
+/** The name patterns {@link applyDeferral} defers (none: nothing is deferred). */
+export function deferralPatterns(
+  settings: Pick<GatewaySettings, 'servers' | 'deferAbove'>,
+  connections: ReadonlyMap<string, McpConnection>,
+): string[] {
   const total = [...connections.values()].reduce((sum, connection) => sum + connection.tools.length, 0)
   const auto = settings.deferAbove !== undefined && total > settings.deferAbove
   const patterns: string[] = []
@@ -31,9 +42,7 @@ export function applyDeferral(
     // Without a prefix nothing tells the server's names apart: defer the ones it listed.
     else patterns.push(...(connections.get(name)?.tools ?? []))
   }
-  if (patterns.length === 0) return false
-  tools.defer(patterns, agent)
-  return true
+  return patterns
 }
 
 /**
@@ -42,13 +51,15 @@ export function applyDeferral(
  * session closes; otherwise the served agent itself.
  */
 export function perSession(
-  deferring: boolean,
+  deferring: boolean | (() => boolean),
   served: AgentHandle,
   make: (agent: AgentHandle) => Server,
 ): () => Server {
-  if (!deferring) return () => make(served)
+  if (deferring === false) return () => make(served)
   let sessions = 0
   return () => {
+    // Asked per session: a reload may start or stop deferring.
+    if (typeof deferring === 'function' && !deferring()) return make(served)
     const agent = createAgent(served.ctx, { id: `${served.id}/session-${++sessions}` })
     const server = make(agent)
     const onclose = server.onclose

@@ -30,10 +30,11 @@ import { createBashTool, createFsTools } from '../tools/index.js'
 import { takeCallCredential, usesSharedCredential, withCallerAuth } from './caller-credentials.js'
 import { serverPrefix } from './config.js'
 import { createGatewayCatalog } from './gateway-catalog.js'
-import { applyDeferral } from './gateway-defer.js'
+import { deferralPatterns } from './gateway-defer.js'
+import { type GatewayReloadSummary, reloadGateway, ToolCallsInFlight } from './gateway-reload.js'
 import { type IdentityScopes, identityScopes } from './identity-scopes.js'
 import type { Log } from './log.js'
-import { applyPolicy } from './policy.js'
+import { configDecider, enforcePolicy, swappableDecider } from './policy.js'
 import type { IdentityPolicy } from './policy-rules.js'
 import type { GatewaySettings } from './settings.js'
 import { CredentialVault, readVaultKey } from './vault.js'
@@ -72,6 +73,12 @@ export interface Gateway {
    * elicitation, roots) is relayed to the client whose call they serve.
    */
   readonly clients: McpClientDirectory
+  /**
+   * Take a new config (validated, with what only a restart changes kept as it was): new calls see
+   * it at once, calls in flight finish under the old one, and only upstreams whose entry changed
+   * reconnect. Resolves once every added or changed upstream was tried once.
+   */
+  reconfigure(next: GatewaySettings): Promise<GatewayReloadSummary>
   close(): Promise<void>
 }
 
@@ -145,6 +152,8 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   }
   if (own.length > 0) log.debug(`workspace ${settings.root}: ${own.map((d) => d.name).join(', ')}`)
 
+  // What a reload may replace is read from here at each use.
+  let current = settings
   const ownNames = own.map((d) => d.name)
   if (settings.mode !== 'native') ownNames.push(RUN_CODE_NAME)
   const order = Object.keys(settings.servers)
@@ -184,8 +193,10 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   const catalog = createGatewayCatalog({
     connections,
     order,
-    prefixOf: (name) => serverPrefix(name, settings.servers[name]),
-    policy: settings.policy,
+    prefixOf: (name) => serverPrefix(name, current.servers[name]),
+    get policy() {
+      return current.policy
+    },
     log,
     // The caller's own rules: the same allow, deny and ask globs, written `prompt:…` and `resource:…`.
     callerVerdict: (kind, subject, authInfo) => {
@@ -229,37 +240,40 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   const relay = createMcpRelay(clients)
   const clientDeclared = await startup?.clientCapabilities?.()
   const relayed = clientDeclared === undefined ? relay.handlers : handlersForClient(relay.handlers, clientDeclared)
+  const connectOne = async (name: string, spec: GatewaySettings['servers'][string]) => {
+    let wasDown = false
+    const connection = await connectMcpServer(ctx, withCallerAuth(name, spec, callerDeps), {
+      name,
+      prefix: serverPrefix(name, spec),
+      maxMessageBytes: settings.maxMessageBytes,
+      reconnect: settings.reconnect ?? true,
+      onToolSkipped: (skip) => onSkipped(name, skip),
+      onLog: relayLog,
+      onListChanged: (kind) => catalog.changed(kind),
+      onResourceUpdated: (uri, server) => catalog.updated(uri, server),
+      ...relayed,
+      onElicitationComplete: (id) => relay.onElicitationComplete(id),
+      ...(startup?.opened ? { onOpened: (features: McpServerFeatures) => startup.opened?.(name, features) } : {}),
+      onStateChange: (state) => {
+        if (state.status === 'down') {
+          wasDown = true
+          // Skips are re-reported when it is listed again.
+          skipped.set(name, [])
+          if (!settings.check)
+            log.info(`${state.error}; its tools are left out, retrying in ${seconds(state.retryInMs)}`)
+        } else if (state.status === 'connected' && wasDown) {
+          wasDown = false
+          log.info(`MCP server "${name}" is back: ${describeTools(connections.get(name))}`)
+        }
+      },
+    })
+    startup?.settled?.(name, connection)
+    if (connection.state.status === 'connected') log.debug(`MCP server "${name}": ${describeTools(connection)}`)
+    return connection
+  }
   const connecting = Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
-      let wasDown = false
-      const connection = await connectMcpServer(ctx, withCallerAuth(name, spec, callerDeps), {
-        name,
-        prefix: serverPrefix(name, spec),
-        maxMessageBytes: settings.maxMessageBytes,
-        reconnect: settings.reconnect ?? true,
-        onToolSkipped: (skip) => onSkipped(name, skip),
-        onLog: relayLog,
-        onListChanged: (kind) => catalog.changed(kind),
-        onResourceUpdated: (uri, server) => catalog.updated(uri, server),
-        ...relayed,
-        onElicitationComplete: (id) => relay.onElicitationComplete(id),
-        ...(startup?.opened ? { onOpened: (features: McpServerFeatures) => startup.opened?.(name, features) } : {}),
-        onStateChange: (state) => {
-          if (state.status === 'down') {
-            wasDown = true
-            // Skips are re-reported when it is listed again.
-            skipped.set(name, [])
-            if (!settings.check)
-              log.info(`${state.error}; its tools are left out, retrying in ${seconds(state.retryInMs)}`)
-          } else if (state.status === 'connected' && wasDown) {
-            wasDown = false
-            log.info(`MCP server "${name}" is back: ${describeTools(connections.get(name))}`)
-          }
-        },
-      })
-      connections.set(name, connection)
-      startup?.settled?.(name, connection)
-      if (connection.state.status === 'connected') log.debug(`MCP server "${name}": ${describeTools(connection)}`)
+      connections.set(name, await connectOne(name, spec))
     }),
   )
   startup?.idle?.()
@@ -306,19 +320,47 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
     const own = takeCallCredential(exec)
     if (own !== undefined) return own
     for (const [name, connection] of connections)
-      if (connection.tools.includes(exec.name) && usesSharedCredential(settings.servers[name] ?? { command: '' }))
+      if (connection.tools.includes(exec.name) && usesSharedCredential(current.servers[name] ?? { command: '' }))
         return { kind: 'shared' as const }
     return undefined
   }
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
-  applyPolicy(agent, settings.policy, names)
-  identities = identityScopes(agent, settings.policy, names)
+  const decider = swappableDecider(configDecider(settings.policy))
+  const refreshPolicy = enforcePolicy(agent, decider, names)
+  const scopes = identityScopes(agent, settings.policy, names)
+  identities = scopes
   if (settings.journal !== undefined && !settings.check) {
     const { Journal } = await import('../journal/journal.js')
-    ctx.plugin(Journal, { path: settings.journal, identify: (of) => identities.identityOf(of), credentialOf })
+    ctx.plugin(Journal, { path: settings.journal, identify: (of) => scopes.identityOf(of), credentialOf })
   }
-  const deferring = applyDeferral(tools, agent, settings, connections)
+  let deferred = deferralPatterns(settings, connections)
+  let undefer = deferred.length > 0 ? tools.defer(deferred, agent) : () => {}
+  const calls = new ToolCallsInFlight()
+  calls.install(ctx)
+  const reloadParts = {
+    connections,
+    order,
+    connect: connectOne,
+    forget: (name: string) => void skipped.delete(name),
+    swapPolicy(next: GatewaySettings) {
+      current = next
+      decider.set(configDecider(next.policy))
+      scopes.reload(next.policy)
+      resolvedRules.clear()
+      refreshPolicy()
+      const patterns = deferralPatterns(next, connections)
+      if (JSON.stringify(patterns) === JSON.stringify(deferred)) return
+      undefer()
+      deferred = patterns
+      undefer = patterns.length > 0 ? tools.defer(patterns, agent) : () => {}
+    },
+    catalogChanged() {
+      catalog.changed('resources')
+      catalog.changed('prompts')
+    },
+    calls,
+  }
   // Each client's level, by its subscription: the upstreams are asked for the lowest of them, so
   // that no client misses a message at its own level because another asked for less.
   const clientLevels = new Map<(message: McpLogMessage) => void, McpLogLevel | undefined>()
@@ -359,14 +401,20 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
     ctx,
     tools,
     agent,
-    identities,
-    deferring,
+    identities: scopes,
+    get deferring() {
+      return deferred.length > 0
+    },
     connections,
     upstreams,
     collisions,
     logging,
     catalog: () => catalog.serve(),
     clients,
+    reconfigure: (next) => {
+      for (const name of Object.keys(next.servers)) if (!skipped.has(name)) skipped.set(name, [])
+      return reloadGateway(reloadParts, current, next, log)
+    },
     close,
   }
 }

@@ -22,11 +22,15 @@ export const STORE_CHECK_MS = 2000
 /** The readiness check of a gateway: its required upstreams connected, its store (if any) answering. */
 export function readinessOf(
   upstreams: () => readonly UpstreamReport[],
-  servers: Readonly<Record<string, ServerConfig>>,
+  servers: Readonly<Record<string, ServerConfig>> | (() => Readonly<Record<string, ServerConfig>>),
   store: Store | undefined,
 ): () => Promise<Readiness> {
-  const required = new Set(Object.entries(servers).flatMap(([name, spec]) => (spec.required === true ? [name] : [])))
+  const requiredOf = (of: Readonly<Record<string, ServerConfig>>) =>
+    new Set(Object.entries(of).flatMap(([name, spec]) => (spec.required === true ? [name] : [])))
+  const fixed = typeof servers === 'function' ? undefined : requiredOf(servers)
   return async () => {
+    // A function is asked each time: a reload may change which servers are required.
+    const required = fixed ?? requiredOf((servers as () => Readonly<Record<string, ServerConfig>>)())
     const notReady: NotReady[] = []
     // A draining instance takes no new requests: the load balancer must stop sending them at once.
     if (isDraining()) notReady.push('draining')

@@ -83,13 +83,13 @@ function holdsRequest(body: unknown): boolean {
 }
 
 export class HttpGuard {
-  readonly #auth: Authenticator | undefined
+  #auth: Authenticator | undefined
   readonly #trusted: ReadonlySet<string>
-  readonly #limiter: IdentityLimiter
+  #limiter: IdentityLimiter
   readonly #buckets: SharedBuckets | undefined
   readonly #log: Log
-  readonly #sessionCap: number
-  readonly idleMs: number
+  #sessionCap: number
+  idleMs: number
 
   constructor(
     settings: Pick<GatewaySettings, 'trustProxy' | 'limits'>,
@@ -102,6 +102,17 @@ export class HttpGuard {
     this.#trusted = new Set(settings.trustProxy ?? [])
     this.#limiter = new IdentityLimiter(settings.limits)
     this.#log = log
+    this.#sessionCap = settings.limits?.sessionsPerIdentity ?? DEFAULT_SESSIONS_PER_IDENTITY
+    this.idleMs = settings.limits?.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS
+  }
+
+  /**
+   * Judge requests from now on by a reloaded config's tokens and limits. Requests already admitted
+   * keep their slots in the old accounts; the rate buckets start full.
+   */
+  reconfigure(settings: Pick<GatewaySettings, 'limits'>, authenticator: Authenticator | undefined): void {
+    this.#auth = authenticator
+    this.#limiter = new IdentityLimiter(settings.limits)
     this.#sessionCap = settings.limits?.sessionsPerIdentity ?? DEFAULT_SESSIONS_PER_IDENTITY
     this.idleMs = settings.limits?.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS
   }

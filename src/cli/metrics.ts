@@ -26,9 +26,14 @@ export interface GatewayMetrics {
   countResponse(res: ServerResponse): void
   /** Time every append of `store` (the journal's writes). */
   timeAppends(store: Store): void
+  /** Count a config reload (SIGHUP): applied, or refused with the old config kept. */
+  countReload(result: ReloadResult): void
   /** Answer a scrape. */
   serve(res: ServerResponse): Promise<void>
 }
+
+/** How a config reload ended, as `toolgate_config_reloads_total` labels it. */
+export type ReloadResult = 'ok' | 'refused'
 
 /** What a failed result's code says about how the call ended. */
 export function outcomeOf(result: Readonly<ToolExecutionResult>): CallOutcome {
@@ -103,6 +108,15 @@ export async function createGatewayMetrics(
     help: 'HTTP requests refused with 429 by the per-identity limits (rate, concurrency, sessions).',
     registers: [registry],
   })
+  const reloads: Counter = new prom.Counter({
+    name: 'toolgate_config_reloads_total',
+    help: 'Config reloads (SIGHUP) by result: ok (applied) or refused (invalid, the old config kept).',
+    labelNames: ['result'],
+    registers: [registry],
+  })
+  // Both series exist from the start, so a first refusal is a change from 0 an alert can see.
+  reloads.labels({ result: 'ok' })
+  reloads.labels({ result: 'refused' })
   const appends: Histogram = new prom.Histogram({
     name: 'toolgate_store_append_seconds',
     help: 'Time for the store to acknowledge one journal append.',
@@ -180,6 +194,9 @@ export async function createGatewayMetrics(
           end()
         }
       }
+    },
+    countReload(result) {
+      reloads.inc({ result })
     },
     async serve(res) {
       const text = await registry.metrics()

@@ -86,8 +86,46 @@ export function applyPolicy(agent: Agent, policy: PolicyConfig, names: () => rea
   enforcePolicy(agent, configDecider(policy), names)
 }
 
-/** Install `decider` on `agent`'s scope (see {@link applyPolicy}); it holds for Code Mode sub-calls too. */
-export function enforcePolicy(agent: Agent, decider: PolicyDecider, names: () => readonly string[]): void {
+/** A decider whose answers can be replaced while it is installed (a config reload). */
+export interface SwappableDecider extends PolicyDecider {
+  /** Answer as `next` from now on: calls already past the guard, the ask and the deadline keep what they got. */
+  set(next: PolicyDecider): void
+}
+
+/**
+ * A decider that asks whichever one was set last. Every part is installed (a reload may add
+ * restrictions, asks or deadlines), each passing everything through while the current one has none.
+ */
+export function swappableDecider(initial: PolicyDecider): SwappableDecider {
+  let current = initial
+  return {
+    refusal: (name) => (current.restricts ? current.refusal(name) : undefined),
+    ask: (name) => (current.asks ? current.ask(name) : undefined),
+    timeout: (name) => (current.times ? current.timeout(name) : undefined),
+    restricts: true,
+    asks: true,
+    times: true,
+    set(next) {
+      current = next
+    },
+  }
+}
+
+/** A decider that lets everything through. */
+export const OPEN_DECIDER: PolicyDecider = {
+  refusal: () => undefined,
+  ask: () => undefined,
+  timeout: () => undefined,
+  restricts: false,
+  asks: false,
+  times: false,
+}
+
+/**
+ * Install `decider` on `agent`'s scope (see {@link applyPolicy}); it holds for Code Mode sub-calls too.
+ * Returns how to recompute the hidden tools after the decider's answers changed (a reload).
+ */
+export function enforcePolicy(agent: Agent, decider: PolicyDecider, names: () => readonly string[]): () => void {
   const ctx = agent.ctx
   const tools = ctx.tools
   // run_code and search_tools reach only what the scope may call or see, so no policy refuses them
@@ -151,4 +189,5 @@ export function enforcePolicy(agent: Agent, decider: PolicyDecider, names: () =>
       return failure
     })
   }
+  return decider.restricts ? hide : () => {}
 }

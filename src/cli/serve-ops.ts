@@ -7,7 +7,7 @@ import type { Gateway } from './gateway.js'
 import { HEALTH_PATHS, readinessOf, serveHealth } from './health.js'
 import { DEFAULT_HOST } from './http-guard.js'
 import type { Log } from './log.js'
-import { createGatewayMetrics, type GatewayMetrics } from './metrics.js'
+import { createGatewayMetrics, type GatewayMetrics, type ReloadResult } from './metrics.js'
 import type { GatewaySettings } from './settings.js'
 
 export const METRICS_PATH = '/metrics'
@@ -21,6 +21,10 @@ export interface ServeOps {
    */
   readonly onMainPort: boolean
   metrics(req: IncomingMessage, res: ServerResponse): Promise<void>
+  /** Count a config reload. */
+  countReload(result: ReloadResult): void
+  /** Take a reloaded config's servers (which are `"required"` for readiness). */
+  reconfigure(next: Pick<GatewaySettings, 'servers'>): void
   /** Count a response of the MCP port (health and metrics excluded). */
   count(req: IncomingMessage, res: ServerResponse): void
   close(): Promise<void>
@@ -35,7 +39,8 @@ export async function openServeOps(
   log: Log,
   io: CliIo,
 ): Promise<ServeOps> {
-  const readiness = readinessOf(gateway.upstreams, settings.servers, store)
+  let servers = settings.servers
+  const readiness = readinessOf(gateway.upstreams, () => servers, store)
   const metrics = await createGatewayMetrics(gateway, settings.metrics)
   if (store !== undefined) metrics.timeAppends(store)
   const own = settings.metricsPort === undefined ? undefined : await listenMetrics(metrics, settings, log, io)
@@ -46,6 +51,10 @@ export async function openServeOps(
       if (req.method !== 'GET' && req.method !== 'HEAD')
         res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n')
       else await metrics.serve(res)
+    },
+    countReload: (result) => metrics.countReload(result),
+    reconfigure(next) {
+      servers = next.servers
     },
     count(req, res) {
       const path = pathOf(req)

@@ -11,6 +11,7 @@ import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
 import type { SharedBuckets } from './http-limits.js'
 import { createLog, type Log } from './log.js'
+import { configPathOf, reloadOnHangup } from './reload.js'
 import type { ServeOps } from './serve-ops.js'
 import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
 import type { SessionRegistry } from './serve-store.js'
@@ -86,6 +87,10 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   debug, info (default), warn or error; arguments and tokens are never logged
   --verbose       log every call on stderr (same as --log-level debug)
 
+SIGHUP re-reads the config file: policy, rules, auth, limits, deferAbove and servers change for
+new calls (calls in flight finish under the old config; only changed servers reconnect); a config
+that does not validate is refused, logged with its path, and the old one serves on.
+
 With --http, GET /healthz answers 200 while the gateway serves, and GET /readyz 200 once the store
 (if any) answers and every server marked "required": true is connected, else 503; neither needs a token.
 `
@@ -100,8 +105,8 @@ const serve: CliCommand = {
     const settings = await readSettings(argv, SERVE_FLAGS)
     // A gateway others can reach must know who is calling: refused before anything starts. Over
     // stdio nothing of HTTP (nor its token verification) is loaded.
-    const authenticator =
-      settings.http === undefined ? undefined : (await import('./http-guard.js')).checkExposure(settings)
+    const exposure = settings.http === undefined ? undefined : await import('./http-guard.js')
+    let authenticator = exposure?.checkExposure(settings)
     const discardEarly = spawnUpstreamsEarly(settings)
     const log = createLog(io.stderr, settings.verbose, { format: settings.logFormat, level: settings.logLevel })
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
@@ -142,24 +147,51 @@ const serve: CliCommand = {
       settings.http === undefined
         ? undefined
         : await (await import('./serve-ops.js')).openServeOps(gateway, settings, shared?.store, log, io)
-    const make = perSession(gateway.deferring, gateway.agent, (agent) => {
-      const server = createMcpServer(gateway.agent.ctx, {
-        agent,
-        // An authenticated caller is served its identity's scope; anyone else the session's. With
-        // `auth`, a request without a readable identity is an error, never the unrestricted scope.
-        agentFor: (authInfo) => {
-          const identity = identityOf(authInfo)
-          if (identity !== undefined) return gateway.identities.agentFor(identity)
-          if (authenticator !== undefined) throw new Error('the request carries no authenticated identity')
-          return agent
-        },
-        ...SERVER_INFO,
-        logging: gateway.logging,
-        catalog: gateway.catalog(),
-        clients: gateway.clients,
-      })
-      return shared ? shared.acknowledging(server) : server
+    // SIGHUP re-reads the config; the HTTP guard takes its tokens and limits once it exists.
+    const http: HttpReload = {}
+    const reloader = reloadOnHangup({
+      current: settings,
+      read: () => readSettings(argv, SERVE_FLAGS),
+      gateway,
+      log,
+      configPath: configPathOf(argv),
+      ...(ops ? { count: (result: 'ok' | 'refused') => ops.countReload(result) } : {}),
+      ...(exposure === undefined
+        ? {}
+        : {
+            prepare: (next: GatewaySettings) => {
+              const auth = exposure.checkExposure(next)
+              return () => {
+                authenticator = auth
+                ops?.reconfigure(next)
+                http.pending = { settings: next, authenticator: auth }
+                http.apply?.()
+              }
+            },
+          }),
     })
+    const make = perSession(
+      () => gateway.deferring,
+      gateway.agent,
+      (agent) => {
+        const server = createMcpServer(gateway.agent.ctx, {
+          agent,
+          // An authenticated caller is served its identity's scope; anyone else the session's. With
+          // `auth`, a request without a readable identity is an error, never the unrestricted scope.
+          agentFor: (authInfo) => {
+            const identity = identityOf(authInfo)
+            if (identity !== undefined) return gateway.identities.agentFor(identity)
+            if (authenticator !== undefined) throw new Error('the request carries no authenticated identity')
+            return agent
+          },
+          ...SERVER_INFO,
+          logging: gateway.logging,
+          catalog: gateway.catalog(),
+          clients: gateway.clients,
+        })
+        return shared ? shared.acknowledging(server) : server
+      },
+    )
     try {
       if (settings.http !== undefined)
         await serveHttp(
@@ -173,10 +205,12 @@ const serve: CliCommand = {
           shared?.buckets,
           ops,
           gateway,
+          http,
         )
       else if (early !== undefined) await serveStdio(make, early, log)
       return 0
     } finally {
+      reloader.stop()
       await ops?.close()
       await gateway.close()
       await shared?.close()
@@ -250,6 +284,12 @@ async function serveStdio(make: () => Server, { transport, gate }: StdioStart, l
   if (transport.endReason !== undefined) throw new Error(`the stdio transport ended: ${transport.endReason.message}`)
 }
 
+/** How a reload reaches the HTTP guard, which exists only once serveHttp runs. */
+interface HttpReload {
+  pending?: { settings: GatewaySettings; authenticator: Authenticator | undefined }
+  apply?: () => void
+}
+
 /** The SSE `retry` advertised to clients when the config does not set `http.retryMs`. */
 const DEFAULT_RETRY_MS = 1000
 
@@ -268,6 +308,7 @@ async function serveHttp(
   buckets?: SharedBuckets,
   ops?: ServeOps,
   gateway?: Pick<Gateway, 'ctx'>,
+  reload?: HttpReload,
 ): Promise<void> {
   const [
     { createServer },
@@ -426,6 +467,17 @@ async function serveHttp(
   const address = http.address()
   const actual = typeof address === 'object' && address ? address.port : port
   refusal = loopbackAccessCheck(actual, guard.access(settings.access, host, actual))
+  if (reload !== undefined) {
+    // A reloaded config's tokens and limits judge the requests from now on (an OAuth resource's host included).
+    reload.apply = () => {
+      const next = reload.pending
+      if (next === undefined) return
+      reload.pending = undefined
+      guard.reconfigure(next.settings, next.authenticator)
+      refusal = loopbackAccessCheck(actual, guard.access(settings.access, host, actual))
+    }
+    reload.apply()
+  }
   const shown = host.includes(':') ? `[${host}]` : host
   const serving = `serving MCP at http://${shown}:${actual}/mcp`
   // Written whatever --log-level says: scripts read the port from it.
