@@ -70,7 +70,8 @@ export async function run(): Promise<Row[]> {
   const first = await checker.check(sdk, program50(0))
   const firstMs = performance.now() - t0
   if (first === undefined) throw new Error('the checker did not answer (is typescript installed?)')
-  if (first.diagnostics.length > 0) throw new Error(`the bench program does not check: ${JSON.stringify(first.diagnostics)}`)
+  if (first.diagnostics.length > 0)
+    throw new Error(`the bench program does not check: ${JSON.stringify(first.diagnostics)}`)
   const afterFirst = process.memoryUsage()
   const samples: number[] = []
   // The process's CPU time (every thread): the main thread only waits, so this is the checker's.
@@ -93,12 +94,21 @@ export async function run(): Promise<Row[]> {
   await checker.dispose()
   const rows: Row[] = [
     { name: `first check, 50-line program, ${TOOLS}-tool SDK (thread start + TypeScript load)`, avgNs: firstMs * 1e6 },
-    { name: `warm check, median of ${WARM_CHECKS}`, avgNs: median * 1e6, ratio: `p90 ${samples[Math.floor(samples.length * 0.9)].toFixed(1)} ms` },
+    {
+      name: `warm check, median of ${WARM_CHECKS}`,
+      avgNs: median * 1e6,
+      ratio: `p90 ${samples[Math.floor(samples.length * 0.9)].toFixed(1)} ms`,
+    },
     { name: 'warm check, CPU time per check (all threads)', avgNs: cpuPerCheckMs * 1e6 },
     { name: `first check of a second view (${TOOLS - 1} tools)`, avgNs: secondViewMs * 1e6 },
   ]
   printTable('Code Mode type check (run_code, codeMode.typeCheck)', rows)
-  console.log(`\nload average at the end: ${(await import('node:os')).loadavg().map((n) => n.toFixed(1)).join(' ')}`)
+  console.log(
+    `\nload average at the end: ${(await import('node:os'))
+      .loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ')}`,
+  )
   console.log(
     `process RSS: ${mib(before.rss)} before, +${mib(afterFirst.rss - before.rss)} after the first check, ` +
       `+${mib(afterWarm.rss - before.rss)} after ${WARM_CHECKS} warm checks, ` +
