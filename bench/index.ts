@@ -6,6 +6,7 @@ const suites = [
   'registry',
   'code-mode',
   'code-mode-runtimes',
+  'code-mode-type-check',
   'journal',
   'bash-sandbox',
   'search',

@@ -20,6 +20,7 @@ export {
 // The core alone, and the host API features plug in through.
 export {
   type AgentHandle,
+  type CallPausing,
   createAgent,
   type ToolHost,
   ToolRuntimeCore,
@@ -102,6 +103,8 @@ export type {
   CallId,
   PostToolDecision,
   PreToolDecision,
+  ProgramResumption,
+  ProgramSuspension,
   ScopeKey,
   StandingApprovalRule,
   StandingApprovalStore,

@@ -152,6 +152,7 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
     module: () => import('../src/code-mode/index.js'),
     names: [
       'CodeMode',
+      'CodeReplayDivergedError',
       'CodeRunFailedError',
       'CodeTypeError',
       'QuickJsCodeRuntime',

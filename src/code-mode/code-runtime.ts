@@ -4,6 +4,21 @@ import type { JsonValue } from '../contract/json-value.js'
 export interface CodeBindingCall {
   readonly name: string
   readonly args: JsonValue
+  /** The clock readings and random numbers the program drew since its previous call (when any). */
+  readonly draws?: CodeDraws
+}
+
+/**
+ * What a program drew from its non-deterministic sources (`Date.now`, `new Date()`, `Math.random`)
+ * between two tool calls, recorded so that a paused program re-runs the same way. `values` hold a
+ * clock reading as itself and a random number `r` as `-2 - r`.
+ */
+export interface CodeDraws {
+  readonly values: readonly number[]
+  /** The run drew more than the recording bound: it cannot be replayed. */
+  readonly overflow: boolean
+  /** A replayed run asked for a clock reading where the tape holds a random number, or back. */
+  readonly mismatch: boolean
 }
 
 /** What the program sees for one binding call: the value, or a `ToolCallError`'s two fields. */
@@ -23,6 +38,8 @@ export interface CodeRunRequest {
    * are dropped (the caller owns draining its own work).
    */
   callTool(call: CodeBindingCall): Promise<CodeBindingOutcome>
+  /** A replay: the values (as in {@link CodeDraws}) the program's draws return first, in order. */
+  readonly replayTape?: readonly number[]
 }
 
 /** Why a run failed. */

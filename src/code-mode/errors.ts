@@ -44,6 +44,22 @@ export class CodeTypeError extends ToolgateError {
 }
 
 /**
+ * A resumed `run_code` program did not re-run the way its replay log says (it asked for another
+ * sub-call than the log has at that point, read the clock where it drew a random number, or ended
+ * before it asked for every logged sub-call). Nothing new of it ran.
+ */
+export class CodeReplayDivergedError extends ToolgateError {
+  readonly code = 'CODE_REPLAY_DIVERGED' as const
+  constructor(detail: string) {
+    super(
+      `run_code could not resume: the program diverged from its replay log (${detail}); ` +
+        'none of its sub-calls ran again and nothing new ran',
+    )
+    this.name = 'CodeReplayDivergedError'
+  }
+}
+
+/**
  * The host-side twin of the error a failed sub-call rejects with inside a program: only
  * `toolName` and `message` are own fields, so nothing else of the sub-result leaks into the
  * program. Custom `CodeRuntime` implementations throw this shape into their guests.

@@ -1,13 +1,14 @@
 export type {
   CodeBindingCall,
   CodeBindingOutcome,
+  CodeDraws,
   CodeRunFailureReason,
   CodeRunOutcome,
   CodeRunRequest,
   CodeRuntime,
 } from './code-runtime.js'
 export { RUN_CODE_NAME } from './constants.js'
-export { CodeRunFailedError, CodeTypeError, ToolCallError } from './errors.js'
+export { CodeReplayDivergedError, CodeRunFailedError, CodeTypeError, ToolCallError } from './errors.js'
 export type { CodeDispatchLog, CodeDispatchRecord } from './events.js'
 export { CodeMode, installCodeMode } from './plugin.js'
 export type { CodeTypeCheckMode } from './program-checker.js'

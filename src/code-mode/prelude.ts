@@ -1,8 +1,8 @@
 /**
  * Guest-side source evaluated in every fresh QuickJS context before the program.
  *
- * It evaluates to a factory taking the three host functions (never exposed as globals) and
- * returning `start(main)`. It defines `tools` (a proxy: every string key is a binding, so unknown
+ * It evaluates to a factory taking the three host functions (never exposed as globals) and the
+ * replay tape (JSON text, or undefined), and returning `start(main)`. It defines `tools` (a proxy: every string key is a binding, so unknown
  * names still dispatch and come back as `UNKNOWN_TOOL`), `ToolCallError`, a capturing `console`,
  * and disables dynamic code (`eval`, `Function` and its async/generator siblings): QuickJS's
  * parser can exhaust the host stack before its own stack limit trips.
@@ -11,9 +11,57 @@
  * that is not lossless JSON (undefined, functions, symbols, bigints, non-finite numbers, cycles,
  * accessors, sparse arrays, non-plain objects). `-0` crosses as `0`, as `JSON.stringify` would.
  */
-export const PRELUDE_SOURCE = `(function (hostCall, hostLog, hostSettle) {
+/** At most this many clock readings and random numbers of one run are recorded for a replay. */
+export const MAX_RECORDED_DRAWS = 4096
+
+export const PRELUDE_SOURCE = `(function (hostCall, hostLog, hostSettle, tapeText) {
   'use strict'
   const G = globalThis
+
+  // The program's non-determinism (the clock, Math.random) is recorded and reported with the next
+  // tool call, so a paused program re-runs the same way; a replay reads the recorded values first.
+  // Clock readings are recorded as themselves, random numbers as -2 - value (always below -1, so a
+  // replay that asks for the other kind is noticed).
+  const tape = tapeText === undefined ? [] : JSON.parse(tapeText)
+  let tapeAt = 0
+  let drawn = []
+  let drawCount = 0
+  let overflow = false
+  let mismatch = false
+  const realNow = Date.now
+  const realRandom = Math.random
+  const RealDate = Date
+  const draw = (isClock) => {
+    let value
+    if (tapeAt < tape.length) {
+      const recorded = tape[tapeAt++]
+      if ((recorded < -1) === isClock) mismatch = true
+      value = isClock ? recorded : -2 - recorded
+    } else value = isClock ? realNow() : realRandom()
+    if (++drawCount > ${MAX_RECORDED_DRAWS}) overflow = true
+    else drawn.push(isClock ? value : -2 - value)
+    return value
+  }
+  const takeDraws = () => {
+    if (drawn.length === 0 && !overflow && !mismatch) return undefined
+    const text = JSON.stringify({ d: drawn, o: overflow, x: mismatch })
+    drawn = []
+    return text
+  }
+  const now = function now() { return draw(true) }
+  const random = function random() { return draw(false) }
+  const DateProxy = new Proxy(RealDate, {
+    construct(target, args, newTarget) {
+      return Reflect.construct(target, args.length === 0 ? [draw(true)] : args, newTarget)
+    },
+    apply(target, thisArg, args) {
+      return String(new RealDate(draw(true)))
+    },
+  })
+  Object.defineProperty(RealDate, 'now', { value: now, writable: false, enumerable: false, configurable: false })
+  Object.defineProperty(Math, 'random', { value: random, writable: false, enumerable: false, configurable: false })
+  Object.defineProperty(RealDate.prototype, 'constructor', { value: DateProxy, writable: false, enumerable: false, configurable: false })
+  Object.defineProperty(G, 'Date', { value: DateProxy, writable: false, enumerable: false, configurable: false })
   const ObjectProto = Object.prototype
   const ArrayProto = Array.prototype
   const stringify = JSON.stringify
@@ -157,7 +205,7 @@ export const PRELUDE_SOURCE = `(function (hostCall, hostLog, hostSettle) {
     } catch (error) {
       return Promise.reject(new TypeError(display(name) + '(args): ' + error.message))
     }
-    return hostCall(name, json).then((text) => {
+    return hostCall(name, json, takeDraws()).then((text) => {
       const settled = parse(text)
       if (settled.ok) return settled.value
       throw new ToolCallError(settled.toolName, settled.message)

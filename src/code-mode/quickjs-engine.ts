@@ -15,6 +15,7 @@ import { type EncodedBindingOutcome, encodeBindingOutcome } from './binding-text
 import type {
   CodeBindingCall,
   CodeBindingOutcome,
+  CodeDraws,
   CodeRunFailureReason,
   CodeRunOutcome,
   CodeRunRequest,
@@ -438,7 +439,7 @@ class QuickJsRun {
       const context = runtime.newContext()
       this.context = context
 
-      const hostCall = context.newFunction('hostCall', (name, json) => this.hostCall(context, name, json))
+      const hostCall = context.newFunction('hostCall', (name, json, draws) => this.hostCall(context, name, json, draws))
       const hostLog = context.newFunction('hostLog', (level, text) => {
         this.logs.push(context.getString(level), context.getString(text))
       })
@@ -455,7 +456,17 @@ class QuickJsRun {
         this.fail('internal', `the sandbox prelude failed: ${message}`)
         return
       }
-      const startResult = context.callFunction(factory.value, context.undefined, hostCall, hostLog, hostSettle)
+      const tape =
+        this.request.replayTape === undefined ? undefined : context.newString(JSON.stringify(this.request.replayTape))
+      const startResult = context.callFunction(
+        factory.value,
+        context.undefined,
+        hostCall,
+        hostLog,
+        hostSettle,
+        tape ?? context.undefined,
+      )
+      tape?.dispose()
       factory.value.dispose()
       hostCall.dispose()
       hostLog.dispose()
@@ -521,7 +532,12 @@ class QuickJsRun {
     }
   }
 
-  private hostCall(context: QuickJSContext, nameHandle: QuickJSHandle, jsonHandle: QuickJSHandle): QuickJSHandle {
+  private hostCall(
+    context: QuickJSContext,
+    nameHandle: QuickJSHandle,
+    jsonHandle: QuickJSHandle,
+    drawsHandle: QuickJSHandle | undefined,
+  ): QuickJSHandle {
     if (this.finished || this.failure !== undefined) throw new Error('the run is over')
     this.calls++
     if (this.calls > this.limits.maxBindingCalls) {
@@ -530,12 +546,16 @@ class QuickJsRun {
     }
     const name = context.getString(nameHandle)
     const args = JSON.parse(context.getString(jsonHandle)) as JsonValue
+    const draws =
+      drawsHandle !== undefined && context.typeof(drawsHandle) === 'string'
+        ? readDraws(context.getString(drawsHandle))
+        : undefined
     const deferred = context.newPromise()
     this.deferreds.add(deferred)
     this.inFlight++
     let pending: Promise<CodeBindingOutcome | EncodedBindingOutcome>
     try {
-      pending = this.request.callTool({ name, args })
+      pending = this.request.callTool(draws === undefined ? { name, args } : { name, args, draws })
     } catch (error) {
       pending = Promise.resolve({ ok: false, toolName: name, message: describeHostError(error) })
     }
@@ -758,4 +778,17 @@ export async function runQuickJs(
   const stripping = strip(request.code)
   session.prepare()
   return session.start(await stripping)
+}
+
+/** The prelude's report of the clock readings and random numbers drawn since the last call. */
+export function readDraws(text: string): CodeDraws | undefined {
+  try {
+    const raw = JSON.parse(text) as { d?: unknown; o?: unknown; x?: unknown }
+    const values = Array.isArray(raw.d)
+      ? raw.d.filter((v): v is number => typeof v === 'number' && Number.isFinite(v))
+      : []
+    return { values, overflow: raw.o === true, mismatch: raw.x === true }
+  } catch {
+    return { values: [], overflow: true, mismatch: false }
+  }
 }

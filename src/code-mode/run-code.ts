@@ -1,5 +1,8 @@
 import type { ContentBlock, ImageContentBlock, UserMessage } from '../contract/content.js'
 import type {
+  ApprovalOutcome,
+  ApprovalRequest,
+  ToolExecuteOptions,
   ToolExecutionInput,
   ToolExecutionMode,
   ToolExecutionResult,
@@ -10,17 +13,19 @@ import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolCallView } from '../contract/views.js'
 import { ConfigError } from '../errors/config-error.js'
-import { ToolAbortedError } from '../runtime/index.js'
+import { type CallPausing, ToolAbortedError, ToolSuspendedError } from '../runtime/index.js'
 import { CallScheduler, classifyCall, DEFAULT_MAX_PARALLEL } from '../scheduling/call-scheduler.js'
 import { ToolArgsError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import { isRecord } from '../util/is-record.js'
 import type { CodeBindingCall, CodeBindingOutcome, CodeRunOutcome, CodeRuntime } from './code-runtime.js'
 import { RUN_CODE_NAME, SEARCH_BINDING } from './constants.js'
-import { CodeRunFailedError, CodeTypeError } from './errors.js'
+import { CodeReplayDivergedError, CodeRunFailedError, CodeTypeError } from './errors.js'
 import type { CodeDispatchLog } from './events.js'
+import { MAX_RECORDED_DRAWS } from './prelude.js'
 import { type CodeTypeCheckMode, formatDiagnostics, sharedProgramChecker } from './program-checker.js'
 import { createQuickJsRuntime } from './quickjs-runtime.js'
+import { programDigest, type ReplayEntry, type ReplayLog, replayLogIssues } from './replay-log.js'
 import { renderToolsSdk, type SdkToolEntry } from './sdk.js'
 import { type CodeRuntimeSelection, selectCodeRuntime } from './select-runtime.js'
 import { MAX_DIAGNOSTICS } from './type-check-protocol.js'
@@ -30,8 +35,8 @@ import { MAX_DIAGNOSTICS } from './type-check-protocol.js'
  * testable with a fake; the registry implements it over its own pipeline.
  */
 export interface CodeModeHost {
-  /** The full pipeline for one sub-dispatch (never rejects). */
-  execute(input: ToolExecutionInput): Promise<ToolExecutionResult>
+  /** The full pipeline for one sub-dispatch (never rejects); `options` as for `tools.execute`. */
+  execute(input: ToolExecutionInput, options?: ToolExecuteOptions): Promise<ToolExecutionResult>
   /** Scheduling mode of one sub-dispatch as the calling scope sees it (fail closed to exclusive). */
   executionMode(input: ToolExecutionInput): ToolExecutionMode
   /** Runs the tools/code-dispatch-log waterfall and emits the durable record; never throws. */
@@ -44,6 +49,11 @@ export interface CodeModeHost {
    * programs are not checked.
    */
   checkedSdk?(agent: ToolExecutionInput['agent']): string
+  /**
+   * Whether the host of this `run_code` call keeps suspended calls (a model loop): then a sub-call
+   * whose approval suspends pauses the whole program, and a resume hands its replay log back.
+   */
+  pausing?(exec: ToolRunContext): CallPausing | undefined
 }
 
 export interface CodeModeOptions extends CodeRuntimeSelection {
@@ -81,7 +91,11 @@ export const RUN_CODE_DESCRIPTION =
   'await and return work. Call tools as `await tools.<name>(args)` (see the SDK declarations); ' +
   'independent calls can run concurrently with Promise.all. A failed call rejects with a ' +
   'ToolCallError { toolName, message }. console.log output and the returned JSON value come back ' +
-  'as the result. There is no file system, network, process or timer access.'
+  'as the result. There is no file system, network, process or timer access. The program may be ' +
+  'type-checked against the SDK before it runs: then a type error refuses it, nothing of it runs, and ' +
+  'the errors come back as `line:column: message` on your own lines; fix them and call again. A call ' +
+  "that needs a person's approval may pause the program until they decide; it then resumes where it " +
+  'was, so do not repeat finished calls yourself.'
 
 /** Model-facing parameters of `run_code`. */
 export const RUN_CODE_PARAMETERS: ObjectJsonSchema = Object.freeze({
@@ -195,8 +209,20 @@ export function createRunCodeDefinition(host: CodeModeHost, options?: CodeModeOp
     presentCall: presentRunCodeCall,
     execute: async (args, exec) => {
       const { code } = validateRunCodeArgs(args)
+      const pausing = host.pausing?.(exec)
+      const resumption = pausing?.program
+      let replay: Replay | undefined
+      if (resumption !== undefined) {
+        const issues = replayLogIssues(resumption.log, code, 'program.log')
+        if (issues.length > 0) throw new CodeReplayDivergedError(issues.join('; '))
+        replay = {
+          log: resumption.log as unknown as ReplayLog,
+          decisions: new Map(Object.entries(resumption.decisions)),
+        }
+      }
       let diagnostics: string[] | undefined
-      if (typeCheck !== 'off' && host.checkedSdk !== undefined) {
+      // A resumed program was checked when it first ran; it replays as it was.
+      if (typeCheck !== 'off' && host.checkedSdk !== undefined && replay === undefined) {
         const check = await sharedProgramChecker().check(host.checkedSdk(exec.agent), code, exec.signal)
         if (check !== undefined && check.diagnostics.length > 0) {
           diagnostics = formatDiagnostics(check.diagnostics, MAX_DIAGNOSTICS)
@@ -205,10 +231,24 @@ export function createRunCodeDefinition(host: CodeModeHost, options?: CodeModeOp
         }
       }
       defaultRuntime ??= createQuickJsRuntime()
-      const value: RunCodeValue = await runProgram(host, runtime ?? defaultRuntime, maxParallel, code, exec)
+      const value: RunCodeValue = await runProgram(
+        host,
+        runtime ?? defaultRuntime,
+        maxParallel,
+        code,
+        exec,
+        pausing,
+        replay,
+      )
       return (diagnostics === undefined ? value : { ...value, diagnostics }) as unknown as JsonValue
     },
   }
+}
+
+/** A resumed program's log and the decisions for its waiting sub-calls, by sub-call id. */
+interface Replay {
+  readonly log: ReplayLog
+  readonly decisions: ReadonlyMap<string, ApprovalOutcome>
 }
 
 async function runProgram(
@@ -217,15 +257,26 @@ async function runProgram(
   maxParallel: number,
   code: string,
   exec: ToolRunContext,
+  pausing: CallPausing | undefined,
+  replay: Replay | undefined,
 ): Promise<RunCodeValue> {
   const run = new AbortController()
   const onOuterAbort = () => run.abort(exec.signal.reason)
   if (exec.signal.aborted) onOuterAbort()
   else exec.signal.addEventListener('abort', onOuterAbort, { once: true })
-  const dispatcher = new SubCallDispatcher(host, exec, run.signal, maxParallel)
+  const stop = (why: string) => {
+    if (!run.signal.aborted) run.abort(new DOMException(why, 'AbortError'))
+  }
+  const dispatcher = new SubCallDispatcher(host, exec, run.signal, maxParallel, pausing !== undefined, replay, stop)
+  const tape = replay?.log.calls.flatMap((entry) => entry.draws)
   let outcome: CodeRunOutcome
   try {
-    outcome = await runtime.run({ code, signal: run.signal, callTool: (call) => dispatcher.call(call) })
+    outcome = await runtime.run({
+      code,
+      signal: run.signal,
+      callTool: (call) => dispatcher.call(call),
+      ...(tape === undefined || tape.length === 0 ? {} : { replayTape: tape }),
+    })
   } catch (error) {
     // A CodeRuntime must not reject; treat one that does as an internal failure of the run.
     outcome = {
@@ -235,13 +286,25 @@ async function runProgram(
       logs: [],
     }
   } finally {
-    if (!run.signal.aborted) run.abort(new DOMException('the run_code program settled', 'AbortError'))
+    stop('the run_code program settled')
     exec.signal.removeEventListener('abort', onOuterAbort)
     await dispatcher.drain()
     dispatcher.deferContexts()
   }
+  if (exec.signal.aborted) throw new ToolAbortedError(RUN_CODE_NAME)
+  if (dispatcher.diverged !== undefined) throw new CodeReplayDivergedError(dispatcher.diverged)
+  if (dispatcher.waiting.length > 0 && pausing !== undefined) {
+    // Paused: the host keeps the log beside its state; a resume re-runs the program against it.
+    const log: ReplayLog = { v: 1, program: programDigest(code), calls: dispatcher.logEntries() }
+    const waiting = [...dispatcher.waiting]
+    pausing.suspend(waiting[0], { waiting, log: log as unknown as JsonValue })
+    const names = waiting.map((request) => `tools.${request.toolName}`).join(', ')
+    throw new ToolSuspendedError(RUN_CODE_NAME, `the program paused until ${names} is decided`)
+  }
+  if (replay !== undefined && !dispatcher.consumed)
+    throw new CodeReplayDivergedError('the program ended before it asked for every sub-call in its log')
   if (!outcome.ok) {
-    if (outcome.reason === 'aborted' || exec.signal.aborted) throw new ToolAbortedError(RUN_CODE_NAME)
+    if (outcome.reason === 'aborted') throw new ToolAbortedError(RUN_CODE_NAME)
     throw new CodeRunFailedError(outcome.reason, outcome.message, outcome.logs)
   }
   if (dispatcher.concluded) exec.concludeTurn()
@@ -251,31 +314,80 @@ async function runProgram(
 interface SubCallJob {
   readonly index: number
   readonly input: ToolExecutionInput
+  readonly entry: LogEntry
+  /** A decision for a waiting sub-call of a resumed program. */
+  readonly decision?: ApprovalOutcome
   readonly resolve: (outcome: CodeBindingOutcome) => void
 }
+
+type LogEntry = { -readonly [K in keyof ReplayEntry]: ReplayEntry[K] }
+
+const never = new Promise<never>(() => {})
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /**
  * Dispatches, logs and collects the sub-calls of one run. Their order and overlap are the shared
  * CallScheduler's, the same rule `executeBatch` applies to a model turn.
+ *
+ * When the host keeps suspended calls, every sub-call is logged (with the draws before it); a
+ * sub-call whose approval suspends pauses the run: nothing new starts, the sub-calls in flight
+ * finish, and the run is stopped once it is quiet. A resumed run answers the logged sub-calls from
+ * the log, in the order they first finished, and starts nothing live (a waiting sub-call with its
+ * decision, or one the log never had) before the program asked for every logged one.
  */
 class SubCallDispatcher {
   concluded = false
+  /** Why the replay failed, once it did (the run is stopped and nothing new starts). */
+  diverged: string | undefined
+  /** Requests of the sub-calls that wait for a decision. */
+  readonly waiting: ApprovalRequest[] = []
   private count = 0
   private readonly scheduler: CallScheduler
   private readonly contexts = new Map<number, UserMessage[]>()
+  private readonly entries: LogEntry[] = []
+  private finished = 0
+  private inFlight = 0
+  private pausing = false
+  private overflow = false
+  // Replay: logged sub-calls asked for so far, the next finished one to hand back, and what waits.
+  private matched = 0
+  private nextDelivery = 0
+  private delivering = false
+  private readonly deliveries = new Map<number, () => void>()
+  private readonly heldLive: SubCallJob[] = []
+  private readonly finishedInLog: number
 
   constructor(
     private readonly host: CodeModeHost,
     private readonly exec: ToolRunContext,
     private readonly signal: AbortSignal,
     maxParallel: number,
+    private readonly durable: boolean,
+    private readonly replay: Replay | undefined,
+    private readonly stop: (why: string) => void,
   ) {
     // Sub-calls arrive from inside the sandbox's synchronous slice: start them from a microtask.
     this.scheduler = new CallScheduler({ maxParallel, deferStart: true })
+    this.finishedInLog = replay?.log.calls.filter((entry) => entry.outcome !== undefined).length ?? 0
   }
 
-  call({ name, args }: CodeBindingCall): Promise<CodeBindingOutcome> {
-    if (name === SEARCH_BINDING) return this.search(args)
+  /** Every logged sub-call of the replay was asked for and answered: live sub-calls may start. */
+  get consumed(): boolean {
+    const log = this.replay?.log
+    return log === undefined || (this.matched === log.calls.length && this.nextDelivery === this.finishedInLog)
+  }
+
+  /** The log of this run as it stands (for a pause). */
+  logEntries(): ReplayEntry[] {
+    return this.entries.map((entry) => ({ ...entry }))
+  }
+
+  call({ name, args, draws }: CodeBindingCall): Promise<CodeBindingOutcome> {
+    if (this.diverged !== undefined) return never
+    if (draws?.overflow === true) this.overflow = true
+    if (draws?.mismatch === true)
+      return this.diverge('the program read the clock where its log has a random number, or back')
+    if (name === SEARCH_BINDING) return this.search(args, draws?.values)
     if (name === RUN_CODE_NAME) {
       return Promise.resolve({
         ok: false,
@@ -283,7 +395,13 @@ class SubCallDispatcher {
         message: `${RUN_CODE_NAME} cannot be called from inside a ${RUN_CODE_NAME} program; call the tools directly`,
       })
     }
+    return this.subCall(name, args, draws?.values ?? [])
+  }
+
+  private subCall(name: string, args: JsonValue, draws: readonly number[]): Promise<CodeBindingOutcome> {
     const index = ++this.count
+    const entry: LogEntry = { name, args, draws: [...draws] }
+    this.entries.push(entry)
     const exec = this.exec
     const input: ToolExecutionInput = {
       callId: `${exec.callId}:code:${index}`,
@@ -294,22 +412,91 @@ class SubCallDispatcher {
       parent: exec.token,
       signal: this.signal,
     }
-    const mode = classifyCall((sub) => this.host.executionMode(sub), input)
+    const logged = this.replay?.log.calls[index - 1]
+    let decision: ApprovalOutcome | undefined
+    if (logged !== undefined) {
+      if (logged.name !== name || JSON.stringify(logged.args) !== JSON.stringify(args))
+        return this.diverge(
+          `sub-call ${index}: the program asked for tools.${name}(${clip(args)}) where the log has tools.${logged.name}(${clip(logged.args)})`,
+        )
+      if (logged.draws.length !== draws.length)
+        return this.diverge(`sub-call ${index}: the program drew other clock readings or random numbers before it`)
+      this.matched++
+      const recorded = logged.outcome
+      if (recorded !== undefined) {
+        const order = logged.order ?? 0
+        return new Promise((resolve) => {
+          this.deliveries.set(order, () => {
+            entry.outcome = recorded
+            entry.order = this.finished++
+            resolve(recorded)
+          })
+          void this.deliver()
+        })
+      }
+      if (logged.waiting === true) decision = this.replay?.decisions.get(input.callId)
+    }
     return new Promise((resolve) => {
-      this.scheduler.submit(mode, () => this.dispatch({ index, input, resolve }))
+      const job: SubCallJob = { index, input, entry, resolve, ...(decision === undefined ? {} : { decision }) }
+      if (this.consumed) this.submit(job)
+      else this.heldLive.push(job)
     })
+  }
+
+  /** Hand back the logged outcomes in the order they first finished, each on its own turn. */
+  private async deliver(): Promise<void> {
+    if (this.delivering) return
+    this.delivering = true
+    try {
+      for (let next = this.deliveries.get(this.nextDelivery); next !== undefined; ) {
+        this.deliveries.delete(this.nextDelivery)
+        this.nextDelivery++
+        next()
+        await nextTurn()
+        if (this.diverged !== undefined) return
+        next = this.deliveries.get(this.nextDelivery)
+      }
+    } finally {
+      this.delivering = false
+    }
+    if (this.consumed) for (const job of this.heldLive.splice(0)) this.submit(job)
+  }
+
+  private diverge(why: string): Promise<never> {
+    this.diverged ??= why
+    this.heldLive.length = 0
+    this.stop('the run_code program diverged from its replay log')
+    return never
+  }
+
+  private submit(job: SubCallJob): void {
+    const mode = classifyCall((sub) => this.host.executionMode(sub), job.input)
+    this.scheduler.submit(mode, () => this.dispatch(job))
+  }
+
+  /** A sub-call waits for a decision: start nothing new, and stop the run once what runs has finished. */
+  private pause(): void {
+    if (this.pausing) return
+    this.pausing = true
+    void (async () => {
+      do {
+        await this.scheduler.idle()
+        await nextTurn()
+      } while (this.inFlight > 0)
+      this.stop('the run_code program paused for an approval')
+    })()
   }
 
   /**
    * `tools.$search(query, limit?)`: a sub-call of the finder (so policies and the journal see it
    * like any call) whose matches come back as SDK declarations the program's author can read.
    */
-  private async search(args: JsonValue): Promise<CodeBindingOutcome> {
+  private async search(args: JsonValue, draws: readonly number[] | undefined): Promise<CodeBindingOutcome> {
     const finder = this.host.finderName?.()
     if (finder === undefined)
       return { ok: false, toolName: SEARCH_BINDING, message: 'no tool search is installed in this runtime' }
     // `tools.$search("query")` or `tools.$search({ query, limit })`; the finder validates either.
-    const outcome = await this.call({ name: finder, args: typeof args === 'string' ? { query: args } : args })
+    const outcome = await this.subCall(finder, typeof args === 'string' ? { query: args } : args, draws ?? [])
     if (!outcome.ok) return outcome
     const found = isRecord<{ tools?: unknown }>(outcome.value) ? outcome.value.tools : undefined
     const entries: SdkToolEntry[] = []
@@ -330,14 +517,43 @@ class SubCallDispatcher {
   }
 
   private async dispatch(job: SubCallJob): Promise<void> {
-    const { input } = job
+    const { input, entry } = job
+    // Paused: a sub-call asked for after the pause is logged but never started; a resume starts it.
+    if (this.pausing || this.diverged !== undefined) return
     let result: ToolExecutionResult
+    let suspended: ApprovalRequest | undefined
+    this.inFlight++
     try {
-      result = await this.host.execute(input)
+      const options: ToolExecuteOptions | undefined = this.durable
+        ? {
+            onSuspended: (request) => {
+              suspended = request
+            },
+            ...(job.decision === undefined ? {} : { decision: job.decision }),
+          }
+        : undefined
+      result = await this.host.execute(input, options)
     } catch (error) {
       // The host contract says execute never rejects; keep the program and the drain healthy anyway.
       const message = error instanceof Error ? error.message : String(error)
       result = { isError: true, error: { message }, content: [{ type: 'text', text: message }] }
+    } finally {
+      this.inFlight--
+    }
+    if (suspended !== undefined) {
+      if (!this.overflow) {
+        entry.waiting = true
+        this.waiting.push(suspended)
+        this.pause()
+        return
+      }
+      // Too much non-determinism to replay: the sub-call cannot wait, as when no host keeps a pause.
+      const message = `approval was suspended, but this program read the clock or random numbers more than ${MAX_RECORDED_DRAWS} times, too often to be paused and replayed; it was not run`
+      result = {
+        isError: true,
+        error: { message, info: { name: 'ToolDeniedError', code: 'TOOL_DENIED' } },
+        content: [{ type: 'text', text: message }],
+      }
     }
     const items: UserMessage[] = []
     if (!result.isError) {
@@ -359,11 +575,12 @@ class SubCallDispatcher {
     } catch {
       // logDispatch never throws by contract; a durable-log failure must not fail the program.
     }
-    job.resolve(
-      result.isError
-        ? { ok: false, toolName: input.name, message: result.error.message }
-        : { ok: true, value: result.value },
-    )
+    const outcome: CodeBindingOutcome = result.isError
+      ? { ok: false, toolName: input.name, message: result.error.message }
+      : { ok: true, value: result.value }
+    entry.outcome = outcome
+    entry.order = this.finished++
+    job.resolve(outcome)
   }
 
   /** Resolves once no sub-call is queued or in flight. */
@@ -376,4 +593,9 @@ class SubCallDispatcher {
     const indices = [...this.contexts.keys()].sort((a, b) => a - b)
     for (const index of indices) for (const context of this.contexts.get(index)!) this.exec.deferContext(context)
   }
+}
+
+function clip(value: JsonValue): string {
+  const text = JSON.stringify(value)
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text
 }

@@ -109,7 +109,8 @@ export function createCodeModeTransport(
 ): ToolTransport {
   const definition = createRunCodeDefinition(
     {
-      execute: (input) => tools.execute(input),
+      execute: (input, options) => tools.execute(input, options),
+      pausing: (exec) => tools.host.pausing(exec.token),
       executionMode: (input) => tools.executionMode(input),
       logDispatch: (log) => logCodeDispatch(tools.host, log),
       finderName: () => tools.host.finderName(),

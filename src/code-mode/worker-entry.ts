@@ -74,7 +74,7 @@ function monitorOf(run: ActiveRun): RunMonitor {
   }
 }
 
-async function start(id: number, limits: QuickJsLimits): Promise<void> {
+async function start(id: number, limits: QuickJsLimits, tape: readonly number[] | undefined): Promise<void> {
   let provide: (stripped: StrippedProgram) => void = () => {}
   const stripped = new Promise<StrippedProgram>((resolve) => {
     provide = resolve
@@ -98,10 +98,11 @@ async function start(id: number, limits: QuickJsLimits): Promise<void> {
     {
       code: '',
       signal: run.controller.signal,
-      callTool: ({ name, args }) => {
+      ...(tape === undefined ? {} : { replayTape: tape }),
+      callTool: ({ name, args, draws }) => {
         const index = ++calls
         if (run.outbox.length === 0) run.outboxSince = performance.now()
-        run.outbox.push({ index, name, args })
+        run.outbox.push(draws === undefined ? { index, name, args } : { index, name, args, draws })
         return new Promise((resolve) => run.pending.set(index, resolve))
       },
     },
@@ -116,7 +117,7 @@ async function start(id: number, limits: QuickJsLimits): Promise<void> {
 port.on('message', (message: ToWorker) => {
   switch (message.t) {
     case 'run':
-      void start(message.id, message.limits)
+      void start(message.id, message.limits, message.tape)
       return
     case 'code':
       if (active?.id === message.id) active.provide(message.stripped)

@@ -3,14 +3,14 @@ import type { MessagePort } from 'node:worker_threads'
 // shared memory through which a busy worker stays observable and interruptible.
 import type { JsonValue } from '../contract/json-value.js'
 import type { EncodedBindingOutcome } from './binding-text.js'
-import type { CodeRunOutcome } from './code-runtime.js'
+import type { CodeDraws, CodeRunOutcome } from './code-runtime.js'
 import type { QuickJsLimits } from './quickjs-runtime.js'
 import type { StrippedProgram } from './strip-program.js'
 
 /** Host → worker. */
 export type ToWorker =
   /** Boot a fresh QuickJS runtime for run `id` (the prelude runs while the host strips types). */
-  | { readonly t: 'run'; readonly id: number; readonly limits: QuickJsLimits }
+  | { readonly t: 'run'; readonly id: number; readonly limits: QuickJsLimits; readonly tape?: readonly number[] }
   | { readonly t: 'code'; readonly id: number; readonly stripped: StrippedProgram }
   /** A binding's outcome, encoded on the host (an oversized value never crosses). */
   | { readonly t: 'outcome'; readonly id: number; readonly index: number; readonly outcome: EncodedBindingOutcome }
@@ -28,6 +28,7 @@ export interface WorkerCall {
   readonly index: number
   readonly name: string
   readonly args: JsonValue
+  readonly draws?: CodeDraws
 }
 
 /** What a worker receives as `workerData`. */

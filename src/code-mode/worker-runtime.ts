@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os'
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
-import type { JsonValue } from '../contract/json-value.js'
 import { ConfigError } from '../errors/config-error.js'
 import { encodeBindingOutcome } from './binding-text.js'
 import type {
@@ -32,6 +31,7 @@ import {
   sharedViews,
   type ToWorker,
   type WorkerBoot,
+  type WorkerCall,
 } from './worker-protocol.js'
 
 /** V8 limits of each worker thread (the `resourceLimits` of `node:worker_threads`), in MiB. */
@@ -333,7 +333,8 @@ export class WorkerCodeRuntime implements CodeRuntime {
     run.worker = worker
     // A busy worker keeps the process alive: the caller is waiting for its outcome.
     worker.worker.ref()
-    this.post(worker, { t: 'run', id: run.id, limits: this.limits })
+    const tape = run.request.replayTape
+    this.post(worker, { t: 'run', id: run.id, limits: this.limits, ...(tape === undefined ? {} : { tape: [...tape] }) })
     void run.stripping.then((stripped) => {
       if (worker.run === run) this.post(worker, { t: 'code', id: run.id, stripped })
     })
@@ -399,7 +400,7 @@ export class WorkerCodeRuntime implements CodeRuntime {
         run.logs.push(message.line)
         return
       case 'calls':
-        for (const call of message.calls) this.callTool(worker, run, call.index, call.name, call.args)
+        for (const call of message.calls) this.callTool(worker, run, call)
         return
       case 'done':
         this.settle(run, message.outcome)
@@ -413,10 +414,10 @@ export class WorkerCodeRuntime implements CodeRuntime {
     }
   }
 
-  private callTool(worker: PoolWorker, run: HostRun, index: number, name: string, args: JsonValue): void {
+  private callTool(worker: PoolWorker, run: HostRun, { index, name, args, draws }: WorkerCall): void {
     let pending: Promise<CodeBindingOutcome>
     try {
-      pending = run.request.callTool({ name, args })
+      pending = run.request.callTool(draws === undefined ? { name, args } : { name, args, draws })
     } catch (error) {
       pending = Promise.resolve({ ok: false, toolName: name, message: describe(error) })
     }

@@ -86,12 +86,34 @@ export interface ToolExecuteOptions {
    * that waits for a later decision. A result that merely carries the `APPROVAL_SUSPENDED` code
    * (a tool faking it) never triggers it.
    */
-  readonly onSuspended?: (request: ApprovalRequest) => void
+  readonly onSuspended?: (request: ApprovalRequest, program?: ProgramSuspension) => void
   /**
    * The stored turn this call belongs to (a resumed store turn): carried on the execution as
    * `storedTurnId` and journaled with the call's records. A non-empty string when present.
    */
   readonly storedTurnId?: string
+  /**
+   * A paused Code Mode program's resumption (a resumed turn whose `run_code` call waited for
+   * approval of a sub-call): the replay log its suspension carried and the decisions for its
+   * waiting sub-calls, by sub-call id.
+   */
+  readonly program?: ProgramResumption
+}
+
+/**
+ * What a `run_code` call that paused hands `onSuspended` beside its first waiting request: the
+ * sub-calls that wait for a decision, and the program's replay log (plain JSON, bound to the
+ * program's text) that a resume hands back as {@link ProgramResumption}.
+ */
+export interface ProgramSuspension {
+  readonly waiting: readonly ApprovalRequest[]
+  readonly log: JsonValue
+}
+
+/** A paused program's log and the decisions for its waiting sub-calls, by sub-call id. */
+export interface ProgramResumption {
+  readonly log: JsonValue
+  readonly decisions: Readonly<Record<string, ApprovalOutcome>>
 }
 
 /** Around-dispatch view: only `signal` may be replaced (never removed). */

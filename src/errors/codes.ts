@@ -137,6 +137,12 @@ export const ERROR_CODES = {
     surface: 'result',
     errorClass: 'CodeTypeError',
   },
+  CODE_REPLAY_DIVERGED: {
+    meaning:
+      'A run_code program resumed after an approval asked for other sub-calls than its replay log holds (or the log is not its own); nothing new of it ran.',
+    surface: 'result',
+    errorClass: 'CodeReplayDivergedError',
+  },
   MCP_TOOL_ERROR: {
     meaning: 'A remote MCP tool failed: the server answered with an error, closed, or did not answer in time.',
     surface: 'result',

@@ -4,6 +4,8 @@ import type {
   Agent,
   ApprovalOutcome,
   ApprovalRequest,
+  ProgramResumption,
+  ProgramSuspension,
   ToolExecuteOptions,
   ToolExecutionFailure,
   ToolExecutionInput,
@@ -197,6 +199,11 @@ export interface ModelLoopPending<F extends ProviderFormat = ProviderFormat> {
   readonly results?: readonly (ModelLoopCallResult | null)[]
   /** Per call: the approval request it waits on, else null. */
   readonly requests?: readonly (ApprovalRequest | null)[]
+  /**
+   * Per call: a paused Code Mode program's waiting sub-calls and replay log, else null (absent: no
+   * program paused). Its `requests` entry is the first waiting sub-call's request.
+   */
+  readonly programs?: readonly (ProgramSuspension | null)[]
 }
 
 /** What a resume hands the loop: decisions by callId and results proven elsewhere (the journal). */
@@ -351,18 +358,41 @@ async function settlePending<F extends ProviderFormat>(
   const { calls } = pending
   const results: (ModelLoopCallResult | null)[] = calls.map((_, i) => pending.results?.[i] ?? null)
   const requests: (ApprovalRequest | null)[] = calls.map((_, i) => pending.requests?.[i] ?? null)
+  const programs: (ProgramSuspension | null)[] = calls.map((_, i) => pending.programs?.[i] ?? null)
+  // A paused program runs again once any of its waiting sub-calls has a decision.
+  const programDecisions = (i: number): Record<string, ApprovalOutcome> | undefined => {
+    const program = programs[i]
+    if (program === null) return undefined
+    const decided: Record<string, ApprovalOutcome> = {}
+    for (const request of program.waiting) {
+      const decision = control?.decisions.get(request.callId)
+      if (decision !== undefined) decided[request.callId] = decision
+    }
+    return Object.keys(decided).length > 0 ? decided : undefined
+  }
   const run: number[] = []
   calls.forEach((call, i) => {
     if (results[i] !== null) return
-    const known = requests[i] !== null ? control?.known.get(call.callId) : undefined
+    const known = requests[i] !== null && programs[i] === null ? control?.known.get(call.callId) : undefined
     if (known !== undefined) {
       results[i] = { ...callOf(call), result: known }
       requests[i] = null
-    } else if (requests[i] === null || control?.decisions.has(call.callId)) run.push(i)
+    } else if (
+      requests[i] === null ||
+      (programs[i] === null ? control?.decisions.has(call.callId) : programDecisions(i) !== undefined)
+    )
+      run.push(i)
   })
   if (run.length > 0) {
     const decide = (callId: string) => control?.decisions.get(callId)
+    const resumption = (k: number) => {
+      const i = run[k]
+      const program = programs[i]
+      const decisions = programDecisions(i)
+      return program === null || decisions === undefined ? undefined : { log: program.log, decisions }
+    }
     const suspensions: (ApprovalRequest | undefined)[] = []
+    const paused: (ProgramSuspension | undefined)[] = []
     const gated =
       control?.claim === undefined ? options : { ...options, tools: claiming(options.tools, calls, control.claim) }
     const batch = await executeStepCalls(
@@ -371,9 +401,11 @@ async function settlePending<F extends ProviderFormat>(
       step,
       decide,
       run,
-      (k, request) => {
+      (k, request, program) => {
         suspensions[k] = request
+        paused[k] = program
       },
+      resumption,
     )
     batch.results.forEach((entry, k) => {
       const i = run[k]
@@ -381,15 +413,24 @@ async function settlePending<F extends ProviderFormat>(
       if (request !== undefined) {
         results[i] = null
         requests[i] = { ...request } // plain copy: the live objects beside it stay behind
+        const program = paused[k]
+        programs[i] =
+          program === undefined ? null : { waiting: program.waiting.map((r) => ({ ...r })), log: program.log }
       } else {
         results[i] = entry
         requests[i] = null
+        programs[i] = null
       }
     })
   }
   if (results.some((r) => r === null)) {
     const usage = pending.usage !== undefined ? { usage: pending.usage } : {}
-    return { results: [], concludesTurn: false, waiting: { reply: pending.reply, calls, ...usage, results, requests } }
+    const withPrograms = programs.some((p) => p !== null) ? { programs } : {}
+    return {
+      results: [],
+      concludesTurn: false,
+      waiting: { reply: pending.reply, calls, ...usage, results, requests, ...withPrograms },
+    }
   }
   const done = results as ModelLoopCallResult[]
   const concludesTurn = done.some(({ result }) => !result.isError && result.concludesTurn === true)
@@ -426,9 +467,9 @@ function claiming(tools: ModelLoopTools, calls: readonly ProviderToolCall[], cla
     let suspended = false
     const result = await tools.execute(input, {
       ...options,
-      onSuspended: (request) => {
+      onSuspended: (request, program) => {
         suspended = true
-        options?.onSuspended?.(request)
+        options?.onSuspended?.(request, program)
       },
     })
     if (suspended) gate.release()
@@ -456,7 +497,13 @@ function suspended<F extends ProviderFormat>(
       snapshot as unknown as Record<string, unknown>,
       stateKeyBytes(options.stateKey, 'stateKey'),
     )
-  const pending = (snapshot.pending?.requests ?? []).filter((r): r is ApprovalRequest => r !== null)
+  // A paused program waits on each of its waiting sub-calls: each is decided on its own.
+  const programs = snapshot.pending?.programs
+  const pending = (snapshot.pending?.requests ?? []).flatMap((r, i): ApprovalRequest[] => {
+    if (r === null) return []
+    const program = programs?.[i]
+    return program ? [...program.waiting] : [r]
+  })
   const usage = sumUsage([...state.steps.map((step) => step.usage), state.pending?.usage])
   return {
     messages: state.messages,
@@ -475,7 +522,8 @@ export async function executeStepCalls<F extends ProviderFormat>(
   step: number,
   decide?: (callId: string) => ApprovalOutcome | undefined,
   positions?: readonly number[],
-  onSuspended?: (index: number, request: ApprovalRequest) => void,
+  onSuspended?: (index: number, request: ApprovalRequest, program?: ProgramSuspension) => void,
+  resumption?: (index: number) => ProgramResumption | undefined,
 ): Promise<{ results: ModelLoopCallResult[]; concludesTurn: boolean }> {
   const at = (k: number) => positions?.[k] ?? k
   const { tools, agent } = options
@@ -498,9 +546,13 @@ export async function executeStepCalls<F extends ProviderFormat>(
       const k = (input as { [POSITION]?: number })[POSITION] ?? inputs.indexOf(input)
       // The decision and the suspension travel beside the input, where nothing the model writes reaches.
       const decision = decide?.(input.callId)
+      const program = k >= 0 ? resumption?.(k) : undefined
       return tools.execute(input, {
         ...(decision !== undefined ? { decision } : {}),
-        ...(onSuspended !== undefined && k >= 0 ? { onSuspended: (request) => onSuspended(k, request) } : {}),
+        ...(program !== undefined ? { program } : {}),
+        ...(onSuspended !== undefined && k >= 0
+          ? { onSuspended: (request, paused) => onSuspended(k, request, paused) }
+          : {}),
       })
     },
   }

@@ -1,5 +1,6 @@
 // resumeModelLoop: continue a turn that stopped with 'approval-required', here or in another process.
 
+import { replayLogIssues } from '../code-mode/replay-log.js'
 import type { ApprovalOutcome, ApprovalRequest, ToolExecutionResult } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolSchema } from '../contract/tool-definition.js'
@@ -285,6 +286,9 @@ function readState<F extends ProviderFormat>(
     issues.push(`state.pending.results: expected an array of ${calls.length} entries (one per call)`)
   if (!Array.isArray(requests) || requests.length !== calls.length)
     issues.push(`state.pending.requests: expected an array of ${calls.length} entries (one per call)`)
+  const programs = pending.programs
+  if (programs !== undefined && (!Array.isArray(programs) || programs.length !== calls.length))
+    issues.push(`state.pending.programs: expected an array of ${calls.length} entries (one per call)`)
   if (issues.length > 0) throw new ResumeStateError(issues)
   const seen = new Set<string>()
   let waiting = 0
@@ -304,6 +308,13 @@ function readState<F extends ProviderFormat>(
       if (request !== null) issues.push(`state.pending.requests[${i}]: a completed call cannot also be pending`)
       return
     }
+    const program = (programs as unknown[] | undefined)?.[i] ?? null
+    if (program !== null) {
+      const before = issues.length
+      programIssues(call, request, program, `state.pending.programs[${i}]`, issues)
+      if (issues.length === before) waiting++
+      return
+    }
     if (!isObject(request) || request.callId !== call.callId || request.toolName !== call.name) {
       issues.push(
         `state.pending.requests[${i}]: call "${call.callId}" has no result, so it needs its pending approval request (edited or truncated state?)`,
@@ -315,6 +326,51 @@ function readState<F extends ProviderFormat>(
   if (issues.length === 0 && waiting === 0) issues.push('state.pending: no call is waiting for a decision')
   if (issues.length > 0) throw new ResumeStateError(issues)
   return state as unknown as ModelLoopState<F>
+}
+
+/**
+ * A paused Code Mode program: its waiting sub-calls are this call's, the call's request is the
+ * first of them, and its replay log is well-formed and was written by the call's own program.
+ */
+function programIssues(
+  call: Record<string, unknown>,
+  request: unknown,
+  program: unknown,
+  at: string,
+  issues: string[],
+): void {
+  if (!isObject(program) || !Array.isArray(program.waiting) || program.waiting.length === 0) {
+    issues.push(`${at}: expected { waiting, log } of a paused program`)
+    return
+  }
+  const ids = new Set<string>()
+  program.waiting.forEach((sub: unknown, k) => {
+    if (
+      !isObject(sub) ||
+      typeof sub.callId !== 'string' ||
+      !sub.callId.startsWith(`${String(call.callId)}:code:`) ||
+      sub.rootCallId !== call.callId ||
+      sub.parentCallId !== call.callId ||
+      typeof sub.toolName !== 'string' ||
+      ids.has(sub.callId)
+    )
+      issues.push(`${at}.waiting[${k}]: not a waiting sub-call of call "${String(call.callId)}"`)
+    else ids.add(sub.callId)
+  })
+  if (!isObject(request) || !sameJson(request, program.waiting[0]))
+    issues.push(
+      `state.pending.requests: call "${String(call.callId)}" must wait on its program's first waiting sub-call`,
+    )
+  const args = isObject(call.arguments) ? call.arguments : {}
+  issues.push(...replayLogIssues(program.log, args.code, `${at}.log`))
+  // Every waiting sub-call is one the log marks waiting, at its own position.
+  const log = isObject(program.log) && Array.isArray(program.log.calls) ? program.log.calls : []
+  for (const id of ids) {
+    const index = Number(id.slice(`${String(call.callId)}:code:`.length))
+    const entry: unknown = log[index - 1]
+    if (!Number.isInteger(index) || !isObject(entry) || entry.waiting !== true)
+      issues.push(`${at}.waiting: sub-call "${id}" is not a waiting sub-call of the log`)
+  }
 }
 
 /**
@@ -409,6 +465,12 @@ function consistencyIssues<F extends ProviderFormat>(
     if (!argumentsMatch(model.arguments, call.arguments, schemaOf.get(call.name)))
       issues.push(`${at}.arguments: differ from the arguments in the stored assistant reply`)
     const where = `state.pending.requests[${i}]`
+    if ((pending.programs?.[i] ?? null) !== null) {
+      // A paused program's request is its sub-call's (checked with the program in readState).
+      if (request.agentId !== (state.agentId ?? null))
+        issues.push(`${where}.agentId: ${JSON.stringify(request.agentId)} is not the state's agent`)
+      return
+    }
     if (canonicalJson(request.arguments) !== canonicalJson(call.arguments))
       issues.push(`${where}.arguments: differ from ${at}.arguments`)
     if (request.agentId !== (state.agentId ?? null))
@@ -484,7 +546,11 @@ function addRecordedDecisions(
 
 function readDecisions(
   raw: unknown,
-  pending: { calls: readonly ProviderToolCall[]; requests: (ApprovalRequest | null)[] },
+  pending: {
+    calls: readonly ProviderToolCall[]
+    requests: (ApprovalRequest | null)[]
+    programs?: readonly ({ waiting: readonly ApprovalRequest[] } | null)[]
+  },
   where: string,
 ): Map<string, ApprovalOutcome> {
   const decisions = new Map<string, ApprovalOutcome>()
@@ -493,12 +559,18 @@ function readDecisions(
   const issues: string[] = []
   for (const [callId, value] of Object.entries(raw)) {
     const at = `${where}[${JSON.stringify(callId)}]`
-    const index = pending.calls.findIndex((call) => call.callId === callId)
+    // A paused program's waiting sub-call is decided by its own id; the program call itself is not.
+    const inProgram = pending.programs?.some((program) => program?.waiting.some((r) => r.callId === callId)) === true
+    const index = inProgram ? -2 : pending.calls.findIndex((call) => call.callId === callId)
+    if (index >= 0 && (pending.programs?.[index] ?? null) !== null) {
+      issues.push(`${at}: call "${callId}" is a paused program; decide its waiting sub-calls by their ids`)
+      continue
+    }
     if (index === -1) {
       issues.push(`${at}: no call "${callId}" in the pending batch`)
       continue
     }
-    if (pending.requests[index] === null) {
+    if (index >= 0 && pending.requests[index] === null) {
       issues.push(`${at}: call "${callId}" is not pending (it already completed); it is never run again`)
       continue
     }
@@ -563,7 +635,11 @@ function asks(
 async function readEvidence(
   path: string,
   records: AsyncIterable<JournalRecord>,
-  pending: { calls: readonly ProviderToolCall[]; requests: (ApprovalRequest | null)[] },
+  pending: {
+    calls: readonly ProviderToolCall[]
+    requests: (ApprovalRequest | null)[]
+    programs?: readonly (object | null)[]
+  },
   agentId: string | null,
   turnId: string | undefined,
   known: Map<string, ToolExecutionResult>,
@@ -580,7 +656,8 @@ async function readEvidence(
   }
   const watched = new Map<string, Watched>()
   pending.calls.forEach((call, i) => {
-    if (pending.requests[i] !== null)
+    // A paused program's evidence is its replay log (its sub-calls are journaled under their own ids).
+    if (pending.requests[i] !== null && (pending.programs?.[i] ?? null) === null)
       watched.set(call.callId, { index: i, toolName: call.name, started: false, result: undefined, asked: undefined })
   })
   for await (const record of records) {

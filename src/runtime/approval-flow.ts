@@ -141,6 +141,8 @@ export interface AskedCall {
   decision: ApprovalOutcome | undefined
   /** The host's approval service for this call, answering before the context's `approval` service. */
   readonly approval: ApprovalService | undefined
+  /** A nested call whose suspension the enclosing program keeps (else a nested suspension is a denial). */
+  readonly durable?: boolean
 }
 
 /** An answer, or the refusal that ends the ask before any answer exists. */
@@ -166,7 +168,7 @@ export async function askApproval(
   const answer = await answerAsk(core, scope, call, request, reason)
   if ('refused' in answer) return answer.refused
   const { source, normalized } = answer
-  const outcome = await settleOutcome(core, scope, exec, normalized.outcome, source)
+  const outcome = await settleOutcome(core, scope, exec, normalized.outcome, source, call.durable === true)
   if (core.hasHooks('tools/approval-answered')) {
     // Observers (the journal) get JSON only: edited arguments that are not JSON are left out.
     const observed =
@@ -275,10 +277,12 @@ async function settleOutcome(
   exec: ToolExecution,
   answered: ApprovalOutcome,
   source: ApprovalAnswerSource,
+  durable: boolean,
 ): Promise<ApprovalOutcome> {
   let outcome = answered
-  if (outcome.kind === 'suspended' && exec.parent !== undefined) {
-    // A Code Mode program cannot wait across a restart: re-running it would repeat its finished sub-calls.
+  if (outcome.kind === 'suspended' && exec.parent !== undefined && !durable) {
+    // Only a program that keeps a replay log can wait across a restart: re-running any other would
+    // repeat its finished sub-calls.
     outcome = Object.freeze({
       kind: 'denied',
       reason: `approval was suspended${outcome.reason ? ` (${outcome.reason})` : ''}, but a Code Mode sub-call cannot wait for a later decision`,

@@ -1,4 +1,11 @@
-import type { ScopeKey, StandingApprovalStore } from '../contract/execution.js'
+import type {
+  ApprovalRequest,
+  ProgramResumption,
+  ProgramSuspension,
+  ScopeKey,
+  StandingApprovalStore,
+  ToolExecutionToken,
+} from '../contract/execution.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { checkDefinition } from './definition-check.js'
@@ -7,6 +14,12 @@ import type { Scope } from './scope.js'
 import type { ToolTransport } from './transport.js'
 import { warnContained } from './untrusted.js'
 import { waterfall } from './waterfall.js'
+
+/** What {@link ToolHost.pausing} tells a running call whose host keeps suspended calls. */
+export interface CallPausing {
+  readonly program?: ProgramResumption
+  suspend(request: ApprovalRequest, program: ProgramSuspension): void
+}
 
 /**
  * What a feature uses to plug into the runtime (`tools.host`): the same surface Code Mode, the
@@ -43,6 +56,12 @@ export interface ToolHost {
   deferredTools(scope?: ScopeKey): ReadonlySet<string>
   /** Whether any listener is registered for `event` (check before building an expensive payload). */
   hasListeners(event: string): boolean
+  /**
+   * Whether the running call of `token` may pause (its host, a model loop, keeps suspended calls):
+   * the resumption its host handed it, and `suspend`, which reports its suspension to the host.
+   * Undefined when the host cannot keep a suspension.
+   */
+  pausing(token: ToolExecutionToken): CallPausing | undefined
   /**
    * A feature's own waterfall event, filtered like the runtime's: listeners registered through the
    * agent's context (or its ancestors) and global ones run in registration order, each getting `next`.
@@ -100,6 +119,21 @@ export function createToolHost(core: RegistryCore): ToolHost {
       return core.view(resolved).deferred
     },
     hasListeners: (event: string) => core.hasHooks(event),
+    pausing(token: ToolExecutionToken) {
+      const host = core.live.get(token)?.host
+      const onSuspended = host?.onSuspended
+      if (onSuspended === undefined) return undefined
+      return {
+        ...(host?.program === undefined ? {} : { program: host.program }),
+        suspend: (request: ApprovalRequest, program: ProgramSuspension) => {
+          try {
+            onSuspended(request, program)
+          } catch (error) {
+            warnContained(core, 'an onSuspended callback failed', error)
+          }
+        },
+      }
+    },
     waterfall<R>(event: string, agent: ScopeKey | undefined, args: readonly unknown[], inner: () => Promise<R>) {
       return waterfall(core.hooks, scopeOf(agent, 'waterfall').dispatchThis, event, args, inner)
     },

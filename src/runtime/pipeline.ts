@@ -160,7 +160,7 @@ export async function runPipeline(
   })
   // A nested call asks the approval channel of the call that encloses it, unless given its own.
   const approval = host.approval ?? enclosing?.approval
-  core.live.set(token, { exec, approval })
+  core.live.set(token, { exec, approval, host })
   if (core.hasHooks('tools/call')) observe(core, scope, 'tools/call', [exec])
   try {
     const view = core.view(scope)
@@ -170,7 +170,14 @@ export async function runPipeline(
       definition = undefined
     const finalize = definition?.finalizeContent
     // An approver's edited arguments replace the execution for every later phase.
-    const call: CallBox = { exec, suspended: undefined, decision: host.decision, approval }
+    // A nested call may suspend only when the enclosing program said it can pause (it passed onSuspended).
+    const call: CallBox = {
+      exec,
+      suspended: undefined,
+      decision: host.decision,
+      approval,
+      durable: host.onSuspended !== undefined,
+    }
     let result: ToolExecutionResult
     if (argsError !== undefined) {
       result = failure(describeThrown(argsError), { name: 'ToolArgsError', code: 'INVALID_ARGS' })
@@ -208,6 +215,8 @@ export interface CallBox {
   readonly approval: ApprovalService | undefined
   /** Set once the call went through an approval ask (a call is asked at most once). */
   asked?: boolean
+  /** The host can keep a suspension of this call (a nested one is otherwise denied). */
+  readonly durable?: boolean
 }
 
 const NO_HOST_OPTIONS: ToolExecuteOptions = Object.freeze({})
@@ -220,7 +229,14 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
   const approval = readOwn(options, 'approval')
   const onSuspended = readOwn(options, 'onSuspended')
   const storedTurnId = readOwn(options, 'storedTurnId')
-  if (decision === UNREADABLE || approval === UNREADABLE || onSuspended === UNREADABLE || storedTurnId === UNREADABLE)
+  const program = readOwn(options, 'program')
+  if (
+    decision === UNREADABLE ||
+    approval === UNREADABLE ||
+    onSuspended === UNREADABLE ||
+    storedTurnId === UNREADABLE ||
+    program === UNREADABLE
+  )
     return 'options: a field could not be read (reading it threw)'
   if (decision !== undefined && (typeof decision !== 'object' || decision === null))
     return 'options.decision: expected an approval outcome object when present'
@@ -235,6 +251,9 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     approval: approval as ApprovalService | undefined,
     onSuspended: onSuspended as ToolExecuteOptions['onSuspended'],
     ...(storedTurnId === undefined ? {} : { storedTurnId: storedTurnId as string }),
+    ...(program !== undefined && typeof program === 'object' && program !== null
+      ? { program: program as ToolExecuteOptions['program'] }
+      : {}),
   }
 }
 

@@ -3,6 +3,7 @@ import type {
   Agent,
   ApprovalService,
   StandingApprovalStore,
+  ToolExecuteOptions,
   ToolExecution,
   ToolExecutionToken,
   ToolPresentationMode,
@@ -20,6 +21,8 @@ import { warnContained } from './untrusted.js'
 export interface LiveCall {
   exec: ToolExecution
   readonly approval: ApprovalService | undefined
+  /** What the host passed for this call (a suspension callback, a paused program's resumption). */
+  readonly host?: ToolExecuteOptions
 }
 
 /**

@@ -1,10 +1,13 @@
 // Issue 40, item 1: a run_code program is type-checked against exactly the SDK its agent sees
 // before anything of it runs. 'refuse' fails the call with CODE_TYPE_ERROR (no sub-call runs, the
 // journal keeps the refusal), 'warn' runs it and returns the diagnostics, 'off' skips the check.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { CodeTypeCheckMode } from '../../src/code-mode/program-checker.js'
-import { createAgent, defineTool, ToolRuntime } from '../../src/index.js'
+import { createAgent, defineTool, Journal, type JournalRecord, readJournal, ToolRuntime } from '../../src/index.js'
 
 const render = (_args: unknown, value: unknown) => [{ type: 'text' as const, text: JSON.stringify(value) }]
 const fibers: { dispose(): unknown }[] = []
@@ -12,7 +15,7 @@ afterEach(async () => {
   for (const fiber of fibers.splice(0)) await fiber.dispose()
 })
 
-async function setup(typeCheck?: CodeTypeCheckMode) {
+async function setup(typeCheck?: CodeTypeCheckMode, journal?: string) {
   const ctx = new Context()
   const fiber = ctx.plugin(ToolRuntime, {
     mode: 'code',
@@ -20,6 +23,7 @@ async function setup(typeCheck?: CodeTypeCheckMode) {
   })
   fibers.push(fiber)
   await fiber
+  if (journal !== undefined) await ctx.plugin(Journal, { path: journal })
   const ran: string[] = []
   ctx.tools.register(
     defineTool({
@@ -49,9 +53,10 @@ async function setup(typeCheck?: CodeTypeCheckMode) {
     }),
   )
   const agent = createAgent(ctx, { id: 'a1' })
+  let calls = 0
   const run = (code: string) =>
     ctx.tools.execute({
-      callId: `c${Math.random().toString(36).slice(2, 8)}`,
+      callId: `c${++calls}`,
       name: 'run_code',
       arguments: { code, description: 'test' },
       agent,
@@ -153,5 +158,57 @@ describe('codeMode.typeCheck (issue 40, item 1)', { timeout: 60_000 }, () => {
     // The same program checks for the agent that sees the tool.
     const wide = await run("await tools.send_message({ channel: 'a', text: 'b' })")
     expect(wide.isError ? wide.error.message : 'ran').toBe('ran')
+  })
+
+  it('a missing required field and a wrong type in a branch that is not taken are refused', async () => {
+    const { run, ran } = await setup('refuse')
+    const result = await run(
+      [
+        'const n = await tools.count({ n: 2 })',
+        "await tools.send_message({ channel: 'ops' })",
+        'if (n < 0) {',
+        "  await tools.count({ n: 'minus' })",
+        '}',
+        'return n',
+      ].join('\n'),
+    )
+    if (!result.isError) throw new Error('expected a refusal')
+    expect(result.error.info).toMatchObject({ code: 'CODE_TYPE_ERROR' })
+    const lines = result.error.message.split('\n').filter((line) => /^\d+:\d+: /.test(line))
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(/^2:26: .*Property 'text' is missing in type '\{ channel: string; \}'.*\(TS2345\)$/)
+    expect(lines[1]).toMatch(/^4:23: Type 'string' is not assignable to type 'number'\. \(TS2322\)$/)
+    // The count before the bad send did not run either: the program is refused as a whole.
+    expect(ran).toEqual([])
+  })
+
+  it('an unknown tool on a line that would run is refused before the calls above it', async () => {
+    const { run, ran } = await setup('refuse')
+    const result = await run("await tools.send_message({ channel: 'a', text: 'b' })\nreturn await tools.delete_all({})")
+    expect(result.isError && result.error.message).toMatch(/^2:20: Property 'delete_all' does not exist on type /m)
+    expect(ran).toEqual([])
+  })
+
+  it('the journal records the refusal as the call’s result', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-typecheck-'))
+    try {
+      const path = join(dir, 'journal.jsonl')
+      const { run, ran } = await setup('refuse', path)
+      const result = await run("await tools.count({ n: 'x' })")
+      expect(result.isError).toBe(true)
+      const records: JournalRecord[] = []
+      for await (const record of readJournal(path)) records.push(record)
+      const final = records.find((r) => r.type === 'result' && r.toolName === 'run_code')
+      expect(final?.type === 'result' && final.result.isError && final.result.error.info).toMatchObject({
+        code: 'CODE_TYPE_ERROR',
+      })
+      expect(final?.type === 'result' && final.result.isError && final.result.error.message).toContain(
+        "1:21: Type 'string' is not assignable to type 'number'. (TS2322)",
+      )
+      expect(records.some((r) => r.type === 'code-dispatch' || r.toolName === 'count')).toBe(false)
+      expect(ran).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
