@@ -202,6 +202,7 @@ export {
   type CodeDispatchJournalRecord,
   JOURNAL_VERSION,
   type JournalIdentity,
+  type JournalPolicyDecision,
   type JournalRecord,
   type JournalRecordBase,
   type JournalRecordType,

@@ -23,6 +23,7 @@ import type { McpServerCatalog } from '../mcp/serve-catalog.js'
 import type { McpServerLogging } from '../mcp/server.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import type { McpServerFeatures } from '../mcp/upstream-catalog.js'
+import type { PolicyEnforcement } from '../policy/index.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
@@ -33,6 +34,7 @@ import { applyDeferral } from './gateway-defer.js'
 import { type IdentityScopes, identityScopes } from './identity-scopes.js'
 import type { Log } from './log.js'
 import { applyPolicy } from './policy.js'
+import { enforceGatewayPolicy, journalDecision } from './policy-document.js'
 import type { IdentityPolicy } from './policy-rules.js'
 import type { GatewaySettings } from './settings.js'
 
@@ -45,6 +47,8 @@ export interface Gateway {
   readonly agent: AgentHandle
   /** Each authenticated identity's own scope under `agent`, with what `policy.rules` decide for it. */
   readonly identities: IdentityScopes
+  /** The policy document's decisions (conditions, quotas) over every call, and `explain`. */
+  readonly policy: PolicyEnforcement
   /** Whether some tools are deferred behind `search_tools` (each session then gets its own scope). */
   readonly deferring: boolean
   readonly connections: ReadonlyMap<string, McpConnection>
@@ -289,9 +293,14 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]
   applyPolicy(agent, settings.policy, names)
   identities = identityScopes(agent, settings.policy, names)
+  const policy = enforceGatewayPolicy(agent, settings.policy, (of) => identities.identityOf(of))
   if (settings.journal !== undefined && !settings.check) {
     const { Journal } = await import('../journal/journal.js')
-    ctx.plugin(Journal, { path: settings.journal, identify: (of) => identities.identityOf(of) })
+    ctx.plugin(Journal, {
+      path: settings.journal,
+      identify: (of) => identities.identityOf(of),
+      policyOf: journalDecision(policy),
+    })
   }
   const deferring = applyDeferral(tools, agent, settings, connections)
   // Each client's level, by its subscription: the upstreams are asked for the lowest of them, so
@@ -335,6 +344,7 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
     tools,
     agent,
     identities,
+    policy,
     deferring,
     connections,
     upstreams,

@@ -23,6 +23,7 @@ export interface IdentityPolicy {
 
 /** The compiled rules. */
 export interface CompiledRules {
+  /** How many rules name `who` (rules for everyone grant nothing per identity). */
   readonly size: number
   /** Resolve `identity`: its matched rules and their merged settings. */
   resolve(identity: Identity): IdentityPolicy
@@ -151,7 +152,8 @@ export function compileRules(all: readonly PolicyRule[]): CompiledRules {
       [...new Set(identity.scopes)].sort(),
       sortedClaims.map((name) => (identity.claims[name] === undefined ? [] : [identity.claims[name]])),
     ])
-  return { size: rules.length, resolve, keyOf }
+  // Only rules for someone grant: rules for everyone leave an identity's grants to the top level.
+  return { size: all.filter((rule) => rule.who !== undefined).length, resolve, keyOf }
 }
 
 function identityPolicy(identity: Identity, rules: readonly CompiledRule[]): IdentityPolicy {

@@ -10,7 +10,13 @@ import type {
 } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { previewJson } from '../scheduling/preview.js'
-import { JOURNAL_VERSION, type JournalIdentity, type JournalRecord, type JournalRecordBase } from './records.js'
+import {
+  JOURNAL_VERSION,
+  type JournalIdentity,
+  type JournalPolicyDecision,
+  type JournalRecord,
+  type JournalRecordBase,
+} from './records.js'
 import type { Store } from './store.js'
 import { StoreError } from './store-error.js'
 
@@ -24,6 +30,8 @@ export interface JournalStoreConfig {
   readonly fsync?: undefined
   /** As for a file journal: who a call's agent acts for, recorded with each of its records. */
   readonly identify?: (agent: Agent | undefined) => JournalIdentity | undefined
+  /** As for a file journal: the policy's decision of a call, recorded with its result. */
+  readonly policyOf?: (exec: Readonly<ToolExecution>) => JournalPolicyDecision | undefined
 }
 
 /** A journal file. */
@@ -41,6 +49,11 @@ export interface JournalFileConfig {
    * `identity` (a host serving authenticated callers, one agent scope per caller, names them here).
    */
   readonly identify?: (agent: Agent | undefined) => JournalIdentity | undefined
+  /**
+   * The policy's decision of a call (`tools.policyDecision(exec)` in the library): when it answers,
+   * the call's result record carries it as `policy` (the deciding rule and the policy's digest).
+   */
+  readonly policyOf?: (exec: Readonly<ToolExecution>) => JournalPolicyDecision | undefined
 }
 
 /**
@@ -71,6 +84,7 @@ export class Journal {
   private fd: number | undefined
   private readonly fsync: boolean
   private readonly identify: JournalConfig['identify']
+  private readonly policyOf: JournalConfig['policyOf']
   private readonly started = new Map<ToolExecutionToken, number>()
   /** Per call that asked for approval: when it asked, how long it waited in all, when the answer let it run. */
   private readonly approvals = new Map<ToolExecutionToken, { asked?: number; waited?: number; freed?: number }>()
@@ -86,6 +100,9 @@ export class Journal {
       throw new ConfigError('Journal config.identify', 'expected a function when present')
     }
     this.identify = config.identify
+    if (config.policyOf !== undefined && typeof config.policyOf !== 'function')
+      throw new ConfigError('Journal config.policyOf', 'expected a function when present')
+    this.policyOf = config.policyOf
     if ('store' in config && config.store !== undefined) {
       const store = config.store
       if (store === null || typeof store !== 'object' || typeof store.append !== 'function')
@@ -206,6 +223,7 @@ export class Journal {
       durationMs,
       ...(timing?.waited !== undefined ? { approvalWaitMs: timing.waited } : {}),
       ...(timing?.freed !== undefined ? { runMs: Math.max(0, now - timing.freed) } : {}),
+      ...this.policyDecisionOf(exec),
     })
   }
 
@@ -240,6 +258,25 @@ export class Journal {
       agentId: exec.agent?.id ?? null,
       toolName: exec.name,
       ...this.identityOf(exec.agent),
+    }
+  }
+
+  /** `{ policy }` when the host names the call's policy decision; a throwing `policyOf` records none. */
+  private policyDecisionOf(exec: Readonly<ToolExecution>): { policy?: JournalPolicyDecision } {
+    if (this.policyOf === undefined) return {}
+    try {
+      const found = this.policyOf(exec)
+      if (found === undefined) return {}
+      return {
+        policy: {
+          decision: found.decision,
+          ...(found.rule !== undefined ? { rule: found.rule } : {}),
+          digest: found.digest,
+        },
+      }
+    } catch (error) {
+      this.warn('policyOf() threw for call %s: %s', exec.callId, error)
+      return {}
     }
   }
 

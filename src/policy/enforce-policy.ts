@@ -36,6 +36,8 @@ export interface PolicyEnforcement {
   decisionOf(token: ToolExecutionToken): PolicyDecision | undefined
   /** Decide without calling or counting; a used-up quota answers `quota`. */
   explain(call: PolicyCall): Promise<PolicyDecision>
+  /** Count quotas in `counter` from now on (the gateway's store, once it is open). */
+  useQuotas(counter: QuotaCounter): void
   /** Remove the listeners. */
   dispose(): void
 }
@@ -55,6 +57,7 @@ export function enforcePolicyDocument(
   const running = new Map<string, { readonly name: string; readonly depth: number }>()
   const turns = new Map<string, Map<string, number>>()
   const applyDeadlines = options.deadlines ?? true
+  let quotas = options.quotas
 
   const callOf = (exec: ToolExecution): PolicyCall => {
     const parent = exec.parentCallId === null ? undefined : running.get(exec.parentCallId)
@@ -84,7 +87,7 @@ export function enforcePolicyDocument(
     const decision = decisions.get(exec.token)
     for (const check of decision?.quotas ?? []) {
       const window = windowOf(check.quota, now())
-      const taken = await options.quotas.take(check.key, window.start, window.ms, check.quota.calls)
+      const taken = await quotas.take(check.key, window.start, window.ms, check.quota.calls)
       if (!taken) {
         const error = new QuotaExceededError(
           exec.name,
@@ -128,7 +131,7 @@ export function enforcePolicyDocument(
     if (decision.decision === 'deny') return decision
     for (const check of decision.quotas) {
       const window = windowOf(check.quota, now())
-      const used = await options.quotas.peek(check.key, window.start)
+      const used = await quotas.peek(check.key, window.start)
       if (used >= check.quota.calls)
         return Object.freeze({
           ...decision,
@@ -145,6 +148,9 @@ export function enforcePolicyDocument(
     policy,
     decisionOf: (token: ToolExecutionToken) => decisions.get(token),
     explain,
+    useQuotas(counter: QuotaCounter) {
+      quotas = counter
+    },
     dispose() {
       offPre()
       offExecute()
