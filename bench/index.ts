@@ -10,6 +10,7 @@ const suites = [
   'bash-sandbox',
   'search',
   'policy',
+  'policy-conditions',
   'tool-search',
   'native-search',
   'import',
