@@ -5,6 +5,7 @@ import {
   ConfigError,
   createAgent,
   createToolRuntime,
+  Journal,
   type PolicyInput,
   type ToolRuntimeHandle,
 } from '../../src/index.js'
@@ -163,6 +164,39 @@ describe('identity, Code Mode and setPolicy', () => {
     expect((await call(tools, 'bash', {}, { agent })).error?.info?.code).toBe('TOOL_DENIED')
     tools.setPolicy(null, agent)
     expect((await call(tools, 'bash', {}, { agent })).isError).toBe(false)
+  })
+
+  it('a journal records the deciding rule and the policy digest (issue 38, item 4)', async () => {
+    const { mkdtemp, readFile, rm } = await import('node:fs/promises')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const dir = await mkdtemp(join(tmpdir(), 'policy-journal-'))
+    try {
+      const { ctx, tools } = await start()
+      const file = join(dir, 'audit.jsonl')
+      await ctx.plugin(Journal, {
+        path: file,
+        policyOf: (exec) => {
+          const decision = tools.policyDecision(exec)
+          return decision && { decision: decision.decision, rule: decision.rule?.label, digest: decision.policy }
+        },
+      })
+      await call(tools, 'write_file', { path: '.github/x', content: 'x' })
+      await call(tools, 'read_file', { path: 'a' })
+      const results = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+        .filter((record) => record.type === 'result')
+      const digest = (await tools.explain({ name: 'read_file' })).policy
+      expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/)
+      expect(results.map((record) => record.policy)).toEqual([
+        { decision: 'deny', rule: 'no-workflow-writes', digest },
+        { decision: 'allow', digest },
+      ])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 
   it('createAgent checks the identity', () => {
