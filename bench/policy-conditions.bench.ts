@@ -14,7 +14,10 @@ const TOOLS = ['read_file', 'write_file', 'github__create_issue', 'github__searc
 /** Each tool's arguments, of the shape its rules read (a failing `when` is a denial, measured apart). */
 const ARGS: Record<string, unknown[]> = {
   read_file: [{ path: 'src/a.ts' }],
-  write_file: [{ path: 'src/a.ts', content: 'x' }, { path: '.github/ci.yml', content: 'x' }],
+  write_file: [
+    { path: 'src/a.ts', content: 'x' },
+    { path: '.github/ci.yml', content: 'x' },
+  ],
   github__create_issue: [{ repo: 'acme/web', title: 't' }],
   github__search: [{ q: 'bug' }],
   bash: [{ command: 'ls' }],
