@@ -11,6 +11,7 @@ const suites = [
   'bash-sandbox',
   'search',
   'policy',
+  'policy-conditions',
   'tool-search',
   'native-search',
   'import',

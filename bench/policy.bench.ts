@@ -2,8 +2,9 @@
 // compiled once; a call costs resolving its identity (cold: a new identity every call, no cache)
 // or, as the gateway runs, one lookup in the identity's resolved policy (warm).
 // Run alone: `npx tsx bench/policy.bench.ts` (or through `npm run bench`).
-import type { PolicyRule } from '../src/cli/config-rules.js'
+
 import type { Identity } from '../src/mcp/identity.js'
+import type { PolicyRule } from '../src/policy/index.js'
 import { interleavedMedians, isMain, printTable, type Row } from './util.js'
 
 const TOOLS = Array.from({ length: 200 }, (_, i) => `server${i % 10}__tool_${i}`)

@@ -28,6 +28,22 @@ export {
   type ToolTransport,
 } from './runtime/index.js'
 
+// One policy document for the library and the gateway: `createToolRuntime({ policy })`,
+// `tools.setPolicy(policy, agent?)`, `tools.explain(call)`.
+export {
+  type PolicyDecision,
+  type PolicyDocument,
+  type PolicyInput,
+  type PolicyQuota,
+  type PolicyQuotaCheck,
+  type PolicyRule,
+  type PolicyRuleRef,
+  type PolicyWho,
+  type PolicyWhoInput,
+  type ClaimValue as PolicyClaimValue,
+  QuotaExceededError,
+} from './policy/index.js'
+
 // Tool search over deferred tools: the engine (or your own ranker) and the `search_tools` finder.
 export {
   installToolSearch,
@@ -94,6 +110,7 @@ export type {
 // --- Calls and results: what `execute` takes and returns, what policies see ----------------------
 export type {
   Agent,
+  AgentIdentity,
   ApprovalAnswerSource,
   ApprovalContext,
   ApprovalOutcome,
@@ -189,6 +206,7 @@ export {
   JOURNAL_VERSION,
   type JournalCredential,
   type JournalIdentity,
+  type JournalPolicyDecision,
   type JournalRecord,
   type JournalRecordBase,
   type JournalRecordType,

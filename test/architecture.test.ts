@@ -18,7 +18,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['scheduling', 'presentation'],
   ['search'],
   ['code-mode', 'tools'],
-  ['journal', 'observability'],
+  ['journal', 'observability', 'policy'],
   ['providers', 'mcp', 'store'],
   ['viewer', 'testing'],
   ['preset'],

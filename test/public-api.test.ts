@@ -26,6 +26,7 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
       'MAX_MODEL_TEXT_CHARS',
       'MAX_RECORDED_CALLS',
       'OtelTracing',
+      'QuotaExceededError',
       'ResultBudget',
       'RuntimeDisposedError',
       'SEARCH_TOOLS_NAME',

@@ -7,6 +7,10 @@ export interface CommandEntry {
 }
 
 export const commands: Readonly<Record<string, CommandEntry>> = {
+  policy: {
+    summary: "Explain the config policy's decision for a call, or test a table of expected decisions",
+    load: () => import('./policy-command.js'),
+  },
   serve: { summary: 'Serve tools (and aggregated MCP servers) as an MCP server', load: () => import('./serve.js') },
   store: {
     summary: 'Migrate or inspect the PostgreSQL store (schema version, journal size)',

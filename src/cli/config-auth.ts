@@ -1,8 +1,9 @@
 // The config keys of a gateway a team shares: `auth` (who may call `serve --http`) and `limits`
 // (how much each caller may take). Checked key by key like the rest of the config file; every
 // problem is reported with its path.
+
+import { NUL_REFUSAL } from '../policy/index.js'
 import { isRecord } from '../util/is-record.js'
-import { NUL_REFUSAL } from './config-nul.js'
 
 /** One static bearer token: only the SHA-256 of the token is stored, with who presents it. */
 export interface StaticTokenConfig {

@@ -4,16 +4,15 @@ import path from 'node:path'
 import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { McpOAuthOptions } from '../mcp/oauth.js'
+import { checkPolicyDocument, type PolicyDocument } from '../policy/index.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
 import { type AuthConfig, checkAuth, checkLimits, type LimitsConfig } from './config-auth.js'
 import { type CallerAuthConfig, checkCallerAuth, isCallerAuth, resolveCallerAuthPaths } from './config-caller-auth.js'
-import { catalogGlobIssues } from './config-catalog-policy.js'
 import { checkDeferAbove, checkServerDefer, type ServerDefer } from './config-defer.js'
 import { checkFiles } from './config-files.js'
 import { checkMetricsConfig, checkRequired, type MetricsConfig } from './config-operations.js'
 import { readConfigText } from './config-read.js'
-import { checkPolicyRules, type PolicyRule } from './config-rules.js'
 import { checkStoreConfig, type StoreConfig } from './config-store.js'
 import { checkUpstreamAuth } from './config-upstream-auth.js'
 import { checkSandboxShape, resolveSandboxPaths, type UpstreamSandbox } from './upstream-sandbox.js'
@@ -42,18 +41,8 @@ export interface ReconnectConfig {
   maxDelayMs?: number
 }
 
-export interface PolicyConfig {
-  /** Tool-name globs; when given, only matching tools are visible and callable. */
-  allow?: string[]
-  /** Tool-name globs hidden and refused. */
-  deny?: string[]
-  /** Tool-name globs whose calls need approval. */
-  ask?: string[]
-  /** Cooperative deadline per tool-name glob, in ms (the first matching glob wins). */
-  timeoutMs?: Record<string, number>
-  /** Per-identity rules (see config-rules.ts); they apply to authenticated callers only. */
-  rules?: PolicyRule[]
-}
+/** The config's `policy`: the policy document the library accepts too (see src/policy). */
+export type PolicyConfig = PolicyDocument
 
 /** Who may reach `serve --http` besides loopback names and origins with the bound port. */
 export interface HttpConfig {
@@ -182,7 +171,7 @@ function checkConfig(value: unknown, issues: string[]): GatewayConfig {
     else issues.push('journal: expected a non-empty file path')
   }
   if (value.servers !== undefined) config.servers = checkServers(value.servers, issues)
-  if (value.policy !== undefined) config.policy = checkPolicy(value.policy, issues)
+  if (value.policy !== undefined) config.policy = checkPolicyDocument(value.policy, issues)
   if (value.http !== undefined) config.http = checkHttp(value.http, issues)
   if (value.reconnect !== undefined) config.reconnect = checkReconnect(value.reconnect, issues)
   if (value.auth !== undefined) config.auth = checkAuth(value.auth, issues)
@@ -375,40 +364,6 @@ function checkServers(value: unknown, issues: string[]): Record<string, ServerCo
     }
   }
   return servers
-}
-
-function checkPolicy(value: unknown, issues: string[]): PolicyConfig {
-  const policy: PolicyConfig = {}
-  if (!isRecord(value)) {
-    issues.push('policy: expected an object { allow?, deny?, ask?, timeoutMs?, rules? }')
-    return policy
-  }
-  unknownKeys(value, 'policy', ['allow', 'deny', 'ask', 'timeoutMs', 'rules'], issues)
-  issues.push(...catalogGlobIssues(value))
-  if (value.rules !== undefined) policy.rules = checkPolicyRules(value.rules, issues)
-  for (const key of ['allow', 'deny', 'ask'] as const) {
-    const list = value[key]
-    if (list === undefined) continue
-    if (!Array.isArray(list)) {
-      issues.push(`policy.${key}: expected an array of tool-name globs`)
-      continue
-    }
-    list.forEach((glob, i) => {
-      if (typeof glob !== 'string' || glob === '')
-        issues.push(`policy.${key}[${i}]: expected a non-empty tool-name glob`)
-    })
-    policy[key] = list as string[]
-  }
-  if (value.timeoutMs !== undefined) {
-    if (!isRecord(value.timeoutMs)) issues.push('policy.timeoutMs: expected an object of { toolGlob: milliseconds }')
-    else {
-      for (const [glob, ms] of Object.entries(value.timeoutMs))
-        if (!(typeof ms === 'number' && ms > 0 && Number.isFinite(ms)))
-          issues.push(`policy.timeoutMs.${glob}: expected a positive number of milliseconds`)
-      policy.timeoutMs = value.timeoutMs as Record<string, number>
-    }
-  }
-  return policy
 }
 
 function stringRecord(value: unknown, at: string, issues: string[]): Record<string, string> | undefined {

@@ -24,6 +24,7 @@ import type { McpServerCatalog } from '../mcp/serve-catalog.js'
 import type { McpServerLogging } from '../mcp/server.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import type { McpServerFeatures } from '../mcp/upstream-catalog.js'
+import type { PolicyEnforcement } from '../policy/index.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { createBashTool, createFsTools } from '../tools/index.js'
@@ -35,6 +36,7 @@ import { type GatewayReloadSummary, reloadGateway, ToolCallsInFlight } from './g
 import { type IdentityScopes, identityScopes } from './identity-scopes.js'
 import type { Log } from './log.js'
 import { configDecider, enforcePolicy, swappableDecider } from './policy.js'
+import { enforceGatewayPolicy, journalDecision } from './policy-document.js'
 import type { IdentityPolicy } from './policy-rules.js'
 import type { GatewaySettings } from './settings.js'
 import { CredentialVault, readVaultKey } from './vault.js'
@@ -48,6 +50,8 @@ export interface Gateway {
   readonly agent: AgentHandle
   /** Each authenticated identity's own scope under `agent`, with what `policy.rules` decide for it. */
   readonly identities: IdentityScopes
+  /** The policy document's decisions (conditions, quotas) over every call, and `explain`. */
+  readonly policy: PolicyEnforcement
   /** Whether some tools are deferred behind `search_tools` (each session then gets its own scope). */
   readonly deferring: boolean
   readonly connections: ReadonlyMap<string, McpConnection>
@@ -330,9 +334,15 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   const refreshPolicy = enforcePolicy(agent, decider, names)
   const scopes = identityScopes(agent, settings.policy, names)
   identities = scopes
+  const policy = enforceGatewayPolicy(agent, settings.policy, (of) => scopes.identityOf(of))
   if (settings.journal !== undefined && !settings.check) {
     const { Journal } = await import('../journal/journal.js')
-    ctx.plugin(Journal, { path: settings.journal, identify: (of) => scopes.identityOf(of), credentialOf })
+    ctx.plugin(Journal, {
+      path: settings.journal,
+      identify: (of) => scopes.identityOf(of),
+      credentialOf,
+      policyOf: journalDecision(policy),
+    })
   }
   let deferred = deferralPatterns(settings, connections)
   let undefer = deferred.length > 0 ? tools.defer(deferred, agent) : () => {}
@@ -346,6 +356,7 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
     swapPolicy(next: GatewaySettings) {
       current = next
       decider.set(configDecider(next.policy))
+      policy.swap(next.policy)
       scopes.reload(next.policy)
       resolvedRules.clear()
       refreshPolicy()
@@ -402,6 +413,7 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
     tools,
     agent,
     identities: scopes,
+    policy,
     get deferring() {
       return deferred.length > 0
     },

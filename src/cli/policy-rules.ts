@@ -3,7 +3,7 @@
 // (which rules match, its merged globs) is what its agent scope enforces.
 import type { ToolPresentationMode } from '../contract/execution.js'
 import type { Identity } from '../mcp/identity.js'
-import type { ClaimValue, PolicyRule, PolicyWho } from './config-rules.js'
+import { type ClaimValue, type PolicyRule, type PolicyWho, whoMatcher } from '../policy/index.js'
 import { globsRegExp } from './policy.js'
 
 /** What the rules decide for one identity, name by name. */
@@ -23,6 +23,7 @@ export interface IdentityPolicy {
 
 /** The compiled rules. */
 export interface CompiledRules {
+  /** How many rules name `who` (rules for everyone grant nothing per identity). */
   readonly size: number
   /** Resolve `identity`: its matched rules and their merged settings. */
   resolve(identity: Identity): IdentityPolicy
@@ -41,7 +42,7 @@ interface Glob {
 
 interface CompiledRule {
   readonly index: number
-  readonly rule: PolicyRule
+  readonly rule: PolicyRule & { readonly who: PolicyWho }
   readonly matches: (identity: Identity) => boolean
   readonly allow: readonly Glob[]
   readonly deny: readonly Glob[]
@@ -54,15 +55,20 @@ function globs(list: readonly string[] | undefined): Glob[] {
 }
 
 /** Compile `rules` once; resolving an identity then costs its candidate rules, not all of them. */
-export function compileRules(rules: readonly PolicyRule[]): CompiledRules {
+export function compileRules(all: readonly PolicyRule[]): CompiledRules {
+  // Rules without `who` are for everyone and grant nothing: the policy module decides them per call,
+  // as it does the `deny` and `ask` of a rule with `when` (its `allow` lists the tool, the call decides).
+  const rules = all.map((rule) => (rule.who === undefined ? { ...rule, who: {} } : rule)) as (PolicyRule & {
+    who: PolicyWho
+  })[]
   const compiled = rules.map(
     (rule, index): CompiledRule => ({
       index,
       rule,
       matches: whoMatcher(rule.who),
       allow: globs(rule.allow),
-      deny: globs(rule.deny),
-      ask: globs(rule.ask),
+      deny: rule.when === undefined ? globs(rule.deny) : [],
+      ask: rule.when === undefined ? globs(rule.ask) : [],
       timeouts: Object.entries(rule.timeoutMs ?? {}).map(([glob, ms]) => ({
         glob,
         ms,
@@ -146,7 +152,8 @@ export function compileRules(rules: readonly PolicyRule[]): CompiledRules {
       [...new Set(identity.scopes)].sort(),
       sortedClaims.map((name) => (identity.claims[name] === undefined ? [] : [identity.claims[name]])),
     ])
-  return { size: rules.length, resolve, keyOf }
+  // Only rules for someone grant: rules for everyone leave an identity's grants to the top level.
+  return { size: all.filter((rule) => rule.who !== undefined).length, resolve, keyOf }
 }
 
 function identityPolicy(identity: Identity, rules: readonly CompiledRule[]): IdentityPolicy {
@@ -189,32 +196,6 @@ function identityPolicy(identity: Identity, rules: readonly CompiledRule[]): Ide
     },
     mode: rules.find((rule) => rule.rule.mode !== undefined)?.rule.mode,
   })
-}
-
-function whoMatcher(who: PolicyWho): (identity: Identity) => boolean {
-  const tests: ((identity: Identity) => boolean)[] = []
-  if (who.subject) {
-    const subjects = new Set(who.subject)
-    tests.push((identity) => subjects.has(identity.subject))
-  }
-  if (who.group) {
-    const groups = new Set(who.group)
-    tests.push((identity) => identity.groups.some((group) => groups.has(group)))
-  }
-  if (who.scope) {
-    const scopes = new Set(who.scope)
-    tests.push((identity) => identity.scopes.some((scope) => scopes.has(scope)))
-  }
-  for (const [name, values] of Object.entries(who.claim ?? {}))
-    tests.push((identity) => claimMatches(identity.claims[name], values))
-  // A rule that names no one (refused by the config check) never matches.
-  if (tests.length === 0) return () => false
-  return (identity) => tests.every((test) => test(identity))
-}
-
-function claimMatches(actual: unknown, values: readonly ClaimValue[]): boolean {
-  if (Array.isArray(actual)) return actual.some((item) => values.includes(item as ClaimValue))
-  return values.includes(actual as ClaimValue)
 }
 
 function isClaimValue(value: unknown): value is ClaimValue {

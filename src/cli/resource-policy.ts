@@ -1,8 +1,9 @@
 // The gateway policy over prompts and resources: the same allow/deny/ask globs as for tools, a
 // glob addressing a prompt when it starts with "prompt:" and a resource when it starts with
 // "resource:" (the rest is matched against the served prompt name or the resource URI).
+
+import type { CatalogSubject } from '../policy/index.js'
 import type { PolicyConfig } from './config.js'
-import type { CatalogSubject } from './config-catalog-policy.js'
 import { nameGlob } from './policy.js'
 
 export type { CatalogSubject }

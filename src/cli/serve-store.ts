@@ -10,10 +10,12 @@ import type { Agent } from '../contract/execution.js'
 import { Journal } from '../journal/journal.js'
 import type { Store } from '../journal/store.js'
 import { standingApprovalsIn } from '../journal/store-standing.js'
+import { storeQuotaCounter } from '../policy/index.js'
 import { openConfiguredStore, type StoreConfig } from './config-store.js'
 import type { Gateway } from './gateway.js'
 import type { SharedBuckets } from './http-limits.js'
 import type { Log } from './log.js'
+import { journalDecision } from './policy-document.js'
 
 /**
  * The hooks `serve` gives its HTTP sessions. `owner` is the subject that opened the session
@@ -73,18 +75,24 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
 
 /** The gateway's shared state in an opened `store` (closed with it). */
 export async function shareStore(
-  gateway: Pick<Gateway, 'agent'> & { readonly identities?: Pick<Gateway['identities'], 'identityOf'> },
+  gateway: Pick<Gateway, 'agent'> & {
+    readonly identities?: Pick<Gateway['identities'], 'identityOf'>
+    readonly policy?: Gateway['policy']
+  },
   store: Store,
   log: Log,
 ): Promise<SharedState> {
   // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
   // agent's calls, and its listeners go when the gateway closes. Each record names its caller as the
   // file journal's do: the audit trail is the same wherever it is kept.
-  const { identities } = gateway
+  const { identities, policy } = gateway
   const journal = new Journal(gateway.agent.ctx, {
     store,
     ...(identities === undefined ? {} : { identify: (of: Agent | undefined) => identities.identityOf(of) }),
+    ...(policy === undefined ? {} : { policyOf: journalDecision(policy) }),
   })
+  // Quotas count in the store from now on: every instance on it shares each count.
+  policy?.useQuotas(storeQuotaCounter(store))
   // Standing approvals (an "always" answer) are kept in the store: every instance applies them.
   const uninstallStanding = gateway.agent.ctx.tools.host.installStandingStore(standingApprovalsIn(store))
   log.debug(`journaling to ${(await store.status()).where}`)

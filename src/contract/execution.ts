@@ -14,6 +14,16 @@ export type ToolExecutionToken = symbol & { readonly [toolExecutionTokenBrand]: 
 export interface Agent {
   readonly id: string
   readonly ctx: Context
+  /** Whom the agent acts for, as a policy's `who` and `when` see it (given to `createAgent`). */
+  readonly identity?: AgentIdentity
+}
+
+/** Whom an agent acts for: a subject, and optionally its groups, scopes and claims. */
+export interface AgentIdentity {
+  readonly subject: string
+  readonly groups?: readonly string[]
+  readonly scopes?: readonly string[]
+  readonly claims?: Readonly<Record<string, unknown>>
 }
 
 /** Identifies a viewing scope for `get`/`schemas`: the agent. */

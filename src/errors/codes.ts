@@ -90,6 +90,12 @@ export const ERROR_CODES = {
     surface: 'result',
   },
   // Policies.
+  QUOTA_EXCEEDED: {
+    meaning:
+      "A policy rule's quota is used up for this window; `retryAfterMs` in the error info says when the next call is allowed.",
+    surface: 'result',
+    errorClass: 'QuotaExceededError',
+  },
   POLICY_ERROR: {
     meaning: 'A policy listener (pre-execute, guard, around-dispatch, post-execute) threw or misused next().',
     surface: 'result',

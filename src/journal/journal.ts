@@ -14,6 +14,7 @@ import {
   JOURNAL_VERSION,
   type JournalCredential,
   type JournalIdentity,
+  type JournalPolicyDecision,
   type JournalRecord,
   type JournalRecordBase,
 } from './records.js'
@@ -32,6 +33,8 @@ export interface JournalStoreConfig {
   readonly identify?: (agent: Agent | undefined) => JournalIdentity | undefined
   /** The credential a call of an upstream tool carried, recorded with its result (never the secret). */
   readonly credentialOf?: (exec: Readonly<ToolExecution>) => JournalCredential | undefined
+  /** As for a file journal: the policy's decision of a call, recorded with its result. */
+  readonly policyOf?: (exec: Readonly<ToolExecution>) => JournalPolicyDecision | undefined
 }
 
 /** A journal file. */
@@ -51,6 +54,11 @@ export interface JournalFileConfig {
   readonly identify?: (agent: Agent | undefined) => JournalIdentity | undefined
   /** The credential a call of an upstream tool carried, recorded with its result (never the secret). */
   readonly credentialOf?: (exec: Readonly<ToolExecution>) => JournalCredential | undefined
+  /**
+   * The policy's decision of a call (`tools.policyDecision(exec)` in the library): when it answers,
+   * the call's result record carries it as `policy` (the deciding rule and the policy's digest).
+   */
+  readonly policyOf?: (exec: Readonly<ToolExecution>) => JournalPolicyDecision | undefined
 }
 
 /**
@@ -82,6 +90,7 @@ export class Journal {
   private readonly fsync: boolean
   private readonly identify: JournalConfig['identify']
   private readonly credentialOf: JournalConfig['credentialOf']
+  private readonly policyOf: JournalConfig['policyOf']
   private readonly started = new Map<ToolExecutionToken, number>()
   /** Per call that asked for approval: when it asked, how long it waited in all, when the answer let it run. */
   private readonly approvals = new Map<ToolExecutionToken, { asked?: number; waited?: number; freed?: number }>()
@@ -98,6 +107,9 @@ export class Journal {
     }
     this.identify = config.identify
     this.credentialOf = typeof config.credentialOf === 'function' ? config.credentialOf : undefined
+    if (config.policyOf !== undefined && typeof config.policyOf !== 'function')
+      throw new ConfigError('Journal config.policyOf', 'expected a function when present')
+    this.policyOf = config.policyOf
     if ('store' in config && config.store !== undefined) {
       const store = config.store
       if (store === null || typeof store !== 'object' || typeof store.append !== 'function')
@@ -219,6 +231,7 @@ export class Journal {
       durationMs,
       ...(timing?.waited !== undefined ? { approvalWaitMs: timing.waited } : {}),
       ...(timing?.freed !== undefined ? { runMs: Math.max(0, now - timing.freed) } : {}),
+      ...this.policyDecisionOf(exec),
     })
   }
 
@@ -264,6 +277,25 @@ export class Journal {
       return found === undefined ? {} : { credential: found }
     } catch (error) {
       this.warn('credentialOf() threw for call %s: %s', exec.callId, error)
+      return {}
+    }
+  }
+
+  /** `{ policy }` when the host names the call's policy decision; a throwing `policyOf` records none. */
+  private policyDecisionOf(exec: Readonly<ToolExecution>): { policy?: JournalPolicyDecision } {
+    if (this.policyOf === undefined) return {}
+    try {
+      const found = this.policyOf(exec)
+      if (found === undefined) return {}
+      return {
+        policy: {
+          decision: found.decision,
+          ...(found.rule !== undefined ? { rule: found.rule } : {}),
+          digest: found.digest,
+        },
+      }
+    } catch (error) {
+      this.warn('policyOf() threw for call %s: %s', exec.callId, error)
       return {}
     }
   }

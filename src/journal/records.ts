@@ -79,12 +79,26 @@ export interface JournalCredential {
   readonly upstreamSubject?: string
 }
 
+/** Which policy decided a call: its verdict, the deciding rule (an `id` or `rules[N]`), the policy's digest. */
+export interface JournalPolicyDecision {
+  readonly decision: 'allow' | 'deny' | 'ask' | 'quota'
+  /** The deciding rule's label; absent when no rule decided (an allow with no rule naming the tool). */
+  readonly rule?: string
+  /** `sha256:` and the hex digest of the policy document in force. */
+  readonly digest: string
+}
+
 /** The frozen final result of a call. */
 export interface ResultRecord extends JournalRecordBase {
   readonly type: 'result'
   readonly result: ToolExecutionResult
   /** The credential the call of an upstream tool carried, when the host says (absent otherwise). */
   readonly credential?: JournalCredential
+  /**
+   * The policy's decision, when the host installed a policy and names it through the journal's
+   * `policyOf` (absent otherwise, and in journals written before it was recorded).
+   */
+  readonly policy?: JournalPolicyDecision
   /** From the call's start to its final result (0 when the journal did not see the start). */
   readonly durationMs: number
   /**

@@ -1,6 +1,7 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import { Context } from 'cordis'
 import { ConfigError } from '../errors/config-error.js'
+import { type PolicyInput, parsePolicy } from '../policy/index.js'
 import { CallbackApproval, type CallbackApprovalConfig, TerminalApproval, TimeoutPolicy } from '../scheduling/index.js'
 import { ToolRuntime, type ToolRuntimeConfig } from './tool-runtime.js'
 
@@ -18,6 +19,12 @@ export interface CreateToolRuntimeOptions extends ToolRuntimeConfig {
    * policy is always installed, so a tool's own `timeoutMs` is enforced with or without it.
    */
   defaultTimeoutMs?: number
+  /**
+   * The policy document (the gateway config's `policy`): allow, deny, ask, deadlines and rules
+   * with `who`, `when` and `quota`. Checked as the gateway checks its config: an invalid one throws
+   * a `ConfigError` listing every problem with its path. Change it later with `tools.setPolicy`.
+   */
+  policy?: PolicyInput
 }
 
 /** What {@link createToolRuntime} returns: the root context, the service, and their lifetime. */
@@ -45,7 +52,8 @@ export interface ToolRuntimeHandle {
 export async function createToolRuntime(options: CreateToolRuntimeOptions = {}): Promise<ToolRuntimeHandle> {
   if (options === null || typeof options !== 'object')
     throw new ConfigError('createToolRuntime(options)', 'expected an object')
-  const { approval, defaultTimeoutMs, ...config } = options
+  const { approval, defaultTimeoutMs, policy, ...config } = options
+  const compiledCheck = policy === undefined ? undefined : parsePolicy(policy, 'createToolRuntime(options).policy')
   if (approval !== undefined && approval !== 'terminal' && typeof approval !== 'function') {
     throw new ConfigError(
       'createToolRuntime(options).approval',
@@ -67,6 +75,7 @@ export async function createToolRuntime(options: CreateToolRuntimeOptions = {}):
   const host = tools.host
   try {
     await ctx.plugin(TimeoutPolicy, defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs })
+    if (compiledCheck !== undefined) tools.setPolicy(compiledCheck)
     if (approval === 'terminal') await ctx.plugin(TerminalApproval)
     else if (approval !== undefined) await ctx.plugin(CallbackApproval, { decide: approval })
   } catch (error) {

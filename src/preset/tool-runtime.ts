@@ -1,11 +1,23 @@
 import type { Context } from 'cordis'
+import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import { installCodeMode } from '../code-mode/plugin.js'
 import type { CodeModeOptions } from '../code-mode/run-code.js'
 import { sdkOf } from '../code-mode/transport.js'
-import type { ScopeKey } from '../contract/execution.js'
+import type { Agent, ScopeKey } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
+import {
+  compilePolicy,
+  enforcePolicyDocument,
+  MemoryQuotaCounter,
+  type PolicyDecision,
+  type PolicyEnforcement,
+  type PolicyInput,
+  type QuotaCounter,
+} from '../policy/index.js'
 import { ToolRuntimeCore, type ToolRuntimeCoreConfig } from '../runtime/index.js'
 import {
   installToolSearch,
+  SEARCH_TOOLS_NAME,
   type ToolSearch,
   type ToolSearchCallOptions,
   type ToolSearchMatch,
@@ -44,9 +56,14 @@ export class ToolRuntime extends ToolRuntimeCore {
     readonly search?: ToolSearchOptions
   }
   private readonly toolSearch: ToolSearch
+  private readonly rootCtx: Context
+  private readonly quotaCounter: QuotaCounter = new MemoryQuotaCounter()
+  /** The policy set for the global layer (key `null`) and for each agent. */
+  private readonly policies = new Map<Agent | null, PolicyEnforcement>()
 
   constructor(ctx: Context, config: ToolRuntimeConfig = {}) {
     super(ctx, config)
+    this.rootCtx = ctx
     installCodeMode(ctx, this, config?.codeMode)
     this.toolSearch = installToolSearch(ctx, this, config?.search)
   }
@@ -57,6 +74,64 @@ export class ToolRuntime extends ToolRuntimeCore {
    */
   search(query: string, options?: ToolSearchCallOptions): ToolSearchMatch[] {
     return this.toolSearch.search(query, options)
+  }
+
+  /**
+   * Set the policy document (the gateway config's `policy`) of `agent`, or of the global layer
+   * when omitted; it replaces the one set before, and `null` removes it. Every call of the scope is
+   * decided by it, Code Mode sub-calls included: `who` and `when` read the calling agent's
+   * `identity` (see `createAgent`), a denial fails the call with `TOOL_DENIED`, an `ask` goes to
+   * the approval service, a used-up quota fails it with `QUOTA_EXCEEDED`. An invalid document
+   * throws a `ConfigError` listing every problem with its path; nothing is changed then.
+   */
+  setPolicy(policy: PolicyInput | null, agent?: Agent): void {
+    const compiled = policy === null ? undefined : compilePolicy(policy, 'tools.setPolicy(policy)')
+    if (agent !== undefined && (typeof agent !== 'object' || agent === null || !('ctx' in agent)))
+      throw new ConfigError('tools.setPolicy(policy, agent)', 'expected an agent made by createAgent')
+    const key = agent ?? null
+    this.policies.get(key)?.dispose()
+    this.policies.delete(key)
+    if (compiled === undefined) return
+    const enforcement = enforcePolicyDocument(agent?.ctx ?? this.rootCtx, compiled, {
+      identityOf: (of) => of?.identity,
+      quotas: this.quotaCounter,
+      // As in the gateway: run_code and search_tools reach only what the scope may call, so the
+      // policy decides their sub-calls and loads, never them.
+      exempt: (name) => name === RUN_CODE_NAME || name === SEARCH_TOOLS_NAME,
+    })
+    this.policies.set(key, enforcement)
+  }
+
+  /**
+   * What the policy would decide for a call, without running or counting it: the decision (`allow`,
+   * `deny`, `ask`, or `quota` when a quota is used up), the rules that matched and the one that
+   * decided, the deadline, and the policy's digest. The agent's own policy answers, else the global one.
+   */
+  explain(call: {
+    readonly name: string
+    readonly arguments?: unknown
+    readonly agent?: Agent
+    readonly parentTool?: string
+  }): Promise<PolicyDecision> {
+    const enforcement = (call.agent && this.policies.get(call.agent)) ?? this.policies.get(null)
+    if (enforcement === undefined)
+      return Promise.resolve(
+        Object.freeze({ decision: 'allow' as const, reason: 'no policy is set', matched: [], quotas: [], policy: '' }),
+      )
+    return enforcement.explain({
+      tool: call.name,
+      args: call.arguments,
+      identity: call.agent?.identity,
+      ...(call.parentTool !== undefined ? { parentTool: call.parentTool, depth: 1 } : {}),
+    })
+  }
+
+  /** The policy decision taken for a call (by its token), for a journal or an audit hook. */
+  policyDecision(exec: { readonly token: symbol; readonly agent?: Agent }): PolicyDecision | undefined {
+    const token = exec.token as Parameters<PolicyEnforcement['decisionOf']>[0]
+    return (
+      (exec.agent && this.policies.get(exec.agent)?.decisionOf(token)) ?? this.policies.get(null)?.decisionOf(token)
+    )
   }
 
   /**

@@ -1,6 +1,6 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import type { Context } from 'cordis'
-import type { Agent } from '../contract/execution.js'
+import type { Agent, AgentIdentity } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { Scope, scopeSymbol } from './scope.js'
 import { coreOf, type ToolRuntimeCore } from './service.js'
@@ -22,10 +22,11 @@ export interface AgentHandle extends Agent {
  * Create an agent scope. From a plain context the agent's parent is the global layer; from
  * another agent's `ctx` (or a context derived from it) it is that agent's child.
  */
-export function createAgent(ctx: Context, options: { id: string }): AgentHandle {
+export function createAgent(ctx: Context, options: { id: string; identity?: AgentIdentity }): AgentHandle {
   const id = options?.id
   if (typeof id !== 'string' || id.length === 0)
     throw new ConfigError('createAgent(ctx, options).id', 'expected a non-empty string')
+  const identity = options.identity === undefined ? undefined : checkIdentity(options.identity)
   const tools = ctx.get('tools', false) as ToolRuntimeCore | undefined
   if (!tools)
     throw new ConfigError(
@@ -52,8 +53,40 @@ export function createAgent(ctx: Context, options: { id: string }): AgentHandle 
     })()
     return disposing
   }
-  const agent: AgentHandle = Object.freeze({ id, ctx: agentCtx, dispose, [Symbol.asyncDispose]: dispose })
+  const agent: AgentHandle = Object.freeze({
+    id,
+    ctx: agentCtx,
+    ...(identity ? { identity } : {}),
+    dispose,
+    [Symbol.asyncDispose]: dispose,
+  })
   scope = new Scope(parent, agent, core.dispatchTarget)
   Object.defineProperty(agentCtx, scopeSymbol, { value: scope, enumerable: false })
   return agent
+}
+
+/** A frozen copy of an agent's identity, checked field by field. */
+function checkIdentity(value: unknown): AgentIdentity {
+  const at = 'createAgent(ctx, options).identity'
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ConfigError(at, 'expected an object { subject, groups?, scopes?, claims? }')
+  const { subject, groups, scopes, claims } = value as Record<string, unknown>
+  if (typeof subject !== 'string' || subject === '')
+    throw new ConfigError(`${at}.subject`, 'expected a non-empty string')
+  const list = (field: unknown, key: string): readonly string[] | undefined => {
+    if (field === undefined) return undefined
+    if (!Array.isArray(field) || !field.every((item) => typeof item === 'string'))
+      throw new ConfigError(`${at}.${key}`, 'expected an array of strings')
+    return Object.freeze([...field])
+  }
+  if (claims !== undefined && (typeof claims !== 'object' || claims === null || Array.isArray(claims)))
+    throw new ConfigError(`${at}.claims`, 'expected an object of claims')
+  const checkedGroups = list(groups, 'groups')
+  const checkedScopes = list(scopes, 'scopes')
+  return Object.freeze({
+    subject,
+    ...(checkedGroups ? { groups: checkedGroups } : {}),
+    ...(checkedScopes ? { scopes: checkedScopes } : {}),
+    ...(claims ? { claims: Object.freeze({ ...(claims as Record<string, unknown>) }) } : {}),
+  })
 }

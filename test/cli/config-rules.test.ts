@@ -55,7 +55,8 @@ describe('policy.rules (issue 24)', () => {
     expect(found).toContain('policy.rules[1].mode: expected "native", "code" or "both"')
     expect(found).toContain('policy.rules[1].timeoutMs.*: expected a positive number')
     expect(found).toContain('policy.rules[1].approve: unknown key')
-    expect(found).toContain('policy.rules[2].who: expected an object')
+    // issue 38: a rule without "who" is for everyone; it may deny, ask or count, never grant
+    expect(found).toContain('policy.rules[2].allow: a rule without "who" is for everyone and cannot set "allow"')
     expect(found).toContain('policy.rules[3].who.group: expected a non-empty string or a non-empty array')
     expect(found).toContain('policy.rules[3].who.claim.n: expected a string, number, boolean or null')
     expect(found).toContain('policy.rules[4]: expected an object')

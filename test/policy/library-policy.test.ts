@@ -1,0 +1,213 @@
+// One policy document in the library: createToolRuntime({ policy }), tools.setPolicy, agent
+// identities, Code Mode sub-calls, quotas and explain (issue 38, items 1-3 and 5).
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  ConfigError,
+  createAgent,
+  createToolRuntime,
+  Journal,
+  type PolicyInput,
+  type ToolRuntimeHandle,
+} from '../../src/index.js'
+import { rawTool, signal } from '../runtime/helpers.js'
+import { GUIDE_POLICY } from './guide-examples.js'
+
+let runtime: ToolRuntimeHandle | undefined
+afterEach(async () => {
+  await runtime?.dispose()
+  runtime = undefined
+})
+
+const NAMES = ['write_file', 'read_file', 'transfer', 'github__create_issue', 'github__search', 'bash', 'fetch']
+
+async function start(options: Parameters<typeof createToolRuntime>[0] = {}) {
+  const asked: string[] = []
+  runtime = await createToolRuntime({
+    mode: 'both',
+    policy: GUIDE_POLICY as unknown as PolicyInput,
+    approval: async (request) => {
+      asked.push(`${request.toolName}: ${request.reason ?? ''}`)
+      return { kind: 'denied', reason: 'the test says no' }
+    },
+    ...options,
+  })
+  for (const name of NAMES) runtime.tools.register(rawTool(name))
+  return { ...runtime, asked }
+}
+
+let ids = 0
+function call(tools: ToolRuntimeHandle['tools'], name: string, args: unknown, extra: Record<string, unknown> = {}) {
+  return tools.execute({ callId: `c${++ids}`, name, arguments: args, signal: signal(), ...extra })
+}
+
+describe('the guide examples through the library', () => {
+  it('denies write_file under .github/ with the rule reason, allows it elsewhere', async () => {
+    const { tools } = await start()
+    const denied = await call(tools, 'write_file', { path: '.github/workflows/ci.yml', content: 'x' })
+    expect(denied.isError).toBe(true)
+    expect(denied.error?.info?.code).toBe('TOOL_DENIED')
+    expect(denied.error?.message).toContain('files under .github/ are not written by agents')
+    const nested = await call(tools, 'write_file', { path: 'sub/.github/x', content: 'x' })
+    expect(nested.error?.info?.code).toBe('TOOL_DENIED')
+    expect((await call(tools, 'write_file', { path: 'src/a.ts', content: 'x' })).isError).toBe(false)
+  })
+
+  it('asks before a transfer over 100 and not at 100', async () => {
+    const { tools, asked } = await start()
+    expect((await call(tools, 'transfer', { amount: 100 })).isError).toBe(false)
+    expect(asked).toEqual([])
+    const big = await call(tools, 'transfer', { amount: 250.5 })
+    expect(big.isError).toBe(true)
+    expect(asked).toEqual(['transfer: the policy asks before "transfer" (large-transfers)'])
+  })
+
+  it('holds a per-subject quota and says when the next call is allowed', async () => {
+    const { ctx, tools } = await start({
+      policy: {
+        rules: [{ id: 'q', tools: ['github__create_issue'], quota: { calls: 2, per: 'hour', by: 'subject' } }],
+      },
+    })
+    const alice = createAgent(ctx, { id: 'a1', identity: { subject: 'alice' } })
+    const alice2 = createAgent(ctx, { id: 'a2', identity: { subject: 'alice', groups: ['other'] } })
+    const bob = createAgent(ctx, { id: 'b', identity: { subject: 'bob' } })
+    const args = { repo: 'acme/web', title: 't' }
+    expect((await call(tools, 'github__create_issue', args, { agent: alice })).isError).toBe(false)
+    expect((await call(tools, 'github__create_issue', args, { agent: alice2 })).isError).toBe(false)
+    const over = await call(tools, 'github__create_issue', args, { agent: alice })
+    expect(over.error?.info?.code).toBe('QUOTA_EXCEEDED')
+    expect(over.error?.info?.rule).toBe('q')
+    const retry = over.error?.info?.retryAfterMs as number
+    expect(retry).toBeGreaterThan(0)
+    expect(retry).toBeLessThanOrEqual(3_600_000)
+    expect(over.error?.message).toMatch(/next call is allowed in \d+ s/)
+    // another person has a count of their own; other tools are not counted
+    expect((await call(tools, 'github__create_issue', args, { agent: bob })).isError).toBe(false)
+    expect((await call(tools, 'github__search', { q: 'x' }, { agent: alice })).isError).toBe(false)
+    const explained = await tools.explain({ name: 'github__create_issue', arguments: args, agent: alice })
+    expect(explained.decision).toBe('quota')
+    expect(explained.rule?.label).toBe('q')
+  })
+
+  it('denies bash after fetch in the same turn (a Code Mode program), not in another', async () => {
+    const { tools } = await start()
+    const program = await call(tools, 'run_code', {
+      code: 'await tools.fetch({ url: "x" }); try { await tools.bash({ command: "ls" }); return "ran" } catch (e) { return String(e.message) }',
+      description: 'fetch then bash',
+    })
+    expect(program.isError).toBe(false)
+    expect(JSON.stringify(program.value)).toContain('no-bash-after-fetch')
+    // a turn the host names: the same rootCallId across direct calls
+    expect((await call(tools, 'fetch', {}, { rootCallId: 'turn-1' })).isError).toBe(false)
+    expect((await call(tools, 'bash', {}, { rootCallId: 'turn-1' })).error?.info?.code).toBe('TOOL_DENIED')
+    expect((await call(tools, 'bash', {}, { rootCallId: 'turn-2' })).isError).toBe(false)
+  })
+
+  it('lets only acme/ repositories through', async () => {
+    const { tools } = await start()
+    expect((await call(tools, 'github__create_issue', { repo: 'acme/web' })).isError).toBe(false)
+    const other = await call(tools, 'github__create_issue', { repo: 'evil/web' })
+    expect(other.error?.info?.code).toBe('TOOL_DENIED')
+    expect(other.error?.message).toContain('acme-repos-only')
+    expect((await call(tools, 'github__create_issue', { repo: 'acme/web/../../evil' })).error?.info?.code).toBe(
+      'TOOL_DENIED',
+    )
+  })
+})
+
+describe('identity, Code Mode and setPolicy', () => {
+  it('decides Code Mode sub-calls like direct calls, with call.parentTool and depth', async () => {
+    const { ctx, tools } = await start({
+      policy: {
+        rules: [
+          { who: { group: 'dev' }, allow: ['read_file', 'fetch'] },
+          { id: 'no-fetch-from-code', deny: ['fetch'], when: "call.parentTool == 'run_code' && call.depth == 1" },
+        ],
+      },
+    })
+    const dev = createAgent(ctx, { id: 'dev', identity: { subject: 'd', groups: ['dev'] } })
+    expect((await call(tools, 'fetch', {}, { agent: dev })).isError).toBe(false)
+    const program = await call(
+      tools,
+      'run_code',
+      {
+        code: 'const out = []; for (const f of [() => tools.read_file({}), () => tools.fetch({})]) { try { await f(); out.push("ok") } catch (e) { out.push(e.message) } } return out',
+        description: 'two calls',
+      },
+      { agent: dev },
+    )
+    const [read, fetched] = (program.value as { result: string[] }).result
+    expect(read).toBe('ok')
+    expect(fetched).toContain('no-fetch-from-code')
+    // the identity's grants hold for sub-calls too: bash is granted to no one
+    const outsider = createAgent(ctx, { id: 'o', identity: { subject: 'o', groups: ['ops'] } })
+    expect((await call(tools, 'read_file', {}, { agent: outsider })).error?.message).toContain('has no rule for "o"')
+  })
+
+  it('setPolicy per agent replaces and removes; an invalid document changes nothing', async () => {
+    runtime = await createToolRuntime()
+    const { ctx, tools } = runtime
+    tools.register(rawTool('bash'))
+    const agent = createAgent(ctx, { id: 'x' })
+    tools.setPolicy({ deny: ['bash'] }, agent)
+    expect((await call(tools, 'bash', {}, { agent })).error?.info?.code).toBe('TOOL_DENIED')
+    expect((await call(tools, 'bash', {})).isError).toBe(false)
+    const bad = (() => {
+      try {
+        tools.setPolicy({ rules: [{ deny: ['bash'], when: 'args.x >' }] } as never, agent)
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(bad).toBeInstanceOf(ConfigError)
+    expect((bad as ConfigError).path).toBe('tools.setPolicy(policy)')
+    expect((bad as ConfigError).issues[0]).toMatch(/^policy\.rules\[0\]\.when: column \d+: /)
+    expect((await call(tools, 'bash', {}, { agent })).error?.info?.code).toBe('TOOL_DENIED')
+    tools.setPolicy(null, agent)
+    expect((await call(tools, 'bash', {}, { agent })).isError).toBe(false)
+  })
+
+  it('a journal records the deciding rule and the policy digest (issue 38, item 4)', async () => {
+    const { mkdtemp, readFile, rm } = await import('node:fs/promises')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const dir = await mkdtemp(join(tmpdir(), 'policy-journal-'))
+    try {
+      const { ctx, tools } = await start()
+      const file = join(dir, 'audit.jsonl')
+      await ctx.plugin(Journal, {
+        path: file,
+        policyOf: (exec) => {
+          const decision = tools.policyDecision(exec)
+          return decision && { decision: decision.decision, rule: decision.rule?.label, digest: decision.policy }
+        },
+      })
+      await call(tools, 'write_file', { path: '.github/x', content: 'x' })
+      await call(tools, 'read_file', { path: 'a' })
+      const results = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+        .filter((record) => record.type === 'result')
+      const digest = (await tools.explain({ name: 'read_file' })).policy
+      expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/)
+      expect(results.map((record) => record.policy)).toEqual([
+        { decision: 'deny', rule: 'no-workflow-writes', digest },
+        { decision: 'allow', digest },
+      ])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('createAgent checks the identity', () => {
+    return createToolRuntime().then(async (handle) => {
+      runtime = handle
+      expect(() => createAgent(handle.ctx, { id: 'a', identity: { subject: '' } })).toThrow(
+        /createAgent\(ctx, options\)\.identity\.subject/,
+      )
+      expect(() => createAgent(handle.ctx, { id: 'a', identity: { subject: 's', groups: 'g' as never } })).toThrow(
+        /identity\.groups: expected an array of strings/,
+      )
+    })
+  })
+})
