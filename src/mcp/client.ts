@@ -686,6 +686,13 @@ class UpstreamLink {
       this.session = undefined
       this.recover()
     }
+    // The client tells the transport the negotiated revision (its public hook): kept for the features.
+    let protocolVersion: string | undefined
+    const setProtocolVersion = transport.setProtocolVersion
+    transport.setProtocolVersion = (version) => {
+      protocolVersion = version
+      setProtocolVersion?.call(transport, version)
+    }
     try {
       await client.connect(transport, { timeout: this.settings.requestTimeoutMs })
     } catch (error) {
@@ -699,7 +706,7 @@ class UpstreamLink {
     session.fast = installFastRequests(client, transport, validators)
     this.session = session
     this.sessions++
-    this.catalog.opened(client)
+    this.catalog.opened(client, protocolVersion)
     try {
       this.settings.onOpened?.(this.catalog.features, this.settings.name)
     } catch (error) {
