@@ -140,6 +140,8 @@ describe('the error table', () => {
       [/^'the viewer never runs tools'/, 'invariant'],
       // serve answers 401 before a request without an identity reaches the server when auth is on.
       [/^'the request carries no authenticated identity'/, 'invariant'],
+      // The Agents SDK always passes a call id to a function tool's execute; without one nothing can run once.
+      [/^`toAgentsTools: the Agents SDK called/, 'invariant'],
       // The CLI printing a thrown value that is not an Error, or why its stdio transport ended.
       [/^String\(error\)/, 'cli'],
       [/^`the stdio transport ended: /, 'cli'],

@@ -132,6 +132,10 @@ const entryPoints: Record<string, { module: () => Promise<Record<string, unknown
     module: () => import('../src/providers/ai-sdk/index.js'),
     names: ['toAiSdkTools'],
   },
+  'toolgate/providers/openai-agents': {
+    module: () => import('../src/providers/openai-agents/index.js'),
+    names: ['toAgentsTools'],
+  },
   'toolgate/mcp': {
     module: () => import('../src/mcp/index.js'),
     names: [

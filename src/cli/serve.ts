@@ -130,6 +130,11 @@ const serve: CliCommand = {
           return failed(error)
         })
       : undefined
+    // Without a shared store, "always" answers are kept by agent id beside the bounded identity scopes.
+    if (shared === undefined)
+      gateway.agent.ctx.tools.host.installStandingStore(
+        (await import('./memory-standing.js')).memoryStandingApprovals(),
+      )
     const ops =
       settings.http === undefined
         ? undefined

@@ -56,6 +56,12 @@ export interface ToolExecution extends ToolExecutionInput {
   /** The enclosing call's id for a nested call (a Code Mode sub-call); null for a top-level call. */
   readonly parentCallId: CallId | null
   readonly token: ToolExecutionToken
+  /**
+   * The stored turn (`store.saveTurn` id) whose resume runs this call, when the host named one
+   * (`ToolExecuteOptions.storedTurnId`; nested calls inherit it). The journal records it, so a
+   * turn's crash evidence is never another turn's that reused the call id.
+   */
+  readonly storedTurnId?: string
 }
 
 /**
@@ -81,6 +87,11 @@ export interface ToolExecuteOptions {
    * (a tool faking it) never triggers it.
    */
   readonly onSuspended?: (request: ApprovalRequest) => void
+  /**
+   * The stored turn this call belongs to (a resumed store turn): carried on the execution as
+   * `storedTurnId` and journaled with the call's records. A non-empty string when present.
+   */
+  readonly storedTurnId?: string
 }
 
 /** Around-dispatch view: only `signal` may be replaced (never removed). */

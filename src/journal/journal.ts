@@ -240,6 +240,7 @@ export class Journal {
       agentId: exec.agent?.id ?? null,
       toolName: exec.name,
       ...this.identityOf(exec.agent),
+      ...(exec.storedTurnId === undefined ? {} : { storedTurnId: exec.storedTurnId }),
     }
   }
 

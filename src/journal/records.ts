@@ -36,6 +36,12 @@ export interface JournalRecordBase {
    * written before identities were recorded).
    */
   readonly identity?: JournalIdentity
+  /**
+   * The stored turn whose resume made the call (`ToolExecution.storedTurnId`), when there was one:
+   * a resume of that turn reads only its own records as evidence (absent for other calls, and in
+   * journals written before it was recorded).
+   */
+  readonly storedTurnId?: string
 }
 
 /** A call entered the pipeline. */

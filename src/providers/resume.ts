@@ -23,6 +23,7 @@ import {
   type ModelLoopResult,
   type ModelLoopState,
   type RunModelLoopOptions,
+  withExecute,
 } from './model-loop.js'
 import { canonicalJson, sealVerifies, stateKeyBytes } from './state-seal.js'
 import { stripStrictNulls } from './strict-schema.js'
@@ -107,7 +108,7 @@ export async function resumeModelLoop<F extends ProviderFormat>(
   formatModule(format, 'resumeModelLoop(options).model.format')
   const key =
     options.stateKey === undefined ? undefined : stateKeyBytes(options.stateKey, 'resumeModelLoop(options).stateKey')
-  const loopOptions = { ...options, messages: [] } as RunModelLoopOptions<F>
+  let loopOptions = { ...options, messages: [] } as RunModelLoopOptions<F>
   try {
     checkOptions(loopOptions)
   } catch (error) {
@@ -115,6 +116,15 @@ export async function resumeModelLoop<F extends ProviderFormat>(
     throw error
   }
   const store = checkStore(options)
+  const turnId = store !== undefined ? options.turnId : undefined
+  // The calls of a stored turn's resume carry its id into the journal: its evidence is its own.
+  if (turnId !== undefined) {
+    const tools = loopOptions.tools
+    loopOptions = {
+      ...loopOptions,
+      tools: withExecute(tools, (input, host) => tools.execute(input, { ...host, storedTurnId: turnId })),
+    }
+  }
   const turn = store !== undefined && options.turnId !== undefined ? await store.loadTurn(options.turnId) : undefined
   if (store !== undefined && options.turnId !== undefined && (turn === undefined || turn.closed))
     throw new ResumeStateError([
@@ -149,12 +159,13 @@ export async function resumeModelLoop<F extends ProviderFormat>(
   if (options.journal !== undefined) {
     if (typeof options.journal !== 'string' || options.journal === '')
       throw new ConfigError('resumeModelLoop(options).journal', 'expected the journal file path')
-    await readEvidence(options.journal, readJournal(options.journal), pending, state.agentId ?? null, known, unproven)
+    const records = readJournal(options.journal)
+    await readEvidence(options.journal, records, pending, state.agentId ?? null, undefined, known, unproven)
   } else if (store !== undefined) {
     const records = (async function* () {
       for await (const { record } of store.read()) yield record
     })()
-    await readEvidence('in the store', records, pending, state.agentId ?? null, known, unproven)
+    await readEvidence('in the store', records, pending, state.agentId ?? null, turnId, known, unproven)
   }
   for (const call of unproven) decisions.delete(call.callId)
   const alreadyRun: UnprovenCall[] = []
@@ -536,6 +547,15 @@ function failure(message: string, name: string, code: string): ToolExecutionResu
   }) as unknown as ToolExecutionResult
 }
 
+/** Whether `request` asked about the pending call `entry` watches: its tool, its arguments. */
+function asks(
+  request: ApprovalRequest,
+  entry: { index: number; toolName: string },
+  pending: { calls: readonly ProviderToolCall[] },
+): boolean {
+  return request.toolName === entry.toolName && sameJson(request.arguments, pending.calls[entry.index].arguments)
+}
+
 /**
  * What the journal proves about the pending calls: a result recorded after the call's suspension is
  * used as is; a call started after its suspension without a result is unproven (not run again).
@@ -545,6 +565,7 @@ async function readEvidence(
   records: AsyncIterable<JournalRecord>,
   pending: { calls: readonly ProviderToolCall[]; requests: (ApprovalRequest | null)[] },
   agentId: string | null,
+  turnId: string | undefined,
   known: Map<string, ToolExecutionResult>,
   unproven: UnprovenCall[],
 ): Promise<void> {
@@ -554,6 +575,8 @@ async function readEvidence(
     started: boolean
     result: ToolExecutionResult | undefined
     asked: ApprovalRequest | undefined
+    /** With a stored turn: the request its suspending run made (untagged), if one matches the call. */
+    askedBefore?: ApprovalRequest
   }
   const watched = new Map<string, Watched>()
   pending.calls.forEach((call, i) => {
@@ -563,9 +586,21 @@ async function readEvidence(
   for await (const record of records) {
     const entry = watched.get(record.callId)
     if (entry === undefined || record.agentId !== agentId || record.parentCallId !== null) continue
+    // Keyed by turn and call: another stored turn's records are never this turn's evidence, even
+    // where its model reused the call id. Records without a turn (the run that suspended, a resume
+    // without one) show what was asked; only this turn's resumes ran its calls.
+    const own = record.storedTurnId === turnId
+    if (!own && record.storedTurnId !== undefined) continue
     // The latest request the journal shows for the call: what the person was asked about.
-    if (record.type === 'approval-asked') entry.asked = record.request
-    if (record.toolName !== entry.toolName) continue
+    if (record.type === 'approval-asked') {
+      if (own) entry.asked = record.request
+      // Other turns' suspending runs ask under the same id too: the one that matches is this turn's.
+      else
+        entry.askedBefore = asks(record.request, entry, pending)
+          ? record.request
+          : (entry.askedBefore ?? record.request)
+    }
+    if (!own || record.toolName !== entry.toolName) continue
     if (record.type === 'approval-answered' && record.outcome.kind === 'suspended') {
       // A (re)suspension: only what happened after the latest one counts.
       entry.started = false
@@ -581,7 +616,7 @@ async function readEvidence(
   const issues: string[] = []
   for (const [callId, entry] of watched) {
     const at = `state.pending.calls[${entry.index}]`
-    const asked = entry.asked
+    const asked = entry.asked ?? entry.askedBefore
     if (asked === undefined) issues.push(`${at}: the journal ${path} shows no approval request for call "${callId}"`)
     else if (asked.toolName !== entry.toolName)
       issues.push(

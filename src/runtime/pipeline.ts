@@ -143,6 +143,8 @@ export async function runPipeline(
   if (typeof host === 'string') return freezeFailure(failure(host, { name: 'TypeError', code: 'INVALID_INPUT' }))
   const rootCallId = read.rootCallId ?? enclosing?.exec.rootCallId ?? read.callId
   const token = Symbol(read.callId) as ToolExecutionToken
+  // The stored turn a nested call belongs to is its enclosing call's.
+  const storedTurnId = host.storedTurnId ?? enclosing?.exec.storedTurnId
   const exec: ToolExecution = Object.freeze({
     callId: read.callId,
     rootCallId,
@@ -154,6 +156,7 @@ export async function runPipeline(
     parent,
     signal: read.signal,
     token,
+    ...(storedTurnId === undefined ? {} : { storedTurnId }),
   })
   // A nested call asks the approval channel of the call that encloses it, unless given its own.
   const approval = host.approval ?? enclosing?.approval
@@ -216,7 +219,8 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
   const decision = readOwn(options, 'decision')
   const approval = readOwn(options, 'approval')
   const onSuspended = readOwn(options, 'onSuspended')
-  if (decision === UNREADABLE || approval === UNREADABLE || onSuspended === UNREADABLE)
+  const storedTurnId = readOwn(options, 'storedTurnId')
+  if (decision === UNREADABLE || approval === UNREADABLE || onSuspended === UNREADABLE || storedTurnId === UNREADABLE)
     return 'options: a field could not be read (reading it threw)'
   if (decision !== undefined && (typeof decision !== 'object' || decision === null))
     return 'options.decision: expected an approval outcome object when present'
@@ -224,10 +228,13 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     return 'options.approval: expected an approval service (an object with a request method) when present'
   if (onSuspended !== undefined && typeof onSuspended !== 'function')
     return 'options.onSuspended: expected a function when present'
+  if (storedTurnId !== undefined && (typeof storedTurnId !== 'string' || storedTurnId === ''))
+    return 'options.storedTurnId: expected a non-empty string when present'
   return {
     decision: decision as ApprovalOutcome | undefined,
     approval: approval as ApprovalService | undefined,
     onSuspended: onSuspended as ToolExecuteOptions['onSuspended'],
+    ...(storedTurnId === undefined ? {} : { storedTurnId: storedTurnId as string }),
   }
 }
 

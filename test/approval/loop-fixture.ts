@@ -13,7 +13,14 @@ type Message = Record<string, unknown>
  * A scripted OpenAI-chat model: first turn calls read(a) then write(b) and write(c); once every
  * call has its tool message it answers "done". `extra` lets a test append model-written text.
  */
-export function scriptedModel(extra: { text?: string } = {}): ProviderModel<'openai-chat'> & { requests: number } {
+export function scriptedModel(
+  extra: {
+    text?: string
+    /** Appended to the written files' names (another turn, other arguments). */
+    suffix?: string
+  } = {},
+): ProviderModel<'openai-chat'> & { requests: number } {
+  const suffix = extra.suffix ?? ''
   const model = {
     format: 'openai-chat' as const,
     requests: 0,
@@ -24,8 +31,8 @@ export function scriptedModel(extra: { text?: string } = {}): ProviderModel<'ope
       if (assistant === 0) {
         const calls = [
           { callId: 'call_a', name: 'read', arguments: { path: 'a.txt' } },
-          { callId: 'call_b', name: 'write', arguments: { path: 'b.txt', text: 'B' } },
-          { callId: 'call_c', name: 'write', arguments: { path: 'c.txt', text: 'C' } },
+          { callId: 'call_b', name: 'write', arguments: { path: `b${suffix}.txt`, text: 'B' } },
+          { callId: 'call_c', name: 'write', arguments: { path: `c${suffix}.txt`, text: 'C' } },
         ]
         const reply = {
           role: 'assistant',

@@ -78,6 +78,80 @@ describe('decisions and claims by turn and call (issue 36, item 8)', { timeout: 
     }
   })
 
+  it("a turn's crash evidence is its own: a turn reusing call ids another turn ran resumes and runs them", async () => {
+    const store = await createPostgresStore({ connectionString: server.createDatabase('evidencekeys') })
+    const marker = join(dir, 'marker-evidence')
+    try {
+      const turn = await setupTurn({ marker, store })
+      // Both turns suspend with call_b and call_c pending, each writing its own files.
+      const suffixes = { 'turn-1': '-1', 'turn-2': '-2' }
+      for (const [id, suffix] of Object.entries(suffixes)) {
+        const result = await runModelLoop({
+          tools: turn.tools,
+          agent: turn.agent,
+          model: scriptedModel({ suffix }),
+          messages: [{ role: 'user', content: 'update the files' }],
+        })
+        expect(result.stopReason).toBe('approval-required')
+        await store.saveTurn(id, result.state as unknown as JsonValue)
+      }
+      const viewer = storeApproval(store)
+      for (const id of Object.keys(suffixes))
+        for (const callId of ['call_b', 'call_c'])
+          expect(await viewer.decide({ callId, turnId: id, decision: 'approve' })).toEqual({ applied: true })
+      const resume = async (id: 'turn-1' | 'turn-2') =>
+        resumeModelLoop({
+          state: (await store.loadTurn(id))?.state,
+          tools: turn.tools,
+          agent: turn.agent,
+          model: scriptedModel({ suffix: suffixes[id] }),
+          store,
+          turnId: id,
+        })
+      // turn-1 first: the journal's latest requests for these ids are turn-2's, with other arguments.
+      const first = await resume('turn-1')
+      expect(first.stopReason).toBe('done')
+      expect([first.alreadyRun, first.unproven]).toEqual([[], []])
+      // turn-2 next: turn-1's results for call_b and call_c are in the journal after turn-2's suspension.
+      const second = await resume('turn-2')
+      expect(second.stopReason).toBe('done')
+      expect([second.alreadyRun, second.unproven]).toEqual([[], []])
+      expect(lines(marker).filter((l) => l.startsWith('write:'))).toEqual([
+        'write:b-1.txt',
+        'write:c-1.txt',
+        'write:b-2.txt',
+        'write:c-2.txt',
+      ])
+      // Each turn's model was answered with its own call's result.
+      const toolTexts = (messages: readonly unknown[]) =>
+        messages.flatMap((m) => {
+          const message = m as { role?: string; content?: unknown }
+          return message.role === 'tool' ? [String(message.content)] : []
+        })
+      expect(toolTexts(second.messages).filter((t) => t.includes('wrote'))).toEqual([
+        expect.stringContaining('wrote b-2.txt'),
+        expect.stringContaining('wrote c-2.txt'),
+      ])
+      // The resumes' call records name their stored turn.
+      const started: string[] = []
+      for await (const { record } of store.read())
+        if (record.type === 'call-started' && record.toolName === 'write')
+          started.push(`${record.storedTurnId ?? '-'}/${record.callId}`)
+      expect(started).toEqual([
+        '-/call_b',
+        '-/call_c',
+        '-/call_b',
+        '-/call_c',
+        'turn-1/call_b',
+        'turn-1/call_c',
+        'turn-2/call_b',
+        'turn-2/call_c',
+      ])
+    } finally {
+      await store.close()
+    }
+  })
+
   it('a claim is keyed by turn and call: a later turn reusing a call id wins its own claim', async () => {
     const store = await createPostgresStore({ connectionString: server.createDatabase('claimkeys') })
     try {
