@@ -7,6 +7,7 @@
 // Only the executable uses it: the library entries keep the SDK external (its classes are part of
 // their API), so a program importing toolgate and the CLI process never share a copy anyway.
 import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -25,6 +26,18 @@ const EXTERNAL = ['esbuild', '@vscode/ripgrep', '@jitl/*', 'quickjs-emscripten-c
 // `import.meta.url`, which CommonJS does not have.
 const META_URL = '__toolgateCliUrl'
 const metaUrl = perModuleImportMetaUrl(dist, META_URL)
+
+// The MCP SDK v2 ships Ajv (its default JSON Schema validator) as ES modules with top-level classes
+// (`Scope`, `Name`, …): bundled as they are, they share the bundle's top scope with ours and
+// esbuild renames one side. Their CommonJS builds keep those names inside their own wrapper.
+const requireHere = createRequire(import.meta.url)
+const SDK_V2_AJV = /^@modelcontextprotocol\/(server|client)\/(_shims|validators\/ajv)$/
+const sdkAjvAsCommonJs = {
+  name: 'sdk-ajv-as-commonjs',
+  setup(b) {
+    b.onResolve({ filter: SDK_V2_AJV }, (args) => ({ path: requireHere.resolve(args.path) }))
+  },
+}
 
 /** Leaves the executable's `import('./main.js')` to tsc's module beside it instead of bundling the CLI in. */
 const besideEntry = {
@@ -58,7 +71,7 @@ async function bundle(entry, out, { entry: isEntry = false } = {}) {
     platform: 'node',
     target: 'node20',
     external: EXTERNAL,
-    plugins: isEntry ? [metaUrl, besideEntry] : [metaUrl],
+    plugins: isEntry ? [metaUrl, besideEntry] : [metaUrl, sdkAjvAsCommonJs],
     // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
     // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
     // The entry is not such a script: Node loads it itself.
@@ -78,10 +91,11 @@ async function bundle(entry, out, { entry: isEntry = false } = {}) {
     console.error(`bundle-cli: import.meta is left in dist/${out}, where CommonJS does not have it`)
     process.exit(1)
   }
-  // Only our own modules are checked (esbuild heads each module with a `// path` comment): a
-  // dependency's class renamed inside its own wrapper (ajv's internal Scope) is no concern of ours.
+  // Only our own modules are checked (esbuild heads each module, `.cjs` and `.mjs` ones included,
+  // with a `// path` comment): a dependency's class renamed inside its own wrapper (ajv's internal
+  // Scope) is no concern of ours.
   const ours = bundled
-    .split(/^\/\/ (?=\S+\.js$)/m)
+    .split(/^\/\/ (?=\S+\.[cm]?js$)/m)
     .filter((part) => part.startsWith('dist/'))
     .join('\n')
   const renamed = [...classNames].filter((name) =>

@@ -113,6 +113,8 @@ export interface UpstreamReport {
   readonly error?: string
   /** Its tools that are not served, each with the reason. */
   readonly skipped: readonly string[]
+  /** The protocol revision its session negotiated, when connected. */
+  readonly protocolVersion?: string
 }
 
 /** What MCP clients are told about toolgate's own tools. */
@@ -316,6 +318,9 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
         tools: connection?.tools ?? [],
         ...(state?.status === 'down' ? { error: state.error } : {}),
         skipped: [...(skipped.get(name) ?? []), ...catalog.skipped(name)],
+        ...(state?.status === 'connected' && connection?.features.protocolVersion !== undefined
+          ? { protocolVersion: connection.features.protocolVersion }
+          : {}),
       }
     })
 

@@ -47,8 +47,9 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   ("files": false serves no file tools; "journal": the audit journal, every call
                   with who made it)
   --check         start every upstream server once, print each one's state on stdout
-                  ("connected, N tools" or "down: reason", and any tool not served), and exit:
-                  0 when every server is connected and every tool served, 1 otherwise
+                  ("connected, N tools, MCP REVISION" or "down: reason", and any tool not
+                  served), and exit: 0 when every server is connected and every tool served,
+                  1 otherwise
   --http PORT     serve Streamable HTTP on 127.0.0.1:PORT instead of stdio
   --host ADDR     with --http, bind ADDR instead of 127.0.0.1; anything but a loopback address needs
                   "auth" in the config (bearer tokens or an OAuth issuer), or the gateway refuses to start
@@ -218,14 +219,17 @@ const serve: CliCommand = {
   },
 }
 
-/** `serve --check`: one line per upstream (and one per tool it does not serve); 1 when anything is wrong. */
+/**
+ * `serve --check`: one line per upstream, with the protocol revision it speaks (and one per tool it
+ * does not serve); 1 when anything is wrong.
+ */
 function printCheck(upstreams: readonly UpstreamReport[], io: CliIo): number {
   if (upstreams.length === 0) io.stdout.write('no upstream servers in the config\n')
   for (const upstream of upstreams) {
     const count = `${upstream.tools.length} tool${upstream.tools.length === 1 ? '' : 's'}`
     io.stdout.write(
       upstream.status === 'connected'
-        ? `servers.${upstream.name}: connected, ${count}\n`
+        ? `servers.${upstream.name}: connected, ${count}${upstream.protocolVersion === undefined ? '' : `, MCP ${upstream.protocolVersion}`}\n`
         : `servers.${upstream.name}: down: ${upstream.error ?? 'unknown'}\n`,
     )
     for (const line of upstream.skipped) io.stdout.write(`  ${line}\n`)

@@ -653,9 +653,10 @@ class UpstreamLink {
     this.usedTransport = true
     const { handlers } = this.settings
     // Every session declares and answers the same capabilities, reconnects included.
+    const validators = new LazyJsonSchemaValidator()
     const client = new Client(CLIENT_INFO, {
       capabilities: declaredCapabilities(handlers),
-      jsonSchemaValidator: new LazyJsonSchemaValidator(),
+      jsonSchemaValidator: validators,
     })
     registerCapabilityHandlers(client, types, handlers, label, () => this.callsOn(client))
     const session: Session = { client, oversized: false }
@@ -700,6 +701,13 @@ class UpstreamLink {
       this.session = undefined
       this.recover()
     }
+    // The client tells the transport the negotiated revision (its public hook): kept for the features.
+    let protocolVersion: string | undefined
+    const setProtocolVersion = transport.setProtocolVersion
+    transport.setProtocolVersion = (version) => {
+      protocolVersion = version
+      setProtocolVersion?.call(transport, version)
+    }
     try {
       await client.connect(transport, { timeout: this.settings.requestTimeoutMs })
     } catch (error) {
@@ -710,10 +718,10 @@ class UpstreamLink {
       await client.close().catch(() => {})
       throw new McpToolError(`MCP server ${label}: the connection was closed`)
     }
-    session.fast = installFastRequests(client, transport)
+    session.fast = installFastRequests(client, transport, validators)
     this.session = session
     this.sessions++
-    this.catalog.opened(client)
+    this.catalog.opened(client, protocolVersion)
     try {
       this.settings.onOpened?.(this.catalog.features, this.settings.name)
     } catch (error) {
@@ -1028,13 +1036,12 @@ class UpstreamLink {
     }
     const { applied } = this
     if (applied !== undefined && applied.generation > generation) {
-      // A newer listing was applied already. The SDK client remembers each answer's output schemas
-      // and task support as it arrives: this older one must not be what it remembers.
-      applied.session.fast?.rememberTools(applied.tools)
+      // A newer listing was applied already: this older one must not be what calls check against.
       return
     }
     if (this.closed) return
     this.applied = { generation, session: listing.session, tools: listing.tools }
+    listing.session.fast?.rememberTools(listing.tools)
     const listed = listing.tools
     const seen = new Set<string>()
     for (const tool of listed) {

@@ -4,7 +4,9 @@
 // parse of the result per call; a gateway pays that on every relayed call. Its behaviour is kept:
 // the same ids never meet (this path's are strings, the SDK's numbers), the same cancellation,
 // timeout (reset by progress), closing and error objects, and the same result checks, the
-// tool's output schema included.
+// tool's output schema included. What the SDK's callTool knows of each tool (its output schema,
+// whether it needs a task) this path keeps itself, from the listings the gateway applies: the SDK
+// keeps its copy private.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
@@ -16,6 +18,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { isCommonCallToolResult } from './fast-call.js'
+import type { SchemaValidators } from './lazy-json-schema-validator.js'
 
 /** Options of one call, as callRemote gives them to the SDK's `callTool`. */
 export interface FastCallOptions {
@@ -31,17 +34,16 @@ export interface FastRequests {
     options: FastCallOptions,
   ): Promise<CallToolResult>
   /**
-   * Make the client remember what `tools` say of themselves (output schemas, task support) as its
-   * own `listTools` does when an answer arrives: for listings answered out of order.
+   * Remember what the applied listing's `tools` say of themselves (output schemas, task support),
+   * replacing what an earlier listing said, as the SDK client does for its own callTool.
    */
   rememberTools(tools: readonly Tool[]): void
 }
 
-/** The parts of the SDK client's per-tool knowledge its own callTool consults (private in its types). */
-interface ClientToolInfo {
-  isToolTaskRequired(name: string): boolean
-  getToolOutputValidator(name: string): ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined
-  cacheToolMetadata(tools: readonly Tool[]): void
+/** What a call must check of one listed tool. */
+interface ToolCheck {
+  readonly taskRequired: boolean
+  readonly validate: ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined
 }
 
 interface Pending {
@@ -62,18 +64,15 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Install the lean path on a connected client's transport; undefined when this SDK's client does
- * not offer what its callTool consults (the SDK's own path is used then).
+ * Install the lean path on a connected client's transport. Output schemas compile through
+ * `validators`, the provider the client was made with.
  */
-export function installFastRequests(client: Client, transport: Transport): FastRequests | undefined {
-  const info = client as unknown as Partial<ClientToolInfo>
-  if (
-    typeof info.isToolTaskRequired !== 'function' ||
-    typeof info.getToolOutputValidator !== 'function' ||
-    typeof info.cacheToolMetadata !== 'function'
-  )
-    return undefined
-  const tools = info as ClientToolInfo
+export function installFastRequests(
+  client: Pick<Client, 'onerror'>,
+  transport: Transport,
+  validators: SchemaValidators,
+): FastRequests {
+  let checks = new Map<string, ToolCheck>()
   const pending = new Map<string, Pending>()
   let serial = 0
   let closed = false
@@ -225,16 +224,25 @@ export function installFastRequests(client: Client, transport: Transport): FastR
     })
 
   return {
-    rememberTools: (listed) => tools.cacheToolMetadata(listed),
+    rememberTools(listed) {
+      const next = new Map<string, ToolCheck>()
+      for (const tool of listed)
+        next.set(tool.name, {
+          taskRequired: tool.execution?.taskSupport === 'required',
+          validate: tool.outputSchema === undefined ? undefined : validators.getValidator(tool.outputSchema),
+        })
+      checks = next
+    },
     async callTool(params, options) {
-      if (tools.isToolTaskRequired(params.name))
+      const check = checks.get(params.name)
+      if (check?.taskRequired)
         throw new McpError(
           ErrorCode.InvalidRequest,
           `Tool "${params.name}" requires task-based execution. Use client.experimental.tasks.callToolStream() instead.`,
         )
       const result = await request(params, options)
       // As the SDK's callTool: a tool with an output schema must return structured content that fits it.
-      const validator = tools.getToolOutputValidator(params.name)
+      const validator = check?.validate
       if (validator) {
         if (!result.structuredContent && !result.isError)
           throw new McpError(

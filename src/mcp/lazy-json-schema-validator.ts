@@ -10,6 +10,9 @@ import type {
   jsonSchemaValidator,
 } from '@modelcontextprotocol/sdk/validation/types.js'
 
+/** What compiles a JSON Schema into a validator: the SDK's provider interface. */
+export type SchemaValidators = jsonSchemaValidator
+
 /** The SDK's Ajv provider, made at the first compilation and compiling each schema at its first use. */
 export class LazyJsonSchemaValidator implements jsonSchemaValidator {
   private ajv: AjvJsonSchemaValidator | undefined

@@ -21,6 +21,8 @@ export interface McpServerFeatures {
   readonly subscribe: boolean
   readonly prompts: boolean
   readonly completions: boolean
+  /** The protocol revision the session negotiated (`2025-11-25`, …), when the transport was told it. */
+  readonly protocolVersion?: string
 }
 
 /** The lists that `notifications/*\/list_changed` can change. */
@@ -115,13 +117,14 @@ export class UpstreamCatalog {
   }
 
   /** A session opened: note what it declared and subscribe again to what was subscribed. */
-  opened(client: Client): void {
+  opened(client: Client, protocolVersion: string | undefined): void {
     const declared = client.getServerCapabilities()
     this.features = Object.freeze({
       resources: declared?.resources !== undefined,
       subscribe: declared?.resources?.subscribe === true,
       prompts: declared?.prompts !== undefined,
       completions: declared?.completions !== undefined,
+      ...(protocolVersion === undefined ? {} : { protocolVersion }),
     })
     if (!this.features.subscribe) return
     for (const uri of this.subscribed)

@@ -102,7 +102,10 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
   it('R-23-perf: spawns early for a config with "files": false, and nothing for a wrong "files" or an unused root', async () => {
     const pure = await writeConfig(dir, { files: false, servers: { a: upstream() } })
     const checked = await run(['serve', '--check', '--config', pure])
-    expect(checked).toMatchObject({ code: 0, stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools\n$/) })
+    expect(checked).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools, MCP 2025-11-25\n$/),
+    })
     const log = await recorded()
     expect(log.filter((line) => line.startsWith('spawn '))).toHaveLength(1)
     expect(log.slice(0, 2)).toEqual([expect.stringMatching(/^spawn /), 'bundle'])
@@ -140,7 +143,10 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     // Opening a pipe for writing waits for its reader; the gateway reads it to the end once.
     await writeFile(fifo, JSON.stringify({ servers: { a: upstream() } }))
     const result = await checked
-    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools\n/) })
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools, MCP 2025-11-25\n/),
+    })
     const log = await recorded()
     expect(log.filter((line) => line.startsWith('spawn '))).toHaveLength(1)
     expect(log.indexOf('bundle')).toBeGreaterThan(0)

@@ -87,7 +87,7 @@ describe('serve with "files": false', () => {
     }
     // serve --check follows the same setting: nothing is left out.
     const check = await runCli(['serve', '--check', '--config', config])
-    expect(check.stdout).toMatch(/^servers\.fs: connected, \d+ tools\n$/)
+    expect(check.stdout).toMatch(/^servers\.fs: connected, \d+ tools, MCP 2025-11-25\n$/)
     expect(check.code).toBe(0)
   })
 

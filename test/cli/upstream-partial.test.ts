@@ -210,7 +210,7 @@ describe('serve --check', () => {
     const { code, stdout, stderr } = await runCli(['serve', '--check', '--config', config])
     expect(code).toBe(1)
     expect(stdout).toBe(
-      'servers.good: connected, 7 tools\n' +
+      'servers.good: connected, 7 tools, MCP 2025-11-25\n' +
         'servers.ghost: down: MCP server "ghost" did not start: its command could not be run (ENOENT)\n',
     )
     expectNoSecrets(stdout + stderr, 'no-flag')
@@ -241,6 +241,6 @@ describe('serve --check', () => {
       'check-fine.json',
     )
     const good = await runCli(['serve', '--check', '--config', fine])
-    expect(good).toMatchObject({ code: 0, stdout: 'servers.a: connected, 7 tools\n' })
+    expect(good).toMatchObject({ code: 0, stdout: 'servers.a: connected, 7 tools, MCP 2025-11-25\n' })
   })
 })

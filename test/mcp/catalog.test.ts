@@ -47,7 +47,13 @@ describe('connectMcpServer: resources, prompts, completions', () => {
   it('R-23-2: lists, reads, templates, prompts with arguments and completions of the upstream', async () => {
     await using runtime = await createToolRuntime()
     const connection = await connectMcpServer(runtime.ctx, await linked(createCatalogServer('a')), { prefix: 'a__' })
-    expect(connection.features).toEqual({ resources: true, subscribe: true, prompts: true, completions: true })
+    expect(connection.features).toEqual({
+      resources: true,
+      subscribe: true,
+      prompts: true,
+      completions: true,
+      protocolVersion: '2025-11-25',
+    })
     expect(connection.resources.map((r) => r.uri)).toEqual(['note://a/readme', 'note://a/logo'])
     expect(connection.resourceTemplates.map((t) => t.uriTemplate)).toEqual(['note://a/items/{id}'])
     // Prompts keep the server's own names: the prefix is for tools.
@@ -89,7 +95,13 @@ describe('connectMcpServer: resources, prompts, completions', () => {
     const bare = new McpServer({ name: 'tools-only', version: '1.0.0' })
     bare.registerTool('noop', {}, async () => ({ content: [] }))
     const tools = await connectMcpServer(runtime.ctx, await linked(bare), { prefix: 'b__' })
-    expect(tools.features).toEqual({ resources: false, subscribe: false, prompts: false, completions: false })
+    expect(tools.features).toEqual({
+      resources: false,
+      subscribe: false,
+      prompts: false,
+      completions: false,
+      protocolVersion: '2025-11-25',
+    })
     expect([tools.resources, tools.resourceTemplates, tools.prompts]).toEqual([[], [], []])
     await expect(tools.readResource('x://y')).rejects.toMatchObject({ rpcCode: -32601 })
     await expect(tools.getPrompt('p')).rejects.toMatchObject({ rpcCode: -32601 })

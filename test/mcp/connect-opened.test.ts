@@ -25,7 +25,10 @@ describe('onOpened', () => {
         { name: 'held', prefix: 'held__', onOpened: (features, server) => heard([features, server]) },
       )
       // The fixture answers nothing but initialize until the file exists.
-      expect(await opened).toEqual([{ resources: true, subscribe: true, prompts: true, completions: true }, 'held'])
+      expect(await opened).toEqual([
+        { resources: true, subscribe: true, prompts: true, completions: true, protocolVersion: '2025-11-25' },
+        'held',
+      ])
       expect(runtime.tools.get('held__echo')).toBeUndefined()
       await writeFile(release, '')
       const connection = await connecting

@@ -21,7 +21,10 @@ const TOOLS = [
 ]
 
 /** A raw upstream: answers initialize and tools/list itself, and hands each tools/call to `onCall`. */
-async function rawUpstream(onCall: (call: Message, send: (message: unknown) => void) => void) {
+async function rawUpstream(
+  onCall: (call: Message, send: (message: unknown) => void) => void,
+  listing: () => unknown[] = () => TOOLS,
+) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   const received: Message[] = []
   const send = (message: unknown) => void serverSide.send(message as JSONRPCMessage)
@@ -39,7 +42,7 @@ async function rawUpstream(onCall: (call: Message, send: (message: unknown) => v
           serverInfo: { name: 'raw', version: '1' },
         },
       })
-    else if (method === 'tools/list') send({ jsonrpc: '2.0', id, result: { tools: TOOLS } })
+    else if (method === 'tools/list') send({ jsonrpc: '2.0', id, result: { tools: listing() } })
     else if (method === 'tools/call') onCall(message, send)
   }
   await serverSide.start()
@@ -213,6 +216,24 @@ describe('the upstream fast path for tools/call', () => {
     expect(result.error?.message).toBe(
       'MCP server "up" closed the connection during the call (it reconnects on the next call)',
     )
+    await connection.close()
+  })
+
+  it('R-23-perf: the checks follow the applied listing, taken through public API only (issue 35, item 1)', async () => {
+    const { ctx, tools } = await createToolRuntime()
+    let listed: unknown[] = TOOLS
+    const up = await rawUpstream(
+      (call, send) => send(answer(call, { content: [{ type: 'text', text: 'x' }], structuredContent: { n: 'x' } })),
+      () => listed,
+    )
+    const connection = await connectMcpServer(ctx, { transport: up.transport }, { prefix: 'u_', name: 'up' })
+    const strict = await tools.execute(exec('u_typed'))
+    expect(strict.error?.message).toMatch(/does not match the tool's output schema/)
+    // The upstream drops the output schema: the re-listing is what the next call is checked against.
+    listed = [{ name: 'typed', inputSchema: { type: 'object' } }]
+    await connection.refresh()
+    const loose = await tools.execute(exec('u_typed'))
+    expect(loose).toMatchObject({ isError: false, value: { structuredContent: { n: 'x' } } })
     await connection.close()
   })
 })
