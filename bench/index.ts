@@ -11,6 +11,7 @@ const suites = [
   'search',
   'policy',
   'tool-search',
+  'tool-search-eval',
   'native-search',
   'import',
   'auth',

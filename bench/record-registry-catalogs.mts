@@ -1,5 +1,5 @@
 // Records the tool lists of more MCP servers from the npm registry, for the frozen tool-search
-// evaluation (bench/tool-search-eval.ts). Install the packages in a scratch folder first, then run
+// evaluation (bench/tool-search-eval.bench.ts). Install the packages in a scratch folder first, then run
 // `npx tsx bench/record-registry-catalogs.mts /path/to/scratch` from the repository root. Servers that
 // want credentials get dummies: listing tools calls no remote API.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
