@@ -1,5 +1,6 @@
-// Turning names, descriptions and requests into index terms: word splitting, stop words, a light
-// stemmer and the query-side synonym table.
+// Turning names, descriptions and requests into index terms: word splitting, stop words, the
+// Porter stemmer and the query-side synonym table.
+import { stemmer as porterStem } from 'stemmer'
 
 // Character classes of ASCII codes: 0 separator, 1 lower-case letter, 2 upper-case letter, 3 digit.
 const ASCII_CLASS = new Uint8Array(128)
@@ -88,17 +89,13 @@ const STOP_WORDS = new Set(
   ),
 )
 
-/** A light English suffix stripper, so "files", "listing" and "created" meet "file", "list" and "create". */
+/**
+ * The Porter stem of a lower-cased word ("files", "listing" and "created" meet "file", "list" and
+ * "create"); words with digits are kept as they are, since they are names and versions.
+ */
 export function stem(word: string): string {
-  let w = word
-  if (w.length <= 3 || /\d/.test(w)) return w
-  if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`
-  else if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3)
-  else if (w.endsWith('ed') && w.length > 4) w = w.slice(0, -2)
-  else if (/(sh|ch|x|ss)es$/.test(w)) w = w.slice(0, -2)
-  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us')) w = w.slice(0, -1)
-  if (w.length > 4 && w.endsWith('e')) w = w.slice(0, -1)
-  return w
+  if (word.length <= 2 || /\d/.test(word)) return word
+  return porterStem(word)
 }
 
 // Words repeat across tools far more than they vary, so each word's term is worked out once. The
