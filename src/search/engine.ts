@@ -207,21 +207,24 @@ export class TextSearchEngine implements ToolSearchEngine {
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
     this.build()
     const terms = queryTerms(query)
-    if (terms.size === 0 || this.tools.size === 0 || limit < 1) return []
+    if (terms.length === 0 || this.tools.size === 0 || limit < 1) return []
     const searchMark = ++this.marks
     const touched: IndexedTool[] = []
     const count = this.tools.size
     const averages = this.totalLengths.map((total) => total / count)
-    for (const [term, times] of terms) {
-      const termMark = ++this.marks
-      this.score(this.terms.get(term), times, searchMark, termMark, count, averages, touched)
-      if (term.length < PREFIX_MIN_LENGTH) continue
+    // One mark per group: a tool matching a word and its thesaurus word counts one matched word.
+    const firstMark = this.marks + 1
+    this.marks += terms.length
+    for (const { term, weight, group, prefix, cover } of terms) {
+      const termMark = firstMark + group
+      this.score(this.terms.get(term), weight, cover, searchMark, termMark, count, averages, touched)
+      if (!prefix || term.length < PREFIX_MIN_LENGTH) continue
       const sorted = this.sortedTerms
       for (let i = binarySearch(sorted, term); i < sorted.length && sorted[i].startsWith(term); i++) {
         const longer = sorted[i]
         if (longer.length === term.length) continue
-        const weight = (times * PREFIX_WEIGHT * longer.length) / (longer.length + 0.3 * (longer.length - term.length))
-        this.score(this.terms.get(longer), weight, searchMark, termMark, count, averages, touched)
+        const factor = (weight * PREFIX_WEIGHT * longer.length) / (longer.length + 0.3 * (longer.length - term.length))
+        this.score(this.terms.get(longer), factor, cover, searchMark, termMark, count, averages, touched)
       }
     }
     // The best `limit` accepted tools, best first; among equal scores the one matched first stays
@@ -260,10 +263,14 @@ export class TextSearchEngine implements ToolSearchEngine {
     this.sortedTerms = [...this.terms.keys()].sort()
   }
 
-  /** Add one term list's BM25+ contributions, times `weight`, to the tools in it. */
+  /**
+   * Add one term list's BM25+ contributions, times `weight`, to the tools in it, and `cover` to the
+   * request words matched by each tool not yet matched in this term's group.
+   */
   private score(
     term: Term | undefined,
     weight: number,
+    cover: number,
     searchMark: number,
     termMark: number,
     count: number,
@@ -295,7 +302,7 @@ export class TextSearchEngine implements ToolSearchEngine {
         tool.score += score
         if (tool.termMark !== termMark) {
           tool.termMark = termMark
-          tool.matchedTerms++
+          tool.matchedTerms += cover
         }
       }
     }

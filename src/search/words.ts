@@ -1,6 +1,7 @@
 // Turning names, descriptions and requests into index terms: word splitting, stop words, the
 // Porter stemmer and the query-side synonym table.
 import { stemmer as porterStem } from 'stemmer'
+import { synonymsOf } from './thesaurus.js'
 
 // Character classes of ASCII codes: 0 separator, 1 lower-case letter, 2 upper-case letter, 3 digit.
 const ASCII_CLASS = new Uint8Array(128)
@@ -159,20 +160,52 @@ const SYNONYMS: ReadonlyMap<string, readonly string[]> = new Map(
   }).map(([word, meaning]) => [word, meaning.split(' ')]),
 )
 
+// How much a word that shares a meaning with a request's word counts, against the word itself.
+const THESAURUS_WEIGHT = 0.3
+const THESAURUS_COVER = 0.3
+
+/** One term of a query: how much it counts, and the request word it stands for (its group). */
+export interface QueryTerm {
+  readonly term: string
+  weight: number
+  /** Terms of one group count as one matched word of the request. */
+  readonly group: number
+  /** Whether longer index terms it begins also match it. */
+  readonly prefix: boolean
+  /** How much matching it counts towards the request words a tool matched (the word itself 1). */
+  readonly cover: number
+}
+
 /**
- * The query's terms, each everyday word followed by the words it stands for, with how often each
- * term occurs (a repeated term counts that many times, as a longer query would weigh it).
+ * The query's terms: each word (a repeated one counts that many times, as a longer query would
+ * weigh it), the words the everyday-word table says it stands for, and, weighed down, the words a
+ * general thesaurus gives for it (in the same group as the word).
  */
-export function queryTerms(query: string): Map<string, number> {
-  const terms = new Map<string, number>()
-  const count = (word: string) => {
+export function queryTerms(query: string): QueryTerm[] {
+  const terms = new Map<string, QueryTerm>()
+  let groups = 0
+  const count = (word: string, weight: number, group: number | undefined, prefix: boolean) => {
     const term = termOf(word)
-    if (term !== null) terms.set(term, (terms.get(term) ?? 0) + 1)
+    if (term === null) return
+    const known = terms.get(term)
+    if (known !== undefined) {
+      // A word met again counts again; a thesaurus word that is also a request word adds nothing.
+      if (group === undefined) known.weight += weight
+      return
+    }
+    terms.set(term, { term, weight, group: group ?? groups++, prefix, cover: group === undefined ? 1 : THESAURUS_COVER })
   }
-  for (const word of splitWords(query)) {
-    count(word)
+  const words = splitWords(query)
+  for (const word of words) {
+    count(word, 1, undefined, true)
     const meaning = SYNONYMS.get(word)
-    if (meaning !== undefined) for (const other of meaning) count(other)
+    if (meaning !== undefined) for (const other of meaning) count(other, 1, undefined, true)
   }
-  return terms
+  for (const word of words) {
+    const own = termOf(word)
+    if (own === null) continue
+    const group = terms.get(own)?.group
+    for (const other of synonymsOf(word)) count(other, THESAURUS_WEIGHT, group, false)
+  }
+  return [...terms.values()]
 }
