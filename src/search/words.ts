@@ -174,6 +174,9 @@ export interface QueryTerm {
   readonly prefix: boolean
   /** How much matching it counts towards the request words a tool matched (the word itself 1). */
   readonly cover: number
+  /** The request's word it came from, and how. */
+  readonly word: string
+  readonly how: 'word' | 'synonym' | 'thesaurus'
 }
 
 /**
@@ -184,7 +187,7 @@ export interface QueryTerm {
 export function queryTerms(query: string): QueryTerm[] {
   const terms = new Map<string, QueryTerm>()
   let groups = 0
-  const count = (word: string, weight: number, group: number | undefined, prefix: boolean) => {
+  const count = (word: string, weight: number, group: number | undefined, from: string, how: QueryTerm['how']) => {
     const term = termOf(word)
     if (term === null) return
     const known = terms.get(term)
@@ -193,19 +196,28 @@ export function queryTerms(query: string): QueryTerm[] {
       if (group === undefined) known.weight += weight
       return
     }
-    terms.set(term, { term, weight, group: group ?? groups++, prefix, cover: group === undefined ? 1 : THESAURUS_COVER })
+    const thesaurus = how === 'thesaurus'
+    terms.set(term, {
+      term,
+      weight,
+      group: group ?? groups++,
+      prefix: !thesaurus,
+      cover: thesaurus ? THESAURUS_COVER : 1,
+      word: from,
+      how,
+    })
   }
   const words = splitWords(query)
   for (const word of words) {
-    count(word, 1, undefined, true)
+    count(word, 1, undefined, word, 'word')
     const meaning = SYNONYMS.get(word)
-    if (meaning !== undefined) for (const other of meaning) count(other, 1, undefined, true)
+    if (meaning !== undefined) for (const other of meaning) count(other, 1, undefined, word, 'synonym')
   }
   for (const word of words) {
     const own = termOf(word)
     if (own === null) continue
     const group = terms.get(own)?.group
-    for (const other of synonymsOf(word)) count(other, THESAURUS_WEIGHT, group, false)
+    for (const other of synonymsOf(word)) count(other, THESAURUS_WEIGHT, group, word, 'thesaurus')
   }
   return [...terms.values()]
 }
