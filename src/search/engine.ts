@@ -64,7 +64,7 @@ const NAME = 0
 const DESCRIPTION = 1
 const PARAMS = 2
 const SERVER = 3
-const FIELD_BOOST = [3, 1, 0.6, 1.5]
+const FIELD_BOOST = [2, 1, 0.6, 1.5]
 
 // BM25+ (term-frequency saturation k, length normalisation b, lower bound d per matching term).
 const K = 1.2
