@@ -13,6 +13,7 @@ const suites = [
   'policy',
   'policy-conditions',
   'tool-search',
+  'tool-search-eval',
   'native-search',
   'import',
   'auth',

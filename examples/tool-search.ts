@@ -69,4 +69,25 @@ console.log(`anthropic tools: ${request.tools.map((tool) => tool.name)}`)
 console.log(request.downgrades.at(-1))
 // anthropicModel({ client, model, toolSearch: 'native' }) does the same on every request of a loop.
 // #endregion native-search
+// #region why
+const [best] = tools.search('merge my PR')
+console.log(
+  `why: ${best?.why.map((reason) => `${reason.field}:${reason.term}<-${reason.word} (${reason.how})`).join(', ')}`,
+)
+// #endregion why
+
+// #region ranker
+// Your own ranker, fused with the built-in ranking: a toy word table stands in for an embedding model.
+const related: Record<string, string> = { ship: 'deploy', release: 'deploy' }
+const hybrid = await createToolRuntime({
+  search: {
+    ranker: (query, docs) =>
+      docs.map((doc) => (query.split(' ').some((word) => doc.name.includes(related[word] ?? '\0')) ? 1 : 0)),
+  },
+})
+hybrid.tools.register(tool('ci__deploy', 'Roll out a build to production.'))
+hybrid.tools.register(tool('github__create_issue', 'Create a new issue in a repository.'))
+console.log(`ranker: ${hybrid.tools.search('ship it', { limit: 1 }).map((match) => match.name)}`)
+await hybrid.dispose()
+// #endregion ranker
 await dispose()

@@ -47,6 +47,7 @@ export {
 // Tool search over deferred tools: the engine (or your own ranker) and the `search_tools` finder.
 export {
   installToolSearch,
+  type MatchReason,
   type RankedTool,
   SEARCH_TOOLS_NAME,
   type TextEngineOptions,
@@ -55,6 +56,9 @@ export {
   type ToolSearchCallOptions,
   type ToolSearchEngine,
   type ToolSearchMatch,
+  type ToolRanker,
+  type ToolSearchDocument,
+  type ToolSearchField,
   type ToolSearchOptions,
 } from './search/index.js'
 

@@ -154,6 +154,9 @@ const expectations: Record<string, (out: string) => void> = {
     expect(out).toContain(
       'tool search: native (anthropic), 2 deferred tool(s) sent to load on demand instead of search_tools',
     )
+    // Issue 41: why a match matched, and a ranker of one's own fused with the built-in one.
+    expect(out).toContain('why: name:merg<-merge (word), name:pull<-pr (synonym), name:request<-pr (synonym),')
+    expect(out).toContain('ranker: ci__deploy')
   },
   'use-mcp-server.ts': (out) => {
     expect(out).toContain('registered: calc__add, calc__word_count')

@@ -1,13 +1,33 @@
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { isRecord } from '../util/is-record.js'
-import { queryTerms, scanWords, termOf } from './words.js'
+import { type QueryTerm, queryTerms, scanWords, termOf } from './words.js'
 
 export { splitWords, stem } from './words.js'
+
+/** The indexed parts of a tool a search matches in. */
+export type ToolSearchField = 'name' | 'description' | 'parameters' | 'server'
+
+/** One reason a tool matched: a term of the request met in one of the tool's fields. */
+export interface MatchReason {
+  /** Where the term was found. */
+  readonly field: ToolSearchField
+  /** The index term met there: a stem (`repositori` stands for repository, repositories). */
+  readonly term: string
+  /** The request's word (lower-cased) the term came from. */
+  readonly word: string
+  /**
+   * How the word led to the term: as written (stemmed), as the beginning of a longer term, through
+   * the built-in everyday-word table, or through the thesaurus.
+   */
+  readonly how: 'word' | 'prefix' | 'synonym' | 'thesaurus'
+}
 
 /** One ranked match of an engine: the registered definition and its relevance (higher is better). */
 export interface RankedTool {
   readonly definition: ToolDefinition
   readonly score: number
+  /** What matched, field by field (an engine may leave it out). */
+  readonly why?: readonly MatchReason[]
 }
 
 /**
@@ -39,11 +59,12 @@ function defaultServerOf(definition: ToolDefinition): string | undefined {
 // The indexed fields, in this order: the name split into words, the description, the parameters'
 // names and descriptions, and the server. A word in the name says most about what a tool does.
 const FIELD_COUNT = 4
+const FIELD_NAMES: readonly ToolSearchField[] = ['name', 'description', 'parameters', 'server']
 const NAME = 0
 const DESCRIPTION = 1
 const PARAMS = 2
 const SERVER = 3
-const FIELD_BOOST = [3, 1, 0.6, 1.5]
+const FIELD_BOOST = [2, 1, 0.6, 1.5]
 
 // BM25+ (term-frequency saturation k, length normalisation b, lower bound d per matching term).
 const K = 1.2
@@ -75,6 +96,9 @@ interface IndexedTool {
 
 /** The tools whose field holds a term, with the term's count in that field, in insertion order. */
 interface Posting {
+  /** The term and field this list is of, to say why a tool matched. */
+  readonly term: string
+  readonly field: number
   tools: IndexedTool[]
   counts: number[]
   dead: number
@@ -82,6 +106,7 @@ interface Posting {
 
 /** One index term: its list per field, and scratch for counting it in one field of one tool. */
 interface Term {
+  readonly key: string
   readonly postings: Array<Posting | undefined>
   mark: number
   count: number
@@ -119,6 +144,20 @@ function compact(posting: Posting): void {
   posting.tools = tools
   posting.counts = counts
   posting.dead = 0
+}
+
+/** The matched terms of one ranked tool, by field in index order: only its own term lists are looked at. */
+function reasons(
+  tool: IndexedTool,
+  origins: ReadonlyMap<string, { word: string; how: MatchReason['how'] }>,
+): MatchReason[] {
+  const out: MatchReason[] = []
+  for (const posting of tool.postings) {
+    const origin = origins.get(posting.term)
+    if (origin !== undefined)
+      out.push({ field: FIELD_NAMES[posting.field], term: posting.term, word: origin.word, how: origin.how })
+  }
+  return out.sort((a, b) => FIELD_NAMES.indexOf(a.field) - FIELD_NAMES.indexOf(b.field))
 }
 
 /**
@@ -207,21 +246,29 @@ export class TextSearchEngine implements ToolSearchEngine {
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
     this.build()
     const terms = queryTerms(query)
-    if (terms.size === 0 || this.tools.size === 0 || limit < 1) return []
+    if (terms.length === 0 || this.tools.size === 0 || limit < 1) return []
     const searchMark = ++this.marks
     const touched: IndexedTool[] = []
     const count = this.tools.size
     const averages = this.totalLengths.map((total) => total / count)
-    for (const [term, times] of terms) {
-      const termMark = ++this.marks
-      this.score(this.terms.get(term), times, searchMark, termMark, count, averages, touched)
-      if (term.length < PREFIX_MIN_LENGTH) continue
+    // One mark per group: a tool matching a word and its thesaurus word counts one matched word.
+    const firstMark = this.marks + 1
+    this.marks += terms.length
+    // Which request word each matched term came from, to say why a tool ranked.
+    const origins = new Map<string, QueryTerm | { word: string; how: 'prefix' }>()
+    for (const query of terms) {
+      const { term, weight, group, prefix, cover } = query
+      const termMark = firstMark + group
+      if (!origins.has(term)) origins.set(term, query)
+      this.score(this.terms.get(term), weight, cover, searchMark, termMark, count, averages, touched)
+      if (!prefix || term.length < PREFIX_MIN_LENGTH) continue
       const sorted = this.sortedTerms
       for (let i = binarySearch(sorted, term); i < sorted.length && sorted[i].startsWith(term); i++) {
         const longer = sorted[i]
         if (longer.length === term.length) continue
-        const weight = (times * PREFIX_WEIGHT * longer.length) / (longer.length + 0.3 * (longer.length - term.length))
-        this.score(this.terms.get(longer), weight, searchMark, termMark, count, averages, touched)
+        if (!origins.has(longer)) origins.set(longer, { word: query.word, how: 'prefix' })
+        const factor = (weight * PREFIX_WEIGHT * longer.length) / (longer.length + 0.3 * (longer.length - term.length))
+        this.score(this.terms.get(longer), factor, cover, searchMark, termMark, count, averages, touched)
       }
     }
     // The best `limit` accepted tools, best first; among equal scores the one matched first stays
@@ -245,7 +292,7 @@ export class TextSearchEngine implements ToolSearchEngine {
     const out: RankedTool[] = []
     for (let i = 0; i < best.length; i++) {
       const definition = best[i].definition
-      if (definition !== undefined) out.push({ definition, score: scores[i] })
+      if (definition !== undefined) out.push({ definition, score: scores[i], why: reasons(best[i], origins) })
     }
     return out
   }
@@ -260,10 +307,14 @@ export class TextSearchEngine implements ToolSearchEngine {
     this.sortedTerms = [...this.terms.keys()].sort()
   }
 
-  /** Add one term list's BM25+ contributions, times `weight`, to the tools in it. */
+  /**
+   * Add one term list's BM25+ contributions, times `weight`, to the tools in it, and `cover` to the
+   * request words matched by each tool not yet matched in this term's group.
+   */
   private score(
     term: Term | undefined,
     weight: number,
+    cover: number,
     searchMark: number,
     termMark: number,
     count: number,
@@ -295,7 +346,7 @@ export class TextSearchEngine implements ToolSearchEngine {
         tool.score += score
         if (tool.termMark !== termMark) {
           tool.termMark = termMark
-          tool.matchedTerms++
+          tool.matchedTerms += cover
         }
       }
     }
@@ -321,7 +372,7 @@ export class TextSearchEngine implements ToolSearchEngine {
       for (const term of this.fieldTerms) {
         let posting = term.postings[field]
         if (posting === undefined) {
-          posting = { tools: [], counts: [], dead: 0 }
+          posting = { term: term.key, field, tools: [], counts: [], dead: 0 }
           term.postings[field] = posting
         }
         posting.tools.push(tool)
@@ -350,7 +401,7 @@ export class TextSearchEngine implements ToolSearchEngine {
     if (key === null) return null
     let term = this.terms.get(key)
     if (term === undefined) {
-      term = { postings: [undefined, undefined, undefined, undefined], mark: 0, count: 0 }
+      term = { key, postings: [undefined, undefined, undefined, undefined], mark: 0, count: 0 }
       this.terms.set(key, term)
       if (this.incremental) this.sortedTerms.splice(binarySearch(this.sortedTerms, key), 0, key)
     }

@@ -1,13 +1,16 @@
 // Tool search: a full-text index over what the registry holds, and the `search_tools` finder that
 // loads deferred tools for the agent that found them. Installed through `tools.host`, like Code Mode.
 export {
+  type MatchReason,
   type RankedTool,
   splitWords,
   stem,
   type TextEngineOptions,
   TextSearchEngine,
   type ToolSearchEngine,
+  type ToolSearchField,
 } from './engine.js'
+export { FusedSearchEngine, type ToolRanker, type ToolSearchDocument } from './ranker-engine.js'
 export {
   DEFAULT_SEARCH_LIMIT,
   installToolSearch,

@@ -5,7 +5,8 @@ import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { defineTool } from '../schema/index.js'
-import { type TextEngineOptions, TextSearchEngine, type ToolSearchEngine } from './engine.js'
+import { type MatchReason, type TextEngineOptions, TextSearchEngine, type ToolSearchEngine } from './engine.js'
+import { FusedSearchEngine, type ToolRanker } from './ranker-engine.js'
 
 /** The first-party finder tool's name. */
 export const SEARCH_TOOLS_NAME = 'search_tools'
@@ -19,6 +20,12 @@ export const MAX_SEARCH_LIMIT = 50
 export interface ToolSearchOptions extends TextEngineOptions {
   /** Rank with another engine (an embedding ranker, say) instead of the built-in full-text index. */
   readonly engine?: ToolSearchEngine
+  /**
+   * `'text'` (default): the built-in full-text index alone. A function `(query, docs) => scores`:
+   * its ranking fused with the full-text one by reciprocal rank fusion (a hybrid search with your
+   * embedding model). No embedding model is shipped, so there is no built-in `'hybrid'`.
+   */
+  readonly ranker?: 'text' | ToolRanker
 }
 
 /** One match of `tools.search`. */
@@ -26,6 +33,8 @@ export interface ToolSearchMatch {
   readonly name: string
   readonly description: string
   readonly score: number
+  /** What matched: the request's words and the terms they met, field by field (empty if the engine does not say). */
+  readonly why: readonly MatchReason[]
 }
 
 /** Options of one `tools.search` call. */
@@ -45,6 +54,7 @@ interface FoundTool {
   name: string
   description: string
   score: number
+  why: readonly MatchReason[]
   parameters: JsonValue
 }
 
@@ -58,7 +68,17 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
   if (options === null || typeof options !== 'object') throw new ConfigError('search', 'expected an options object')
   if (options.serverOf !== undefined && typeof options.serverOf !== 'function')
     throw new ConfigError('search.serverOf', 'expected a function (definition) => string | undefined')
-  const engine: ToolSearchEngine = options.engine ?? new TextSearchEngine(options)
+  const ranker: unknown = options.ranker
+  if (ranker === 'hybrid')
+    throw new ConfigError(
+      'search.ranker',
+      "'hybrid' needs an embedding model and none is shipped: pass a function (query, docs) => scores",
+    )
+  if (ranker !== undefined && ranker !== 'text' && typeof ranker !== 'function')
+    throw new ConfigError('search.ranker', "expected 'text' or a function (query, docs) => scores")
+  const text = () => new TextSearchEngine(options)
+  const engine: ToolSearchEngine =
+    options.engine ?? (typeof ranker === 'function' ? new FusedSearchEngine(text(), ranker as ToolRanker) : text())
   const host = tools.host
   for (const definition of host.visibleTools().values()) engine.add(definition)
   ctx.on('tools/registered', (definition: ToolDefinition) => engine.add(definition))
@@ -78,10 +98,11 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
     const accept = (definition: ToolDefinition) =>
       definition.name !== finder && visible.get(definition.name) === definition
     if (query.trim() === '') return []
-    return engine.search(query, accept, limit).map(({ definition, score }) => ({
+    return engine.search(query, accept, limit).map(({ definition, score, why }) => ({
       name: definition.name,
       description: definition.description,
       score,
+      why: why ?? [],
     }))
   }
 
@@ -113,6 +134,7 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
                 name: { type: 'string', required: true },
                 description: { type: 'string', required: true },
                 score: { type: 'number', required: true },
+                why: { type: 'json', required: true },
                 parameters: { type: 'json', required: true },
               },
             },
@@ -120,7 +142,7 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
           loaded: { type: 'array', items: { type: 'string' }, required: true },
         },
       },
-      render: (_args, value) => [{ type: 'text', text: renderFound(value.tools) }],
+      render: (_args, value) => [{ type: 'text', text: renderFound(value.tools as unknown as readonly FoundTool[]) }],
     },
     isConcurrencySafe: () => true,
     execute: async (args, exec) => {
@@ -131,6 +153,7 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
       const visible = host.visibleTools(agent)
       const found = matches.map((match) => ({
         ...match,
+        why: match.why as unknown as JsonValue,
         parameters: (visible.get(match.name)?.parameters ?? {}) as JsonValue,
       }))
       const loaded = tools.load(
@@ -149,7 +172,22 @@ function renderFound(found: readonly FoundTool[]): string {
   if (found.length === 0) return 'No matching tools. Try other words.'
   const lines = [`${found.length} matching tool(s), callable now:`]
   for (const tool of found) {
-    lines.push('', `## ${tool.name}`, tool.description, `Parameters (JSON Schema): ${JSON.stringify(tool.parameters)}`)
+    lines.push('', `## ${tool.name}`, tool.description)
+    if (tool.why.length > 0) lines.push(`Matched: ${describeWhy(tool.why)}`)
+    lines.push(`Parameters (JSON Schema): ${JSON.stringify(tool.parameters)}`)
   }
   return lines.join('\n')
+}
+
+/** "name: merge, pull (from PR); description: request" — one field after another. */
+function describeWhy(why: readonly MatchReason[]): string {
+  const fields = new Map<string, string[]>()
+  for (const reason of why) {
+    const terms = fields.get(reason.field) ?? []
+    const via = reason.how === 'word' || reason.how === 'prefix' ? '' : ` (from ${reason.word})`
+    const entry = `${reason.term}${via}`
+    if (!terms.includes(entry)) terms.push(entry)
+    fields.set(reason.field, terms)
+  }
+  return [...fields].map(([field, terms]) => `${field}: ${terms.join(', ')}`).join('; ')
 }

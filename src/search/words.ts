@@ -1,5 +1,7 @@
-// Turning names, descriptions and requests into index terms: word splitting, stop words, a light
-// stemmer and the query-side synonym table.
+// Turning names, descriptions and requests into index terms: word splitting, stop words, the
+// Porter stemmer and the query-side synonym table.
+import { stemmer as porterStem } from 'stemmer'
+import { synonymsOf } from './thesaurus.js'
 
 // Character classes of ASCII codes: 0 separator, 1 lower-case letter, 2 upper-case letter, 3 digit.
 const ASCII_CLASS = new Uint8Array(128)
@@ -88,17 +90,13 @@ const STOP_WORDS = new Set(
   ),
 )
 
-/** A light English suffix stripper, so "files", "listing" and "created" meet "file", "list" and "create". */
+/**
+ * The Porter stem of a lower-cased word ("files", "listing" and "created" meet "file", "list" and
+ * "create"); words with digits are kept as they are, since they are names and versions.
+ */
 export function stem(word: string): string {
-  let w = word
-  if (w.length <= 3 || /\d/.test(w)) return w
-  if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`
-  else if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3)
-  else if (w.endsWith('ed') && w.length > 4) w = w.slice(0, -2)
-  else if (/(sh|ch|x|ss)es$/.test(w)) w = w.slice(0, -2)
-  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us')) w = w.slice(0, -1)
-  if (w.length > 4 && w.endsWith('e')) w = w.slice(0, -1)
-  return w
+  if (word.length <= 2 || /\d/.test(word)) return word
+  return porterStem(word)
 }
 
 // Words repeat across tools far more than they vary, so each word's term is worked out once. The
@@ -162,20 +160,64 @@ const SYNONYMS: ReadonlyMap<string, readonly string[]> = new Map(
   }).map(([word, meaning]) => [word, meaning.split(' ')]),
 )
 
+// How much a word that shares a meaning with a request's word counts, against the word itself.
+const THESAURUS_WEIGHT = 0.3
+const THESAURUS_COVER = 0.3
+
+/** One term of a query: how much it counts, and the request word it stands for (its group). */
+export interface QueryTerm {
+  readonly term: string
+  weight: number
+  /** Terms of one group count as one matched word of the request. */
+  readonly group: number
+  /** Whether longer index terms it begins also match it. */
+  readonly prefix: boolean
+  /** How much matching it counts towards the request words a tool matched (the word itself 1). */
+  readonly cover: number
+  /** The request's word it came from, and how. */
+  readonly word: string
+  readonly how: 'word' | 'synonym' | 'thesaurus'
+}
+
 /**
- * The query's terms, each everyday word followed by the words it stands for, with how often each
- * term occurs (a repeated term counts that many times, as a longer query would weigh it).
+ * The query's terms: each word (a repeated one counts that many times, as a longer query would
+ * weigh it), the words the everyday-word table says it stands for, and, weighed down, the words a
+ * general thesaurus gives for it (in the same group as the word).
  */
-export function queryTerms(query: string): Map<string, number> {
-  const terms = new Map<string, number>()
-  const count = (word: string) => {
+export function queryTerms(query: string): QueryTerm[] {
+  const terms = new Map<string, QueryTerm>()
+  let groups = 0
+  const count = (word: string, weight: number, group: number | undefined, from: string, how: QueryTerm['how']) => {
     const term = termOf(word)
-    if (term !== null) terms.set(term, (terms.get(term) ?? 0) + 1)
+    if (term === null) return
+    const known = terms.get(term)
+    if (known !== undefined) {
+      // A word met again counts again; a thesaurus word that is also a request word adds nothing.
+      if (group === undefined) known.weight += weight
+      return
+    }
+    const thesaurus = how === 'thesaurus'
+    terms.set(term, {
+      term,
+      weight,
+      group: group ?? groups++,
+      prefix: !thesaurus,
+      cover: thesaurus ? THESAURUS_COVER : 1,
+      word: from,
+      how,
+    })
   }
-  for (const word of splitWords(query)) {
-    count(word)
+  const words = splitWords(query)
+  for (const word of words) {
+    count(word, 1, undefined, word, 'word')
     const meaning = SYNONYMS.get(word)
-    if (meaning !== undefined) for (const other of meaning) count(other)
+    if (meaning !== undefined) for (const other of meaning) count(other, 1, undefined, word, 'synonym')
   }
-  return terms
+  for (const word of words) {
+    const own = termOf(word)
+    if (own === null) continue
+    const group = terms.get(own)?.group
+    for (const other of synonymsOf(word)) count(other, THESAURUS_WEIGHT, group, word, 'thesaurus')
+  }
+  return [...terms.values()]
 }

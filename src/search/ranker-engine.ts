@@ -1,0 +1,85 @@
+import type { ToolDefinition } from '../contract/tool-definition.js'
+import { ConfigError } from '../errors/config-error.js'
+import type { RankedTool, TextSearchEngine, ToolSearchEngine } from './engine.js'
+
+/** What a pluggable ranker sees of one tool. */
+export interface ToolSearchDocument {
+  readonly name: string
+  readonly description: string
+  /** The tool's parameters as registered (a JSON Schema for MCP tools). */
+  readonly parameters: unknown
+}
+
+/**
+ * A pluggable ranker: one score per document, in the same order, higher is better (an embedding
+ * model's cosine similarity, say). Synchronous: embed the documents ahead of time and cache them.
+ */
+export type ToolRanker = (query: string, docs: readonly ToolSearchDocument[]) => readonly number[]
+
+// Reciprocal rank fusion's constant: how much a list's top ranks outweigh its lower ones.
+const RRF_K = 60
+// How deep each list is read before fusing.
+const FUSION_DEPTH = 50
+
+/**
+ * The built-in full-text ranking and a pluggable ranker, fused by reciprocal rank fusion: a tool's
+ * score is the sum of 1 / (60 + rank) over the two lists, so neither needs scores on the other's
+ * scale. The ranker sees only the documents `accept` admits.
+ */
+export class FusedSearchEngine implements ToolSearchEngine {
+  private readonly docs = new Map<ToolDefinition, ToolSearchDocument>()
+
+  constructor(
+    private readonly text: TextSearchEngine,
+    private readonly ranker: ToolRanker,
+  ) {}
+
+  add(definition: ToolDefinition): void {
+    this.text.add(definition)
+    if (!this.docs.has(definition))
+      this.docs.set(definition, {
+        name: definition.name,
+        description: definition.description,
+        parameters: definition.parameters,
+      })
+  }
+
+  remove(definition: ToolDefinition): void {
+    this.text.remove(definition)
+    this.docs.delete(definition)
+  }
+
+  search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
+    const definitions: ToolDefinition[] = []
+    const docs: ToolSearchDocument[] = []
+    for (const [definition, doc] of this.docs)
+      if (accept(definition)) {
+        definitions.push(definition)
+        docs.push(doc)
+      }
+    if (definitions.length === 0 || limit < 1) return []
+    const scores: unknown = this.ranker(query, docs)
+    if (!Array.isArray(scores) || scores.length !== docs.length || !scores.every((s) => typeof s === 'number'))
+      throw new ConfigError('search.ranker', `expected ${docs.length} numbers, one per document`)
+    const fused = new Map<ToolDefinition, { score: number; why?: RankedTool['why'] }>()
+    const textual = this.text.search(query, accept, FUSION_DEPTH)
+    textual.forEach((match, rank) => {
+      fused.set(match.definition, { score: 1 / (RRF_K + rank + 1), why: match.why })
+    })
+    const order = definitions
+      .map((definition, i) => ({ definition, score: scores[i] as number }))
+      .filter((entry) => entry.score > 0 && Number.isFinite(entry.score))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, FUSION_DEPTH)
+    order.forEach(({ definition }, rank) => {
+      const entry = fused.get(definition)
+      const score = 1 / (RRF_K + rank + 1)
+      if (entry === undefined) fused.set(definition, { score })
+      else entry.score += score
+    })
+    return [...fused]
+      .map(([definition, { score, why }]) => ({ definition, score, ...(why === undefined ? {} : { why }) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, limit)
+  }
+}

