@@ -15,6 +15,7 @@ export function logCalls(gateway: Pick<Gateway, 'agent' | 'identities'>, log: Lo
       tool: exec.name,
       outcome: result.isError ? (result.error.info?.code === 'ABORTED' ? 'cancelled' : 'error') : 'ok',
       ...(subject === undefined ? {} : { subject }),
+      ...(exec.traceId === undefined ? {} : { traceId: exec.traceId }),
     })
   })
 }

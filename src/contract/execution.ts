@@ -72,6 +72,12 @@ export interface ToolExecution extends ToolExecutionInput {
    * turn's crash evidence is never another turn's that reused the call id.
    */
   readonly storedTurnId?: string
+  /**
+   * The W3C trace id (32 lowercase hex digits) of the request that asked for this call, when its
+   * caller carried trace context (`ToolExecuteOptions.traceId`; nested calls inherit it). Logs
+   * name it so a call's lines join the caller's trace.
+   */
+  readonly traceId?: string
 }
 
 /**
@@ -102,6 +108,11 @@ export interface ToolExecuteOptions {
    * `storedTurnId` and journaled with the call's records. A non-empty string when present.
    */
   readonly storedTurnId?: string
+  /**
+   * The W3C trace id of the request behind this call (an MCP request's `_meta.traceparent`, say):
+   * carried on the execution as `traceId`. 32 lowercase hex digits, not all zero, when present.
+   */
+  readonly traceId?: string
   /**
    * A paused Code Mode program's resumption (a resumed turn whose `run_code` call waited for
    * approval of a sub-call): the replay log its suspension carried and the decisions for its

@@ -16,6 +16,7 @@ import {
 import type { AuthInfo } from '@modelcontextprotocol/server'
 import type { McpCallChannel } from './client-directory.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
+import { traceIdOf } from './trace-context.js'
 
 /** A progress notification, as the SDK's `extra.sendNotification` takes it. */
 export type FastProgressNotification = {
@@ -30,7 +31,7 @@ export interface FastCallHost {
   nextCallId(): string
   /** Run one call (the SDK handler's own runner). */
   run(
-    params: { name: string; arguments?: Record<string, unknown> },
+    params: { name: string; arguments?: Record<string, unknown>; traceId?: string },
     callId: string,
     signal: AbortSignal,
     send: McpCallChannel['send'],
@@ -63,21 +64,27 @@ const isToken = (value: unknown): value is string | number =>
  * The params of a plain `tools/call` the SDK's schema certainly accepts, with the progress token
  * it would read; undefined when the SDK should look at the request itself.
  */
-function plainCallParams(
-  params: unknown,
-): { name: string; arguments?: Record<string, unknown>; token: string | number | undefined } | undefined {
+function plainCallParams(params: unknown):
+  | {
+      name: string
+      arguments?: Record<string, unknown>
+      token: string | number | undefined
+      traceId: string | undefined
+    }
+  | undefined {
   if (!isPlainObject(params) || typeof params.name !== 'string') return undefined
   if (params.task !== undefined) return undefined
   const args = params.arguments
   if (args !== undefined && !isPlainObject(args)) return undefined
   const meta = params._meta
   let token: string | number | undefined
+  const traceId = traceIdOf(meta)
   if (meta !== undefined) {
     if (!isPlainObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return undefined
     token = meta.progressToken as string | number | undefined
     if (token !== undefined && !isToken(token)) return undefined
   }
-  return { name: params.name, ...(args === undefined ? {} : { arguments: args }), token }
+  return { name: params.name, ...(args === undefined ? {} : { arguments: args }), token, traceId }
 }
 
 /** A result the SDK's CallToolResultSchema certainly accepts unchanged: text blocks only, no extras to check. */
@@ -144,8 +151,11 @@ export function createFastCalls(host: FastCallHost): FastCalls {
       })
     // As the SDK handler's channel: the client's requests are related to the call's request.
     const send: McpCallChannel['send'] = (request) => request({ relatedRequestId: id })
-    const args =
-      params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments }
+    const args = {
+      name: params.name,
+      ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
+      ...(params.traceId === undefined ? {} : { traceId: params.traceId }),
+    }
     host
       .run(args, callId, signal, send, extra.authInfo)
       .then(checkedResult)

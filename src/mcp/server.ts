@@ -36,6 +36,7 @@ import { ToolListWatch } from './list-watch.js'
 import { checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
 import { McpServerTasks, TASKS_CAPABILITY } from './server-tasks.js'
 import { getMcpToolMeta } from './tool-meta.js'
+import { traceIdOf } from './trace-context.js'
 
 /** Options of {@link createMcpServer}. */
 export interface CreateMcpServerOptions {
@@ -156,13 +157,13 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
    * or through its task when it runs as one).
    */
   const runCall = async (
-    params: { name: string; arguments?: Record<string, unknown> },
+    params: { name: string; arguments?: Record<string, unknown>; traceId?: string },
     callId: string,
     signal: AbortSignal,
     send: McpCallChannel['send'],
     authInfo: AuthInfo | undefined,
   ): Promise<CallToolResult> => {
-    const { name } = params
+    const { name, traceId } = params
     const agent = scopeOf(authInfo)
     const endCall = clients?.addCall(callId, { server, signal, send })
     const sendRequest: SendRequest = (request, schema, options) =>
@@ -171,7 +172,10 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
       const result = await execute.call(
         tools,
         { callId, name, arguments: params.arguments ?? {}, agent, signal },
-        { approval: approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId) },
+        {
+          approval: approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId),
+          ...(traceId === undefined ? {} : { traceId }),
+        },
       )
       return toCallToolResult(result, definitionOf.call(tools, name, agent))
     } finally {
@@ -186,7 +190,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
       // The request is answered with the task at once; the call runs on, followed through the task.
       const created = await tasks.start(extra.taskStore, task.ttl, (signal, taskId) =>
         runCall(
-          request.params,
+          callParams(request.params),
           callId,
           signal,
           (send) => tasks.waitingForInput(taskId, () => send({ relatedTask: { taskId } })),
@@ -199,7 +203,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
     try {
       return await runCall(
-        request.params,
+        callParams(request.params),
         callId,
         extra.signal,
         (send) => send({ relatedRequestId: extra.requestId }),
@@ -463,4 +467,18 @@ async function elicitApproval(
   if (answer.action === 'cancel')
     return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request', ...by }
   return { kind: 'denied', reason: 'the MCP client declined the call', ...by }
+}
+
+/** What a call needs of a `tools/call` request's params: never a `traceId` the client put there itself. */
+function callParams(params: { name: string; arguments?: Record<string, unknown>; _meta?: unknown }): {
+  name: string
+  arguments?: Record<string, unknown>
+  traceId?: string
+} {
+  const traceId = traceIdOf(params._meta)
+  return {
+    name: params.name,
+    ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
+    ...(traceId === undefined ? {} : { traceId }),
+  }
 }

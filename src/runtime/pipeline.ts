@@ -145,6 +145,7 @@ export async function runPipeline(
   const token = Symbol(read.callId) as ToolExecutionToken
   // The stored turn a nested call belongs to is its enclosing call's.
   const storedTurnId = host.storedTurnId ?? enclosing?.exec.storedTurnId
+  const traceId = host.traceId ?? enclosing?.exec.traceId
   const exec: ToolExecution = Object.freeze({
     callId: read.callId,
     rootCallId,
@@ -157,6 +158,7 @@ export async function runPipeline(
     signal: read.signal,
     token,
     ...(storedTurnId === undefined ? {} : { storedTurnId }),
+    ...(traceId === undefined ? {} : { traceId }),
   })
   // A nested call asks the approval channel of the call that encloses it, unless given its own.
   const approval = host.approval ?? enclosing?.approval
@@ -222,6 +224,9 @@ export interface CallBox {
 const NO_HOST_OPTIONS: ToolExecuteOptions = Object.freeze({})
 
 /** The host options, each field read once; a malformed one refuses the call before anything runs. */
+/** A W3C Trace Context trace id: 16 bytes in lowercase hex, never all zero. */
+const TRACE_ID = /^(?!0{32}$)[0-9a-f]{32}$/
+
 function readHostOptions(options: unknown): ToolExecuteOptions | string {
   if (options === undefined) return NO_HOST_OPTIONS
   if (typeof options !== 'object' || options === null) return 'options: expected an object when present'
@@ -230,12 +235,14 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
   const onSuspended = readOwn(options, 'onSuspended')
   const storedTurnId = readOwn(options, 'storedTurnId')
   const program = readOwn(options, 'program')
+  const traceId = readOwn(options, 'traceId')
   if (
     decision === UNREADABLE ||
     approval === UNREADABLE ||
     onSuspended === UNREADABLE ||
     storedTurnId === UNREADABLE ||
-    program === UNREADABLE
+    program === UNREADABLE ||
+    traceId === UNREADABLE
   )
     return 'options: a field could not be read (reading it threw)'
   if (decision !== undefined && (typeof decision !== 'object' || decision === null))
@@ -246,11 +253,14 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     return 'options.onSuspended: expected a function when present'
   if (storedTurnId !== undefined && (typeof storedTurnId !== 'string' || storedTurnId === ''))
     return 'options.storedTurnId: expected a non-empty string when present'
+  if (traceId !== undefined && (typeof traceId !== 'string' || !TRACE_ID.test(traceId)))
+    return 'options.traceId: expected a W3C trace id (32 lowercase hex digits, not all zero) when present'
   return {
     decision: decision as ApprovalOutcome | undefined,
     approval: approval as ApprovalService | undefined,
     onSuspended: onSuspended as ToolExecuteOptions['onSuspended'],
     ...(storedTurnId === undefined ? {} : { storedTurnId: storedTurnId as string }),
+    ...(traceId === undefined ? {} : { traceId: traceId as string }),
     ...(program !== undefined && typeof program === 'object' && program !== null
       ? { program: program as ToolExecuteOptions['program'] }
       : {}),

@@ -183,6 +183,18 @@ describe('serve --log-format json (issue 37, item 5)', () => {
     const echoed = await client.callTool({ name: 'up__echo', arguments: { text: 'private-argument-text' } })
     expect(textOf(echoed)).toBe('echo: private-argument-text')
     await client.callTool({ name: 'up__fail', arguments: {} })
+    // The caller's W3C trace context in `_meta` names the trace in the call's line; a malformed one is ignored.
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+    await client.callTool({
+      name: 'up__echo',
+      arguments: { text: 'traced' },
+      _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    })
+    await client.callTool({
+      name: 'up__echo',
+      arguments: { text: 'untraced' },
+      _meta: { traceparent: `00-${traceId}-0000000000000000-01` },
+    })
     await client.close()
     gateway.child.kill('SIGTERM')
     expect(await gateway.exited).toBe(0)
@@ -201,6 +213,8 @@ describe('serve --log-format json (issue 37, item 5)', () => {
     expect(echo).toMatchObject({ level: 'info', subject: 'alice', outcome: 'ok' })
     expect(typeof echo?.callId).toBe('string')
     expect(parsed.find((entry) => entry.tool === 'up__fail')).toMatchObject({ outcome: 'error', subject: 'alice' })
+    const echoes = parsed.filter((entry) => entry.tool === 'up__echo')
+    expect(echoes.map((entry) => entry.traceId)).toEqual([undefined, traceId, undefined])
     expect(gateway.stderr()).not.toContain(token)
     expect(gateway.stderr()).not.toContain('private-argument-text')
   }, 60_000)
