@@ -7,8 +7,10 @@ import type { AddressInfo } from 'node:net'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { format, isMain, printTable, type Row } from './util.js'
 
-type HttpAuth = typeof import('../src/cli/http-auth.js')
-const { createAuthenticator } = (await import(new URL('../dist/cli/http-auth.js', import.meta.url).href)) as HttpAuth
+type HttpAuth = typeof import('../src/gateway/http-auth.js')
+const { createAuthenticator } = (await import(
+  new URL('../dist/gateway/http-auth.js', import.meta.url).href
+)) as HttpAuth
 
 /**
  * Median over `rounds` rounds of the mean time of `n` sequential awaited calls of each case, the

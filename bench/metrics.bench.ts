@@ -2,11 +2,11 @@
 // runtime without metrics, with the gateway's metrics listening (tools/call, tools/result), and
 // with `metrics.identityLabel`; and one scrape of the registry after calls of 100 tools.
 import { Context } from 'cordis'
-import type { createGatewayMetrics as CreateMetrics } from '../src/cli/metrics.js'
+import type { createGatewayMetrics as CreateMetrics } from '../src/gateway/metrics.js'
 import { format, interleavedMedians, isMain, loadBuilt, printTable, type Row, time } from './util.js'
 
 const { defineTool, ToolRuntime } = await loadBuilt()
-const { createGatewayMetrics } = (await import(new URL('../dist/cli/metrics.js', import.meta.url).href)) as {
+const { createGatewayMetrics } = (await import(new URL('../dist/gateway/metrics.js', import.meta.url).href)) as {
   createGatewayMetrics: typeof CreateMetrics
 }
 

@@ -4,8 +4,8 @@
 import { interleavedMedians, isMain, printTable, type Row } from './util.js'
 
 const { compileRules } = (await import(
-  new URL('../dist/cli/policy-rules.js', import.meta.url).href
-)) as typeof import('../src/cli/policy-rules.js')
+  new URL('../dist/gateway/policy-rules.js', import.meta.url).href
+)) as typeof import('../src/gateway/policy-rules.js')
 const { compilePolicy } = (await import(
   new URL('../dist/policy/index.js', import.meta.url).href
 )) as typeof import('../src/policy/index.js')

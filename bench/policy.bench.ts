@@ -33,8 +33,8 @@ function identity(i: number): Identity {
 // The built module (`npm run build`), as the other per-call benchmarks measure: tsx's keepNames
 // would add a defineProperty to every closure the resolve step makes.
 const { compileRules } = (await import(
-  new URL('../dist/cli/policy-rules.js', import.meta.url).href
-)) as typeof import('../src/cli/policy-rules.js')
+  new URL('../dist/gateway/policy-rules.js', import.meta.url).href
+)) as typeof import('../src/gateway/policy-rules.js')
 
 export async function run(): Promise<Row[]> {
   const compiled = compileRules(rules())

@@ -52,10 +52,10 @@ const besideEntry = {
 const classNames = await tscClassNames(dist)
 
 // The CLI, and the small script a `serve` runs before it: the flag and config checks and the
-// spawning of the stdio upstream servers (src/cli/serve-early.ts), so the upstreams start before the
+// spawning of the stdio upstream servers (src/gateway/serve-early.ts), so the upstreams start before the
 // big bundle is read and compiled (src/cli/load-cli.ts).
 await bundle('cli/main.js', 'cli/cli.cjs')
-await bundle('cli/serve-early.js', 'cli/serve-early.cjs')
+await bundle('gateway/serve-early.js', 'cli/serve-early.cjs')
 // And the executable itself (the `bin` of package.json) as CommonJS: Node starts a CommonJS entry
 // without its ES module loader. It holds only src/cli/load-cli.ts, which loads the two above; its
 // `import('./main.js')` (running without the bundle) stays an import of tsc's module beside it.

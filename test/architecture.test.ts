@@ -22,6 +22,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['providers', 'mcp', 'store'],
   ['viewer', 'testing'],
   ['preset'],
+  ['gateway'],
   ['cli'],
   ['.'], // src/index.ts, the package root
 ]
@@ -112,7 +113,18 @@ describe('the folder floors', () => {
   })
 
   it('the core names no feature: src/runtime imports nothing above it', () => {
-    const features = ['code-mode', 'scheduling', 'search', 'journal', 'providers', 'mcp', 'viewer', 'cli', 'preset']
+    const features = [
+      'code-mode',
+      'scheduling',
+      'search',
+      'journal',
+      'providers',
+      'mcp',
+      'viewer',
+      'gateway',
+      'cli',
+      'preset',
+    ]
     const named = all.filter((edge) => edge.from.startsWith(`runtime${sep}`) && features.includes(edge.to))
     expect(named.map((edge) => `${edge.from} imports ${edge.specifier}`)).toEqual([])
   })
@@ -131,6 +143,24 @@ describe('one way into the runtime', () => {
     expect(all.some((edge) => edge.from === join('preset', 'create.ts') && edge.to === 'runtime')).toBe(false)
     expect(all.some((edge) => edge.from === join('preset', 'tool-runtime.ts') && edge.to === 'runtime')).toBe(true)
     expect(all.some((edge) => edge.from.startsWith('code-mode') && edge.to === 'runtime')).toBe(true)
+  })
+})
+
+describe('one way into the gateway (issue 35, item 7)', () => {
+  it('src/cli imports src/gateway/index.ts and nothing else of src/gateway', () => {
+    const reachIns = all
+      .filter((edge) => edge.to === 'gateway' && edge.from.startsWith(`cli${sep}`))
+      .filter((edge) => edge.target !== join('gateway', 'index.js') && edge.target !== join('gateway', 'index.ts'))
+      .map((edge) => `${edge.from} imports ${edge.specifier}`)
+    expect(reachIns).toEqual([])
+  })
+
+  it('the gateway lives in src/gateway: src/cli holds argument parsing and starting things', () => {
+    expect(all.some((edge) => edge.from === join('cli', 'serve.ts') && edge.to === 'gateway')).toBe(true)
+    const inCli = sourceFiles(join(SRC, 'cli')).map((file) => relative(join(SRC, 'cli'), file))
+    for (const moved of ['config.ts', 'gateway.ts', 'http-auth.ts', 'http-guard.ts', 'policy.ts', 'settings.ts']) {
+      expect(inCli).not.toContain(moved)
+    }
   })
 })
 

@@ -2,8 +2,8 @@
 // ToolgateError with code INVALID_CONFIG) whose `path` names what to fix, and the API did nothing.
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../src/cli/config.js'
 import { createQuickJsRuntime } from '../src/code-mode/index.js'
+import { parseConfig } from '../src/gateway/config.js'
 import {
   CallbackApproval,
   ConfigError,

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url'
 import vm from 'node:vm'
 
 type Cli = typeof import('./main.js')
-type First = typeof import('./serve-early.js')
+type First = typeof import('../gateway/index.js')
 
 /** The bundle's file name beside this module (written by scripts/bundle-cli.mjs). */
 const BUNDLE = 'cli.cjs'

@@ -1,6 +1,7 @@
 // `toolgate policy explain|test`: the config's policy decided offline, for one call or a table of
 // expected decisions (a team keeps its policy under review in CI). Quotas are reported, not counted.
 import { readFile } from 'node:fs/promises'
+import { loadConfig } from '../gateway/index.js'
 import {
   compileChecked,
   enforcePolicyDocument,
@@ -10,7 +11,6 @@ import {
 } from '../policy/index.js'
 import { isRecord } from '../util/is-record.js'
 import { type CliCommand, type CliIo, UsageError } from './command.js'
-import { loadConfig } from './config.js'
 
 const usage = `Usage: toolgate policy explain --config FILE [--as SUBJECT] [--group G …] [--scope S …]
                               --tool NAME [--args JSON] [--parent TOOL]

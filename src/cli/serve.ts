@@ -2,21 +2,36 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import {
+  type Authenticator,
+  configPathOf,
+  createLog,
+  type Gateway,
+  type GatewaySettings,
+  type GatewayStartup,
+  type GuardedSession,
+  type Log,
+  loadDrain,
+  loadGateway,
+  loadHttpGuard,
+  loadMemoryStanding,
+  loadServeOps,
+  loadServeStore,
+  loadStartupGate,
+  readSettings,
+  reloadOnHangup,
+  SERVE_FLAGS,
+  type ServeOps,
+  type SessionRegistry,
+  type SharedBuckets,
+  type StartupGate,
+  spawnUpstreamsEarly,
+  type UpstreamReport,
+} from '../gateway/index.js'
 import { identityOf } from '../mcp/identity.js'
 import type { LineStdioServerTransport } from '../mcp/stdio-transport.js'
 import { readBodyWithin } from '../util/read-body.js'
 import type { CliCommand, CliIo } from './command.js'
-import type { Gateway, GatewayStartup, UpstreamReport } from './gateway.js'
-import type { Authenticator } from './http-auth.js'
-import type { GuardedSession } from './http-guard.js'
-import type { SharedBuckets } from './http-limits.js'
-import { createLog, type Log } from './log.js'
-import { configPathOf, reloadOnHangup } from './reload.js'
-import type { ServeOps } from './serve-ops.js'
-import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
-import type { SessionRegistry } from './serve-store.js'
-import { type GatewaySettings, readSettings } from './settings.js'
-import type { StartupGate } from './startup-gate.js'
 import { VERSION } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
@@ -106,13 +121,13 @@ const serve: CliCommand = {
     const settings = await readSettings(argv, SERVE_FLAGS)
     // A gateway others can reach must know who is calling: refused before anything starts. Over
     // stdio nothing of HTTP (nor its token verification) is loaded.
-    const exposure = settings.http === undefined ? undefined : await import('./http-guard.js')
+    const exposure = settings.http === undefined ? undefined : await loadHttpGuard()
     let authenticator = exposure?.checkExposure(settings)
     const discardEarly = spawnUpstreamsEarly(settings)
     const log = createLog(io.stderr, settings.verbose, { format: settings.logFormat, level: settings.logLevel })
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
     const [{ openGateway, refuseCollisions, perSession }, { createMcpServer }, early] = await Promise.all([
-      import('./gateway.js'),
+      loadGateway(),
       import('../mcp/server.js'),
       // Over stdio the client is read while the upstreams start.
       settings.http === undefined && !settings.check ? openStdio(settings, log) : undefined,
@@ -132,22 +147,20 @@ const serve: CliCommand = {
     await refuseCollisions(gateway).catch(failed)
     if (settings.verbose || settings.logLevel === 'debug' || settings.logFormat === 'json')
       (await import('./log-calls.js')).logCalls(gateway, log)
-    if (settings.http !== undefined) (await import('./http-guard.js')).installUpstreamCap(gateway, settings)
+    if (settings.http !== undefined) (await loadHttpGuard()).installUpstreamCap(gateway, settings)
     const shared = settings.store
-      ? await (await import('./serve-store.js')).attachStore(gateway, settings.store, log).catch(async (error) => {
+      ? await (await loadServeStore()).attachStore(gateway, settings.store, log).catch(async (error) => {
           await gateway.close()
           return failed(error)
         })
       : undefined
     // Without a shared store, "always" answers are kept by agent id beside the bounded identity scopes.
     if (shared === undefined)
-      gateway.agent.ctx.tools.host.installStandingStore(
-        (await import('./memory-standing.js')).memoryStandingApprovals(),
-      )
+      gateway.agent.ctx.tools.host.installStandingStore((await loadMemoryStanding()).memoryStandingApprovals())
     const ops =
       settings.http === undefined
         ? undefined
-        : await (await import('./serve-ops.js')).openServeOps(gateway, settings, shared?.store, log, io)
+        : await (await loadServeOps()).openServeOps(gateway, settings, shared?.store, log, io)
     // SIGHUP re-reads the config; the HTTP guard takes its tokens and limits once it exists.
     const http: HttpReload = {}
     const reloader = reloadOnHangup({
@@ -241,7 +254,7 @@ function printCheck(upstreams: readonly UpstreamReport[], io: CliIo): number {
 async function openStdio(settings: GatewaySettings, log: Log): Promise<StdioStart> {
   const [{ LineStdioServerTransport }, { StartupGate, declareWhenKnown }] = await Promise.all([
     import('../mcp/stdio-transport.js'),
-    import('./startup-gate.js'),
+    loadStartupGate(),
   ])
   const transport = new LineStdioServerTransport({
     maxMessageBytes: settings.maxMessageBytes,
@@ -331,9 +344,9 @@ async function serveHttp(
     import('../util/http-origin.js'),
     import('../mcp/stdio-transport.js'),
     import('../mcp/event-store.js'),
-    import('./http-guard.js'),
+    loadHttpGuard(),
     import('../mcp/fast-path.js'),
-    import('./drain.js'),
+    loadDrain(),
   ])
   const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
   const host = settings.host ?? DEFAULT_HOST

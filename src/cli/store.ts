@@ -1,8 +1,7 @@
 // `toolgate store migrate|status`: bring a PostgreSQL store's schema up to date, or report on it.
 import { parseArgs } from 'node:util'
+import { loadConfig, openConfiguredStore, type StoreConfig, storeFlag } from '../gateway/index.js'
 import { type CliCommand, UsageError } from './command.js'
-import { loadConfig } from './config.js'
-import { openConfiguredStore, type StoreConfig, storeFlag } from './config-store.js'
 
 const usage = `Usage: toolgate store migrate (--store URL | --config FILE)
        toolgate store status (--store URL | --config FILE)

@@ -1,7 +1,7 @@
 // `toolgate tools`: what a client's model would see under a configuration, without a client.
+
+import { createLog, loadGateway, readSettings } from '../gateway/index.js'
 import type { CliCommand } from './command.js'
-import { createLog } from './log.js'
-import { readSettings } from './settings.js'
 
 const usage = `Usage: toolgate tools [--config FILE] [--root DIR] [--bash] [--mode native|code|both] [--verbose]
 
@@ -17,7 +17,7 @@ const tools: CliCommand = {
   usage,
   async run(argv, io) {
     const settings = await readSettings(argv, ['config', 'root', 'bash', 'mode', 'verbose'])
-    const { openGateway, refuseCollisions } = await import('./gateway.js')
+    const { openGateway, refuseCollisions } = await loadGateway()
     const log = createLog(io.stderr, settings.verbose)
     const gateway = await openGateway({ ...settings, check: true }, log)
     try {

@@ -2,10 +2,8 @@
 // says "auth": { "perUser": ... }, kept encrypted in the vault file next to the config.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { CredentialVault, loadConfig, readVaultKey, vaultSettings } from '../gateway/index.js'
 import { type CliCommand, UsageError } from './command.js'
-import { loadConfig } from './config.js'
-import { vaultSettings } from './settings.js'
-import { CredentialVault, readVaultKey } from './vault.js'
 
 const usage = `Usage: toolgate vault set --server NAME --subject S [--value-file FILE] [--config FILE] [--vault-key-file FILE]
        toolgate vault list [--config FILE] [--vault-key-file FILE]

@@ -226,7 +226,7 @@ async function viewStore(
   if (values.out !== undefined) throw new UsageError('--store serves the journal live; it takes no --out')
   if (values.state !== undefined || values['state-key-file'] !== undefined)
     throw new UsageError('--store records decisions in the store; it takes no --state or --state-key-file')
-  const { storeFlag, openConfiguredStore } = await import('./config-store.js')
+  const { storeFlag, openConfiguredStore } = await import('../gateway/index.js')
   const config = storeFlag(values.store as string)
   if (typeof config === 'string') throw new UsageError(config)
   const port = values.port === undefined ? 0 : parsePort(values.port)

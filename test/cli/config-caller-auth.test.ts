@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig, parseConfig } from '../../src/cli/config.js'
+import { loadConfig, parseConfig } from '../../src/gateway/config.js'
 import { tempDir } from './helpers.js'
 
 const url = 'http://127.0.0.1:9/mcp'

@@ -2,10 +2,10 @@
 // entry, "metrics") and the --metrics-port flag are checked like every other key, with their path.
 import { describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/cli/command.js'
-import { parseConfig } from '../../src/cli/config.js'
-import { SERVE_FLAGS } from '../../src/cli/serve-spawn.js'
-import { readSettings } from '../../src/cli/settings.js'
 import { ConfigError } from '../../src/errors/config-error.js'
+import { parseConfig } from '../../src/gateway/config.js'
+import { SERVE_FLAGS } from '../../src/gateway/serve-spawn.js'
+import { readSettings } from '../../src/gateway/settings.js'
 
 const issuesOf = (config: unknown): string => {
   try {

@@ -1,7 +1,7 @@
 // `policy.rules` in the config file (issue 24 names): checked key by key, every problem with its path.
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
 import { ConfigError } from '../../src/errors/config-error.js'
+import { parseConfig } from '../../src/gateway/config.js'
 
 function problems(config: unknown): string[] {
   try {

@@ -1,8 +1,8 @@
 // The config's `store` key (issue 26): a URL or { url, retentionDays?, poolSize?, synchronousCommit? }, every problem
 // reported with its path.
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
-import { storeFlag } from '../../src/cli/config-store.js'
+import { parseConfig } from '../../src/gateway/config.js'
+import { storeFlag } from '../../src/gateway/config-store.js'
 
 describe('config: store (issue 26)', () => {
   it('accepts a postgres URL or the object form', () => {

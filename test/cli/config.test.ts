@@ -1,6 +1,6 @@
 // Bad configurations fail with clear, path-qualified errors before anything is served.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
+import { parseConfig } from '../../src/gateway/config.js'
 import { runCli, tempDir, writeConfig } from './helpers.js'
 
 let dir: string

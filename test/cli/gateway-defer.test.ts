@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
+import { parseConfig } from '../../src/gateway/config.js'
 import { type Connected, serveHttp, tempDir, textOf, writeConfig } from './helpers.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
@@ -142,7 +142,7 @@ describe('config checking of defer and deferAbove', () => {
 
 describe('applyDeferral', () => {
   it('defers every upstream tool past deferAbove, per-server patterns otherwise, and nothing by default', async () => {
-    const { applyDeferral } = await import('../../src/cli/gateway-defer.js')
+    const { applyDeferral } = await import('../../src/gateway/gateway-defer.js')
     const { createAgent, createToolRuntime, defineTool } = await import('../../src/index.js')
     const handle = await createToolRuntime()
     try {

@@ -3,8 +3,8 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { openGateway } from '../../src/cli/gateway.js'
-import { createLog } from '../../src/cli/log.js'
+import { openGateway } from '../../src/gateway/gateway.js'
+import { createLog } from '../../src/gateway/log.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
 import { tempDir } from './helpers.js'
 

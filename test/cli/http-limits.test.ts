@@ -2,12 +2,12 @@
 // config keys, the token bucket and concurrency bound, the upstream cap's semaphore, and which
 // X-Forwarded-* headers are believed.
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
-import { bearerToken } from '../../src/cli/http-auth.js'
-import { checkExposure } from '../../src/cli/http-guard.js'
-import { IdentityLimiter, Semaphore } from '../../src/cli/http-limits.js'
-import { forwardedView, isLoopbackHost, parseTrustProxy } from '../../src/cli/http-proxy.js'
 import { ConfigError } from '../../src/errors/config-error.js'
+import { parseConfig } from '../../src/gateway/config.js'
+import { bearerToken } from '../../src/gateway/http-auth.js'
+import { checkExposure } from '../../src/gateway/http-guard.js'
+import { IdentityLimiter, Semaphore } from '../../src/gateway/http-limits.js'
+import { forwardedView, isLoopbackHost, parseTrustProxy } from '../../src/gateway/http-proxy.js'
 
 const HASH = 'a'.repeat(64)
 const issuesOf = (config: unknown): readonly string[] => {
@@ -201,7 +201,7 @@ describe('createAuthenticator: the issuer unreachable', () => {
   it('answers 503 when the JWKS cannot be fetched or read, and still 401 for a token that is not a JWT', async () => {
     const { createServer } = await import('node:http')
     const { SignJWT, generateKeyPair } = await import('jose')
-    const { createAuthenticator } = await import('../../src/cli/http-auth.js')
+    const { createAuthenticator } = await import('../../src/gateway/http-auth.js')
     const broken = createServer((_req, res) => res.writeHead(500).end('oops'))
     await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve))
     const port = (broken.address() as { port: number }).port
@@ -229,8 +229,8 @@ describe('createAuthenticator: the issuer unreachable', () => {
 
 describe('HttpGuard.authenticate: the AuthInfo the MCP SDK hands to handlers', () => {
   it('hangs AuthInfo on the request (never the token itself), and identityOf reads the identity back', async () => {
-    const { HttpGuard } = await import('../../src/cli/http-guard.js')
-    const { createAuthenticator } = await import('../../src/cli/http-auth.js')
+    const { HttpGuard } = await import('../../src/gateway/http-guard.js')
+    const { createAuthenticator } = await import('../../src/gateway/http-auth.js')
     const { identityOf } = await import('../../src/mcp/identity.js')
     const { createHash } = await import('node:crypto')
     const hash = createHash('sha256').update('alice-secret').digest('hex')
@@ -263,7 +263,7 @@ describe('createAuthenticator: a JWT access token', () => {
   it('maps sub, groups (groupsClaim), scope and jti into the identity, remembers a verified token, and checks nbf', async () => {
     const { createServer } = await import('node:http')
     const { SignJWT, exportJWK, generateKeyPair } = await import('jose')
-    const { createAuthenticator } = await import('../../src/cli/http-auth.js')
+    const { createAuthenticator } = await import('../../src/gateway/http-auth.js')
     const { publicKey, privateKey } = await generateKeyPair('RS256')
     const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256' }] }
     let fetches = 0

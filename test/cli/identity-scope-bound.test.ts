@@ -4,9 +4,9 @@
 // scope is made again with the same id, and its caller's "always" answers still hold.
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
-import { identityScopes } from '../../src/cli/identity-scopes.js'
-import { memoryStandingApprovals } from '../../src/cli/memory-standing.js'
 import type { ApprovalOutcome } from '../../src/contract/execution.js'
+import { identityScopes } from '../../src/gateway/identity-scopes.js'
+import { memoryStandingApprovals } from '../../src/gateway/memory-standing.js'
 import { createAgent, createToolRuntime } from '../../src/index.js'
 import type { Identity } from '../../src/mcp/identity.js'
 import { rawTool, signal } from '../runtime/helpers.js'

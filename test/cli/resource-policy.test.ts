@@ -2,8 +2,8 @@
 // "resource:GLOB" in the existing allow/deny/ask lists, bare globs staying tool globs, an allow list
 // failing closed for prompts and resources, and config mistakes reported with their path.
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
-import { catalogVerdict } from '../../src/cli/resource-policy.js'
+import { parseConfig } from '../../src/gateway/config.js'
+import { catalogVerdict } from '../../src/gateway/resource-policy.js'
 
 describe('catalogVerdict', () => {
   it('R-23-2: no policy, or one without prompt:/resource: globs and without allow, allows everything', () => {

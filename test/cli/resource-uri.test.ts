@@ -2,8 +2,8 @@
 // denied URI that an upstream would read as the same file is denied, and what has no single
 // meaning is refused rather than guessed.
 import { describe, expect, it } from 'vitest'
-import { catalogVerdict } from '../../src/cli/resource-policy.js'
-import { normalizeResourceUri } from '../../src/cli/resource-uri.js'
+import { catalogVerdict } from '../../src/gateway/resource-policy.js'
+import { normalizeResourceUri } from '../../src/gateway/resource-uri.js'
 
 const normal = (uri: string) => {
   const result = normalizeResourceUri(uri)

@@ -2,7 +2,7 @@
 // names with the bound port and no Origin or a loopback Origin are served unless configured.
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
+import { parseConfig } from '../../src/gateway/config.js'
 import { type Connected, runCli, serveHttp, tempDir, writeConfig } from './helpers.js'
 
 let dir: string

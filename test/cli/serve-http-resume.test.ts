@@ -6,8 +6,8 @@ import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
 import { ConfigError } from '../../src/errors/config-error.js'
+import { parseConfig } from '../../src/gateway/config.js'
 import { type Connected, serveHttp, tempDir, textOf, writeConfig } from './helpers.js'
 
 /** One SSE response the client read: what it asked with, and the text it was given. */

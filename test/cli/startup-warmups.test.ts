@@ -1,7 +1,7 @@
 // The idle warm-ups of `toolgate serve` (issue 23, cold start): every sample parses as the real
 // messages would, and the steps run one per event-loop turn until stopped.
 import { describe, expect, it } from 'vitest'
-import { WARM_UPS, warmWhileIdle } from '../../src/cli/startup-warmups.js'
+import { WARM_UPS, warmWhileIdle } from '../../src/gateway/startup-warmups.js'
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 

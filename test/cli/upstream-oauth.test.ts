@@ -4,8 +4,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
-import { checkUpstreamAuth } from '../../src/cli/config-upstream-auth.js'
+import { parseConfig } from '../../src/gateway/config.js'
+import { checkUpstreamAuth } from '../../src/gateway/config-upstream-auth.js'
 import { type ProtectedSetup, startProtected } from '../mcp/oauth-servers.js'
 import { BIN, tempDir, textOf, writeConfig } from './helpers.js'
 

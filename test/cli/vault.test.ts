@@ -9,7 +9,7 @@ import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CredentialVault, readVaultKey } from '../../src/cli/vault.js'
+import { CredentialVault, readVaultKey } from '../../src/gateway/vault.js'
 import { type EchoUpstream, startEchoUpstream } from './exchange-servers.js'
 import { BIN, runCli, tempDir, textOf, writeConfig } from './helpers.js'
 

@@ -4,7 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { IdentityLimiter } from '../../src/cli/http-limits.js'
+import { IdentityLimiter } from '../../src/gateway/http-limits.js'
 import type { Identity } from '../../src/mcp/identity.js'
 import { createPostgresStore } from '../../src/store/index.js'
 import { BIN, tempDir, writeConfig } from '../cli/helpers.js'

@@ -5,7 +5,7 @@
 import path from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/cli/config.js'
+import { parseConfig } from '../../src/gateway/config.js'
 import type { JournalRecord } from '../../src/journal/records.js'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { serveStdio, tempDir, writeConfig } from '../cli/helpers.js'

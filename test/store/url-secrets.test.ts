@@ -3,7 +3,7 @@
 // masked in `store status`, `serve`'s log and every failure message.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { storeFlag } from '../../src/cli/config-store.js'
+import { storeFlag } from '../../src/gateway/config-store.js'
 import { redactStoreUrl } from '../../src/store/redact-url.js'
 import { BIN, runCli, tempDir } from '../cli/helpers.js'
 import { type PgServer, startPgServer } from './pg-server.js'

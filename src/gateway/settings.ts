@@ -2,8 +2,8 @@
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import type { ToolPresentationMode } from '../contract/execution.js'
+import { UsageError } from '../errors/usage-error.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
-import { UsageError } from './command.js'
 import {
   type GatewayConfig,
   type HttpConfig,

@@ -2,11 +2,10 @@
 // metrics (metrics.ts), on the MCP port or, with --metrics-port, the metrics on a port of their own.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Store } from '../journal/store.js'
-import type { CliIo } from './command.js'
 import type { Gateway } from './gateway.js'
 import { HEALTH_PATHS, readinessOf, serveHealth } from './health.js'
 import { DEFAULT_HOST } from './http-guard.js'
-import type { Log } from './log.js'
+import type { Log, TextSink } from './log.js'
 import { createGatewayMetrics, type GatewayMetrics, type ReloadResult } from './metrics.js'
 import type { GatewaySettings } from './settings.js'
 
@@ -37,7 +36,7 @@ export async function openServeOps(
   settings: OpsSettings,
   store: Store | undefined,
   log: Log,
-  io: CliIo,
+  io: { readonly stderr: TextSink },
 ): Promise<ServeOps> {
   let servers = settings.servers
   const readiness = readinessOf(gateway.upstreams, () => servers, store)
@@ -80,7 +79,7 @@ async function listenMetrics(
   metrics: GatewayMetrics,
   settings: OpsSettings,
   log: Log,
-  io: CliIo,
+  io: { readonly stderr: TextSink },
 ): Promise<() => Promise<void>> {
   const { createServer } = await import('node:http')
   const host = settings.host ?? DEFAULT_HOST

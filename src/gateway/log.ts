@@ -1,8 +1,11 @@
-import type { TextSink } from './command.js'
-
 // Logging for the CLI: always stderr, since stdout carries the stdio protocol. Text by default
 // ("toolgate: message", unchanged); `--log-format json` writes one JSON object per line for a
 // collector. No logging library: a line of JSON.stringify is all this needs.
+
+/** The part of a writable stream the commands use. */
+export interface TextSink {
+  write(text: string): unknown
+}
 
 /** What a log line may carry besides its message; never arguments, tokens or secrets above debug. */
 export interface LogFields {

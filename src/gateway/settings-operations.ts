@@ -1,5 +1,5 @@
 // The operator's flags of `serve`: --drain-timeout, --log-format and --log-level.
-import { UsageError } from './command.js'
+import { UsageError } from '../errors/usage-error.js'
 import { drainTimeoutProblem } from './drain.js'
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js'
 
