@@ -1,7 +1,8 @@
 // A bounded, in-memory event store for one Streamable HTTP session, so a client that loses an SSE
 // stream can resume it with `Last-Event-ID` and receive what it missed.
 import { randomBytes } from 'node:crypto'
-import type { EventId, EventStore, JSONRPCMessage, StreamId } from '@modelcontextprotocol/server'
+import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
 
 export interface EventStoreLimits {

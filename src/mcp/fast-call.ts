@@ -3,7 +3,7 @@
 // call costs no zod parse of the request and result, no per-request closures of the Protocol and
 // no extra promise chain. Everything else (a task, odd params, a message before initialization)
 // is left to the SDK, whose answers stay the reference.
-
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   type CallToolResult,
@@ -13,7 +13,6 @@ import {
   McpError,
   RELATED_TASK_META_KEY,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { AuthInfo } from '@modelcontextprotocol/server'
 import type { McpCallChannel } from './client-directory.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
 import { traceIdOf } from './trace-context.js'

@@ -13,7 +13,6 @@ import {
 } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { urlToHttpOptions } from 'node:url'
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/client'
 import {
   auth,
   extractWWWAuthenticateParams,
@@ -30,6 +29,7 @@ import {
   type Transport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { upstreamFetch } from './http-fetch.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SCOPE_CHALLENGE, type ScopeChallengeTaker } from './oauth.js'

@@ -6,8 +6,10 @@
 // ServerResponse and keeps one keep-alive timer per session, while answering like the SDK's
 // transport on the wire: the same status codes, error messages, headers, event format and ids.
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { MAX_BATCH_SIZE, requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js'
+import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
@@ -20,7 +22,6 @@ import {
   type RequestInfo,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { AuthInfo, EventId, EventStore, StreamId } from '@modelcontextprotocol/server'
 import { ConfigError } from '../errors/config-error.js'
 import { readBodyWithin } from '../util/read-body.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'

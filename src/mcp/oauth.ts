@@ -3,9 +3,12 @@
 // SDK's auth flow does the discovery (protected resource metadata, then the authorization server's
 // metadata and its token endpoint), picks the client authentication the server supports, and asks
 // for a token whenever the server answers 401; this provider only says which grant to use.
-
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/client'
 import type { AddClientAuthentication, OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js'
 import { ConfigError } from '../errors/config-error.js'
 
 interface McpOAuthCommon {

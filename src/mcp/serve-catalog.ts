@@ -1,7 +1,7 @@
 // The resources, prompts and completions a served scope offers besides its tools: createMcpServer's
 // `catalog` option, its capabilities declared only for the parts given, every request passed to
 // the source, subscriptions kept per client and released when the client goes.
-
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   type CompleteRequest,
@@ -22,7 +22,6 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { AuthInfo } from '@modelcontextprotocol/server'
 import { ConfigError } from '../errors/config-error.js'
 import type { McpListKind } from './upstream-catalog.js'
 

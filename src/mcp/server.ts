@@ -1,6 +1,7 @@
 // createMcpServer(): one agent scope of the registry, served as an MCP server. Every call goes
 // through ctx.tools.execute, so approvals, guards and timeouts apply exactly as for a model turn.
 import { randomUUID } from 'node:crypto'
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
@@ -11,7 +12,6 @@ import {
   SetLevelRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { AuthInfo } from '@modelcontextprotocol/server'
 import type { Context } from 'cordis'
 import type {
   Agent,

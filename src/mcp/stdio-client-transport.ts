@@ -3,9 +3,8 @@
 // same limit and its message, same way of closing), except that it can take over a process that
 // was spawned before it existed (see stdio-spawn.ts), and that the messages of the shapes every
 // call uses are checked without the SDK's schema parser.
-
-import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SpawnedStdio as Spawn, type SpawnedStdio, type StdioSpawnSpec } from './stdio-spawn.js'
 import { writeLine } from './write-line.js'

@@ -5,7 +5,7 @@
 // the next line is read as usual.
 import type { Readable, Writable } from 'node:stream'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/server'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { FastPath } from './fast-path.js'
 import { safeParseJsonRpcMessage } from './jsonrpc-message.js'
 import { SENT, writeLine } from './write-line.js'
