@@ -1,22 +1,12 @@
 // The gateway's allow/deny/ask rules and per-glob deadlines, applied to the serving agent's scope
 // so they hold for direct calls and Code Mode sub-calls alike.
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
-import type { Agent, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
-import { ToolTimeoutError } from '../runtime/index.js'
+import type { Agent } from '../contract/execution.js'
+import { globsRegExp, withDeadline } from '../policy/index.js'
 import { SEARCH_TOOLS_NAME } from '../search/tool-search.js'
 import type { PolicyConfig } from './config.js'
 
-/** A glob list as one anchored regular expression (`*` any run, `?` one character). */
-export function globsRegExp(globs: readonly string[]): RegExp | undefined {
-  if (globs.length === 0) return undefined
-  const sources = globs.map((glob) =>
-    glob
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.'),
-  )
-  return new RegExp(`^(?:${sources.join('|')})$`)
-}
+export { globsRegExp }
 
 /** Compiled globs: every call (and every listed resource) is checked against the same few. */
 const compiled = new Map<string, (name: string) => boolean>()
@@ -164,29 +154,8 @@ export function enforcePolicy(agent: Agent, decider: PolicyDecider, names: () =>
   if (decider.times) {
     ctx.on('tools/execute', async (exec, next) => {
       const budget = decider.timeout(exec.name)
-      const previous = exec.signal
-      if (budget === undefined || previous.aborted) return next()
-      const timeout = new ToolTimeoutError(exec.name, budget.ms)
-      const deadline = new AbortController()
-      const timer = setTimeout(() => deadline.abort(timeout), budget.ms)
-      exec.signal = AbortSignal.any([previous, deadline.signal])
-      let result: ToolExecutionResult
-      try {
-        result = await next()
-      } finally {
-        clearTimeout(timer)
-        exec.signal = previous
-      }
-      if (!deadline.signal.aborted || previous.aborted) return result
-      const failure: ToolExecutionFailure = {
-        isError: true,
-        error: {
-          message: timeout.message,
-          info: { name: 'ToolTimeoutError', code: 'TOOL_TIMEOUT', timeoutMs: budget.ms },
-        },
-        content: [{ type: 'text', text: timeout.message }],
-      }
-      return failure
+      if (budget === undefined || exec.signal.aborted) return next()
+      return withDeadline(exec, budget.ms, next)
     })
   }
   return decider.restricts ? hide : () => {}

@@ -158,7 +158,8 @@ export function enforcePolicyDocument(
   })
 }
 
-async function withDeadline(
+/** Run `next` with a deadline of `ms` on `exec.signal`; past it, the call's result is TOOL_TIMEOUT. */
+export async function withDeadline(
   exec: { name: string; signal: AbortSignal },
   ms: number,
   next: () => Promise<ToolExecutionResult>,

@@ -13,7 +13,12 @@ export {
   type PolicyRuleRef,
 } from './compile-policy.js'
 export { regexRisk } from './conditions.js'
-export { type EnforcePolicyOptions, enforcePolicyDocument, type PolicyEnforcement } from './enforce-policy.js'
+export {
+  type EnforcePolicyOptions,
+  enforcePolicyDocument,
+  type PolicyEnforcement,
+  withDeadline,
+} from './enforce-policy.js'
 export { compileGlobs, firstGlob, type Glob, globsRegExp } from './glob.js'
 export { NUL_REFUSAL } from './nul-refusal.js'
 export { policyDigest } from './policy-digest.js'
