@@ -38,6 +38,7 @@ import {
 } from './capabilities.js'
 import { fromMcpContent } from './content.js'
 import type { FastRequests } from './fast-request.js'
+import type { ModernSession } from './modern-session.js'
 import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
 import { type McpToolAnnotations, setMcpToolMeta } from './tool-meta.js'
 import {
@@ -46,6 +47,7 @@ import {
   type McpServerFeatures,
   UpstreamCatalog,
 } from './upstream-catalog.js'
+import { type McpProtocolEra, refusesLegacyEra, type UpstreamClient } from './upstream-client.js'
 
 /** A server to connect to: a command over stdio, a Streamable HTTP URL, or a ready transport. */
 export type McpServerSpec =
@@ -490,7 +492,11 @@ export function reconnectDelay(attempt: number, options: Required<McpReconnectOp
 
 /** One open session with the server: the SDK client, and why its transport gave up if it did. */
 interface Session {
-  readonly client: Client
+  readonly client: UpstreamClient
+  /** The v1 client of a 2025-11-25 session (tool calls, tasks). */
+  readonly legacy?: Client
+  /** The session of a server that speaks only 2026-07-28. */
+  readonly modern?: ModernSession
   /** The lean path for plain tool calls, installed on the session's transport once connected. */
   fast?: FastRequests
   /** Set when the server sent a message over the size limit (the SDK then drops the connection). */
@@ -530,7 +536,7 @@ class UpstreamLink {
    */
   private readonly failedContent = new Map<ToolRunContext['token'], ContentBlock[]>()
   /** Clients whose session was dropped for an oversized message, so each request can say so. */
-  private readonly oversizedClients = new WeakSet<Client>()
+  private readonly oversizedClients = new WeakSet<UpstreamClient>()
   /** The tool calls running on the server now, for the capability handlers to route by. */
   private readonly inFlight = new Set<ToolRunContext>()
   /**
@@ -538,7 +544,7 @@ class UpstreamLink {
    * the session they ran on, until when: the server may still be working on one and ask its
    * client, and that request must not reach whoever happens to be connected now.
    */
-  private readonly abandoned = new Map<ToolRunContext, { client: Client; until: number }>()
+  private readonly abandoned = new Map<ToolRunContext, { client: UpstreamClient; until: number }>()
   private disposeEffect: (() => unknown) | undefined
   /** Strings of the spec that could carry secrets, kept out of every message. */
   private readonly secrets: readonly string[]
@@ -548,13 +554,18 @@ class UpstreamLink {
   private retryTimer: ReturnType<typeof setTimeout> | undefined
   private recovering = false
   /** Clients whose session their HTTP server forgot (answered 404); see sessionForgotten. */
-  private readonly forgottenClients = new WeakSet<Client>()
+  private readonly forgottenClients = new WeakSet<UpstreamClient>()
   /** The log level last asked for, sent again to every new session. */
   private logLevel: McpLogLevel | undefined
   /** Resources, prompts and completions, when the server declares them. */
   private readonly catalog: UpstreamCatalog
   /** The sessions of the spec's partitions, made on the first call. */
   private partitioned: PartitionedSessions | undefined
+  /**
+   * The era the server was last found to speak: a server that refused 2025-11-25 is spoken to in
+   * 2026-07-28 from then on (reconnects included), without asking again.
+   */
+  private era: McpProtocolEra | undefined
 
   constructor(
     private readonly ctx: Context,
@@ -638,8 +649,64 @@ class UpstreamLink {
     }
   }
 
-  /** Start a session: spawn or dial the server, initialize, follow its list_changed notifications. */
+  /**
+   * Start a session in the era the server speaks: 2025-11-25 first (initialize, today's fast paths),
+   * and 2026-07-28 once the server refused that with "Unsupported protocol version".
+   */
   private async open(): Promise<Session> {
+    if (this.era === 'modern') return this.openModern()
+    const session = await this.openLegacy()
+    return session ?? this.openModern()
+  }
+
+  /** A 2026-07-28 session, on the SDK v2 client (loaded only now). */
+  private async openModern(): Promise<Session> {
+    const { label } = this
+    const { openModernSession } = await import('./modern-session.js')
+    let session: Session | undefined
+    const modern = await openModernSession(this.spec, {
+      label,
+      timeoutMs: this.settings.requestTimeoutMs,
+      handlers: this.settings.handlers,
+      reason: (error) => this.reason(error),
+      onclose: () => {
+        if (session === undefined || this.session !== session) return
+        this.session = undefined
+        this.recover()
+      },
+    })
+    this.era = 'modern'
+    if (this.closed) {
+      await modern.client.close().catch(() => {})
+      throw new McpToolError(`MCP server ${label}: the connection was closed`)
+    }
+    session = { client: modern.client, modern, oversized: false }
+    return this.opened(session, modern.protocolVersion)
+  }
+
+  /** What every new session does once connected, whatever its era. */
+  private async opened(session: Session, protocolVersion: string | undefined): Promise<Session> {
+    const { label } = this
+    this.session = session
+    this.sessions++
+    this.catalog.opened(session.client, protocolVersion)
+    try {
+      this.settings.onOpened?.(this.catalog.features, this.settings.name)
+    } catch (error) {
+      warn(`MCP server ${label}: the onOpened callback threw: ${this.reason(error)}`)
+    }
+    if (this.logLevel !== undefined)
+      await this.sendLogLevel(session, this.logLevel).catch((error) =>
+        warn(`MCP server ${label}: setting the log level again failed: ${this.reason(error)}`),
+      )
+    return session
+  }
+
+  /**
+   * Start a 2025-11-25 session: spawn or dial the server, initialize, follow its list_changed
+   * notifications. Undefined when the server answered that it speaks only a later revision.
+   */
+  private async openLegacy(): Promise<Session | undefined> {
     const { label } = this
     if ('transport' in this.spec && this.usedTransport)
       throw new McpToolError(`MCP server ${label}: the connection closed and a given transport cannot be reopened`)
@@ -659,7 +726,7 @@ class UpstreamLink {
       jsonSchemaValidator: validators,
     })
     registerCapabilityHandlers(client, types, handlers, label, () => this.callsOn(client))
-    const session: Session = { client, oversized: false }
+    const session: Session = { client, legacy: client, oversized: false }
     this.catalog.install(client, types)
     // The SDK reports an oversized message here and then closes; the call it was answering only
     // sees "connection closed", so the real cause is kept for its error.
@@ -712,6 +779,7 @@ class UpstreamLink {
       await client.connect(transport, { timeout: this.settings.requestTimeoutMs })
     } catch (error) {
       await client.close().catch(() => {})
+      if (refusesLegacyEra(error)) return undefined
       throw new McpToolError(`MCP server ${label} did not start: ${this.reason(error)}`)
     }
     if (this.closed) {
@@ -719,19 +787,8 @@ class UpstreamLink {
       throw new McpToolError(`MCP server ${label}: the connection was closed`)
     }
     session.fast = installFastRequests(client, transport, validators)
-    this.session = session
-    this.sessions++
-    this.catalog.opened(client, protocolVersion)
-    try {
-      this.settings.onOpened?.(this.catalog.features, this.settings.name)
-    } catch (error) {
-      warn(`MCP server ${label}: the onOpened callback threw: ${this.reason(error)}`)
-    }
-    if (this.logLevel !== undefined)
-      await this.sendLogLevel(session, this.logLevel).catch((error) =>
-        warn(`MCP server ${label}: setting the log level again failed: ${this.reason(error)}`),
-      )
-    return session
+    this.era = 'legacy'
+    return this.opened(session, protocolVersion)
   }
 
   async notifyRootsChanged(): Promise<void> {
@@ -796,8 +853,10 @@ class UpstreamLink {
     retried = false,
   ): Promise<ImportedValue> {
     const parted = await this.partitionOf(exec)
-    const session = parted === undefined ? await this.ensure() : { client: await parted.client, oversized: false }
+    const session: Session =
+      parted === undefined ? await this.ensure() : { client: await parted.client, oversized: false }
     const c = session.client
+    const legacy = parted === undefined ? session.legacy : await parted.client
     let result: Awaited<ReturnType<Client['callTool']>>
     const params = { name: remoteName, arguments: args as Record<string, unknown> }
     const options = {
@@ -808,17 +867,20 @@ class UpstreamLink {
     }
     this.inFlight.add(exec)
     try {
-      result = asTask
-        ? await callAsTask(c, params, options, exec)
-        : session.fast
-          ? await session.fast.callTool(params, options)
-          : await c.callTool(params, undefined, options)
+      result = session.modern
+        ? await session.modern.callTool(params, options, exec)
+        : asTask && legacy
+          ? await callAsTask(legacy, params, options, exec)
+          : session.fast
+            ? await session.fast.callTool(params, options)
+            : // A session that is not modern has its v1 client.
+              await (legacy as Client).callTool(params, undefined, options)
     } catch (error) {
       if (exec.signal.aborted) throw error
       // The server no longer knows the session (it restarted): it refused the call without running
       // it, so the call goes once more, on a new session, as Streamable HTTP asks of a client.
       if (parted !== undefined && !retried && (error as { code?: unknown }).code === 404) {
-        parted.sessions.drop(parted.key, c)
+        parted.sessions.drop(parted.key, legacy)
         return this.callRemote(remoteName, args, exec, asTask, true)
       }
       if (!retried && this.sessionForgotten(error, session.client))
@@ -868,7 +930,7 @@ class UpstreamLink {
    * is gone on its side, so it is dropped here and the next request starts a new one. Every request
    * of that client that fails the same way says so too (the first one closed it already).
    */
-  private sessionForgotten(error: unknown, client: Client): boolean {
+  private sessionForgotten(error: unknown, client: UpstreamClient): boolean {
     if ((error as { code?: unknown }).code !== 404) return false
     if (!this.forgottenClients.has(client)) {
       if (client.transport?.sessionId === undefined) return false
@@ -882,7 +944,7 @@ class UpstreamLink {
   }
 
   /** The calls a request from the server on `client`'s session may belong to: running or abandoned. */
-  private callsOn(client: Client): ToolRunContext[] {
+  private callsOn(client: UpstreamClient): ToolRunContext[] {
     const now = Date.now()
     const abandoned: ToolRunContext[] = []
     for (const [exec, entry] of this.abandoned) {
@@ -892,7 +954,7 @@ class UpstreamLink {
     return [...abandoned, ...this.inFlight]
   }
 
-  private abandon(exec: ToolRunContext, client: Client): void {
+  private abandon(exec: ToolRunContext, client: UpstreamClient): void {
     const until = Date.now() + Math.max(this.settings.requestTimeoutMs, ABANDONED_CALL_MS)
     this.abandoned.set(exec, { client, until })
     if (this.abandoned.size > MAX_ABANDONED_CALLS)

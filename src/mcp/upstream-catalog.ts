@@ -13,6 +13,7 @@ import type {
   ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
+import type { UpstreamClient } from './upstream-client.js'
 
 /** Which of resources, subscriptions, prompts and completions a server declared. */
 export interface McpServerFeatures {
@@ -70,14 +71,14 @@ export class McpRequestError extends ToolgateError {
 /** What the catalog needs from the link it belongs to. */
 export interface CatalogHost {
   /** The live session's client, opening one when there is none. */
-  client(): Promise<Client>
+  client(): Promise<UpstreamClient>
   /**
    * Whether `error` says the server forgot the session of `client` (it then dropped it): the
    * request was refused unread, and is sent once more on a new session.
    */
-  forgotten?(client: Client, error: unknown): boolean
+  forgotten?(client: UpstreamClient, error: unknown): boolean
   /** Why the session of `client` was dropped for a message over the size limit, if it was. */
-  oversized?(client: Client): string | undefined
+  oversized?(client: UpstreamClient): string | undefined
   /** The server's name as messages show it (quoted). */
   readonly label: string
   readonly timeoutMs: number
@@ -117,7 +118,7 @@ export class UpstreamCatalog {
   }
 
   /** A session opened: note what it declared and subscribe again to what was subscribed. */
-  opened(client: Client, protocolVersion: string | undefined): void {
+  opened(client: UpstreamClient, protocolVersion: string | undefined): void {
     const declared = client.getServerCapabilities()
     this.features = Object.freeze({
       resources: declared?.resources !== undefined,
@@ -138,7 +139,7 @@ export class UpstreamCatalog {
   }
 
   /** List everything the server declared (a failed list is warned about and counts as empty). */
-  sync(client: Client): Promise<void> {
+  sync(client: UpstreamClient): Promise<void> {
     const run = async () => {
       await Promise.all([this.relist(client, 'resources'), this.relist(client, 'prompts')])
     }
@@ -179,7 +180,7 @@ export class UpstreamCatalog {
   }
 
   /** List one kind again and tell the listener when it changed. */
-  private async relist(client: Client, kind: McpListKind): Promise<void> {
+  private async relist(client: UpstreamClient, kind: McpListKind): Promise<void> {
     const before = this.key(kind)
     if (kind === 'resources') {
       const [resources, templates] = this.features.resources
@@ -295,8 +296,8 @@ export class UpstreamCatalog {
     )
   }
 
-  private async request<T>(method: string, send: (client: Client) => Promise<T>, retried = false): Promise<T> {
-    let client: Client
+  private async request<T>(method: string, send: (client: UpstreamClient) => Promise<T>, retried = false): Promise<T> {
+    let client: UpstreamClient
     try {
       client = await this.host.client()
     } catch (error) {

@@ -1,0 +1,205 @@
+// A session with an upstream that speaks only MCP 2026-07-28, on the SDK v2 client (loaded only
+// here, and this file only when an upstream refused 2025-11-25). It answers the same requests as the
+// v1 client does for a 2025 upstream (UpstreamClient), and runs tool calls to the end: an
+// input-required result is answered through the connection's capability handlers (a gateway's
+// relay asks the MCP client whose call it is) and retried with the answers and the server's
+// `requestState` as it sent it, round after round.
+import type { CallToolResult, ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolRunContext } from '../contract/execution.js'
+import { isRecord } from '../util/is-record.js'
+import { applyElicitationDefaults, declaredCapabilities, type McpCapabilityHandlers } from './capabilities.js'
+import { type McpServerSpec, McpToolError } from './client.js'
+import type { UpstreamClient } from './upstream-client.js'
+
+/** The revision a 2026-era session is pinned to. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28'
+/** Rounds of input one call may ask for before it is given up (a server that never finishes). */
+const MAX_INPUT_ROUNDS = 16
+const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' }
+
+/** What {@link openModernSession} needs from the link it serves. */
+export interface ModernSessionOptions {
+  /** The server's name as messages show it (quoted). */
+  readonly label: string
+  readonly timeoutMs: number
+  readonly handlers: McpCapabilityHandlers
+  /** An error's message with the spec's secrets masked. */
+  readonly reason: (error: unknown) => string
+  /** The connection ended without being closed here. */
+  readonly onclose: () => void
+}
+
+/** Per-call options of a tool call, as the link passes them to either era. */
+export interface ModernCallOptions {
+  readonly signal: AbortSignal
+  readonly timeout: number
+  readonly resetTimeoutOnProgress: boolean
+  readonly onprogress: (progress: { progress: number; total?: number; message?: string }) => void
+}
+
+/** An open 2026-07-28 session. */
+export interface ModernSession {
+  readonly client: UpstreamClient
+  /** The revision the server agreed to (from `server/discover`). */
+  readonly protocolVersion: string | undefined
+  /** `tools/call`, with every input-required round answered for `exec`'s caller. */
+  callTool(
+    params: { name: string; arguments: Record<string, unknown> },
+    options: ModernCallOptions,
+    exec: ToolRunContext,
+  ): Promise<CallToolResult>
+}
+
+/**
+ * Connect to a 2026-07-28 server named by `spec` (a URL or a command; a given transport cannot be
+ * switched to another revision). Rejects with an {@link McpToolError} that says why it did not start.
+ */
+export async function openModernSession(spec: McpServerSpec, options: ModernSessionOptions): Promise<ModernSession> {
+  const { label, handlers } = options
+  if ('transport' in spec)
+    throw new McpToolError(
+      `MCP server ${label} speaks only MCP ${MODERN_PROTOCOL_VERSION}, which a given transport cannot be switched to`,
+    )
+  if ('url' in spec && spec.authProvider !== undefined)
+    throw new McpToolError(
+      `MCP server ${label} speaks only MCP ${MODERN_PROTOCOL_VERSION}; OAuth (authProvider) is not supported yet ` +
+        'for such servers (give the credential in headers or headerProvider instead)',
+    )
+  const sdk = await import('@modelcontextprotocol/client')
+  const transport =
+    'url' in spec
+      ? new sdk.StreamableHTTPClientTransport(new URL(spec.url), {
+          fetch: await modernFetch(spec),
+          ...(spec.headers ? { requestInit: { headers: { ...spec.headers } } } : {}),
+        })
+      : await stdioTransport(spec)
+  const client = new sdk.Client(CLIENT_INFO, {
+    // The same declaration a 2025 session makes: it rides every request's `_meta`, and a server
+    // asks only for the input its client declared.
+    capabilities: declaredCapabilities(handlers) as never,
+    versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } },
+    // Each call answers its own input requests, for its own caller (see callTool).
+    inputRequired: { autoFulfill: false },
+  })
+  let closing = false
+  client.onclose = () => {
+    if (!closing) options.onclose()
+  }
+  try {
+    await client.connect(transport, { timeout: options.timeoutMs })
+  } catch (error) {
+    closing = true
+    await client.close().catch(() => {})
+    throw new McpToolError(`MCP server ${label} did not start: ${options.reason(error)}`)
+  }
+  // Results keep the JSON shape of both SDKs' types; only their declared types differ.
+  const as = <T>(request: Promise<unknown>): Promise<T> => request as Promise<T>
+  type Legacy = UpstreamClient
+  const adapter: UpstreamClient = {
+    getServerCapabilities: () => client.getServerCapabilities() as ReturnType<Legacy['getServerCapabilities']>,
+    listTools: (params, opts) => as(client.listTools(params, opts)),
+    listResources: (params, opts) => as(client.listResources(params, opts)),
+    listResourceTemplates: (params, opts) => as(client.listResourceTemplates(params, opts)),
+    listPrompts: (params, opts) => as(client.listPrompts(params, opts)),
+    readResource: (params, opts) => as(client.readResource(params, opts)),
+    subscribeResource: (params, opts) => as(client.subscribeResource(params, opts)),
+    unsubscribeResource: (params, opts) => as(client.unsubscribeResource(params, opts)),
+    getPrompt: (params, opts) => as(client.getPrompt(params, opts)),
+    complete: (params, opts) => as(client.complete(params as never, opts)),
+    setLoggingLevel: (level, opts) => as(client.setLoggingLevel(level, opts)),
+    sendRootsListChanged: () => client.sendRootsListChanged(),
+    close: async () => {
+      closing = true
+      await client.close()
+    },
+    // No session id: a 2026-07-28 server keeps no session to forget.
+    transport: undefined,
+  }
+
+  const answer = async (request: unknown, exec: ToolRunContext, tool: string): Promise<unknown> => {
+    const method = isRecord(request) ? request.method : undefined
+    const params = (isRecord(request) && isRecord(request.params) ? request.params : {}) as Record<string, unknown>
+    const context = { signal: exec.signal, calls: [exec] }
+    const ask = async <T>(kind: string, handler: ((p: never, c: typeof context) => T | Promise<T>) | undefined) => {
+      if (handler === undefined)
+        throw new McpToolError(
+          `MCP server ${label} needs ${kind} input to finish ${JSON.stringify(tool)}, and this connection answers no ${kind} requests`,
+        )
+      try {
+        return await handler(params as never, context)
+      } catch (error) {
+        if (error instanceof McpToolError) throw error
+        const text =
+          error instanceof Error || isRecord(error) ? String((error as { message?: unknown }).message) : String(error)
+        throw new McpToolError(`MCP server ${label} needs ${kind} input to finish ${JSON.stringify(tool)}: ${text}`)
+      }
+    }
+    if (method === 'elicitation/create') {
+      if (params.mode === 'url') return ask<ElicitResult>('URL-mode elicitation', handlers.urlElicitation)
+      const result = await ask<ElicitResult>('elicitation', handlers.elicitation)
+      return applyElicitationDefaults(result, params as unknown as ElicitRequestFormParams)
+    }
+    if (method === 'sampling/createMessage') return ask('sampling', handlers.sampling)
+    if (method === 'roots/list') return ask('roots', handlers.roots)
+    throw new McpToolError(
+      `MCP server ${label} asked for input of an unknown kind (${JSON.stringify(String(method))}) to finish ${JSON.stringify(tool)}`,
+    )
+  }
+
+  return {
+    client: adapter,
+    protocolVersion: client.getNegotiatedProtocolVersion(),
+    async callTool(params, callOptions, exec) {
+      let retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined
+      for (let round = 0; ; round++) {
+        const result: unknown = await client.callTool(
+          { ...params, ...retry },
+          { ...callOptions, allowInputRequired: true },
+        )
+        if (!sdk.isInputRequiredResult(result)) return result as CallToolResult
+        if (round === MAX_INPUT_ROUNDS)
+          throw new McpToolError(
+            `MCP server ${label} asked for input ${round + 1} times without finishing ${JSON.stringify(params.name)}`,
+          )
+        const requests = Object.entries(result.inputRequests ?? {})
+        const answers = await Promise.all(requests.map(([, request]) => answer(request, exec, params.name)))
+        // The state goes back exactly as the server sent it: it is the server's, sealed or not.
+        retry = {
+          inputResponses: Object.fromEntries(requests.map(([key], i) => [key, answers[i]])),
+          ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
+        }
+      }
+    },
+  }
+}
+
+/** The fetch of a 2026 HTTP session: toolgate's, with the spec's per-request headers when it has some. */
+async function modernFetch(spec: Extract<McpServerSpec, { url: string }>) {
+  const { upstreamFetch } = await import('./http-fetch.js')
+  const provider = spec.headerProvider
+  if (provider === undefined) return upstreamFetch
+  const withHeaders = (init: RequestInit | undefined, extra: Readonly<Record<string, string>>): RequestInit => {
+    const headers = new Headers(init?.headers)
+    for (const [name, value] of Object.entries(extra)) headers.set(name, value)
+    return { ...init, headers }
+  }
+  return async (url: string | URL, init?: RequestInit): Promise<Response> => {
+    const sent = await provider()
+    const res = await upstreamFetch(url, withHeaders(init, sent))
+    if (res.status !== 401) return res
+    // Refused: the provider is asked once more (a fresh credential), as for a 2025 session.
+    await res.body?.cancel().catch(() => {})
+    return upstreamFetch(url, withHeaders(init, await provider(sent)))
+  }
+}
+
+async function stdioTransport(spec: Extract<McpServerSpec, { command: string }>) {
+  const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/client/stdio')
+  return new StdioClientTransport({
+    command: spec.command,
+    ...(spec.args ? { args: [...spec.args] } : {}),
+    env: { ...getDefaultEnvironment(), ...spec.env },
+    ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
+    stderr: 'inherit',
+  })
+}
