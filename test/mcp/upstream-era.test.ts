@@ -152,7 +152,7 @@ describe('toolgate serve in front of a 2026-07-28-only upstream, for a 2025 clie
     const check = await runCli(['serve', '--check', '--config', config])
     expect(check.stdout).toMatch(/^servers\.modern: connected, \d+ tools, MCP 2026-07-28\n/)
     expect(check.code).toBe(0)
-  })
+  }, 60_000)
 
   it('lists and calls its tools; its input-required results become requests to the client; the results return', async () => {
     const child = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--config', config], {
@@ -193,6 +193,15 @@ describe('toolgate serve in front of a 2026-07-28-only upstream, for a 2025 clie
 
         const simple = await client.callTool({ name: 'modern__test_simple_text', arguments: {} })
         expect(simple.isError).toBeFalsy()
+        // The upstream's progress notifications reach the client as the call's progress.
+        const progress: unknown[] = []
+        const progressed = await client.callTool(
+          { name: 'modern__test_tool_with_progress', arguments: {} },
+          undefined,
+          { onprogress: (update) => progress.push(update) },
+        )
+        expect(textOf(progressed)).toBe('Progress tool completed')
+        expect(progress.length).toBeGreaterThan(0)
 
         const hello = await client.callTool({ name: 'modern__test_input_required_result_elicitation', arguments: {} })
         expect(textOf(hello)).toBe('Hello, Grace!')
@@ -227,5 +236,5 @@ describe('toolgate serve in front of a 2026-07-28-only upstream, for a 2025 clie
       child.kill('SIGTERM')
       await exited
     }
-  })
+  }, 60_000)
 })
