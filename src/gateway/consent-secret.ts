@@ -1,0 +1,36 @@
+// What a sign-in by URL keeps in the vault: the tokens the upstream's authorization server gave,
+// as one sealed value (the vault stores one secret per person and server). A secret set by hand
+// (`toolgate vault set`) is sent as it is.
+import { isRecord } from '../util/is-record.js'
+
+/** The tokens of a completed sign-in. */
+export interface ConsentTokens {
+  readonly accessToken: string
+  readonly refreshToken?: string
+  /** Milliseconds since the epoch. */
+  readonly expiresAt?: number
+}
+
+const FORMAT = 'toolgate-oauth-tokens-1'
+
+/** The vault value of `tokens`. */
+export function sealTokens(tokens: ConsentTokens): string {
+  return JSON.stringify({ format: FORMAT, ...tokens })
+}
+
+/**
+ * The credential a stored vault value sends: the access token of a sign-in, or the value itself.
+ * Undefined when it is a sign-in's token that has expired (the person signs in again).
+ */
+export function credentialOf(stored: string, now = Date.now()): string | undefined {
+  if (!stored.startsWith('{')) return stored
+  let value: unknown
+  try {
+    value = JSON.parse(stored)
+  } catch {
+    return stored
+  }
+  if (!isRecord(value) || value.format !== FORMAT || typeof value.accessToken !== 'string') return stored
+  if (typeof value.expiresAt === 'number' && value.expiresAt <= now) return undefined
+  return value.accessToken
+}
