@@ -14,8 +14,8 @@ import type { ServerConfig } from './config.js'
 import { type CallerAuthConfig, isCallerAuth } from './config-caller-auth.js'
 import { withUpstreamAuth } from './config-upstream-auth.js'
 import { signInThrough } from './consent-elicit.js'
-import { consentFlows } from './consent-flows.js'
-import { credentialOf, sealTokens } from './consent-secret.js'
+import { consentFlows, refreshTokens } from './consent-flows.js'
+import { credentialOf, sealTokens, tokensOf } from './consent-secret.js'
 import { TokenExchanger } from './token-exchange.js'
 import { UpstreamCredentialError } from './upstream-credential-error.js'
 import type { CredentialVault } from './vault.js'
@@ -87,6 +87,28 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
       const stored = deps.vault().get(name, subject)
       return stored === undefined ? undefined : credentialOf(stored)
     }
+    // One refresh per subject at a time: concurrent calls wait for the same one.
+    const refreshing = new Map<string, Promise<boolean>>()
+    const refreshed = (subject: string): Promise<boolean> => {
+      const refreshToken = tokensOf(deps.vault().get(name, subject) ?? '')?.refreshToken
+      if (oauth === undefined || refreshToken === undefined) return Promise.resolve(false)
+      let running = refreshing.get(subject)
+      if (running === undefined) {
+        running = refreshTokens(
+          { server: name, config: oauth, ...(clientSecret ? { clientSecret } : {}) },
+          refreshToken,
+        )
+          .then((tokens) => {
+            deps.vault().set(name, subject, sealTokens(tokens))
+            return true
+          })
+          // A refused refresh token means a new sign-in.
+          .catch(() => false)
+          .finally(() => refreshing.delete(subject))
+        refreshing.set(subject, running)
+      }
+      return running
+    }
     const secretOf = (subject: string): string => {
       const secret = storedOf(subject)
       if (secret === undefined)
@@ -102,7 +124,7 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
         async keyOf(exec) {
           const { subject } = callerOf(exec)
           // No credential yet (or a signed-in token that expired): the person signs in by URL.
-          if (oauth !== undefined && storedOf(subject) === undefined) {
+          if (oauth !== undefined && storedOf(subject) === undefined && !(await refreshed(subject))) {
             const flow = consentFlows.begin({
               server: name,
               subject,

@@ -254,14 +254,34 @@ function cookieOf(header: string | undefined, name: string): string | undefined 
 }
 
 /** Trade the code for tokens at the token endpoint, with the flow's PKCE verifier. */
-async function redeem(pending: Pending, code: string): Promise<ConsentTokens> {
-  const { config, clientSecret, server } = pending.target
+function redeem(pending: Pending, code: string): Promise<ConsentTokens> {
   const form = new URLSearchParams({
     grant_type: 'authorization_code',
     code,
     redirect_uri: pending.redirectUri,
     code_verifier: pending.verifier,
   })
+  return tokenRequest(pending.target, form, 'refused the code')
+}
+
+/** New tokens for a stored refresh token (RFC 6749 section 6); the old refresh token is kept when no new one comes. */
+export async function refreshTokens(
+  target: Pick<ConsentTarget, 'server' | 'config' | 'clientSecret'>,
+  refreshToken: string,
+): Promise<ConsentTokens> {
+  const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken })
+  if (target.config.scope !== undefined) form.set('scope', target.config.scope)
+  const fresh = await tokenRequest(target, form, 'refused the refresh token')
+  return fresh.refreshToken === undefined ? { ...fresh, refreshToken } : fresh
+}
+
+/** One request to the token endpoint, authenticated as the client; never redirected. */
+async function tokenRequest(
+  target: Pick<ConsentTarget, 'server' | 'config' | 'clientSecret'>,
+  form: URLSearchParams,
+  refusal: string,
+): Promise<ConsentTokens> {
+  const { config, clientSecret, server } = target
   if (config.resource !== undefined) form.set('resource', config.resource)
   const headers: Record<string, string> = {
     'content-type': 'application/x-www-form-urlencoded',
@@ -291,7 +311,7 @@ async function redeem(pending: Pending, code: string): Promise<ConsentTokens> {
     throw failed(`answered HTTP ${res.status} without a JSON body`)
   }
   const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {}
-  if (!res.ok) throw failed(`refused the code: HTTP ${res.status} ${shown(fields.error ?? 'error')}`)
+  if (!res.ok) throw failed(`${refusal}: HTTP ${res.status} ${shown(fields.error ?? 'error')}`)
   const printable = (value: unknown) => typeof value === 'string' && /^[\x21-\x7e]+$/.test(value)
   if (!printable(fields.access_token)) throw failed('answered without a usable access_token')
   const expiresIn = fields.expires_in

@@ -23,7 +23,9 @@ export interface FakeAuthorizationServer {
   /** Each authorization request's query. */
   readonly authorizations: URLSearchParams[]
   /** Each token request: its outcome, and every request's raw Authorization and body. */
-  readonly tokenRequests: { ok: boolean; error?: string }[]
+  readonly tokenRequests: { ok: boolean; error?: string; grant?: string }[]
+  /** Forget every refresh token of `user` (revoked). */
+  revokeRefresh(user: string): void
   readonly received: string[]
   /** Access and refresh tokens issued, by the upstream user. */
   readonly issued: Map<string, { access: string; refresh: string }>
@@ -44,11 +46,16 @@ export async function startAuthorizationServer(client: {
   secret: string
 }): Promise<FakeAuthorizationServer> {
   const codes = new Map<string, Issued>()
+  /** Live refresh tokens, by the user they refresh; each works once (rotated). */
+  const refreshes = new Map<string, string>()
   const state = {
     user: 'someone',
     tamperChallenge: false,
     authorizations: [] as URLSearchParams[],
-    tokenRequests: [] as { ok: boolean; error?: string }[],
+    tokenRequests: [] as { ok: boolean; error?: string; grant?: string }[],
+    revokeRefresh: (user: string) => {
+      for (const [token, u] of refreshes) if (u === user) refreshes.delete(token)
+    },
     received: [] as string[],
     issued: new Map<string, { access: string; refresh: string }>(),
   }
@@ -91,6 +98,21 @@ export async function startAuthorizationServer(client: {
       : []
     if (id !== client.id || secret !== client.secret) return refuse(401, 'invalid_client')
     const form = new URLSearchParams(text)
+    if (form.get('grant_type') === 'refresh_token') {
+      const user = refreshes.get(form.get('refresh_token') ?? '')
+      if (user === undefined) return refuse(400, 'invalid_grant')
+      refreshes.delete(form.get('refresh_token') ?? '')
+      const tokens = { access: `at-${user}-${b64url(randomBytes(12))}`, refresh: `rt-${b64url(randomBytes(12))}` }
+      refreshes.set(tokens.refresh, user)
+      state.issued.set(user, tokens)
+      state.tokenRequests.push({ ok: true, grant: 'refresh_token' })
+      return json(200, {
+        access_token: tokens.access,
+        refresh_token: tokens.refresh,
+        token_type: 'Bearer',
+        expires_in: 3600,
+      })
+    }
     if (form.get('grant_type') !== 'authorization_code') return refuse(400, 'unsupported_grant_type')
     const code = form.get('code') ?? ''
     const issued = codes.get(code)
@@ -101,7 +123,8 @@ export async function startAuthorizationServer(client: {
     if (b64url(createHash('sha256').update(verifier).digest()) !== issued.challenge) return refuse(400, 'invalid_grant')
     const tokens = { access: `at-${issued.user}-${b64url(randomBytes(12))}`, refresh: `rt-${b64url(randomBytes(12))}` }
     state.issued.set(issued.user, tokens)
-    state.tokenRequests.push({ ok: true })
+    refreshes.set(tokens.refresh, issued.user)
+    state.tokenRequests.push({ ok: true, grant: 'authorization_code' })
     return json(200, {
       access_token: tokens.access,
       refresh_token: tokens.refresh,

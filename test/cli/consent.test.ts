@@ -177,6 +177,35 @@ describe('consent by URL (issue 39, item 3)', { timeout: 60_000 }, () => {
     expect(stored).toMatchObject({ accessToken: tokens?.access, refreshToken: tokens?.refresh })
   })
 
+  it("refreshes alice's expired token with her refresh token, without asking her again; a refused refresh asks", async () => {
+    const expire = () => {
+      const v = vault()
+      const stored = JSON.parse(v.get('gh', 'alice') ?? '{}')
+      v.set('gh', 'alice', JSON.stringify({ ...stored, expiresAt: Date.now() - 1000 }))
+    }
+    expire()
+    const before = as.issued.get('alice-on-github')
+    const browser = new Browser()
+    const visits: Promise<unknown>[] = []
+    const alice = await connect('alice', browser, visits)
+    const refreshed = await whoami(alice.client)
+    expect(refreshed.isError, refreshed.text).toBe(false)
+    const after = as.issued.get('alice-on-github')
+    expect(after?.access).not.toBe(before?.access)
+    expect(refreshed.call).toBe(`Bearer ${after?.access}`)
+    expect(as.tokenRequests.at(-1)).toEqual({ ok: true, grant: 'refresh_token' })
+    expect(alice.asked).toHaveLength(0)
+    expect(JSON.parse(vault().get('gh', 'alice') ?? '{}')).toMatchObject({ refreshToken: after?.refresh })
+    // The refresh token revoked: the expired token leads to a new sign-in.
+    as.revokeRefresh('alice-on-github')
+    expire()
+    const again = await whoami(alice.client)
+    expect(again.isError, again.text).toBe(false)
+    expect(alice.asked).toHaveLength(1)
+    await Promise.all(visits)
+    expect(again.call).toBe(`Bearer ${as.issued.get('alice-on-github')?.access}`)
+  })
+
   it('tells a client without URL elicitation which link to open; the retried call carries the new token', async () => {
     as.user = 'bob-on-github'
     const bob = await connect('bob')
