@@ -2,14 +2,20 @@
 // caller (never a session, a cached token or a header of another), with the token exchanged for
 // the caller's (`tokenExchange`) or the caller's secret from the vault (`perUser`). Which kind of
 // credential each call used, and the upstream subject, are noted for the journal; never the secret.
+
+import { readFileSync } from 'node:fs'
 import type { ToolRunContext } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { McpServerSpec } from '../mcp/client.js'
+import type { McpCallChannel } from '../mcp/client-directory.js'
 import type { Identity } from '../mcp/identity.js'
 import { callerTokenOf } from './caller-tokens.js'
 import type { ServerConfig } from './config.js'
 import { type CallerAuthConfig, isCallerAuth } from './config-caller-auth.js'
 import { withUpstreamAuth } from './config-upstream-auth.js'
+import { signInThrough } from './consent-elicit.js'
+import { consentFlows, refreshTokens } from './consent-flows.js'
+import { credentialOf, sealTokens, tokensOf } from './consent-secret.js'
 import { TokenExchanger } from './token-exchange.js'
 import { UpstreamCredentialError } from './upstream-credential-error.js'
 import type { CredentialVault } from './vault.js'
@@ -26,6 +32,8 @@ export interface CallerCredentialDeps {
   identityOf(exec: ToolRunContext): Identity | undefined
   /** The vault; throws a ConfigError when no key was given. */
   vault(): CredentialVault
+  /** The MCP client that made the call (for a sign-in by URL), while the call runs. */
+  channelOf?(exec: ToolRunContext): McpCallChannel | undefined
 }
 
 /** Calls whose credential is known, by execution token, until the journal reads them (bounded). */
@@ -72,9 +80,37 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
     return identity
   }
   if ('perUser' in config) {
-    const { header, scheme } = config.perUser
+    const { header, scheme, oauth } = config.perUser
+    // Read now: a missing file stops the gateway before it serves.
+    const clientSecret = oauth?.clientSecretFile === undefined ? undefined : readSecret(name, oauth.clientSecretFile)
+    const storedOf = (subject: string): string | undefined => {
+      const stored = deps.vault().get(name, subject)
+      return stored === undefined ? undefined : credentialOf(stored)
+    }
+    // One refresh per subject at a time: concurrent calls wait for the same one.
+    const refreshing = new Map<string, Promise<boolean>>()
+    const refreshed = (subject: string): Promise<boolean> => {
+      const refreshToken = tokensOf(deps.vault().get(name, subject) ?? '')?.refreshToken
+      if (oauth === undefined || refreshToken === undefined) return Promise.resolve(false)
+      let running = refreshing.get(subject)
+      if (running === undefined) {
+        running = refreshTokens(
+          { server: name, config: oauth, ...(clientSecret ? { clientSecret } : {}) },
+          refreshToken,
+        )
+          .then((tokens) => {
+            deps.vault().set(name, subject, sealTokens(tokens))
+            return true
+          })
+          // A refused refresh token means a new sign-in.
+          .catch(() => false)
+          .finally(() => refreshing.delete(subject))
+        refreshing.set(subject, running)
+      }
+      return running
+    }
     const secretOf = (subject: string): string => {
-      const secret = deps.vault().get(name, subject)
+      const secret = storedOf(subject)
       if (secret === undefined)
         throw new UpstreamCredentialError(
           `servers.${name} needs your own credential, and none is stored for ${JSON.stringify(subject)}: ` +
@@ -85,8 +121,19 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
     return {
       ...rest,
       partition: {
-        keyOf(exec) {
+        async keyOf(exec) {
           const { subject } = callerOf(exec)
+          // No credential yet (or a signed-in token that expired): the person signs in by URL.
+          if (oauth !== undefined && storedOf(subject) === undefined && !(await refreshed(subject))) {
+            const flow = consentFlows.begin({
+              server: name,
+              subject,
+              config: oauth,
+              ...(clientSecret !== undefined ? { clientSecret } : {}),
+              store: (tokens) => deps.vault().set(name, subject, sealTokens(tokens)),
+            })
+            await signInThrough(name, flow, deps.channelOf?.(exec), exec.signal)
+          }
           // Checked before a session is opened, so the call fails with this message.
           secretOf(subject)
           note(exec, { kind: 'vault', upstreamSubject: subject })
@@ -135,4 +182,17 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
       }),
     },
   }
+}
+
+/** The client secret of a sign-in by URL; a ConfigError names the config key. */
+function readSecret(server: string, file: string): string {
+  const at = `servers.${server}.auth.perUser.oauth.clientSecretFile`
+  let secret: string
+  try {
+    secret = readFileSync(file, 'utf8').trim()
+  } catch (error) {
+    throw new ConfigError(at, `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`)
+  }
+  if (secret === '') throw new ConfigError(at, `${file} is empty`)
+  return secret
 }

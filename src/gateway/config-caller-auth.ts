@@ -21,11 +21,30 @@ export interface TokenExchangeConfig {
   readonly actor?: boolean
 }
 
+/**
+ * `auth.perUser.oauth`: the upstream's own OAuth authorization server, where a person without a
+ * stored credential signs in with their browser (authorization code + PKCE, run by the gateway).
+ */
+export interface ConsentOAuthConfig {
+  readonly authorizationEndpoint: string
+  readonly tokenEndpoint: string
+  readonly clientId: string
+  /** A file holding the client secret (client_secret_basic); none makes the gateway a public client. */
+  readonly clientSecretFile?: string
+  readonly scope?: string
+  /** RFC 8707 resource indicator sent with both requests. */
+  readonly resource?: string
+  /** The callback URL registered at the authorization server; default the gateway's own `/oauth/callback`. */
+  readonly redirectUri?: string
+}
+
 /** `auth.perUser`: the header that carries each caller's own secret from the vault. */
 export interface PerUserConfig {
   readonly header: string
   /** Put before the secret with a space (e.g. "Bearer"); none sends the secret as it is. */
   readonly scheme?: string
+  /** Where a person without a secret signs in to get one (consent by URL). */
+  readonly oauth?: ConsentOAuthConfig
 }
 
 export type CallerAuthConfig = { readonly tokenExchange: TokenExchangeConfig } | { readonly perUser: PerUserConfig }
@@ -41,6 +60,17 @@ const EXCHANGE_KEYS = [
   'subjectTokenType',
   'actor',
 ] as const
+const OAUTH_KEYS = [
+  'authorizationEndpoint',
+  'tokenEndpoint',
+  'clientId',
+  'clientSecretFile',
+  'scope',
+  'resource',
+  'redirectUri',
+] as const
+/** The path of the gateway that receives the authorization server's redirect. */
+export const CONSENT_CALLBACK_PATH = '/oauth/callback'
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
 /** Whether `value` is a caller-credential `auth` (rather than a machine OAuth grant). */
@@ -66,22 +96,81 @@ export function checkCallerAuth(
 
 function checkPerUser(value: unknown, where: string, issues: string[]): CallerAuthConfig | undefined {
   if (!isRecord(value)) {
-    issues.push(`${where}: expected { header, scheme? }`)
+    issues.push(`${where}: expected { header, scheme?, oauth? }`)
     return undefined
   }
   const before = issues.length
   for (const key of Object.keys(value))
-    if (key !== 'header' && key !== 'scheme') issues.push(`${where}.${key}: unknown key (expected "header", "scheme")`)
+    if (key !== 'header' && key !== 'scheme' && key !== 'oauth')
+      issues.push(`${where}.${key}: unknown key (expected "header", "scheme", "oauth")`)
   if (typeof value.header !== 'string' || !TOKEN.test(value.header))
     issues.push(`${where}.header: expected a header name, e.g. "Authorization"`)
   if (value.scheme !== undefined && (typeof value.scheme !== 'string' || !TOKEN.test(value.scheme)))
     issues.push(`${where}.scheme: expected a scheme name, e.g. "Bearer"`)
+  const oauth = value.oauth === undefined ? undefined : checkConsentOAuth(value.oauth, `${where}.oauth`, issues)
   if (issues.length > before) return undefined
   return {
     perUser: {
       header: value.header as string,
       ...(value.scheme !== undefined ? { scheme: value.scheme as string } : {}),
+      ...(oauth !== undefined ? { oauth } : {}),
     },
+  }
+}
+
+function checkConsentOAuth(value: unknown, where: string, issues: string[]): ConsentOAuthConfig | undefined {
+  if (!isRecord(value)) {
+    issues.push(`${where}: expected { authorizationEndpoint, tokenEndpoint, clientId, clientSecretFile?, scope? }`)
+    return undefined
+  }
+  const before = issues.length
+  for (const key of Object.keys(value))
+    if (!(OAUTH_KEYS as readonly string[]).includes(key))
+      issues.push(`${where}.${key}: unknown key (expected ${OAUTH_KEYS.map((k) => `"${k}"`).join(', ')})`)
+  const text = (key: (typeof OAUTH_KEYS)[number], required = false): string | undefined => {
+    const v = value[key]
+    if (v === undefined) {
+      if (required) issues.push(`${where}.${key}: required`)
+      return undefined
+    }
+    if (typeof v === 'string' && v !== '') return v
+    issues.push(`${where}.${key}: expected a non-empty string`)
+    return undefined
+  }
+  const httpUrl = (key: (typeof OAUTH_KEYS)[number], what: string, required = false): string | undefined => {
+    const v = text(key, required)
+    if (v === undefined) return undefined
+    if (URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) && new URL(v).hash === '') return v
+    issues.push(`${where}.${key}: expected the http(s) URL of ${what}, without a fragment`)
+    return undefined
+  }
+  const authorizationEndpoint = httpUrl('authorizationEndpoint', 'the authorization endpoint', true)
+  const tokenEndpoint = httpUrl('tokenEndpoint', 'the token endpoint', true)
+  const clientId = text('clientId', true)
+  const clientSecretFile = text('clientSecretFile')
+  const scope = text('scope')
+  const resource = text('resource')
+  if (resource !== undefined && !URL.canParse(resource)) issues.push(`${where}.resource: expected an absolute URI`)
+  const redirectUri = httpUrl('redirectUri', "the gateway's callback")
+  if (redirectUri !== undefined && new URL(redirectUri).pathname !== CONSENT_CALLBACK_PATH)
+    issues.push(
+      `${where}.redirectUri: the gateway receives the redirect at ${CONSENT_CALLBACK_PATH}; end the URL with it`,
+    )
+  if (
+    issues.length > before ||
+    authorizationEndpoint === undefined ||
+    tokenEndpoint === undefined ||
+    clientId === undefined
+  )
+    return undefined
+  return {
+    authorizationEndpoint,
+    tokenEndpoint,
+    clientId,
+    ...(clientSecretFile !== undefined ? { clientSecretFile } : {}),
+    ...(scope !== undefined ? { scope } : {}),
+    ...(resource !== undefined ? { resource } : {}),
+    ...(redirectUri !== undefined ? { redirectUri } : {}),
   }
 }
 
@@ -142,7 +231,13 @@ function checkExchange(value: unknown, where: string, issues: string[]): CallerA
 
 /** The caller auth with its files made absolute against the config file's folder. */
 export function resolveCallerAuthPaths(auth: CallerAuthConfig, dir: string): CallerAuthConfig {
-  if (!('tokenExchange' in auth)) return auth
+  if ('perUser' in auth) {
+    const secretFile = auth.perUser.oauth?.clientSecretFile
+    if (auth.perUser.oauth === undefined || secretFile === undefined) return auth
+    return {
+      perUser: { ...auth.perUser, oauth: { ...auth.perUser.oauth, clientSecretFile: path.resolve(dir, secretFile) } },
+    }
+  }
   const { clientSecretFile, privateKeyFile } = auth.tokenExchange
   return {
     tokenExchange: {

@@ -230,8 +230,10 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
 
   // Opened on first use: only servers with `auth.perUser` need the vault (and its key).
   let vault: CredentialVault | undefined
+  const clients = new McpClientDirectory()
   const callerDeps = {
     identityOf: (exec: ToolRunContext) => identities?.identityOf(exec.agent),
+    channelOf: (exec: ToolRunContext) => clients.callOf(exec.rootCallId),
     vault: () => {
       if (settings.vaultKeyFile === undefined)
         throw new ConfigError(
@@ -242,7 +244,6 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
       return vault
     },
   }
-  const clients = new McpClientDirectory()
   const relay = createMcpRelay(clients)
   const clientDeclared = await startup?.clientCapabilities?.()
   const relayed = clientDeclared === undefined ? relay.handlers : handlersForClient(relay.handlers, clientDeclared)

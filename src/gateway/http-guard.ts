@@ -6,6 +6,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { Identity } from '../mcp/identity.js'
 import type { LoopbackAccess } from '../util/http-origin.js'
+import { consentFlows } from './consent-flows.js'
 import type { Gateway } from './gateway.js'
 import { type Authenticator, createAuthenticator } from './http-auth.js'
 import {
@@ -141,6 +142,12 @@ export class HttpGuard {
     if (!isLoopbackHost(host) && host !== '0.0.0.0' && host !== '::')
       hosts.push(host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`)
     const resource = this.#auth?.metadata?.document.resource
+    // Sign-in links (consent by URL) point at the gateway's public address when it is known.
+    const bound = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+    consentFlows.origin =
+      resource !== undefined
+        ? new URL(resource).origin
+        : `http://${bound.includes(':') && !bound.startsWith('[') ? `[${bound}]` : bound}:${port}`
     if (resource !== undefined) {
       const url = new URL(resource)
       hosts.push(url.host)
@@ -149,8 +156,12 @@ export class HttpGuard {
     return { allowedHosts: hosts, allowedOrigins: origins }
   }
 
-  /** Answer a request for the protected resource metadata; false when `pathname` is not one of its paths. */
+  /**
+   * Answer a request for the protected resource metadata, or a sign-in link's start or callback;
+   * false when `pathname` is none of their paths.
+   */
   serveMetadata(pathname: string, req: IncomingMessage, res: ServerResponse): boolean {
+    if (consentFlows.serve(pathname, req, res, (line) => this.#log.info(line))) return true
     const metadata = this.#auth?.metadata
     if (metadata === undefined || !metadata.paths.includes(pathname)) return false
     if (req.method !== 'GET' && req.method !== 'HEAD') {

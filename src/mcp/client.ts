@@ -909,7 +909,7 @@ class UpstreamLink {
     exec: ToolRunContext,
   ): Promise<{ key: string; client: Promise<Client>; sessions: PartitionedSessions } | undefined> {
     if (!('url' in this.spec) || this.spec.partition === undefined) return undefined
-    const key = this.spec.partition.keyOf(exec)
+    const key = await this.spec.partition.keyOf(exec)
     if (this.partitioned === undefined) {
       const { PartitionedSessions } = await import('./session-partition.js')
       this.partitioned ??= new PartitionedSessions(this.spec.url, this.spec.headers, this.spec.partition, {

@@ -9,9 +9,9 @@ import type { ToolRunContext } from '../contract/execution.js'
 export interface McpSessionPartition {
   /**
    * The partition a call runs in (e.g. the caller's subject); throws a ToolgateError that says why
-   * when the call cannot be made (no caller, no credential).
+   * when the call cannot be made (no caller, no credential). It may wait (for a person to sign in).
    */
-  keyOf(exec: ToolRunContext): string
+  keyOf(exec: ToolRunContext): string | Promise<string>
   /**
    * The headers of a request in partition `key`, asked before each request; after a 401, asked once
    * more with the headers that were refused (renew the credential, then the request is sent again).

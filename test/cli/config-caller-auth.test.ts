@@ -87,3 +87,76 @@ describe('config: servers.<name>.auth.tokenExchange and perUser', () => {
     for (const [auth, message] of cases) expect(() => parse(auth), JSON.stringify(auth)).toThrow(message)
   })
 })
+
+// Issue 39 item 3: auth.perUser.oauth, the upstream's authorization server for consent by URL.
+describe('config: servers.<name>.auth.perUser.oauth', () => {
+  const oauth = {
+    authorizationEndpoint: 'https://github.example/login/oauth/authorize',
+    tokenEndpoint: 'https://github.example/login/oauth/access_token',
+    clientId: 'toolgate',
+  }
+
+  it('takes a sign-in by URL and resolves its client secret file against the config folder', async () => {
+    const file = path.join(dir, 'consent.json')
+    await writeFile(
+      file,
+      JSON.stringify({
+        servers: {
+          up: {
+            url,
+            auth: {
+              perUser: {
+                header: 'Authorization',
+                scheme: 'Bearer',
+                oauth: {
+                  ...oauth,
+                  clientSecretFile: 'gh.secret',
+                  scope: 'repo read:org',
+                  redirectUri: 'https://gate.example/oauth/callback',
+                },
+              },
+            },
+          },
+        },
+      }),
+    )
+    const config = await loadConfig(file)
+    expect(config.servers?.up).toEqual({
+      url,
+      auth: {
+        perUser: {
+          header: 'Authorization',
+          scheme: 'Bearer',
+          oauth: {
+            ...oauth,
+            clientSecretFile: path.join(dir, 'gh.secret'),
+            scope: 'repo read:org',
+            redirectUri: 'https://gate.example/oauth/callback',
+          },
+        },
+      },
+    })
+  })
+
+  it('reports every problem of oauth with its path', () => {
+    const perUser = (o: unknown) => ({ perUser: { header: 'Authorization', scheme: 'Bearer', oauth: o } })
+    const cases: [unknown, RegExp][] = [
+      [perUser('yes'), /auth\.perUser\.oauth: expected \{ authorizationEndpoint, tokenEndpoint, clientId/],
+      [perUser({ ...oauth, authorizationEndpoint: undefined }), /perUser\.oauth\.authorizationEndpoint: required/],
+      [perUser({ ...oauth, tokenEndpoint: 'ftp://x' }), /perUser\.oauth\.tokenEndpoint: expected the http\(s\) URL/],
+      [
+        perUser({ ...oauth, authorizationEndpoint: 'https://x/a#f' }),
+        /perUser\.oauth\.authorizationEndpoint: expected the http\(s\) URL of the authorization endpoint, without a fragment/,
+      ],
+      [perUser({ ...oauth, clientId: '' }), /perUser\.oauth\.clientId: expected a non-empty string/],
+      [perUser({ ...oauth, clientSecretFile: 3 }), /perUser\.oauth\.clientSecretFile: expected a non-empty string/],
+      [perUser({ ...oauth, resource: 'not a uri' }), /perUser\.oauth\.resource: expected an absolute URI/],
+      [
+        perUser({ ...oauth, redirectUri: 'https://gate.example/callback' }),
+        /perUser\.oauth\.redirectUri: the gateway receives the redirect at \/oauth\/callback/,
+      ],
+      [perUser({ ...oauth, pkce: false }), /perUser\.oauth\.pkce: unknown key/],
+    ]
+    for (const [auth, message] of cases) expect(() => parse(auth), JSON.stringify(auth)).toThrow(message)
+  })
+})
