@@ -5,6 +5,7 @@ import type { CodeModeOptions } from '../code-mode/run-code.js'
 import { sdkOf } from '../code-mode/transport.js'
 import type { Agent, ScopeKey } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
+import type { Store } from '../journal/store.js'
 import {
   compilePolicy,
   enforcePolicyDocument,
@@ -13,6 +14,7 @@ import {
   type PolicyEnforcement,
   type PolicyInput,
   type QuotaCounter,
+  storeQuotaCounter,
 } from '../policy/index.js'
 import { ToolRuntimeCore, type ToolRuntimeCoreConfig } from '../runtime/index.js'
 import {
@@ -30,6 +32,11 @@ export interface ToolRuntimeConfig extends ToolRuntimeCoreConfig {
   codeMode?: CodeModeOptions
   /** Tool search options: another engine, or how to tell a tool's server for the index. */
   search?: ToolSearchOptions
+  /**
+   * Where the policy's quotas count: a store (`createPostgresStore` from `toolgate/store`) that
+   * every runtime on it shares, as the gateway's `--store` does. Omitted: this process's memory.
+   */
+  quotaStore?: Pick<Store, 'take' | 'dropBuckets'>
 }
 
 /**
@@ -54,16 +61,21 @@ export class ToolRuntime extends ToolRuntimeCore {
   declare readonly config: ToolRuntimeCore['config'] & {
     readonly codeMode?: CodeModeOptions
     readonly search?: ToolSearchOptions
+    readonly quotaStore?: Pick<Store, 'take' | 'dropBuckets'>
   }
   private readonly toolSearch: ToolSearch
   private readonly rootCtx: Context
-  private readonly quotaCounter: QuotaCounter = new MemoryQuotaCounter()
+  private readonly quotaCounter: QuotaCounter
   /** The policy set for the global layer (key `null`) and for each agent. */
   private readonly policies = new Map<Agent | null, PolicyEnforcement>()
 
   constructor(ctx: Context, config: ToolRuntimeConfig = {}) {
     super(ctx, config)
     this.rootCtx = ctx
+    const store = config?.quotaStore
+    if (store !== undefined && (typeof store?.take !== 'function' || typeof store?.dropBuckets !== 'function'))
+      throw new ConfigError('tools config.quotaStore', 'expected a store (take and dropBuckets methods)')
+    this.quotaCounter = store === undefined ? new MemoryQuotaCounter() : storeQuotaCounter(store)
     installCodeMode(ctx, this, config?.codeMode)
     this.toolSearch = installToolSearch(ctx, this, config?.search)
   }

@@ -211,3 +211,50 @@ describe('identity, Code Mode and setPolicy', () => {
     })
   })
 })
+
+// Only calls that were allowed to run count against a quota (issue 38, item 3): an ask that is
+// denied and a guard refuse before the count, and a quota used up gives back the call's earlier ones.
+describe('what counts against a quota', () => {
+  it('a denied ask and a guard refusal do not count', async () => {
+    const { tools, asked } = await start({
+      policy: {
+        rules: [
+          { id: 'q', tools: ['transfer'], quota: { calls: 1, per: 'hour', by: 'global' } },
+          { id: 'big', ask: ['transfer'], when: 'args.amount > 100' },
+        ],
+      },
+    })
+    tools.guard((exec) => ((exec.arguments as { block?: boolean }).block ? 'blocked by the guard' : undefined))
+    expect((await call(tools, 'transfer', { amount: 500 })).error?.message).toContain('the test says no')
+    expect(asked).toHaveLength(1)
+    expect((await call(tools, 'transfer', { amount: 5, block: true })).error?.info?.code).toBe('TOOL_DENIED')
+    expect((await call(tools, 'transfer', { amount: 5 })).isError).toBe(false)
+    expect((await call(tools, 'transfer', { amount: 5 })).error?.info?.code).toBe('QUOTA_EXCEEDED')
+  })
+
+  it('a call refused by its second quota gives back its first', async () => {
+    const { ctx, tools } = await start({
+      policy: {
+        rules: [
+          { id: 'all', tools: ['fetch'], quota: { calls: 2, per: 'hour', by: 'global' } },
+          { id: 'each', tools: ['fetch'], quota: { calls: 1, per: 'hour', by: 'subject' } },
+        ],
+      },
+    })
+    const alice = createAgent(ctx, { id: 'a', identity: { subject: 'alice' } })
+    const bob = createAgent(ctx, { id: 'b', identity: { subject: 'bob' } })
+    expect((await call(tools, 'fetch', {}, { agent: alice })).isError).toBe(false)
+    const again = await call(tools, 'fetch', {}, { agent: alice })
+    expect(again.error?.info?.code).toBe('QUOTA_EXCEEDED')
+    expect(again.error?.info?.rule).toBe('each')
+    // alice's refused call did not take the global count's second call
+    expect((await call(tools, 'fetch', {}, { agent: bob })).isError).toBe(false)
+    const full = await call(
+      tools,
+      'fetch',
+      {},
+      { agent: createAgent(ctx, { id: 'c', identity: { subject: 'carol' } }) },
+    )
+    expect(full.error?.info?.rule).toBe('all')
+  })
+})
