@@ -107,6 +107,8 @@ describe('the guide examples through the gateway (issue 38)', { timeout: 120_000
     const big = await client.callTool({ name: 'transfer', arguments: { amount: 500 } })
     expect(big.isError).toBe(true)
     expect(textOf(big)).not.toContain('transfer ran')
+    // it was asked (the approval service answered), not denied by a rule
+    expect(textOf(big)).toContain('the approval service denied the call')
 
     const program = await client.callTool({
       name: 'run_code',
