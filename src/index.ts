@@ -22,6 +22,7 @@ export {
   type AgentHandle,
   type CallPausing,
   createAgent,
+  type ToolHider,
   type ToolHost,
   ToolRuntimeCore,
   type ToolRuntimeCoreConfig,

@@ -54,14 +54,24 @@ export interface PolicyDecider {
 /** The top-level policy as a decider. */
 export function configDecider(policy: PolicyConfig): PolicyDecider {
   const budgets = policy.timeoutMs ? Object.entries(policy.timeoutMs) : []
+  // A rule for everyone that denies without `when` refuses whatever the call: hidden like the top level's deny.
+  const everyone = (policy.rules ?? []).flatMap((rule, index) =>
+    rule.who === undefined && rule.when === undefined
+      ? (rule.deny ?? []).map((glob) => ({ glob, label: rule.id ?? `rules[${index}]` }))
+      : [],
+  )
+  const everyoneRefusal = (name: string) => {
+    const denied = everyone.find(({ glob }) => nameGlob(glob)(name))
+    return denied && `the gateway policy denies "${name}" (${denied.label}: "${denied.glob}")`
+  }
   return {
-    refusal: (name) => refusal(policy, name),
+    refusal: (name) => refusal(policy, name) ?? (name === RUN_CODE_NAME ? undefined : everyoneRefusal(name)),
     ask: (name) => firstMatch(policy.ask, name),
     timeout(name) {
       const budget = budgets.find(([glob]) => nameGlob(glob)(name))
       return budget && { glob: budget[0], ms: budget[1] }
     },
-    restricts: policy.allow !== undefined || policy.deny !== undefined,
+    restricts: policy.allow !== undefined || policy.deny !== undefined || everyone.length > 0,
     asks: (policy.ask?.length ?? 0) > 0,
     times: budgets.length > 0,
   }

@@ -247,6 +247,16 @@ class FileStore implements Store {
     return take
   }
 
+  async dropBuckets(prefix: string, idleMs: number, max: number): Promise<number> {
+    const before = Date.now() - idleMs
+    let dropped = 0
+    for (const [key, bucket] of this.buckets) {
+      if (dropped >= max) break
+      if (key.startsWith(prefix) && bucket.at < before && this.buckets.delete(key)) dropped++
+    }
+    return dropped
+  }
+
   async putSession(session: StoredSession): Promise<void> {
     this.sessions.set(session.id, session)
   }

@@ -137,8 +137,13 @@ export interface Store {
   standingApprovals(agentId?: string | null): Promise<StandingApproval[]>
   setStandingApproval(rule: StandingApproval): Promise<void>
   revokeStandingApproval(toolName: string, agentId: string | null): Promise<boolean>
-  /** Take `cost` tokens from bucket `key`, atomically across processes. */
+  /** Take `cost` tokens from bucket `key`, atomically across processes (a negative `cost` gives tokens back). */
   take(key: string, limit: BucketLimit, cost?: number): Promise<BucketTake>
+  /**
+   * Delete at most `max` buckets whose key starts with `prefix` and that nothing took from for
+   * `idleMs` (by the store's clock); resolves to how many went. A bucket is made again on its next take.
+   */
+  dropBuckets(prefix: string, idleMs: number, max: number): Promise<number>
   /** Sessions: record which instance serves one, look one up, forget one. */
   putSession(session: StoredSession): Promise<void>
   getSession(id: string): Promise<StoredSession | undefined>

@@ -70,6 +70,12 @@ export interface CompiledPolicy {
   readonly grantsByIdentity: boolean
   /** Decide `call` (without quotas' counts: see `PolicyDecision.quotas`). Never throws. */
   decide(call: PolicyCall): PolicyDecision
+  /**
+   * Why `tool` is refused to `identity` whatever the call's arguments, parent or turn (then it is
+   * hidden from the identity's listing), or undefined when some call of it may be allowed. A rule
+   * with `when` cannot be decided without a call, so it never hides a tool.
+   */
+  refusal(tool: string, identity?: PolicyIdentity): string | undefined
 }
 
 interface CompiledRule {
@@ -265,7 +271,25 @@ export function compileChecked(policy: PolicyDocument): CompiledPolicy {
     return Object.freeze({ decision: 'allow' as const, ...(granted ? { rule: granted } : {}), ...base })
   }
 
-  return Object.freeze({ document: policy, digest, grantsByIdentity, decide })
+  const refusal = (tool: string, identity: PolicyIdentity | undefined): string | undefined => {
+    const quoted = JSON.stringify(tool)
+    const denied = firstIndex(topDeny, tool)
+    if (denied >= 0) return `the policy denies ${quoted} (deny[${denied}]: "${topDeny[denied].glob}")`
+    if (topAllow && firstIndex(topAllow, tool) < 0)
+      return `the policy does not allow ${quoted} (it matches no allow glob)`
+    const resolved = resolve(identity)
+    const candidates = toolRules(resolved, tool)
+    const denier = candidates.find((candidate) => candidate.denies && candidate.rule.when === undefined)
+    if (denier !== undefined) return denier.rule.rule.reason ?? `the policy denies ${quoted} (${denier.rule.ref.label})`
+    if (identity !== undefined && grantsByIdentity) {
+      if (!resolved.named) return `the policy has no rule for ${JSON.stringify(identity.subject)}: it sees no tools`
+      if (!candidates.some((candidate) => candidate.allows && candidate.rule.who !== undefined))
+        return `the policy does not allow ${quoted} to ${JSON.stringify(identity.subject)} (no rule for them allows it)`
+    }
+    return undefined
+  }
+
+  return Object.freeze({ document: policy, digest, grantsByIdentity, decide, refusal })
 }
 
 function firstIndex(globs: readonly Glob[], name: string): number {

@@ -10,7 +10,7 @@ import type {
   ToolExecutionToken,
 } from '../contract/execution.js'
 import { ToolTimeoutError } from '../runtime/index.js'
-import type { CompiledPolicy, PolicyCall, PolicyDecision } from './compile-policy.js'
+import type { CompiledPolicy, PolicyCall, PolicyDecision, PolicyQuotaCheck } from './compile-policy.js'
 import type { PolicyIdentity } from './policy-document.js'
 import { type QuotaCounter, windowOf } from './quota-counter.js'
 import { QuotaExceededError } from './quota-exceeded-error.js'
@@ -85,10 +85,17 @@ export function enforcePolicyDocument(
 
   const offExecute = ctx.on('tools/execute', async (exec, next) => {
     const decision = decisions.get(exec.token)
+    // Only a call that runs counts: the guards and asks before this point refused without counting,
+    // and a quota used up gives back what the call's earlier quotas counted.
+    const counted: { check: PolicyQuotaCheck; start: number; ms: number }[] = []
     for (const check of decision?.quotas ?? []) {
       const window = windowOf(check.quota, now())
-      const taken = await quotas.take(check.key, window.start, window.ms, check.quota.calls)
-      if (!taken) {
+      const counter = quotas
+      const taken = await counter.take(check.key, window.start, window.ms, check.quota.calls)
+      if (taken) counted.push({ check, start: window.start, ms: window.ms })
+      else {
+        for (const { check: earlier, start, ms } of counted)
+          await counter.refund(earlier.key, start, ms, earlier.quota.calls).catch(() => {})
         const error = new QuotaExceededError(
           exec.name,
           check.rule.label,
@@ -107,6 +114,10 @@ export function enforcePolicyDocument(
         return refused
       }
     }
+    // Cancelled before its body starts: it will not run, so it does not count.
+    if (exec.signal.aborted && counted.length > 0)
+      for (const { check, start, ms } of counted)
+        await quotas.refund(check.key, start, ms, check.quota.calls).catch(() => {})
     // The turn's counts: a call counts once it is dispatched.
     let turn = turns.get(exec.rootCallId)
     if (turn === undefined) {

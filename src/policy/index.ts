@@ -34,5 +34,5 @@ export type {
 } from './policy-document.js'
 export { MemoryQuotaCounter, type QuotaCounter, type QuotaTake, WINDOW_MS, windowOf } from './quota-counter.js'
 export { QuotaExceededError } from './quota-exceeded-error.js'
-export { storeQuotaCounter } from './store-quota-counter.js'
+export { type StoreQuotaCounter, storeQuotaCounter } from './store-quota-counter.js'
 export { type WhoIdentity, whoMatcher } from './who.js'

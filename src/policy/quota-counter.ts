@@ -18,6 +18,8 @@ export interface QuotaCounter {
   take(key: string, windowStart: number, windowMs: number, limit: number): Promise<boolean>
   /** How many calls `key`'s window holds (for `explain`, which counts nothing). */
   peek(key: string, windowStart: number): Promise<number>
+  /** Give back one call `take` counted in that window: the call was refused before it ran. */
+  refund(key: string, windowStart: number, windowMs: number, limit: number): Promise<void>
 }
 
 /** The window a quota is in at `now`: its start and what is left of it. */
@@ -44,6 +46,11 @@ export class MemoryQuotaCounter implements QuotaCounter {
   peek(key: string, windowStart: number): Promise<number> {
     const entry = this.counts.get(key)
     return Promise.resolve(entry !== undefined && entry.start === windowStart ? entry.count : 0)
+  }
+  refund(key: string, windowStart: number): Promise<void> {
+    const entry = this.counts.get(key)
+    if (entry !== undefined && entry.start === windowStart && entry.count > 0) entry.count--
+    return Promise.resolve()
   }
   private sweep(now: number): void {
     for (const [key, entry] of this.counts) if (entry.end <= now) this.counts.delete(key)

@@ -5,6 +5,7 @@ import type { CodeModeOptions } from '../code-mode/run-code.js'
 import { sdkOf } from '../code-mode/transport.js'
 import type { Agent, ScopeKey } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
+import type { Store } from '../journal/store.js'
 import {
   compilePolicy,
   enforcePolicyDocument,
@@ -13,6 +14,7 @@ import {
   type PolicyEnforcement,
   type PolicyInput,
   type QuotaCounter,
+  storeQuotaCounter,
 } from '../policy/index.js'
 import { ToolRuntimeCore, type ToolRuntimeCoreConfig } from '../runtime/index.js'
 import {
@@ -30,6 +32,11 @@ export interface ToolRuntimeConfig extends ToolRuntimeCoreConfig {
   codeMode?: CodeModeOptions
   /** Tool search options: another engine, or how to tell a tool's server for the index. */
   search?: ToolSearchOptions
+  /**
+   * Where the policy's quotas count: a store (`createPostgresStore` from `toolgate/store`) that
+   * every runtime on it shares, as the gateway's `--store` does. Omitted: this process's memory.
+   */
+  quotaStore?: Pick<Store, 'take' | 'dropBuckets'>
 }
 
 /**
@@ -54,16 +61,21 @@ export class ToolRuntime extends ToolRuntimeCore {
   declare readonly config: ToolRuntimeCore['config'] & {
     readonly codeMode?: CodeModeOptions
     readonly search?: ToolSearchOptions
+    readonly quotaStore?: Pick<Store, 'take' | 'dropBuckets'>
   }
   private readonly toolSearch: ToolSearch
   private readonly rootCtx: Context
-  private readonly quotaCounter: QuotaCounter = new MemoryQuotaCounter()
+  private readonly quotaCounter: QuotaCounter
   /** The policy set for the global layer (key `null`) and for each agent. */
-  private readonly policies = new Map<Agent | null, PolicyEnforcement>()
+  private readonly policies = new Map<Agent | null, { enforcement: PolicyEnforcement; hidden: () => void }>()
 
   constructor(ctx: Context, config: ToolRuntimeConfig = {}) {
     super(ctx, config)
     this.rootCtx = ctx
+    const store = config?.quotaStore
+    if (store !== undefined && (typeof store?.take !== 'function' || typeof store?.dropBuckets !== 'function'))
+      throw new ConfigError('tools config.quotaStore', 'expected a store (take and dropBuckets methods)')
+    this.quotaCounter = store === undefined ? new MemoryQuotaCounter() : storeQuotaCounter(store)
     installCodeMode(ctx, this, config?.codeMode)
     this.toolSearch = installToolSearch(ctx, this, config?.search)
   }
@@ -89,17 +101,26 @@ export class ToolRuntime extends ToolRuntimeCore {
     if (agent !== undefined && (typeof agent !== 'object' || agent === null || !('ctx' in agent)))
       throw new ConfigError('tools.setPolicy(policy, agent)', 'expected an agent made by createAgent')
     const key = agent ?? null
-    this.policies.get(key)?.dispose()
+    const previous = this.policies.get(key)
+    previous?.enforcement.dispose()
+    previous?.hidden()
     this.policies.delete(key)
     if (compiled === undefined) return
+    // What an agent may never call, whatever the arguments, leaves its listing (as in the gateway);
+    // each view asks for its own agent's identity, a global policy's included.
+    const exempt = (name: string) => name === RUN_CODE_NAME || name === SEARCH_TOOLS_NAME
+    const hider = this.host.hide(
+      (name, of) => !exempt(name) && compiled.refusal(name, (of ?? agent)?.identity) !== undefined,
+      agent,
+    )
     const enforcement = enforcePolicyDocument(agent?.ctx ?? this.rootCtx, compiled, {
       identityOf: (of) => of?.identity,
       quotas: this.quotaCounter,
       // As in the gateway: run_code and search_tools reach only what the scope may call, so the
       // policy decides their sub-calls and loads, never them.
-      exempt: (name) => name === RUN_CODE_NAME || name === SEARCH_TOOLS_NAME,
+      exempt,
     })
-    this.policies.set(key, enforcement)
+    this.policies.set(key, { enforcement, hidden: hider.remove })
   }
 
   /**
@@ -113,7 +134,7 @@ export class ToolRuntime extends ToolRuntimeCore {
     readonly agent?: Agent
     readonly parentTool?: string
   }): Promise<PolicyDecision> {
-    const enforcement = (call.agent && this.policies.get(call.agent)) ?? this.policies.get(null)
+    const enforcement = ((call.agent && this.policies.get(call.agent)) ?? this.policies.get(null))?.enforcement
     if (enforcement === undefined)
       return Promise.resolve(
         Object.freeze({ decision: 'allow' as const, reason: 'no policy is set', matched: [], quotas: [], policy: '' }),
@@ -130,7 +151,8 @@ export class ToolRuntime extends ToolRuntimeCore {
   policyDecision(exec: { readonly token: symbol; readonly agent?: Agent }): PolicyDecision | undefined {
     const token = exec.token as Parameters<PolicyEnforcement['decisionOf']>[0]
     return (
-      (exec.agent && this.policies.get(exec.agent)?.decisionOf(token)) ?? this.policies.get(null)?.decisionOf(token)
+      (exec.agent && this.policies.get(exec.agent)?.enforcement.decisionOf(token)) ??
+      this.policies.get(null)?.enforcement.decisionOf(token)
     )
   }
 

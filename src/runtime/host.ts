@@ -10,7 +10,7 @@ import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { checkDefinition } from './definition-check.js'
 import type { RegistryCore } from './registry.js'
-import type { Scope } from './scope.js'
+import type { Scope, ToolHider } from './scope.js'
 import type { ToolTransport } from './transport.js'
 import { warnContained } from './untrusted.js'
 import { waterfall } from './waterfall.js'
@@ -50,6 +50,14 @@ export interface ToolHost {
    * keep answering; `tools.standingApprovals()` lists only those.
    */
   installStandingStore(store: StandingApprovalStore): () => void
+  /**
+   * Hide from the views of a scope (an agent, or omitted: the global layer) and every scope below it
+   * the tools for which `test(name, agent)` is true, `agent` being the one whose view is built
+   * (undefined for the global layer): a hidden tool is neither listed nor found by name. The transport
+   * and the finder are never hidden. Call `refresh` of the returned handle when the test's answers
+   * change; `remove` is idempotent.
+   */
+  hide(test: ToolHider, scope?: ScopeKey): { refresh(): void; remove(): void }
   /** The installed finder's name, if any (Code Mode routes `tools.$search` to it). */
   finderName(): string | undefined
   /** The visible tools of a scope that are deferred and not loaded yet (read-only, stable while the view lives). */
@@ -101,6 +109,19 @@ export function createToolHost(core: RegistryCore): ToolHost {
       return core.view(resolved).byName
     },
     installFinder: (definition: ToolDefinition) => core.installFinder(checkDefinition(definition)),
+    hide(test: ToolHider, scope?: ScopeKey) {
+      if (typeof test !== 'function') throw new ConfigError('tools.host.hide(test)', 'expected a function')
+      const resolved = scopeOf(scope, 'hide')
+      const hider: ToolHider = (name, agent) => test(name, agent)
+      resolved.hiders.add(hider)
+      core.changed()
+      return Object.freeze({
+        refresh: () => core.changed(),
+        remove() {
+          if (resolved.hiders.delete(hider)) core.changed()
+        },
+      })
+    },
     finderName: () => core.finder?.name,
     installStandingStore(store: StandingApprovalStore) {
       if (

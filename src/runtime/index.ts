@@ -12,6 +12,7 @@ export { ToolRegistrationError } from './definition-check.js'
 // --- Errors the pipeline produces, and registration refusals -------------------------------------
 export * from './errors.js'
 export type { CallPausing, ToolHost } from './host.js'
+export type { ToolHider } from './scope.js'
 export { ToolRuntimeCore, type ToolRuntimeCoreConfig } from './service.js'
 export { type FusedSignal, followSignal, fuseSignals } from './signal-fusion.js'
 export type { ToolTransport } from './transport.js'

@@ -12,6 +12,9 @@ export interface CompiledRestriction {
   readonly deny: ReadonlySet<string> | undefined
 }
 
+/** A `tools.host.hide(test)` test: whether `name` is hidden from the view of `agent` (undefined: the global layer). */
+export type ToolHider = (name: string, agent: Agent | undefined) => boolean
+
 /** A compiled `tools.defer(patterns)` rule: whether a tool name is deferred by it. */
 export interface DeferRule {
   test(name: string): boolean
@@ -41,6 +44,8 @@ export class Scope {
   readonly own = new Map<string, ToolDefinition>()
   readonly restrictions = new Set<CompiledRestriction>()
   readonly guards = new Set<ToolGuard>()
+  /** `tools.host.hide(test)` tests of this layer: they hide in every view below it too. */
+  readonly hiders = new Set<ToolHider>()
   presentation: ToolPresentationMode | undefined
   /** `tools.defer(patterns)` rules of this layer; they apply to every scope below it too. */
   readonly deferRules = new Set<DeferRule>()
@@ -105,6 +110,10 @@ export class Scope {
       }
     }
     for (const [name, definition] of this.own) byName.set(name, definition)
+    // Hidden by a test on the chain, asked for this view's agent; the transport and finder join below.
+    for (const scope of this.chain)
+      for (const hider of scope.hiders)
+        for (const name of byName.keys()) if (hider(name, this.agent)) byName.delete(name)
     let mode: ToolPresentationMode = defaultMode
     for (const scope of this.chain) if (scope.presentation) mode = scope.presentation
     const transport = mode === 'native' ? undefined : installed

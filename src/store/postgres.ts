@@ -644,6 +644,19 @@ class PostgresStore implements Store {
     })
   }
 
+  async dropBuckets(prefix: string, idleMs: number, max: number): Promise<number> {
+    const result = await this.run('drop idle buckets', (client) =>
+      client.query(
+        `DELETE FROM toolgate_buckets WHERE key IN (
+           SELECT key FROM toolgate_buckets
+           WHERE starts_with(key, $1) AND at_ms < extract(epoch from now()) * 1000 - $2::float8
+           LIMIT $3)`,
+        [prefix, idleMs, max],
+      ),
+    )
+    return result.rowCount ?? 0
+  }
+
   // --- sessions ---
 
   async putSession(session: StoredSession): Promise<void> {

@@ -130,4 +130,16 @@ describe('toolgate policy (issue 38, item 3)', { timeout: 60_000 }, () => {
     expect(result.code).not.toBe(0)
     expect(result.stderr).toMatch(/policy\.rules\[0\]\.when: column \d+: /)
   })
+
+  it('hostile expressions in a gateway config are refused at load: a regex bomb, deep nesting', async () => {
+    const hostile = path.join(dir, 'hostile.json')
+    const rules = [
+      { deny: ['x'], when: "args.s.matches('^(a+)+$')" },
+      { deny: ['y'], when: `${'('.repeat(100)}true${')'.repeat(100)}` },
+    ]
+    await writeFile(hostile, JSON.stringify({ policy: { rules } }))
+    const result = await runCli(['policy', 'explain', '--config', hostile, '--tool', 'x'])
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/policy\.rules\[0\]\.when: column \d+: .*nests quantifiers/)
+  })
 })

@@ -72,3 +72,37 @@ describe('denied at run time, naming the rule', () => {
     expect(policy.decide({ tool: 'write_file', args: { path: `.github/${huge}` } }).decision).toBe('deny')
   })
 })
+
+// The same through the library's pipeline: hostile arguments are a denial naming the rule, and
+// the runtime goes on serving (issue 38, "Done when").
+describe('hostile arguments through the library', () => {
+  it('non-object args, prototype-named keys and huge strings are denied or decided, never crash', async () => {
+    const { createToolRuntime } = await import('../../src/index.js')
+    const { rawTool, signal } = await import('../runtime/helpers.js')
+    const runtime = await createToolRuntime({
+      policy: {
+        rules: [
+          { id: 'path', deny: ['write_file'], when: "args.path.startsWith('.github/')" },
+          { id: 'proto', deny: ['p'], when: 'has(args.__proto__) || args.constructor == 1' },
+        ],
+      },
+    })
+    try {
+      runtime.tools.register(rawTool('write_file'))
+      runtime.tools.register(rawTool('p'))
+      let id = 0
+      const call = (name: string, args: unknown) =>
+        runtime.tools.execute({ callId: `h${++id}`, name, arguments: args, signal: signal() })
+      for (const args of ['text', [1], null, 42]) {
+        const result = await call('write_file', args)
+        expect(result.error?.info?.code).toBe('TOOL_DENIED')
+        expect(result.error?.message).toContain('the "when" of path could not be decided')
+      }
+      expect((await call('p', JSON.parse('{"__proto__": {"polluted": 1}}'))).error?.info?.code).toBe('TOOL_DENIED')
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+      expect((await call('write_file', { path: `src/${'a'.repeat(1_000_000)}` })).isError).toBe(false)
+    } finally {
+      await runtime.dispose()
+    }
+  })
+})

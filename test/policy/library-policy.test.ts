@@ -140,7 +140,9 @@ describe('identity, Code Mode and setPolicy', () => {
     expect(fetched).toContain('no-fetch-from-code')
     // the identity's grants hold for sub-calls too: bash is granted to no one
     const outsider = createAgent(ctx, { id: 'o', identity: { subject: 'o', groups: ['ops'] } })
-    expect((await call(tools, 'read_file', {}, { agent: outsider })).error?.message).toContain('has no rule for "o"')
+    // hidden from its listing, as the gateway hides it: not found by name
+    expect((await call(tools, 'read_file', {}, { agent: outsider })).error?.info?.code).toBe('UNKNOWN_TOOL')
+    expect((await tools.explain({ name: 'read_file', agent: outsider })).reason).toContain('has no rule for "o"')
   })
 
   it('setPolicy per agent replaces and removes; an invalid document changes nothing', async () => {
@@ -149,7 +151,7 @@ describe('identity, Code Mode and setPolicy', () => {
     tools.register(rawTool('bash'))
     const agent = createAgent(ctx, { id: 'x' })
     tools.setPolicy({ deny: ['bash'] }, agent)
-    expect((await call(tools, 'bash', {}, { agent })).error?.info?.code).toBe('TOOL_DENIED')
+    expect((await call(tools, 'bash', {}, { agent })).error?.info?.code).toBe('UNKNOWN_TOOL')
     expect((await call(tools, 'bash', {})).isError).toBe(false)
     const bad = (() => {
       try {
@@ -161,7 +163,7 @@ describe('identity, Code Mode and setPolicy', () => {
     expect(bad).toBeInstanceOf(ConfigError)
     expect((bad as ConfigError).path).toBe('tools.setPolicy(policy)')
     expect((bad as ConfigError).issues[0]).toMatch(/^policy\.rules\[0\]\.when: column \d+: /)
-    expect((await call(tools, 'bash', {}, { agent })).error?.info?.code).toBe('TOOL_DENIED')
+    expect((await call(tools, 'bash', {}, { agent })).error?.info?.code).toBe('UNKNOWN_TOOL')
     tools.setPolicy(null, agent)
     expect((await call(tools, 'bash', {}, { agent })).isError).toBe(false)
   })
@@ -209,5 +211,101 @@ describe('identity, Code Mode and setPolicy', () => {
         /identity\.groups: expected an array of strings/,
       )
     })
+  })
+})
+
+// Only calls that were allowed to run count against a quota (issue 38, item 3): an ask that is
+// denied and a guard refuse before the count, and a quota used up gives back the call's earlier ones.
+describe('what counts against a quota', () => {
+  it('a denied ask and a guard refusal do not count', async () => {
+    const { tools, asked } = await start({
+      policy: {
+        rules: [
+          { id: 'q', tools: ['transfer'], quota: { calls: 1, per: 'hour', by: 'global' } },
+          { id: 'big', ask: ['transfer'], when: 'args.amount > 100' },
+        ],
+      },
+    })
+    tools.guard((exec) => ((exec.arguments as { block?: boolean }).block ? 'blocked by the guard' : undefined))
+    expect((await call(tools, 'transfer', { amount: 500 })).error?.message).toContain('the test says no')
+    expect(asked).toHaveLength(1)
+    expect((await call(tools, 'transfer', { amount: 5, block: true })).error?.info?.code).toBe('TOOL_DENIED')
+    expect((await call(tools, 'transfer', { amount: 5 })).isError).toBe(false)
+    expect((await call(tools, 'transfer', { amount: 5 })).error?.info?.code).toBe('QUOTA_EXCEEDED')
+  })
+
+  it('a call refused by its second quota gives back its first', async () => {
+    const { ctx, tools } = await start({
+      policy: {
+        rules: [
+          { id: 'all', tools: ['fetch'], quota: { calls: 2, per: 'hour', by: 'global' } },
+          { id: 'each', tools: ['fetch'], quota: { calls: 1, per: 'hour', by: 'subject' } },
+        ],
+      },
+    })
+    const alice = createAgent(ctx, { id: 'a', identity: { subject: 'alice' } })
+    const bob = createAgent(ctx, { id: 'b', identity: { subject: 'bob' } })
+    expect((await call(tools, 'fetch', {}, { agent: alice })).isError).toBe(false)
+    const again = await call(tools, 'fetch', {}, { agent: alice })
+    expect(again.error?.info?.code).toBe('QUOTA_EXCEEDED')
+    expect(again.error?.info?.rule).toBe('each')
+    // alice's refused call did not take the global count's second call
+    expect((await call(tools, 'fetch', {}, { agent: bob })).isError).toBe(false)
+    const full = await call(
+      tools,
+      'fetch',
+      {},
+      { agent: createAgent(ctx, { id: 'c', identity: { subject: 'carol' } }) },
+    )
+    expect(full.error?.info?.rule).toBe('all')
+  })
+})
+
+// The library's listing hides what an identity may never call, as the gateway's tools/list does
+// (issue 38, item 1); a rule with `when` needs a call to decide, so its tool stays listed.
+describe('the listing of an agent under a policy', () => {
+  it('hides per identity what no call of it may run, and shows it again when the policy goes', async () => {
+    runtime = await createToolRuntime({
+      policy: {
+        deny: ['read_file'],
+        rules: [
+          { who: { group: 'dev' }, allow: ['*'], deny: ['github__*'] },
+          { who: { subject: 'ops' }, allow: ['bash', 'fetch', 'transfer'] },
+          { id: 'everyone', deny: ['transfer'] },
+          { id: 'cond', deny: ['write_file'], when: "args.path.startsWith('.github/')" },
+        ],
+      },
+    })
+    const { ctx, tools } = runtime
+    for (const name of NAMES) tools.register(rawTool(name))
+    const names = (agent?: ReturnType<typeof createAgent>) => [...tools.host.visibleTools(agent).keys()].sort()
+    const dev = createAgent(ctx, { id: 'dev', identity: { subject: 'd', groups: ['dev'] } })
+    const ops = createAgent(ctx, { id: 'ops', identity: { subject: 'ops' } })
+    const nobody = createAgent(ctx, { id: 'x', identity: { subject: 'x' } })
+    const anonymous = createAgent(ctx, { id: 'anon' })
+    expect(names(dev)).toEqual(['bash', 'fetch', 'write_file'])
+    expect(names(ops)).toEqual(['bash', 'fetch'])
+    expect(names(nobody)).toEqual([])
+    const everyone = ['bash', 'fetch', 'github__create_issue', 'github__search', 'write_file']
+    expect(names(anonymous)).toEqual(everyone)
+    expect(names()).toEqual(everyone)
+    expect(
+      JSON.parse(JSON.stringify(tools.schemas(dev)))
+        .map((s: { name: string }) => s.name)
+        .sort(),
+    ).toEqual(names(dev))
+    // hidden: not found by name either; listed under a `when`: decided per call
+    expect((await call(tools, 'github__search', {}, { agent: dev })).error?.info?.code).toBe('UNKNOWN_TOOL')
+    expect((await call(tools, 'write_file', { path: '.github/x' }, { agent: dev })).error?.info?.code).toBe(
+      'TOOL_DENIED',
+    )
+    expect((await call(tools, 'write_file', { path: 'a' }, { agent: dev })).isError).toBe(false)
+    // an agent's own policy hides in its own listing
+    tools.setPolicy({ deny: ['bash'] }, anonymous)
+    expect(names(anonymous)).toEqual(['fetch', 'github__create_issue', 'github__search', 'write_file'])
+    tools.setPolicy(null)
+    expect(names(dev)).toEqual([...NAMES].sort())
+    tools.setPolicy(null, anonymous)
+    expect(names(anonymous)).toEqual([...NAMES].sort())
   })
 })

@@ -75,6 +75,20 @@ describe('the file store (issue 26)', () => {
     await store.setStandingApproval({ agentId: null, toolName: 'x', kind: 'denied-always' })
     expect(await store.standingApprovals(null)).toEqual([{ agentId: null, toolName: 'x', kind: 'denied-always' }])
   })
+
+  it('drops idle buckets under a prefix, a bounded number at a time (issue 38, quota windows)', async () => {
+    const store = createFileStore({ journal: path('d.jsonl') })
+    const limit = { capacity: 2, refillPerSecond: 0 }
+    for (const key of ['quota:a', 'quota:b', 'quota:c', 'rate:a']) await store.take(key, limit)
+    expect(await store.dropBuckets('quota:', 60_000, 10)).toBe(0)
+    expect(await store.dropBuckets('quota:', -1, 2)).toBe(2)
+    expect(await store.dropBuckets('quota:', -1, 10)).toBe(1)
+    // a dropped bucket starts full again; one under another prefix kept its count
+    expect((await store.take('quota:a', limit)).remaining).toBe(1)
+    expect((await store.take('rate:a', limit)).remaining).toBe(0)
+    // a refund is a take of minus one
+    expect((await store.take('rate:a', limit, -1)).remaining).toBe(1)
+  })
 })
 
 describe('the schema version', () => {

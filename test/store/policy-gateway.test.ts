@@ -107,6 +107,8 @@ describe('the guide examples through the gateway (issue 38)', { timeout: 120_000
     const big = await client.callTool({ name: 'transfer', arguments: { amount: 500 } })
     expect(big.isError).toBe(true)
     expect(textOf(big)).not.toContain('transfer ran')
+    // it was asked (the approval service answered), not denied by a rule
+    expect(textOf(big)).toContain('the approval service denied the call')
 
     const program = await client.callTool({
       name: 'run_code',
@@ -139,6 +141,31 @@ describe('the guide examples through the gateway (issue 38)', { timeout: 120_000
     expect(gateway.policy.policy.digest).toMatch(/^sha256:[0-9a-f]{64}$/)
     const allowed = records.find((record) => record.toolName === 'write_file' && !record.result.isError)
     expect(allowed.policy).toEqual({ decision: 'allow', digest: gateway.policy.policy.digest })
+  })
+
+  it('tools/list hides what a caller may never call, as the library does; a `when` rule keeps its tool listed', async () => {
+    const gateway = await open({
+      deny: ['search'],
+      rules: [
+        { who: { subject: ['alice'] }, allow: ['*'], deny: ['github__*'] },
+        { id: 'no-transfer', deny: ['transfer'] },
+        { id: 'cond', deny: ['fetch'], when: "args.url.startsWith('http:')" },
+      ],
+    } as PolicyConfig)
+    const listed = async (client: Client) =>
+      (await client.listTools()).tools
+        .map((tool) => tool.name)
+        .filter((name) => ['transfer', 'fetch', 'github__create_issue', 'github__search', 'bash'].includes(name))
+        .sort()
+    const anonymous = await connect(gateway, undefined)
+    expect(await listed(anonymous)).toEqual(['bash', 'fetch', 'github__create_issue', 'github__search'])
+    const alice = await connect(gateway, auth('alice'))
+    expect(await listed(alice)).toEqual(['bash', 'fetch'])
+    expect(await listed(await connect(gateway, auth('bob')))).toEqual([])
+    const transfer = await anonymous.callTool({ name: 'transfer', arguments: { amount: 1 } })
+    expect(transfer.isError).toBe(true)
+    expect(textOf(transfer)).not.toContain('transfer ran')
+    expect(textOf(await alice.callTool({ name: 'fetch', arguments: { url: 'http://x' } }))).toContain('cond')
   })
 
   it('a per-person hourly quota is shared by two gateways on one PostgreSQL', async () => {
