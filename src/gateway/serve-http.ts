@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { ModernHttpLeg } from '../mcp/server-modern.js'
 import { readBodyWithin } from '../util/read-body.js'
 import type { Gateway } from './gateway.js'
 import type { Authenticator } from './http-auth.js'
@@ -38,6 +39,7 @@ export async function serveHttp(
   ops?: ServeOps,
   gateway?: Pick<Gateway, 'ctx'>,
   reload?: HttpReload,
+  modern?: (maxMessageBytes: number) => Promise<ModernHttpLeg>,
 ): Promise<void> {
   const [
     { createServer },
@@ -69,6 +71,8 @@ export async function serveHttp(
     events: InstanceType<typeof BoundedEventStore>
   }
   const sessions = new Map<string, Session>()
+  // The 2026 leg, once a request of that era has made it.
+  let opened: ModernHttpLeg | undefined
   // Until the port is known nothing is accepted; set right after listen().
   let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
 
@@ -117,6 +121,13 @@ export async function serveHttp(
       }
     }
     if (!(await guard.admit(identity || undefined, body, res))) return
+    // MCP 2026-07-28 has no session: its requests go to the leg of that era. A 2025 session's
+    // request (or an initialize) is known for what it is without asking the SDK.
+    if (modern !== undefined && !surelyLegacy(req, body)) {
+      const leg = await modern(maxBytes)
+      opened = leg
+      if (await leg.isModern(req, body)) return leg.handle(req, res, body)
+    }
     if (existing) {
       // A resume from an event the store no longer has (or never had) is refused here with the
       // reason; the SDK's own answer to it would not say why.
@@ -223,6 +234,7 @@ export async function serveHttp(
   })
   clearInterval(sweeper)
   for (const session of sessions.values()) await session.transport.close().catch(() => {})
+  await opened?.close().catch(() => {})
   const closed = new Promise<void>((resolve) => http.close(() => resolve()))
   http.closeAllConnections()
   await closed
@@ -236,4 +248,29 @@ function rpcError(res: ServerResponse, status: number, code: number, message: st
   res
     .writeHead(status, { 'content-type': 'application/json' })
     .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
+}
+
+/** The revisions before 2026-07-28, each negotiated by `initialize` and carried by a session. */
+const LEGACY_REVISIONS = new Set(['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'])
+
+/**
+ * True when the SDK would route this request to the 2025 era for certain: anything but a POST, or a
+ * POST of a session (or an initialize) that claims no 2026 envelope, names no newer revision and
+ * has no Mcp-Method header. Anything else is for the SDK to classify (isLegacyRequest).
+ */
+export function surelyLegacy(req: IncomingMessage, body: unknown): boolean {
+  if (req.method !== 'POST') return true
+  if (req.headers['mcp-method'] !== undefined) return false
+  const version = req.headers['mcp-protocol-version']
+  if (version !== undefined && !(typeof version === 'string' && LEGACY_REVISIONS.has(version))) return false
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || claimsEnvelope(body)) return false
+  return req.headers['mcp-session-id'] !== undefined || (body as { method?: unknown }).method === 'initialize'
+}
+
+/** Whether a message's `params._meta` carries a key of the protocol's reserved namespace. */
+function claimsEnvelope(message: object): boolean {
+  const meta = (message as { params?: { _meta?: unknown } }).params?._meta
+  if (typeof meta !== 'object' || meta === null) return false
+  for (const key in meta) if (key.startsWith('io.modelcontextprotocol/')) return true
+  return false
 }

@@ -7,10 +7,12 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Agent } from '../contract/execution.js'
 import { identityOf } from '../mcp/identity.js'
 import { createMcpServer } from '../mcp/server.js'
+import type { ModernHttpLeg } from '../mcp/server-modern.js'
 import type { AgentHandle } from '../runtime/index.js'
 import type { Gateway } from './gateway.js'
 import { perSession } from './gateway-defer.js'
 import type { Authenticator } from './http-auth.js'
+import type { Log } from './log.js'
 
 /** What the gateway calls itself to its clients. */
 export interface ServerInfo {
@@ -58,4 +60,36 @@ export function sessionServers(
       return acknowledging ? acknowledging(server) : server
     },
   )
+}
+
+/**
+ * The MCP 2026-07-28 face of `serve --http`, made (and its SDK loaded) at the first request of
+ * that era: the gateway's served scope, each caller's identity's as for the sessions.
+ */
+export function modernLeg(
+  gateway: Gateway,
+  serverInfo: ServerInfo,
+  authenticator: () => Authenticator | undefined,
+  log: Log,
+  acknowledging?: (server: Server) => Server,
+): (maxMessageBytes: number) => Promise<ModernHttpLeg> {
+  let leg: Promise<ModernHttpLeg> | undefined
+  return (maxMessageBytes) => {
+    leg ??= import('../mcp/server-modern.js').then(({ createModernHttpLeg }) => {
+      const catalog = gateway.catalog()
+      return createModernHttpLeg(gateway.agent.ctx, {
+        agentFor: scopeFor(gateway, authenticator, gateway.agent),
+        ...serverInfo,
+        logging: gateway.logging,
+        ...(catalog === undefined ? {} : { catalog }),
+        maxMessageBytes,
+        // The store's acknowledgement waits on connect() and the transport's send(), which both eras have.
+        ...(acknowledging
+          ? { wrap: <S extends object>(server: S) => acknowledging(server as unknown as Server) as unknown as S }
+          : {}),
+        onerror: (error) => log.debug(`MCP 2026-07-28 request: ${error.message}`),
+      })
+    })
+    return leg
+  }
 }
