@@ -18,8 +18,19 @@ const dist = path.join(root, 'dist/')
 
 // Left to Node at run time: packages that find files beside themselves (ripgrep's binary, the
 // QuickJS wasm, esbuild's native binary) or that require optional modules (pg), all loaded late;
-// and prom-client, which only `serve --http` loads, so that no other start compiles it.
-const EXTERNAL = ['esbuild', '@vscode/ripgrep', '@jitl/*', 'quickjs-emscripten-core', 'pg', 'prom-client']
+// and prom-client, which only `serve --http` loads, so that no other start compiles it; and the MCP
+// SDK v2 server with its node:http adapter, which only the first MCP 2026-07-28 request to
+// `serve --http` loads (src/mcp/server-modern.ts): inside, they grew the bundle by a third.
+const EXTERNAL = [
+  'esbuild',
+  '@vscode/ripgrep',
+  '@jitl/*',
+  'quickjs-emscripten-core',
+  'pg',
+  'prom-client',
+  '@modelcontextprotocol/server',
+  '@modelcontextprotocol/node',
+]
 
 // As in bundle-dist: a module that reads `import.meta.url` gets the URL of its per-file twin in
 // dist/ (assets and `createRequire` resolve from there). The bundle's own URL stands for
