@@ -68,11 +68,11 @@ export async function run(): Promise<void> {
         samples[i].push(await timeCall(cases[i][1]))
       }
     console.log(`\none tools/call through serve --http, ${CALLS} calls per era, interleaved`)
-    cases.forEach(([label], i) =>
-      console.log(
-        `${label.padEnd(32)} p50 ${quantile(samples[i], 0.5).toFixed(3)} ms   p90 ${quantile(samples[i], 0.9).toFixed(3)} ms`,
-      ),
-    )
+    for (const [i, [label]] of cases.entries()) {
+      const p50 = quantile(samples[i], 0.5).toFixed(3)
+      const p90 = quantile(samples[i], 0.9).toFixed(3)
+      console.log(`${label.padEnd(32)} p50 ${p50} ms   p90 ${p90} ms`)
+    }
   } finally {
     await legacy.close().catch(() => {})
     await modern.close().catch(() => {})
