@@ -13,6 +13,7 @@ export type { SharedBuckets } from './http-limits.js'
 export { createLog, type Log, type TextSink } from './log.js'
 export { configPathOf, reloadOnHangup } from './reload.js'
 export { spawnBeforeLoad } from './serve-early.js'
+export type { HttpReload } from './serve-http.js'
 export type { ServeOps } from './serve-ops.js'
 export { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
 export type { SessionRegistry } from './serve-store.js'
@@ -27,3 +28,6 @@ export const loadMemoryStanding = () => import('./memory-standing.js')
 export const loadServeOps = () => import('./serve-ops.js')
 export const loadStartupGate = () => import('./startup-gate.js')
 export const loadDrain = () => import('./drain.js')
+export const loadServeSession = () => import('./serve-session.js')
+export const loadServeHttp = () => import('./serve-http.js')
+export const loadServeStdio = () => import('./serve-stdio.js')

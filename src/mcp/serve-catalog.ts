@@ -114,15 +114,86 @@ export function checkCatalog(catalog: unknown, at: string): McpServerCatalog {
   return catalog as McpServerCatalog
 }
 
-/** Serve the catalog on `server` (not yet connected); returns what to run when it closes. */
-export function serveCatalog(server: Server, catalog: McpServerCatalog): () => void {
+/**
+ * The catalog's requests, whatever the protocol era that carries them: each takes the request's
+ * params and what the source receives, and throws the client's JSON-RPC error (see {@link rpcError}).
+ * Only the parts the catalog has are present.
+ */
+export interface CatalogMethods {
+  readonly 'resources/list'?: (params: unknown, context: McpServeContext) => Promise<{ resources: Resource[] }>
+  readonly 'resources/templates/list'?: (
+    params: unknown,
+    context: McpServeContext,
+  ) => Promise<{ resourceTemplates: ResourceTemplate[] }>
+  readonly 'resources/read'?: (params: { uri: string }, context: McpServeContext) => Promise<ReadResourceResult>
+  readonly 'prompts/list'?: (params: unknown, context: McpServeContext) => Promise<{ prompts: Prompt[] }>
+  readonly 'prompts/get'?: (
+    params: { name: string; arguments?: Record<string, string> },
+    context: McpServeContext,
+  ) => Promise<GetPromptResult>
+  readonly 'completion/complete'?: (
+    params: CompleteRequest['params'],
+    context: McpServeContext,
+  ) => Promise<CompleteResult>
+}
+
+/** The capabilities a catalog declares (`subscribe` only where the era has resource subscriptions). */
+export function catalogCapabilities(catalog: McpServerCatalog, subscriptions: boolean): ServerCapabilities {
   const { resources, prompts, complete, watch } = catalog
   const listChanged = watch !== undefined
   const capabilities: ServerCapabilities = {}
-  if (resources) capabilities.resources = { subscribe: resources.subscribe !== undefined, listChanged }
+  if (resources) capabilities.resources = { subscribe: subscriptions && resources.subscribe !== undefined, listChanged }
   if (prompts) capabilities.prompts = { listChanged }
   if (complete) capabilities.completions = {}
-  server.registerCapabilities(capabilities)
+  return capabilities
+}
+
+/** The era-neutral bodies of the catalog's requests (see {@link CatalogMethods}). */
+export function catalogMethods(catalog: McpServerCatalog): CatalogMethods {
+  const { resources, prompts, complete } = catalog
+  // Whatever the source throws becomes the client's JSON-RPC error, keeping a numeric code.
+  const guarded =
+    <P, T>(run: (params: P, context: McpServeContext) => Promise<T>) =>
+    async (params: P, context: McpServeContext): Promise<T> => {
+      try {
+        return await run(params, context)
+      } catch (error) {
+        throw rpcError(error)
+      }
+    }
+  return {
+    ...(resources
+      ? {
+          'resources/list': guarded(async (_params: unknown, context) => ({
+            resources: [...(await resources.list(context))],
+          })),
+          'resources/templates/list': guarded(async (_params: unknown, context) => ({
+            resourceTemplates: [...((await resources.templates?.(context)) ?? [])],
+          })),
+          'resources/read': guarded((params: { uri: string }, context) => resources.read(params.uri, context)),
+        }
+      : {}),
+    ...(prompts
+      ? {
+          'prompts/list': guarded(async (_params: unknown, context) => ({
+            prompts: [...(await prompts.list(context))],
+          })),
+          'prompts/get': guarded((params: { name: string; arguments?: Record<string, string> }, context) =>
+            prompts.get(params.name, params.arguments ?? {}, context),
+          ),
+        }
+      : {}),
+    ...(complete
+      ? { 'completion/complete': guarded((params: CompleteRequest['params'], context) => complete(params, context)) }
+      : {}),
+  }
+}
+
+/** Serve the catalog on `server` (not yet connected); returns what to run when it closes. */
+export function serveCatalog(server: Server, catalog: McpServerCatalog): () => void {
+  const { resources, prompts, watch } = catalog
+  server.registerCapabilities(catalogCapabilities(catalog, true))
+  const methods = catalogMethods(catalog)
 
   type Extra = { signal: AbortSignal; sendRequest: unknown; authInfo?: AuthInfo }
   const contextOf = (extra: Extra): McpServeContext => ({
@@ -141,22 +212,21 @@ export function serveCatalog(server: Server, catalog: McpServerCatalog): () => v
       }
     }
 
+  const on =
+    <P, T>(method: (params: P, context: McpServeContext) => Promise<T>) =>
+    (request: { params?: P }, extra: Extra): Promise<T> =>
+      method(request.params as P, contextOf(extra))
+  if (methods['resources/list']) server.setRequestHandler(ListResourcesRequestSchema, on(methods['resources/list']))
+  if (methods['resources/templates/list'])
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, on(methods['resources/templates/list']))
+  if (methods['resources/read']) server.setRequestHandler(ReadResourceRequestSchema, on(methods['resources/read']))
+  if (methods['prompts/list']) server.setRequestHandler(ListPromptsRequestSchema, on(methods['prompts/list']))
+  if (methods['prompts/get']) server.setRequestHandler(GetPromptRequestSchema, on(methods['prompts/get']))
+  if (methods['completion/complete'])
+    server.setRequestHandler(CompleteRequestSchema, on(methods['completion/complete']))
+
   const subscriptions = new Map<string, McpResourceSubscriber>()
   if (resources) {
-    server.setRequestHandler(
-      ListResourcesRequestSchema,
-      handle(async (_request, context) => ({ resources: [...(await resources.list(context))] })),
-    )
-    server.setRequestHandler(
-      ListResourceTemplatesRequestSchema,
-      handle(async (_request, context) => ({
-        resourceTemplates: [...((await resources.templates?.(context)) ?? [])],
-      })),
-    )
-    server.setRequestHandler(
-      ReadResourceRequestSchema,
-      handle((request, context) => resources.read(request.params.uri, context)),
-    )
     const { subscribe, unsubscribe } = resources
     if (subscribe && unsubscribe) {
       server.setRequestHandler(
@@ -191,21 +261,6 @@ export function serveCatalog(server: Server, catalog: McpServerCatalog): () => v
       )
     }
   }
-  if (prompts) {
-    server.setRequestHandler(
-      ListPromptsRequestSchema,
-      handle(async (_request, context) => ({ prompts: [...(await prompts.list(context))] })),
-    )
-    server.setRequestHandler(
-      GetPromptRequestSchema,
-      handle((request, context) => prompts.get(request.params.name, request.params.arguments ?? {}, context)),
-    )
-  }
-  if (complete)
-    server.setRequestHandler(
-      CompleteRequestSchema,
-      handle((request, context) => complete(request.params, context)),
-    )
 
   // A burst of changes (an upstream re-listing) is one notification per kind and microtask.
   let closed = false

@@ -10,33 +10,29 @@ import {
   ListToolsRequestSchema,
   RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
-import type {
-  Agent,
-  ApprovalOutcome,
-  ApprovalRequest,
-  ApprovalService,
-  ToolExecutionResult,
-} from '../contract/execution.js'
-import type { JsonValue } from '../contract/json-value.js'
-import type { ToolDefinition } from '../contract/tool-definition.js'
+import type { Agent, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
-import { isRecord } from '../util/is-record.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
 import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
-import { type McpContentBlock, toMcpContent } from './content.js'
 import { createFastCalls } from './fast-call.js'
 import { setFastPath } from './fast-path.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import { ToolListWatch } from './list-watch.js'
 import { checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
+import {
+  type CallParams,
+  CallProgress,
+  callParams,
+  cannotAsk,
+  hostApproves,
+  listTools,
+  runToolCall,
+} from './serve-tools.js'
 import { McpServerTasks, TASKS_CAPABILITY } from './server-tasks.js'
-import { getMcpToolMeta } from './tool-meta.js'
-import { traceIdOf } from './trace-context.js'
 
 /** Options of {@link createMcpServer}. */
 export interface CreateMcpServerOptions {
@@ -150,34 +146,26 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
 
   // Read once: each read of a method through the service's tracing proxy walks its prototype chain
   // (µs per call); the methods are still called on the proxy, as `tools.execute(...)` would be.
-  const { execute, get: definitionOf } = tools
+  const methods = { execute: tools.execute, get: tools.get }
 
   /**
    * One call: `signal` ends it, `send` sends a request to its client (related to the call's request,
    * or through its task when it runs as one).
    */
   const runCall = async (
-    params: { name: string; arguments?: Record<string, unknown>; traceId?: string },
+    params: CallParams,
     callId: string,
     signal: AbortSignal,
     send: McpCallChannel['send'],
     authInfo: AuthInfo | undefined,
   ): Promise<CallToolResult> => {
-    const { name, traceId } = params
     const agent = scopeOf(authInfo)
     const endCall = clients?.addCall(callId, { server, signal, send })
     const sendRequest: SendRequest = (request, schema, options) =>
       send((related) => server.request(request, schema, { ...options, ...related }))
     try {
-      const result = await execute.call(
-        tools,
-        { callId, name, arguments: params.arguments ?? {}, agent, signal },
-        {
-          approval: approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId),
-          ...(traceId === undefined ? {} : { traceId }),
-        },
-      )
-      return toCallToolResult(result, definitionOf.call(tools, name, agent))
+      const approval = approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId)
+      return await runToolCall(tools, methods, params, callId, signal, agent, approval)
     } finally {
       endCall?.()
     }
@@ -200,7 +188,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
       return created as unknown as CallToolResult
     }
     const token = extra._meta?.progressToken
-    if (token !== undefined) progressOf.set(callId, { token, step: 0, send: extra.sendNotification })
+    if (token !== undefined) progress.start(callId, token, extra.sendNotification)
     try {
       return await runCall(
         callParams(request.params),
@@ -210,38 +198,20 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
         extra.authInfo,
       )
     } finally {
-      progressOf.delete(callId)
+      progress.end(callId)
     }
   })
 
   // A call's progress (its own or a Code Mode sub-call's) goes to the client that asked for it.
-  const progressOf = new Map<string, { token: string | number; step: number; send: SendNotification }>()
-  const disposeProgress = ctx.on('tools/progress', (exec, progress) => {
-    const target = progressOf.get(exec.rootCallId)
-    if (target === undefined) return
-    // MCP progress must increase: the fraction as a percentage when given (never going back), else a count.
-    const percent = progress.fraction === undefined ? undefined : Math.round(progress.fraction * 100)
-    target.step = percent !== undefined && percent > target.step ? percent : target.step + 1
-    target
-      .send({
-        method: 'notifications/progress',
-        params: {
-          progressToken: target.token,
-          progress: target.step,
-          ...(percent !== undefined && target.step <= 100 ? { total: 100 } : {}),
-          ...(progress.message !== undefined ? { message: progress.message } : {}),
-        },
-      })
-      .catch(() => {})
-  })
+  const progress = new CallProgress(ctx)
 
   // Transports that offer incoming messages to a fast path answer plain calls without the SDK's Protocol.
   const fast = createFastCalls({
     server,
     nextCallId: () => `mcp-${session}-${++serial}`,
     run: runCall,
-    startProgress: (callId, token, send) => progressOf.set(callId, { token, step: 0, send }),
-    endProgress: (callId) => progressOf.delete(callId),
+    startProgress: (callId, token, send) => progress.start(callId, token, send),
+    endProgress: (callId) => progress.end(callId),
   })
   setFastPath(server, fast)
 
@@ -274,7 +244,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     closed = true
     fast.close()
     dispose()
-    disposeProgress()
+    progress.close()
     disposeLogging()
     disposeCatalog()
     leave?.()
@@ -308,71 +278,6 @@ function serveLogging(server: Server, logging: McpServerLogging): () => void {
   return typeof stop === 'function' ? stop : () => {}
 }
 
-function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Tool[] {
-  return tools.schemas(agent).map((schema): Tool => {
-    const definition = tools.get(schema.name, agent)
-    const meta = definition && getMcpToolMeta(definition)
-    const tool: Tool = {
-      name: schema.name,
-      description: schema.description,
-      inputSchema: inputSchemaOf(schema.parameters),
-    }
-    const outputSchema = meta?.imported ? meta.outputSchema : objectSchemaOf(definition?.output.schema)
-    if (outputSchema) tool.outputSchema = outputSchema as Tool['outputSchema']
-    if (meta?.annotations) tool.annotations = meta.annotations
-    if (meta?.title !== undefined) tool.title = meta.title
-    if (meta?.icons) tool.icons = meta.icons as Tool['icons']
-    if (meta?.execution) tool.execution = meta.execution as Tool['execution']
-    if (meta?.meta) tool._meta = meta.meta as Tool['_meta']
-    // A task-only upstream tool is also called plainly here (the gateway follows the task), and
-    // any call may come as a task, so tools that run as tasks upstream are announced as optional.
-    if (meta?.taskSupport) tool.execution = { ...meta.execution, taskSupport: 'optional' }
-    return tool
-  })
-}
-
-/** MCP requires an object-rooted input schema; a raw registration's other roots are wrapped as "any object". */
-function inputSchemaOf(parameters: JsonValue): Tool['inputSchema'] {
-  const schema = objectSchemaOf(parameters)
-  return (schema ?? { type: 'object' }) as Tool['inputSchema']
-}
-
-function objectSchemaOf(schema: unknown): Record<string, unknown> | undefined {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return undefined
-  return (schema as { type?: unknown }).type === 'object' ? (schema as Record<string, unknown>) : undefined
-}
-
-function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinition | undefined): CallToolResult {
-  const content: McpContentBlock[] = result.content.map(toMcpContent)
-  // Deferred contexts are for the model's next turn; over MCP the client's model reads them here.
-  for (const context of result.additionalContexts ?? [])
-    for (const block of context.content) content.push(toMcpContent(block))
-  const meta = definition && getMcpToolMeta(definition)
-  if (result.isError) {
-    const failed: CallToolResult = { isError: true, content: content as CallToolResult['content'] }
-    // An imported tool's own failure goes back as the server sent it: its content already says
-    // everything, and a gateway adds nothing to what it relays.
-    if (!(meta?.imported && result.error.info?.code === 'MCP_TOOL_ERROR'))
-      failed._meta = { 'toolgate/error': result.error as unknown as JsonValue }
-    return failed
-  }
-  const out: CallToolResult = { content: content as CallToolResult['content'] }
-  const value = result.value
-  if (meta?.imported) {
-    const { structuredContent, _meta } = (value ?? {}) as { structuredContent?: unknown; _meta?: unknown }
-    if (isRecord(structuredContent)) out.structuredContent = structuredContent
-    if (isRecord(_meta)) out._meta = _meta
-  } else if (objectSchemaOf(definition?.output.schema) && isRecord(value)) {
-    out.structuredContent = value
-  }
-  return out
-}
-
-type SendNotification = (notification: {
-  method: 'notifications/progress'
-  params: { progressToken: string | number; progress: number; total?: number; message?: string }
-}) => Promise<void>
-
 type SendRequest = (
   request: { method: 'elicitation/create'; params: Record<string, unknown> },
   schema: typeof ElicitResultSchema,
@@ -392,31 +297,12 @@ function approvalFor(
   signal: AbortSignal,
   client: string | undefined,
 ): ApprovalService | undefined {
-  if (serviceLookup(agent?.ctx ?? ctx)('approval', false) !== undefined) return undefined
-  if (!server.getClientCapabilities()?.elicitation) return cannotAsk
+  if (hostApproves(ctx, agent)) return undefined
+  if (!server.getClientCapabilities()?.elicitation) return noElicitation
   return { request: (request) => elicitApproval(request, send as SendRequest, signal, client) }
 }
 
-/**
- * A context's `get`, taken from it once: reaching `get` through Cordis's context proxy costs many
- * times the lookup itself, and every call asks whether the host has an approval service.
- */
-const lookups = new WeakMap<Context, Context['get']>()
-function serviceLookup(ctx: Context): Context['get'] {
-  let get = lookups.get(ctx)
-  if (get === undefined) {
-    get = ctx.get
-    lookups.set(ctx, get)
-  }
-  return get
-}
-
-const cannotAsk: ApprovalService = Object.freeze({
-  request: async (): Promise<ApprovalOutcome> => ({
-    kind: 'denied',
-    reason: 'the MCP client cannot be asked (it did not declare the elicitation capability)',
-  }),
-})
+const noElicitation = cannotAsk('the MCP client cannot be asked (it did not declare the elicitation capability)')
 
 /** Ask the client's user, on the stream of the request being handled (Streamable HTTP relates them). */
 async function elicitApproval(
@@ -467,18 +353,4 @@ async function elicitApproval(
   if (answer.action === 'cancel')
     return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request', ...by }
   return { kind: 'denied', reason: 'the MCP client declined the call', ...by }
-}
-
-/** What a call needs of a `tools/call` request's params: never a `traceId` the client put there itself. */
-function callParams(params: { name: string; arguments?: Record<string, unknown>; _meta?: unknown }): {
-  name: string
-  arguments?: Record<string, unknown>
-  traceId?: string
-} {
-  const traceId = traceIdOf(params._meta)
-  return {
-    name: params.name,
-    ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
-    ...(traceId === undefined ? {} : { traceId }),
-  }
 }

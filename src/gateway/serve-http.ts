@@ -1,0 +1,276 @@
+// `toolgate serve --http`: the gateway as Streamable HTTP, one MCP session per client, each with its
+// own server object, behind the HTTP guard (Host and Origin checks, auth, limits) and a drain on SIGTERM.
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { ModernHttpLeg } from '../mcp/server-modern.js'
+import { readBodyWithin } from '../util/read-body.js'
+import type { Gateway } from './gateway.js'
+import type { Authenticator } from './http-auth.js'
+import type { GuardedSession } from './http-guard.js'
+import type { SharedBuckets } from './http-limits.js'
+import type { Log, TextSink } from './log.js'
+import type { ServeOps } from './serve-ops.js'
+import type { SessionRegistry } from './serve-store.js'
+import type { GatewaySettings } from './settings.js'
+
+/** How a reload reaches the HTTP guard, which exists only once serveHttp runs. */
+export interface HttpReload {
+  pending?: { settings: GatewaySettings; authenticator: Authenticator | undefined }
+  apply?: () => void
+}
+
+/** The SSE `retry` advertised to clients when the config does not set `http.retryMs`. */
+const DEFAULT_RETRY_MS = 1000
+
+/** One MCP session per client, each with its own server object, until a signal asks to stop. */
+export async function serveHttp(
+  make: () => Server,
+  port: number,
+  settings: Pick<
+    GatewaySettings,
+    'access' | 'maxMessageBytes' | 'resume' | 'host' | 'trustProxy' | 'limits' | 'drainTimeout'
+  >,
+  authenticator: Authenticator | undefined,
+  log: Log,
+  io: { readonly stderr: TextSink },
+  registry?: SessionRegistry,
+  buckets?: SharedBuckets,
+  ops?: ServeOps,
+  gateway?: Pick<Gateway, 'ctx'>,
+  reload?: HttpReload,
+  modern?: (maxMessageBytes: number) => Promise<ModernHttpLeg>,
+): Promise<void> {
+  const [
+    { createServer },
+    { NodeStreamableHttpServerTransport },
+    { isInitializeRequest },
+    { loopbackAccessCheck },
+    { DEFAULT_MAX_MESSAGE_BYTES },
+    { BoundedEventStore },
+    { HttpGuard, DEFAULT_HOST },
+    { fastPathOf },
+    drain,
+  ] = await Promise.all([
+    import('node:http'),
+    import('../mcp/http-server-transport.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('../util/http-origin.js'),
+    import('../mcp/stdio-transport.js'),
+    import('../mcp/event-store.js'),
+    import('./http-guard.js'),
+    import('../mcp/fast-path.js'),
+    import('./drain.js'),
+  ])
+  const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+  const host = settings.host ?? DEFAULT_HOST
+  const guard = new HttpGuard(settings, authenticator, log, buckets)
+  type Session = GuardedSession & {
+    transport: InstanceType<typeof NodeStreamableHttpServerTransport>
+    server: Server
+    events: InstanceType<typeof BoundedEventStore>
+  }
+  const sessions = new Map<string, Session>()
+  // The 2026 leg, once a request of that era has made it.
+  let opened: ModernHttpLeg | undefined
+  // Until the port is known nothing is accepted; set right after listen().
+  let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // Probes come by the pod's address, which the Host check refuses; they reveal nothing.
+    if (ops?.health(req, res)) return
+    const view = guard.view(req)
+    // DNS rebinding and cross-site pages: checked before the body is read or a session is touched.
+    const refused = refusal(guard.checkedHeaders(req, view))
+    if (refused !== undefined) {
+      log.debug(`refused an HTTP request from ${view.client}: ${refused.message}`)
+      return rpcError(res, 403, -32000, `Forbidden: ${refused.message}`)
+    }
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+    if (guard.serveMetadata(url.pathname, req, res)) return
+    if (url.pathname === '/metrics' && ops?.onMainPort) {
+      if ((await guard.authenticate(req, res, view)) !== false) await ops.metrics(req, res)
+      return
+    }
+    if (url.pathname !== '/mcp') return reply(res, 404, 'not found: the MCP endpoint is /mcp')
+    const identity = await guard.authenticate(req, res, view)
+    if (identity === false) return
+    const id = req.headers['mcp-session-id']
+    let existing = typeof id === 'string' ? sessions.get(id) : undefined
+    // Another identity's session is answered exactly like one that does not exist.
+    if (existing !== undefined && !guard.owns(identity, existing)) {
+      log.debug(`refused session ${String(id)} to another identity (${view.client})`)
+      existing = undefined
+    }
+    let body: unknown
+    if (req.method === 'POST') {
+      const text = await readBodyWithin(req, maxBytes)
+      if (text === undefined) {
+        // Not "connection: close": the body still coming is drained first (see readBodyWithin).
+        return rpcError(
+          res,
+          413,
+          -32600,
+          `Invalid Request: message too large: over the limit of ${maxBytes} bytes (raise it with --max-message-bytes)`,
+        )
+      }
+      try {
+        body = JSON.parse(text)
+      } catch {
+        return rpcError(res, 400, -32700, 'Parse error: the body is not JSON')
+      }
+    }
+    if (!(await guard.admit(identity || undefined, body, res))) return
+    // MCP 2026-07-28 has no session: its requests go to the leg of that era. A 2025 session's
+    // request (or an initialize) is known for what it is without asking the SDK.
+    if (modern !== undefined && !surelyLegacy(req, body)) {
+      const leg = await modern(maxBytes)
+      opened = leg
+      if (await leg.isModern(req, body)) return leg.handle(req, res, body)
+    }
+    if (existing) {
+      // A resume from an event the store no longer has (or never had) is refused here with the
+      // reason; the SDK's own answer to it would not say why.
+      const last = req.headers['last-event-id']
+      if (req.method === 'GET' && typeof last === 'string' && last !== '' && existing.events.state(last) !== 'stored')
+        return rpcError(res, 400, -32000, `Bad Request: ${existing.events.refusal(last)}`)
+      guard.track(existing, res)
+      return existing.transport.handleRequest(req, res, body)
+    }
+    if (id !== undefined)
+      return rpcError(
+        res,
+        404,
+        -32001,
+        registry && typeof id === 'string'
+          ? await registry.unknown(id, identity ? identity.subject : undefined)
+          : 'Session not found',
+      )
+    if (req.method !== 'POST' || !isInitializeRequest(body))
+      return rpcError(res, 400, -32000, 'Bad Request: no session; start with an initialize request')
+    if (!(await guard.makeRoom(identity || undefined, sessions.values(), body, res))) return
+    const server = make()
+    // Every stream of the session starts with a priming event and keeps its events, so a client
+    // that loses one resumes it with Last-Event-ID after the advertised retry interval.
+    const events = new BoundedEventStore(settings.resume?.eventStore)
+    const transport: Session['transport'] = new NodeStreamableHttpServerTransport({
+      // 122 random bits from the CSPRNG: a session id cannot be guessed.
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: events,
+      retryInterval: settings.resume?.retryMs ?? DEFAULT_RETRY_MS,
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, session)
+        log.debug(`session ${sessionId} opened${identity ? ` by "${identity.subject}"` : ''} from ${view.client}`)
+        registry?.opened(sessionId, session.owner)
+      },
+    })
+    const session: Session = {
+      transport,
+      server,
+      events,
+      owner: identity ? identity.subject : undefined,
+      lastSeen: Date.now(),
+      active: 0,
+      close: () => transport.close(),
+    }
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) {
+        sessions.delete(transport.sessionId)
+        registry?.closed(transport.sessionId, session.owner)
+      }
+      events.clear()
+      void server.close()
+    }
+    await server.connect(transport)
+    transport.fastPath = fastPathOf(server)
+    guard.track(session, res)
+    await transport.handleRequest(req, res, body)
+  }
+
+  // Requests in progress, so that a drain lets them finish; an open GET stream is not waited for.
+  const inFlight = new drain.InFlight()
+  const calls = gateway ? drain.cancellableCalls(gateway.ctx) : { cancelAll: () => {} }
+  const http = createServer((req, res) => {
+    ops?.count(req, res)
+    if (drain.refuseWhileDraining(req, res)) return
+    if (req.method === 'POST') res.once('close', inFlight.begin())
+    handle(req, res).catch((error) => {
+      log.info(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`)
+      if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error')
+      else res.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject)
+    http.listen(port, host, () => resolve())
+  })
+  const address = http.address()
+  const actual = typeof address === 'object' && address ? address.port : port
+  refusal = loopbackAccessCheck(actual, guard.access(settings.access, host, actual))
+  if (reload !== undefined) {
+    // A reloaded config's tokens and limits judge the requests from now on (an OAuth resource's host included).
+    reload.apply = () => {
+      const next = reload.pending
+      if (next === undefined) return
+      reload.pending = undefined
+      guard.reconfigure(next.settings, next.authenticator)
+      refusal = loopbackAccessCheck(actual, guard.access(settings.access, host, actual))
+    }
+    reload.apply()
+  }
+  const shown = host.includes(':') ? `[${host}]` : host
+  const serving = `serving MCP at http://${shown}:${actual}/mcp`
+  // Written whatever --log-level says: scripts read the port from it.
+  if (log.format === 'json') log.info(serving)
+  else io.stderr.write(`toolgate: ${serving}\n`)
+  // Sessions nobody has used for the idle limit are closed (one with a request or stream open is in use).
+  const sweeper = setInterval(() => void guard.sweep(sessions.values()), guard.sweepEvery())
+  sweeper.unref()
+  await drain.untilStopped({
+    inFlight,
+    calls,
+    timeoutMs: (settings.drainTimeout ?? drain.DEFAULT_DRAIN_TIMEOUT_SECONDS) * 1000,
+    log,
+  })
+  clearInterval(sweeper)
+  for (const session of sessions.values()) await session.transport.close().catch(() => {})
+  await opened?.close().catch(() => {})
+  const closed = new Promise<void>((resolve) => http.close(() => resolve()))
+  http.closeAllConnections()
+  await closed
+}
+
+function reply(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain' }).end(`${text}\n`)
+}
+
+function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res
+    .writeHead(status, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
+}
+
+/** The revisions before 2026-07-28, each negotiated by `initialize` and carried by a session. */
+const LEGACY_REVISIONS = new Set(['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'])
+
+/**
+ * True when the SDK would route this request to the 2025 era for certain: anything but a POST, or a
+ * POST of a session (or an initialize) that claims no 2026 envelope, names no newer revision and
+ * has no Mcp-Method header. Anything else is for the SDK to classify (isLegacyRequest).
+ */
+export function surelyLegacy(req: IncomingMessage, body: unknown): boolean {
+  if (req.method !== 'POST') return true
+  if (req.headers['mcp-method'] !== undefined) return false
+  const version = req.headers['mcp-protocol-version']
+  if (version !== undefined && !(typeof version === 'string' && LEGACY_REVISIONS.has(version))) return false
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || claimsEnvelope(body)) return false
+  return req.headers['mcp-session-id'] !== undefined || (body as { method?: unknown }).method === 'initialize'
+}
+
+/** Whether a message's `params._meta` carries a key of the protocol's reserved namespace. */
+function claimsEnvelope(message: object): boolean {
+  const meta = (message as { params?: { _meta?: unknown } }).params?._meta
+  if (typeof meta !== 'object' || meta === null) return false
+  for (const key in meta) if (key.startsWith('io.modelcontextprotocol/')) return true
+  return false
+}

@@ -1,0 +1,95 @@
+// The server object each client of `toolgate serve` gets: the gateway's view (the caller's scope,
+// its catalog, logging and client directory) through createMcpServer, acknowledged by the store
+// when there is one.
+
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Agent } from '../contract/execution.js'
+import { identityOf } from '../mcp/identity.js'
+import { createMcpServer } from '../mcp/server.js'
+import type { ModernHttpLeg } from '../mcp/server-modern.js'
+import type { AgentHandle } from '../runtime/index.js'
+import type { Gateway } from './gateway.js'
+import { perSession } from './gateway-defer.js'
+import type { Authenticator } from './http-auth.js'
+import type { Log } from './log.js'
+
+/** What the gateway calls itself to its clients. */
+export interface ServerInfo {
+  readonly name: string
+  readonly version: string
+}
+
+/**
+ * The scope a request is served as: an authenticated caller's identity's, anyone else the session's.
+ * With `auth` (an authenticator), a request without a readable identity is an error, never the
+ * unrestricted scope.
+ */
+export function scopeFor(
+  gateway: Pick<Gateway, 'identities'>,
+  authenticator: () => Authenticator | undefined,
+  fallback: Agent,
+): (authInfo: AuthInfo | undefined) => Agent | undefined {
+  return (authInfo) => {
+    const identity = identityOf(authInfo)
+    if (identity !== undefined) return gateway.identities.agentFor(identity)
+    if (authenticator() !== undefined) throw new Error('the request carries no authenticated identity')
+    return fallback
+  }
+}
+
+/** A new session server per call: its own child agent when the gateway defers tools (see perSession). */
+export function sessionServers(
+  gateway: Gateway,
+  serverInfo: ServerInfo,
+  authenticator: () => Authenticator | undefined,
+  acknowledging?: (server: Server) => Server,
+): () => Server {
+  return perSession(
+    () => gateway.deferring,
+    gateway.agent,
+    (agent: AgentHandle) => {
+      const server = createMcpServer(gateway.agent.ctx, {
+        agent,
+        agentFor: scopeFor(gateway, authenticator, agent),
+        ...serverInfo,
+        logging: gateway.logging,
+        catalog: gateway.catalog(),
+        clients: gateway.clients,
+      })
+      return acknowledging ? acknowledging(server) : server
+    },
+  )
+}
+
+/**
+ * The MCP 2026-07-28 face of `serve --http`, made (and its SDK loaded) at the first request of
+ * that era: the gateway's served scope, each caller's identity's as for the sessions.
+ */
+export function modernLeg(
+  gateway: Gateway,
+  serverInfo: ServerInfo,
+  authenticator: () => Authenticator | undefined,
+  log: Log,
+  acknowledging?: (server: Server) => Server,
+): (maxMessageBytes: number) => Promise<ModernHttpLeg> {
+  let leg: Promise<ModernHttpLeg> | undefined
+  return (maxMessageBytes) => {
+    leg ??= import('../mcp/server-modern.js').then(({ createModernHttpLeg }) => {
+      const catalog = gateway.catalog()
+      return createModernHttpLeg(gateway.agent.ctx, {
+        agentFor: scopeFor(gateway, authenticator, gateway.agent),
+        ...serverInfo,
+        logging: gateway.logging,
+        ...(catalog === undefined ? {} : { catalog }),
+        maxMessageBytes,
+        // The store's acknowledgement waits on connect() and the transport's send(), which both eras have.
+        ...(acknowledging
+          ? { wrap: <S extends object>(server: S) => acknowledging(server as unknown as Server) as unknown as S }
+          : {}),
+        onerror: (error) => log.debug(`MCP 2026-07-28 request: ${error.message}`),
+      })
+    })
+    return leg
+  }
+}

@@ -1,0 +1,63 @@
+// `toolgate serve` over stdio: one client on stdin/stdout, read through the startup gate while the
+// upstreams start, served until it closes stdin or a signal asks to stop.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { LineStdioServerTransport } from '../mcp/stdio-transport.js'
+import type { GatewayStartup } from './gateway.js'
+import type { Log } from './log.js'
+import type { GatewaySettings } from './settings.js'
+import type { StartupGate } from './startup-gate.js'
+
+/** The stdio transport, read from now on through the startup gate (see startup-gate.ts). */
+export async function openStdio(
+  settings: GatewaySettings,
+  log: Log,
+  serverInfo: { readonly name: string; readonly version: string },
+): Promise<StdioStart> {
+  const [{ LineStdioServerTransport }, { StartupGate, declareWhenKnown }] = await Promise.all([
+    import('../mcp/stdio-transport.js'),
+    import('./startup-gate.js'),
+  ])
+  const transport = new LineStdioServerTransport({
+    maxMessageBytes: settings.maxMessageBytes,
+    limitName: '--max-message-bytes',
+  })
+  // What the transport refused (an oversized or malformed message) is answered to the client; the log says so too.
+  const gate = new StartupGate(transport, { serverInfo }, (error) => log.info(error.message))
+  const startup = declareWhenKnown(gate, Object.keys(settings.servers))
+  await gate.open()
+  return { transport, gate, startup }
+}
+
+export interface StdioStart {
+  readonly transport: LineStdioServerTransport
+  readonly gate: StartupGate
+  readonly startup: GatewayStartup
+}
+
+/**
+ * Until the client closes stdin (or a signal asks to stop). Any other end of the transport (a
+ * failed read or write) is an error, so the process exits non-zero with the reason.
+ */
+export async function serveStdio(make: () => Server, { transport, gate }: StdioStart, log: Log): Promise<void> {
+  const { fastPathOf } = await import('../mcp/fast-path.js')
+  // A client that left while the upstreams started is not served.
+  if (!gate.clientGone) {
+    const server = make()
+    const done = new Promise<void>((resolve) => {
+      const onclose = server.onclose
+      server.onclose = () => {
+        onclose?.()
+        resolve()
+      }
+    })
+    server.onerror = (error) => log.info(error.message)
+    await server.connect(gate)
+    transport.fastPath = fastPathOf(server)
+    const stop = () => void server.close()
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+    log.debug('serving MCP over stdio')
+    await done
+  }
+  if (transport.endReason !== undefined) throw new Error(`the stdio transport ended: ${transport.endReason.message}`)
+}

@@ -1,0 +1,199 @@
+// The served scope over MCP 2026-07-28 on Streamable HTTP: no session, a fresh low-level SDK v2
+// server per request (the SDK's createMcpHandler), whose handlers are the same era-neutral bodies
+// the 2025 session server registers (serve-tools.ts, serve-catalog.ts). The SDK answers what the
+// era defines for itself: the `_meta` envelope, server/discover, the Mcp-Method and Mcp-Name
+// headers, removed methods, cache hints and subscriptions/listen.
+// Nothing of the SDK v2 appears in what this module exports: its declarations need @types/node,
+// which a consumer of toolgate's own declarations may not have.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  LOG_LEVEL_META_KEY,
+  ProtocolError,
+  Server,
+  type ServerCapabilities,
+  type ServerContext,
+} from '@modelcontextprotocol/server'
+import type { Context } from 'cordis'
+import type { Agent } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
+import type { ToolRuntimeCore } from '../runtime/index.js'
+import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
+import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
+import type { McpServerCatalog } from './serve-catalog.js'
+import { catalogCapabilities, catalogMethods, type McpServeContext } from './serve-catalog.js'
+import {
+  CallProgress,
+  callParams,
+  cannotAsk,
+  hostApproves,
+  listTools,
+  outputSchemaOf,
+  runToolCall,
+} from './serve-tools.js'
+import type { McpServerLogging } from './server.js'
+
+/** Options of {@link createModernHttpLeg}. */
+export interface ModernHttpOptions {
+  /** The scope each request is served as, from its authentication (see createMcpServer's `agentFor`). */
+  readonly agentFor: (authInfo: AuthInfo | undefined) => Agent | undefined
+  readonly name: string
+  readonly version: string
+  /** Log messages a request asks for with the envelope's log level, sent on its own response stream. */
+  readonly logging?: McpServerLogging
+  /** Resources, prompts and completions beside the tools. */
+  readonly catalog?: McpServerCatalog
+  /** Largest request body, as for the 2025 sessions. */
+  readonly maxMessageBytes: number
+  /**
+   * Wraps each per-request server before it serves (the gateway's store makes its responses wait
+   * for the journal); gets and returns the server.
+   */
+  readonly wrap?: <S extends object>(server: S) => S
+  /** Failures the SDK reports out of band (a refused request, a failed write). */
+  readonly onerror?: (error: Error) => void
+}
+
+/** The 2026-07-28 face of a Streamable HTTP endpoint. */
+export interface ModernHttpLeg {
+  /** Whether the SDK routes this request (its body already parsed) to its 2026-07-28 path. */
+  isModern(req: IncomingMessage, body: unknown): Promise<boolean>
+  /** Answers one request (authenticated, checked and parsed by the caller). */
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void>
+  /** Ends the requests in flight and the listen streams; stops following changes. */
+  close(): Promise<void>
+}
+
+/** No request of this era can put a question to the client's user until input-required results are served. */
+const NO_INPUT = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
+
+/** One leg per endpoint: what every request shares (the progress relay, the validators) is made here once. */
+export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): ModernHttpLeg {
+  const tools = (typeof ctx?.get === 'function' ? ctx.get('tools', false) : undefined) as ToolRuntimeCore | undefined
+  if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
+    throw new ConfigError('createModernHttpLeg(ctx)', 'expected a Cordis context with the tools service loaded')
+  const { agentFor, logging, catalog, wrap } = options
+  const info = { name: options.name, version: options.version }
+  const capabilities: ServerCapabilities = {
+    tools: { listChanged: true },
+    ...(logging ? { logging: {} } : {}),
+    // Resource subscriptions are subscriptions/listen in this era, answered by the SDK.
+    ...(catalog ? (catalogCapabilities(catalog, false) as ServerCapabilities) : {}),
+  }
+  const catalogBodies = catalog ? catalogMethods(catalog) : {}
+  const methods = { execute: tools.execute, get: tools.get }
+  const progress = new CallProgress(ctx)
+  const validator = new LazyJsonSchemaValidator()
+  const denied = cannotAsk(NO_INPUT)
+  let serial = 0
+
+  const build = (authInfo: AuthInfo | undefined): Server => {
+    // The deprecated low-level server: the gateway's handlers are its own, not McpServer's registrations.
+    const server = new Server(info, { capabilities, jsonSchemaValidator: validator })
+    const scope = () => agentFor(authInfo)
+    server.setRequestHandler('tools/list', () => ({ tools: listTools(tools, scope()) as never }))
+    server.setRequestHandler('tools/call', async (request, rc) => {
+      const agent = scope()
+      const callId = `mcp-r-${++serial}`
+      const token = rc.mcpReq._meta?.progressToken
+      if (token !== undefined) progress.start(callId, token, (notification) => rc.mcpReq.notify(notification))
+      const stopLogs = forwardLogs(logging, rc)
+      try {
+        const params = callParams(request.params)
+        const approval = hostApproves(ctx, agent) ? undefined : denied
+        const result = await runToolCall(tools, methods, params, callId, rc.mcpReq.signal, agent, approval)
+        return server.projectCallToolResult(
+          result as never,
+          outputSchemaOf(methods.get.call(tools, params.name, agent)),
+        )
+      } finally {
+        progress.end(callId)
+        stopLogs()
+      }
+    })
+    const contextOf = (rc: ServerContext): McpServeContext => ({
+      signal: rc.mcpReq.signal,
+      ...(authInfo === undefined ? {} : { authInfo }),
+      confirm: async () => ({ approved: false, reason: NO_INPUT }),
+    })
+    for (const [method, body] of Object.entries(catalogBodies)) {
+      const run = body as (params: unknown, context: McpServeContext) => Promise<never>
+      server.setRequestHandler(method as 'resources/list', async (request: { params?: unknown }, rc) => {
+        const stopLogs = forwardLogs(logging, rc)
+        try {
+          return await run(request.params, contextOf(rc))
+        } catch (error) {
+          const { code, message, data } = error as { code: number; message: string; data?: unknown }
+          throw new ProtocolError(code, message, data)
+        } finally {
+          stopLogs()
+        }
+      })
+    }
+    return wrap ? wrap(server) : server
+  }
+
+  const handler = createMcpHandler(({ authInfo }) => build(authInfo as AuthInfo | undefined), {
+    legacy: 'reject',
+    maxRequestBodySize: options.maxMessageBytes,
+    ...(options.onerror ? { onerror: options.onerror } : {}),
+  })
+  const node = toNodeHandler(handler, {
+    maxRequestBodySize: options.maxMessageBytes,
+    ...(options.onerror ? { onerror: options.onerror } : {}),
+  })
+
+  // Open subscriptions/listen streams hear of changes; a burst is one notification per kind.
+  const pending = new Set<'tools' | 'resources' | 'prompts'>()
+  let closed = false
+  const changed = (kind: 'tools' | 'resources' | 'prompts') => {
+    if (closed || pending.has(kind)) return
+    pending.add(kind)
+    queueMicrotask(() => {
+      pending.delete(kind)
+      if (closed) return
+      if (kind === 'tools') handler.notify.toolsChanged()
+      else if (kind === 'resources') handler.notify.resourcesChanged()
+      else handler.notify.promptsChanged()
+    })
+  }
+  const stopTools = ctx.on('tools/change', () => changed('tools'))
+  const stopCatalog = catalog?.watch?.((kind) => changed(kind)) ?? (() => {})
+
+  return {
+    async isModern(req, body) {
+      const probe = await toWebRequest(req, body, { maxRequestBodySize: options.maxMessageBytes })
+      return !(await isLegacyRequest(probe, body, { maxRequestBodySize: options.maxMessageBytes }))
+    },
+    handle: (req, res, body) => node(req, res, body),
+    async close() {
+      if (closed) return
+      closed = true
+      stopTools()
+      if (typeof stopCatalog === 'function') stopCatalog()
+      progress.close()
+      await handler.close()
+    },
+  }
+}
+
+/**
+ * The gateway's log messages at or above the level the request's envelope asks for, sent on the
+ * request's own stream while it runs; none when it asks for none. Returns how to stop.
+ */
+function forwardLogs(logging: McpServerLogging | undefined, rc: ServerContext): () => void {
+  const asked = (rc.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY]
+  const threshold = MCP_LOG_LEVELS.indexOf(asked as (typeof MCP_LOG_LEVELS)[number])
+  if (logging === undefined || threshold < 0) return () => {}
+  const stop = logging.subscribe((message: McpLogMessage) => {
+    if (MCP_LOG_LEVELS.indexOf(message.level) < threshold) return
+    const { level, logger, data } = message
+    rc.mcpReq
+      .notify({ method: 'notifications/message', params: { level, ...(logger !== undefined ? { logger } : {}), data } })
+      .catch(() => {})
+  })
+  return typeof stop === 'function' ? stop : () => {}
+}
