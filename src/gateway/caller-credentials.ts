@@ -12,7 +12,7 @@ import { type CallerAuthConfig, isCallerAuth } from './config-caller-auth.js'
 import { withUpstreamAuth } from './config-upstream-auth.js'
 import { TokenExchanger } from './token-exchange.js'
 import { UpstreamCredentialError } from './upstream-credential-error.js'
-import type { CredentialVault } from './vault.js'
+import type { VaultStorage } from './vault-storage.js'
 
 /** The credential a call of an upstream tool carried, as the journal records it. */
 export interface CallCredential {
@@ -24,8 +24,8 @@ export interface CallCredential {
 export interface CallerCredentialDeps {
   /** The caller of a call (its agent scope's identity). */
   identityOf(exec: ToolRunContext): Identity | undefined
-  /** The vault; throws a ConfigError when no key was given. */
-  vault(): CredentialVault
+  /** The vault (its file, or the store); throws a ConfigError when no key was given. */
+  vault(): VaultStorage
 }
 
 /** Calls whose credential is known, by execution token, until the journal reads them (bounded). */
@@ -73,8 +73,8 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
   }
   if ('perUser' in config) {
     const { header, scheme } = config.perUser
-    const secretOf = (subject: string): string => {
-      const secret = deps.vault().get(name, subject)
+    const secretOf = async (subject: string): Promise<string> => {
+      const secret = await deps.vault().get(name, subject)
       if (secret === undefined)
         throw new UpstreamCredentialError(
           `servers.${name} needs your own credential, and none is stored for ${JSON.stringify(subject)}: ` +
@@ -85,15 +85,15 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
     return {
       ...rest,
       partition: {
-        keyOf(exec) {
+        async keyOf(exec) {
           const { subject } = callerOf(exec)
           // Checked before a session is opened, so the call fails with this message.
-          secretOf(subject)
+          await secretOf(subject)
           note(exec, { kind: 'vault', upstreamSubject: subject })
           return subject
         },
         headers: async (subject) => {
-          const secret = secretOf(subject)
+          const secret = await secretOf(subject)
           return { [header]: scheme === undefined ? secret : `${scheme} ${secret}` }
         },
       },
