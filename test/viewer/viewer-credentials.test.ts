@@ -2,6 +2,7 @@
 // viewer's /credentials page lets the signed-in identity set or delete only its own secret, only
 // for a server with auth.perUser, only with its session's CSRF token and from its own origin; the
 // value is never echoed. Over HTTP, then once in headless Chromium.
+import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
@@ -11,6 +12,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fileVaultStorage, type VaultStorage, viewerCredentials } from '../../src/gateway/vault-storage.js'
 import { startViewer, type ViewerAccess, type ViewerServer } from '../../src/viewer/server.js'
+import { BIN, runCli, writeConfig } from '../cli/helpers.js'
 import { launchBrowser } from './browser.js'
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -46,15 +48,19 @@ interface Reply {
   body: string
 }
 
-function call(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+function call(
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; port?: number } = {},
+) {
+  const port = init.port ?? server.port
   return new Promise<Reply>((resolve, reject) => {
     const req = request(
       {
         host: '127.0.0.1',
-        port: server.port,
+        port,
         path,
         method: init.method ?? 'GET',
-        headers: { host: `127.0.0.1:${server.port}`, ...init.headers },
+        headers: { host: `127.0.0.1:${port}`, ...init.headers },
       },
       (res) => {
         let body = ''
@@ -70,8 +76,9 @@ function call(path: string, init: { method?: string; headers?: Record<string, st
   })
 }
 
-async function signIn(token: string): Promise<string> {
+async function signIn(token: string, port?: number): Promise<string> {
   const reply = await call('/login', {
+    ...(port === undefined ? {} : { port }),
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ token }).toString(),
@@ -195,6 +202,55 @@ describe("the viewer's own-credentials page (issue 39, item 2)", () => {
       expect(await vault.get('gh', 'bob')).toBe('bob-browser-token')
     } finally {
       await browser?.close()
+    }
+  })
+
+  it('toolgate view --config --vault-key-file offers it over the vault the gateway reads', {
+    timeout: 60_000,
+  }, async () => {
+    const key = join(dir, 'cli.key')
+    await writeFile(key, randomBytes(32).toString('hex'))
+    const access = join(dir, 'access.json')
+    await writeFile(access, JSON.stringify(ACCESS))
+    const cliDir = await mkdtemp(join(tmpdir(), 'toolgate-view-credentials-'))
+    const config = await writeConfig(cliDir, {
+      servers: {
+        tracker: { url: 'http://127.0.0.1:9/mcp', auth: { perUser: { header: 'Authorization' } } },
+        plain: { url: 'http://127.0.0.1:9/mcp' },
+      },
+    })
+    const child = spawn(
+      process.execPath,
+      [BIN, 'view', journal, '--access', access, '--config', config, '--vault-key-file', key],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    try {
+      let out = ''
+      const port = await new Promise<number>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString()
+          const match = /toolgate viewer on http:\/\/127\.0\.0\.1:(\d+)\//.exec(out)
+          if (match) resolve(Number(match[1]))
+        })
+        child.once('exit', (code) => reject(new Error(`toolgate view exited with ${code}`)))
+      })
+      const alice = await signIn('alice-login', port)
+      const page = await call('/credentials', { port, headers: { cookie: alice } })
+      expect(page.body).toContain('data-server="tracker"')
+      expect(page.body).not.toContain('data-server="plain"')
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? ''
+      const saved = await call('/credentials', {
+        port,
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: alice },
+        body: new URLSearchParams({ csrf, server: 'tracker', action: 'set', value: 'alice-cli-token' }).toString(),
+      })
+      expect(saved.status).toBe(200)
+      const listed = await runCli(['vault', 'list', '--config', config, '--vault-key-file', key])
+      expect(listed.stdout).toMatch(/^tracker\t"alice"\t/m)
+    } finally {
+      child.kill('SIGTERM')
+      await rm(cliDir, { recursive: true, force: true })
     }
   })
 })
