@@ -9,8 +9,8 @@ import type { ViewerApprovalHandler } from '../viewer/approval-state.js'
 import { type CliCommand, UsageError } from './command.js'
 
 const usage = `Usage: toolgate view JOURNAL [--port N] [--host ADDR --access FILE] [--approve --state FILE [--state-key-file KEY]]
-                     [--out FILE.html]
-       toolgate view --store URL [--port N] [--host ADDR --access FILE] [--approve]
+                     [--out FILE.html] [--config FILE --vault-key-file KEY]
+       toolgate view --store URL [--port N] [--host ADDR --access FILE] [--approve] [--config FILE --vault-key-file KEY]
 
 Serves the session recorded in JOURNAL on http://127.0.0.1 and follows the file as it grows.
 
@@ -36,6 +36,12 @@ Flags:
                    live; with --approve, decisions are recorded in the store, once per call, for
                    every instance that shares it (no --state); an "always" also writes the
                    standing rule to the store
+  --config FILE    the gateway's config: each person signed in with an --access token may set or
+                   delete their own secret for its servers with "auth": { "perUser": ... } at
+                   /credentials (never another's; the value is never shown), kept in the vault
+                   file next to FILE or, with --store, in the store; needs the vault key
+  --vault-key-file KEY
+                   the vault's 32-byte key (default: $TOOLGATE_VAULT_KEY_FILE), as serve takes it
 `
 
 function parsePort(text: string): number {
@@ -59,6 +65,8 @@ function parse(argv: readonly string[]) {
         state: { type: 'string' },
         'state-key-file': { type: 'string' },
         store: { type: 'string' },
+        config: { type: 'string' },
+        'vault-key-file': { type: 'string' },
       },
     })
   } catch (error) {
@@ -143,6 +151,27 @@ function stopRequested(): Promise<void> {
   })
 }
 
+/** With --config, the self-service credentials page over the vault (the store's with `storeUrl`). */
+async function credentialsOf(values: ReturnType<typeof parse>['values'], storeUrl: string | undefined) {
+  if (values.config === undefined) {
+    if (values['vault-key-file'] !== undefined) throw new UsageError('--vault-key-file is only used with --config')
+    return undefined
+  }
+  if (values.out !== undefined) throw new UsageError('--out writes a static file; it takes no --config')
+  const gateway = await import('../gateway/index.js')
+  const { vaultKeyFile, vaultFile } = gateway.vaultSettings(values, process.env)
+  if (vaultKeyFile === undefined)
+    throw new UsageError('--config needs the vault key: --vault-key-file FILE (or $TOOLGATE_VAULT_KEY_FILE)')
+  const config = await gateway.loadConfig(values.config)
+  const servers = Object.entries(config.servers ?? {})
+    .filter(([, entry]) => 'url' in entry && entry.auth !== undefined && 'perUser' in entry.auth)
+    .map(([name]) => name)
+  const key = gateway.readVaultKey(vaultKeyFile)
+  const url = storeUrl ?? config.store?.url
+  const storage = url === undefined ? gateway.fileVaultStorage(vaultFile, key) : gateway.storeVaultStorage(url, key)
+  return { credentials: gateway.viewerCredentials(storage, servers), close: () => storage.close() }
+}
+
 const view: CliCommand = {
   summary: 'Show a session journal as cards in a web page (live), or write it as one HTML file',
   usage,
@@ -198,20 +227,26 @@ const view: CliCommand = {
     const access = values.access === undefined ? undefined : await readAccess(resolve(values.access))
     const host = values.host
     await checkExposure(host, access, approval !== undefined)
+    const own = await credentialsOf(values, undefined)
     const { startViewer } = await import('../viewer/server.js')
-    const server = await startViewer({
-      journal,
-      port,
-      approval,
-      ...(host === undefined ? {} : { host }),
-      ...(access === undefined ? {} : { access }),
-    }).catch((error: unknown) => {
-      throw describe(error, journal)
-    })
-    const deciding = stateFile === undefined ? '' : `, recording decisions in ${stateFile}`
-    io.stdout.write(`toolgate viewer on ${server.url} following ${journal}${deciding} (Ctrl-C stops)\n`)
-    await stopRequested()
-    await server.close()
+    try {
+      const server = await startViewer({
+        journal,
+        port,
+        approval,
+        ...(host === undefined ? {} : { host }),
+        ...(access === undefined ? {} : { access }),
+        ...(own === undefined ? {} : { credentials: own.credentials }),
+      }).catch((error: unknown) => {
+        throw describe(error, journal)
+      })
+      const deciding = stateFile === undefined ? '' : `, recording decisions in ${stateFile}`
+      io.stdout.write(`toolgate viewer on ${server.url} following ${journal}${deciding} (Ctrl-C stops)\n`)
+      await stopRequested()
+      await server.close()
+    } finally {
+      await own?.close()
+    }
     return 0
   },
 }
@@ -233,6 +268,7 @@ async function viewStore(
   const access = values.access === undefined ? undefined : await readAccess(resolve(values.access))
   const host = values.host
   await checkExposure(host, access, values.approve === true)
+  const own = await credentialsOf(values, config.url)
   const store = await openConfiguredStore(config)
   try {
     const { storeApproval } = await import('../viewer/store-source.js')
@@ -246,6 +282,7 @@ async function viewStore(
       ...(values.approve === true ? { approval: storeApproval(store) } : {}),
       ...(host === undefined ? {} : { host }),
       ...(access === undefined ? {} : { access }),
+      ...(own === undefined ? {} : { credentials: own.credentials }),
     }).catch((error: unknown) => {
       throw describe(error, where)
     })
@@ -254,6 +291,7 @@ async function viewStore(
     await stopRequested()
     await server.close()
   } finally {
+    await own?.close()
     await store.close()
   }
   return 0

@@ -18,7 +18,7 @@ import { consentFlows, refreshTokens } from './consent-flows.js'
 import { credentialOf, sealTokens, tokensOf } from './consent-secret.js'
 import { TokenExchanger } from './token-exchange.js'
 import { UpstreamCredentialError } from './upstream-credential-error.js'
-import type { CredentialVault } from './vault.js'
+import type { VaultStorage } from './vault-storage.js'
 
 /** The credential a call of an upstream tool carried, as the journal records it. */
 export interface CallCredential {
@@ -30,8 +30,8 @@ export interface CallCredential {
 export interface CallerCredentialDeps {
   /** The caller of a call (its agent scope's identity). */
   identityOf(exec: ToolRunContext): Identity | undefined
-  /** The vault; throws a ConfigError when no key was given. */
-  vault(): CredentialVault
+  /** The vault (its file, or the store); throws a ConfigError when no key was given. */
+  vault(): VaultStorage
   /** The MCP client that made the call (for a sign-in by URL), while the call runs. */
   channelOf?(exec: ToolRunContext): McpCallChannel | undefined
 }
@@ -83,23 +83,23 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
     const { header, scheme, oauth } = config.perUser
     // Read now: a missing file stops the gateway before it serves.
     const clientSecret = oauth?.clientSecretFile === undefined ? undefined : readSecret(name, oauth.clientSecretFile)
-    const storedOf = (subject: string): string | undefined => {
-      const stored = deps.vault().get(name, subject)
+    const storedOf = async (subject: string): Promise<string | undefined> => {
+      const stored = await deps.vault().get(name, subject)
       return stored === undefined ? undefined : credentialOf(stored)
     }
     // One refresh per subject at a time: concurrent calls wait for the same one.
     const refreshing = new Map<string, Promise<boolean>>()
-    const refreshed = (subject: string): Promise<boolean> => {
-      const refreshToken = tokensOf(deps.vault().get(name, subject) ?? '')?.refreshToken
-      if (oauth === undefined || refreshToken === undefined) return Promise.resolve(false)
+    const refreshed = async (subject: string): Promise<boolean> => {
+      const refreshToken = tokensOf((await deps.vault().get(name, subject)) ?? '')?.refreshToken
+      if (oauth === undefined || refreshToken === undefined) return false
       let running = refreshing.get(subject)
       if (running === undefined) {
         running = refreshTokens(
           { server: name, config: oauth, ...(clientSecret ? { clientSecret } : {}) },
           refreshToken,
         )
-          .then((tokens) => {
-            deps.vault().set(name, subject, sealTokens(tokens))
+          .then(async (tokens) => {
+            await deps.vault().set(name, subject, sealTokens(tokens))
             return true
           })
           // A refused refresh token means a new sign-in.
@@ -109,8 +109,8 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
       }
       return running
     }
-    const secretOf = (subject: string): string => {
-      const secret = storedOf(subject)
+    const secretOf = async (subject: string): Promise<string> => {
+      const secret = await storedOf(subject)
       if (secret === undefined)
         throw new UpstreamCredentialError(
           `servers.${name} needs your own credential, and none is stored for ${JSON.stringify(subject)}: ` +
@@ -124,7 +124,7 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
         async keyOf(exec) {
           const { subject } = callerOf(exec)
           // No credential yet (or a signed-in token that expired): the person signs in by URL.
-          if (oauth !== undefined && storedOf(subject) === undefined && !(await refreshed(subject))) {
+          if (oauth !== undefined && (await storedOf(subject)) === undefined && !(await refreshed(subject))) {
             const flow = consentFlows.begin({
               server: name,
               subject,
@@ -135,12 +135,12 @@ export function withCallerAuth(name: string, spec: ServerConfig, deps: CallerCre
             await signInThrough(name, flow, deps.channelOf?.(exec), exec.signal)
           }
           // Checked before a session is opened, so the call fails with this message.
-          secretOf(subject)
+          await secretOf(subject)
           note(exec, { kind: 'vault', upstreamSubject: subject })
           return subject
         },
         headers: async (subject) => {
-          const secret = secretOf(subject)
+          const secret = await secretOf(subject)
           return { [header]: scheme === undefined ? secret : `${scheme} ${secret}` }
         },
       },

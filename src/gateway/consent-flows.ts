@@ -28,7 +28,7 @@ export interface ConsentTarget {
   /** The client secret, read from `clientSecretFile`; none for a public client. */
   readonly clientSecret?: string
   /** Keep the tokens (in the vault, for this subject and server). */
-  store(tokens: ConsentTokens): void
+  store(tokens: ConsentTokens): void | Promise<void>
 }
 
 /** A sign-in the gateway started: the link to show, and its outcome. */
@@ -196,7 +196,7 @@ export class ConsentFlows {
     let tokens: ConsentTokens
     try {
       tokens = await redeem(pending, code)
-      target.store(tokens)
+      await target.store(tokens)
     } catch (caught) {
       const why = caught instanceof UpstreamCredentialError ? caught.message : 'the tokens could not be stored'
       log(`${who} failed: ${why}`)

@@ -8,6 +8,7 @@ import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { ToolRunContext } from '../contract/execution.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
+import type { JournalConfig } from '../journal/journal.js'
 import {
   connectMcpServer,
   MCP_LOG_LEVELS,
@@ -39,7 +40,8 @@ import { configDecider, enforcePolicy, swappableDecider } from './policy.js'
 import { enforceGatewayPolicy, journalDecision } from './policy-document.js'
 import type { IdentityPolicy } from './policy-rules.js'
 import type { GatewaySettings } from './settings.js'
-import { CredentialVault, readVaultKey } from './vault.js'
+import { readVaultKey } from './vault.js'
+import { fileVaultStorage, storeVaultStorage, type VaultStorage } from './vault-storage.js'
 
 export { perSession } from './gateway-defer.js'
 
@@ -83,6 +85,8 @@ export interface Gateway {
    * reconnect. Resolves once every added or changed upstream was tried once.
    */
   reconfigure(next: GatewaySettings): Promise<GatewayReloadSummary>
+  /** The journal's `credential` of a call (read once per call): what a store's journal records too. */
+  readonly credentialOf: NonNullable<JournalConfig['credentialOf']>
   close(): Promise<void>
 }
 
@@ -228,8 +232,9 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
     },
   })
 
-  // Opened on first use: only servers with `auth.perUser` need the vault (and its key).
-  let vault: CredentialVault | undefined
+  // Opened on first use: only servers with `auth.perUser` need the vault (and its key). With a
+  // store, the secrets are the store's, shared by every instance on it.
+  let vault: VaultStorage | undefined
   const clients = new McpClientDirectory()
   const callerDeps = {
     identityOf: (exec: ToolRunContext) => identities?.identityOf(exec.agent),
@@ -240,7 +245,12 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
           '--vault-key-file',
           'a server with "auth": { "perUser" } needs the vault key (or $TOOLGATE_VAULT_KEY_FILE)',
         )
-      vault ??= new CredentialVault(settings.vaultFile ?? 'toolgate.vault.json', readVaultKey(settings.vaultKeyFile))
+      if (vault !== undefined) return vault
+      const key = readVaultKey(settings.vaultKeyFile)
+      vault =
+        settings.store !== undefined
+          ? storeVaultStorage(settings.store.url, key)
+          : fileVaultStorage(settings.vaultFile ?? 'toolgate.vault.json', key)
       return vault
     },
   }
@@ -308,6 +318,7 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   const close = async () => {
     stopRoots()
     await Promise.all([...connections.values()].map((connection) => connection.close()))
+    await vault?.close()
   }
   const upstreams = (): UpstreamReport[] =>
     order.map((name) => {
@@ -429,6 +440,7 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
     logging,
     catalog: () => catalog.serve(),
     clients,
+    credentialOf,
     reconfigure: (next) => {
       for (const name of Object.keys(next.servers)) if (!skipped.has(name)) skipped.set(name, [])
       return reloadGateway(reloadParts, current, next, log)

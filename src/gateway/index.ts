@@ -20,6 +20,7 @@ export type { SessionRegistry } from './serve-store.js'
 export { type GatewaySettings, readSettings, vaultSettings } from './settings.js'
 export type { StartupGate } from './startup-gate.js'
 export { CredentialVault, readVaultKey } from './vault.js'
+export { fileVaultStorage, storeVaultStorage, type VaultStorage, viewerCredentials } from './vault-storage.js'
 
 export const loadGateway = () => import('./gateway.js')
 export const loadHttpGuard = () => import('./http-guard.js')

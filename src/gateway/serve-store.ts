@@ -78,6 +78,7 @@ export async function shareStore(
   gateway: Pick<Gateway, 'agent'> & {
     readonly identities?: Pick<Gateway['identities'], 'identityOf'>
     readonly policy?: Gateway['policy']
+    readonly credentialOf?: Gateway['credentialOf']
   },
   store: Store,
   log: Log,
@@ -85,9 +86,10 @@ export async function shareStore(
   // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
   // agent's calls, and its listeners go when the gateway closes. Each record names its caller as the
   // file journal's do: the audit trail is the same wherever it is kept.
-  const { identities, policy } = gateway
+  const { identities, policy, credentialOf } = gateway
   const journal = new Journal(gateway.agent.ctx, {
     store,
+    ...(credentialOf === undefined ? {} : { credentialOf }),
     ...(identities === undefined ? {} : { identify: (of: Agent | undefined) => identities.identityOf(of) }),
     ...(policy === undefined ? {} : { policyOf: journalDecision(policy) }),
   })

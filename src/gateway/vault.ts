@@ -16,11 +16,13 @@ export interface VaultEntryInfo {
   readonly updatedAt: string
 }
 
-interface Sealed extends VaultEntryInfo {
+/** An entry as it is kept (in the file or the store): the secret sealed, its tag and nonce in base64. */
+export interface SealedVaultEntry extends VaultEntryInfo {
   readonly iv: string
   readonly tag: string
   readonly data: string
 }
+type Sealed = SealedVaultEntry
 
 const FORMAT = 'toolgate-vault-1'
 
@@ -48,6 +50,40 @@ function aad(server: string, subject: string): Buffer {
   return Buffer.from(JSON.stringify([FORMAT, server, subject]))
 }
 
+/** Seal `secret` for `subject` on `server` under `key` (a fresh nonce each time). */
+export function sealVaultEntry(key: Buffer, server: string, subject: string, secret: string): SealedVaultEntry {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', key, iv)
+  cipher.setAAD(aad(server, subject))
+  const data = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()])
+  return {
+    server,
+    subject,
+    updatedAt: new Date().toISOString(),
+    iv: iv.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+    data: data.toString('base64'),
+  }
+}
+
+/**
+ * The secret of a sealed entry, checked against who and which server it was sealed for; throws an
+ * UpstreamCredentialError (never quoting the entry) when its tag fails. `where` says what was edited.
+ */
+export function openVaultEntry(key: Buffer, entry: SealedVaultEntry, where = 'the vault file'): string {
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(entry.iv, 'base64'))
+    decipher.setAAD(aad(entry.server, entry.subject))
+    decipher.setAuthTag(Buffer.from(entry.tag, 'base64'))
+    return Buffer.concat([decipher.update(Buffer.from(entry.data, 'base64')), decipher.final()]).toString('utf8')
+  } catch {
+    throw new UpstreamCredentialError(
+      `servers.${entry.server}: the vault entry of ${JSON.stringify(entry.subject)} fails its authentication check ` +
+        `(${where} was changed, or the key is not the one it was written with); set it again with \`toolgate vault set\``,
+    )
+  }
+}
+
 export class CredentialVault {
   private loaded: { mtimeMs: number; size: number; entries: Sealed[] } | undefined
 
@@ -62,32 +98,11 @@ export class CredentialVault {
   get(server: string, subject: string): string | undefined {
     const entry = this.entries().find((e) => e.server === server && e.subject === subject)
     if (entry === undefined) return undefined
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(entry.iv, 'base64'))
-      decipher.setAAD(aad(server, subject))
-      decipher.setAuthTag(Buffer.from(entry.tag, 'base64'))
-      return Buffer.concat([decipher.update(Buffer.from(entry.data, 'base64')), decipher.final()]).toString('utf8')
-    } catch {
-      throw new UpstreamCredentialError(
-        `servers.${server}: the vault entry of ${JSON.stringify(subject)} fails its authentication check ` +
-          '(the vault file was changed, or the key is not the one it was written with); set it again with `toolgate vault set`',
-      )
-    }
+    return openVaultEntry(this.key, entry)
   }
 
   set(server: string, subject: string, secret: string): void {
-    const iv = randomBytes(12)
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv)
-    cipher.setAAD(aad(server, subject))
-    const data = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()])
-    const entry: Sealed = {
-      server,
-      subject,
-      updatedAt: new Date().toISOString(),
-      iv: iv.toString('base64'),
-      tag: cipher.getAuthTag().toString('base64'),
-      data: data.toString('base64'),
-    }
+    const entry = sealVaultEntry(this.key, server, subject, secret)
     this.write([...this.entries().filter((e) => !(e.server === server && e.subject === subject)), entry])
   }
 

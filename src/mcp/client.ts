@@ -539,6 +539,8 @@ class UpstreamLink {
   private readonly oversizedClients = new WeakSet<UpstreamClient>()
   /** The tool calls running on the server now, for the capability handlers to route by. */
   private readonly inFlight = new Set<ToolRunContext>()
+  /** The partition session each call in flight on one runs on (see callsOn). */
+  private readonly partedCalls = new Map<ToolRunContext, UpstreamClient>()
   /**
    * Calls given up on (cancelled, timed out, their client gone) before the server answered, by
    * the session they ran on, until when: the server may still be working on one and ask its
@@ -866,6 +868,7 @@ class UpstreamLink {
       onprogress: (progress: { progress: number; total?: number; message?: string }) => reportProgress(exec, progress),
     }
     this.inFlight.add(exec)
+    if (parted !== undefined) this.partedCalls.set(exec, c)
     try {
       result = session.modern
         ? await session.modern.callTool(params, options, exec)
@@ -888,6 +891,7 @@ class UpstreamLink {
       throw this.callFailure(error, session)
     } finally {
       this.inFlight.delete(exec)
+      this.partedCalls.delete(exec)
       if (exec.signal.aborted) this.abandon(exec, c)
     }
     const blocks = Array.isArray(result.content) ? result.content.map(fromMcpContent) : []
@@ -912,9 +916,22 @@ class UpstreamLink {
     const key = await this.spec.partition.keyOf(exec)
     if (this.partitioned === undefined) {
       const { PartitionedSessions } = await import('./session-partition.js')
+      const { onElicitationComplete, name } = this.settings
       this.partitioned ??= new PartitionedSessions(this.spec.url, this.spec.headers, this.spec.partition, {
         maxMessageBytes: this.settings.maxMessageBytes,
         timeoutMs: this.settings.requestTimeoutMs,
+        label: this.label,
+        handlers: this.settings.handlers,
+        calls: (client) => this.callsOn(client, true),
+        onElicitationComplete:
+          onElicitationComplete &&
+          ((id) => {
+            try {
+              onElicitationComplete(id, name)
+            } catch (error) {
+              warn(`MCP server ${this.label}: the onElicitationComplete callback threw: ${this.reason(error)}`)
+            }
+          }),
       })
     }
     const client = this.partitioned.session(key)
@@ -944,14 +961,19 @@ class UpstreamLink {
   }
 
   /** The calls a request from the server on `client`'s session may belong to: running or abandoned. */
-  private callsOn(client: UpstreamClient): ToolRunContext[] {
+  private callsOn(client: UpstreamClient, partition = false): ToolRunContext[] {
     const now = Date.now()
     const abandoned: ToolRunContext[] = []
     for (const [exec, entry] of this.abandoned) {
       if (entry.until <= now) this.abandoned.delete(exec)
       else if (entry.client === client) abandoned.push(exec)
     }
-    return [...abandoned, ...this.inFlight]
+    // A partition's session serves only its own calls; the shared one none of the partitions'.
+    const running = [...this.inFlight].filter((exec) => {
+      const on = this.partedCalls.get(exec)
+      return on === undefined ? !partition : on === client
+    })
+    return [...abandoned, ...running]
   }
 
   private abandon(exec: ToolRunContext, client: UpstreamClient): void {

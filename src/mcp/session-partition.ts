@@ -3,7 +3,8 @@
 // headers, so nothing of one caller's session (its id, its credential, what the server keeps for
 // it) can reach another's call. The shared session of the link still lists the tools.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { ToolRunContext } from '../contract/execution.js'
+import type { ToolExecution, ToolRunContext } from '../contract/execution.js'
+import { declaredCapabilities, type McpCapabilityHandlers, registerCapabilityHandlers } from './capabilities.js'
 
 /** How the calls of one HTTP server are split into sessions, and the headers each session sends. */
 export interface McpSessionPartition {
@@ -19,6 +20,19 @@ export interface McpSessionPartition {
   headers(key: string, refused?: Readonly<Record<string, string>>): Promise<Readonly<Record<string, string>>>
 }
 
+/** How a partition's sessions are opened, and how they answer what the server asks of its client. */
+export interface PartitionSessionOptions {
+  readonly maxMessageBytes: number
+  readonly timeoutMs: number
+  /** The label of the server in messages. */
+  readonly label: string
+  /** The link's capability handlers: a partition's session declares and answers the same. */
+  readonly handlers: McpCapabilityHandlers
+  /** The calls running (or abandoned) on `client`: only those of its own partition. */
+  calls(client: Client): readonly ToolExecution[]
+  onElicitationComplete?: ((elicitationId: string) => void) | undefined
+}
+
 /** Partitions kept open at most; past this the least recently used one is closed. */
 const MAX_PARTITIONS = 10_000
 
@@ -30,7 +44,7 @@ export class PartitionedSessions {
     private readonly url: string,
     private readonly headers: Readonly<Record<string, string>> | undefined,
     private readonly partition: McpSessionPartition,
-    private readonly options: { readonly maxMessageBytes: number; readonly timeoutMs: number },
+    private readonly options: PartitionSessionOptions,
   ) {}
 
   /** The session of partition `key`, opening it when there is none. */
@@ -76,17 +90,25 @@ export class PartitionedSessions {
   }
 
   private async open(key: string): Promise<Client> {
-    const [{ Client }, { NodeHttpClientTransport }] = await Promise.all([
+    const [{ Client }, { NodeHttpClientTransport }, types] = await Promise.all([
       import('@modelcontextprotocol/sdk/client/index.js'),
       import('./http-client-transport.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
     ])
     const transport = new NodeHttpClientTransport(new URL(this.url), {
       ...(this.headers !== undefined ? { headers: this.headers } : {}),
       headerProvider: (refused) => this.partition.headers(key, refused),
       maxMessageBytes: this.options.maxMessageBytes,
     })
-    // A partition's session only calls tools: what the server asks of a client goes unanswered.
-    const client = new Client({ name: 'toolgate', version: '0.1.0' }, { capabilities: {} })
+    // What the server asks while serving a call (elicitation, sampling, roots) goes to whoever made
+    // that call, as on the shared session: the calls offered are only this partition's.
+    const { handlers, label, calls, onElicitationComplete } = this.options
+    const client = new Client({ name: 'toolgate', version: '0.1.0' }, { capabilities: declaredCapabilities(handlers) })
+    registerCapabilityHandlers(client, types, handlers, label, () => calls(client))
+    if (onElicitationComplete)
+      client.setNotificationHandler(types.ElicitationCompleteNotificationSchema, ({ params }) =>
+        onElicitationComplete(params.elicitationId),
+      )
     await client.connect(transport, { timeout: this.options.timeoutMs })
     return client
   }

@@ -99,6 +99,23 @@ CREATE TABLE toolgate_sessions (
 CREATE INDEX toolgate_journal_created ON toolgate_journal (created_at);
 `,
   },
+  {
+    version: 3,
+    name: 'per-caller credential vault',
+    // Sealed by the gateway (AES-256-GCM, who and which server as associated data): the database
+    // never holds a secret in the clear, and an edited row fails its tag.
+    sql: `
+CREATE TABLE toolgate_vault (
+  server text NOT NULL,
+  subject text NOT NULL,
+  iv text NOT NULL,
+  tag text NOT NULL,
+  data text NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (server, subject)
+);
+`,
+  },
 ]
 
 export { SCHEMA_VERSION }

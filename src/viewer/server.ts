@@ -28,6 +28,7 @@ import {
 } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { cardJson } from './card-json.js'
+import { handleCredentials, type ViewerCredentials } from './credentials.js'
 import { JournalFollower, type LineAt } from './follow.js'
 import { toLineRecord } from './journal-line.js'
 import { JournalLineReader } from './line-reader.js'
@@ -41,6 +42,7 @@ import { StoreFollower } from './store-source.js'
 export type { ViewerAccess, ViewerIdentity, ViewerToken } from './access.js'
 export type { ViewerApprovalHandler, ViewerDecision, ViewerDecisionKind } from './approval-state.js'
 export { cardJson } from './card-json.js'
+export type { ViewerCredentials } from './credentials.js'
 
 /** The interface the viewer listens on unless told otherwise. */
 export const VIEWER_HOST = '127.0.0.1'
@@ -63,6 +65,11 @@ export interface ViewerServerOptions extends ViewerSessionOptions {
   approval?: ViewerApprovalHandler
   /** Journal poll interval backing up the file watcher (ms). Default 250. */
   pollMs?: number
+  /**
+   * Let each signed-in person set or delete their own secret for the servers with `auth.perUser`
+   * at `/credentials`; needs token login (`access.tokens`).
+   */
+  credentials?: ViewerCredentials
 }
 
 export interface ViewerServer {
@@ -512,6 +519,11 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
       'startViewer(options).access.approvers',
       'with token login, deciding approvals needs the approvers (subjects or groups) named',
     )
+  if (options.credentials !== undefined && !login.enabled)
+    throw new ConfigError(
+      'startViewer(options).credentials',
+      "a person's own credentials need token login (access.tokens): the viewer must know who is signed in",
+    )
   if (options.store === undefined) await checkJournal(journal)
   const assets: ViewerAssets = await loadViewerAssets()
   const title = options.title ?? basename(journal)
@@ -540,6 +552,8 @@ export async function startViewer(options: ViewerServerOptions): Promise<ViewerS
       }
       return send(res, 401, 'text/plain; charset=utf-8', 'sign in first: /login\n')
     }
+    if (path === '/credentials' && options.credentials !== undefined && session !== undefined)
+      return handleCredentials(req, res, options.credentials, session, SECURITY_HEADERS)
     const identity = session?.identity
     const mayApprove = approve && login.mayApprove(identity)
     const csrf = session?.csrf ?? token

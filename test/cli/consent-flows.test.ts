@@ -17,7 +17,15 @@ const config = {
   tokenEndpoint: 'http://127.0.0.1:9/token',
   clientId: 'c',
 }
-const begin = () => flows.begin({ server: 'gh', subject: 'alice', config, store: (t) => stored.push(t) })
+const begin = () =>
+  flows.begin({
+    server: 'gh',
+    subject: 'alice',
+    config,
+    store: (t) => {
+      stored.push(t)
+    },
+  })
 
 beforeAll(async () => {
   http = createServer((req, res) => {
