@@ -202,6 +202,7 @@ const serve: CliCommand = {
           logging: gateway.logging,
           catalog: gateway.catalog(),
           clients: gateway.clients,
+          ...(shared?.keeper === undefined ? {} : { keeper: shared.keeper }),
         })
         return shared ? shared.acknowledging(server) : server
       },

@@ -18,6 +18,8 @@ import type {
   ApprovalOutcome,
   ApprovalRequest,
   ApprovalService,
+  ToolExecuteOptions,
+  ToolExecutionInput,
   ToolExecutionResult,
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
@@ -71,6 +73,24 @@ export interface CreateMcpServerOptions {
    * to it too. A gateway shares one directory among all its sessions.
    */
   readonly clients?: McpClientDirectory
+  /**
+   * Keeps calls whose nested approvals nobody on this connection can answer (the client cannot be
+   * asked, and the host has no approval service): `serve --store` lets a Code Mode program wait
+   * for an approver in the viewer, kept in the store. Absent: such asks are denied.
+   */
+  readonly keeper?: McpCallKeeper
+}
+
+/** See {@link CreateMcpServerOptions.keeper}. */
+export interface McpCallKeeper {
+  /** Whether the keeper takes calls of this tool (it sees the call before it starts). */
+  keeps(name: string, agent: Agent | undefined, authInfo: AuthInfo | undefined): boolean
+  /** Run the call: `run` dispatches it through the pipeline with the given options. */
+  run(
+    input: ToolExecutionInput,
+    options: ToolExecuteOptions,
+    run: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
+  ): Promise<ToolExecutionResult>
 }
 
 /** Where a served scope's log messages come from, and who hears the client's level. */
@@ -115,7 +135,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   }
   const catalog =
     options.catalog === undefined ? undefined : checkCatalog(options.catalog, 'createMcpServer(ctx, options).catalog')
-  const { agent, agentFor, clients } = options
+  const { agent, agentFor, clients, keeper } = options
   if (clients !== undefined && typeof clients?.addCall !== 'function')
     throw new ConfigError('createMcpServer(ctx, options).clients', 'expected an McpClientDirectory')
   if (agentFor !== undefined && typeof agentFor !== 'function')
@@ -169,14 +189,14 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     const sendRequest: SendRequest = (request, schema, options) =>
       send((related) => server.request(request, schema, { ...options, ...related }))
     try {
-      const result = await execute.call(
-        tools,
-        { callId, name, arguments: params.arguments ?? {}, agent, signal },
-        {
-          approval: approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId),
-          ...(traceId === undefined ? {} : { traceId }),
-        },
-      )
+      const input = { callId, name, arguments: params.arguments ?? {}, agent, signal }
+      const approval = approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId)
+      const callOptions = { approval, ...(traceId === undefined ? {} : { traceId }) }
+      const dispatch = (options: ToolExecuteOptions) => execute.call(tools, input, options)
+      const result =
+        approval === cannotAsk && keeper?.keeps(name, agent, authInfo) === true
+          ? await keeper.run(input, callOptions, dispatch)
+          : await dispatch(callOptions)
       return toCallToolResult(result, definitionOf.call(tools, name, agent))
     } finally {
       endCall?.()
