@@ -19,6 +19,8 @@ let server: PgServer
 let work: { dir: string; cleanup: () => Promise<void> }
 const children: ChildProcess[] = []
 const closers: (() => Promise<unknown>)[] = []
+/** What the gateways wrote to stderr, for a failure's message. */
+let said = ''
 
 beforeAll(async () => {
   server = await startPgServer()
@@ -36,7 +38,8 @@ async function until<T>(check: () => T | undefined | Promise<T | undefined>, wha
   for (;;) {
     const value = await check()
     if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; the gateways said:\n${said.slice(-4000)}`)
     await new Promise((done) => setTimeout(done, 50))
   }
 }
@@ -51,6 +54,7 @@ function gateway(config: string, url: string, keyFile: string): Promise<{ child:
   return new Promise((done, fail) => {
     child.stderr?.on('data', (chunk: Buffer) => {
       err += chunk.toString()
+      said += chunk.toString()
       const match = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
       if (match) done({ child, endpoint: match[1] })
     })
@@ -60,6 +64,37 @@ function gateway(config: string, url: string, keyFile: string): Promise<{ child:
 
 /** A result record of a call that paused (the first run's run_code and B): not a run. */
 const suspended = (record: unknown) => JSON.stringify(record).includes('"APPROVAL_SUSPENDED"')
+
+/** Approve `callId` in a viewer over `store`, through its HTTP API. */
+async function approveInViewer(store: Store, callId: string): Promise<Response> {
+  const viewer = await startViewer({
+    journal: 'store',
+    title: 'store',
+    store,
+    approval: storeApproval(store),
+    pollMs: 100,
+  })
+  closers.push(() => viewer.close())
+  const token = await until(async () => {
+    const controller = new AbortController()
+    const response = await fetch(`${viewer.url}events`, { signal: controller.signal })
+    const reader = response.body!.getReader()
+    let text = ''
+    while (!/event: snapshot\ndata: .*\n/.test(text)) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += new TextDecoder().decode(value)
+    }
+    controller.abort()
+    const head = /event: snapshot\ndata: (.*)\n/.exec(text)
+    return head ? (JSON.parse(head[1]) as { token?: string }).token : undefined
+  }, 'the viewer token')
+  return fetch(`${viewer.url}decision`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-toolgate-token': token },
+    body: JSON.stringify({ callId, decision: 'approve' }),
+  })
+}
 
 const CODE = [
   'const a = await tools.step({ n: 1 })',
@@ -115,34 +150,7 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
     await gateway(config, url, keyFile)
 
     // Approve B in the viewer, over HTTP.
-    const viewer = await startViewer({
-      journal: 'store',
-      title: 'store',
-      store,
-      approval: storeApproval(store),
-      pollMs: 100,
-    })
-    closers.push(() => viewer.close())
-    const token = await until(async () => {
-      const controller = new AbortController()
-      const response = await fetch(`${viewer.url}events`, { signal: controller.signal })
-      const reader = response.body!.getReader()
-      let text = ''
-      while (!/event: snapshot\ndata: .*\n/.test(text)) {
-        const { value, done } = await reader.read()
-        if (done) break
-        text += new TextDecoder().decode(value)
-      }
-      controller.abort()
-      const head = /event: snapshot\ndata: (.*)\n/.exec(text)
-      return head ? (JSON.parse(head[1]) as { token?: string }).token : undefined
-    }, 'the viewer token')
-    const decided = await fetch(`${viewer.url}decision`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-toolgate-token': token },
-      body: JSON.stringify({ callId: pending[0].callId, decision: 'approve' }),
-    })
-    expect(decided.status).toBe(200)
+    expect((await approveInViewer(store, pending[0].callId)).status).toBe(200)
 
     // The new gateway resumes the program: B and C run, A does not run again.
     const result = await until(async () => {
@@ -162,5 +170,42 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
     for await (const { record } of store.read())
       if (record.type === 'result' && !suspended(record)) results.push(record.toolName)
     expect(results.sort()).toEqual(['guarded', 'run_code', 'step', 'step'])
+  })
+
+  it('the client still waiting on the gateway gets the result once B is approved in the viewer', async () => {
+    const url = server.createDatabase('programs_live')
+    const marker = join(work.dir, 'marker-live')
+    writeFileSync(marker, '')
+    const keyFile = join(work.dir, 'state-live.key')
+    writeFileSync(keyFile, 'gateway-programs-live-key-0123456789')
+    const config = await writeConfig(
+      work.dir,
+      {
+        files: false,
+        mode: 'code',
+        servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+        policy: { ask: ['guarded'] },
+      },
+      'live.json',
+    )
+    const { endpoint } = await gateway(config, url, keyFile)
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)))
+    closers.push(() => client.close())
+    const call = client.callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } }, undefined, {
+      timeout: 600_000,
+    })
+    const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
+    closers.push(() => store.close())
+    const pending = await until(async () => {
+      const calls = await store.pendingCalls()
+      return calls.length > 0 ? calls : undefined
+    }, 'the paused program in the store')
+    expect((await approveInViewer(store, pending[0].callId)).status).toBe(200)
+    const result = (await call) as { isError?: boolean; structuredContent?: { result?: Record<string, unknown> } }
+    expect(result.isError).not.toBe(true)
+    const text = JSON.stringify(result.structuredContent?.result)
+    for (const part of ['step 1 done', 'guarded 2 done', 'step 3 done']) expect(text).toContain(part)
+    expect(readFileSync(marker, 'utf8').split('\n').filter(Boolean)).toEqual(['step:1', 'guarded:2', 'step:3'])
   })
 })
