@@ -66,7 +66,7 @@ function gateway(config: string, url: string, keyFile: string): Promise<{ child:
 const suspended = (record: unknown) => JSON.stringify(record).includes('"APPROVAL_SUSPENDED"')
 
 /** Approve `callId` in a viewer over `store`, through its HTTP API. */
-async function approveInViewer(store: Store, callId: string): Promise<Response> {
+async function approveInViewer(store: Store, callId: string, turnId?: string): Promise<Response> {
   const viewer = await startViewer({
     journal: 'store',
     title: 'store',
@@ -92,7 +92,7 @@ async function approveInViewer(store: Store, callId: string): Promise<Response> 
   return fetch(`${viewer.url}decision`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-toolgate-token': token },
-    body: JSON.stringify({ callId, decision: 'approve' }),
+    body: JSON.stringify({ callId, decision: 'approve', ...(turnId === undefined ? {} : { turnId }) }),
   })
 }
 
@@ -207,5 +207,51 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
     const text = JSON.stringify(result.structuredContent?.result)
     for (const part of ['step 1 done', 'guarded 2 done', 'step 3 done']) expect(text).toContain(part)
     expect(readFileSync(marker, 'utf8').split('\n').filter(Boolean)).toEqual(['step:1', 'guarded:2', 'step:3'])
+  })
+
+  it('a kept program whose log was edited in the store is left alone, even when decided', async () => {
+    const url = server.createDatabase('programs_tampered')
+    const marker = join(work.dir, 'marker-tampered')
+    writeFileSync(marker, '')
+    const keyFile = join(work.dir, 'state-tampered.key')
+    writeFileSync(keyFile, 'gateway-programs-tamper-key-0123456789')
+    const config = await writeConfig(
+      work.dir,
+      {
+        files: false,
+        mode: 'code',
+        servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+        policy: { ask: ['guarded'] },
+      },
+      'tampered.json',
+    )
+    const { endpoint } = await gateway(config, url, keyFile)
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)))
+    closers.push(() => client.close())
+    void client
+      .callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } }, undefined, {
+        timeout: 600_000,
+      })
+      .catch(() => {})
+    const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
+    closers.push(() => store.close())
+    const pending = await until(async () => {
+      const calls = await store.pendingCalls()
+      return calls.length > 0 ? calls : undefined
+    }, 'the paused program in the store')
+    // A copy whose first sub-call's recorded result was edited (the seal no longer verifies).
+    const state = structuredClone((await store.loadTurn(pending[0].turnId))?.state) as {
+      program: { log: { calls: { outcome?: unknown }[] } }
+    }
+    state.program.log.calls[0].outcome = { ok: true, value: 'forged' }
+    const forged = 'gateway-program:forged'
+    await store.saveTurn(forged, state as never)
+    expect((await approveInViewer(store, pending[0].callId, forged)).status).toBe(200)
+    await until(
+      () => (said.includes(`program turn ${forged} is not sealed with this gateway's state key`) ? true : undefined),
+      'the gateway to refuse the edited turn',
+    )
+    expect(readFileSync(marker, 'utf8').split('\n').filter(Boolean)).toEqual(['step:1'])
   })
 })
