@@ -178,6 +178,7 @@ const serve: CliCommand = {
       SERVER_INFO,
       () => authenticator,
       shared ? (server) => shared.acknowledging(server) : undefined,
+      shared?.keeper,
     )
     try {
       if (settings.http !== undefined)

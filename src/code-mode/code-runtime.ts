@@ -9,15 +9,16 @@ export interface CodeBindingCall {
 }
 
 /**
- * What a program drew from its non-deterministic sources (`Date.now`, `new Date()`, `Math.random`)
- * between two tool calls, recorded so that a paused program re-runs the same way. `values` hold a
- * clock reading as itself and a random number `r` as `-2 - r`.
+ * What a program drew from its non-deterministic sources (`Date.now`, `new Date()`, `Math.random`,
+ * `crypto.getRandomValues`) between two tool calls, recorded so that a paused program re-runs the
+ * same way. `values` hold a clock reading as itself, a random number `r` as `-2 - r`, and up to four
+ * random bytes, read big-endian as `w`, as `-4 - w`.
  */
 export interface CodeDraws {
   readonly values: readonly number[]
   /** The run drew more than the recording bound: it cannot be replayed. */
   readonly overflow: boolean
-  /** A replayed run asked for a clock reading where the tape holds a random number, or back. */
+  /** A replayed run asked for another kind of value (clock, random number, bytes) than the tape holds. */
   readonly mismatch: boolean
 }
 

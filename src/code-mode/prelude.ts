@@ -1,9 +1,9 @@
 /**
  * Guest-side source evaluated in every fresh QuickJS context before the program.
  *
- * It evaluates to a factory taking the three host functions (never exposed as globals) and the
- * replay tape (JSON text, or undefined), and returning `start(main)`. It defines `tools` (a proxy: every string key is a binding, so unknown
- * names still dispatch and come back as `UNKNOWN_TOOL`), `ToolCallError`, a capturing `console`,
+ * It evaluates to a factory taking the host functions (never exposed as globals) and the replay
+ * tape (JSON text, or undefined), and returning `start(main)`. It defines `tools` (a proxy: every string key is a binding, so unknown
+ * names still dispatch and come back as `UNKNOWN_TOOL`), `ToolCallError`, a capturing `console`, `crypto.getRandomValues` (recorded like the clock),
  * and disables dynamic code (`eval`, `Function` and its async/generator siblings): QuickJS's
  * parser can exhaust the host stack before its own stack limit trips.
  *
@@ -14,14 +14,15 @@
 /** At most this many clock readings and random numbers of one run are recorded for a replay. */
 export const MAX_RECORDED_DRAWS = 4096
 
-export const PRELUDE_SOURCE = `(function (hostCall, hostLog, hostSettle, tapeText) {
+export const PRELUDE_SOURCE = `(function (hostCall, hostLog, hostSettle, tapeText, hostRandom) {
   'use strict'
   const G = globalThis
 
-  // The program's non-determinism (the clock, Math.random) is recorded and reported with the next
-  // tool call, so a paused program re-runs the same way; a replay reads the recorded values first.
-  // Clock readings are recorded as themselves, random numbers as -2 - value (always below -1, so a
-  // replay that asks for the other kind is noticed).
+  // The program's non-determinism (the clock, Math.random, crypto.getRandomValues) is recorded and
+  // reported with the next tool call, so a paused program re-runs the same way; a replay reads the
+  // recorded values first. Each kind has its own range, so a replay that asks for another kind is
+  // noticed: a clock reading is itself (above -1), a random number r is -2 - r (in (-3, -2]), and
+  // up to four random bytes b are -4 - b read big-endian (at most -4).
   const tape = tapeText === undefined ? [] : JSON.parse(tapeText)
   let tapeAt = 0
   let drawn = []
@@ -31,17 +32,59 @@ export const PRELUDE_SOURCE = `(function (hostCall, hostLog, hostSettle, tapeTex
   const realNow = Date.now
   const realRandom = Math.random
   const RealDate = Date
-  const draw = (isClock) => {
-    let value
+  const CLOCK = 0, RANDOM = 1, BYTES = 2
+  const kindOf = (recorded) => (recorded > -1 ? CLOCK : recorded > -3 ? RANDOM : BYTES)
+  const encodeDraw = (kind, value) => (kind === CLOCK ? value : kind === RANDOM ? -2 - value : -4 - value)
+  // fresh() is the live value; the recorded one (already encoded) is returned when the tape has it.
+  const drawEncoded = (kind, fresh) => {
+    let encoded
     if (tapeAt < tape.length) {
-      const recorded = tape[tapeAt++]
-      if ((recorded < -1) === isClock) mismatch = true
-      value = isClock ? recorded : -2 - recorded
-    } else value = isClock ? realNow() : realRandom()
+      encoded = tape[tapeAt++]
+      if (kindOf(encoded) !== kind) mismatch = true
+    } else encoded = encodeDraw(kind, fresh())
     if (++drawCount > ${MAX_RECORDED_DRAWS}) overflow = true
-    else drawn.push(isClock ? value : -2 - value)
-    return value
+    else drawn.push(encoded)
+    return encoded
   }
+  const draw = (isClock) => {
+    const kind = isClock ? CLOCK : RANDOM
+    const encoded = drawEncoded(kind, isClock ? realNow : realRandom)
+    return kind === CLOCK ? encoded : -2 - encoded
+  }
+  // crypto.getRandomValues: the host's secure random bytes, drawn (and recorded) four at a time.
+  const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype)
+  const getter = (name) => Object.getOwnPropertyDescriptor(TypedArrayProto, name).get
+  const tagOf = getter(Symbol.toStringTag), bufferOf = getter('buffer'), offsetOf = getter('byteOffset'), lengthOf = getter('byteLength')
+  const apply = Reflect.apply
+  const U8 = Uint8Array
+  const parseHex = parseInt
+  const sliceText = String.prototype.slice
+  const INTEGER_ARRAYS = Object.create(null)
+  for (const name of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'BigInt64Array', 'BigUint64Array']) INTEGER_ARRAYS[name] = true
+  const getRandomValues = function getRandomValues(array) {
+    const tag = typeof array === 'object' && array !== null ? apply(tagOf, array, []) : undefined
+    if (typeof tag !== 'string' || INTEGER_ARRAYS[tag] !== true) throw new TypeError('crypto.getRandomValues: expected an integer typed array')
+    const length = apply(lengthOf, array, [])
+    if (length > 65536) throw new RangeError('crypto.getRandomValues: at most 65536 bytes at a time, got ' + length)
+    const bytes = new U8(apply(bufferOf, array, []), apply(offsetOf, array, []), length)
+    let live
+    for (let at = 0; at < length; at += 4) {
+      const size = length - at < 4 ? length - at : 4
+      const encoded = drawEncoded(BYTES, () => {
+        if (live === undefined) live = hostRandom(length)
+        return parseHex(apply(sliceText, live, [at * 2, (at + size) * 2]), 16)
+      })
+      // Out-of-range values only come from a mismatched tape, which the host refuses anyway.
+      let chunk = -4 - encoded
+      for (let i = size - 1; i >= 0; i--) {
+        const low = chunk & 255
+        bytes[at + i] = low
+        chunk = (chunk - low) / 256
+      }
+    }
+    return array
+  }
+  const cryptoObject = Object.freeze(Object.create(null, { getRandomValues: { value: getRandomValues, enumerable: true } }))
   const takeDraws = () => {
     if (drawn.length === 0 && !overflow && !mismatch) return undefined
     const text = JSON.stringify({ d: drawn, o: overflow, x: mismatch })
@@ -241,6 +284,7 @@ export const PRELUDE_SOURCE = `(function (hostCall, hostLog, hostSettle, tapeTex
   defineProperty(G, 'tools', { value: tools, writable: false, enumerable: false, configurable: false })
   defineProperty(G, 'ToolCallError', { value: ToolCallError, writable: false, enumerable: false, configurable: false })
   defineProperty(G, 'console', { value: consoleObject, writable: false, enumerable: false, configurable: false })
+  defineProperty(G, 'crypto', { value: cryptoObject, writable: false, enumerable: false, configurable: false })
 
   return function start(main) {
     let promise

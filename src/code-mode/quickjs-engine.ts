@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { debuglog } from 'node:util'
 import RELEASE_SYNC from '@jitl/quickjs-wasmfile-release-sync'
 import {
@@ -446,6 +447,11 @@ class QuickJsRun {
       const hostSettle = context.newFunction('hostSettle', (kind, payload) => {
         this.hostSettle(context, context.getString(kind), payload)
       })
+      // The prelude asks for at most 65536 bytes (getRandomValues' own limit), as hex text.
+      const hostRandom = context.newFunction('hostRandom', (count) => {
+        const size = Math.min(Math.max(0, Math.trunc(context.getNumber(count)) || 0), 65536)
+        return context.newString(randomBytes(size).toString('hex'))
+      })
       const factory = context.evalCode(PRELUDE_SOURCE, 'prelude.js')
       if (factory.error) {
         const message = this.errorText(context, factory.error)
@@ -453,6 +459,7 @@ class QuickJsRun {
         hostCall.dispose()
         hostLog.dispose()
         hostSettle.dispose()
+        hostRandom.dispose()
         this.fail('internal', `the sandbox prelude failed: ${message}`)
         return
       }
@@ -465,12 +472,14 @@ class QuickJsRun {
         hostLog,
         hostSettle,
         tape ?? context.undefined,
+        hostRandom,
       )
       tape?.dispose()
       factory.value.dispose()
       hostCall.dispose()
       hostLog.dispose()
       hostSettle.dispose()
+      hostRandom.dispose()
       if (startResult.error) {
         const message = this.errorText(context, startResult.error)
         startResult.error.dispose()

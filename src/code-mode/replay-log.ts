@@ -1,5 +1,5 @@
 // The replay log of a paused `run_code` program: every sub-call it asked for, in order, with what
-// it drew from the clock and Math.random before asking, and the outcome of each one that finished.
+// it drew from the clock, Math.random and crypto.getRandomValues before asking, and the outcome of each one that finished.
 // A resume re-runs the program against it: finished sub-calls answer from the log, the waiting
 // ones run with their decisions, and a program that asks for anything else has diverged.
 import { createHash } from 'node:crypto'

@@ -6,7 +6,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Agent } from '../contract/execution.js'
 import { identityOf } from '../mcp/identity.js'
-import { createMcpServer } from '../mcp/server.js'
+import { createMcpServer, type McpCallKeeper } from '../mcp/server.js'
 import type { ModernHttpLeg } from '../mcp/server-modern.js'
 import type { AgentHandle } from '../runtime/index.js'
 import type { Gateway } from './gateway.js'
@@ -44,6 +44,7 @@ export function sessionServers(
   serverInfo: ServerInfo,
   authenticator: () => Authenticator | undefined,
   acknowledging?: (server: Server) => Server,
+  keeper?: McpCallKeeper,
 ): () => Server {
   return perSession(
     () => gateway.deferring,
@@ -56,6 +57,7 @@ export function sessionServers(
         logging: gateway.logging,
         catalog: gateway.catalog(),
         clients: gateway.clients,
+        ...(keeper === undefined ? {} : { keeper }),
       })
       return acknowledging ? acknowledging(server) : server
     },

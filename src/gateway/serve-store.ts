@@ -2,20 +2,24 @@
 // only once the records before it are acknowledged, and sessions are registered so that another
 // instance can tell a client where its session lives.
 import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import type { Agent } from '../contract/execution.js'
+import { ConfigError } from '../errors/config-error.js'
 import { Journal } from '../journal/journal.js'
 import type { Store } from '../journal/store.js'
 import { standingApprovalsIn } from '../journal/store-standing.js'
 import { storeQuotaCounter } from '../policy/index.js'
+import { stateKeyBytes } from '../providers/state-seal.js'
 import { openConfiguredStore, type StoreConfig } from './config-store.js'
 import type { Gateway } from './gateway.js'
 import type { SharedBuckets } from './http-limits.js'
 import type { Log } from './log.js'
 import { journalDecision } from './policy-document.js'
+import { createProgramKeeper, type ProgramKeeper } from './program-keeper.js'
 
 /**
  * The hooks `serve` gives its HTTP sessions. `owner` is the subject that opened the session
@@ -36,6 +40,8 @@ export interface SharedState {
   readonly sessions: SessionRegistry
   /** Rate-limit buckets in the store, so an identity's rate holds across instances. */
   readonly buckets: SharedBuckets
+  /** With a state key ($TOOLGATE_STATE_KEY_FILE): Code Mode programs that wait for the viewer, kept in the store. */
+  readonly keeper?: ProgramKeeper
   close(): Promise<void>
 }
 
@@ -69,6 +75,19 @@ function resultNotRecorded(id: RequestId, error: unknown): JSONRPCMessage {
   }
 }
 
+/** The state key that seals kept programs: the bytes of $TOOLGATE_STATE_KEY_FILE, as `toolgate view` reads them. */
+async function stateKeyFromEnv(): Promise<Uint8Array | undefined> {
+  const path = process.env.TOOLGATE_STATE_KEY_FILE
+  if (path === undefined || path === '') return undefined
+  const bytes = await readFile(path).catch((error: unknown) => {
+    throw new ConfigError(
+      '$TOOLGATE_STATE_KEY_FILE',
+      `${path}: ${error instanceof Error ? error.message : String(error)}`,
+    )
+  })
+  return stateKeyBytes(new Uint8Array(bytes), `state key file ${path}`)
+}
+
 export async function attachStore(gateway: Gateway, config: StoreConfig, log: Log): Promise<SharedState> {
   return shareStore(gateway, await openConfiguredStore(config), log)
 }
@@ -98,8 +117,20 @@ export async function shareStore(
   // Standing approvals (an "always" answer) are kept in the store: every instance applies them.
   const uninstallStanding = gateway.agent.ctx.tools.host.installStandingStore(standingApprovalsIn(store))
   log.debug(`journaling to ${(await store.status()).where}`)
+  const key = await stateKeyFromEnv()
+  const keeper =
+    key === undefined
+      ? undefined
+      : createProgramKeeper({
+          store,
+          key,
+          execute: (input, options) => gateway.agent.ctx.tools.execute(input, options),
+          agent: gateway.agent,
+          log,
+        })
   return {
     store,
+    ...(keeper === undefined ? {} : { keeper }),
     acknowledging(server) {
       const connect = server.connect.bind(server)
       server.connect = async (transport: Transport) => {
@@ -143,6 +174,7 @@ export async function shareStore(
       },
     },
     async close() {
+      keeper?.close()
       uninstallStanding()
       await journal.flush().catch(() => {})
       await store.close()

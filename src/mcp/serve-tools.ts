@@ -3,12 +3,19 @@
 // (server.ts) and the 2026 per-request server (server-modern.ts) both register these.
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
-import type { Agent, ApprovalOutcome, ApprovalService, ToolExecutionResult } from '../contract/execution.js'
+import type {
+  Agent,
+  ApprovalOutcome,
+  ApprovalService,
+  ToolExecuteOptions,
+  ToolExecutionResult,
+} from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { isRecord } from '../util/is-record.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
+import type { McpCallKeeper } from './server.js'
 import { getMcpToolMeta } from './tool-meta.js'
 import { traceIdOf } from './trace-context.js'
 
@@ -61,13 +68,14 @@ export async function runToolCall(
   signal: AbortSignal,
   agent: Agent | undefined,
   approval: ApprovalService | undefined,
+  keeper?: McpCallKeeper,
 ): Promise<CallToolResult> {
   const { name, traceId } = params
-  const result = await methods.execute.call(
-    tools,
-    { callId, name, arguments: params.arguments ?? {}, agent, signal },
-    { approval, ...(traceId === undefined ? {} : { traceId }) },
-  )
+  const input = { callId, name, arguments: params.arguments ?? {}, agent, signal }
+  const options = { approval, ...(traceId === undefined ? {} : { traceId }) }
+  const dispatch = (chosen: ToolExecuteOptions) => methods.execute.call(tools, input, chosen)
+  // A kept call (see CreateMcpServerOptions.keeper) runs through its keeper, which may pause it.
+  const result = keeper === undefined ? await dispatch(options) : await keeper.run(input, options, dispatch)
   return toCallToolResult(result, methods.get.call(tools, name, agent))
 }
 

@@ -12,7 +12,15 @@ import {
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
-import type { Agent, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
+import type {
+  Agent,
+  ApprovalOutcome,
+  ApprovalRequest,
+  ApprovalService,
+  ToolExecuteOptions,
+  ToolExecutionInput,
+  ToolExecutionResult,
+} from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
@@ -67,6 +75,24 @@ export interface CreateMcpServerOptions {
    * to it too. A gateway shares one directory among all its sessions.
    */
   readonly clients?: McpClientDirectory
+  /**
+   * Keeps calls whose nested approvals nobody on this connection can answer (the client cannot be
+   * asked, and the host has no approval service): `serve --store` lets a Code Mode program wait
+   * for an approver in the viewer, kept in the store. Absent: such asks are denied.
+   */
+  readonly keeper?: McpCallKeeper
+}
+
+/** See {@link CreateMcpServerOptions.keeper}. */
+export interface McpCallKeeper {
+  /** Whether the keeper takes calls of this tool (it sees the call before it starts). */
+  keeps(name: string, agent: Agent | undefined, authInfo: AuthInfo | undefined): boolean
+  /** Run the call: `run` dispatches it through the pipeline with the given options. */
+  run(
+    input: ToolExecutionInput,
+    options: ToolExecuteOptions,
+    run: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
+  ): Promise<ToolExecutionResult>
 }
 
 /** Where a served scope's log messages come from, and who hears the client's level. */
@@ -111,7 +137,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   }
   const catalog =
     options.catalog === undefined ? undefined : checkCatalog(options.catalog, 'createMcpServer(ctx, options).catalog')
-  const { agent, agentFor, clients } = options
+  const { agent, agentFor, clients, keeper } = options
   if (clients !== undefined && typeof clients?.addCall !== 'function')
     throw new ConfigError('createMcpServer(ctx, options).clients', 'expected an McpClientDirectory')
   if (agentFor !== undefined && typeof agentFor !== 'function')
@@ -165,7 +191,8 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
       send((related) => server.request(request, schema, { ...options, ...related }))
     try {
       const approval = approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId)
-      return await runToolCall(tools, methods, params, callId, signal, agent, approval)
+      const keep = approval === noElicitation && keeper?.keeps(params.name, agent, authInfo) === true ? keeper : undefined
+      return await runToolCall(tools, methods, params, callId, signal, agent, approval, keep)
     } finally {
       endCall?.()
     }

@@ -262,4 +262,63 @@ describe('durable Code Mode programs (issue 40, item 2)', { timeout: 120_000 }, 
     )
     expect(ran()).toEqual(['step:1'])
   })
+
+  it('crypto.getRandomValues before and after an approval: a fresh process replays the bytes drawn before', async () => {
+    const code = [
+      'const hex = (a) => Array.from(a, (x) => x.toString(16).padStart(2, "0")).join("")',
+      'const before = hex(crypto.getRandomValues(new Uint8Array(16)))',
+      'const a = await tools.step({ n: before.length })',
+      'const id = hex(new Uint8Array(crypto.getRandomValues(new Uint32Array(3)).buffer))',
+      'const b = await tools.guarded({ n: id.length })',
+      'const after = hex(crypto.getRandomValues(new Uint8Array(8)))',
+      'const c = await tools.step({ n: after.length })',
+      'return { a, b, c, before, id, after }',
+    ].join('\n')
+    const { run, ran, marker } = await turn(code)
+    const first = await run()
+    expect(first.stopReason).toBe('approval-required')
+    const log = (first.state?.pending?.programs?.[0]?.log ?? {}) as { calls: { draws: number[] }[] }
+    const resumed = await resumeInChild(first.state, { 'call_p:code:2': { kind: 'allowed-once' } }, marker)
+    expect(resumed.stopReason).toBe('done')
+    expect(ran()).toEqual(['step:32', 'guarded:24', 'step:16'])
+    const result = programResult(resumed)
+    const value = (
+      result?.isError === false ? (result.value as { result: Record<string, string> }).result : {}
+    ) as Record<string, string>
+    // The bytes drawn before the pause are those of the first run (as its log recorded them).
+    const word = (hex: string) => Array.from(hex.match(/.{8}/g) ?? [], (w) => -4 - Number.parseInt(w, 16))
+    expect(log.calls[0].draws).toEqual(word(value.before))
+    expect(log.calls[1].draws).toEqual(word(value.id))
+    expect(value.after).toMatch(/^[0-9a-f]{16}$/)
+    // An uninterrupted run returns the same, random bytes aside.
+    const other = join(dir, 'uninterrupted-bytes')
+    writeFileSync(other, '')
+    const live = await setupProgramTurn(other, 'allow')
+    disposers.push(live.dispose)
+    const direct = await runModelLoop({ tools: live.tools, agent: live.agent, model: programModel(code), messages: [] })
+    const strip = (r: ReturnType<typeof programResult>) => {
+      if (r?.isError !== false) return r
+      const { before, id, after, ...rest } = (r.value as { result: Record<string, string> }).result
+      return { ...rest, lengths: [before.length, id.length, after.length] }
+    }
+    expect(strip(programResult(resumed))).toEqual(strip(programResult(direct)))
+    expect(readFileSync(marker, 'utf8')).toBe(readFileSync(other, 'utf8'))
+  })
+
+  it('a program that draws random bytes in a loop keeps a bounded log, and cannot pause', async () => {
+    const code = [
+      `for (let i = 0; i < ${MAX_RECORDED_DRAWS}; i++) crypto.getRandomValues(new Uint8Array(16))`,
+      'await tools.step({ n: 1 })',
+      'try { await tools.guarded({ n: 2 }) } catch (e) { return "refused: " + e.message }',
+      'return "ran"',
+    ].join('\n')
+    const { run, ran } = await turn(code)
+    const result = await run()
+    expect(result.stopReason).toBe('done')
+    const value = programResult(result)
+    expect(value?.isError === false && (value.value as { result: string }).result).toMatch(
+      /^refused: .*more than 4096 times/,
+    )
+    expect(ran()).toEqual(['step:1'])
+  })
 })

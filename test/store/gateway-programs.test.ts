@@ -1,0 +1,257 @@
+// Issue 40, item 2 (last bullet): `serve --http --store` with a state key keeps a run_code program
+// whose sub-call waits for an approver in the viewer. The gateway is killed (SIGKILL) while B waits;
+// a new gateway on the same PostgreSQL resumes the program from its sealed replay log once B is
+// approved in the viewer over HTTP: A, B and C each run exactly once, and the result is journaled.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPostgresStore, type Store } from '../../src/store/index.js'
+import { startViewer } from '../../src/viewer/server.js'
+import { storeApproval } from '../../src/viewer/store-source.js'
+import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { type PgServer, startPgServer } from './pg-server.js'
+
+const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
+let server: PgServer
+let work: { dir: string; cleanup: () => Promise<void> }
+const children: ChildProcess[] = []
+const closers: (() => Promise<unknown>)[] = []
+/** What the gateways wrote to stderr, for a failure's message. */
+let said = ''
+
+beforeAll(async () => {
+  server = await startPgServer()
+  work = await tempDir()
+}, 120_000)
+afterAll(async () => {
+  for (const close of closers.reverse()) await close().catch(() => {})
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  server?.destroy()
+  await work?.cleanup()
+})
+
+async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + 90_000
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; the gateways said:\n${said.slice(-4000)}`)
+    await new Promise((done) => setTimeout(done, 50))
+  }
+}
+
+function gateway(config: string, url: string, keyFile: string): Promise<{ child: ChildProcess; endpoint: string }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--config', config, '--store', url], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, TOOLGATE_STATE_KEY_FILE: keyFile },
+  })
+  children.push(child)
+  let err = ''
+  return new Promise((done, fail) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+      said += chunk.toString()
+      const match = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
+      if (match) done({ child, endpoint: match[1] })
+    })
+    child.once('exit', (code) => fail(new Error(`toolgate serve exited with ${code}: ${err}`)))
+  })
+}
+
+/** A result record of a call that paused (the first run's run_code and B): not a run. */
+const suspended = (record: unknown) => JSON.stringify(record).includes('"APPROVAL_SUSPENDED"')
+
+/** Approve `callId` in a viewer over `store`, through its HTTP API. */
+async function approveInViewer(store: Store, callId: string, turnId?: string): Promise<Response> {
+  const viewer = await startViewer({
+    journal: 'store',
+    title: 'store',
+    store,
+    approval: storeApproval(store),
+    pollMs: 100,
+  })
+  closers.push(() => viewer.close())
+  const token = await until(async () => {
+    const controller = new AbortController()
+    const response = await fetch(`${viewer.url}events`, { signal: controller.signal })
+    const reader = response.body!.getReader()
+    let text = ''
+    while (!/event: snapshot\ndata: .*\n/.test(text)) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += new TextDecoder().decode(value)
+    }
+    controller.abort()
+    const head = /event: snapshot\ndata: (.*)\n/.exec(text)
+    return head ? (JSON.parse(head[1]) as { token?: string }).token : undefined
+  }, 'the viewer token')
+  return fetch(`${viewer.url}decision`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-toolgate-token': token },
+    body: JSON.stringify({ callId, decision: 'approve', ...(turnId === undefined ? {} : { turnId }) }),
+  })
+}
+
+const CODE = [
+  'const a = await tools.step({ n: 1 })',
+  'const id = Array.from(crypto.getRandomValues(new Uint8Array(4))).join(".")',
+  'const b = await tools.guarded({ n: 2 })',
+  'const c = await tools.step({ n: 3 })',
+  'return { a, b, c, id }',
+].join('\n')
+
+describe('a gateway program waiting in the viewer survives a restart (issue 40, item 2)', { timeout: 240_000 }, () => {
+  it('A, B (approved in the viewer after a SIGKILL), C: each runs once, and the result is journaled', async () => {
+    const url = server.createDatabase('programs')
+    const marker = join(work.dir, 'marker')
+    writeFileSync(marker, '')
+    const keyFile = join(work.dir, 'state.key')
+    writeFileSync(keyFile, 'gateway-programs-test-key-0123456789')
+    const config = await writeConfig(work.dir, {
+      files: false,
+      mode: 'code',
+      servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+      policy: { ask: ['guarded'] },
+    })
+    const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
+
+    const first = await gateway(config, url, keyFile)
+    // A client without the elicitation capability: nobody on the connection can approve B.
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(first.endpoint)))
+    const call = client
+      .callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } }, undefined, {
+        timeout: 600_000,
+      })
+      .catch((error: unknown) => error)
+    void call
+
+    const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
+    closers.push(() => store.close())
+    const pending = await until(async () => {
+      const calls = await store.pendingCalls()
+      return calls.length > 0 ? calls : undefined
+    }, 'the paused program in the store')
+    expect(pending).toEqual([
+      expect.objectContaining({ toolName: 'guarded', callId: expect.stringMatching(/:code:2$/) }),
+    ])
+    expect(ran()).toEqual(['step:1'])
+    const turn = await store.loadTurn(pending[0].turnId)
+    const state = turn?.state as { seal?: string; program?: { log?: { calls?: unknown[] } } }
+    expect(state.seal).toMatch(/.+/)
+    expect(state.program?.log?.calls).toHaveLength(2)
+
+    first.child.kill('SIGKILL')
+    await new Promise((done) => first.child.once('exit', done))
+    await gateway(config, url, keyFile)
+
+    // Approve B in the viewer, over HTTP.
+    expect((await approveInViewer(store, pending[0].callId)).status).toBe(200)
+
+    // The new gateway resumes the program: B and C run, A does not run again.
+    const result = await until(async () => {
+      for await (const { record } of store.read()) {
+        const r = record as unknown as { type: string; toolName: string; result?: { isError?: boolean } }
+        if (r.type === 'result' && r.toolName === 'run_code' && !suspended(r)) return r
+      }
+      return undefined
+    }, 'the program result in the journal')
+    expect(result.result?.isError, JSON.stringify(result)).toBe(false)
+    expect(ran()).toEqual(['step:1', 'guarded:2', 'step:3'])
+    expect(JSON.stringify(result)).toContain('step 3 done')
+    // The turn is closed once the program ended: nothing is left to decide.
+    await until(async () => ((await store.pendingCalls()).length === 0 ? true : undefined), 'the turn to close')
+    // Exactly once, also in the journal: one result record per sub-call.
+    const results: string[] = []
+    for await (const { record } of store.read())
+      if (record.type === 'result' && !suspended(record)) results.push(record.toolName)
+    expect(results.sort()).toEqual(['guarded', 'run_code', 'step', 'step'])
+  })
+
+  it('the client still waiting on the gateway gets the result once B is approved in the viewer', async () => {
+    const url = server.createDatabase('programs_live')
+    const marker = join(work.dir, 'marker-live')
+    writeFileSync(marker, '')
+    const keyFile = join(work.dir, 'state-live.key')
+    writeFileSync(keyFile, 'gateway-programs-live-key-0123456789')
+    const config = await writeConfig(
+      work.dir,
+      {
+        files: false,
+        mode: 'code',
+        servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+        policy: { ask: ['guarded'] },
+      },
+      'live.json',
+    )
+    const { endpoint } = await gateway(config, url, keyFile)
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)))
+    closers.push(() => client.close())
+    const call = client.callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } }, undefined, {
+      timeout: 600_000,
+    })
+    const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
+    closers.push(() => store.close())
+    const pending = await until(async () => {
+      const calls = await store.pendingCalls()
+      return calls.length > 0 ? calls : undefined
+    }, 'the paused program in the store')
+    expect((await approveInViewer(store, pending[0].callId)).status).toBe(200)
+    const result = (await call) as { isError?: boolean; structuredContent?: { result?: Record<string, unknown> } }
+    expect(result.isError).not.toBe(true)
+    const text = JSON.stringify(result.structuredContent?.result)
+    for (const part of ['step 1 done', 'guarded 2 done', 'step 3 done']) expect(text).toContain(part)
+    expect(readFileSync(marker, 'utf8').split('\n').filter(Boolean)).toEqual(['step:1', 'guarded:2', 'step:3'])
+  })
+
+  it('a kept program whose log was edited in the store is left alone, even when decided', async () => {
+    const url = server.createDatabase('programs_tampered')
+    const marker = join(work.dir, 'marker-tampered')
+    writeFileSync(marker, '')
+    const keyFile = join(work.dir, 'state-tampered.key')
+    writeFileSync(keyFile, 'gateway-programs-tamper-key-0123456789')
+    const config = await writeConfig(
+      work.dir,
+      {
+        files: false,
+        mode: 'code',
+        servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+        policy: { ask: ['guarded'] },
+      },
+      'tampered.json',
+    )
+    const { endpoint } = await gateway(config, url, keyFile)
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)))
+    closers.push(() => client.close())
+    void client
+      .callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } }, undefined, {
+        timeout: 600_000,
+      })
+      .catch(() => {})
+    const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
+    closers.push(() => store.close())
+    const pending = await until(async () => {
+      const calls = await store.pendingCalls()
+      return calls.length > 0 ? calls : undefined
+    }, 'the paused program in the store')
+    // A copy whose first sub-call's recorded result was edited (the seal no longer verifies).
+    const state = structuredClone((await store.loadTurn(pending[0].turnId))?.state) as {
+      program: { log: { calls: { outcome?: unknown }[] } }
+    }
+    state.program.log.calls[0].outcome = { ok: true, value: 'forged' }
+    const forged = 'gateway-program:forged'
+    await store.saveTurn(forged, state as never)
+    expect((await approveInViewer(store, pending[0].callId, forged)).status).toBe(200)
+    await until(
+      () => (said.includes(`program turn ${forged} is not sealed with this gateway's state key`) ? true : undefined),
+      'the gateway to refuse the edited turn',
+    )
+    expect(readFileSync(marker, 'utf8').split('\n').filter(Boolean)).toEqual(['step:1'])
+  })
+})
