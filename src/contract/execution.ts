@@ -73,6 +73,11 @@ export interface ToolExecution extends ToolExecutionInput {
    */
   readonly storedTurnId?: string
   /**
+   * The model-loop turn whose reply emitted this call (`ToolExecuteOptions.turnId`; nested calls
+   * inherit it). The journal records it, so two turns that reuse a call id are two calls.
+   */
+  readonly turnId?: string
+  /**
    * The W3C trace id (32 lowercase hex digits) of the request that asked for this call, when its
    * caller carried trace context (`ToolExecuteOptions.traceId`; nested calls inherit it). Logs
    * name it so a call's lines join the caller's trace.
@@ -108,6 +113,12 @@ export interface ToolExecuteOptions {
    * `storedTurnId` and journaled with the call's records. A non-empty string when present.
    */
   readonly storedTurnId?: string
+  /**
+   * The model-loop turn whose reply emitted this call (the `turnId` of that turn's journal
+   * records): carried on the execution as `turnId` and journaled with the call's records. A
+   * non-empty string when present.
+   */
+  readonly turnId?: string
   /**
    * The W3C trace id of the request behind this call (an MCP request's `_meta.traceparent`, say):
    * carried on the execution as `traceId`. 32 lowercase hex digits, not all zero, when present.

@@ -267,6 +267,7 @@ export class Journal {
       toolName: exec.name,
       ...this.identityOf(exec.agent),
       ...(exec.storedTurnId === undefined ? {} : { storedTurnId: exec.storedTurnId }),
+      ...(exec.turnId === undefined ? {} : { turnId: exec.turnId }),
     }
   }
 

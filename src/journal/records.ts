@@ -42,6 +42,12 @@ export interface JournalRecordBase {
    * journals written before it was recorded).
    */
   readonly storedTurnId?: string
+  /**
+   * The model-loop turn whose reply emitted the call (the `turnId` of that turn's own records), when
+   * a model loop made it: two turns that reuse a call id are two calls (absent otherwise, and in
+   * journals written before it was recorded).
+   */
+  readonly turnId?: string
 }
 
 /** A call entered the pipeline. */

@@ -204,6 +204,12 @@ export interface ModelLoopPending<F extends ProviderFormat = ProviderFormat> {
    * program paused). Its `requests` entry is the first waiting sub-call's request.
    */
   readonly programs?: readonly (ProgramSuspension | null)[]
+  /**
+   * The turn whose model reply emitted the batch (its journal records' `turnId`): the batch's calls
+   * carry it into the journal, in this run and in every resume, so a viewer tells them apart from
+   * another turn's calls with the same ids.
+   */
+  readonly turnId?: string
 }
 
 /** What a resume hands the loop: decisions by callId and results proven elsewhere (the journal). */
@@ -244,7 +250,9 @@ export async function driveModelLoop<F extends ProviderFormat>(
   streaming = false,
 ): Promise<ModelLoopResult<F>> {
   const journal = LoopJournal.of(options)
-  if (journal === undefined) return loop(options, state, control, streaming)
+  // The turn this run's replies belong to: the journal's, or one of its own when nothing journals it.
+  const turnId = journal?.turnId ?? `turn-${globalThis.crypto.randomUUID()}`
+  if (journal === undefined) return loop(options, state, control, streaming, turnId)
   journal.turnStarted(options.model.format, state.messages, state.pending !== undefined)
   const observer = options.onEvent
   const observed: RunModelLoopOptions<F> = {
@@ -259,7 +267,7 @@ export async function driveModelLoop<F extends ProviderFormat>(
     },
   }
   try {
-    const result = await loop(observed, state, control, streaming)
+    const result = await loop(observed, state, control, streaming, turnId)
     journal.turnEnded(result.stopReason, result.usage)
     return result
   } catch (error) {
@@ -275,6 +283,7 @@ async function loop<F extends ProviderFormat>(
   state: ModelLoopState<F>,
   control: PendingControl | undefined,
   streaming: boolean,
+  turnId: string,
 ): Promise<ModelLoopResult<F>> {
   const { model, signal } = options
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
@@ -340,7 +349,7 @@ async function loop<F extends ProviderFormat>(
       endStep({ reply: replyMessages, calls, results: [], ...(usage !== undefined ? { usage } : {}) })
       return finish('done')
     }
-    state.pending = { reply: replyMessages, calls, ...(usage !== undefined ? { usage } : {}) }
+    state.pending = { reply: replyMessages, calls, ...(usage !== undefined ? { usage } : {}), turnId }
   }
 }
 
@@ -393,8 +402,17 @@ async function settlePending<F extends ProviderFormat>(
     }
     const suspensions: (ApprovalRequest | undefined)[] = []
     const paused: (ProgramSuspension | undefined)[] = []
-    const gated =
+    const claimed =
       control?.claim === undefined ? options : { ...options, tools: claiming(options.tools, calls, control.claim) }
+    // The batch's calls name the turn that emitted them (an older state's batch has none).
+    const turnId = pending.turnId
+    const gated =
+      turnId === undefined
+        ? claimed
+        : {
+            ...claimed,
+            tools: withExecute(claimed.tools, (input, host) => claimed.tools.execute(input, { ...host, turnId })),
+          }
     const batch = await executeStepCalls(
       gated,
       run.map((i) => calls[i]),
@@ -429,7 +447,15 @@ async function settlePending<F extends ProviderFormat>(
     return {
       results: [],
       concludesTurn: false,
-      waiting: { reply: pending.reply, calls, ...usage, results, requests, ...withPrograms },
+      waiting: {
+        reply: pending.reply,
+        calls,
+        ...usage,
+        results,
+        requests,
+        ...withPrograms,
+        ...(pending.turnId === undefined ? {} : { turnId: pending.turnId }),
+      },
     }
   }
   const done = results as ModelLoopCallResult[]

@@ -275,6 +275,8 @@ function readState<F extends ProviderFormat>(
     throw new ResumeStateError(issues)
   }
   if (!Array.isArray(pending.reply)) issues.push('state.pending.reply: expected an array')
+  if (pending.turnId !== undefined && (typeof pending.turnId !== 'string' || pending.turnId === ''))
+    issues.push('state.pending.turnId: expected a non-empty string when present')
   const calls = pending.calls
   if (!Array.isArray(calls) || calls.length === 0) {
     issues.push('state.pending.calls: expected a non-empty array')

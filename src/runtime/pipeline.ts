@@ -145,6 +145,7 @@ export async function runPipeline(
   const token = Symbol(read.callId) as ToolExecutionToken
   // The stored turn a nested call belongs to is its enclosing call's.
   const storedTurnId = host.storedTurnId ?? enclosing?.exec.storedTurnId
+  const turnId = host.turnId ?? enclosing?.exec.turnId
   const traceId = host.traceId ?? enclosing?.exec.traceId
   const exec: ToolExecution = Object.freeze({
     callId: read.callId,
@@ -158,6 +159,7 @@ export async function runPipeline(
     signal: read.signal,
     token,
     ...(storedTurnId === undefined ? {} : { storedTurnId }),
+    ...(turnId === undefined ? {} : { turnId }),
     ...(traceId === undefined ? {} : { traceId }),
   })
   // A nested call asks the approval channel of the call that encloses it, unless given its own.
@@ -234,6 +236,7 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
   const approval = readOwn(options, 'approval')
   const onSuspended = readOwn(options, 'onSuspended')
   const storedTurnId = readOwn(options, 'storedTurnId')
+  const turnId = readOwn(options, 'turnId')
   const program = readOwn(options, 'program')
   const traceId = readOwn(options, 'traceId')
   if (
@@ -241,6 +244,7 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     approval === UNREADABLE ||
     onSuspended === UNREADABLE ||
     storedTurnId === UNREADABLE ||
+    turnId === UNREADABLE ||
     program === UNREADABLE ||
     traceId === UNREADABLE
   )
@@ -253,6 +257,8 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     return 'options.onSuspended: expected a function when present'
   if (storedTurnId !== undefined && (typeof storedTurnId !== 'string' || storedTurnId === ''))
     return 'options.storedTurnId: expected a non-empty string when present'
+  if (turnId !== undefined && (typeof turnId !== 'string' || turnId === ''))
+    return 'options.turnId: expected a non-empty string when present'
   if (traceId !== undefined && (typeof traceId !== 'string' || !TRACE_ID.test(traceId)))
     return 'options.traceId: expected a W3C trace id (32 lowercase hex digits, not all zero) when present'
   return {
@@ -260,6 +266,7 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     approval: approval as ApprovalService | undefined,
     onSuspended: onSuspended as ToolExecuteOptions['onSuspended'],
     ...(storedTurnId === undefined ? {} : { storedTurnId: storedTurnId as string }),
+    ...(turnId === undefined ? {} : { turnId: turnId as string }),
     ...(traceId === undefined ? {} : { traceId: traceId as string }),
     ...(program !== undefined && typeof program === 'object' && program !== null
       ? { program: program as ToolExecuteOptions['program'] }

@@ -22,12 +22,26 @@ export const VIEWER_DECISION_KINDS: readonly ViewerDecisionKind[] = Object.freez
 /** The longest reason a person may give with a denial (characters). */
 export const MAX_VIEWER_REASON_CHARS = 500
 
+/** A call waiting for a decision, as the approval handler lists it. */
+export interface ViewerPendingCall {
+  readonly callId: string
+  /**
+   * The turn it waits in as the handler names it (a store's turn id; a state file's turn): the page
+   * sends it back with a decision, so open turns that share the call id are told apart.
+   */
+  readonly turnId?: string
+  /** The model-loop turn whose reply emitted the call (its journal records' `turnId`), when known. */
+  readonly journalTurnId?: string
+  /** The decision recorded so far (`allowed-once`, …), or null. */
+  readonly decided: string | null
+}
+
 /** A decision from the page on a pending approval. */
 export interface ViewerDecision {
   callId: string
   /**
-   * The stored turn the call waits in (a store viewer): needed when open turns share the call id;
-   * a decision that could mean more than one turn is refused.
+   * The turn the call waits in (a pending call's `turnId`): needed when open turns share the call
+   * id; a decision that could mean more than one turn is refused.
    */
   turnId?: string
   decision: ViewerDecisionKind
@@ -47,8 +61,8 @@ export type ViewerDecisionResult =
 
 /** Applies approval decisions taken in the page. */
 export interface ViewerApprovalHandler {
-  /** The calls waiting for a decision: call id → the kind already recorded for it, or null. */
-  pending(): Promise<ReadonlyMap<string, string | null>>
+  /** The calls waiting for a decision, each with its turn and the kind already recorded for it. */
+  pending(): Promise<readonly ViewerPendingCall[]>
   /** Record one decision; refused when the call is not pending or was decided already. */
   decide(decision: ViewerDecision): Promise<ViewerDecisionResult>
 }
@@ -91,6 +105,8 @@ interface StateView {
   /** Call id → index in `pending.calls`, for calls without a result (waiting for a decision). */
   waiting: Map<string, number>
   decisions: Json
+  /** The turn whose model reply emitted the batch (`state.pending.turnId`), when the state says. */
+  turnId: string | undefined
 }
 
 /** Read and check the state file; every problem names the file and the field. */
@@ -122,7 +138,8 @@ async function readStateFile(path: string, key: Buffer | undefined): Promise<Sta
   calls.forEach((call: unknown, i) => {
     if (isObject(call) && typeof call.callId === 'string' && requests[i] !== null) waiting.set(call.callId, i)
   })
-  return { state, waiting, decisions }
+  const turnId = typeof pending.turnId === 'string' && pending.turnId !== '' ? pending.turnId : undefined
+  return { state, waiting, decisions, turnId }
 }
 
 /**
@@ -201,14 +218,14 @@ export function stateFileApproval(
   // whose seal verifies, and the state is sealed again with the decision in it.
   const stateKey = options.stateKey === undefined ? undefined : Buffer.from(options.stateKey)
   let queue: Promise<unknown> = Promise.resolve()
-  let cached: { key: string; pending: ReadonlyMap<string, string | null> } | undefined
+  let cached: { key: string; pending: readonly ViewerPendingCall[] } | undefined
 
-  const pending = async (): Promise<ReadonlyMap<string, string | null>> => {
+  const pending = async (): Promise<readonly ViewerPendingCall[]> => {
     let info: Awaited<ReturnType<typeof stat>>
     try {
       info = await stat(path)
     } catch {
-      return new Map() // the host removed the state (the turn went on): nothing is pending
+      return [] // the host removed the state (the turn went on): nothing is pending
     }
     const key = `${info.ino}:${info.size}:${info.mtimeMs}`
     if (cached?.key === key) return cached.pending
@@ -216,15 +233,18 @@ export function stateFileApproval(
     try {
       view = await readStateFile(path, stateKey)
     } catch {
-      return new Map() // being rewritten, or no longer a suspended state: offer no buttons
+      return [] // being rewritten, or no longer a suspended state: offer no buttons
     }
-    const map = new Map<string, string | null>()
-    for (const callId of view.waiting.keys()) map.set(callId, recordedKind(ownMember(view.decisions, callId)))
-    cached = { key, pending: map }
-    return map
+    // One turn per state file: its calls carry the state's turn, when it names one.
+    const turn = view.turnId === undefined ? {} : { turnId: view.turnId, journalTurnId: view.turnId }
+    const list = [...view.waiting.keys()].map(
+      (callId): ViewerPendingCall => ({ callId, ...turn, decided: recordedKind(ownMember(view.decisions, callId)) }),
+    )
+    cached = { key, pending: list }
+    return list
   }
 
-  const apply = async ({ callId, ...decision }: ViewerDecision): Promise<ViewerDecisionResult> => {
+  const apply = async ({ callId, turnId, ...decision }: ViewerDecision): Promise<ViewerDecisionResult> => {
     const result = await withLock(`${path}.lock`, async (): Promise<ViewerDecisionResult> => {
       let view: StateView
       try {
@@ -238,6 +258,9 @@ export function stateFileApproval(
       }
       if (!view.waiting.has(callId))
         return { applied: false, reason: `call ${callId} is not pending in the state file` }
+      // A decision named for another turn is not this state's (the host wrote the next turn's state).
+      if (turnId !== undefined && turnId !== view.turnId)
+        return { applied: false, reason: `call ${callId} is not pending in turn ${turnId} in the state file` }
       const recorded = recordedKind(ownMember(view.decisions, callId))
       if (recorded !== null) return { applied: false, reason: `call ${callId} was already decided (${recorded})` }
       const outcome = viewerOutcome(decision)

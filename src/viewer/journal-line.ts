@@ -16,6 +16,8 @@ export interface JournalLineRecord {
   parentCallId: string | null
   agentId: string | null
   toolName: string
+  /** The turn the record belongs to (`turnId`: a model loop's turn, or the turn that emitted a call). */
+  turnId: string | null
   /** The record's `identity.subject`, when it carries an identity. */
   caller: string | null
   raw: Record<string, unknown>
@@ -49,6 +51,7 @@ export function toLineRecord(record: JournalRecord, at?: LineAt): JournalLineRec
     parentCallId: optString(readOwn(value, 'parentCallId')),
     agentId: optString(readOwn(value, 'agentId')),
     toolName: optString(readOwn(value, 'toolName')) ?? '',
+    turnId: optString(readOwn(value, 'turnId')),
     caller: callerOf(readOwn(value, 'identity')),
     raw: value,
     ...(at === undefined ? {} : { at }),

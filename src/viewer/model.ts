@@ -51,14 +51,21 @@ export interface PendingApproval {
   reason: string | null
   /** The decision recorded in the state file (`allowed-once`, `denied`, …) until the turn is resumed. */
   decided: string | null
-  /** The viewer's state file lists this call as waiting for a decision. */
+  /** The viewer's approval handler lists this call as waiting for a decision. */
   decidable: boolean
+  /** The turn the handler says the call waits in: the page sends it back with a decision. */
+  turnId?: string
 }
 
 /** One call of the session: the viewer's card. */
 export interface SessionCard {
-  /** The call id (unique in a journal). */
+  /**
+   * The card's id, unique in a session: the call id, or the call id and its turn when an earlier
+   * turn's call has that id (turns may reuse call ids).
+   */
   id: string
+  /** The call id. */
+  callId: string
   /** Order of first appearance in the journal. */
   seq: number
   /** Set for Code Mode sub-calls: the `run_code` call they belong to. */

@@ -25,6 +25,7 @@ import {
   type ViewerApprovalHandler,
   type ViewerDecision,
   type ViewerDecisionKind,
+  type ViewerPendingCall,
 } from './approval-state.js'
 import { loadViewerAssets, type ViewerAssets } from './assets.js'
 import { cardJson } from './card-json.js'
@@ -40,7 +41,7 @@ import type { ViewerSessionOptions } from './static.js'
 import { StoreFollower } from './store-source.js'
 
 export type { ViewerAccess, ViewerIdentity, ViewerToken } from './access.js'
-export type { ViewerApprovalHandler, ViewerDecision, ViewerDecisionKind } from './approval-state.js'
+export type { ViewerApprovalHandler, ViewerDecision, ViewerDecisionKind, ViewerPendingCall } from './approval-state.js'
 export { cardJson } from './card-json.js'
 export type { ViewerCredentials } from './credentials.js'
 
@@ -252,7 +253,7 @@ class LiveSession {
   session: SessionState
   readonly clients = new Map<ServerResponse, Client>()
   private reader: JournalLineReader | undefined
-  private board: ReadonlyMap<string, string | null> | undefined
+  private board: readonly ViewerPendingCall[] | undefined
   private readonly follower: JournalFollower | StoreFollower
   /** A read failure while starting, reported by `start`. */
   private startError: unknown
@@ -439,11 +440,13 @@ async function handleDecision(
   const body = await readBody(req)
   const decision = body === undefined ? 'bad decision: too large' : parseDecision(body)
   if (typeof decision === 'string') return send(res, 400, 'text/plain; charset=utf-8', `${decision}\n`)
-  const card = live.session.card(decision.callId)
-  if (card?.pendingApproval === null || card?.pendingApproval === undefined) {
+  // The journal must show the call waiting in the turn named (the handler lists which turn that is).
+  if (live.session.pendingCards(decision.callId, decision.turnId).length === 0) {
     return sendJson(res, 409, {
       ok: false,
-      reason: `call ${decision.callId} is not awaiting approval in the journal`,
+      reason: `call ${decision.callId} is not awaiting approval in the journal${
+        decision.turnId === undefined ? '' : ` in turn ${decision.turnId}`
+      }`,
     })
   }
   const outcome = await approval.decide(

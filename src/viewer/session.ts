@@ -8,6 +8,7 @@ import { sanitizeContent } from '../presentation/generic.js'
 import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
 import { languageFromPath } from '../presentation/language.js'
 import { splitLines } from '../presentation/read-window.js'
+import type { ViewerPendingCall } from './approval-state.js'
 import { boundForCard, MAX_CARD_DEPTH, VIEW_DEPTH_MARGIN } from './depth-bound.js'
 import type { LineAt } from './follow.js'
 import type { JournalLineRecord } from './journal-line.js'
@@ -46,7 +47,11 @@ interface HeldResult {
 }
 
 interface CallState {
+  /** The card's id: the call id, or with the turn when an earlier turn's call has that id. */
   id: string
+  callId: string
+  /** The model-loop turn whose reply emitted the call (its records' `turnId`), when they say. */
+  turnId: string | null
   seq: number
   parentId: string | null
   rootId: string
@@ -179,15 +184,21 @@ function diffsOf(view: { card: string; diffs?: unknown }): DiffBlock[] {
  * viewer sends only those; cards are rebuilt lazily from the call's state.
  */
 export class SessionState {
+  /** By card id. */
   private readonly calls = new Map<string, CallState>()
   private readonly order: CallState[] = []
-  private board: ReadonlyMap<string, string | null> | undefined
+  /** Card id by turn and call id (`turnKey`): two turns that reuse a call id are two calls. */
+  private readonly idOf = new Map<string, string>()
+  /** Per call id: the card id given to it last (where a record that names no turn goes). */
+  private readonly lastIdOf = new Map<string, string>()
+  private readonly takenIds = new Set<string>()
+  private board: readonly ViewerPendingCall[] | undefined
   private readonly turns = new Map<string, TurnView>()
   /** Turns changed since `takeChangedTurns` was last asked. */
   private readonly changedTurns = new Set<string>()
-  /** Per call id: the turn and step whose reply emitted it. */
+  /** Per card id: the turn and step whose reply emitted it. */
   private readonly stepOfCall = new Map<string, { id: string; step: number }>()
-  /** Per call id: its parallel group, when it shared one. */
+  /** Per card id: its parallel group, when it shared one. */
   private readonly groupOfCall = new Map<string, { group: string; size: number; index: number }>()
 
   /**
@@ -207,7 +218,7 @@ export class SessionState {
   /** A held value's record read again; `undefined` (with a note) when the line changed under us. */
   private recordAt(at: LineAt, state: CallState, notes: string[]): JournalLineRecord | undefined {
     const r = this.reread?.(at)
-    if (r !== undefined && r.callId === state.id) return r
+    if (r !== undefined && r.callId === state.callId) return r
     notes.push('the journal changed since this call was read; part of the call cannot be shown')
     return undefined
   }
@@ -236,14 +247,43 @@ export class SessionState {
     return isPlainRecord(result) ? result : { isError: held.isError }
   }
 
+  /**
+   * The card id of a turn's call, given on first sight (a model reply names its calls before they
+   * start): the call id, unless another call has it already. A record that names no turn (an older
+   * journal, a call no model loop made) goes to the call id's last card.
+   */
+  private cardIdOf(turnId: string | null, callId: string): string {
+    const key = turnKey(turnId, callId)
+    let id = this.idOf.get(key)
+    if (id !== undefined) return id
+    if (turnId === null) {
+      const last = this.lastIdOf.get(callId)
+      if (last !== undefined) return last
+    }
+    id = callId
+    for (let n = 2; this.takenIds.has(id); n++) id = `${callId} (${turnId ?? 'no turn'}${n > 2 ? ` #${n}` : ''})`
+    this.idOf.set(key, id)
+    this.lastIdOf.set(callId, id)
+    this.takenIds.add(id)
+    return id
+  }
+
+  /** The card id of a call another record names (its parent, its root): never given here. */
+  private knownIdOf(turnId: string | null, callId: string): string {
+    return this.idOf.get(turnKey(turnId, callId)) ?? this.lastIdOf.get(callId) ?? callId
+  }
+
   private callOf(r: JournalLineRecord): CallState {
-    let state = this.calls.get(r.callId)
+    const id = this.cardIdOf(r.turnId, r.callId)
+    let state = this.calls.get(id)
     if (state === undefined) {
       state = {
-        id: r.callId,
+        id,
+        callId: r.callId,
+        turnId: r.turnId,
         seq: this.order.length,
-        parentId: r.parentCallId,
-        rootId: r.rootCallId,
+        parentId: r.parentCallId === null ? null : this.knownIdOf(r.turnId, r.parentCallId),
+        rootId: r.rootCallId === r.callId ? id : this.knownIdOf(r.turnId, r.rootCallId),
         agent: r.agentId,
         caller: r.caller,
         tool: r.toolName,
@@ -257,7 +297,7 @@ export class SessionState {
         dispatch: undefined,
         card: undefined,
       }
-      this.calls.set(r.callId, state)
+      this.calls.set(id, state)
       this.order.push(state)
     }
     state.caller ??= r.caller
@@ -342,7 +382,7 @@ export class SessionState {
       default:
         return []
     }
-    const state = this.calls.get(r.callId)!
+    const state = this.calls.get(this.cardIdOf(r.turnId, r.callId))!
     state.card = undefined
     return [state.id]
   }
@@ -405,9 +445,10 @@ export class SessionState {
         for (const call of Array.isArray(calls) ? calls : []) {
           const callId = isPlainRecord(call) ? text(readOwn(call, 'callId')) : null
           if (callId === null) continue
-          view.calls.push(callId)
-          this.stepOfCall.set(callId, { id: turn.id, step: stepIndex })
-          if (this.touch(callId)) changed.push(callId)
+          const id = this.cardIdOf(turn.id, callId)
+          view.calls.push(id)
+          this.stepOfCall.set(id, { id: turn.id, step: stepIndex })
+          if (this.touch(id)) changed.push(id)
         }
         break
       }
@@ -419,7 +460,9 @@ export class SessionState {
         const groups = readOwn(raw, 'groups')
         for (const group of Array.isArray(groups) ? groups : []) {
           if (!Array.isArray(group)) continue
-          const ids = group.filter((id): id is string => typeof id === 'string')
+          const ids = group
+            .filter((id): id is string => typeof id === 'string')
+            .map((callId) => this.cardIdOf(turn.id, callId))
           if (ids.length < 2) continue
           ids.forEach((id, index) => {
             this.groupOfCall.set(id, { group: ids[0], size: ids.length, index })
@@ -466,21 +509,54 @@ export class SessionState {
   }
 
   /**
-   * The calls the viewer's state file lists as waiting for a decision (call id → the decision
-   * recorded so far, or null); `undefined` when the viewer does not approve. Answers the ids of the
+   * The calls the approval handler lists as waiting for a decision, each with its turn and the
+   * decision recorded so far; `undefined` when the viewer does not approve. Answers the ids of the
    * cards whose buttons or recorded decision changed.
    */
-  setDecidable(board: ReadonlyMap<string, string | null> | undefined): string[] {
-    const before = this.board
+  setDecidable(board: readonly ViewerPendingCall[] | undefined): string[] {
+    const before = this.boardByCard()
     this.board = board
+    const after = this.boardByCard()
     const changed: string[] = []
-    for (const id of new Set([...(before?.keys() ?? []), ...(board?.keys() ?? [])])) {
+    for (const id of new Set([...before.keys(), ...after.keys()])) {
       const state = this.calls.get(id)
-      if (state === undefined || before?.get(id) === board?.get(id)) continue
+      const [was, is] = [before.get(id), after.get(id)]
+      const same =
+        was === undefined
+          ? is === undefined
+          : is !== undefined && was.decided === is.decided && was.turnId === is.turnId
+      if (state === undefined || same) continue
       state.card = undefined
       changed.push(id)
     }
     return changed
+  }
+
+  /**
+   * The board by card id: a pending call that names its journal turn is that turn's call; one that
+   * does not (a state written before turns were recorded) is the call id's last card.
+   */
+  private boardByCard(): Map<string, ViewerPendingCall> {
+    const out = new Map<string, ViewerPendingCall>()
+    for (const entry of this.board ?? []) {
+      const id =
+        entry.journalTurnId === undefined
+          ? this.lastIdOf.get(entry.callId)
+          : this.idOf.get(turnKey(entry.journalTurnId, entry.callId))
+      if (id !== undefined) out.set(id, entry)
+    }
+    return out
+  }
+
+  /** The card of a call awaiting a decision, by call id and (when given) the turn the handler named. */
+  pendingCards(callId: string, turnId: string | undefined): SessionCard[] {
+    const out: SessionCard[] = []
+    for (const [id, entry] of this.boardByCard()) {
+      if (entry.callId !== callId || (turnId !== undefined && entry.turnId !== turnId)) continue
+      const card = this.card(id)
+      if (card?.pendingApproval) out.push(card)
+    }
+    return out
   }
 
   /** The card of one call, or `undefined` for an unknown id. */
@@ -530,14 +606,17 @@ export class SessionState {
     let pendingApproval: SessionCard['pendingApproval'] = null
     if (status.kind === 'awaiting-approval') {
       const asked = state.approvals.findLast((s) => s.step === 'asked')
+      const entry = this.boardByCard().get(state.id)
       pendingApproval = {
         reason: asked?.step === 'asked' ? asked.reason : null,
-        decided: this.board?.get(state.id) ?? null,
-        decidable: this.board?.has(state.id) === true,
+        decided: entry?.decided ?? null,
+        decidable: entry !== undefined,
+        ...(entry?.turnId === undefined ? {} : { turnId: entry.turnId }),
       }
     }
     const card: SessionCard = {
       id: state.id,
+      callId: state.callId,
       seq: state.seq,
       parentId: state.parentId,
       rootId: state.rootId,
@@ -565,6 +644,11 @@ export class SessionState {
     if (this.reread === undefined) state.card = card
     return card
   }
+}
+
+/** The key of a call in a turn (a call that names no turn has the empty turn). */
+function turnKey(turnId: string | null, callId: string): string {
+  return `${turnId ?? ''}\u0000${callId}`
 }
 
 function finite(value: unknown): number | null {

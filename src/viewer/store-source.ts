@@ -2,7 +2,13 @@
 // (LISTEN/NOTIFY plus a cursor for PostgreSQL), and decisions are recorded in the store, once per call.
 import type { JournalRecord } from '../journal/records.js'
 import type { Store } from '../journal/store.js'
-import { type ViewerApprovalHandler, type ViewerDecisionResult, viewerOutcome } from './approval-state.js'
+import { isPlainRecord, readOwn } from '../presentation/json-guard.js'
+import {
+  type ViewerApprovalHandler,
+  type ViewerDecisionResult,
+  type ViewerPendingCall,
+  viewerOutcome,
+} from './approval-state.js'
 
 /** Follows a store's journal: what is there at start, then every record as it is appended. */
 export class StoreFollower {
@@ -88,15 +94,21 @@ export function storeApproval(store: Store): ViewerApprovalHandler {
   return {
     async pending() {
       const calls = await store.pendingCalls()
-      const board = new Map<string, string | null>()
-      const turns = new Map<string, Readonly<Record<string, { kind: string }>>>()
+      const turns = new Map<string, { decisions: Readonly<Record<string, { kind: string }>>; journal?: string }>()
+      const board: ViewerPendingCall[] = []
       for (const call of calls) {
-        let decisions = turns.get(call.turnId)
-        if (decisions === undefined) {
-          decisions = (await store.loadTurn(call.turnId))?.decisions ?? {}
-          turns.set(call.turnId, decisions)
+        let turn = turns.get(call.turnId)
+        if (turn === undefined) {
+          const stored = await store.loadTurn(call.turnId)
+          turn = { decisions: stored?.decisions ?? {}, ...journalTurnOf(stored?.state) }
+          turns.set(call.turnId, turn)
         }
-        board.set(call.callId, decisions[call.callId]?.kind ?? null)
+        board.push({
+          callId: call.callId,
+          turnId: call.turnId,
+          ...(turn.journal === undefined ? {} : { journalTurnId: turn.journal }),
+          decided: turn.decisions[call.callId]?.kind ?? null,
+        })
       }
       return board
     },
@@ -140,4 +152,11 @@ export function storeApproval(store: Store): ViewerApprovalHandler {
       }
     },
   }
+}
+
+/** The model-loop turn a stored state's pending batch came from (`state.pending.turnId`), when it says. */
+function journalTurnOf(state: unknown): { journal?: string } {
+  const pending = isPlainRecord(state) ? readOwn(state, 'pending') : undefined
+  const turnId = isPlainRecord(pending) ? readOwn(pending, 'turnId') : undefined
+  return typeof turnId === 'string' && turnId !== '' ? { journal: turnId } : {}
 }

@@ -162,14 +162,16 @@ describe('the model loop journals the conversation', () => {
         usage: expect.objectContaining({ inputTokens: 250, outputTokens: 28, totalTokens: 278 }),
       },
     ])
-    // Every model-side record belongs to one turn, and the step's reply comes before its calls run.
-    const turnIds = new Set(all.filter((r) => 'turnId' in r).map((r) => (r as { turnId: string }).turnId))
+    // Every record belongs to the one turn: the model side's (its id in callId too) and, since the
+    // turn emitted them, its calls' (issue 36, item 8); the step's reply comes before its calls run.
+    const turnIds = new Set(all.map((r) => r.turnId))
     expect(turnIds.size).toBe(1)
     const [turnId] = turnIds
     expect(turnId).toMatch(/^turn-/)
-    for (const r of all.filter((r) => 'turnId' in r))
+    const modelSide = (r: (typeof all)[number]) => r.toolName === ''
+    for (const r of all.filter(modelSide))
       expect(r).toMatchObject({ v: 1, callId: turnId, rootCallId: turnId, parentCallId: null, toolName: '' })
-    const types = all.map((r) => `${r.type}${'turnId' in r ? '' : `:${r.callId}`}`)
+    const types = all.map((r) => `${r.type}${modelSide(r) ? '' : `:${r.callId}`}`)
     expect(types.indexOf('model-reply')).toBeLessThan(types.indexOf('call-started:c1'))
     expect(types.lastIndexOf('result:c4')).toBeLessThan(types.indexOf('step-ended'))
 

@@ -86,10 +86,10 @@ describe('viewer session folding', () => {
     expect(done.pendingApproval).toBeNull()
     // The state file's board decides where buttons go and shows a recorded decision.
     const session = sessionFromJournalText(suspended.join('\n'), presenterTable())
-    expect(session.setDecidable(new Map([['c', null]]))).toEqual(['c'])
+    expect(session.setDecidable([{ callId: 'c', decided: null }])).toEqual(['c'])
     expect(session.card('c')?.pendingApproval).toEqual({ reason: 'needs a human', decided: null, decidable: true })
-    expect(session.setDecidable(new Map([['c', null]]))).toEqual([])
-    expect(session.setDecidable(new Map([['c', 'denied']]))).toEqual(['c'])
+    expect(session.setDecidable([{ callId: 'c', decided: null }])).toEqual([])
+    expect(session.setDecidable([{ callId: 'c', decided: 'denied' }])).toEqual(['c'])
     expect(session.card('c')?.pendingApproval?.decided).toBe('denied')
   })
 

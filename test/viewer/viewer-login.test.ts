@@ -55,7 +55,7 @@ function fakeApproval(): ViewerApprovalHandler & { decisions: ViewerDecision[] }
   const decisions: ViewerDecision[] = []
   return {
     decisions,
-    pending: async () => new Map([['w1', decisions.length ? 'allowed-once' : null]]),
+    pending: async () => [{ callId: 'w1', decided: decisions.length ? 'allowed-once' : null }],
     decide: async (decision) => {
       decisions.push(decision)
       return { applied: true }

@@ -1,7 +1,7 @@
 // The page: a toolbar with filters (agent, tool, status) and a search box over a list of cards.
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { type CardRow, STATUS_KINDS, type StatusKind, type TurnView } from '../model.js'
-import { Card, type DecisionChoice } from './card.js'
+import { Card, type DecideHandler } from './card.js'
 import { html } from './html.js'
 import { vis } from './text.js'
 import { conversationItems, isBlock, type ListItem, StepBlock, TurnHeader } from './turn.js'
@@ -17,7 +17,7 @@ export interface AppProps {
   approve: boolean
   /** `live`, `reconnecting` or `static`. */
   connection: string
-  onDecide?: (id: string, decision: DecisionChoice, reason: string) => void
+  onDecide?: DecideHandler
   notices?: ReadonlyMap<string, string>
 }
 

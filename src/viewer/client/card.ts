@@ -65,7 +65,7 @@ const ALWAYS_NOTE: ReadonlyMap<string, string> = new Map([
  * box goes with either denial; "always" applies to this agent and tool on every instance that reads
  * its standing rules from the same store.
  */
-function DecideBar(props: { card: CardProps; pending: PendingApproval }): ComponentChildren {
+function DecideBar(props: { card: CardProps; callId: string; pending: PendingApproval }): ComponentChildren {
   const { card: cardProps, pending } = props
   const [reason, setReason] = useState('')
   const id = cardProps.row.id
@@ -84,7 +84,13 @@ function DecideBar(props: { card: CardProps; pending: PendingApproval }): Compon
   }
   const busy = notice === SENDING
   const send = (choice: DecisionChoice) =>
-    cardProps.onDecide?.(id, choice, choice === 'deny' || choice === 'deny-always' ? reason.trim() : '')
+    cardProps.onDecide?.(
+      id,
+      // The turn goes with the call id: open turns may share a call id, and the decision is one turn's.
+      { callId: props.callId, ...(pending.turnId === undefined ? {} : { turnId: pending.turnId }) },
+      choice,
+      choice === 'deny' || choice === 'deny-always' ? reason.trim() : '',
+    )
   return html`<div class="decide">
     <button type="button" class="approve" disabled=${busy} onClick=${() => send('approve')}>Approve</button>
     <button type="button" class="approve-always" disabled=${busy} title="allow this and every later call of this tool by this agent" onClick=${() => send('approve-always')}>Always allow</button>
@@ -95,12 +101,21 @@ function DecideBar(props: { card: CardProps; pending: PendingApproval }): Compon
   </div>`
 }
 
+/** Which pending call a decision is for: its call id, and the turn the viewer said it waits in. */
+export interface DecisionTarget {
+  callId: string
+  turnId?: string
+}
+
+/** Send a decision from the card `id` (notices are kept by card). */
+export type DecideHandler = (id: string, target: DecisionTarget, decision: DecisionChoice, reason: string) => void
+
 export interface CardProps {
   /** The call's row; its card is parsed from the row's JSON while it is drawn. */
   row: CardRow
   children: Map<string, CardRow[]>
   approve: boolean
-  onDecide?: (id: string, decision: DecisionChoice, reason: string) => void
+  onDecide?: DecideHandler
   /** Per call: what became of a decision sent from this page (a refusal's reason, or `sending…`). */
   notices?: ReadonlyMap<string, string>
   visible: (parent: CardRow, child: CardRow) => boolean
@@ -167,7 +182,8 @@ export function Card(props: CardProps): ComponentChildren {
     class=${`card status-${card.status.kind}${card.parentId !== null ? ' sub' : ''}${turn !== null ? ' in-turn' : ''}${
       parallel !== null ? ' in-parallel' : ''
     }`}
-    data-call-id=${card.id}
+    data-call-id=${card.callId ?? card.id}
+    data-card-id=${card.id}
     data-tool=${card.tool}
     data-status=${card.status.kind}
     data-caller=${card.caller ?? ''}
@@ -186,7 +202,7 @@ export function Card(props: CardProps): ComponentChildren {
       ${card.durationMs !== null ? html`<span class="duration">${formatDuration(card.durationMs)}</span>` : null}
       ${timing(card)}
       <span class="title">${vis(title)}</span>
-      <span class="call-id">${vis(card.id)}</span>
+      <span class="call-id">${vis(card.callId ?? card.id)}</span>
     </header>
     ${
       card.notes.length > 0
@@ -194,7 +210,7 @@ export function Card(props: CardProps): ComponentChildren {
         : null
     }
     ${card.approvals.length > 0 ? html`<ol class="approvals">${card.approvals.map((s) => approvalLine(s))}</ol>` : null}
-    ${pending !== null && props.approve ? html`<${DecideBar} card=${props} pending=${pending} />` : null}
+    ${pending !== null && props.approve ? html`<${DecideBar} card=${props} callId=${card.callId ?? card.id} pending=${pending} />` : null}
     ${card.program !== null ? html`<div class="program"><${Code} code=${card.program} lang="typescript" /></div>` : null}
     ${error !== null && !resultMentions(card, error.message) ? html`<div class="error-message">${vis(error.message)}</div>` : null}
     <div class="body">

@@ -3,7 +3,7 @@
 import { render } from 'preact'
 import type { CardRow, CardRowHeader, SessionCard, SessionSnapshot, TurnView } from '../model.js'
 import { App } from './app.js'
-import { type DecisionChoice, SENDING } from './card.js'
+import { type DecisionChoice, type DecisionTarget, SENDING } from './card.js'
 import { html } from './html.js'
 
 const DATA_ID = 'toolgate-session'
@@ -161,7 +161,7 @@ function positionOf(cards: CardRow[], seq: number): number {
   return -1
 }
 
-async function decide(id: string, decision: DecisionChoice, reason: string): Promise<void> {
+async function decide(id: string, target: DecisionTarget, decision: DecisionChoice, reason: string): Promise<void> {
   if (notices.get(id) === SENDING) return
   notices.set(id, SENDING)
   paint()
@@ -172,7 +172,7 @@ async function decide(id: string, decision: DecisionChoice, reason: string): Pro
     const response = await fetch('/decision', {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-toolgate-token': approvalToken },
-      body: JSON.stringify(reason === '' ? { callId: id, decision } : { callId: id, decision, reason }),
+      body: JSON.stringify({ ...target, decision, ...(reason === '' ? {} : { reason }) }),
     })
     if (!response.ok) {
       const text = await response.text().catch(() => '')
