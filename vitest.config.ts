@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 
@@ -38,5 +39,8 @@ export default defineConfig({
     // Hooks start PostgreSQL, gateways and worker pools: bound their hang generously for a loaded machine.
     hookTimeout: 60_000,
     pool: 'forks',
+    // vitest's default is one worker fewer than the cores: a single worker on CI's 2 cores, the
+    // other core idle while tests wait on processes, PostgreSQL and sockets. At least two forks.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 })

@@ -17,6 +17,12 @@ export interface McpCallChannel {
    * task, to the task (delivered through `tasks/result`, the task marked `input_required` meanwhile).
    */
   send<T>(request: (options: RequestOptions) => Promise<T>): Promise<T>
+  /**
+   * Give this call's client `text` wherever the call's result says `placeholder`: the result the
+   * pipeline records (the journal, the viewer) keeps the placeholder, only the answer to this
+   * client carries the text. For what nobody else may see, such as a one-time sign-in link.
+   */
+  reveal?(placeholder: string, text: string): void
 }
 
 /** Every open session served with this directory, and the calls each is running. */

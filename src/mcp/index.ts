@@ -35,7 +35,7 @@ export type {
   McpServeContext,
   McpServerCatalog,
 } from './serve-catalog.js'
-export { type CreateMcpServerOptions, createMcpServer, type McpServerLogging } from './server.js'
+export { type CreateMcpServerOptions, createMcpServer, type McpCallKeeper, type McpServerLogging } from './server.js'
 export type { McpSessionPartition } from './session-partition.js'
 export type { McpToolAnnotations } from './tool-meta.js'
 export {

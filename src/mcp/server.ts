@@ -24,6 +24,7 @@ import type {
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { approvalAnswer, approvalQuestion } from './approval-question.js'
+import { revealToCaller } from './caller-only.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
 import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
 import { createFastCalls } from './fast-call.js'
@@ -186,14 +187,17 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
     authInfo: AuthInfo | undefined,
   ): Promise<CallToolResult> => {
     const agent = scopeOf(authInfo)
-    const endCall = clients?.addCall(callId, { server, signal, send })
+    const callerOnly = new Map<string, string>()
+    const reveal = (placeholder: string, text: string) => void callerOnly.set(placeholder, text)
+    const endCall = clients?.addCall(callId, { server, signal, send, reveal })
     const sendRequest: SendRequest = (request, schema, options) =>
       send((related) => server.request(request, schema, { ...options, ...related }))
     try {
       const approval = approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId)
       const keep =
         approval === noElicitation && keeper?.keeps(params.name, agent, authInfo) === true ? keeper : undefined
-      return await runToolCall(tools, methods, params, callId, signal, agent, approval, keep)
+      const result = await runToolCall(tools, methods, params, callId, signal, agent, approval, keep)
+      return revealToCaller(result, callerOnly)
     } finally {
       endCall?.()
     }

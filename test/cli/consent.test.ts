@@ -4,7 +4,8 @@
 // URL-mode elicitation (MCP 2025-11-25) is asked to open the link and its call goes on with the
 // new token; any other client gets UPSTREAM_CREDENTIAL naming the link, and its retried call does.
 // Hostile: a replayed state, a state taken to another browser (another identity), a code bound to
-// another PKCE verifier, unknown links; no token, code or verifier in a log, the journal or a result.
+// another PKCE verifier, unknown links; no token, code or verifier in a log, the journal or a result;
+// no start link in the journal or the log (only the calling client's answer carries it).
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
@@ -78,6 +79,13 @@ async function whoami(client: Client) {
 }
 
 const LINK = /open (http:\/\/127\.0\.0\.1:\d+\/oauth\/start\?flow=[A-Za-z0-9_-]+) in your browser/
+/** Every start link a client was given in a result: it binds whoever opens it first to the person. */
+const links: string[] = []
+function linkOf(text: string): string {
+  const link = LINK.exec(text)?.[1] ?? ''
+  if (link !== '') links.push(link)
+  return link
+}
 
 function vault(): CredentialVault {
   return new CredentialVault(path.join(dir, 'toolgate.vault.json'), readVaultKey(keyFile))
@@ -213,7 +221,7 @@ describe('consent by URL (issue 39, item 3)', { timeout: 60_000 }, () => {
     expect(refused.isError).toBe(true)
     expect(refused.text).toMatch(/^servers\.gh needs you to sign in to it first: open http/)
     expect((refused.meta?.['toolgate/error'] as { info?: { code?: string } })?.info?.code).toBe('UPSTREAM_CREDENTIAL')
-    const link = LINK.exec(refused.text)?.[1] ?? ''
+    const link = linkOf(refused.text)
     const visit = await new Browser().signIn(link)
     expect(visit.status).toBe(200)
     const retried = await whoami(bob.client)
@@ -224,7 +232,7 @@ describe('consent by URL (issue 39, item 3)', { timeout: 60_000 }, () => {
   it('refuses a replayed state: the callback works once, and the code is not sent again', async () => {
     as.user = 'carol-on-github'
     const carol = await connect('carol')
-    const link = LINK.exec((await whoami(carol.client)).text)?.[1] ?? ''
+    const link = linkOf((await whoami(carol.client)).text)
     const browser = new Browser()
     const callback = await browser.stopBeforeCallback(link)
     const cookies = new Map(browser.cookies)
@@ -244,7 +252,7 @@ describe('consent by URL (issue 39, item 3)', { timeout: 60_000 }, () => {
     as.user = 'erin-on-github'
     // erin, who has a session of her own, gets hold of dave's sign-in link and its callback URL.
     const [dave] = await Promise.all([connect('dave'), connect('erin')])
-    const link = LINK.exec((await whoami(dave.client)).text)?.[1] ?? ''
+    const link = linkOf((await whoami(dave.client)).text)
     const daves = new Browser()
     const callback = await daves.stopBeforeCallback(link)
     const erins = new Browser()
@@ -313,6 +321,21 @@ describe('consent by URL (issue 39, item 3)', { timeout: 60_000 }, () => {
       expect(journal).not.toContain(secret)
       expect(file, 'sealed at rest').not.toContain(secret)
     }
+    // The start links (and their one-time ids) reached their client only: whoever reads the journal
+    // (or the viewer, or the log) could otherwise open one first and bind their own upstream account
+    // to that person. The journal records a placeholder in their place.
+    expect(links.length).toBeGreaterThanOrEqual(3)
+    for (const link of links) {
+      const flow = new URL(link).searchParams.get('flow') ?? ''
+      expect(flow).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      for (const text of [journal, gateway?.stderr() ?? '']) {
+        expect(text).not.toContain('/oauth/start')
+        expect(text).not.toContain(flow)
+      }
+    }
+    expect(journal).toContain(
+      'open [the sign-in link for servers.gh, given to the calling client only] in your browser',
+    )
     expect(gateway?.stderr()).toMatch(/servers\.gh: the sign-in of "alice" succeeded/)
     expect(gateway?.stderr()).toMatch(/servers\.gh: the sign-in of "dave" came back in another browser/)
   })
