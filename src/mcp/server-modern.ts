@@ -10,6 +10,9 @@ import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import {
   createMcpHandler,
+  INVALID_PARAMS,
+  inputRequired,
+  inputResponse,
   isLegacyRequest,
   LOG_LEVEL_META_KEY,
   ProtocolError,
@@ -18,10 +21,13 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server'
 import type { Context } from 'cordis'
-import type { Agent } from '../contract/execution.js'
+import type { Agent, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
+import { approvalAnswer, approvalQuestion } from './approval-question.js'
+import { ApprovalStateSeal, argumentsDigest } from './approval-state.js'
 import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
+import { identityOf } from './identity.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import type { McpServerCatalog } from './serve-catalog.js'
 import { catalogCapabilities, catalogMethods, type McpServeContext } from './serve-catalog.js'
@@ -53,6 +59,11 @@ export interface ModernHttpOptions {
    * for the journal); gets and returns the server.
    */
   readonly wrap?: <S extends object>(server: S) => S
+  /**
+   * The key that seals the requestState of an approval put to a client (the gateway's state key);
+   * a random per-process key by default, so only this process takes the retry.
+   */
+  readonly stateKey?: Uint8Array
   /** Failures the SDK reports out of band (a refused request, a failed write). */
   readonly onerror?: (error: Error) => void
 }
@@ -67,8 +78,25 @@ export interface ModernHttpLeg {
   close(): Promise<void>
 }
 
-/** No request of this era can put a question to the client's user until input-required results are served. */
-const NO_INPUT = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
+/** A 2026 client that did not declare elicitation in its envelope cannot be asked. */
+const NO_INPUT = 'the MCP client cannot be asked (it did not declare the elicitation capability)'
+/** A catalog confirmation is not yet put to a 2026 client. */
+const NO_CONFIRM = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
+/** The key of the approval question in an input-required result's `inputRequests`. */
+const APPROVAL_INPUT = 'toolgate/approval'
+
+/** Answers the one approval the retry was asked for with the person's decision; any other ask is denied. */
+function answered(outcome: ApprovalOutcome, asked: string): ApprovalService {
+  let used = false
+  return {
+    request: async (question) => {
+      if (used || question.toolName !== asked)
+        return { kind: 'denied', reason: 'the approval answered was for another call' }
+      used = true
+      return outcome
+    },
+  }
+}
 
 /** One leg per endpoint: what every request shares (the progress relay, the validators) is made here once. */
 export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): ModernHttpLeg {
@@ -88,23 +116,70 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
   const progress = new CallProgress(ctx)
   const validator = new LazyJsonSchemaValidator()
   const denied = cannotAsk(NO_INPUT)
+  const seal = new ApprovalStateSeal(options.stateKey)
   let serial = 0
 
   const build = (authInfo: AuthInfo | undefined): Server => {
     // The deprecated low-level server: the gateway's handlers are its own, not McpServer's registrations.
     const server = new Server(info, { capabilities, jsonSchemaValidator: validator })
     const scope = () => agentFor(authInfo)
+    /** The decision a retry carries, once its state is opened; a refused state runs nothing. */
+    const retriedAnswer = (
+      rc: ServerContext,
+      wire: unknown,
+      bound: { subject: string; tool: string; args: string },
+    ): { outcome: ApprovalOutcome; asked: string } => {
+      const view = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
+      if (view.kind !== 'elicit')
+        throw new ProtocolError(
+          INVALID_PARAMS,
+          `tools/call: inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`,
+        )
+      const opened = seal.open(wire, bound)
+      if (!opened.ok) throw new ProtocolError(INVALID_PARAMS, `tools/call: requestState refused: ${opened.reason}`)
+      return { outcome: approvalAnswer(view, authInfo?.clientId), asked: opened.state.asked }
+    }
     server.setRequestHandler('tools/list', () => ({ tools: listTools(tools, scope()) as never }))
     server.setRequestHandler('tools/call', async (request, rc) => {
       const agent = scope()
+      const params = callParams(request.params)
+      const bound = {
+        subject: identityOf(authInfo)?.subject ?? '',
+        tool: params.name,
+        args: argumentsDigest(params.arguments),
+      }
+      // A retry carries the person's answer and the state sealed when they were asked.
+      const wire = rc.mcpReq.requestState()
+      const answer = wire === undefined ? undefined : retriedAnswer(rc, wire, bound)
       const callId = `mcp-r-${++serial}`
       const token = rc.mcpReq._meta?.progressToken
       if (token !== undefined) progress.start(callId, token, (notification) => rc.mcpReq.notify(notification))
       const stopLogs = forwardLogs(logging, rc)
+      // Asking ends this round: the call stops (a Code Mode program goes no further) and the retry decides.
+      const asking = new AbortController()
+      let asked: ApprovalRequest | undefined
       try {
-        const params = callParams(request.params)
-        const approval = hostApproves(ctx, agent) ? undefined : denied
-        const result = await runToolCall(tools, methods, params, callId, rc.mcpReq.signal, agent, approval)
+        const approval: ApprovalService | undefined = hostApproves(ctx, agent)
+          ? undefined
+          : answer !== undefined
+            ? answered(answer.outcome, answer.asked)
+            : server.getClientCapabilities()?.elicitation
+              ? {
+                  request: async (question) => {
+                    if (asked !== undefined) return { kind: 'denied', reason: 'one approval is asked per round' }
+                    asked = question
+                    asking.abort()
+                    return { kind: 'cancelled', reason: 'put to the MCP client as an input-required result' }
+                  },
+                }
+              : denied
+        const signal = AbortSignal.any([rc.mcpReq.signal, asking.signal])
+        const result = await runToolCall(tools, methods, params, callId, signal, agent, approval)
+        if (asked !== undefined)
+          return inputRequired({
+            inputRequests: { [APPROVAL_INPUT]: inputRequired.elicit(approvalQuestion(asked)) },
+            requestState: seal.seal({ ...bound, asked: asked.toolName, callId }),
+          })
         return server.projectCallToolResult(
           result as never,
           outputSchemaOf(methods.get.call(tools, params.name, agent)),
@@ -117,7 +192,7 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
     const contextOf = (rc: ServerContext): McpServeContext => ({
       signal: rc.mcpReq.signal,
       ...(authInfo === undefined ? {} : { authInfo }),
-      confirm: async () => ({ approved: false, reason: NO_INPUT }),
+      confirm: async () => ({ approved: false, reason: NO_CONFIRM }),
     })
     for (const [method, body] of Object.entries(catalogBodies)) {
       const run = body as (params: unknown, context: McpServeContext) => Promise<never>

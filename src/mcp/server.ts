@@ -23,7 +23,7 @@ import type {
 } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
-import { previewJson } from '../scheduling/preview.js'
+import { approvalAnswer, approvalQuestion } from './approval-question.js'
 import { revealToCaller } from './caller-only.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
 import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
@@ -343,35 +343,12 @@ async function elicitApproval(
   signal: AbortSignal,
   client: string | undefined,
 ): Promise<ApprovalOutcome> {
-  const { toolName, reason } = request
-  const message =
-    `Allow the call to ${toolName}?${reason ? `\nReason asked: ${reason}` : ''}` +
-    `\nArguments: ${previewJson(request.arguments, 1000)}`
   let answer: { action: string; content?: Record<string, unknown> }
   try {
-    answer = await send(
-      {
-        method: 'elicitation/create',
-        params: {
-          message,
-          requestedSchema: {
-            type: 'object',
-            properties: {
-              approve: { type: 'boolean', title: `Allow ${toolName} once`, default: false },
-              // Optional: a client that only shows `approve` allows once, as before.
-              always: {
-                type: 'boolean',
-                title: `Also allow every later call of ${toolName} (a standing approval)`,
-                default: false,
-              },
-            },
-            required: ['approve'],
-          },
-        },
-      },
-      ElicitResultSchema,
-      { signal, timeout: ELICITATION_TIMEOUT_MS },
-    )
+    answer = await send({ method: 'elicitation/create', params: approvalQuestion(request) }, ElicitResultSchema, {
+      signal,
+      timeout: ELICITATION_TIMEOUT_MS,
+    })
   } catch (error) {
     return {
       kind: 'denied',
@@ -379,10 +356,5 @@ async function elicitApproval(
     }
   }
   // The authenticated client answered for itself: the journal records it as who decided.
-  const by = client === undefined ? {} : { decidedBy: client }
-  if (answer.action === 'accept' && answer.content?.approve === true)
-    return { kind: answer.content.always === true ? 'allowed-always' : 'allowed-once', ...by }
-  if (answer.action === 'cancel')
-    return { kind: 'cancelled', reason: 'the MCP client cancelled the approval request', ...by }
-  return { kind: 'denied', reason: 'the MCP client declined the call', ...by }
+  return approvalAnswer(answer, client)
 }

@@ -1,0 +1,191 @@
+// Issue 35, item 4: toolgate's own `ask` becomes an input-required result for a 2026-07-28 client,
+// so an approval needs no held connection. The built CLI over real HTTP, raw 2026 requests with the
+// `_meta` envelope: the first call is answered with an elicitation input request and a sealed
+// requestState; the retry with the answer runs the call (accept) or refuses it (decline). A
+// tampered, replayed, foreign or re-pointed state is refused and runs nothing.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BIN, tempDir, writeConfig } from './helpers.js'
+
+const MODERN = '2026-07-28'
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+}
+const KEY = 'toolgate/approval'
+
+let dir: string
+let cleanup: () => Promise<void>
+let url: string
+let child: ChildProcess
+let id = 0
+
+beforeAll(async () => {
+  ;({ dir, cleanup } = await tempDir())
+  const config = await writeConfig(
+    dir,
+    {
+      auth: {
+        tokens: [
+          { sha256: sha256('alice-token'), subject: 'alice' },
+          { sha256: sha256('bob-token'), subject: 'bob' },
+        ],
+      },
+      policy: { ask: ['write_file'] },
+    },
+    'ask.json',
+  )
+  child = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--root', dir, '--config', config], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let err = ''
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+      const match = /serving MCP at http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err)
+      if (match) resolve(Number(match[1]))
+    })
+    child.once('exit', (code) => reject(new Error(`toolgate exited with ${code}: ${err}`)))
+  })
+  url = `http://127.0.0.1:${port}/mcp`
+}, 60_000)
+afterAll(async () => {
+  if (child && child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  }
+  await cleanup()
+})
+
+interface Reply {
+  id?: unknown
+  error?: { code: number; message: string }
+  result?: {
+    resultType?: string
+    inputRequests?: Record<string, { method: string; params: { message: string; requestedSchema: unknown } }>
+    requestState?: string
+    isError?: boolean
+    content?: { type: string; text?: string }[]
+  }
+}
+
+async function call(
+  token: string,
+  args: Record<string, unknown>,
+  retry?: { state: string; answer: unknown },
+  name = 'write_file',
+): Promise<Reply> {
+  const reply = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++id,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: ENVELOPE,
+        ...(retry ? { requestState: retry.state, inputResponses: { [KEY]: retry.answer } } : {}),
+      },
+    }),
+  })
+  const text = await reply.text()
+  const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}')
+  return JSON.parse(data) as Reply
+}
+
+const accept = { action: 'accept', content: { approve: true } }
+
+/** The first round of a write: its input-required result, the file not written. */
+async function ask(token: string, file: string): Promise<{ state: string; args: Record<string, unknown> }> {
+  const args = { path: file, content: `written ${file}` }
+  const first = await call(token, args)
+  expect(first.result?.resultType).toBe('input_required')
+  const question = first.result?.inputRequests?.[KEY]
+  expect(question?.method).toBe('elicitation/create')
+  expect(question?.params.message).toMatch(/write_file/)
+  expect(question?.params.message).toContain(file)
+  expect(typeof first.result?.requestState).toBe('string')
+  expect(existsSync(path.join(dir, file))).toBe(false)
+  return { state: first.result?.requestState as string, args }
+}
+
+describe('an ask for a 2026 client is an input-required result', { timeout: 90_000 }, () => {
+  it('accept runs the call once; the same state replayed is refused', async () => {
+    const { state, args } = await ask('alice-token', 'ok.txt')
+    const done = await call('alice-token', args, { state, answer: accept })
+    expect(done.error).toBeUndefined()
+    expect(done.result?.isError).not.toBe(true)
+    expect(await readFile(path.join(dir, 'ok.txt'), 'utf8')).toBe('written ok.txt')
+    // Replayed after use: refused before anything runs.
+    const replay = await call('alice-token', args, { state, answer: accept })
+    expect(replay.error?.code).toBe(-32602)
+    expect(replay.error?.message).toMatch(/already been used/)
+  })
+
+  it('decline denies the call and writes nothing', async () => {
+    const { state, args } = await ask('alice-token', 'no.txt')
+    const done = await call('alice-token', args, { state, answer: { action: 'decline' } })
+    expect(done.result?.isError).toBe(true)
+    expect(JSON.stringify(done.result?.content)).toMatch(/declined/)
+    expect(existsSync(path.join(dir, 'no.txt'))).toBe(false)
+  })
+
+  it('refuses a tampered state', async () => {
+    const { state, args } = await ask('alice-token', 'tamper.txt')
+    const [name, version, body, mac] = state.split('.')
+    const prefix = `${name}.${version}.`
+    const decoded = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>
+    const forged = Buffer.from(JSON.stringify({ ...decoded, expires: Date.now() + 365 * 86_400_000 })).toString(
+      'base64url',
+    )
+    const reply = await call('alice-token', args, { state: `${prefix}${forged}.${mac}`, answer: accept })
+    expect(reply.error?.code).toBe(-32602)
+    expect(reply.error?.message).toMatch(/seal does not verify/)
+    expect(existsSync(path.join(dir, 'tamper.txt'))).toBe(false)
+  })
+
+  it("refuses another caller's state", async () => {
+    const { state, args } = await ask('alice-token', 'foreign.txt')
+    const reply = await call('bob-token', args, { state, answer: accept })
+    expect(reply.error?.code).toBe(-32602)
+    expect(reply.error?.message).toMatch(/another caller/)
+    expect(existsSync(path.join(dir, 'foreign.txt'))).toBe(false)
+  })
+
+  it('refuses a state presented with other arguments or for another tool', async () => {
+    const { state } = await ask('alice-token', 'bound.txt')
+    const other = await call('alice-token', { path: 'evil.txt', content: 'evil' }, { state, answer: accept })
+    expect(other.error?.message).toMatch(/other arguments/)
+    const tool = await call('alice-token', { path: 'bound.txt' }, { state, answer: accept }, 'read_file')
+    expect(tool.error?.message).toMatch(/another tool/)
+    expect(existsSync(path.join(dir, 'evil.txt'))).toBe(false)
+    expect(existsSync(path.join(dir, 'bound.txt'))).toBe(false)
+  })
+
+  it('refuses a state it did not seal', async () => {
+    // Expiry is checked with a clock in test/mcp/approval-state.test.ts (ten minutes is no test wait).
+    const reply = await call(
+      'alice-token',
+      { path: 'x.txt', content: 'x' },
+      { state: 'tg-approval.1.e30.AAAA', answer: accept },
+    )
+    expect(reply.error?.code).toBe(-32602)
+    expect(existsSync(path.join(dir, 'x.txt'))).toBe(false)
+  })
+})

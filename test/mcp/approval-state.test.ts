@@ -1,0 +1,41 @@
+// Issue 35, item 4: the sealed requestState of an approval asked of a 2026 client. Expiry, replay
+// and the bindings, checked with a clock rather than a wait.
+import { describe, expect, it } from 'vitest'
+import { APPROVAL_STATE_TTL_MS, ApprovalStateSeal, argumentsDigest } from '../../src/mcp/approval-state.js'
+
+const bound = { subject: 'alice', tool: 'write_file', args: argumentsDigest({ b: 1, a: [1, 2] }) }
+const fields = { ...bound, asked: 'write_file', callId: 'mcp-r-1' }
+
+describe('ApprovalStateSeal', () => {
+  it('opens its own state once, bound to the caller, tool and arguments', () => {
+    const seal = new ApprovalStateSeal()
+    const wire = seal.seal(fields, 1_000)
+    const opened = seal.open(wire, bound, 2_000)
+    expect(opened).toMatchObject({ ok: true, state: { ...fields, expires: 1_000 + APPROVAL_STATE_TTL_MS } })
+    expect(seal.open(wire, bound, 2_000)).toEqual({ ok: false, reason: 'it has already been used' })
+  })
+
+  it('the argument digest is canonical: key order does not matter, values do', () => {
+    expect(argumentsDigest({ a: [1, 2], b: 1 })).toBe(bound.args)
+    expect(argumentsDigest({ a: [2, 1], b: 1 })).not.toBe(bound.args)
+  })
+
+  it('refuses an expired state, another key, another caller', () => {
+    const seal = new ApprovalStateSeal()
+    const wire = seal.seal(fields, 0)
+    expect(seal.open(wire, bound, APPROVAL_STATE_TTL_MS)).toEqual({ ok: false, reason: 'it has expired' })
+    expect(new ApprovalStateSeal().open(seal.seal(fields, 0), bound, 1).ok).toBe(false)
+    expect(seal.open(seal.seal(fields, 0), { ...bound, subject: '' }, 1)).toEqual({
+      ok: false,
+      reason: 'it was issued to another caller',
+    })
+  })
+
+  it('a spent nonce is forgotten only once its state has expired', () => {
+    const seal = new ApprovalStateSeal()
+    const wire = seal.seal(fields, 0)
+    expect(seal.open(wire, bound, 1).ok).toBe(true)
+    expect(seal.open(wire, bound, APPROVAL_STATE_TTL_MS - 1).ok).toBe(false)
+    expect(seal.open(wire, bound, APPROVAL_STATE_TTL_MS + 1)).toEqual({ ok: false, reason: 'it has expired' })
+  })
+})
