@@ -80,6 +80,9 @@ export interface ModernHttpLeg {
 
 /** A 2026 client that did not declare elicitation in its envelope cannot be asked. */
 const NO_INPUT = 'the MCP client cannot be asked (it did not declare the elicitation capability)'
+/** Why a Code Mode sub-call's ask is denied for a 2026-07-28 client (an input-required retry re-runs the program). */
+const NESTED_ASK =
+  'a Code Mode sub-call cannot be put to an MCP 2026-07-28 client as input required (its retry would run the program again)'
 /** A catalog confirmation is not yet put to a 2026 client. */
 const NO_CONFIRM = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
 /** The key of the approval question in an input-required result's `inputRequests`. */
@@ -166,6 +169,10 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
             : server.getClientCapabilities()?.elicitation
               ? {
                   request: async (question) => {
+                    // A Code Mode sub-call's ask would re-run the program's earlier sub-calls on the
+                    // retry: it is denied inside the program instead, as when nobody can be asked.
+                    if (question.parentCallId !== null)
+                      return { kind: 'denied', reason: `${NESTED_ASK} (${question.toolName})` }
                     if (asked !== undefined) return { kind: 'denied', reason: 'one approval is asked per round' }
                     asked = question
                     asking.abort()

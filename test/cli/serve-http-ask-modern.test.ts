@@ -38,6 +38,8 @@ beforeAll(async () => {
         ],
       },
       policy: { ask: ['write_file'] },
+      // run_code beside the tools: a sub-call's ask stays inside the program (see the last test).
+      mode: 'both',
     },
     'ask.json',
   )
@@ -187,5 +189,22 @@ describe('an ask for a 2026 client is an input-required result', { timeout: 90_0
     )
     expect(reply.error?.code).toBe(-32602)
     expect(existsSync(path.join(dir, 'x.txt'))).toBe(false)
+  })
+
+  it("denies a Code Mode sub-call's ask inside the program instead of asking (a retry would run the program again)", async () => {
+    const code = `
+      try {
+        await tools.write_file({ path: 'sub.txt', content: 'from the program' })
+        return 'written'
+      } catch (error) {
+        return 'refused: ' + String(error && error.message ? error.message : error)
+      }`
+    const reply = await call('alice-token', { description: 'write in a program', code }, undefined, 'run_code')
+    expect(reply.error).toBeUndefined()
+    expect(reply.result?.resultType).not.toBe('input_required')
+    expect(JSON.stringify(reply.result?.content)).toMatch(
+      /refused: .*Code Mode sub-call cannot be put to an MCP 2026-07-28 client/,
+    )
+    expect(existsSync(path.join(dir, 'sub.txt'))).toBe(false)
   })
 })
