@@ -4,6 +4,7 @@
 // to the client that made the call. A 2025 upstream is still spoken to in 2025-11-25.
 import { spawn } from 'node:child_process'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {
@@ -127,7 +128,9 @@ describe('a 2025-11-25 upstream', () => {
       process.exit(0)
     `
     const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      // module.registerHooks (synchronous, in-thread) needs Node 22.15+; the machines run Node 20.
+      const node22 = fileURLToPath(new URL('../../node_modules/node22/bin/node', import.meta.url))
+      const child = spawn(node22, ['--input-type=module', '-e', script], {
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       let stdout = ''
