@@ -124,19 +124,7 @@ function checkConsentOAuth(value: unknown, where: string, issues: string[]): Con
     return undefined
   }
   const before = issues.length
-  for (const key of Object.keys(value))
-    if (!(OAUTH_KEYS as readonly string[]).includes(key))
-      issues.push(`${where}.${key}: unknown key (expected ${OAUTH_KEYS.map((k) => `"${k}"`).join(', ')})`)
-  const text = (key: (typeof OAUTH_KEYS)[number], required = false): string | undefined => {
-    const v = value[key]
-    if (v === undefined) {
-      if (required) issues.push(`${where}.${key}: required`)
-      return undefined
-    }
-    if (typeof v === 'string' && v !== '') return v
-    issues.push(`${where}.${key}: expected a non-empty string`)
-    return undefined
-  }
+  const text = fieldReader(value, where, OAUTH_KEYS, issues)
   const httpUrl = (key: (typeof OAUTH_KEYS)[number], what: string, required = false): string | undefined => {
     const v = text(key, required)
     if (v === undefined) return undefined
@@ -180,19 +168,7 @@ function checkExchange(value: unknown, where: string, issues: string[]): CallerA
     return undefined
   }
   const before = issues.length
-  for (const key of Object.keys(value))
-    if (!(EXCHANGE_KEYS as readonly string[]).includes(key))
-      issues.push(`${where}.${key}: unknown key (expected ${EXCHANGE_KEYS.map((k) => `"${k}"`).join(', ')})`)
-  const text = (key: (typeof EXCHANGE_KEYS)[number], required = false): string | undefined => {
-    const v = value[key]
-    if (v === undefined) {
-      if (required) issues.push(`${where}.${key}: required`)
-      return undefined
-    }
-    if (typeof v === 'string' && v !== '') return v
-    issues.push(`${where}.${key}: expected a non-empty string`)
-    return undefined
-  }
+  const text = fieldReader(value, where, EXCHANGE_KEYS, issues)
   const tokenEndpoint = text('tokenEndpoint', true)
   if (
     tokenEndpoint !== undefined &&
@@ -245,5 +221,30 @@ export function resolveCallerAuthPaths(auth: CallerAuthConfig, dir: string): Cal
       ...(clientSecretFile !== undefined ? { clientSecretFile: path.resolve(dir, clientSecretFile) } : {}),
       ...(privateKeyFile !== undefined ? { privateKeyFile: path.resolve(dir, privateKeyFile) } : {}),
     },
+  }
+}
+
+/**
+ * Reports the keys of a config object that are not `keys`, and reads its string fields: a present
+ * field must be a non-empty string, a required one must be present (each problem an issue at `where`).
+ */
+function fieldReader<K extends string>(
+  value: Record<string, unknown>,
+  where: string,
+  keys: readonly K[],
+  issues: string[],
+): (key: K, required?: boolean) => string | undefined {
+  for (const key of Object.keys(value))
+    if (!(keys as readonly string[]).includes(key))
+      issues.push(`${where}.${key}: unknown key (expected ${keys.map((k) => `"${k}"`).join(', ')})`)
+  return (key, required = false) => {
+    const v = value[key]
+    if (v === undefined) {
+      if (required) issues.push(`${where}.${key}: required`)
+      return undefined
+    }
+    if (typeof v === 'string' && v !== '') return v
+    issues.push(`${where}.${key}: expected a non-empty string`)
+    return undefined
   }
 }
