@@ -200,6 +200,7 @@ const serve: CliCommand = {
             () => authenticator,
             log,
             shared ? (server) => shared.acknowledging(server) : undefined,
+            shared?.approvalStates,
           ),
         )
       else if (early !== undefined) await (await loadServeStdio()).serveStdio(make, early, log)

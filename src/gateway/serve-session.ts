@@ -5,6 +5,7 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Agent } from '../contract/execution.js'
+import type { SpentNonces } from '../mcp/approval-state.js'
 import { identityOf } from '../mcp/identity.js'
 import { createMcpServer, type McpCallKeeper } from '../mcp/server.js'
 import type { ModernHttpLeg } from '../mcp/server-modern.js'
@@ -66,7 +67,8 @@ export function sessionServers(
 
 /**
  * The MCP 2026-07-28 face of `serve --http`, made (and its SDK loaded) at the first request of
- * that era: the gateway's served scope, each caller's identity's as for the sessions.
+ * that era: the gateway's served scope, each caller's identity's as for the sessions. With a store,
+ * `approvalStates` seals approvals under the shared state key and spends them in the store.
  */
 export function modernLeg(
   gateway: Gateway,
@@ -74,6 +76,7 @@ export function modernLeg(
   authenticator: () => Authenticator | undefined,
   log: Log,
   acknowledging?: (server: Server) => Server,
+  approvalStates?: { readonly key?: Uint8Array; readonly spent: SpentNonces },
 ): (maxMessageBytes: number) => Promise<ModernHttpLeg> {
   let leg: Promise<ModernHttpLeg> | undefined
   return (maxMessageBytes) => {
@@ -85,6 +88,8 @@ export function modernLeg(
         logging: gateway.logging,
         ...(catalog === undefined ? {} : { catalog }),
         maxMessageBytes,
+        ...(approvalStates?.key === undefined ? {} : { stateKey: approvalStates.key }),
+        ...(approvalStates === undefined ? {} : { spentStates: approvalStates.spent }),
         // The store's acknowledgement waits on connect() and the transport's send(), which both eras have.
         ...(acknowledging
           ? { wrap: <S extends object>(server: S) => acknowledging(server as unknown as Server) as unknown as S }

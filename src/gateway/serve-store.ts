@@ -12,6 +12,7 @@ import { ConfigError } from '../errors/config-error.js'
 import { Journal } from '../journal/journal.js'
 import type { Store } from '../journal/store.js'
 import { standingApprovalsIn } from '../journal/store-standing.js'
+import type { SpentNonces } from '../mcp/approval-state.js'
 import { storeQuotaCounter } from '../policy/index.js'
 import { stateKeyBytes } from '../providers/state-seal.js'
 import { openConfiguredStore, type StoreConfig } from './config-store.js'
@@ -20,6 +21,7 @@ import type { SharedBuckets } from './http-limits.js'
 import type { Log } from './log.js'
 import { journalDecision } from './policy-document.js'
 import { createProgramKeeper, type ProgramKeeper } from './program-keeper.js'
+import { spentInStore } from './spent-approvals.js'
 
 /**
  * The hooks `serve` gives its HTTP sessions. `owner` is the subject that opened the session
@@ -42,6 +44,12 @@ export interface SharedState {
   readonly buckets: SharedBuckets
   /** With a state key ($TOOLGATE_STATE_KEY_FILE): Code Mode programs that wait for the viewer, kept in the store. */
   readonly keeper?: ProgramKeeper
+  /**
+   * How approvals asked of MCP 2026-07-28 clients are sealed and spent: under the state key when
+   * there is one (so every instance opens every instance's states), their nonces spent in the store
+   * (so a state is accepted once across all instances).
+   */
+  readonly approvalStates: { readonly key?: Uint8Array; readonly spent: SpentNonces }
   close(): Promise<void>
 }
 
@@ -118,6 +126,10 @@ export async function shareStore(
   const uninstallStanding = gateway.agent.ctx.tools.host.installStandingStore(standingApprovalsIn(store))
   log.debug(`journaling to ${(await store.status()).where}`)
   const key = await stateKeyFromEnv()
+  if (key === undefined)
+    log.debug(
+      'no $TOOLGATE_STATE_KEY_FILE: an approval asked of an MCP 2026-07-28 client is sealed with a per-process key, so its retry must come back to this instance',
+    )
   const keeper =
     key === undefined
       ? undefined
@@ -131,6 +143,7 @@ export async function shareStore(
   return {
     store,
     ...(keeper === undefined ? {} : { keeper }),
+    approvalStates: { ...(key === undefined ? {} : { key }), spent: spentInStore(store) },
     acknowledging(server) {
       const connect = server.connect.bind(server)
       server.connect = async (transport: Transport) => {

@@ -60,6 +60,8 @@ class FileStore implements Store {
   readonly kind = 'file' as const
   private readonly buckets = new Map<string, { tokens: number; at: number }>()
   private readonly sessions = new Map<string, StoredSession>()
+  /** Spent one-time tokens → until when they are remembered (like the sessions, this process's own). */
+  private readonly spent = new Map<string, number>()
 
   constructor(
     readonly journal: string,
@@ -267,6 +269,14 @@ class FileStore implements Store {
 
   async deleteSession(id: string): Promise<void> {
     this.sessions.delete(id)
+  }
+
+  async spendOnce(token: string, expiresAt: number): Promise<boolean> {
+    const now = Date.now()
+    for (const [old, until] of this.spent) if (until < now) this.spent.delete(old)
+    if (this.spent.has(token)) return false
+    this.spent.set(token, expiresAt)
+    return true
   }
 
   async status(): Promise<StoreStatus> {

@@ -148,6 +148,12 @@ export interface Store {
   putSession(session: StoredSession): Promise<void>
   getSession(id: string): Promise<StoredSession | undefined>
   deleteSession(id: string): Promise<void>
+  /**
+   * Spend the one-time token `token`: true when this call is the first to spend it, across
+   * processes; false when it was spent before. It is remembered at least until `expiresAt` (ms
+   * since the epoch) and forgotten some time after. (The file store remembers in its process only.)
+   */
+  spendOnce(token: string, expiresAt: number): Promise<boolean>
   status(): Promise<StoreStatus>
   close(): Promise<void>
 }

@@ -2,7 +2,9 @@
 // call waits in the client, not in a held connection, so everything the retry must prove travels
 // in the state, sealed. The seal (HMAC-SHA256) binds the caller, the tool, the arguments, the call,
 // an expiry and a one-time nonce; the retry is refused unless each matches, and a nonce is spent
-// once (remembered until its state expires).
+// once (remembered until its state expires): in this process's memory, or, under a key every
+// instance shares, in a ledger every instance shares (the gateway's store), so any instance takes
+// the retry and a state is accepted at most once across all of them.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { canonicalJson } from '../providers/state-seal.js'
 
@@ -30,6 +32,29 @@ const PREFIX = 'tg-approval.1.'
 /** Keeps this HMAC apart from anything else the same key signs (a kept program's seal). */
 const DOMAIN = 'toolgate approval request state v1\n'
 
+/** Where spent nonces are remembered. */
+export interface SpentNonces {
+  /**
+   * Spend `nonce`, remembered at least until `expires` (ms since the epoch): undefined when this
+   * call is the first to spend it, else why it cannot be spent. Throws when it cannot be told.
+   */
+  spend(nonce: string, expires: number, now: number): Promise<string | undefined>
+}
+
+/** Spent nonces in this process's memory, each forgotten once its state has expired. */
+export function spentInMemory(): SpentNonces {
+  const spent = new Map<string, number>()
+  return {
+    async spend(nonce, expires, now) {
+      for (const [old, until] of spent) if (until <= now) spent.delete(old)
+      if (spent.has(nonce)) return 'it has already been used'
+      if (spent.size >= MAX_SPENT) return 'too many approvals are in flight; call again'
+      spent.set(nonce, expires)
+      return undefined
+    },
+  }
+}
+
 /** The digest the state binds for a call's arguments. */
 export function argumentsDigest(args: unknown): string {
   return createHash('sha256')
@@ -40,12 +65,15 @@ export function argumentsDigest(args: unknown): string {
 /** Seals and opens approval states under one key, remembering spent nonces. */
 export class ApprovalStateSeal {
   private readonly key: Uint8Array
-  /** Spent nonce → when its state expires. */
-  private readonly spent = new Map<string, number>()
+  private readonly spent: SpentNonces
 
-  /** `key`: the gateway's state key, or (by default) a random per-process one. */
-  constructor(key?: Uint8Array) {
+  /**
+   * `key`: the gateway's state key, or (by default) a random per-process one. `spent`: where used
+   * nonces are kept (by default this process's memory).
+   */
+  constructor(key?: Uint8Array, spent: SpentNonces = spentInMemory()) {
     this.key = key ?? randomBytes(32)
+    this.spent = spent
   }
 
   /** A sealed state for a call now asking for approval. */
@@ -61,13 +89,15 @@ export class ApprovalStateSeal {
 
   /**
    * The state `wire` carries, when it is sealed under this key, unexpired, unspent and bound to
-   * `expected`; the nonce is spent by this call. Otherwise the reason it is refused.
+   * `expected`; the nonce is spent by this call (only once everything else holds, so a refused
+   * state spends nothing). Otherwise the reason it is refused. Rejects when the ledger of spent
+   * nonces cannot be reached.
    */
-  open(
+  async open(
     wire: unknown,
     expected: Pick<ApprovalState, 'subject' | 'tool' | 'args'>,
     now = Date.now(),
-  ): { ok: true; state: ApprovalState } | { ok: false; reason: string } {
+  ): Promise<{ ok: true; state: ApprovalState } | { ok: false; reason: string }> {
     if (typeof wire !== 'string' || !wire.startsWith(PREFIX))
       return { ok: false, reason: 'it is not an approval state' }
     const [body, mac, extra] = wire.slice(PREFIX.length).split('.')
@@ -86,18 +116,13 @@ export class ApprovalStateSeal {
     if (state.subject !== expected.subject) return { ok: false, reason: 'it was issued to another caller' }
     if (state.tool !== expected.tool) return { ok: false, reason: 'it was issued for another tool' }
     if (state.args !== expected.args) return { ok: false, reason: 'it was issued for other arguments' }
-    this.prune(now)
-    if (this.spent.has(state.nonce)) return { ok: false, reason: 'it has already been used' }
-    if (this.spent.size >= MAX_SPENT) return { ok: false, reason: 'too many approvals are in flight; call again' }
-    this.spent.set(state.nonce, state.expires)
+    if (typeof state.nonce !== 'string' || state.nonce === '') return { ok: false, reason: 'it is malformed' }
+    const refused = await this.spent.spend(state.nonce, state.expires, now)
+    if (refused !== undefined) return { ok: false, reason: refused }
     return { ok: true, state }
   }
 
   private mac(body: string): string {
     return createHmac('sha256', this.key).update(DOMAIN).update(body).digest('base64url')
-  }
-
-  private prune(now: number): void {
-    for (const [nonce, expires] of this.spent) if (expires <= now) this.spent.delete(nonce)
   }
 }

@@ -10,6 +10,7 @@ import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import {
   createMcpHandler,
+  INTERNAL_ERROR,
   INVALID_PARAMS,
   inputRequired,
   inputResponse,
@@ -25,7 +26,7 @@ import type { Agent, ApprovalOutcome, ApprovalRequest, ApprovalService } from '.
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { approvalAnswer, approvalQuestion } from './approval-question.js'
-import { ApprovalStateSeal, argumentsDigest } from './approval-state.js'
+import { ApprovalStateSeal, argumentsDigest, type SpentNonces } from './approval-state.js'
 import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
 import { identityOf } from './identity.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
@@ -64,6 +65,11 @@ export interface ModernHttpOptions {
    * a random per-process key by default, so only this process takes the retry.
    */
   readonly stateKey?: Uint8Array
+  /**
+   * Where the nonces of used approval states are kept (with `stateKey`, a ledger every instance
+   * shares, so a state is accepted once across all of them); this process's memory by default.
+   */
+  readonly spentStates?: SpentNonces
   /** Failures the SDK reports out of band (a refused request, a failed write). */
   readonly onerror?: (error: Error) => void
 }
@@ -119,7 +125,7 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
   const progress = new CallProgress(ctx)
   const validator = new LazyJsonSchemaValidator()
   const denied = cannotAsk(NO_INPUT)
-  const seal = new ApprovalStateSeal(options.stateKey)
+  const seal = new ApprovalStateSeal(options.stateKey, options.spentStates)
   let serial = 0
 
   const build = (authInfo: AuthInfo | undefined): Server => {
@@ -127,18 +133,24 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
     const server = new Server(info, { capabilities, jsonSchemaValidator: validator })
     const scope = () => agentFor(authInfo)
     /** The decision a retry carries, once its state is opened; a refused state runs nothing. */
-    const retriedAnswer = (
+    const retriedAnswer = async (
       rc: ServerContext,
       wire: unknown,
       bound: { subject: string; tool: string; args: string },
-    ): { outcome: ApprovalOutcome; asked: string } => {
+    ): Promise<{ outcome: ApprovalOutcome; asked: string }> => {
       const view = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
       if (view.kind !== 'elicit')
         throw new ProtocolError(
           INVALID_PARAMS,
           `tools/call: inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`,
         )
-      const opened = seal.open(wire, bound)
+      const opened = await seal.open(wire, bound).catch((error: unknown) => {
+        // The ledger of used states is out of reach: nothing runs, and the same retry may succeed later.
+        throw new ProtocolError(
+          INTERNAL_ERROR,
+          `tools/call: requestState could not be checked: ${error instanceof Error ? error.message : String(error)}`,
+        )
+      })
       if (!opened.ok) throw new ProtocolError(INVALID_PARAMS, `tools/call: requestState refused: ${opened.reason}`)
       return { outcome: approvalAnswer(view, authInfo?.clientId), asked: opened.state.asked }
     }
@@ -153,7 +165,7 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
       }
       // A retry carries the person's answer and the state sealed when they were asked.
       const wire = rc.mcpReq.requestState()
-      const answer = wire === undefined ? undefined : retriedAnswer(rc, wire, bound)
+      const answer = wire === undefined ? undefined : await retriedAnswer(rc, wire, bound)
       const callId = `mcp-r-${++serial}`
       const token = rc.mcpReq._meta?.progressToken
       if (token !== undefined) progress.start(callId, token, (notification) => rc.mcpReq.notify(notification))

@@ -116,6 +116,18 @@ CREATE TABLE toolgate_vault (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'spent one-time tokens',
+    // A token's row is the proof it was spent: the primary key lets one insert win across instances.
+    sql: `
+CREATE TABLE toolgate_spent (
+  token text PRIMARY KEY,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX toolgate_spent_expires ON toolgate_spent (expires_at);
+`,
+  },
 ]
 
 export { SCHEMA_VERSION }

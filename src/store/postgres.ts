@@ -63,6 +63,8 @@ export interface PostgresStoreOptions {
 const DEFAULT_APPEND_WAIT_MS = 10_000
 
 const READ_PAGE = 1000
+/** How long past its expiry a spent token is still remembered (seconds): room for clock skew. */
+const SPENT_GRACE_S = 3600
 const INSTANCE = `${hostname()}:${process.pid}`
 
 /**
@@ -682,6 +684,29 @@ class PostgresStore implements Store {
 
   async deleteSession(id: string): Promise<void> {
     await this.run('delete session', (client) => client.query('DELETE FROM toolgate_sessions WHERE id = $1', [id]))
+  }
+
+  // --- one-time tokens ---
+
+  async spendOnce(token: string, expiresAt: number): Promise<boolean> {
+    checkId(token, 'spendOnce')
+    if (!Number.isFinite(expiresAt)) throw new ConfigError('store.spendOnce(expiresAt)', 'expected ms since the epoch')
+    return this.run('spend a one-time token', async (client) => {
+      // Rows expired a while ago go first, a slice at a time; the grace keeps a token spent while an
+      // instance whose clock lags the database's may still take its state as unexpired.
+      await client.query(
+        `DELETE FROM toolgate_spent WHERE token IN (
+           SELECT token FROM toolgate_spent WHERE expires_at < now() - make_interval(secs => $1) LIMIT 100)`,
+        [SPENT_GRACE_S],
+      )
+      // The primary key decides: of instances spending one token together, exactly one inserts it.
+      const inserted = await client.query(
+        `INSERT INTO toolgate_spent (token, expires_at) VALUES ($1, to_timestamp($2 / 1000.0))
+         ON CONFLICT (token) DO NOTHING`,
+        [token, expiresAt],
+      )
+      return inserted.rowCount === 1
+    })
   }
 
   async status(): Promise<StoreStatus> {

@@ -7,12 +7,12 @@ const bound = { subject: 'alice', tool: 'write_file', args: argumentsDigest({ b:
 const fields = { ...bound, asked: 'write_file', callId: 'mcp-r-1' }
 
 describe('ApprovalStateSeal', () => {
-  it('opens its own state once, bound to the caller, tool and arguments', () => {
+  it('opens its own state once, bound to the caller, tool and arguments', async () => {
     const seal = new ApprovalStateSeal()
     const wire = seal.seal(fields, 1_000)
-    const opened = seal.open(wire, bound, 2_000)
+    const opened = await seal.open(wire, bound, 2_000)
     expect(opened).toMatchObject({ ok: true, state: { ...fields, expires: 1_000 + APPROVAL_STATE_TTL_MS } })
-    expect(seal.open(wire, bound, 2_000)).toEqual({ ok: false, reason: 'it has already been used' })
+    expect(await seal.open(wire, bound, 2_000)).toEqual({ ok: false, reason: 'it has already been used' })
   })
 
   it('the argument digest is canonical: key order does not matter, values do', () => {
@@ -20,22 +20,22 @@ describe('ApprovalStateSeal', () => {
     expect(argumentsDigest({ a: [2, 1], b: 1 })).not.toBe(bound.args)
   })
 
-  it('refuses an expired state, another key, another caller', () => {
+  it('refuses an expired state, another key, another caller', async () => {
     const seal = new ApprovalStateSeal()
     const wire = seal.seal(fields, 0)
-    expect(seal.open(wire, bound, APPROVAL_STATE_TTL_MS)).toEqual({ ok: false, reason: 'it has expired' })
-    expect(new ApprovalStateSeal().open(seal.seal(fields, 0), bound, 1).ok).toBe(false)
-    expect(seal.open(seal.seal(fields, 0), { ...bound, subject: '' }, 1)).toEqual({
+    expect(await seal.open(wire, bound, APPROVAL_STATE_TTL_MS)).toEqual({ ok: false, reason: 'it has expired' })
+    expect((await new ApprovalStateSeal().open(seal.seal(fields, 0), bound, 1)).ok).toBe(false)
+    expect(await seal.open(seal.seal(fields, 0), { ...bound, subject: '' }, 1)).toEqual({
       ok: false,
       reason: 'it was issued to another caller',
     })
   })
 
-  it('a spent nonce is forgotten only once its state has expired', () => {
+  it('a spent nonce is forgotten only once its state has expired', async () => {
     const seal = new ApprovalStateSeal()
     const wire = seal.seal(fields, 0)
-    expect(seal.open(wire, bound, 1).ok).toBe(true)
-    expect(seal.open(wire, bound, APPROVAL_STATE_TTL_MS - 1).ok).toBe(false)
-    expect(seal.open(wire, bound, APPROVAL_STATE_TTL_MS + 1)).toEqual({ ok: false, reason: 'it has expired' })
+    expect((await seal.open(wire, bound, 1)).ok).toBe(true)
+    expect((await seal.open(wire, bound, APPROVAL_STATE_TTL_MS - 1)).ok).toBe(false)
+    expect(await seal.open(wire, bound, APPROVAL_STATE_TTL_MS + 1)).toEqual({ ok: false, reason: 'it has expired' })
   })
 })
