@@ -145,10 +145,12 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
           `tools/call: inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`,
         )
       const opened = await seal.open(wire, bound).catch((error: unknown) => {
-        // The ledger of used states is out of reach: nothing runs, and the same retry may succeed later.
+        // The ledger of used states is out of reach: nothing runs, and the same retry may succeed
+        // later. Where the ledger lives is the operator's to read (the log), not the client's.
+        options.onerror?.(error instanceof Error ? error : new Error(String(error)))
         throw new ProtocolError(
           INTERNAL_ERROR,
-          `tools/call: requestState could not be checked: ${error instanceof Error ? error.message : String(error)}`,
+          'tools/call: requestState could not be checked (the record of used approvals is out of reach); nothing ran, retry later',
         )
       })
       if (!opened.ok) throw new ProtocolError(INVALID_PARAMS, `tools/call: requestState refused: ${opened.reason}`)

@@ -5,7 +5,7 @@
 // the other instance, which opens the state sealed by the first and runs the call. The upstream
 // counts every run: each call ran exactly once. A used state replayed on either instance, a state
 // raced to both at once, a tampered one and another caller's one are refused (-32602), and run
-// nothing.
+// nothing; with the database down a retry is refused (-32603) without being spent.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -282,5 +282,32 @@ describe('two instances behind a round-robin proxy (issue 35, items 4 and 6)', {
     const retried = await rawCall(instances[1], 'alice-token', 'guarded', args, { state, answer: accept })
     expect(retried.error).toBeUndefined()
     expect(ran().slice(before)).toEqual(['guarded:7'])
+  })
+
+  it('a retry while the store is down is refused with -32603 and runs nothing; the same retry works once it is back', async () => {
+    const before = ran().length
+    const args = { n: 8 }
+    const state = await asked(instances[0], 'alice-token', args)
+    pg.stop()
+    try {
+      const refused = await rawCall(instances[1], 'alice-token', 'guarded', args, { state, answer: accept })
+      expect(refused.error?.code).toBe(-32603)
+      expect(refused.error?.message).toMatch(/requestState could not be checked/)
+      expect(refused.error?.message).toMatch(/nothing ran, retry later/)
+      // Where the store lives is not the client's business.
+      expect(refused.error?.message).not.toMatch(/postgres|127\.0\.0\.1/i)
+    } finally {
+      pg.start()
+    }
+    expect(ran().length).toBe(before)
+    // The state was not spent: once the database is back, the same retry runs the call, once.
+    const deadline = Date.now() + 60_000
+    let retried = await rawCall(instances[1], 'alice-token', 'guarded', args, { state, answer: accept })
+    while (retried.error?.code === -32603 && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 200))
+      retried = await rawCall(instances[1], 'alice-token', 'guarded', args, { state, answer: accept })
+    }
+    expect(retried.error).toBeUndefined()
+    expect(ran().slice(before)).toEqual(['guarded:8'])
   })
 })
