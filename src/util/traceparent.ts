@@ -18,7 +18,14 @@ export function parseTraceparent(header: unknown): Traceparent | undefined {
   if (typeof header !== 'string' || header.length > 512) return undefined
   const match = TRACEPARENT.exec(header)
   if (match === null) return undefined
-  const [, version, traceId, parentId, flags, rest] = match as unknown as [string, string, string, string, string, string?]
+  const [, version, traceId, parentId, flags, rest] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string?,
+  ]
   // Version ff is invalid; version 00 has exactly four fields; all-zero ids are invalid.
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined
   if (/^0+$/.test(traceId) || /^0+$/.test(parentId)) return undefined
