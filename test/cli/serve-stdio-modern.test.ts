@@ -198,3 +198,34 @@ describe('the 2026 envelope over stdio', { timeout: 90_000 }, () => {
     }
   })
 })
+
+// Issue 35, item 5: the v2 SDK serves no tasks runtime on a 2026 connection (its typed surface has
+// no task methods, and a tool call cannot answer `resultType: "task"`), so the 2026 face declares no
+// tasks extension, `tasks/get` is not found, and a call asking for a task completes in-band.
+describe('tasks on a 2026 connection', { timeout: 90_000 }, () => {
+  it('declares no tasks extension, answers tasks/get with -32601, and runs a task-augmented call in-band', async () => {
+    const raw = new Raw()
+    try {
+      const discover = await raw.send(1, 'server/discover', { _meta: ENVELOPE })
+      const capabilities = discover.result?.capabilities as Record<string, unknown>
+      expect(capabilities.tools).toBeDefined()
+      expect(capabilities.tasks).toBeUndefined()
+      expect((capabilities.extensions as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/tasks']).toBe(
+        undefined,
+      )
+      const get = await raw.send(2, 'tasks/get', { taskId: 'nope', _meta: ENVELOPE })
+      expect(get.id).toBe(2)
+      expect(get.error?.code).toBe(-32601)
+      const call = await raw.send(3, 'tools/call', {
+        name: 'up__echo',
+        arguments: { text: 'now' },
+        task: { ttl: 60_000 },
+        _meta: ENVELOPE,
+      })
+      expect(call.result?.resultType).toBe('complete')
+      expect(call.result?.structuredContent).toEqual({ echoed: 'now', length: 3 })
+    } finally {
+      expect(await raw.close()).toBe(0)
+    }
+  })
+})
