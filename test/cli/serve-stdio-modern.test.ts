@@ -193,6 +193,14 @@ describe('the 2026 envelope over stdio', { timeout: 90_000 }, () => {
       const ping = await raw.send(10, 'ping', { _meta: ENVELOPE })
       expect(ping.id).toBe(10)
       expect(ping.error?.code).toBe(-32601)
+      // The connection stays 2026: a late initialize is refused with the supported revisions.
+      const late = await raw.send(11, 'initialize', {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'late', version: '1' },
+      })
+      expect(late.id).toBe(11)
+      expect(late.error?.code).toBe(-32022)
     } finally {
       expect(await raw.close()).toBe(0)
     }
