@@ -146,6 +146,7 @@ export type {
   ToolProgress,
   ToolRestriction,
   ToolRunContext,
+  TraceContext,
 } from './contract/execution.js'
 
 // --- Errors: the codes a failed result carries, and the classes toolgate throws -----------------

@@ -113,7 +113,7 @@ const serve: CliCommand = {
     const discardEarly = spawnUpstreamsEarly(settings)
     const log = createLog(io.stderr, settings.verbose, { format: settings.logFormat, level: settings.logLevel })
     // The runtime and the MCP SDK load only once the flags and the config are known to be good.
-    const [{ openGateway, refuseCollisions }, { sessionServers, modernLeg }, early] = await Promise.all([
+    const [{ openGateway, refuseCollisions }, { sessionServers, modernLeg, modernOptions }, early] = await Promise.all([
       loadGateway(),
       loadServeSession(),
       // Over stdio the client is read while the upstreams start.
@@ -203,7 +203,18 @@ const serve: CliCommand = {
             shared?.approvalStates,
           ),
         )
-      else if (early !== undefined) await (await loadServeStdio()).serveStdio(make, early, log)
+      else if (early !== undefined)
+        await (await loadServeStdio()).serveStdio(make, early, log, {
+          ctx: gateway.agent.ctx,
+          options: () =>
+            modernOptions(
+              gateway,
+              SERVER_INFO,
+              () => authenticator,
+              log,
+              shared ? (server) => shared.acknowledging(server) : undefined,
+            ),
+        })
       return 0
     } finally {
       reloader.stop()

@@ -83,6 +83,18 @@ export interface ToolExecution extends ToolExecutionInput {
    * name it so a call's lines join the caller's trace.
    */
   readonly traceId?: string
+  /**
+   * The W3C trace context (`traceparent`, and `tracestate` when given) of the request that asked
+   * for this call (`ToolExecuteOptions.traceContext`; nested calls inherit it): the remote parent
+   * of the call's OpenTelemetry span.
+   */
+  readonly traceContext?: TraceContext
+}
+
+/** W3C Trace Context as a request carried it: a valid `traceparent`, and its `tracestate` when given. */
+export interface TraceContext {
+  readonly traceparent: string
+  readonly tracestate?: string
 }
 
 /**
@@ -124,6 +136,12 @@ export interface ToolExecuteOptions {
    * carried on the execution as `traceId`. 32 lowercase hex digits, not all zero, when present.
    */
   readonly traceId?: string
+  /**
+   * The W3C trace context of the request behind this call (an MCP request's `_meta.traceparent`
+   * and `_meta.tracestate`): carried on the execution as `traceContext`. A valid `traceparent`
+   * (and a `tracestate` of at most 512 characters) when present.
+   */
+  readonly traceContext?: TraceContext
   /**
    * A paused Code Mode program's resumption (a resumed turn whose `run_code` call waited for
    * approval of a sub-call): the replay log its suspension carried and the decisions for its

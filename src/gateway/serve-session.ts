@@ -8,7 +8,7 @@ import type { Agent } from '../contract/execution.js'
 import type { SpentNonces } from '../mcp/approval-state.js'
 import { identityOf } from '../mcp/identity.js'
 import { createMcpServer, type McpCallKeeper } from '../mcp/server.js'
-import type { ModernHttpLeg } from '../mcp/server-modern.js'
+import type { ModernHttpLeg, ModernHttpOptions } from '../mcp/server-modern.js'
 import type { AgentHandle } from '../runtime/index.js'
 import type { Gateway } from './gateway.js'
 import { perSession } from './gateway-defer.js'
@@ -80,23 +80,36 @@ export function modernLeg(
 ): (maxMessageBytes: number) => Promise<ModernHttpLeg> {
   let leg: Promise<ModernHttpLeg> | undefined
   return (maxMessageBytes) => {
-    leg ??= import('../mcp/server-modern.js').then(({ createModernHttpLeg }) => {
-      const catalog = gateway.catalog()
-      return createModernHttpLeg(gateway.agent.ctx, {
-        agentFor: scopeFor(gateway, authenticator, gateway.agent),
-        ...serverInfo,
-        logging: gateway.logging,
-        ...(catalog === undefined ? {} : { catalog }),
+    leg ??= import('../mcp/server-modern.js').then(({ createModernHttpLeg }) =>
+      createModernHttpLeg(gateway.agent.ctx, {
+        ...modernOptions(gateway, serverInfo, authenticator, log, acknowledging),
         maxMessageBytes,
         ...(approvalStates?.key === undefined ? {} : { stateKey: approvalStates.key }),
         ...(approvalStates === undefined ? {} : { spentStates: approvalStates.spent }),
-        // The store's acknowledgement waits on connect() and the transport's send(), which both eras have.
-        ...(acknowledging
-          ? { wrap: <S extends object>(server: S) => acknowledging(server as unknown as Server) as unknown as S }
-          : {}),
-        onerror: (error) => log.debug(`MCP 2026-07-28 request: ${error.message}`),
-      })
-    })
+      }),
+    )
     return leg
+  }
+}
+
+/** What both 2026-07-28 faces (HTTP and stdio) serve: the gateway's served scope, each caller's identity's. */
+export function modernOptions(
+  gateway: Gateway,
+  serverInfo: ServerInfo,
+  authenticator: () => Authenticator | undefined,
+  log: Log,
+  acknowledging?: (server: Server) => Server,
+): Omit<ModernHttpOptions, 'maxMessageBytes'> {
+  const catalog = gateway.catalog()
+  return {
+    agentFor: scopeFor(gateway, authenticator, gateway.agent),
+    ...serverInfo,
+    logging: gateway.logging,
+    ...(catalog === undefined ? {} : { catalog }),
+    // The store's acknowledgement waits on connect() and the transport's send(), which both eras have.
+    ...(acknowledging
+      ? { wrap: <S extends object>(server: S) => acknowledging(server as unknown as Server) as unknown as S }
+      : {}),
+    onerror: (error) => log.debug(`MCP 2026-07-28 request: ${error.message}`),
   }
 }

@@ -1,6 +1,10 @@
 // `toolgate serve` over stdio: one client on stdin/stdout, read through the startup gate while the
-// upstreams start, served until it closes stdin or a signal asks to stop.
+// upstreams start, served until it closes stdin or a signal asks to stop. Its first message chooses
+// the era: a 2026-07-28 connection is served by the SDK v2's stdio entry (server-modern-stdio.ts),
+// loaded only then; a 2025 one by the session server as before.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Context } from 'cordis'
+import type { ModernStdioOptions } from '../mcp/server-modern-stdio.js'
 import type { LineStdioServerTransport } from '../mcp/stdio-transport.js'
 import type { GatewayStartup } from './gateway.js'
 import type { Log } from './log.js'
@@ -34,30 +38,67 @@ export interface StdioStart {
   readonly startup: GatewayStartup
 }
 
+/** How a 2026-07-28 connection is served: the gateway's context and the options of its 2026 face. */
+export interface ModernStdio {
+  readonly ctx: Context
+  readonly options: () => ModernStdioOptions
+}
+
 /**
  * Until the client closes stdin (or a signal asks to stop). Any other end of the transport (a
  * failed read or write) is an error, so the process exits non-zero with the reason.
  */
-export async function serveStdio(make: () => Server, { transport, gate }: StdioStart, log: Log): Promise<void> {
-  const { fastPathOf } = await import('../mcp/fast-path.js')
+export async function serveStdio(
+  make: () => Server,
+  { transport, gate }: StdioStart,
+  log: Log,
+  modern?: ModernStdio,
+): Promise<void> {
+  // Until the client's first message chose the era, a signal ends the wait.
+  const quit = () => void gate.close()
+  process.once('SIGINT', quit)
+  process.once('SIGTERM', quit)
+  const era = await gate.era()
+  process.off('SIGINT', quit)
+  process.off('SIGTERM', quit)
   // A client that left while the upstreams started is not served.
-  if (!gate.clientGone) {
-    const server = make()
-    const done = new Promise<void>((resolve) => {
-      const onclose = server.onclose
-      server.onclose = () => {
-        onclose?.()
-        resolve()
-      }
-    })
-    server.onerror = (error) => log.info(error.message)
-    await server.connect(gate)
-    transport.fastPath = fastPathOf(server)
-    const stop = () => void server.close()
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
-    log.debug('serving MCP over stdio')
-    await done
-  }
+  const served = era !== undefined && !gate.clientGone
+  if (served && era === 'modern' && modern !== undefined) await serveModern(modern, gate, log)
+  else if (served) await serveLegacy(make, transport, gate, log)
   if (transport.endReason !== undefined) throw new Error(`the stdio transport ended: ${transport.endReason.message}`)
+}
+
+async function serveModern(modern: ModernStdio, gate: StartupGate, log: Log): Promise<void> {
+  const { serveModernStdio } = await import('../mcp/server-modern-stdio.js')
+  const connection = serveModernStdio(modern.ctx, modern.options(), gate as never)
+  const stop = () => void connection.close()
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  log.debug('serving MCP 2026-07-28 over stdio')
+  await connection.done
+}
+
+async function serveLegacy(
+  make: () => Server,
+  transport: LineStdioServerTransport,
+  gate: StartupGate,
+  log: Log,
+): Promise<void> {
+  const { fastPathOf } = await import('../mcp/fast-path.js')
+  const server = make()
+  const done = new Promise<void>((resolve) => {
+    const onclose = server.onclose
+    server.onclose = () => {
+      onclose?.()
+      resolve()
+    }
+  })
+  server.onerror = (error) => log.info(error.message)
+  await server.connect(gate)
+  transport.fastPath = fastPathOf(server)
+  const stop = () => void server.close()
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  log.debug('serving MCP over stdio')
+  await done
 }

@@ -4,6 +4,8 @@
 // once every upstream was tried. The client's handshake then overlaps the upstreams' start instead
 // of following it. The capabilities the client declares in that `initialize` are what the gateway
 // declares to its upstreams, so their own `initialize` waits for it.
+// The first message also chooses the connection's era: one whose `_meta` claims a protocol version
+// (MCP 2026-07-28's per-request envelope) opens a 2026 connection, anything else a 2025 one.
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   type ClientCapabilities,
@@ -28,6 +30,13 @@ export interface StartupGateOptions {
 }
 
 type Id = string | number
+/** The era a stdio connection speaks, chosen by its first message. */
+export type StdioEra = 'modern' | 'legacy'
+
+/** The envelope key of MCP 2026-07-28 that claims the request's protocol version. */
+const PROTOCOL_VERSION_CLAIM = 'io.modelcontextprotocol/protocolVersion'
+/** The envelope key of the client's capabilities for this request. */
+const CLIENT_CAPABILITIES_CLAIM = 'io.modelcontextprotocol/clientCapabilities'
 interface Held {
   readonly message: JSONRPCMessage
   readonly extra: MessageExtraInfo | undefined
@@ -57,6 +66,9 @@ export class StartupGate implements Transport {
   /** What the client declared in its first request, once it came (see clientCapabilities). */
   private declared: ClientCapabilities | undefined
   private declaredListeners: ((capabilities: ClientCapabilities) => void)[] = []
+  /** The connection's era once its first message came; undefined before, and for a client gone silent. */
+  private chosen: StdioEra | undefined
+  private eraListeners: ((era: StdioEra | undefined) => void)[] = []
 
   constructor(
     readonly inner: Transport,
@@ -72,10 +84,33 @@ export class StartupGate implements Transport {
     this.inner.onclose = () => {
       this.ended = true
       for (const listener of this.endedListeners.splice(0)) listener()
+      for (const listener of this.eraListeners.splice(0)) listener(this.chosen)
       // A client gone before it said anything declared nothing.
       this.noteDeclared({})
     }
     await this.inner.start()
+  }
+
+  /**
+   * The era the client's first message chose; undefined when it went before sending any. A message
+   * whose `_meta` carries the 2026-07-28 version claim opens a 2026 connection, whose claim the
+   * SDK's stdio entry then checks (a malformed or unsupported one is answered there).
+   */
+  era(): Promise<StdioEra | undefined> {
+    if (this.chosen !== undefined || this.ended) return Promise.resolve(this.chosen)
+    return new Promise((resolve) => this.eraListeners.push(resolve))
+  }
+
+  private choose(message: JSONRPCMessage): void {
+    if (this.chosen !== undefined || !('method' in message)) return
+    const meta = isRecord(message.params) ? message.params._meta : undefined
+    const modern = isRecord(meta) && PROTOCOL_VERSION_CLAIM in meta
+    this.chosen = modern ? 'modern' : 'legacy'
+    if (modern) {
+      const declared = meta[CLIENT_CAPABILITIES_CLAIM]
+      this.noteDeclared(isRecord(declared) ? (declared as ClientCapabilities) : {})
+    }
+    for (const listener of this.eraListeners.splice(0)) listener(this.chosen)
   }
 
   /** Whether the client has gone (stdin ended, or the transport failed) before the server was connected. */
@@ -112,6 +147,12 @@ export class StartupGate implements Transport {
   }
 
   private early(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
+    this.choose(message)
+    // A 2026 connection has no `initialize` nor `ping`: everything waits for its server, in order.
+    if (this.chosen === 'modern') {
+      this.held.push({ message, extra })
+      return
+    }
     if ('method' in message) {
       if ('id' in message) {
         if (message.method === 'ping') {

@@ -17,13 +17,14 @@ import { isRecord } from '../util/is-record.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import type { McpCallKeeper } from './server.js'
 import { getMcpToolMeta } from './tool-meta.js'
-import { traceIdOf } from './trace-context.js'
+import { traceContextOf, traceIdOf } from './trace-context.js'
 
 /** What a call needs of a `tools/call` request's params. */
 export interface CallParams {
   readonly name: string
   readonly arguments?: Record<string, unknown>
   readonly traceId?: string
+  readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string }
 }
 
 /** The tools `agent` sees, as MCP tools. */
@@ -70,9 +71,13 @@ export async function runToolCall(
   approval: ApprovalService | undefined,
   keeper?: McpCallKeeper,
 ): Promise<CallToolResult> {
-  const { name, traceId } = params
+  const { name, traceId, traceContext } = params
   const input = { callId, name, arguments: params.arguments ?? {}, agent, signal }
-  const options = { approval, ...(traceId === undefined ? {} : { traceId }) }
+  const options = {
+    approval,
+    ...(traceId === undefined ? {} : { traceId }),
+    ...(traceContext === undefined ? {} : { traceContext }),
+  }
   const dispatch = (chosen: ToolExecuteOptions) => methods.execute.call(tools, input, chosen)
   // A kept call (see CreateMcpServerOptions.keeper) runs through its keeper, which may pause it.
   const result = keeper === undefined ? await dispatch(options) : await keeper.run(input, options, dispatch)
@@ -82,10 +87,12 @@ export async function runToolCall(
 /** What a call needs of a `tools/call` request's params: never a `traceId` the client put there itself. */
 export function callParams(params: { name: string; arguments?: Record<string, unknown>; _meta?: unknown }): CallParams {
   const traceId = traceIdOf(params._meta)
+  const traceContext = traceContextOf(params._meta)
   return {
     name: params.name,
     ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
     ...(traceId === undefined ? {} : { traceId }),
+    ...(traceContext === undefined ? {} : { traceContext }),
   }
 }
 

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   INTERNAL_ERROR,
   INVALID_PARAMS,
@@ -107,11 +108,33 @@ function answered(outcome: ApprovalOutcome, asked: string): ApprovalService {
   }
 }
 
-/** One leg per endpoint: what every request shares (the progress relay, the validators) is made here once. */
-export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): ModernHttpLeg {
+/** A 2026-07-28 server as its face drives it: the SDK's low-level server, kept out of the declarations. */
+export interface ModernServer {
+  sendToolListChanged(): Promise<void>
+  sendResourceListChanged(): Promise<void>
+  sendPromptListChanged(): Promise<void>
+}
+
+/** What the 2026-07-28 servers of one face share, and how each is made. */
+export interface ModernServers {
+  /** A low-level server whose requests are served as the scope of `authInfo` (none over stdio). */
+  build(authInfo: AuthInfo | undefined): ModernServer
+  /** Ends the progress relay. */
+  close(): void
+}
+
+/**
+ * The 2026-07-28 servers of one face (an HTTP endpoint, a stdio connection): what every request
+ * shares (the progress relay, the validators, the state seal) is made here once.
+ */
+export function modernServers(
+  ctx: Context,
+  options: Omit<ModernHttpOptions, 'maxMessageBytes'>,
+  where: string,
+): ModernServers {
   const tools = (typeof ctx?.get === 'function' ? ctx.get('tools', false) : undefined) as ToolRuntimeCore | undefined
   if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
-    throw new ConfigError('createModernHttpLeg(ctx)', 'expected a Cordis context with the tools service loaded')
+    throw new ConfigError(`${where}(ctx)`, 'expected a Cordis context with the tools service loaded')
   const { agentFor, logging, catalog, wrap } = options
   const info = { name: options.name, version: options.version }
   const capabilities: ServerCapabilities = {
@@ -180,7 +203,7 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
           ? undefined
           : answer !== undefined
             ? answered(answer.outcome, answer.asked)
-            : server.getClientCapabilities()?.elicitation
+            : declaresElicitation(rc, server)
               ? {
                   request: async (question) => {
                     // A Code Mode sub-call's ask would re-run the program's earlier sub-calls on the
@@ -231,6 +254,14 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
     }
     return wrap ? wrap(server) : server
   }
+  return { build, close: () => progress.close() }
+}
+
+/** One leg per endpoint: each request gets its own server from the endpoint's {@link modernServers}. */
+export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): ModernHttpLeg {
+  const { catalog } = options
+  const servers = modernServers(ctx, options, 'createModernHttpLeg')
+  const build = (authInfo: AuthInfo | undefined) => servers.build(authInfo) as Server
 
   const handler = createMcpHandler(({ authInfo }) => build(authInfo as AuthInfo | undefined), {
     legacy: 'reject',
@@ -270,7 +301,7 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
       closed = true
       stopTools()
       if (typeof stopCatalog === 'function') stopCatalog()
-      progress.close()
+      servers.close()
       await handler.close()
     },
   }
@@ -292,4 +323,11 @@ function forwardLogs(logging: McpServerLogging | undefined, rc: ServerContext): 
       .catch(() => {})
   })
   return typeof stop === 'function' ? stop : () => {}
+}
+
+/** Whether the request's client can be asked: its envelope's capabilities (per request), else the instance's. */
+function declaresElicitation(rc: ServerContext, server: Server): boolean {
+  const declared = (rc.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
+  if (typeof declared === 'object' && declared !== null) return 'elicitation' in declared
+  return server.getClientCapabilities()?.elicitation !== undefined
 }

@@ -3,6 +3,7 @@ import type * as OtelApi from '@opentelemetry/api'
 import type { Context } from 'cordis'
 import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
+import { parseTraceparent } from '../util/traceparent.js'
 
 /** The part of an OpenTelemetry `TracerProvider` the plugin uses (structural, so no type import is needed). */
 export interface OtelTracerProviderLike {
@@ -45,7 +46,8 @@ function loadApi(): Api {
  * `toolgate.policy.decision` (the pre-execute answer), `toolgate.approval.asked` and
  * `toolgate.approval` (the approval step's outcome and who gave it: the service, a standing rule, a
  * decision), `toolgate.policy.post_decision` (the post-execute answer) and `toolgate.denied` (a
- * denial, with its reason). The span starts when the call enters the pipeline (`tools/call`). The body runs with the span active, so
+ * denial, with its reason). A call whose request carried W3C trace context (`traceContext`, an MCP
+ * request's `_meta.traceparent`) has the caller's span as its remote parent. The span starts when the call enters the pipeline (`tools/call`). The body runs with the span active, so
  * instrumentation inside a tool nests under it when a context manager is registered.
  *
  * Nothing here runs unless the plugin is loaded: `ctx.plugin(OtelTracing, { tracerProvider })`.
@@ -116,12 +118,16 @@ export class OtelTracing {
   }
 
   /** The span of a call, started on first sight; a sub-call's parent is its transport call's span. */
-  private open(exec: Pick<ToolExecution, 'token' | 'name' | 'callId' | 'rootCallId' | 'parent' | 'agent'>): CallSpan {
+  private open(
+    exec: Pick<ToolExecution, 'token' | 'name' | 'callId' | 'rootCallId' | 'parent' | 'agent' | 'traceContext'>,
+  ): CallSpan {
     let call = this.calls.get(exec.token)
     if (call !== undefined) return call
     const api = this.api
     const parent = exec.parent === undefined ? undefined : this.calls.get(exec.parent)
-    const parentContext = parent ? api.trace.setSpan(api.context.active(), parent.span) : api.context.active()
+    const parentContext = parent
+      ? api.trace.setSpan(api.context.active(), parent.span)
+      : this.remoteParent(exec.traceContext)
     const attributes: OtelApi.Attributes = {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': exec.name,
@@ -138,6 +144,25 @@ export class OtelTracing {
     call = { span }
     this.calls.set(exec.token, call)
     return call
+  }
+
+  /**
+   * The context whose remote span is the caller's (the request's `traceparent`, with its
+   * `tracestate`), so the call's span joins the caller's trace; the active context without one.
+   */
+  private remoteParent(carried: ToolExecution['traceContext']): OtelApi.Context {
+    const api = this.api
+    const active = api.context.active()
+    const fields = parseTraceparent(carried?.traceparent)
+    if (carried === undefined || fields === undefined) return active
+    return api.trace.setSpanContext(active, {
+      traceId: fields.traceId,
+      spanId: fields.parentId,
+      // Only the sampled bit is defined; the others are the caller's to set, not ours to keep.
+      traceFlags: fields.flags & api.TraceFlags.SAMPLED,
+      isRemote: true,
+      ...(carried.tracestate === undefined ? {} : { traceState: api.createTraceState(carried.tracestate) }),
+    })
   }
 
   private close(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): void {

@@ -14,12 +14,14 @@ import type {
   ToolExecutionToken,
   ToolProgress,
   ToolRunContext,
+  TraceContext,
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { snapshotJsonValue } from '../json/index.js'
 import { ToolOutputError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
+import { parseTraceparent, validTracestate } from '../util/traceparent.js'
 import { askApproval } from './approval-flow.js'
 import { snapshotContent, snapshotDeferredContext, snapshotUserMessages } from './content-check.js'
 import { ToolAbortedBeforeDispatchError, ToolAbortedError, ToolDeniedError } from './errors.js'
@@ -147,6 +149,7 @@ export async function runPipeline(
   const storedTurnId = host.storedTurnId ?? enclosing?.exec.storedTurnId
   const turnId = host.turnId ?? enclosing?.exec.turnId
   const traceId = host.traceId ?? enclosing?.exec.traceId
+  const traceContext = host.traceContext ?? enclosing?.exec.traceContext
   const exec: ToolExecution = Object.freeze({
     callId: read.callId,
     rootCallId,
@@ -161,6 +164,7 @@ export async function runPipeline(
     ...(storedTurnId === undefined ? {} : { storedTurnId }),
     ...(turnId === undefined ? {} : { turnId }),
     ...(traceId === undefined ? {} : { traceId }),
+    ...(traceContext === undefined ? {} : { traceContext }),
   })
   // A nested call asks the approval channel of the call that encloses it, unless given its own.
   const approval = host.approval ?? enclosing?.approval
@@ -228,6 +232,23 @@ const NO_HOST_OPTIONS: ToolExecuteOptions = Object.freeze({})
 /** The host options, each field read once; a malformed one refuses the call before anything runs. */
 /** A W3C Trace Context trace id: 16 bytes in lowercase hex, never all zero. */
 const TRACE_ID = /^(?!0{32}$)[0-9a-f]{32}$/
+/** A `traceContext` option that is not a valid W3C trace context. */
+const INVALID = Symbol('invalid')
+
+/** The host's `traceContext` option, read field by field from an untrusted object. */
+function readTraceContext(value: unknown): TraceContext | undefined | typeof UNREADABLE | typeof INVALID {
+  if (value === undefined || value === UNREADABLE) return value
+  if (typeof value !== 'object' || value === null) return INVALID
+  const traceparent = readOwn(value, 'traceparent')
+  const tracestate = readOwn(value, 'tracestate')
+  if (traceparent === UNREADABLE || tracestate === UNREADABLE) return UNREADABLE
+  if (parseTraceparent(traceparent) === undefined) return INVALID
+  if (tracestate !== undefined && validTracestate(tracestate) === undefined) return INVALID
+  return Object.freeze({
+    traceparent: traceparent as string,
+    ...(tracestate === undefined ? {} : { tracestate: tracestate as string }),
+  })
+}
 
 function readHostOptions(options: unknown): ToolExecuteOptions | string {
   if (options === undefined) return NO_HOST_OPTIONS
@@ -239,6 +260,7 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
   const turnId = readOwn(options, 'turnId')
   const program = readOwn(options, 'program')
   const traceId = readOwn(options, 'traceId')
+  const traceContext = readTraceContext(readOwn(options, 'traceContext'))
   if (
     decision === UNREADABLE ||
     approval === UNREADABLE ||
@@ -246,7 +268,8 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     storedTurnId === UNREADABLE ||
     turnId === UNREADABLE ||
     program === UNREADABLE ||
-    traceId === UNREADABLE
+    traceId === UNREADABLE ||
+    traceContext === UNREADABLE
   )
     return 'options: a field could not be read (reading it threw)'
   if (decision !== undefined && (typeof decision !== 'object' || decision === null))
@@ -261,6 +284,8 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     return 'options.turnId: expected a non-empty string when present'
   if (traceId !== undefined && (typeof traceId !== 'string' || !TRACE_ID.test(traceId)))
     return 'options.traceId: expected a W3C trace id (32 lowercase hex digits, not all zero) when present'
+  if (traceContext === INVALID)
+    return 'options.traceContext: expected { traceparent: a valid W3C traceparent, tracestate?: at most 512 characters } when present'
   return {
     decision: decision as ApprovalOutcome | undefined,
     approval: approval as ApprovalService | undefined,
@@ -268,6 +293,7 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     ...(storedTurnId === undefined ? {} : { storedTurnId: storedTurnId as string }),
     ...(turnId === undefined ? {} : { turnId: turnId as string }),
     ...(traceId === undefined ? {} : { traceId: traceId as string }),
+    ...(traceContext === undefined ? {} : { traceContext }),
     ...(program !== undefined && typeof program === 'object' && program !== null
       ? { program: program as ToolExecuteOptions['program'] }
       : {}),
