@@ -9,6 +9,7 @@ import type { ToolRunContext } from '../contract/execution.js'
 import { isRecord } from '../util/is-record.js'
 import { applyElicitationDefaults, declaredCapabilities, type McpCapabilityHandlers } from './capabilities.js'
 import { type McpServerSpec, McpToolError } from './client.js'
+import type { ModernCall, UpstreamInputRequired } from './era-call.js'
 import type { UpstreamClient } from './upstream-client.js'
 
 /** The revision a 2026-era session is pinned to. */
@@ -48,6 +49,16 @@ export interface ModernSession {
     options: ModernCallOptions,
     exec: ToolRunContext,
   ): Promise<CallToolResult>
+  /**
+   * One round of `tools/call` for a 2026 client's call: the client's capabilities in the envelope,
+   * its retry's answers and the server's state as they came; the server's input-required answer
+   * comes back as it is, for that client to answer.
+   */
+  callOnce(
+    params: { name: string; arguments: Record<string, unknown> },
+    options: ModernCallOptions,
+    call: ModernCall,
+  ): Promise<{ result: CallToolResult } | { inputRequired: UpstreamInputRequired }>
 }
 
 /**
@@ -149,6 +160,24 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
   return {
     client: adapter,
     protocolVersion: client.getNegotiatedProtocolVersion(),
+    async callOnce(params, callOptions, call) {
+      const result: unknown = await client.callTool(
+        {
+          ...params,
+          ...call.retry,
+          // The client's own declaration, not toolgate's: the server asks only for what it can answer.
+          _meta: { [sdk.CLIENT_CAPABILITIES_META_KEY]: call.clientCapabilities },
+        } as never,
+        { ...callOptions, allowInputRequired: true },
+      )
+      if (!sdk.isInputRequiredResult(result)) return { result: result as CallToolResult }
+      return {
+        inputRequired: {
+          inputRequests: { ...(result.inputRequests ?? {}) } as Record<string, unknown>,
+          ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
+        },
+      }
+    },
     async callTool(params, callOptions, exec) {
       let retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined
       for (let round = 0; ; round++) {

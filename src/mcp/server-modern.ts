@@ -9,12 +9,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   INVALID_PARAMS,
   inputRequired,
   inputResponse,
   isLegacyRequest,
   LOG_LEVEL_META_KEY,
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   Server,
   type ServerCapabilities,
@@ -24,9 +26,11 @@ import type { Context } from 'cordis'
 import type { Agent, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
+import { isRecord } from '../util/is-record.js'
 import { approvalAnswer, approvalQuestion } from './approval-question.js'
 import { ApprovalStateSeal, argumentsDigest } from './approval-state.js'
 import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
+import { type ModernCall, modernDemand, runModernCall } from './era-call.js'
 import { identityOf } from './identity.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import type { McpServerCatalog } from './serve-catalog.js'
@@ -85,6 +89,8 @@ const NESTED_ASK =
   'a Code Mode sub-call cannot be put to an MCP 2026-07-28 client as input required (its retry would run the program again)'
 /** A catalog confirmation is not yet put to a 2026 client. */
 const NO_CONFIRM = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
+/** MissingRequiredClientCapability: the client did not declare what the request needs. */
+const MISSING_CAPABILITY = -32021
 /** The key of the approval question in an input-required result's `inputRequests`. */
 const APPROVAL_INPUT = 'toolgate/approval'
 
@@ -126,24 +132,44 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
     // The deprecated low-level server: the gateway's handlers are its own, not McpServer's registrations.
     const server = new Server(info, { capabilities, jsonSchemaValidator: validator })
     const scope = () => agentFor(authInfo)
-    /** The decision a retry carries, once its state is opened; a refused state runs nothing. */
-    const retriedAnswer = (
+    /**
+     * What a retry carries, once its state is opened (a refused state runs nothing): the person's
+     * decision on an approval, or the answers to an upstream's input-required result with the
+     * upstream's own state.
+     */
+    const retried = (
       rc: ServerContext,
       wire: unknown,
       bound: { subject: string; tool: string; args: string },
-    ): { outcome: ApprovalOutcome; asked: string } => {
+    ):
+      | { outcome: ApprovalOutcome; asked: string }
+      | { relay: { inputResponses: Record<string, unknown>; requestState?: string } } => {
+      const opened = seal.open(wire, bound)
+      if (!opened.ok) throw new ProtocolError(INVALID_PARAMS, `tools/call: requestState refused: ${opened.reason}`)
+      const { relay } = opened.state
+      if (relay !== undefined) {
+        const inputResponses = rc.mcpReq.inputResponses
+        return {
+          relay: {
+            inputResponses: { ...(inputResponses ?? {}) } as Record<string, unknown>,
+            ...(relay.state !== undefined ? { requestState: relay.state } : {}),
+          },
+        }
+      }
       const view = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
       if (view.kind !== 'elicit')
         throw new ProtocolError(
           INVALID_PARAMS,
           `tools/call: inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`,
         )
-      const opened = seal.open(wire, bound)
-      if (!opened.ok) throw new ProtocolError(INVALID_PARAMS, `tools/call: requestState refused: ${opened.reason}`)
       return { outcome: approvalAnswer(view, authInfo?.clientId), asked: opened.state.asked }
     }
-    server.setRequestHandler('tools/list', () => ({ tools: listTools(tools, scope()) as never }))
+    server.setRequestHandler('tools/list', async () => {
+      await modernDemand()
+      return { tools: listTools(tools, scope(), 'modern') as never }
+    })
     server.setRequestHandler('tools/call', async (request, rc) => {
+      await modernDemand()
       const agent = scope()
       const params = callParams(request.params)
       const bound = {
@@ -153,7 +179,13 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
       }
       // A retry carries the person's answer and the state sealed when they were asked.
       const wire = rc.mcpReq.requestState()
-      const answer = wire === undefined ? undefined : retriedAnswer(rc, wire, bound)
+      const carried = wire === undefined ? undefined : retried(rc, wire, bound)
+      const answer = carried !== undefined && 'outcome' in carried ? carried : undefined
+      const declared = (rc.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
+      const call: ModernCall = {
+        clientCapabilities: isRecord(declared) ? declared : {},
+        ...(carried !== undefined && 'relay' in carried ? { retry: carried.relay } : {}),
+      }
       const callId = `mcp-r-${++serial}`
       const token = rc.mcpReq._meta?.progressToken
       if (token !== undefined) progress.start(callId, token, (notification) => rc.mcpReq.notify(notification))
@@ -181,7 +213,26 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
                 }
               : denied
         const signal = AbortSignal.any([rc.mcpReq.signal, asking.signal])
-        const result = await runToolCall(tools, methods, params, callId, signal, agent, approval)
+        const result = await runModernCall(call, () =>
+          runToolCall(tools, methods, params, callId, signal, agent, approval),
+        )
+        // An upstream's refusal or question goes to the client as the upstream said it.
+        if (call.rpcError !== undefined) {
+          const { code, message, data } = call.rpcError
+          if (code === MISSING_CAPABILITY && isRecord(data) && isRecord(data.requiredCapabilities))
+            throw new MissingRequiredClientCapabilityError({ requiredCapabilities: data.requiredCapabilities }, message)
+          throw new ProtocolError(code, message, data)
+        }
+        if (call.inputRequired !== undefined)
+          return inputRequired({
+            inputRequests: call.inputRequired.inputRequests as never,
+            requestState: seal.seal({
+              ...bound,
+              asked: params.name,
+              callId,
+              relay: call.inputRequired.requestState === undefined ? {} : { state: call.inputRequired.requestState },
+            }),
+          })
         if (asked !== undefined)
           return inputRequired({
             inputRequests: { [APPROVAL_INPUT]: inputRequired.elicit(approvalQuestion(asked)) },

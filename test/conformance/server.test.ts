@@ -46,19 +46,7 @@ const RELAY_LOST_CHECKS_2025: Readonly<Record<string, readonly string[]>> = {
  * and roots requests to toolgate, which a 2026 client cannot be asked, so the call fails instead of
  * the result reaching the client as it is. The upstream side of 2026 (items 3 and 4) closes them.
  */
-const KNOWN_2026_GAPS: readonly string[] = [
-  'server-stateless',
-  'input-required-result-basic-elicitation',
-  'input-required-result-basic-sampling',
-  'input-required-result-basic-list-roots',
-  'input-required-result-request-state',
-  'input-required-result-multiple-input-requests',
-  'input-required-result-multi-round',
-  'input-required-result-non-tool-request',
-  'input-required-result-result-type',
-  'input-required-result-tampered-state',
-  'input-required-result-capability-check',
-]
+const KNOWN_2026_GAPS: readonly string[] = ['input-required-result-non-tool-request']
 
 /**
  * Scenarios the suite runs but does not score (pending) that the reference server offers fixtures
