@@ -25,6 +25,8 @@ export interface ApprovalState {
    * the upstream's own `requestState` (opaque here), to go back to it untouched with the retry.
    */
   readonly relay?: { readonly state?: string }
+  /** Present when the state answers a question a 2025 upstream asked, held in memory under this key. */
+  readonly held?: string
 }
 
 /** How long a person may take to answer before the state is refused (as for a 2025 elicitation). */

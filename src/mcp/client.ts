@@ -6,6 +6,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {
+  CallToolResult,
   CompleteRequest,
   CompleteResult,
   GetPromptResult,
@@ -39,6 +40,7 @@ import {
 import { fromMcpContent } from './content.js'
 import { type ModernCall, modernCall, onModernDemand } from './era-call.js'
 import type { FastRequests } from './fast-request.js'
+import { UpstreamInputBridge } from './input-bridge.js'
 import type { ModernSession } from './modern-session.js'
 import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
 import { type McpToolAnnotations, setMcpToolMeta } from './tool-meta.js'
@@ -579,6 +581,8 @@ class UpstreamLink {
   /** The remote names the 2025 session last listed. */
   private legacyNames = new Set<string>()
   private stopDemand: (() => void) | undefined
+  /** The questions a 2025 session's server asks during 2026 clients' calls, held for their retries. */
+  private readonly bridge: UpstreamInputBridge
 
   constructor(
     private readonly ctx: Context,
@@ -588,6 +592,8 @@ class UpstreamLink {
     const { agent, ...rest } = options
     this.settings = { ...rest, owner: agent?.ctx ?? ctx }
     this.label = JSON.stringify(this.settings.name)
+    this.bridge = new UpstreamInputBridge(this.label)
+    this.settings = { ...this.settings, handlers: this.bridge.wrap(this.settings.handlers) }
     this.secrets = secretsOf(spec)
     const { name, onResourceUpdated, onListChanged } = this.settings
     this.catalog = new UpstreamCatalog({
@@ -813,6 +819,28 @@ class UpstreamLink {
     throw new McpToolError(`MCP server ${this.label} asked the MCP client for input; the call ends this round`)
   }
 
+  /**
+   * One round of a 2026 client's call over a 2025 session: a question the server asks meanwhile
+   * ends the round (the client answers it by retrying), the server's call still running.
+   */
+  private async callBridged(
+    legacy: Client,
+    params: { name: string; arguments: Record<string, unknown> },
+    options: Omit<Parameters<ModernSession['callOnce']>[1], 'signal'> & { signal: AbortSignal },
+    exec: ToolRunContext,
+    call: ModernCall,
+  ): Promise<Awaited<ReturnType<Client['callTool']>>> {
+    const round = await this.bridge.round(
+      exec,
+      params.name,
+      call,
+      exec.signal,
+      (signal) => legacy.callTool(params, undefined, { ...options, signal }) as Promise<CallToolResult>,
+    )
+    if ('result' in round) return round.result as Awaited<ReturnType<Client['callTool']>>
+    throw new McpToolError('held' in round ? round.held : round.refused)
+  }
+
   /** What every new session does once connected, whatever its era. */
   private async opened(session: Session, protocolVersion: string | undefined): Promise<Session> {
     const { label } = this
@@ -1004,12 +1032,14 @@ class UpstreamLink {
         ? call
           ? await this.callModernOnce(modern, params, options, call)
           : await modern.callTool(params, options, exec)
-        : asTask && legacy
-          ? await callAsTask(legacy, params, options, exec)
-          : session.fast
-            ? await session.fast.callTool(params, options)
-            : // A session that is not modern has its v1 client.
-              await (legacy as Client).callTool(params, undefined, options)
+        : call && legacy && parted === undefined
+          ? await this.callBridged(legacy, params, options, exec, call)
+          : asTask && legacy
+            ? await callAsTask(legacy, params, options, exec)
+            : session.fast
+              ? await session.fast.callTool(params, options)
+              : // A session that is not modern has its v1 client.
+                await (legacy as Client).callTool(params, undefined, options)
     } catch (error) {
       if (exec.signal.aborted) throw error
       // The server no longer knows the session (it restarted): it refused the call without running
@@ -1364,6 +1394,7 @@ class UpstreamLink {
     if (this.closed) return
     this.closed = true
     this.stopDemand?.()
+    this.bridge.close()
     clearTimeout(this.retryTimer)
     this.retryTimer = undefined
     const side = this.modernSide

@@ -25,6 +25,8 @@ export interface UpstreamRpcError {
 export interface ModernCall {
   /** What the client declared in its request's `_meta` envelope. */
   readonly clientCapabilities: Record<string, unknown>
+  /** A retry's answer to an upstream question held in memory (a 2025 upstream's request), by its key. */
+  readonly resume?: { readonly key: string; readonly inputResponses: Record<string, unknown> }
   /** The retry's answers and the upstream's state from the round before, to go back untouched. */
   readonly retry?: { readonly inputResponses: Record<string, unknown>; readonly requestState?: string }
   /** Set by the link: the upstream asks the client for input (the call ends this round). */

@@ -143,12 +143,15 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
       bound: { subject: string; tool: string; args: string },
     ):
       | { outcome: ApprovalOutcome; asked: string }
-      | { relay: { inputResponses: Record<string, unknown>; requestState?: string } } => {
+      | { relay: { inputResponses: Record<string, unknown>; requestState?: string } }
+      | { resume: { key: string; inputResponses: Record<string, unknown> } } => {
       const opened = seal.open(wire, bound)
       if (!opened.ok) throw new ProtocolError(INVALID_PARAMS, `tools/call: requestState refused: ${opened.reason}`)
-      const { relay } = opened.state
+      const { relay, held } = opened.state
+      const inputResponses = rc.mcpReq.inputResponses
+      if (held !== undefined)
+        return { resume: { key: held, inputResponses: { ...(inputResponses ?? {}) } as Record<string, unknown> } }
       if (relay !== undefined) {
-        const inputResponses = rc.mcpReq.inputResponses
         return {
           relay: {
             inputResponses: { ...(inputResponses ?? {}) } as Record<string, unknown>,
@@ -185,6 +188,7 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
       const call: ModernCall = {
         clientCapabilities: isRecord(declared) ? declared : {},
         ...(carried !== undefined && 'relay' in carried ? { retry: carried.relay } : {}),
+        ...(carried !== undefined && 'resume' in carried ? { resume: carried.resume } : {}),
       }
       const callId = `mcp-r-${++serial}`
       const token = rc.mcpReq._meta?.progressToken
@@ -232,6 +236,11 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
               callId,
               relay: call.inputRequired.requestState === undefined ? {} : { state: call.inputRequired.requestState },
             }),
+          })
+        if (call.held !== undefined)
+          return inputRequired({
+            inputRequests: call.held.inputRequests as never,
+            requestState: seal.seal({ ...bound, asked: params.name, callId, held: call.held.key }),
           })
         if (asked !== undefined)
           return inputRequired({
