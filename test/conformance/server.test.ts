@@ -39,12 +39,10 @@ const RELAY_LOST_CHECKS_2025: Readonly<Record<string, readonly string[]>> = {
 
 /**
  * The 2026-07-28 scenarios that fail through toolgate today (the test fails when one of them passes:
- * shorten the list; and when another one fails). toolgate serves 2026-07-28 clients (issue 35, item
- * 2), but speaks 2025-11-25 to its upstreams, and the reference server's tools in these scenarios
- * return input-required results (or, in server-stateless, ask a sampling the client did not
- * declare): over a 2025 upstream connection the upstream SDK turns them into elicitation, sampling
- * and roots requests to toolgate, which a 2026 client cannot be asked, so the call fails instead of
- * the result reaching the client as it is. The upstream side of 2026 (items 3 and 4) closes them.
+ * shorten the list; and when another one fails). toolgate speaks 2026-07-28 to a dual-era upstream
+ * for 2026 clients (issue 35, item 4): tools are listed per era and input-required results pass
+ * through. Prompts are not yet split per era: the reference server's input-required prompt exists
+ * only on its 2026 side, so prompts/get of it is "not found" through toolgate.
  */
 const KNOWN_2026_GAPS: readonly string[] = ['input-required-result-non-tool-request']
 
