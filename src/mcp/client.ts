@@ -578,6 +578,8 @@ class UpstreamLink {
   private modernSide: Promise<ModernSession | undefined> | undefined
   /** The tools the 2026 side lists, by remote name (undefined until it is open). */
   private modernTools: Map<string, Tool> | undefined
+  /** The prompts only the 2026 side offers (undefined until it is open). */
+  private modernPrompts: Prompt[] | undefined
   /** The remote names the 2025 session last listed. */
   private legacyNames = new Set<string>()
   private stopDemand: (() => void) | undefined
@@ -656,12 +658,12 @@ class UpstreamLink {
         return link.catalog.templates
       },
       get prompts() {
-        return link.catalog.prompts
+        return link.prompts()
       },
       readResource: (uri, options) => this.catalog.readResource(uri, options),
       subscribeResource: (uri) => this.catalog.subscribeResource(uri),
       unsubscribeResource: (uri) => this.catalog.unsubscribeResource(uri),
-      getPrompt: (name, args, options) => this.catalog.getPrompt(name, args, options),
+      getPrompt: (name, args, options) => this.getPrompt(name, args, options),
       complete: (params, options) => this.catalog.complete(params, options),
       setLogLevel: (level) => this.setLogLevel(level),
       notifyRootsChanged: () => this.notifyRootsChanged(),
@@ -752,12 +754,77 @@ class UpstreamLink {
       } while (cursor !== undefined)
       this.modernTools = new Map(listed.map((tool) => [tool.name, tool]))
       for (const tool of listed) if (!this.registered.has(tool.name)) this.syncTool(tool)
+      if (modern.client.getServerCapabilities()?.prompts) {
+        const prompts: Prompt[] = []
+        do {
+          const page = await modern.client.listPrompts(cursor === undefined ? undefined : { cursor }, {
+            timeout: this.settings.requestTimeoutMs,
+          })
+          prompts.push(...page.prompts)
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        this.modernPrompts = prompts
+        const { onListChanged, name } = this.settings
+        if (prompts.some((prompt) => !this.catalog.prompts.some((listed) => listed.name === prompt.name)))
+          try {
+            onListChanged?.('prompts', name)
+          } catch (error) {
+            warn(`MCP server ${this.label}: the onListChanged callback threw: ${this.reason(error)}`)
+          }
+      }
     } catch (error) {
       warn(`MCP server ${this.label}: listing its tools in MCP 2026-07-28 failed: ${this.reason(error)}`)
       await modern.client.close().catch(() => {})
       return undefined
     }
     return modern
+  }
+
+  /** The prompts as last listed, with those only the 2026 side offers. */
+  private prompts(): readonly Prompt[] {
+    const listed = this.catalog.prompts
+    const extra = this.modernPrompts?.filter((prompt) => !listed.some((known) => known.name === prompt.name))
+    return extra === undefined || extra.length === 0 ? listed : [...listed, ...extra]
+  }
+
+  /**
+   * `prompts/get`: a 2026 client's request goes over a 2026 session when one offers the prompt (its
+   * input-required answer left for the client as it is), a prompt only the 2026 side offers too.
+   */
+  private async getPrompt(
+    name: string,
+    args: Readonly<Record<string, string>> | undefined,
+    options: McpRequestOptions = {},
+  ): Promise<GetPromptResult> {
+    const call = modernCall()
+    const primary = this.session?.modern
+    const side = primary === undefined ? await this.modernSide : undefined
+    const onSide = side !== undefined && this.modernPrompts?.some((prompt) => prompt.name === name) === true
+    const modern = primary ?? (onSide ? side : undefined)
+    if (
+      modern === undefined ||
+      (call === undefined && (primary !== undefined || this.catalog.prompts.some((p) => p.name === name)))
+    )
+      return this.catalog.getPrompt(name, args, options)
+    const params = { name, ...(args ? { arguments: { ...args } } : {}) }
+    if (call === undefined)
+      return (await modern.client.getPrompt(params, { timeout: this.settings.requestTimeoutMs })) as GetPromptResult
+    let answer: Awaited<ReturnType<ModernSession['getPromptOnce']>>
+    try {
+      answer = await modern.getPromptOnce(
+        params,
+        { timeout: this.settings.requestTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+        call,
+      )
+    } catch (error) {
+      const { code, data } = error as { code?: unknown; data?: unknown }
+      if (typeof code === 'number' && Number.isSafeInteger(code) && code < 0)
+        call.rpcError = { code, message: message(error), ...(data !== undefined ? { data } : {}) }
+      throw new McpToolError(`MCP server ${this.label}: prompts/get failed: ${this.reason(error)}`)
+    }
+    if ('result' in answer) return answer.result as GetPromptResult
+    call.inputRequired = answer.inputRequired
+    throw new McpToolError(`MCP server ${this.label} asked the MCP client for input; the request ends this round`)
   }
 
   /**

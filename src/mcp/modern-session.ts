@@ -59,6 +59,12 @@ export interface ModernSession {
     options: ModernCallOptions,
     call: ModernCall,
   ): Promise<{ result: CallToolResult } | { inputRequired: UpstreamInputRequired }>
+  /** `prompts/get` for a 2026 client's request, as {@link callOnce} does it. */
+  getPromptOnce(
+    params: { name: string; arguments?: Record<string, string> },
+    options: { signal?: AbortSignal; timeout: number },
+    call: ModernCall,
+  ): Promise<{ result: unknown } | { inputRequired: UpstreamInputRequired }>
 }
 
 /**
@@ -157,26 +163,36 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
     )
   }
 
+  /** A 2026 client's request as it goes upstream: its retry as it came, its own declared capabilities. */
+  const passThrough = <P extends object>(params: P, call: ModernCall): never =>
+    ({
+      ...params,
+      ...call.retry,
+      // The client's own declaration, not toolgate's: the server asks only for what it can answer.
+      _meta: { [sdk.CLIENT_CAPABILITIES_META_KEY]: call.clientCapabilities },
+    }) as never
+  const answered = (result: unknown): { result: unknown } | { inputRequired: UpstreamInputRequired } => {
+    if (!sdk.isInputRequiredResult(result)) return { result }
+    return {
+      inputRequired: {
+        inputRequests: { ...(result.inputRequests ?? {}) } as Record<string, unknown>,
+        ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
+      },
+    }
+  }
+
   return {
     client: adapter,
     protocolVersion: client.getNegotiatedProtocolVersion(),
     async callOnce(params, callOptions, call) {
-      const result: unknown = await client.callTool(
-        {
-          ...params,
-          ...call.retry,
-          // The client's own declaration, not toolgate's: the server asks only for what it can answer.
-          _meta: { [sdk.CLIENT_CAPABILITIES_META_KEY]: call.clientCapabilities },
-        } as never,
-        { ...callOptions, allowInputRequired: true },
-      )
-      if (!sdk.isInputRequiredResult(result)) return { result: result as CallToolResult }
-      return {
-        inputRequired: {
-          inputRequests: { ...(result.inputRequests ?? {}) } as Record<string, unknown>,
-          ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
-        },
-      }
+      const result: unknown = await client.callTool(passThrough(params, call), {
+        ...callOptions,
+        allowInputRequired: true,
+      })
+      return answered(result) as { result: CallToolResult } | { inputRequired: UpstreamInputRequired }
+    },
+    async getPromptOnce(params, promptOptions, call) {
+      return answered(await client.getPrompt(passThrough(params, call), { ...promptOptions, allowInputRequired: true }))
     },
     async callTool(params, callOptions, exec) {
       let retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined

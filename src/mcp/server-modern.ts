@@ -221,22 +221,8 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
           runToolCall(tools, methods, params, callId, signal, agent, approval),
         )
         // An upstream's refusal or question goes to the client as the upstream said it.
-        if (call.rpcError !== undefined) {
-          const { code, message, data } = call.rpcError
-          if (code === MISSING_CAPABILITY && isRecord(data) && isRecord(data.requiredCapabilities))
-            throw new MissingRequiredClientCapabilityError({ requiredCapabilities: data.requiredCapabilities }, message)
-          throw new ProtocolError(code, message, data)
-        }
-        if (call.inputRequired !== undefined)
-          return inputRequired({
-            inputRequests: call.inputRequired.inputRequests as never,
-            requestState: seal.seal({
-              ...bound,
-              asked: params.name,
-              callId,
-              relay: call.inputRequired.requestState === undefined ? {} : { state: call.inputRequired.requestState },
-            }),
-          })
+        const relayed = upstreamAnswer(call, bound, callId)
+        if (relayed !== undefined) return relayed as never
         if (call.held !== undefined)
           return inputRequired({
             inputRequests: call.held.inputRequests as never,
@@ -256,6 +242,46 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
         stopLogs()
       }
     })
+    /** A 2026 client's prompts/get as the upstream link sees it, its retry's state opened and bound. */
+    const promptCall = (rc: ServerContext, params: unknown) => {
+      const { name, arguments: args } = (isRecord(params) ? params : {}) as { name?: unknown; arguments?: unknown }
+      const bound = {
+        subject: identityOf(authInfo)?.subject ?? '',
+        tool: `prompt ${String(name)}`,
+        args: argumentsDigest(args),
+      }
+      const wire = rc.mcpReq.requestState()
+      const carried = wire === undefined ? undefined : retried(rc, wire, bound)
+      const declared = (rc.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
+      const call: ModernCall = {
+        clientCapabilities: isRecord(declared) ? declared : {},
+        ...(carried !== undefined && 'relay' in carried ? { retry: carried.relay } : {}),
+      }
+      return { call, bound }
+    }
+    /** What the upstream answered a 2026 client's request with, to go to the client as it is. */
+    const upstreamAnswer = (
+      call: ModernCall,
+      bound: { subject: string; tool: string; args: string },
+      callId: string,
+    ): unknown => {
+      if (call.rpcError !== undefined) {
+        const { code, message, data } = call.rpcError
+        if (code === MISSING_CAPABILITY && isRecord(data) && isRecord(data.requiredCapabilities))
+          throw new MissingRequiredClientCapabilityError({ requiredCapabilities: data.requiredCapabilities }, message)
+        throw new ProtocolError(code, message, data)
+      }
+      if (call.inputRequired === undefined) return undefined
+      return inputRequired({
+        inputRequests: call.inputRequired.inputRequests as never,
+        requestState: seal.seal({
+          ...bound,
+          asked: bound.tool,
+          callId,
+          relay: call.inputRequired.requestState === undefined ? {} : { state: call.inputRequired.requestState },
+        }),
+      })
+    }
     const contextOf = (rc: ServerContext): McpServeContext => ({
       signal: rc.mcpReq.signal,
       ...(authInfo === undefined ? {} : { authInfo }),
@@ -265,9 +291,17 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
       const run = body as (params: unknown, context: McpServeContext) => Promise<never>
       server.setRequestHandler(method as 'resources/list', async (request: { params?: unknown }, rc) => {
         const stopLogs = forwardLogs(logging, rc)
+        // An upstream's prompt may ask the client for input: its answer passes through as for a tool.
+        const prompt = method === 'prompts/get' ? promptCall(rc, request.params) : undefined
         try {
-          return await run(request.params, contextOf(rc))
+          if (method === 'prompts/list' || method === 'prompts/get') await modernDemand()
+          if (prompt === undefined) return await run(request.params, contextOf(rc))
+          return await runModernCall(prompt.call, () => run(request.params, contextOf(rc)))
         } catch (error) {
+          if (prompt !== undefined) {
+            const relayed = upstreamAnswer(prompt.call, prompt.bound, `${method}:${prompt.bound.tool}`)
+            if (relayed !== undefined) return relayed as never
+          }
           const { code, message, data } = error as { code: number; message: string; data?: unknown }
           throw new ProtocolError(code, message, data)
         } finally {

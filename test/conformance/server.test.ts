@@ -3,8 +3,8 @@
 // project's reference server directly and against `toolgate serve --config` in front of it with
 // `prefix: ""`. The reference server must pass every required scenario directly; through toolgate
 // the 2025-11-25 set must pass exactly what passes directly, and the 2026-07-28 set fails exactly
-// the scenarios listed in KNOWN_2026_GAPS until toolgate speaks 2026 to its upstreams too (the rest
-// of issue 35).
+// the scenarios listed in KNOWN_2026_GAPS (none since issue 35 item 4: toolgate speaks 2026 to its
+// upstreams for 2026 clients).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tempDir, writeConfig } from '../cli/helpers.js'
 import {
@@ -38,13 +38,12 @@ const RELAY_LOST_CHECKS_2025: Readonly<Record<string, readonly string[]>> = {
 }
 
 /**
- * The 2026-07-28 scenarios that fail through toolgate today (the test fails when one of them passes:
- * shorten the list; and when another one fails). toolgate speaks 2026-07-28 to a dual-era upstream
- * for 2026 clients (issue 35, item 4): tools are listed per era and input-required results pass
- * through. Prompts are not yet split per era: the reference server's input-required prompt exists
- * only on its 2026 side, so prompts/get of it is "not found" through toolgate.
+ * The 2026-07-28 scenarios that fail through toolgate (the test fails when one of them passes:
+ * shorten the list; and when another one fails). None since toolgate speaks 2026-07-28 to a
+ * dual-era upstream for 2026 clients (issue 35, item 4): tools and prompts are listed per era and
+ * input-required results pass through.
  */
-const KNOWN_2026_GAPS: readonly string[] = ['input-required-result-non-tool-request']
+const KNOWN_2026_GAPS: readonly string[] = []
 
 /**
  * Scenarios the suite runs but does not score (pending) that the reference server offers fixtures
@@ -160,7 +159,7 @@ describe('conformance --requirements 2025-11-25: through toolgate serve --config
 })
 
 describe('conformance --requirements 2026-07-28: through toolgate serve --config (prefix "")', () => {
-  it('fails exactly the known gaps of a gateway that speaks 2025 to its upstreams', () => {
+  it('fails exactly the known gaps (none: through == directly)', () => {
     ready()
     const scenarios = required.get('2026-07-28')!
     expect(failing(through.get('2026-07-28'), scenarios)).toEqual([...KNOWN_2026_GAPS])
