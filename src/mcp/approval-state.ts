@@ -22,6 +22,13 @@ export interface ApprovalState {
   /** When the state stops being accepted (ms since the epoch). */
   readonly expires: number
   readonly nonce: string
+  /**
+   * Present when the state answers an upstream's input-required result rather than an approval:
+   * the upstream's own `requestState` (opaque here), to go back to it untouched with the retry.
+   */
+  readonly relay?: { readonly state?: string }
+  /** Present when the state answers a question a 2025 upstream asked, held in memory under this key. */
+  readonly held?: string
 }
 
 /** How long a person may take to answer before the state is refused (as for a 2025 elicitation). */

@@ -6,6 +6,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {
+  CallToolResult,
   CompleteRequest,
   CompleteResult,
   GetPromptResult,
@@ -37,7 +38,9 @@ import {
   samplingWithTools,
 } from './capabilities.js'
 import { fromMcpContent } from './content.js'
+import { type ModernCall, modernCall, onModernDemand } from './era-call.js'
 import type { FastRequests } from './fast-request.js'
+import { UpstreamInputBridge } from './input-bridge.js'
 import type { ModernSession } from './modern-session.js'
 import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
 import { type McpToolAnnotations, setMcpToolMeta } from './tool-meta.js'
@@ -568,6 +571,20 @@ class UpstreamLink {
    * 2026-07-28 from then on (reconnects included), without asking again.
    */
   private era: McpProtocolEra | undefined
+  /**
+   * The 2026-07-28 side of a server spoken to in 2025-11-25, for 2026 clients: opened on the first
+   * request of one (undefined inside when the server speaks no 2026-07-28).
+   */
+  private modernSide: Promise<ModernSession | undefined> | undefined
+  /** The tools the 2026 side lists, by remote name (undefined until it is open). */
+  private modernTools: Map<string, Tool> | undefined
+  /** The prompts only the 2026 side offers (undefined until it is open). */
+  private modernPrompts: Prompt[] | undefined
+  /** The remote names the 2025 session last listed. */
+  private legacyNames = new Set<string>()
+  private stopDemand: (() => void) | undefined
+  /** The questions a 2025 session's server asks during 2026 clients' calls, held for their retries. */
+  private readonly bridge: UpstreamInputBridge
 
   constructor(
     private readonly ctx: Context,
@@ -577,6 +594,8 @@ class UpstreamLink {
     const { agent, ...rest } = options
     this.settings = { ...rest, owner: agent?.ctx ?? ctx }
     this.label = JSON.stringify(this.settings.name)
+    this.bridge = new UpstreamInputBridge(this.label)
+    this.settings = { ...this.settings, handlers: this.bridge.wrap(this.settings.handlers) }
     this.secrets = secretsOf(spec)
     const { name, onResourceUpdated, onListChanged } = this.settings
     this.catalog = new UpstreamCatalog({
@@ -606,6 +625,7 @@ class UpstreamLink {
       }
       this.goDown(error)
     }
+    this.stopDemand = onModernDemand(() => this.prepareModern())
     this.disposeEffect = this.ctx.effect(
       () => () => {
         void this.close()
@@ -638,12 +658,12 @@ class UpstreamLink {
         return link.catalog.templates
       },
       get prompts() {
-        return link.catalog.prompts
+        return link.prompts()
       },
       readResource: (uri, options) => this.catalog.readResource(uri, options),
       subscribeResource: (uri) => this.catalog.subscribeResource(uri),
       unsubscribeResource: (uri) => this.catalog.unsubscribeResource(uri),
-      getPrompt: (name, args, options) => this.catalog.getPrompt(name, args, options),
+      getPrompt: (name, args, options) => this.getPrompt(name, args, options),
       complete: (params, options) => this.catalog.complete(params, options),
       setLogLevel: (level) => this.setLogLevel(level),
       notifyRootsChanged: () => this.notifyRootsChanged(),
@@ -684,6 +704,208 @@ class UpstreamLink {
     }
     session = { client: modern.client, modern, oversized: false }
     return this.opened(session, modern.protocolVersion)
+  }
+
+  /**
+   * Ready for 2026 clients: a server spoken to in 2025-11-25 over HTTP is also opened in 2026-07-28
+   * (once; again after that side closed), and the tools that side lists are registered beside the
+   * others. A server that speaks no 2026-07-28 serves 2026 clients over its 2025 session.
+   */
+  private prepareModern(): Promise<void> {
+    const { spec } = this
+    if (this.closed || this.era !== 'legacy' || !('url' in spec)) return Promise.resolve()
+    // OAuth and per-caller partitions stay on the 2025 session (the 2026 client supports neither here).
+    if (spec.authProvider !== undefined || spec.partition !== undefined) return Promise.resolve()
+    this.modernSide ??= this.openModernSide()
+    return this.modernSide.then(() => {})
+  }
+
+  private async openModernSide(): Promise<ModernSession | undefined> {
+    let modern: ModernSession
+    try {
+      const { openModernSession } = await import('./modern-session.js')
+      modern = await openModernSession(this.spec, {
+        label: this.label,
+        timeoutMs: this.settings.requestTimeoutMs,
+        handlers: this.settings.handlers,
+        reason: (error) => this.reason(error),
+        onclose: () => {
+          if (this.modernSide === opened) this.modernSide = undefined
+        },
+      })
+    } catch {
+      // It speaks no 2026-07-28: its 2025 session answers 2026 clients too.
+      return undefined
+    }
+    const opened = this.modernSide
+    if (this.closed) {
+      await modern.client.close().catch(() => {})
+      return undefined
+    }
+    try {
+      const listed: Tool[] = []
+      let cursor: string | undefined
+      do {
+        const page = await modern.client.listTools(cursor === undefined ? undefined : { cursor }, {
+          timeout: this.settings.requestTimeoutMs,
+        })
+        listed.push(...page.tools)
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+      this.modernTools = new Map(listed.map((tool) => [tool.name, tool]))
+      for (const tool of listed) if (!this.registered.has(tool.name)) this.syncTool(tool)
+      if (modern.client.getServerCapabilities()?.prompts) {
+        const prompts: Prompt[] = []
+        do {
+          const page = await modern.client.listPrompts(cursor === undefined ? undefined : { cursor }, {
+            timeout: this.settings.requestTimeoutMs,
+          })
+          prompts.push(...page.prompts)
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        this.modernPrompts = prompts
+        const { onListChanged, name } = this.settings
+        if (prompts.some((prompt) => !this.catalog.prompts.some((listed) => listed.name === prompt.name)))
+          try {
+            onListChanged?.('prompts', name)
+          } catch (error) {
+            warn(`MCP server ${this.label}: the onListChanged callback threw: ${this.reason(error)}`)
+          }
+      }
+    } catch (error) {
+      warn(`MCP server ${this.label}: listing its tools in MCP 2026-07-28 failed: ${this.reason(error)}`)
+      await modern.client.close().catch(() => {})
+      return undefined
+    }
+    return modern
+  }
+
+  /** The prompts as last listed, with those only the 2026 side offers. */
+  private prompts(): readonly Prompt[] {
+    const listed = this.catalog.prompts
+    const extra = this.modernPrompts?.filter((prompt) => !listed.some((known) => known.name === prompt.name))
+    return extra === undefined || extra.length === 0 ? listed : [...listed, ...extra]
+  }
+
+  /**
+   * `prompts/get`: a 2026 client's request goes over a 2026 session when one offers the prompt (its
+   * input-required answer left for the client as it is), a prompt only the 2026 side offers too.
+   */
+  private async getPrompt(
+    name: string,
+    args: Readonly<Record<string, string>> | undefined,
+    options: McpRequestOptions = {},
+  ): Promise<GetPromptResult> {
+    const call = modernCall()
+    const primary = this.session?.modern
+    const side = primary === undefined ? await this.modernSide : undefined
+    const onSide = side !== undefined && this.modernPrompts?.some((prompt) => prompt.name === name) === true
+    const modern = primary ?? (onSide ? side : undefined)
+    if (
+      modern === undefined ||
+      (call === undefined && (primary !== undefined || this.catalog.prompts.some((p) => p.name === name)))
+    )
+      return this.catalog.getPrompt(name, args, options)
+    const params = { name, ...(args ? { arguments: { ...args } } : {}) }
+    if (call === undefined)
+      return (await modern.client.getPrompt(params, { timeout: this.settings.requestTimeoutMs })) as GetPromptResult
+    let answer: Awaited<ReturnType<ModernSession['getPromptOnce']>>
+    try {
+      answer = await modern.getPromptOnce(
+        params,
+        { timeout: this.settings.requestTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+        call,
+      )
+    } catch (error) {
+      const { code, data } = error as { code?: unknown; data?: unknown }
+      if (typeof code === 'number' && Number.isSafeInteger(code) && code < 0)
+        call.rpcError = { code, message: message(error), ...(data !== undefined ? { data } : {}) }
+      throw new McpToolError(`MCP server ${this.label}: prompts/get failed: ${this.reason(error)}`)
+    }
+    if ('result' in answer) return answer.result as GetPromptResult
+    call.inputRequired = answer.inputRequired
+    throw new McpToolError(`MCP server ${this.label} asked the MCP client for input; the request ends this round`)
+  }
+
+  /**
+   * Whether a client of `era` is served the remote tool `name`: each era sees what the server lists
+   * in it, when the server is spoken to in both; otherwise every client sees every tool.
+   */
+  private listsFor(name: string, era: McpProtocolEra): boolean {
+    if (this.era !== 'legacy' || this.modernTools === undefined) return true
+    return era === 'modern' ? this.modernTools.has(name) : this.legacyNames.has(name)
+  }
+
+  /**
+   * The 2026 session that serves a call of `remoteName`, when one does: a 2026 client's call of a
+   * tool the 2026 side lists, and a 2025 client's call of a tool only that side lists.
+   */
+  private async modernFor(
+    remoteName: string,
+    session: Session,
+    modernClient: boolean,
+  ): Promise<ModernSession | undefined> {
+    if (session.modern) return session.modern
+    const side = await this.modernSide
+    if (side === undefined || !this.modernTools?.has(remoteName)) return undefined
+    return modernClient || !this.legacyNames.has(remoteName) ? side : undefined
+  }
+
+  /**
+   * One round of a 2026 client's call over a 2026 session: an input-required answer or a JSON-RPC
+   * error is left on `call` for the client (the pipeline sees a failed call).
+   */
+  private async callModernOnce(
+    modern: ModernSession,
+    params: { name: string; arguments: Record<string, unknown> },
+    options: Parameters<ModernSession['callOnce']>[1],
+    call: ModernCall,
+  ): Promise<Awaited<ReturnType<Client['callTool']>>> {
+    let answer: Awaited<ReturnType<ModernSession['callOnce']>>
+    try {
+      answer = await modern.callOnce(params, options, call)
+    } catch (error) {
+      const { code, data } = error as { code?: unknown; data?: unknown }
+      // The server's own refusal (not a transport failure): the client gets it as the server said it.
+      if (
+        typeof code === 'number' &&
+        Number.isSafeInteger(code) &&
+        code < 0 &&
+        code !== REQUEST_TIMEOUT &&
+        code !== CONNECTION_CLOSED
+      )
+        call.rpcError = {
+          code,
+          message: message(error).replace(/^MCP error -?\d+: /, ''),
+          ...(data !== undefined ? { data } : {}),
+        }
+      throw error
+    }
+    if ('result' in answer) return answer.result as Awaited<ReturnType<Client['callTool']>>
+    call.inputRequired = answer.inputRequired
+    throw new McpToolError(`MCP server ${this.label} asked the MCP client for input; the call ends this round`)
+  }
+
+  /**
+   * One round of a 2026 client's call over a 2025 session: a question the server asks meanwhile
+   * ends the round (the client answers it by retrying), the server's call still running.
+   */
+  private async callBridged(
+    legacy: Client,
+    params: { name: string; arguments: Record<string, unknown> },
+    options: Omit<Parameters<ModernSession['callOnce']>[1], 'signal'> & { signal: AbortSignal },
+    exec: ToolRunContext,
+    call: ModernCall,
+  ): Promise<Awaited<ReturnType<Client['callTool']>>> {
+    const round = await this.bridge.round(
+      exec,
+      params.name,
+      call,
+      exec.signal,
+      (signal) => legacy.callTool(params, undefined, { ...options, signal }) as Promise<CallToolResult>,
+    )
+    if ('result' in round) return round.result as Awaited<ReturnType<Client['callTool']>>
+    throw new McpToolError('held' in round ? round.held : round.refused)
   }
 
   /** What every new session does once connected, whatever its era. */
@@ -867,17 +1089,24 @@ class UpstreamLink {
       resetTimeoutOnProgress: true,
       onprogress: (progress: { progress: number; total?: number; message?: string }) => reportProgress(exec, progress),
     }
+    // A 2026 client's call (not a Code Mode sub-call, whose retry would run the program again).
+    const call = exec.callId === exec.rootCallId ? modernCall() : undefined
+    const modern = parted === undefined ? await this.modernFor(remoteName, session, call !== undefined) : undefined
     this.inFlight.add(exec)
     if (parted !== undefined) this.partedCalls.set(exec, c)
     try {
-      result = session.modern
-        ? await session.modern.callTool(params, options, exec)
-        : asTask && legacy
-          ? await callAsTask(legacy, params, options, exec)
-          : session.fast
-            ? await session.fast.callTool(params, options)
-            : // A session that is not modern has its v1 client.
-              await (legacy as Client).callTool(params, undefined, options)
+      result = modern
+        ? call
+          ? await this.callModernOnce(modern, params, options, call)
+          : await modern.callTool(params, options, exec)
+        : call && legacy && parted === undefined
+          ? await this.callBridged(legacy, params, options, exec, call)
+          : asTask && legacy
+            ? await callAsTask(legacy, params, options, exec)
+            : session.fast
+              ? await session.fast.callTool(params, options)
+              : // A session that is not modern has its v1 client.
+                await (legacy as Client).callTool(params, undefined, options)
     } catch (error) {
       if (exec.signal.aborted) throw error
       // The server no longer knows the session (it restarted): it refused the call without running
@@ -1132,6 +1361,13 @@ class UpstreamLink {
       seen.add(tool.name)
       this.syncTool(tool)
     }
+    this.legacyNames = listing.session.legacy ? seen : new Set()
+    // The tools only the 2026 side lists stay registered beside them.
+    for (const tool of this.modernTools?.values() ?? [])
+      if (!seen.has(tool.name)) {
+        seen.add(tool.name)
+        this.syncTool(tool)
+      }
     for (const [remoteName, entry] of this.registered) {
       if (seen.has(remoteName)) continue
       entry.dispose()
@@ -1160,6 +1396,7 @@ class UpstreamLink {
           name,
           (args, exec) => this.callRemote(tool.name, args, exec, tool.execution?.taskSupport === 'required'),
           (token) => this.takeFailedContent(token),
+          (era) => this.listsFor(tool.name, era),
         ),
       )
       this.registered.set(tool.name, { key, name, dispose })
@@ -1223,14 +1460,19 @@ class UpstreamLink {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.stopDemand?.()
+    this.bridge.close()
     clearTimeout(this.retryTimer)
     this.retryTimer = undefined
+    const side = this.modernSide
+    this.modernSide = undefined
     for (const entry of this.registered.values()) entry.dispose()
     this.registered.clear()
     this.catalog.clear(false)
     const session = this.session
     this.session = undefined
     await session?.client.close().catch(() => {})
+    await side?.then((modern) => modern?.client.close()).catch(() => {})
     await this.partitioned?.close()
     this.disposeEffect?.()
     this.current = { status: 'closed' }
@@ -1263,6 +1505,7 @@ function definitionOf(
   name: string,
   call: (args: unknown, exec: ToolRunContext) => Promise<ImportedValue>,
   failedContent: (token: ToolRunContext['token']) => ContentBlock[] | undefined,
+  listedFor: (era: McpProtocolEra) => boolean,
 ): ToolDefinition {
   const annotations = tool.annotations as McpToolAnnotations | undefined
   const remoteOutput = tool.outputSchema as Record<string, unknown> | undefined
@@ -1298,6 +1541,7 @@ function definitionOf(
       ? (snapshotJsonValue(tool._meta, `tools[${tool.name}]._meta`) as Record<string, unknown>)
       : undefined,
     ...(taskSupport === 'optional' || taskSupport === 'required' ? { taskSupport } : {}),
+    listedFor,
   })
   return definition
 }

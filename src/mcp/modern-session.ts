@@ -9,6 +9,7 @@ import type { ToolRunContext } from '../contract/execution.js'
 import { isRecord } from '../util/is-record.js'
 import { applyElicitationDefaults, declaredCapabilities, type McpCapabilityHandlers } from './capabilities.js'
 import { type McpServerSpec, McpToolError } from './client.js'
+import type { ModernCall, UpstreamInputRequired } from './era-call.js'
 import type { UpstreamClient } from './upstream-client.js'
 
 /** The revision a 2026-era session is pinned to. */
@@ -48,6 +49,22 @@ export interface ModernSession {
     options: ModernCallOptions,
     exec: ToolRunContext,
   ): Promise<CallToolResult>
+  /**
+   * One round of `tools/call` for a 2026 client's call: the client's capabilities in the envelope,
+   * its retry's answers and the server's state as they came; the server's input-required answer
+   * comes back as it is, for that client to answer.
+   */
+  callOnce(
+    params: { name: string; arguments: Record<string, unknown> },
+    options: ModernCallOptions,
+    call: ModernCall,
+  ): Promise<{ result: CallToolResult } | { inputRequired: UpstreamInputRequired }>
+  /** `prompts/get` for a 2026 client's request, as {@link callOnce} does it. */
+  getPromptOnce(
+    params: { name: string; arguments?: Record<string, string> },
+    options: { signal?: AbortSignal; timeout: number },
+    call: ModernCall,
+  ): Promise<{ result: unknown } | { inputRequired: UpstreamInputRequired }>
 }
 
 /**
@@ -146,9 +163,37 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
     )
   }
 
+  /** A 2026 client's request as it goes upstream: its retry as it came, its own declared capabilities. */
+  const passThrough = <P extends object>(params: P, call: ModernCall): never =>
+    ({
+      ...params,
+      ...call.retry,
+      // The client's own declaration, not toolgate's: the server asks only for what it can answer.
+      _meta: { [sdk.CLIENT_CAPABILITIES_META_KEY]: call.clientCapabilities },
+    }) as never
+  const answered = (result: unknown): { result: unknown } | { inputRequired: UpstreamInputRequired } => {
+    if (!sdk.isInputRequiredResult(result)) return { result }
+    return {
+      inputRequired: {
+        inputRequests: { ...(result.inputRequests ?? {}) } as Record<string, unknown>,
+        ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
+      },
+    }
+  }
+
   return {
     client: adapter,
     protocolVersion: client.getNegotiatedProtocolVersion(),
+    async callOnce(params, callOptions, call) {
+      const result: unknown = await client.callTool(passThrough(params, call), {
+        ...callOptions,
+        allowInputRequired: true,
+      })
+      return answered(result) as { result: CallToolResult } | { inputRequired: UpstreamInputRequired }
+    },
+    async getPromptOnce(params, promptOptions, call) {
+      return answered(await client.getPrompt(passThrough(params, call), { ...promptOptions, allowInputRequired: true }))
+    },
     async callTool(params, callOptions, exec) {
       let retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined
       for (let round = 0; ; round++) {

@@ -27,11 +27,13 @@ export interface CallParams {
   readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string }
 }
 
-/** The tools `agent` sees, as MCP tools. */
-export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Tool[] {
-  return tools.schemas(agent).map((schema): Tool => {
+/** The tools `agent` sees, as MCP tools, for a client of `era`. */
+export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined, era: 'legacy' | 'modern'): Tool[] {
+  const listed: Tool[] = []
+  for (const schema of tools.schemas(agent)) {
     const definition = tools.get(schema.name, agent)
     const meta = definition && getMcpToolMeta(definition)
+    if (meta?.listedFor !== undefined && !meta.listedFor(era)) continue
     const tool: Tool = {
       name: schema.name,
       description: schema.description,
@@ -47,8 +49,9 @@ export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Too
     // A task-only upstream tool is also called plainly here (the gateway follows the task), and
     // any call may come as a task, so tools that run as tasks upstream are announced as optional.
     if (meta?.taskSupport) tool.execution = { ...meta.execution, taskSupport: 'optional' }
-    return tool
-  })
+    listed.push(tool)
+  }
+  return listed
 }
 
 /** The output schema a tool is listed with (an imported tool's own; else an object-rooted one). */

@@ -17,6 +17,7 @@ import {
   inputResponse,
   isLegacyRequest,
   LOG_LEVEL_META_KEY,
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   Server,
   type ServerCapabilities,
@@ -26,9 +27,11 @@ import type { Context } from 'cordis'
 import type { Agent, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
+import { isRecord } from '../util/is-record.js'
 import { approvalAnswer, approvalQuestion } from './approval-question.js'
 import { ApprovalStateSeal, argumentsDigest, type SpentNonces } from './approval-state.js'
 import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
+import { type ModernCall, modernDemand, runModernCall } from './era-call.js'
 import { identityOf } from './identity.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import type { McpServerCatalog } from './serve-catalog.js'
@@ -92,6 +95,8 @@ const NESTED_ASK =
   'a Code Mode sub-call cannot be put to an MCP 2026-07-28 client as input required (its retry would run the program again)'
 /** A catalog confirmation is not yet put to a 2026 client. */
 const NO_CONFIRM = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
+/** MissingRequiredClientCapability: the client did not declare what the request needs. */
+const MISSING_CAPABILITY = -32021
 /** The key of the approval question in an input-required result's `inputRequests`. */
 const APPROVAL_INPUT = 'toolgate/approval'
 
@@ -155,18 +160,20 @@ export function modernServers(
     // The deprecated low-level server: the gateway's handlers are its own, not McpServer's registrations.
     const server = new Server(info, { capabilities, jsonSchemaValidator: validator })
     const scope = () => agentFor(authInfo)
-    /** The decision a retry carries, once its state is opened; a refused state runs nothing. */
-    const retriedAnswer = async (
+    /**
+     * What a retry carries, once its state is opened (a refused state runs nothing): the person's
+     * decision on an approval, or the answers to an upstream's input-required result with the
+     * upstream's own state.
+     */
+    const retried = async (
       rc: ServerContext,
       wire: unknown,
       bound: { subject: string; tool: string; args: string },
-    ): Promise<{ outcome: ApprovalOutcome; asked: string }> => {
-      const view = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
-      if (view.kind !== 'elicit')
-        throw new ProtocolError(
-          INVALID_PARAMS,
-          `tools/call: inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`,
-        )
+    ): Promise<
+      | { outcome: ApprovalOutcome; asked: string }
+      | { relay: { inputResponses: Record<string, unknown>; requestState?: string } }
+      | { resume: { key: string; inputResponses: Record<string, unknown> } }
+    > => {
       const opened = await seal.open(wire, bound).catch((error: unknown) => {
         // The ledger of used states is out of reach: nothing runs, and the same retry may succeed
         // later. Where the ledger lives is the operator's to read (the log), not the client's.
@@ -177,10 +184,32 @@ export function modernServers(
         )
       })
       if (!opened.ok) throw new ProtocolError(INVALID_PARAMS, `tools/call: requestState refused: ${opened.reason}`)
+      const { relay, held } = opened.state
+      const inputResponses = rc.mcpReq.inputResponses
+      if (held !== undefined)
+        return { resume: { key: held, inputResponses: { ...(inputResponses ?? {}) } as Record<string, unknown> } }
+      if (relay !== undefined) {
+        return {
+          relay: {
+            inputResponses: { ...(inputResponses ?? {}) } as Record<string, unknown>,
+            ...(relay.state !== undefined ? { requestState: relay.state } : {}),
+          },
+        }
+      }
+      const view = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
+      if (view.kind !== 'elicit')
+        throw new ProtocolError(
+          INVALID_PARAMS,
+          `tools/call: inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`,
+        )
       return { outcome: approvalAnswer(view, authInfo?.clientId), asked: opened.state.asked }
     }
-    server.setRequestHandler('tools/list', () => ({ tools: listTools(tools, scope()) as never }))
+    server.setRequestHandler('tools/list', async () => {
+      await modernDemand()
+      return { tools: listTools(tools, scope(), 'modern') as never }
+    })
     server.setRequestHandler('tools/call', async (request, rc) => {
+      await modernDemand()
       const agent = scope()
       const params = callParams(request.params)
       const bound = {
@@ -190,7 +219,14 @@ export function modernServers(
       }
       // A retry carries the person's answer and the state sealed when they were asked.
       const wire = rc.mcpReq.requestState()
-      const answer = wire === undefined ? undefined : await retriedAnswer(rc, wire, bound)
+      const carried = wire === undefined ? undefined : await retried(rc, wire, bound)
+      const answer = carried !== undefined && 'outcome' in carried ? carried : undefined
+      const declared = (rc.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
+      const call: ModernCall = {
+        clientCapabilities: isRecord(declared) ? declared : {},
+        ...(carried !== undefined && 'relay' in carried ? { retry: carried.relay } : {}),
+        ...(carried !== undefined && 'resume' in carried ? { resume: carried.resume } : {}),
+      }
       const callId = `mcp-r-${++serial}`
       const token = rc.mcpReq._meta?.progressToken
       if (token !== undefined) progress.start(callId, token, (notification) => rc.mcpReq.notify(notification))
@@ -218,7 +254,17 @@ export function modernServers(
                 }
               : denied
         const signal = AbortSignal.any([rc.mcpReq.signal, asking.signal])
-        const result = await runToolCall(tools, methods, params, callId, signal, agent, approval)
+        const result = await runModernCall(call, () =>
+          runToolCall(tools, methods, params, callId, signal, agent, approval),
+        )
+        // An upstream's refusal or question goes to the client as the upstream said it.
+        const relayed = upstreamAnswer(call, bound, callId)
+        if (relayed !== undefined) return relayed as never
+        if (call.held !== undefined)
+          return inputRequired({
+            inputRequests: call.held.inputRequests as never,
+            requestState: seal.seal({ ...bound, asked: params.name, callId, held: call.held.key }),
+          })
         if (asked !== undefined)
           return inputRequired({
             inputRequests: { [APPROVAL_INPUT]: inputRequired.elicit(approvalQuestion(asked)) },
@@ -233,6 +279,46 @@ export function modernServers(
         stopLogs()
       }
     })
+    /** A 2026 client's prompts/get as the upstream link sees it, its retry's state opened and bound. */
+    const promptCall = async (rc: ServerContext, params: unknown) => {
+      const { name, arguments: args } = (isRecord(params) ? params : {}) as { name?: unknown; arguments?: unknown }
+      const bound = {
+        subject: identityOf(authInfo)?.subject ?? '',
+        tool: `prompt ${String(name)}`,
+        args: argumentsDigest(args),
+      }
+      const wire = rc.mcpReq.requestState()
+      const carried = wire === undefined ? undefined : await retried(rc, wire, bound)
+      const declared = (rc.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
+      const call: ModernCall = {
+        clientCapabilities: isRecord(declared) ? declared : {},
+        ...(carried !== undefined && 'relay' in carried ? { retry: carried.relay } : {}),
+      }
+      return { call, bound }
+    }
+    /** What the upstream answered a 2026 client's request with, to go to the client as it is. */
+    const upstreamAnswer = (
+      call: ModernCall,
+      bound: { subject: string; tool: string; args: string },
+      callId: string,
+    ): unknown => {
+      if (call.rpcError !== undefined) {
+        const { code, message, data } = call.rpcError
+        if (code === MISSING_CAPABILITY && isRecord(data) && isRecord(data.requiredCapabilities))
+          throw new MissingRequiredClientCapabilityError({ requiredCapabilities: data.requiredCapabilities }, message)
+        throw new ProtocolError(code, message, data)
+      }
+      if (call.inputRequired === undefined) return undefined
+      return inputRequired({
+        inputRequests: call.inputRequired.inputRequests as never,
+        requestState: seal.seal({
+          ...bound,
+          asked: bound.tool,
+          callId,
+          relay: call.inputRequired.requestState === undefined ? {} : { state: call.inputRequired.requestState },
+        }),
+      })
+    }
     const contextOf = (rc: ServerContext): McpServeContext => ({
       signal: rc.mcpReq.signal,
       ...(authInfo === undefined ? {} : { authInfo }),
@@ -242,9 +328,17 @@ export function modernServers(
       const run = body as (params: unknown, context: McpServeContext) => Promise<never>
       server.setRequestHandler(method as 'resources/list', async (request: { params?: unknown }, rc) => {
         const stopLogs = forwardLogs(logging, rc)
+        // An upstream's prompt may ask the client for input: its answer passes through as for a tool.
+        const prompt = method === 'prompts/get' ? await promptCall(rc, request.params) : undefined
         try {
-          return await run(request.params, contextOf(rc))
+          if (method === 'prompts/list' || method === 'prompts/get') await modernDemand()
+          if (prompt === undefined) return await run(request.params, contextOf(rc))
+          return await runModernCall(prompt.call, () => run(request.params, contextOf(rc)))
         } catch (error) {
+          if (prompt !== undefined) {
+            const relayed = upstreamAnswer(prompt.call, prompt.bound, `${method}:${prompt.bound.tool}`)
+            if (relayed !== undefined) return relayed as never
+          }
           const { code, message, data } = error as { code: number; message: string; data?: unknown }
           throw new ProtocolError(code, message, data)
         } finally {

@@ -168,7 +168,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
     const scope = scopeOf(extra.authInfo)
     watch.listed(scope)
-    return { tools: listTools(tools, scope) }
+    return { tools: listTools(tools, scope, 'legacy') }
   })
 
   // Read once: each read of a method through the service's tracing proxy walks its prototype chain

@@ -25,6 +25,11 @@ export interface McpToolMeta {
   readonly execution?: Readonly<Record<string, unknown>>
   readonly icons?: readonly unknown[]
   readonly meta?: Readonly<Record<string, unknown>>
+  /**
+   * Whether clients of a protocol era are served it: an upstream spoken to in both eras may list
+   * different tools in each. Absent: every client.
+   */
+  readonly listedFor?: (era: 'legacy' | 'modern') => boolean
 }
 
 // Keyed by the `execute` function: the registry stores a frozen snapshot of a definition, but

@@ -3,8 +3,8 @@
 // project's reference server directly and against `toolgate serve --config` in front of it with
 // `prefix: ""`. The reference server must pass every required scenario directly; through toolgate
 // the 2025-11-25 set must pass exactly what passes directly, and the 2026-07-28 set fails exactly
-// the scenarios listed in KNOWN_2026_GAPS until toolgate speaks 2026 to its upstreams too (the rest
-// of issue 35).
+// the scenarios listed in KNOWN_2026_GAPS (none since issue 35 item 4: toolgate speaks 2026 to its
+// upstreams for 2026 clients).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tempDir, writeConfig } from '../cli/helpers.js'
 import {
@@ -38,27 +38,12 @@ const RELAY_LOST_CHECKS_2025: Readonly<Record<string, readonly string[]>> = {
 }
 
 /**
- * The 2026-07-28 scenarios that fail through toolgate today (the test fails when one of them passes:
- * shorten the list; and when another one fails). toolgate serves 2026-07-28 clients (issue 35, item
- * 2), but speaks 2025-11-25 to its upstreams, and the reference server's tools in these scenarios
- * return input-required results (or, in server-stateless, ask a sampling the client did not
- * declare): over a 2025 upstream connection the upstream SDK turns them into elicitation, sampling
- * and roots requests to toolgate, which a 2026 client cannot be asked, so the call fails instead of
- * the result reaching the client as it is. The upstream side of 2026 (items 3 and 4) closes them.
+ * The 2026-07-28 scenarios that fail through toolgate (the test fails when one of them passes:
+ * shorten the list; and when another one fails). None since toolgate speaks 2026-07-28 to a
+ * dual-era upstream for 2026 clients (issue 35, item 4): tools and prompts are listed per era and
+ * input-required results pass through.
  */
-const KNOWN_2026_GAPS: readonly string[] = [
-  'server-stateless',
-  'input-required-result-basic-elicitation',
-  'input-required-result-basic-sampling',
-  'input-required-result-basic-list-roots',
-  'input-required-result-request-state',
-  'input-required-result-multiple-input-requests',
-  'input-required-result-multi-round',
-  'input-required-result-non-tool-request',
-  'input-required-result-result-type',
-  'input-required-result-tampered-state',
-  'input-required-result-capability-check',
-]
+const KNOWN_2026_GAPS: readonly string[] = []
 
 /**
  * Scenarios the suite runs but does not score (pending) that the reference server offers fixtures
@@ -174,7 +159,7 @@ describe('conformance --requirements 2025-11-25: through toolgate serve --config
 })
 
 describe('conformance --requirements 2026-07-28: through toolgate serve --config (prefix "")', () => {
-  it('fails exactly the known gaps of a gateway that speaks 2025 to its upstreams', () => {
+  it('fails exactly the known gaps (none: through == directly)', () => {
     ready()
     const scenarios = required.get('2026-07-28')!
     expect(failing(through.get('2026-07-28'), scenarios)).toEqual([...KNOWN_2026_GAPS])
