@@ -5,16 +5,6 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type {
-  CompleteRequest,
-  CompleteResult,
-  GetPromptResult,
-  Prompt,
-  ReadResourceResult,
-  Resource,
-  ResourceTemplate,
-  Tool,
-} from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
 import type { ContentBlock } from '../contract/content.js'
 import type { Agent, ToolRunContext } from '../contract/execution.js'
@@ -48,6 +38,16 @@ import {
   UpstreamCatalog,
 } from './upstream-catalog.js'
 import { type McpProtocolEra, refusesLegacyEra, type UpstreamClient } from './upstream-client.js'
+import type {
+  CompleteRequest,
+  CompleteResult,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  Tool,
+} from './wire-types.js'
 
 /** A server to connect to: a command over stdio, a Streamable HTTP URL, or a ready transport. */
 export type McpServerSpec =
@@ -724,7 +724,9 @@ class UpstreamLink {
     // Every session declares and answers the same capabilities, reconnects included.
     const validators = new LazyJsonSchemaValidator()
     const client = new Client(CLIENT_INFO, {
-      capabilities: declaredCapabilities(handlers),
+      capabilities: declaredCapabilities(handlers) as NonNullable<
+        ConstructorParameters<typeof Client>[1]
+      >['capabilities'],
       jsonSchemaValidator: validators,
     })
     registerCapabilityHandlers(client, types, handlers, label, () => this.callsOn(client))

@@ -2,8 +2,8 @@
 // stream can resume it with `Last-Event-ID` and receive what it missed.
 import { randomBytes } from 'node:crypto'
 import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
+import type { JSONRPCMessage } from './wire-types.js'
 
 export interface EventStoreLimits {
   /** Most events kept per session (default 1000). */

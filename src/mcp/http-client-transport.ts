@@ -29,11 +29,11 @@ import {
   type Transport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { upstreamFetch } from './http-fetch.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SCOPE_CHALLENGE, type ScopeChallengeTaker } from './oauth.js'
 import { SseParser } from './sse-parser.js'
+import type { JSONRPCMessage, RequestId } from './wire-types.js'
 
 // Idle connections are kept for reuse; Node closes them a second before the server's announced
 // keep-alive timeout, or after this long when it announces none.
