@@ -2,7 +2,6 @@
 // policy (guards, approvals, timeouts, Code Mode) applies to them as to native tools.
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Context } from 'cordis'
@@ -42,6 +41,8 @@ import type {
   CompleteRequest,
   CompleteResult,
   GetPromptResult,
+  McpOAuthProvider,
+  McpTransport,
   Prompt,
   ReadResourceResult,
   Resource,
@@ -67,7 +68,7 @@ export type McpServerSpec =
        * OAuth for this server (the SDK's provider): a token is asked for when the server answers
        * 401. `createMcpOAuthProvider()` makes one for the grants that need no person.
        */
-      readonly authProvider?: OAuthClientProvider
+      readonly authProvider?: McpOAuthProvider
       /**
        * Headers worked out for each request (after `headers`), asked once more after a 401; for
        * http(s) URLs.
@@ -83,7 +84,7 @@ export type McpServerSpec =
     }
   | {
       /** A transport you built; it cannot be reopened, so there is no reconnect after it closes. */
-      readonly transport: Transport
+      readonly transport: McpTransport
     }
 
 /** Options of {@link connectMcpServer}. */
@@ -1401,7 +1402,8 @@ function reportProgress(exec: ToolRunContext, progress: { progress: number; tota
 }
 
 async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Promise<Transport> {
-  if ('transport' in spec) return spec.transport
+  // A caller's transport is the SDK's shape (McpTransport says which members are used).
+  if ('transport' in spec) return spec.transport as Transport
   if ('url' in spec) {
     const url = new URL(spec.url)
     if (url.protocol === 'http:' || url.protocol === 'https:') {
@@ -1421,7 +1423,10 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
     return new StreamableHTTPClientTransport(url, {
       fetch: upstreamFetch,
       requestInit: spec.headers ? { headers: { ...spec.headers } } : undefined,
-      authProvider: spec.authProvider,
+      // The caller's provider has the SDK's shape (McpOAuthProvider).
+      authProvider: spec.authProvider as NonNullable<
+        ConstructorParameters<typeof StreamableHTTPClientTransport>[1]
+      >['authProvider'],
     })
   }
   if (process.platform !== 'win32') {

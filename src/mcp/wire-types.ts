@@ -389,3 +389,80 @@ export interface ListRootsResult {
   _meta?: McpMeta
   [key: string]: unknown
 }
+
+/** A message's delivery details a transport hands on with it (who sent it, over which request). */
+export type McpMessageExtra = { [key: string]: unknown }
+
+/**
+ * A ready MCP transport (the SDK's transports, v1 or v2, have this shape): it starts, sends
+ * JSON-RPC messages, reports the ones it receives, and closes.
+ */
+export interface McpTransport {
+  start(): Promise<void>
+  send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId; [key: string]: unknown }): Promise<void>
+  close(): Promise<void>
+  onclose?(): void
+  onerror?(error: Error): void
+  onmessage?(message: JSONRPCMessage, extra?: McpMessageExtra): void
+  sessionId?: string
+  setProtocolVersion?(version: string): void
+}
+
+/** OAuth tokens as a token endpoint answers (RFC 6749 §5.1). */
+export interface OAuthTokens {
+  access_token: string
+  token_type: string
+  expires_in?: number
+  refresh_token?: string
+  scope?: string
+  id_token?: string
+  [key: string]: unknown
+}
+
+/** A client's registration metadata (RFC 7591 §2). */
+export interface OAuthClientMetadata {
+  redirect_uris: string[]
+  token_endpoint_auth_method?: string
+  grant_types?: string[]
+  response_types?: string[]
+  client_name?: string
+  scope?: string
+  [key: string]: unknown
+}
+
+/** A client's credentials, as registered or configured. */
+export interface OAuthClientInformation {
+  client_id: string
+  client_secret?: string
+  [key: string]: unknown
+}
+
+/**
+ * The OAuth side of an HTTP upstream's client (the SDK's `OAuthClientProvider` has this shape):
+ * where the tokens come from and go, and how the client authenticates to the token endpoint.
+ * `createMcpOAuthProvider` makes one for the grants that need no person.
+ */
+export interface McpOAuthProvider {
+  readonly redirectUrl: string | URL | undefined
+  clientMetadataUrl?: string
+  readonly clientMetadata: OAuthClientMetadata
+  state?(): string | Promise<string>
+  clientInformation(): OAuthClientInformation | undefined | Promise<OAuthClientInformation | undefined>
+  saveClientInformation?(clientInformation: OAuthClientInformation): void | Promise<void>
+  tokens(): OAuthTokens | undefined | Promise<OAuthTokens | undefined>
+  saveTokens(tokens: OAuthTokens): void | Promise<void>
+  redirectToAuthorization(authorizationUrl: URL): void | Promise<void>
+  saveCodeVerifier(codeVerifier: string): void | Promise<void>
+  codeVerifier(): string | Promise<string>
+  addClientAuthentication?(
+    headers: Headers,
+    params: URLSearchParams,
+    url: string | URL,
+    metadata?: unknown,
+  ): void | Promise<void>
+  validateResourceURL?(serverUrl: string | URL, resource?: string): Promise<URL | undefined>
+  invalidateCredentials?(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void | Promise<void>
+  prepareTokenRequest?(scope?: string): URLSearchParams | Promise<URLSearchParams | undefined> | undefined
+  saveDiscoveryState?(state: { [key: string]: unknown }): void | Promise<void>
+  discoveryState?(): { [key: string]: unknown } | undefined | Promise<{ [key: string]: unknown } | undefined>
+}
