@@ -8,7 +8,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import { MAX_BATCH_SIZE, requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js'
-import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
@@ -23,6 +22,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
 import { readBodyWithin } from '../util/read-body.js'
+import type { EventId, EventStore, StreamId } from './event-store.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import type { AuthInfo } from './wire-types.js'
