@@ -3,6 +3,9 @@
 // URI template) is routed back to the server that lists it. A name or URI that two servers both
 // offer is served by one and reported naming both; the policy hides, refuses and asks.
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js'
+import type { McpConnection } from '../mcp/client.js'
+import type { McpResourceSubscriber, McpServeContext, McpServerCatalog } from '../mcp/serve-catalog.js'
+import { type McpListKind, McpRequestError } from '../mcp/upstream-catalog.js'
 import type {
   CompleteRequest,
   CompleteResult,
@@ -11,10 +14,7 @@ import type {
   ReadResourceResult,
   Resource,
   ResourceTemplate,
-} from '@modelcontextprotocol/sdk/types.js'
-import type { McpConnection } from '../mcp/client.js'
-import type { McpResourceSubscriber, McpServeContext, McpServerCatalog } from '../mcp/serve-catalog.js'
-import { type McpListKind, McpRequestError } from '../mcp/upstream-catalog.js'
+} from '../mcp/wire-types.js'
 import { previewJson } from '../scheduling/preview.js'
 import type { PolicyConfig } from './config.js'
 import type { Log } from './log.js'

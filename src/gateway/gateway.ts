@@ -2,7 +2,6 @@
 // workspace, upstream MCP servers imported under their prefix, and the policy, all seen through
 // one serving agent. An upstream that is down is left out and retried; the others keep serving.
 import { open, stat } from 'node:fs/promises'
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { ToolRunContext } from '../contract/execution.js'
@@ -25,6 +24,7 @@ import type { McpServerCatalog } from '../mcp/serve-catalog.js'
 import type { McpServerLogging } from '../mcp/server.js'
 import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import type { McpServerFeatures } from '../mcp/upstream-catalog.js'
+import type { ClientCapabilities } from '../mcp/wire-types.js'
 import type { PolicyEnforcement } from '../policy/index.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'

@@ -2,10 +2,10 @@
 // token from the configured OAuth issuer (the gateway is an OAuth 2.1 resource server). The answer
 // is an Identity, or the 401/403 the MCP authorization spec prescribes with its WWW-Authenticate.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
 import { ConfigError } from '../errors/config-error.js'
 import { authInfoFor, type Identity, identityOf } from '../mcp/identity.js'
+import type { AuthInfo } from '../mcp/wire-types.js'
 import { rememberCallerToken } from './caller-tokens.js'
 import { type AuthConfig, checkTokenList, JWT_ALGORITHMS, type OAuthConfig } from './config-auth.js'
 

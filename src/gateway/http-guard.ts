@@ -2,9 +2,9 @@
 // who is calling, the caller's credentials, the caller's limits, the proxy in front, and which
 // sessions belong to whom and for how long.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { Identity } from '../mcp/identity.js'
+import type { AuthInfo } from '../mcp/wire-types.js'
 import type { LoopbackAccess } from '../util/http-origin.js'
 import { consentFlows } from './consent-flows.js'
 import type { Gateway } from './gateway.js'

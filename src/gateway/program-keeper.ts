@@ -7,7 +7,6 @@
 // one runs, and the result goes to the client that is still waiting on this instance, and always
 // to the journal.
 import { randomUUID } from 'node:crypto'
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import type {
   Agent,
   ApprovalOutcome,
@@ -22,6 +21,7 @@ import type { JsonValue } from '../contract/json-value.js'
 import type { Store } from '../journal/store.js'
 import { identityOf } from '../mcp/identity.js'
 import type { McpCallKeeper } from '../mcp/server.js'
+import type { AuthInfo } from '../mcp/wire-types.js'
 import { sealVerifies, stateSeal } from '../providers/state-seal.js'
 import type { Log } from './log.js'
 

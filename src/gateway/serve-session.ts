@@ -2,13 +2,13 @@
 // its catalog, logging and client directory) through createMcpServer, acknowledged by the store
 // when there is one.
 
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Agent } from '../contract/execution.js'
 import type { SpentNonces } from '../mcp/approval-state.js'
 import { identityOf } from '../mcp/identity.js'
 import { createMcpServer, type McpCallKeeper } from '../mcp/server.js'
 import type { ModernHttpLeg, ModernHttpOptions } from '../mcp/server-modern.js'
+import type { AuthInfo } from '../mcp/wire-types.js'
 import type { AgentHandle } from '../runtime/index.js'
 import type { Gateway } from './gateway.js'
 import { perSession } from './gateway-defer.js'

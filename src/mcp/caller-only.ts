@@ -1,8 +1,9 @@
 // Text only the client that made a call may see (a one-time sign-in link): the pipeline's result,
 // which the journal and the viewer record, carries a placeholder, and only the answer sent to that
 // client carries the text in its place.
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+
 import { isRecord } from '../util/is-record.js'
+import type { CallToolResult } from './wire-types.js'
 
 /** Placeholders and the text each stands for, in one call's answer. */
 export type CallerOnlyTexts = ReadonlyMap<string, string>

@@ -2,6 +2,7 @@
 // the request handlers that answer the server's requests through the caller's handlers.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type * as McpTypes from '@modelcontextprotocol/sdk/types.js'
+import type { ToolExecution } from '../contract/execution.js'
 import type {
   ClientCapabilities,
   CreateMessageRequestParams,
@@ -12,8 +13,7 @@ import type {
   ElicitResult,
   ListRootsRequest,
   ListRootsResult,
-} from '@modelcontextprotocol/sdk/types.js'
-import type { ToolExecution } from '../contract/execution.js'
+} from './wire-types.js'
 
 /** What a capability handler receives besides the request. */
 export interface McpRequestContext {

@@ -3,7 +3,7 @@
 // client that made it, with that client's capabilities, on that call's stream.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
+import type { ClientCapabilities } from './wire-types.js'
 
 /** How to reach the client of one call in progress. */
 export interface McpCallChannel {

@@ -2,20 +2,8 @@
 // policy (guards, approvals, timeouts, Code Mode) applies to them as to native tools.
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type {
-  CallToolResult,
-  CompleteRequest,
-  CompleteResult,
-  GetPromptResult,
-  Prompt,
-  ReadResourceResult,
-  Resource,
-  ResourceTemplate,
-  Tool,
-} from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'cordis'
 import type { ContentBlock } from '../contract/content.js'
 import type { Agent, ToolRunContext } from '../contract/execution.js'
@@ -51,6 +39,18 @@ import {
   UpstreamCatalog,
 } from './upstream-catalog.js'
 import { type McpProtocolEra, refusesLegacyEra, type UpstreamClient } from './upstream-client.js'
+import type {
+  CompleteRequest,
+  CompleteResult,
+  GetPromptResult,
+  McpOAuthProvider,
+  McpTransport,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  Tool,
+} from './wire-types.js'
 
 /** A server to connect to: a command over stdio, a Streamable HTTP URL, or a ready transport. */
 export type McpServerSpec =
@@ -70,7 +70,7 @@ export type McpServerSpec =
        * OAuth for this server (the SDK's provider): a token is asked for when the server answers
        * 401. `createMcpOAuthProvider()` makes one for the grants that need no person.
        */
-      readonly authProvider?: OAuthClientProvider
+      readonly authProvider?: McpOAuthProvider
       /**
        * Headers worked out for each request (after `headers`), asked once more after a 401; for
        * http(s) URLs.
@@ -86,7 +86,7 @@ export type McpServerSpec =
     }
   | {
       /** A transport you built; it cannot be reopened, so there is no reconnect after it closes. */
-      readonly transport: Transport
+      readonly transport: McpTransport
     }
 
 /** Options of {@link connectMcpServer}. */
@@ -946,7 +946,9 @@ class UpstreamLink {
     // Every session declares and answers the same capabilities, reconnects included.
     const validators = new LazyJsonSchemaValidator()
     const client = new Client(CLIENT_INFO, {
-      capabilities: declaredCapabilities(handlers),
+      capabilities: declaredCapabilities(handlers) as NonNullable<
+        ConstructorParameters<typeof Client>[1]
+      >['capabilities'],
       jsonSchemaValidator: validators,
     })
     registerCapabilityHandlers(client, types, handlers, label, () => this.callsOn(client))
@@ -1643,7 +1645,8 @@ function reportProgress(exec: ToolRunContext, progress: { progress: number; tota
 }
 
 async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Promise<Transport> {
-  if ('transport' in spec) return spec.transport
+  // A caller's transport is the SDK's shape (McpTransport says which members are used).
+  if ('transport' in spec) return spec.transport as Transport
   if ('url' in spec) {
     const url = new URL(spec.url)
     if (url.protocol === 'http:' || url.protocol === 'https:') {
@@ -1663,7 +1666,10 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
     return new StreamableHTTPClientTransport(url, {
       fetch: upstreamFetch,
       requestInit: spec.headers ? { headers: { ...spec.headers } } : undefined,
-      authProvider: spec.authProvider,
+      // The caller's provider has the SDK's shape (McpOAuthProvider).
+      authProvider: spec.authProvider as NonNullable<
+        ConstructorParameters<typeof StreamableHTTPClientTransport>[1]
+      >['authProvider'],
     })
   }
   if (process.platform !== 'win32') {

@@ -1,9 +1,23 @@
 // A bounded, in-memory event store for one Streamable HTTP session, so a client that loses an SSE
 // stream can resume it with `Last-Event-ID` and receive what it missed.
 import { randomBytes } from 'node:crypto'
-import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
+import type { JSONRPCMessage } from './wire-types.js'
+
+/** The id of one stored event (what a client sends back as `Last-Event-ID`). */
+export type EventId = string
+/** The id of one SSE stream of a session. */
+export type StreamId = string
+
+/** Where a Streamable HTTP session keeps what it sent, so a resumed stream can replay it. */
+export interface EventStore {
+  storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId>
+  getStreamIdForEventId?(eventId: EventId): Promise<StreamId | undefined>
+  replayEventsAfter(
+    lastEventId: EventId,
+    options: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<StreamId>
+}
 
 export interface EventStoreLimits {
   /** Most events kept per session (default 1000). */

@@ -3,7 +3,7 @@
 // call costs no zod parse of the request and result, no per-request closures of the Protocol and
 // no extra promise chain. Everything else (a task, odd params, a message before initialization)
 // is left to the SDK, whose answers stay the reference.
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
+
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   type CallToolResult,
@@ -16,6 +16,7 @@ import {
 import type { McpCallChannel } from './client-directory.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
 import { traceIdOf } from './trace-context.js'
+import type { AuthInfo } from './wire-types.js'
 
 /** A progress notification, as the SDK's `extra.sendNotification` takes it. */
 export type FastProgressNotification = {

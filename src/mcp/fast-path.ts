@@ -4,9 +4,9 @@
 // registers a FastPath here, and the transports toolgate serves with offer each incoming message
 // to it before handing it to the SDK. Anything the fast path does not take goes the SDK's way, so
 // the SDK stays the reference for every message and error it answers.
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
+
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { AuthInfo, JSONRPCMessage } from './wire-types.js'
 
 /** What a transport knows about an incoming message beyond its JSON. */
 export interface FastPathExtra {

@@ -15,10 +15,10 @@ import {
   ErrorCode,
   type JSONRPCMessage,
   McpError,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { isCommonCallToolResult } from './fast-call.js'
 import type { SchemaValidators } from './lazy-json-schema-validator.js'
+import type { Tool } from './wire-types.js'
 
 /** Options of one call, as callRemote gives them to the SDK's `callTool`. */
 export interface FastCallOptions {
@@ -229,7 +229,10 @@ export function installFastRequests(
       for (const tool of listed)
         next.set(tool.name, {
           taskRequired: tool.execution?.taskSupport === 'required',
-          validate: tool.outputSchema === undefined ? undefined : validators.getValidator(tool.outputSchema),
+          validate:
+            tool.outputSchema === undefined
+              ? undefined
+              : validators.getValidator(tool.outputSchema as Parameters<SchemaValidators['getValidator']>[0]),
         })
       checks = next
     },

@@ -29,11 +29,11 @@ import {
   type Transport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { upstreamFetch } from './http-fetch.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SCOPE_CHALLENGE, type ScopeChallengeTaker } from './oauth.js'
 import { SseParser } from './sse-parser.js'
+import type { JSONRPCMessage, McpOAuthProvider, RequestId } from './wire-types.js'
 
 // Idle connections are kept for reuse; Node closes them a second before the server's announced
 // keep-alive timeout, or after this long when it announces none.
@@ -56,7 +56,7 @@ export interface NodeHttpClientTransportOptions {
   /** Sent with every request to the endpoint (after the transport's own, which they override). */
   readonly headers?: Readonly<Record<string, string>>
   /** OAuth: a token is attached to every request, and asked for when the server answers 401. */
-  readonly authProvider?: OAuthClientProvider
+  readonly authProvider?: McpOAuthProvider
   /**
    * Headers worked out for each request (after `headers`, which they override), e.g. a caller's own
    * credential. After a 401 it is asked once more with the headers that were refused (so that it
@@ -117,7 +117,8 @@ export class NodeHttpClientTransport implements Transport {
     this.url = url
     this.target = urlToHttpOptions(url)
     this.extraHeaders = Object.entries(options.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])
-    this.authProvider = options.authProvider
+    // The caller's provider has the SDK's shape (McpOAuthProvider); the SDK's auth() takes it as such.
+    this.authProvider = options.authProvider as OAuthClientProvider | undefined
     this.headerProvider = options.headerProvider
     this.reconnection = options.reconnectionOptions ?? DEFAULT_RECONNECTION
     this._sessionId = options.sessionId

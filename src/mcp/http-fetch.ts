@@ -1,7 +1,7 @@
 // The fetch the Streamable HTTP client transport uses to reach an upstream MCP server.
 import { type ClientRequest, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { FetchLike } from './wire-types.js'
 
 // Idle connections are kept for reuse, and closed before the server's announced keep-alive
 // timeout (a second early), or after this long when it announces none.

@@ -6,10 +6,8 @@
 // ServerResponse and keeps one keep-alive timer per session, while answering like the SDK's
 // transport on the wire: the same status codes, error messages, headers, event format and ids.
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { MAX_BATCH_SIZE, requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js'
-import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
@@ -24,8 +22,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
 import { readBodyWithin } from '../util/read-body.js'
+import type { EventId, EventStore, StreamId } from './event-store.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
+import type { AuthInfo } from './wire-types.js'
 
 export interface NodeStreamableHttpOptions {
   /** A new session's id; without it the transport is stateless (one request, no session checks). */

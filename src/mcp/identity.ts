@@ -1,8 +1,9 @@
 // Who is calling over the gateway's HTTP face. The HTTP layer authenticates a request and hangs an
 // AuthInfo on it; the MCP SDK hands that to every request handler as `extra.authInfo`, and this
 // file is the one place that turns it into an Identity (and back), so both sides agree on the shape.
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
+
 import { isRecord } from '../util/is-record.js'
+import type { AuthInfo } from './wire-types.js'
 
 /** An authenticated caller: who (subject), the groups it belongs to, the scopes its token grants, and its token's claims. */
 export interface Identity {

@@ -44,3 +44,5 @@ export {
   type McpRequestOptions,
   type McpServerFeatures,
 } from './upstream-catalog.js'
+// The MCP shapes toolgate's API names, its own rather than an SDK's.
+export type * from './wire-types.js'

@@ -3,23 +3,24 @@
 // upstream's tools at start and on every change, yet calls only some of them: compiling at the
 // first call instead keeps that work off the cold start and off every re-listing.
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import type {
-  JsonSchemaType,
-  JsonSchemaValidator,
-  JsonSchemaValidatorResult,
-  jsonSchemaValidator,
-} from '@modelcontextprotocol/sdk/validation/types.js'
 
-/** What compiles a JSON Schema into a validator: the SDK's provider interface. */
-export type SchemaValidators = jsonSchemaValidator
+/** What one compiled schema says of a value (the SDK's validator result has this shape). */
+export type SchemaValidatorResult<T> =
+  | { valid: true; data: T; errorMessage: undefined }
+  | { valid: false; data: undefined; errorMessage: string }
+
+/** What compiles a JSON Schema into a validator (the SDK's provider interface has this shape). */
+export interface SchemaValidators {
+  getValidator<T>(schema: { [key: string]: unknown }): (input: unknown) => SchemaValidatorResult<T>
+}
 
 /** The SDK's Ajv provider, made at the first compilation and compiling each schema at its first use. */
-export class LazyJsonSchemaValidator implements jsonSchemaValidator {
+export class LazyJsonSchemaValidator implements SchemaValidators {
   private ajv: AjvJsonSchemaValidator | undefined
 
-  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-    let compiled: JsonSchemaValidator<T> | undefined
-    return (input: unknown): JsonSchemaValidatorResult<T> => {
+  getValidator<T>(schema: { [key: string]: unknown }): (input: unknown) => SchemaValidatorResult<T> {
+    let compiled: ((input: unknown) => SchemaValidatorResult<T>) | undefined
+    return (input: unknown): SchemaValidatorResult<T> => {
       if (compiled === undefined) {
         this.ajv ??= new AjvJsonSchemaValidator()
         compiled = this.ajv.getValidator<T>(schema)

@@ -4,13 +4,14 @@
 // input-required result is answered through the connection's capability handlers (a gateway's
 // relay asks the MCP client whose call it is) and retried with the answers and the server's
 // `requestState` as it sent it, round after round.
-import type { CallToolResult, ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/sdk/types.js'
+
 import type { ToolRunContext } from '../contract/execution.js'
 import { isRecord } from '../util/is-record.js'
 import { applyElicitationDefaults, declaredCapabilities, type McpCapabilityHandlers } from './capabilities.js'
 import { type McpServerSpec, McpToolError } from './client.js'
 import type { ModernCall, UpstreamInputRequired } from './era-call.js'
 import type { UpstreamClient } from './upstream-client.js'
+import type { CallToolResult, ElicitRequestFormParams, ElicitResult } from './wire-types.js'
 
 /** The revision a 2026-era session is pinned to. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28'
@@ -154,7 +155,7 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
     if (method === 'elicitation/create') {
       if (params.mode === 'url') return ask<ElicitResult>('URL-mode elicitation', handlers.urlElicitation)
       const result = await ask<ElicitResult>('elicitation', handlers.elicitation)
-      return applyElicitationDefaults(result, params as unknown as ElicitRequestFormParams)
+      return applyElicitationDefaults(result, params as ElicitRequestFormParams)
     }
     if (method === 'sampling/createMessage') return ask('sampling', handlers.sampling)
     if (method === 'roots/list') return ask('roots', handlers.roots)

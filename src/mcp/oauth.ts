@@ -10,6 +10,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js'
 import { ConfigError } from '../errors/config-error.js'
+import type { McpOAuthProvider } from './wire-types.js'
 
 interface McpOAuthCommon {
   /** The client id registered with the authorization server. */
@@ -80,7 +81,7 @@ export interface ScopeChallengeTaker {
  * await connectMcpServer(ctx, { url: 'https://mcp.example.com/mcp', authProvider })
  * ```
  */
-export function createMcpOAuthProvider(options: McpOAuthOptions): OAuthClientProvider {
+export function createMcpOAuthProvider(options: McpOAuthOptions): McpOAuthProvider {
   return new MachineOAuthProvider(checkOptions(options))
 }
 

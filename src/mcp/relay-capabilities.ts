@@ -1,8 +1,9 @@
 // Which of a relay's handlers a gateway gives its upstreams when it has exactly one client for its
 // whole life: only those the client can answer, so each upstream is declared exactly the
 // capabilities that client declared, and offers no tool that would need one it lacks.
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
+
 import { type McpCapabilityHandlers, samplingWithTools } from './capabilities.js'
+import type { ClientCapabilities } from './wire-types.js'
 
 /**
  * The subset of `handlers` matching `capabilities` (the client's own `initialize`): sampling (with

@@ -3,10 +3,11 @@
 // through the McpClientDirectory that createMcpServer fills.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
-import { type ClientCapabilities, type ElicitResult, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js'
+import { type ElicitResult, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { McpCapabilityHandlers, McpRequestContext } from './capabilities.js'
 import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
+import type { ClientCapabilities } from './wire-types.js'
 
 /** How long the relay waits for the client's answer, per kind of request. */
 export interface McpRelayTimeouts {
@@ -120,7 +121,8 @@ export function createMcpRelay(directory: McpClientDirectory, options: McpRelayO
         context,
         (c) => c.sampling !== undefined && (params.tools === undefined || c.sampling.tools !== undefined),
         timeouts.samplingMs,
-        (server, options) => server.createMessage(params, options),
+        // toolgate's own sampling shape, checked by the SDK when it sends
+        (server, options) => server.createMessage(params as Parameters<Server['createMessage']>[0], options),
       ),
     roots: (params, context) =>
       relay(

@@ -1,7 +1,7 @@
 // The resources, prompts and completions a served scope offers besides its tools: createMcpServer's
 // `catalog` option, its capabilities declared only for the parts given, every request passed to
 // the source, subscriptions kept per client and released when the client goes.
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
+
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   type CompleteRequest,
@@ -24,6 +24,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { McpListKind } from './upstream-catalog.js'
+import type { AuthInfo } from './wire-types.js'
 
 /**
  * What a served scope offers besides tools. Each part given is declared to the client (`resources`,

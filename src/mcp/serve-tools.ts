@@ -1,7 +1,7 @@
 // What a served scope's tool methods do, whatever the protocol era that carries them: the listing,
 // a call through the pipeline, its progress and who approves its `ask`. The 2025 session server
 // (server.ts) and the 2026 per-request server (server-modern.ts) both register these.
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+
 import type { Context } from 'cordis'
 import type {
   Agent,
@@ -18,6 +18,7 @@ import { type McpContentBlock, toMcpContent } from './content.js'
 import type { McpCallKeeper } from './server.js'
 import { getMcpToolMeta } from './tool-meta.js'
 import { traceContextOf, traceIdOf } from './trace-context.js'
+import type { CallToolResult, Tool } from './wire-types.js'
 
 /** What a call needs of a `tools/call` request's params. */
 export interface CallParams {

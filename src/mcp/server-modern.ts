@@ -7,7 +7,6 @@
 // which a consumer of toolgate's own declarations may not have.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import {
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
@@ -46,6 +45,7 @@ import {
   runToolCall,
 } from './serve-tools.js'
 import type { McpServerLogging } from './server.js'
+import type { AuthInfo } from './wire-types.js'
 
 /** Options of {@link createModernHttpLeg}. */
 export interface ModernHttpOptions {

@@ -3,7 +3,7 @@
 // and tasks/cancel (the SDK's handlers over the store kept here, one per session).
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/index.js'
 import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js'
-import type { CallToolResult, ServerCapabilities, Task } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, ServerCapabilities, Task } from './wire-types.js'
 
 /** The capability a server declares when it runs calls as tasks. */
 export const TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']> = {

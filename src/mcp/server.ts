@@ -1,7 +1,6 @@
 // createMcpServer(): one agent scope of the registry, served as an MCP server. Every call goes
 // through ctx.tools.execute, so approvals, guards and timeouts apply exactly as for a model turn.
 import { randomUUID } from 'node:crypto'
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
@@ -42,6 +41,7 @@ import {
   runToolCall,
 } from './serve-tools.js'
 import { McpServerTasks, TASKS_CAPABILITY } from './server-tasks.js'
+import type { AuthInfo } from './wire-types.js'
 
 /** Options of {@link createMcpServer}. */
 export interface CreateMcpServerOptions {

@@ -103,7 +103,14 @@ export class PartitionedSessions {
     // What the server asks while serving a call (elicitation, sampling, roots) goes to whoever made
     // that call, as on the shared session: the calls offered are only this partition's.
     const { handlers, label, calls, onElicitationComplete } = this.options
-    const client = new Client({ name: 'toolgate', version: '0.1.0' }, { capabilities: declaredCapabilities(handlers) })
+    const client = new Client(
+      { name: 'toolgate', version: '0.1.0' },
+      {
+        capabilities: declaredCapabilities(handlers) as NonNullable<
+          ConstructorParameters<typeof Client>[1]
+        >['capabilities'],
+      },
+    )
     registerCapabilityHandlers(client, types, handlers, label, () => calls(client))
     if (onElicitationComplete)
       client.setNotificationHandler(types.ElicitationCompleteNotificationSchema, ({ params }) =>

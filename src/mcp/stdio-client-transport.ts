@@ -4,9 +4,9 @@
 // was spawned before it existed (see stdio-spawn.ts), and that the messages of the shapes every
 // call uses are checked without the SDK's schema parser.
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SpawnedStdio as Spawn, type SpawnedStdio, type StdioSpawnSpec } from './stdio-spawn.js'
+import type { JSONRPCMessage } from './wire-types.js'
 import { writeLine } from './write-line.js'
 
 const NEWLINE = 0x0a

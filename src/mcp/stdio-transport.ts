@@ -5,9 +5,9 @@
 // the next line is read as usual.
 import type { Readable, Writable } from 'node:stream'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { FastPath } from './fast-path.js'
 import { safeParseJsonRpcMessage } from './jsonrpc-message.js'
+import type { JSONRPCMessage } from './wire-types.js'
 import { SENT, writeLine } from './write-line.js'
 
 /** The SDK's stdio limit, kept as toolgate's default so nothing that worked before is refused. */

@@ -3,6 +3,8 @@
 // session and on each list_changed, and used only when the server declared the capability.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type * as McpTypes from '@modelcontextprotocol/sdk/types.js'
+import { ToolgateError } from '../errors/toolgate-error.js'
+import type { UpstreamClient } from './upstream-client.js'
 import type {
   CompleteRequest,
   CompleteResult,
@@ -11,9 +13,7 @@ import type {
   ReadResourceResult,
   Resource,
   ResourceTemplate,
-} from '@modelcontextprotocol/sdk/types.js'
-import { ToolgateError } from '../errors/toolgate-error.js'
-import type { UpstreamClient } from './upstream-client.js'
+} from './wire-types.js'
 
 /** Which of resources, subscriptions, prompts and completions a server declared. */
 export interface McpServerFeatures {

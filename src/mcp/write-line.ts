@@ -1,6 +1,6 @@
 // One JSON-RPC message written as a line, as both stdio transports send them.
 import type { Writable } from 'node:stream'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { JSONRPCMessage } from './wire-types.js'
 
 /** The promise of a send that went through at once, or had nothing to do. */
 export const SENT: Promise<void> = Promise.resolve()

@@ -585,8 +585,12 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
       }
     }
     const provider = () => createMcpOAuthProvider({ grant: 'client_credentials', clientId: 'gate', clientSecret: 'pw' })
+    // toolgate's provider type is its own (McpOAuthProvider); the SDK v1 transport takes it as its own shape.
+    const sdkProvider = provider() as NonNullable<
+      ConstructorParameters<typeof StreamableHTTPClientTransport>[1]
+    >['authProvider']
     const sdk = await run(
-      new StreamableHTTPClientTransport(server.url, { authProvider: provider(), fetch: upstreamFetch }),
+      new StreamableHTTPClientTransport(server.url, { authProvider: sdkProvider, fetch: upstreamFetch }),
     )
     const ours = await run(new NodeHttpClientTransport(server.url, { authProvider: provider() }))
     expect(ours.error).toBe('Streamable HTTP error: Server returned 403 after trying upscoping')
