@@ -40,6 +40,7 @@ import {
 } from './upstream-catalog.js'
 import { type McpProtocolEra, refusesLegacyEra, type UpstreamClient } from './upstream-client.js'
 import type {
+  CallToolResult,
   CompleteRequest,
   CompleteResult,
   GetPromptResult,
