@@ -75,8 +75,10 @@ export function createProgramKeeper(deps: {
   execute: Execute
   agent: Agent
   log: Log
+  /** Until the journal's records so far are committed (the store journal's `flush`). */
+  flush: () => Promise<void>
 }): ProgramKeeper {
-  const { store, key, execute, agent, log } = deps
+  const { store, key, execute, agent, log, flush } = deps
   // Clients still waiting on this instance, by turn id; turns this instance is resuming now.
   const waiters = new Map<string, (result: ToolExecutionResult) => void>()
   const busy = new Set<string>()
@@ -118,6 +120,9 @@ export function createProgramKeeper(deps: {
     })
     if (paused === undefined) return result
     const call = { callId: input.callId, name: input.name, arguments: input.arguments as JsonValue }
+    // The viewer offers a call only once the journal shows it asking: its records are committed
+    // before the turn lists it as pending, or a crash in between would leave it undecidable.
+    await flush()
     await store.saveTurn(turnId, stateOf(call, paused) as unknown as JsonValue)
     log.info(`a run_code program waits for an approver in the viewer (turn ${turnId})`)
     return undefined
