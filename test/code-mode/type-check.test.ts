@@ -213,7 +213,9 @@ describe('codeMode.typeCheck (issue 40, item 1)', { timeout: 60_000 }, () => {
   })
 })
 
-describe('the checker warms when a runtime with codeMode.typeCheck on is created (issue 40, item 1: speed)', { timeout: 180_000 }, () => {
+describe('the checker warms when a runtime with codeMode.typeCheck on is created (issue 40, item 1: speed)', {
+  timeout: 180_000,
+}, () => {
   const SDK = [
     'interface ToolArgsMap {\n  count: {\n    n: number\n  }\n}',
     'interface ToolOutputMap {\n  count: number\n}',

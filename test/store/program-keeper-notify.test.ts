@@ -80,7 +80,12 @@ describe('kept programs wake on LISTEN/NOTIFY (issue 40, item 3)', { timeout: 18
       arguments: { n: 2 },
     } as unknown as ApprovalRequest
     const result = keeper.run(
-      { callId: 'p1', name: 'run_code', arguments: { code: '', description: 'x' }, signal: new AbortController().signal },
+      {
+        callId: 'p1',
+        name: 'run_code',
+        arguments: { code: '', description: 'x' },
+        signal: new AbortController().signal,
+      },
       {},
       async (options) => {
         options.onSuspended?.(waiting, { waiting: [waiting], log: { v: 1 } })
