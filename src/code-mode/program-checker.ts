@@ -2,7 +2,7 @@
 // lives on its own thread (type-check-worker.ts), loaded on the first check and kept warm; this
 // side only posts the SDK text and the program and waits for the diagnostics.
 import { Worker } from 'node:worker_threads'
-import type { CheckReply, CheckRequest, ProgramDiagnostic } from './type-check-protocol.js'
+import type { CheckReply, CheckRequest, ProgramDiagnostic, WarmReply, WarmRequest } from './type-check-protocol.js'
 
 /** `codeMode.typeCheck`: refuse a program with errors, run it and return them beside the result, or skip the check. */
 export type CodeTypeCheckMode = 'refuse' | 'warn' | 'off'
@@ -47,6 +47,8 @@ export class ProgramChecker {
   private readonly pending = new Map<number, Pending>()
   private nextId = 1
   private unavailable = false
+  private warming: Promise<void> | undefined
+  private onWarmed: (() => void) | undefined
 
   async check(sdk: string, code: string, signal?: AbortSignal): Promise<ProgramCheck | undefined> {
     if (this.unavailable) return undefined
@@ -74,12 +76,36 @@ export class ProgramChecker {
     })
   }
 
+  /**
+   * Start the thread, load TypeScript and warm it with throwaway checks, without waiting and
+   * without holding the process open; a check that arrives meanwhile goes first. Resolves when
+   * the thread is warm (or gave up); never rejects, and nobody needs to wait for it.
+   */
+  warm(): Promise<void> {
+    if (this.unavailable) return Promise.resolve()
+    this.warming ??= new Promise<void>((resolve) => {
+      this.onWarmed = resolve
+      void this.start().then((worker) => {
+        if (worker === undefined) resolve()
+        else worker.postMessage({ warm: true } satisfies WarmRequest)
+      })
+    })
+    return this.warming
+  }
+
+  private endWarm(): void {
+    this.onWarmed?.()
+    this.onWarmed = undefined
+    this.warming = undefined
+  }
+
   /** Stop the thread; later checks start a new one. */
   async dispose(): Promise<void> {
     for (const id of [...this.pending.keys()]) this.settle(id, undefined)
     const worker = this.worker
     this.worker = undefined
     this.starting = undefined
+    this.endWarm()
     await worker?.terminate()
   }
 
@@ -104,7 +130,13 @@ export class ProgramChecker {
     return this.starting
   }
 
-  private onReply(reply: CheckReply): void {
+  private onReply(reply: CheckReply | WarmReply): void {
+    if ('warmed' in reply) {
+      // Kept for the life of the thread: warming again would only repeat the work.
+      this.onWarmed?.()
+      this.onWarmed = undefined
+      return
+    }
     if ('unavailable' in reply) {
       this.giveUp(`TypeScript is not installed (${reply.unavailable.split('\n', 1)[0]})`)
       this.settle(reply.id, undefined)
@@ -116,6 +148,7 @@ export class ProgramChecker {
 
   private onExit(worker: Worker, why: string): void {
     if (this.worker !== worker) return
+    this.endWarm()
     this.worker = undefined
     this.starting = undefined
     if (this.pending.size > 0) warnOnce(`toolgate: the run_code type checker stopped (${why}); programs ran unchecked`)
@@ -133,6 +166,7 @@ export class ProgramChecker {
     const worker = this.worker
     this.worker = undefined
     this.starting = undefined
+    this.endWarm()
     void worker?.terminate()
   }
 

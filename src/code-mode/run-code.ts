@@ -191,6 +191,8 @@ export function createRunCodeDefinition(host: CodeModeHost, options?: CodeModeOp
       'createRunCodeDefinition(options).typeCheck',
       `expected 'refuse', 'warn' or 'off', got ${JSON.stringify(typeCheck)}`,
     )
+  // The checker's thread starts and warms now, so the first program does not pay for loading TypeScript.
+  if (typeCheck !== 'off' && host.checkedSdk !== undefined) sharedProgramChecker().warm()
   // Without a runtime, the bare definition shares one in-thread runtime: it has no lifetime to
   // tie a worker pool to. The Code Mode plugin defaults to (and disposes) a worker pool.
   const runtime =

@@ -39,6 +39,16 @@ export interface CheckRequest {
   readonly code: string
 }
 
+/** Load the compiler and run a few throwaway checks, so the first real check finds it warm. */
+export interface WarmRequest {
+  readonly warm: true
+}
+
+/** The thread finished warming (or stopped early for a real check). */
+export interface WarmReply {
+  readonly warmed: true
+}
+
 export type CheckReply =
   | { readonly id: number; readonly diagnostics: ProgramDiagnostic[]; readonly version: string }
   | { readonly id: number; readonly unavailable: string }

@@ -1,8 +1,9 @@
 // `serve --store` with a state key: a Code Mode program whose sub-call asks for approval, on a
 // connection whose client cannot be asked, waits for an approver in the viewer instead of being
 // denied. Its replay log is saved, sealed, as a turn in the store, with the waiting sub-calls as the
-// turn's pending calls (so the viewer lists and decides them). Every instance polls the store's
-// open program turns; once a waiting sub-call is decided, the instance that wins the claim on that
+// turn's pending calls (so the viewer lists and decides them). Every instance looks at the store's
+// open program turns when the store says a turn changed (PostgreSQL's LISTEN/NOTIFY), and polls as
+// a fallback; once a waiting sub-call is decided, the instance that wins the claim on that
 // decision re-runs the program from its log: finished sub-calls answer from the log, the decided
 // one runs, and the result goes to the client that is still waiting on this instance, and always
 // to the journal.
@@ -30,6 +31,8 @@ export const PROGRAM_TURN_PREFIX = 'gateway-program:'
 const PROGRAM_TOOL = 'run_code'
 /** How often an instance looks for decided program turns (one query, plus one per open program). */
 const POLL_MS = 500
+/** With a store that pushes turn changes (PostgreSQL's LISTEN/NOTIFY), polling is only the fallback. */
+const WATCHED_POLL_MS = 10_000
 
 interface ProgramState extends Record<string, unknown> {
   readonly v: 1
@@ -75,8 +78,12 @@ export function createProgramKeeper(deps: {
   execute: Execute
   agent: Agent
   log: Log
+  /** Until the journal's records so far are committed (the store journal's `flush`). */
+  flush: () => Promise<void>
+  /** How often to poll the store's turns (default: 500 ms, or 10 s when the store pushes changes). */
+  pollMs?: number
 }): ProgramKeeper {
-  const { store, key, execute, agent, log } = deps
+  const { store, key, execute, agent, log, flush } = deps
   // Clients still waiting on this instance, by turn id; turns this instance is resuming now.
   const waiters = new Map<string, (result: ToolExecutionResult) => void>()
   const busy = new Set<string>()
@@ -118,6 +125,9 @@ export function createProgramKeeper(deps: {
     })
     if (paused === undefined) return result
     const call = { callId: input.callId, name: input.name, arguments: input.arguments as JsonValue }
+    // The viewer offers a call only once the journal shows it asking: its records are committed
+    // before the turn lists it as pending, or a crash in between would leave it undecidable.
+    await flush()
     await store.saveTurn(turnId, stateOf(call, paused) as unknown as JsonValue)
     log.info(`a run_code program waits for an approver in the viewer (turn ${turnId})`)
     return undefined
@@ -182,18 +192,27 @@ export function createProgramKeeper(deps: {
     }
   }
 
-  // One poll at a time: a slow store never piles polls up.
+  // One poll at a time: a slow store never piles polls up; a change during a poll polls again after it.
   let polling = false
+  let again = false
   const tick = () => {
-    if (polling) return
+    if (polling) {
+      again = true
+      return
+    }
     polling = true
     poll()
       .catch((error: unknown) => log.debug(`program turns: ${String(error)}`))
       .finally(() => {
         polling = false
+        if (again && !stopping.signal.aborted) {
+          again = false
+          tick()
+        }
       })
   }
-  const timer = setInterval(tick, POLL_MS)
+  const unwatch = store.watchTurns?.(tick)
+  const timer = setInterval(tick, deps.pollMs ?? (unwatch === undefined ? POLL_MS : WATCHED_POLL_MS))
   timer.unref()
   tick()
 
@@ -221,6 +240,7 @@ export function createProgramKeeper(deps: {
     },
     close() {
       clearInterval(timer)
+      unwatch?.()
       stopping.abort()
     },
   }

@@ -139,6 +139,7 @@ export async function shareStore(
           execute: (input, options) => gateway.agent.ctx.tools.execute(input, options),
           agent: gateway.agent,
           log,
+          flush: () => journal.flush(),
         })
   return {
     store,

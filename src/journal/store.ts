@@ -128,6 +128,12 @@ export interface Store {
    */
   decide(turnId: string, callId: string, outcome: ApprovalOutcome): Promise<DecideResult>
   /**
+   * Call `onChange` whenever a turn may have changed (a decision recorded, a turn saved or closed, by
+   * any process, or the store reconnected and may have missed one); returns how to stop. Optional:
+   * a store that cannot push leaves it out, and its readers poll.
+   */
+  watchTurns?(onChange: () => void): () => void
+  /**
    * Claim `call` for this process before it runs: exactly one claimant wins, across processes. With
    * `decision`, the claim is taken only if that turn is open and the decision recorded for the call
    * is of that kind, checked in the same step that takes the claim.

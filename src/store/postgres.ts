@@ -132,6 +132,8 @@ class PostgresStore implements Store {
   /** Notifications seen (and reconnections), so a reader knows whether it may have missed one. */
   private generation = 0
   private readonly waiters = new Set<Waiter>()
+  /** Watchers of turns and decisions (toolgate_decisions), told on each notification and reconnection. */
+  private readonly turnWatchers = new Set<() => void>()
   private retention: NodeJS.Timeout | undefined
   private readonly maxBatch: number
   private readonly appendWaitMs: number
@@ -400,13 +402,38 @@ class PostgresStore implements Store {
     for (const waiter of [...this.waiters]) waiter.resolve()
   }
 
+  private tellTurnWatchers(): void {
+    for (const watcher of [...this.turnWatchers]) {
+      try {
+        watcher()
+      } catch {
+        // A watcher's failure is its own; the others are still told.
+      }
+    }
+  }
+
+  watchTurns(onChange: () => void): () => void {
+    this.turnWatchers.add(onChange)
+    // The LISTEN connection; while it cannot be opened, the watcher's own polling covers.
+    this.listen().then(
+      () => onChange(),
+      () => {},
+    )
+    return () => {
+      this.turnWatchers.delete(onChange)
+    }
+  }
+
   /** The one LISTEN connection, reconnected after a failure (readers re-read when it is back). */
   private listen(): Promise<void> {
     if (this.listening !== undefined) return this.listening
     const attempt = async (): Promise<void> => {
       const client = new this.pg.Client({ connectionString: this.url })
       client.on('error', () => {})
-      client.on('notification', (_message: Notification) => this.notifyAll())
+      client.on('notification', (message: Notification) => {
+        this.notifyAll()
+        if (message.channel === 'toolgate_decisions') this.tellTurnWatchers()
+      })
       client.on('end', () => {
         if (this.listener !== client || this.closed) return
         this.listener = undefined
@@ -416,7 +443,10 @@ class PostgresStore implements Store {
         const retry = () => {
           if (this.closed) return
           this.listen().then(
-            () => this.notifyAll(),
+            () => {
+              this.notifyAll()
+              this.tellTurnWatchers()
+            },
             () => setTimeout(retry, 1000).unref(),
           )
         }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { CodeTypeCheckMode } from '../../src/code-mode/program-checker.js'
+import { type CodeTypeCheckMode, ProgramChecker } from '../../src/code-mode/program-checker.js'
 import { createAgent, defineTool, Journal, type JournalRecord, readJournal, ToolRuntime } from '../../src/index.js'
 
 const render = (_args: unknown, value: unknown) => [{ type: 'text' as const, text: JSON.stringify(value) }]
@@ -209,6 +209,48 @@ describe('codeMode.typeCheck (issue 40, item 1)', { timeout: 60_000 }, () => {
       expect(ran).toEqual([])
     } finally {
       rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('the checker warms when a runtime with codeMode.typeCheck on is created (issue 40, item 1: speed)', {
+  timeout: 180_000,
+}, () => {
+  const SDK = [
+    'interface ToolArgsMap {\n  count: {\n    n: number\n  }\n}',
+    'interface ToolOutputMap {\n  count: number\n}',
+    'declare const tools: {\n  count(args: ToolArgsMap["count"]): Promise<ToolOutputMap["count"]>\n}',
+  ].join('\n')
+  const PROGRAM = "const a = await tools.count({ n: 1 })\nconst b: string = await tools.count({ n: 'x' })\nreturn a"
+
+  it('a warmed checker reports exactly what a cold one does, and warming twice is one warm-up', async () => {
+    const cold = new ProgramChecker()
+    const warmed = new ProgramChecker()
+    try {
+      const expected = await cold.check(SDK, PROGRAM)
+      expect(expected?.diagnostics.map((d) => d.line)).toEqual([2, 2])
+      const first = warmed.warm()
+      expect(warmed.warm()).toBe(first)
+      await first
+      expect(await warmed.check(SDK, PROGRAM)).toEqual(expected)
+    } finally {
+      await cold.dispose()
+      await warmed.dispose()
+    }
+  })
+
+  it('a check sent while the thread warms is answered, and the same as a cold one', async () => {
+    const cold = new ProgramChecker()
+    const warmed = new ProgramChecker()
+    try {
+      const expected = await cold.check(SDK, PROGRAM)
+      const warming = warmed.warm()
+      const during = await warmed.check(SDK, PROGRAM)
+      await warming
+      expect(during).toEqual(expected)
+    } finally {
+      await cold.dispose()
+      await warmed.dispose()
     }
   })
 })
