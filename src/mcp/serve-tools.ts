@@ -16,7 +16,6 @@ import type { ToolRuntimeCore } from '../runtime/index.js'
 import { isRecord } from '../util/is-record.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import type { McpCallKeeper } from './server.js'
-import { getMcpToolMeta } from './tool-meta.js'
 import { traceIdOf } from './trace-context.js'
 
 /** What a call needs of a `tools/call` request's params. */
@@ -30,7 +29,7 @@ export interface CallParams {
 export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Tool[] {
   return tools.schemas(agent).map((schema): Tool => {
     const definition = tools.get(schema.name, agent)
-    const meta = definition && getMcpToolMeta(definition)
+    const meta = definition?.meta
     const tool: Tool = {
       name: schema.name,
       description: schema.description,
@@ -38,22 +37,25 @@ export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined): Too
     }
     const outputSchema = outputSchemaOf(definition)
     if (outputSchema) tool.outputSchema = outputSchema as Tool['outputSchema']
-    if (meta?.annotations) tool.annotations = meta.annotations
-    if (meta?.title !== undefined) tool.title = meta.title
-    if (meta?.icons) tool.icons = meta.icons as Tool['icons']
-    if (meta?.execution) tool.execution = meta.execution as Tool['execution']
-    if (meta?.meta) tool._meta = meta.meta as Tool['_meta']
+    if (meta === undefined) return tool
+    if (meta.annotations) tool.annotations = meta.annotations
+    if (meta.title !== undefined) tool.title = meta.title
+    if (meta.icons) tool.icons = meta.icons as Tool['icons']
+    if (meta.execution) tool.execution = meta.execution as Tool['execution']
+    if (meta._meta) tool._meta = meta._meta
     // A task-only upstream tool is also called plainly here (the gateway follows the task), and
     // any call may come as a task, so tools that run as tasks upstream are announced as optional.
-    if (meta?.taskSupport) tool.execution = { ...meta.execution, taskSupport: 'optional' }
+    const taskSupport = meta.imported && meta.execution?.taskSupport
+    if (taskSupport === 'optional' || taskSupport === 'required')
+      tool.execution = { ...meta.execution, taskSupport: 'optional' }
     return tool
   })
 }
 
 /** The output schema a tool is listed with (an imported tool's own; else an object-rooted one). */
 export function outputSchemaOf(definition: ToolDefinition | undefined): Record<string, unknown> | undefined {
-  const meta = definition && getMcpToolMeta(definition)
-  return meta?.imported ? meta.outputSchema : objectSchemaOf(definition?.output.schema)
+  const imported = definition?.meta?.imported
+  return imported ? imported.outputSchema : objectSchemaOf(definition?.output.schema)
 }
 
 /**
@@ -175,18 +177,18 @@ function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinitio
   // Deferred contexts are for the model's next turn; over MCP the client's model reads them here.
   for (const context of result.additionalContexts ?? [])
     for (const block of context.content) content.push(toMcpContent(block))
-  const meta = definition && getMcpToolMeta(definition)
+  const imported = definition?.meta?.imported !== undefined
   if (result.isError) {
     const failed: CallToolResult = { isError: true, content: content as CallToolResult['content'] }
     // An imported tool's own failure goes back as the server sent it: its content already says
     // everything, and a gateway adds nothing to what it relays.
-    if (!(meta?.imported && result.error.info?.code === 'MCP_TOOL_ERROR'))
+    if (!(imported && result.error.info?.code === 'MCP_TOOL_ERROR'))
       failed._meta = { 'toolgate/error': result.error as unknown as JsonValue }
     return failed
   }
   const out: CallToolResult = { content: content as CallToolResult['content'] }
   const value = result.value
-  if (meta?.imported) {
+  if (imported) {
     const { structuredContent, _meta } = (value ?? {}) as { structuredContent?: unknown; _meta?: unknown }
     if (isRecord(structuredContent)) out.structuredContent = structuredContent
     if (isRecord(_meta)) out._meta = _meta
