@@ -164,6 +164,34 @@ describe('one way into the gateway (issue 35, item 7)', () => {
   })
 })
 
+/** Source text without comments and string literals (a message or a doc may cite a code). */
+function codeOnly(text: string): string {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g, "''")
+    .replace(/\/\/.*$/gm, '')
+}
+
+describe('JSON-RPC error codes live in one place (issue 35, item 7)', () => {
+  const HOME = join('mcp', 'jsonrpc-codes.ts')
+  // A literal in JSON-RPC's reserved range, or a member of the SDK's ErrorCode enum.
+  const written = /(?<![\w.])-\s*32\d{3}\b|\bErrorCode\.[A-Z]\w*/g
+  const hits = (file: string) => [...codeOnly(readFileSync(file, 'utf8')).matchAll(written)].map((m) => m[0])
+
+  it(`no src file but src/${HOME} writes one: the others name it through JsonRpcCode`, () => {
+    const elsewhere = sourceFiles(SRC)
+      .filter((file) => relative(SRC, file) !== HOME)
+      .flatMap((file) => hits(file).map((hit) => `${relative(SRC, file)}: ${hit}`))
+    expect(elsewhere).toEqual([])
+  })
+
+  it('the check sees what it judges: the codes module writes them, comments and strings do not count', () => {
+    expect(hits(join(SRC, HOME))).toContain('-32700')
+    expect(codeOnly("const a = -32601 // -32602\nconst b = 'x -32603'")).toMatch(/-32601/)
+    expect(codeOnly("const a = -32601 // -32602\nconst b = 'x -32603'")).not.toMatch(/-32602|-32603/)
+  })
+})
+
 describe('src/ comments say why in words', () => {
   it('no requirement id or issue number in src/ (they belong in tests and commits)', () => {
     const cited = sourceFiles(SRC).flatMap((file) =>

@@ -38,6 +38,7 @@ import {
 } from './capabilities.js'
 import { fromMcpContent } from './content.js'
 import type { FastRequests } from './fast-request.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import type { ModernSession } from './modern-session.js'
 import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
 import {
@@ -281,8 +282,6 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
 const ABANDONED_CALL_MS = 10 * 60_000
 /** Abandoned calls remembered per connection; the oldest is forgotten past this. */
 const MAX_ABANDONED_CALLS = 1000
-const CONNECTION_CLOSED = -32000
-const REQUEST_TIMEOUT = -32001
 /** The SDK's stdio read limit, kept as the default. */
 const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
@@ -995,13 +994,13 @@ class UpstreamLink {
     const { label } = this
     const code = (error as { code?: unknown }).code
     // A hung server is dropped so the next call starts a fresh session.
-    if (code === REQUEST_TIMEOUT && this.session === session) {
+    if (code === JsonRpcCode.RequestTimeout && this.session === session) {
       this.session = undefined
       session.client.close().catch(() => {})
       this.recover()
     }
-    if (code === CONNECTION_CLOSED && session.oversized) return new McpToolError(this.oversizedText())
-    if (code === CONNECTION_CLOSED)
+    if (code === JsonRpcCode.ConnectionClosed && session.oversized) return new McpToolError(this.oversizedText())
+    if (code === JsonRpcCode.ConnectionClosed)
       return new McpToolError(
         `MCP server ${label} closed the connection during the call (it reconnects on the next call)`,
       )

@@ -31,6 +31,7 @@ import {
 } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { upstreamFetch } from './http-fetch.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SCOPE_CHALLENGE, type ScopeChallengeTaker } from './oauth.js'
 import { SseParser } from './sse-parser.js'
@@ -503,7 +504,7 @@ export class NodeHttpClientTransport implements Transport {
               jsonrpc: '2.0',
               id,
               error: {
-                code: -32603,
+                code: JsonRpcCode.InternalError,
                 message: `Streamable HTTP error: the server's event stream ended without a response it could read: it sent ${unreadable}`,
               },
             })

@@ -10,7 +10,6 @@ import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import {
   createMcpHandler,
-  INVALID_PARAMS,
   inputRequired,
   inputResponse,
   isLegacyRequest,
@@ -28,6 +27,7 @@ import { approvalAnswer, approvalQuestion } from './approval-question.js'
 import { ApprovalStateSeal, argumentsDigest } from './approval-state.js'
 import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
 import { identityOf } from './identity.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import type { McpServerCatalog } from './serve-catalog.js'
 import { catalogCapabilities, catalogMethods, type McpServeContext } from './serve-catalog.js'
@@ -135,11 +135,12 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
       const view = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
       if (view.kind !== 'elicit')
         throw new ProtocolError(
-          INVALID_PARAMS,
+          JsonRpcCode.InvalidParams,
           `tools/call: inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`,
         )
       const opened = seal.open(wire, bound)
-      if (!opened.ok) throw new ProtocolError(INVALID_PARAMS, `tools/call: requestState refused: ${opened.reason}`)
+      if (!opened.ok)
+        throw new ProtocolError(JsonRpcCode.InvalidParams, `tools/call: requestState refused: ${opened.reason}`)
       return { outcome: approvalAnswer(view, authInfo?.clientId), asked: opened.state.asked }
     }
     server.setRequestHandler('tools/list', () => ({ tools: listTools(tools, scope()) as never }))
