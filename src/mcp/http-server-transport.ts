@@ -211,15 +211,13 @@ export class NodeStreamableHttpServerTransport implements Transport {
         return this.handleDelete(req, res)
       default:
         this.onerror?.(new Error('Method not allowed.'))
-        return void res
-          .writeHead(405, { allow: 'GET, POST, DELETE', 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              error: { code: JsonRpcCode.ServerError, message: 'Method not allowed.' },
-              id: null,
-            }),
-          )
+        return void res.writeHead(405, { allow: 'GET, POST, DELETE', 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            error: { code: JsonRpcCode.ServerError, message: 'Method not allowed.' },
+            id: null,
+          }),
+        )
     }
   }
 
