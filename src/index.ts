@@ -95,7 +95,14 @@ export type {
   StringValueSchemaSpec,
   ValueSchemaSpec,
 } from './schema/spec.js'
-export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from './contract/tool-definition.js'
+export type {
+  ToolAnnotations,
+  ToolDefinition,
+  ToolMeta,
+  ToolOutputDefinition,
+  ToolResult,
+  ToolSchema,
+} from './contract/tool-definition.js'
 export type {
   AudioContentBlock,
   ContentAnnotations,

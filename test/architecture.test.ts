@@ -158,9 +158,59 @@ describe('one way into the gateway (issue 35, item 7)', () => {
   it('the gateway lives in src/gateway: src/cli holds argument parsing and starting things', () => {
     expect(all.some((edge) => edge.from === join('cli', 'serve.ts') && edge.to === 'gateway')).toBe(true)
     const inCli = sourceFiles(join(SRC, 'cli')).map((file) => relative(join(SRC, 'cli'), file))
-    for (const moved of ['config.ts', 'gateway.ts', 'http-auth.ts', 'http-guard.ts', 'policy.ts', 'settings.ts']) {
+    for (const moved of [
+      'config.ts',
+      'gateway.ts',
+      'http-auth.ts',
+      'http-guard.ts',
+      'policy.ts',
+      'settings.ts',
+      'log-calls.ts',
+    ]) {
       expect(inCli).not.toContain(moved)
     }
+  })
+})
+
+/** Source text without comments and string literals (a message or a doc may cite a code). */
+function codeOnly(text: string): string {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g, "''")
+    .replace(/\/\/.*$/gm, '')
+}
+
+describe('JSON-RPC error codes live in one place (issue 35, item 7)', () => {
+  const HOME = join('mcp', 'jsonrpc-codes.ts')
+  // A literal in JSON-RPC's reserved range, or a member of the SDK's ErrorCode enum.
+  const written = /(?<![\w.])-\s*32\d{3}\b|\bErrorCode\.[A-Z]\w*/g
+  const hits = (file: string) => [...codeOnly(readFileSync(file, 'utf8')).matchAll(written)].map((m) => m[0])
+
+  it(`no src file but src/${HOME} writes one: the others name it through JsonRpcCode`, () => {
+    const elsewhere = sourceFiles(SRC)
+      .filter((file) => relative(SRC, file) !== HOME)
+      .flatMap((file) => hits(file).map((hit) => `${relative(SRC, file)}: ${hit}`))
+    expect(elsewhere).toEqual([])
+  })
+
+  it('the check sees what it judges: the codes module writes them, comments and strings do not count', () => {
+    expect(hits(join(SRC, HOME))).toContain('-32700')
+    expect(codeOnly("const a = -32601 // -32602\nconst b = 'x -32603'")).toMatch(/-32601/)
+    expect(codeOnly("const a = -32601 // -32602\nconst b = 'x -32603'")).not.toMatch(/-32602|-32603/)
+  })
+})
+
+describe('nothing reaches what the MCP SDK keeps private (issue 35, item 7)', () => {
+  it('no src file that imports the SDK reads or writes an underscore member of another object', () => {
+    const reached = sourceFiles(SRC).flatMap((file) => {
+      const text = readFileSync(file, 'utf8')
+      if (!text.includes('@modelcontextprotocol/')) return []
+      // `this._x` is the file's own field; `_meta` is the protocol's field, not a private member.
+      const members = [...codeOnly(text).matchAll(/(?<!\bthis)\??\._(?!meta\b)[A-Za-z]\w*/g)].map((m) => m[0])
+      const indexed = [...text.matchAll(/\[\s*['"`]_(?!meta\b)[A-Za-z]\w*['"`]\s*\]/g)].map((m) => m[0])
+      return [...members, ...indexed].map((hit) => `${relative(SRC, file)}: ${hit}`)
+    })
+    expect(reached).toEqual([])
   })
 })
 

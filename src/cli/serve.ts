@@ -1,23 +1,5 @@
 // `toolgate serve`: the gateway as an MCP server, over stdio or Streamable HTTP on 127.0.0.1.
-import {
-  configPathOf,
-  createLog,
-  type GatewaySettings,
-  type HttpReload,
-  loadGateway,
-  loadHttpGuard,
-  loadMemoryStanding,
-  loadServeHttp,
-  loadServeOps,
-  loadServeSession,
-  loadServeStdio,
-  loadServeStore,
-  readSettings,
-  reloadOnHangup,
-  SERVE_FLAGS,
-  spawnUpstreamsEarly,
-  type UpstreamReport,
-} from '../gateway/index.js'
+import { configPathOf, readSettings, SERVE_FLAGS, serveGateway, type UpstreamReport } from '../gateway/index.js'
 import type { CliCommand, CliIo } from './command.js'
 import { VERSION } from './version.js'
 
@@ -106,122 +88,13 @@ const serve: CliCommand = {
   usage,
   async run(argv, io) {
     const settings = await readSettings(argv, SERVE_FLAGS)
-    // A gateway others can reach must know who is calling: refused before anything starts. Over
-    // stdio nothing of HTTP (nor its token verification) is loaded.
-    const exposure = settings.http === undefined ? undefined : await loadHttpGuard()
-    let authenticator = exposure?.checkExposure(settings)
-    const discardEarly = spawnUpstreamsEarly(settings)
-    const log = createLog(io.stderr, settings.verbose, { format: settings.logFormat, level: settings.logLevel })
-    // The runtime and the MCP SDK load only once the flags and the config are known to be good.
-    const [{ openGateway, refuseCollisions }, { sessionServers, modernLeg, modernOptions }, early] = await Promise.all([
-      loadGateway(),
-      loadServeSession(),
-      // Over stdio the client is read while the upstreams start.
-      settings.http === undefined && !settings.check
-        ? loadServeStdio().then(({ openStdio }) => openStdio(settings, log, SERVER_INFO))
-        : undefined,
-    ])
-    const failed = async (error: unknown): Promise<never> => {
-      await early?.gate.close()
-      throw error
-    }
-    const gateway = await openGateway(settings, log, early?.startup).finally(discardEarly).catch(failed)
-    if (settings.check) {
-      try {
-        return printCheck(gateway.upstreams(), io)
-      } finally {
-        await gateway.close()
-      }
-    }
-    await refuseCollisions(gateway).catch(failed)
-    if (settings.verbose || settings.logLevel === 'debug' || settings.logFormat === 'json')
-      (await import('./log-calls.js')).logCalls(gateway, log)
-    if (settings.http !== undefined) (await loadHttpGuard()).installUpstreamCap(gateway, settings)
-    const shared = settings.store
-      ? await (await loadServeStore()).attachStore(gateway, settings.store, log).catch(async (error) => {
-          await gateway.close()
-          return failed(error)
-        })
-      : undefined
-    // Without a shared store, "always" answers are kept by agent id beside the bounded identity scopes.
-    if (shared === undefined)
-      gateway.agent.ctx.tools.host.installStandingStore((await loadMemoryStanding()).memoryStandingApprovals())
-    const ops =
-      settings.http === undefined
-        ? undefined
-        : await (await loadServeOps()).openServeOps(gateway, settings, shared?.store, log, io)
-    // SIGHUP re-reads the config; the HTTP guard takes its tokens and limits once it exists.
-    const http: HttpReload = {}
-    const reloader = reloadOnHangup({
-      current: settings,
-      read: () => readSettings(argv, SERVE_FLAGS),
-      gateway,
-      log,
+    return serveGateway(settings, {
+      io,
+      serverInfo: SERVER_INFO,
+      reread: () => readSettings(argv, SERVE_FLAGS),
       configPath: configPathOf(argv),
-      ...(ops ? { count: (result: 'ok' | 'refused') => ops.countReload(result) } : {}),
-      ...(exposure === undefined
-        ? {}
-        : {
-            prepare: (next: GatewaySettings) => {
-              const auth = exposure.checkExposure(next)
-              return () => {
-                authenticator = auth
-                ops?.reconfigure(next)
-                http.pending = { settings: next, authenticator: auth }
-                http.apply?.()
-              }
-            },
-          }),
+      check: (upstreams) => printCheck(upstreams, io),
     })
-    const make = sessionServers(
-      gateway,
-      SERVER_INFO,
-      () => authenticator,
-      shared ? (server) => shared.acknowledging(server) : undefined,
-      shared?.keeper,
-    )
-    try {
-      if (settings.http !== undefined)
-        await (await loadServeHttp()).serveHttp(
-          make,
-          settings.http,
-          settings,
-          authenticator,
-          log,
-          io,
-          shared?.sessions,
-          shared?.buckets,
-          ops,
-          gateway,
-          http,
-          modernLeg(
-            gateway,
-            SERVER_INFO,
-            () => authenticator,
-            log,
-            shared ? (server) => shared.acknowledging(server) : undefined,
-            shared?.approvalStates,
-          ),
-        )
-      else if (early !== undefined)
-        await (await loadServeStdio()).serveStdio(make, early, log, {
-          ctx: gateway.agent.ctx,
-          options: () =>
-            modernOptions(
-              gateway,
-              SERVER_INFO,
-              () => authenticator,
-              log,
-              shared ? (server) => shared.acknowledging(server) : undefined,
-            ),
-        })
-      return 0
-    } finally {
-      reloader.stop()
-      await ops?.close()
-      await gateway.close()
-      await shared?.close()
-    }
   },
 }
 

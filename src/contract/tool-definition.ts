@@ -1,7 +1,7 @@
 import type { ContentBlock } from './content.js'
 import type { ToolExecution, ToolExecutionResult, ToolRunContext } from './execution.js'
 import type { JsonSchemaNode } from './json-schema.js'
-import type { JsonValue } from './json-value.js'
+import type { JsonObject, JsonValue } from './json-value.js'
 import type { ToolCallView, ToolResultView } from './views.js'
 
 /** The model-facing wire schema of one tool: the only fields `schemas()` ever projects. */
@@ -27,6 +27,38 @@ export interface ToolResult {
   readonly isError: boolean
   readonly content: readonly ContentBlock[]
   readonly meta?: JsonValue
+}
+
+/** Behaviour hints a tool gives the clients that list it (MCP's tool annotations): hints, never guarantees. */
+export interface ToolAnnotations {
+  readonly title?: string
+  readonly readOnlyHint?: boolean
+  readonly destructiveHint?: boolean
+  readonly idempotentHint?: boolean
+  readonly openWorldHint?: boolean
+}
+
+/**
+ * What a tool carries for the hosts that list it again (an MCP server, a gateway), beside its
+ * model-facing schema. Never model-visible: `schemas()`, the Code Mode SDK and tool search project
+ * name, description and parameters only. Registration keeps a deep-frozen JSON snapshot of it.
+ */
+export interface ToolMeta {
+  /** A display name for people (MCP `title`); models see `name`. */
+  readonly title?: string
+  readonly annotations?: ToolAnnotations
+  /** Icons for a client's interface (MCP `icons`), passed on as they are. */
+  readonly icons?: readonly JsonObject[]
+  /** How the tool runs (MCP `execution`, e.g. `{ taskSupport: 'optional' }`), passed on as it is. */
+  readonly execution?: JsonObject
+  /** The tool-level `_meta` object it is listed with, passed on as it is. */
+  readonly _meta?: JsonObject
+  /**
+   * Set on a tool imported from an MCP server (`connectMcpServer`): its value is the server's
+   * `{ content, structuredContent?, _meta? }`, served again as the server sent it, and
+   * `outputSchema` is the output schema the server declared, if it declared one.
+   */
+  readonly imported?: { readonly outputSchema?: JsonObject }
 }
 
 /** A registered tool: its schema plus the execution function (R-DEF). */
@@ -64,6 +96,14 @@ export interface ToolDefinition extends ToolSchema {
    * still callable, under the same policies.
    */
   readonly defer?: boolean
+  /** What hosts that list the tool again pass on (title, annotations, icons); never model-visible. */
+  readonly meta?: ToolMeta
+  /**
+   * Whether clients of an MCP protocol era (`legacy` 2025-11-25, `modern` 2026-07-28) are listed
+   * this tool when it is served again: an upstream spoken to in both eras may list different tools
+   * in each. Absent: every client. Read when a listing is built, never per call.
+   */
+  listedFor?(era: 'legacy' | 'modern'): boolean
   /** Pending-state presentation; pure and replay-safe. */
   presentCall?(args: unknown): ToolCallView | undefined
   /** Completed-state presentation; pure and replay-safe. */

@@ -2,6 +2,7 @@
 // apart from serve.ts, so that other parts (the HTTP handler, /readyz) read one source of truth.
 import type { Context } from 'cordis'
 import type { ToolExecutionResult } from '../contract/execution.js'
+import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
 
 let draining = false
 const listeners = new Set<() => void>()
@@ -116,7 +117,10 @@ export function refuseWhileDraining(
   res.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(DRAIN_RETRY_AFTER_SECONDS) }).end(
     JSON.stringify({
       jsonrpc: '2.0',
-      error: { code: -32000, message: 'Service Unavailable: the gateway is shutting down; retry on another instance' },
+      error: {
+        code: JsonRpcCode.ServerError,
+        message: 'Service Unavailable: the gateway is shutting down; retry on another instance',
+      },
       id: null,
     }),
   )

@@ -4,6 +4,7 @@
 // offer is served by one and reported naming both; the policy hides, refuses and asks.
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js'
 import type { McpConnection } from '../mcp/client.js'
+import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
 import type { McpResourceSubscriber, McpServeContext, McpServerCatalog } from '../mcp/serve-catalog.js'
 import { type McpListKind, McpRequestError } from '../mcp/upstream-catalog.js'
 import type {
@@ -22,9 +23,6 @@ import { type CatalogVerdict, catalogVerdict } from './resource-policy.js'
 import { normalizeResourceUri } from './resource-uri.js'
 
 /** JSON-RPC codes the gateway answers with itself. */
-const INVALID_PARAMS = -32602
-const RESOURCE_NOT_FOUND = -32002
-const METHOD_NOT_FOUND = -32601
 
 /** Who serves one prompt name, resource URI or URI template. */
 interface Owned<T> {
@@ -186,7 +184,11 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
   function connectionOf(server: string): McpConnection {
     const connection = connections.get(server)
     if (connection === undefined)
-      throw new McpRequestError(`servers.${server} is not connected`, -32000, `servers.${server} is not connected`)
+      throw new McpRequestError(
+        `servers.${server} is not connected`,
+        JsonRpcCode.ServerError,
+        `servers.${server} is not connected`,
+      )
     return connection
   }
 
@@ -197,14 +199,14 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
    */
   function resourceServer(uri: string, context: McpServeContext | undefined): { server: string; uri: string } {
     const normal = normalizeResourceUri(uri)
-    if (!normal.ok) throw refused(INVALID_PARAMS, `Invalid resource URI: ${normal.reason}`)
+    if (!normal.ok) throw refused(JsonRpcCode.InvalidParams, `Invalid resource URI: ${normal.reason}`)
     const verdict = verdictOf('resource', uri, context)
-    if (verdict.verdict === 'hidden') throw refused(RESOURCE_NOT_FOUND, verdict.reason)
+    if (verdict.verdict === 'hidden') throw refused(JsonRpcCode.ResourceNotFound, verdict.reason)
     const forwarded = tables.resources.has(uri) ? uri : normal.uri
     const server = route(forwarded)
     if (server === undefined)
       throw refused(
-        RESOURCE_NOT_FOUND,
+        JsonRpcCode.ResourceNotFound,
         `Resource ${uri} not found: no upstream server lists it or a template matching it`,
       )
     return { server, uri: forwarded }
@@ -241,7 +243,7 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
         context,
         `Allow reading the resource ${uri}?`,
         `Allow reading ${uri} once`,
-        RESOURCE_NOT_FOUND,
+        JsonRpcCode.ResourceNotFound,
       )
       return connectionOf(server).readResource(uri, { signal: context.signal })
     },
@@ -249,7 +251,7 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
       const { server, uri } = resourceServer(asked, context)
       const connection = connectionOf(server)
       if (!connection.features.subscribe)
-        throw refused(METHOD_NOT_FOUND, `servers.${server} does not support resource subscriptions`)
+        throw refused(JsonRpcCode.MethodNotFound, `servers.${server} does not support resource subscriptions`)
       const existing = subscriptions.get(uri)
       if (existing !== undefined) {
         existing.subscribers.add(subscriber)
@@ -276,9 +278,9 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
 
   const promptOwner = (name: string, context: McpServeContext | undefined) => {
     const verdict = verdictOf('prompt', name, context)
-    if (verdict.verdict === 'hidden') throw refused(INVALID_PARAMS, verdict.reason)
+    if (verdict.verdict === 'hidden') throw refused(JsonRpcCode.InvalidParams, verdict.reason)
     const owned = tables.prompts.get(name)
-    if (owned === undefined) throw refused(INVALID_PARAMS, `Prompt ${name} not found`)
+    if (owned === undefined) throw refused(JsonRpcCode.InvalidParams, `Prompt ${name} not found`)
     return { owned, verdict }
   }
 
@@ -294,7 +296,7 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
         context,
         `Allow the prompt ${name}?\nArguments: ${previewJson(args, 1000)}`,
         `Allow ${name} once`,
-        INVALID_PARAMS,
+        JsonRpcCode.InvalidParams,
       )
       return connectionOf(owned.server).getPrompt(owned.remote, args, { signal: context.signal })
     },

@@ -5,7 +5,7 @@ import { open, stat } from 'node:fs/promises'
 import type { Context } from 'cordis'
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { ToolRunContext } from '../contract/execution.js'
-import type { ToolDefinition } from '../contract/tool-definition.js'
+import type { ToolAnnotations, ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { JournalConfig } from '../journal/journal.js'
 import {
@@ -22,7 +22,6 @@ import { createMcpRelay } from '../mcp/relay.js'
 import { handlersForClient } from '../mcp/relay-capabilities.js'
 import type { McpServerCatalog } from '../mcp/serve-catalog.js'
 import type { McpServerLogging } from '../mcp/server.js'
-import { type McpToolAnnotations, setMcpToolMeta } from '../mcp/tool-meta.js'
 import type { McpServerFeatures } from '../mcp/upstream-catalog.js'
 import type { ClientCapabilities } from '../mcp/wire-types.js'
 import type { PolicyEnforcement } from '../policy/index.js'
@@ -122,7 +121,7 @@ export interface UpstreamReport {
 }
 
 /** What MCP clients are told about toolgate's own tools. */
-const ANNOTATIONS: Readonly<Record<string, McpToolAnnotations>> = {
+const ANNOTATIONS: Readonly<Record<string, ToolAnnotations>> = {
   read_file: { readOnlyHint: true },
   glob: { readOnlyHint: true },
   grep: { readOnlyHint: true },
@@ -157,8 +156,7 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   if (settings.bash) own.push(createBashTool({ cwd: settings.root }))
   for (const definition of own) {
     const annotations = ANNOTATIONS[definition.name]
-    if (annotations) setMcpToolMeta(definition, { annotations })
-    tools.register(definition)
+    tools.register(annotations ? { ...definition, meta: { ...definition.meta, annotations } } : definition)
   }
   if (own.length > 0) log.debug(`workspace ${settings.root}: ${own.map((d) => d.name).join(', ')}`)
 

@@ -4,6 +4,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import { ConfigError } from '../errors/config-error.js'
 import type { Identity } from '../mcp/identity.js'
+import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
 import type { AuthInfo } from '../mcp/wire-types.js'
 import type { LoopbackAccess } from '../util/http-origin.js'
 import { consentFlows } from './consent-flows.js'
@@ -212,7 +213,7 @@ export class HttpGuard {
         {
           jsonrpc: '2.0',
           error: {
-            code: -32600,
+            code: JsonRpcCode.InvalidRequest,
             message: `Invalid Request: a batch of ${cost} messages is more than the ${burst} requests limits.rate allows at once (each message counts as one request); send at most ${burst} per batch`,
           },
           id: null,
@@ -246,7 +247,7 @@ export class HttpGuard {
       {
         jsonrpc: '2.0',
         error: {
-          code: -32000,
+          code: JsonRpcCode.ServerError,
           message: `Too Many Requests: ${admission.reason}; retry after ${admission.retryAfterSec} s`,
           data: { retryAfterSeconds: admission.retryAfterSec },
         },
@@ -299,7 +300,7 @@ export class HttpGuard {
       {
         jsonrpc: '2.0',
         error: {
-          code: -32000,
+          code: JsonRpcCode.ServerError,
           message: `Too Many Requests: "${identity.subject}" already holds ${this.#sessionCap} sessions in use; close one (DELETE) first`,
         },
         id: requestId(body),

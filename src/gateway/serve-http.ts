@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
 import type { ModernHttpLeg } from '../mcp/server-modern.js'
 import { readBodyWithin } from '../util/read-body.js'
 import type { Gateway } from './gateway.js'
@@ -84,7 +85,7 @@ export async function serveHttp(
     const refused = refusal(guard.checkedHeaders(req, view))
     if (refused !== undefined) {
       log.debug(`refused an HTTP request from ${view.client}: ${refused.message}`)
-      return rpcError(res, 403, -32000, `Forbidden: ${refused.message}`)
+      return rpcError(res, 403, JsonRpcCode.ServerError, `Forbidden: ${refused.message}`)
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
     if (guard.serveMetadata(url.pathname, req, res)) return
@@ -110,14 +111,14 @@ export async function serveHttp(
         return rpcError(
           res,
           413,
-          -32600,
+          JsonRpcCode.InvalidRequest,
           `Invalid Request: message too large: over the limit of ${maxBytes} bytes (raise it with --max-message-bytes)`,
         )
       }
       try {
         body = JSON.parse(text)
       } catch {
-        return rpcError(res, 400, -32700, 'Parse error: the body is not JSON')
+        return rpcError(res, 400, JsonRpcCode.ParseError, 'Parse error: the body is not JSON')
       }
     }
     if (!(await guard.admit(identity || undefined, body, res))) return
@@ -133,7 +134,7 @@ export async function serveHttp(
       // reason; the SDK's own answer to it would not say why.
       const last = req.headers['last-event-id']
       if (req.method === 'GET' && typeof last === 'string' && last !== '' && existing.events.state(last) !== 'stored')
-        return rpcError(res, 400, -32000, `Bad Request: ${existing.events.refusal(last)}`)
+        return rpcError(res, 400, JsonRpcCode.ServerError, `Bad Request: ${existing.events.refusal(last)}`)
       guard.track(existing, res)
       return existing.transport.handleRequest(req, res, body)
     }
@@ -141,13 +142,13 @@ export async function serveHttp(
       return rpcError(
         res,
         404,
-        -32001,
+        JsonRpcCode.SessionNotFound,
         registry && typeof id === 'string'
           ? await registry.unknown(id, identity ? identity.subject : undefined)
           : 'Session not found',
       )
     if (req.method !== 'POST' || !isInitializeRequest(body))
-      return rpcError(res, 400, -32000, 'Bad Request: no session; start with an initialize request')
+      return rpcError(res, 400, JsonRpcCode.ServerError, 'Bad Request: no session; start with an initialize request')
     if (!(await guard.makeRoom(identity || undefined, sessions.values(), body, res))) return
     const server = make()
     // Every stream of the session starts with a priming event and keeps its events, so a client
@@ -196,7 +197,7 @@ export async function serveHttp(
     if (req.method === 'POST') res.once('close', inFlight.begin())
     handle(req, res).catch((error) => {
       log.info(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`)
-      if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error')
+      if (!res.headersSent) rpcError(res, 500, JsonRpcCode.InternalError, 'Internal error')
       else res.end()
     })
   })

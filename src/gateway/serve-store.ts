@@ -12,6 +12,7 @@ import { Journal } from '../journal/journal.js'
 import type { Store } from '../journal/store.js'
 import { standingApprovalsIn } from '../journal/store-standing.js'
 import type { SpentNonces } from '../mcp/approval-state.js'
+import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
 import type { JSONRPCMessage, RequestId } from '../mcp/wire-types.js'
 import { storeQuotaCounter } from '../policy/index.js'
 import { stateKeyBytes } from '../providers/state-seal.js'
@@ -63,7 +64,7 @@ function sessionKey(id: string, owner: string | undefined): string {
 }
 
 /** The JSON-RPC error code of a tool result withheld because its journal record could not be committed. */
-export const RESULT_NOT_RECORDED = -32010
+export const RESULT_NOT_RECORDED = JsonRpcCode.ResultNotRecorded
 
 /** A `tools/call` result (the only results that carry `content`, or a task a call created). */
 function isCallResult(result: unknown): boolean {

@@ -4,6 +4,7 @@
 // that cost off the path. Nothing here is registered, emitted or logged: the values parsed are
 // made up and thrown away.
 import * as types from '@modelcontextprotocol/sdk/types.js'
+import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
 
 const INPUT_SCHEMA = {
   type: 'object',
@@ -49,7 +50,11 @@ export const WARM_UPS: readonly (() => boolean)[] = [
       types.isJSONRPCResultResponse(message) &&
       !types.isJSONRPCErrorResponse(message) &&
       types.InitializeResultSchema.safeParse(message.result).success &&
-      types.isJSONRPCErrorResponse({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'warm' } })
+      types.isJSONRPCErrorResponse({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: JsonRpcCode.MethodNotFound, message: 'warm' },
+      })
     )
   },
   () =>

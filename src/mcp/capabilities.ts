@@ -3,6 +3,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type * as McpTypes from '@modelcontextprotocol/sdk/types.js'
 import type { ToolExecution } from '../contract/execution.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import type {
   ClientCapabilities,
   CreateMessageRequestParams,
@@ -101,10 +102,9 @@ export function registerCapabilityHandlers(
   label: string,
   calls: () => readonly ToolExecution[],
 ): void {
-  const { ErrorCode } = types
   // The SDK sends a thrown value's numeric `code` and `message` as the error response; an McpError
   // would put its "MCP error" prefix into the message, which the server's SDK then adds again.
-  const rpcError = (message: string) => ({ code: ErrorCode.InternalError, message })
+  const rpcError = (message: string) => ({ code: JsonRpcCode.InternalError, message })
   const run = async (kind: string, call: () => Awaitable<unknown>): Promise<unknown> => {
     try {
       return await call()

@@ -8,8 +8,8 @@ import type { Context } from 'cordis'
 import type { ContentBlock } from '../contract/content.js'
 import type { Agent, ToolRunContext } from '../contract/execution.js'
 import type { JsonSchemaNode } from '../contract/json-schema.js'
-import type { JsonValue } from '../contract/json-value.js'
-import type { ToolDefinition } from '../contract/tool-definition.js'
+import type { JsonObject, JsonValue } from '../contract/json-value.js'
+import type { ToolAnnotations, ToolDefinition, ToolMeta } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { snapshotJsonValue } from '../json/index.js'
@@ -29,9 +29,9 @@ import { fromMcpContent } from './content.js'
 import { type ModernCall, modernCall, onModernDemand } from './era-call.js'
 import type { FastRequests } from './fast-request.js'
 import { UpstreamInputBridge } from './input-bridge.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import type { ModernSession } from './modern-session.js'
 import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
-import { type McpToolAnnotations, setMcpToolMeta } from './tool-meta.js'
 import {
   type McpListKind,
   type McpRequestOptions,
@@ -286,8 +286,6 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
 const ABANDONED_CALL_MS = 10 * 60_000
 /** Abandoned calls remembered per connection; the oldest is forgotten past this. */
 const MAX_ABANDONED_CALLS = 1000
-const CONNECTION_CLOSED = -32000
-const REQUEST_TIMEOUT = -32001
 /** The SDK's stdio read limit, kept as the default. */
 const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
@@ -346,12 +344,18 @@ interface ImportedValue {
   _meta?: JsonValue
 }
 
-/** A remote tool failed: the server answered `isError: true`, closed, or timed out. */
+/**
+ * A remote tool failed: the server answered `isError: true`, closed, or timed out. An `isError`
+ * answer's own blocks (images, resources, annotations, not only its text) ride `content`, and so
+ * become the failed call's content.
+ */
 export class McpToolError extends ToolgateError {
   readonly code = 'MCP_TOOL_ERROR' as const
-  constructor(message: string) {
+  declare readonly content?: readonly ContentBlock[]
+  constructor(message: string, content?: readonly ContentBlock[]) {
     super(message)
     this.name = 'McpToolError'
+    if (content !== undefined && content.length > 0) Object.defineProperty(this, 'content', { value: content })
   }
 }
 
@@ -534,11 +538,6 @@ class UpstreamLink {
   private latest: Promise<void> = Promise.resolve()
   /** The listing about to start, which requests made before it starts share. */
   private pending: { run: Promise<void>; all: boolean } | undefined
-  /**
-   * The content of a failed remote call, by execution, until the pipeline finalizes that call: a
-   * thrown error carries only its message, so the finalizer puts the server's own blocks back.
-   */
-  private readonly failedContent = new Map<ToolRunContext['token'], ContentBlock[]>()
   /** Clients whose session was dropped for an oversized message, so each request can say so. */
   private readonly oversizedClients = new WeakSet<UpstreamClient>()
   /** The tool calls running on the server now, for the capability handlers to route by. */
@@ -872,8 +871,8 @@ class UpstreamLink {
         typeof code === 'number' &&
         Number.isSafeInteger(code) &&
         code < 0 &&
-        code !== REQUEST_TIMEOUT &&
-        code !== CONNECTION_CLOSED
+        code !== JsonRpcCode.RequestTimeout &&
+        code !== JsonRpcCode.ConnectionClosed
       )
         call.rpcError = {
           code,
@@ -1129,9 +1128,7 @@ class UpstreamLink {
     const blocks = Array.isArray(result.content) ? result.content.map(fromMcpContent) : []
     if (result.isError === true) {
       const text = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
-      // After a deadline or cancellation the call is already finalized: nothing would take them.
-      if (blocks.length > 0 && !exec.signal.aborted) this.failedContent.set(exec.token, blocks)
-      throw new McpToolError(text || `${remoteName} failed without a message`)
+      throw new McpToolError(text || `${remoteName} failed without a message`, snapshotOrAsIs(blocks))
     }
     const value: ImportedValue = { content: snapshotOrAsIs(blocks) }
     if (result.structuredContent !== undefined)
@@ -1229,13 +1226,13 @@ class UpstreamLink {
     const { label } = this
     const code = (error as { code?: unknown }).code
     // A hung server is dropped so the next call starts a fresh session.
-    if (code === REQUEST_TIMEOUT && this.session === session) {
+    if (code === JsonRpcCode.RequestTimeout && this.session === session) {
       this.session = undefined
       session.client.close().catch(() => {})
       this.recover()
     }
-    if (code === CONNECTION_CLOSED && session.oversized) return new McpToolError(this.oversizedText())
-    if (code === CONNECTION_CLOSED)
+    if (code === JsonRpcCode.ConnectionClosed && session.oversized) return new McpToolError(this.oversizedText())
+    if (code === JsonRpcCode.ConnectionClosed)
       return new McpToolError(
         `MCP server ${label} closed the connection during the call (it reconnects on the next call)`,
       )
@@ -1398,7 +1395,6 @@ class UpstreamLink {
           tool,
           name,
           (args, exec) => this.callRemote(tool.name, args, exec, tool.execution?.taskSupport === 'required'),
-          (token) => this.takeFailedContent(token),
           (era) => this.listsFor(tool.name, era),
         ),
       )
@@ -1423,12 +1419,6 @@ class UpstreamLink {
         warn(`MCP server ${this.label}: onToolSkipped threw: ${message(thrown)}`)
       }
     }
-  }
-
-  private takeFailedContent(token: ToolRunContext['token']): ContentBlock[] | undefined {
-    const content = this.failedContent.get(token)
-    this.failedContent.delete(token)
-    return content
   }
 
   /** Re-list everything: tools, resources and prompts. */
@@ -1507,11 +1497,20 @@ function definitionOf(
   tool: Tool,
   name: string,
   call: (args: unknown, exec: ToolRunContext) => Promise<ImportedValue>,
-  failedContent: (token: ToolRunContext['token']) => ContentBlock[] | undefined,
   listedFor: (era: McpProtocolEra) => boolean,
 ): ToolDefinition {
-  const annotations = tool.annotations as McpToolAnnotations | undefined
+  const annotations = tool.annotations as ToolAnnotations | undefined
   const remoteOutput = tool.outputSchema as Record<string, unknown> | undefined
+  const at = `tools[${tool.name}]`
+  // What the server listed beside the schema, served again as it is (registration freezes it).
+  const meta: { -readonly [K in keyof ToolMeta]: ToolMeta[K] } = {
+    imported: remoteOutput === undefined ? {} : { outputSchema: snapshotObject(remoteOutput, `${at}.outputSchema`) },
+  }
+  if (typeof tool.title === 'string') meta.title = tool.title
+  if (annotations !== undefined) meta.annotations = snapshotObject(annotations, `${at}.annotations`)
+  if (isRecord(tool.execution)) meta.execution = snapshotObject(tool.execution, `${at}.execution`)
+  if (Array.isArray(tool.icons)) meta.icons = snapshotJsonValue(tool.icons, `${at}.icons`) as JsonObject[]
+  if (isRecord(tool._meta)) meta._meta = snapshotObject(tool._meta, `${at}._meta`)
   const definition: ToolDefinition = {
     name,
     description: tool.description ?? tool.title ?? '',
@@ -1521,32 +1520,15 @@ function definitionOf(
       render: (_args, value) => (value as unknown as ImportedValue).content,
     },
     execute: call,
-    // A server's failure keeps its own blocks (images, resources, annotations), not only its text.
-    finalizeContent: (exec, result) => {
-      const content = failedContent(exec.token)
-      return result.isError && result.error.info?.code === 'MCP_TOOL_ERROR' ? content : undefined
-    },
+    meta,
   }
   if (annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
-  const taskSupport = tool.execution?.taskSupport
-  setMcpToolMeta(definition, {
-    imported: true,
-    annotations,
-    outputSchema: remoteOutput,
-    title: typeof tool.title === 'string' ? tool.title : undefined,
-    execution: isRecord(tool.execution)
-      ? (snapshotJsonValue(tool.execution, `tools[${tool.name}].execution`) as Record<string, unknown>)
-      : undefined,
-    icons: Array.isArray(tool.icons)
-      ? (snapshotJsonValue(tool.icons, `tools[${tool.name}].icons`) as unknown[])
-      : undefined,
-    meta: isRecord(tool._meta)
-      ? (snapshotJsonValue(tool._meta, `tools[${tool.name}]._meta`) as Record<string, unknown>)
-      : undefined,
-    ...(taskSupport === 'optional' || taskSupport === 'required' ? { taskSupport } : {}),
-    listedFor,
-  })
+  definition.listedFor = listedFor
   return definition
+}
+
+function snapshotObject(value: object, path: string): JsonObject {
+  return snapshotJsonValue(value, path) as JsonObject
 }
 
 /**

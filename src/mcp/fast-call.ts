@@ -8,13 +8,13 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   type CallToolResult,
   CallToolResultSchema,
-  ErrorCode,
   type JSONRPCMessage,
   McpError,
   RELATED_TASK_META_KEY,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { McpCallChannel } from './client-directory.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import { traceIdOf } from './trace-context.js'
 import type { AuthInfo } from './wire-types.js'
 
@@ -110,7 +110,7 @@ function checkedResult(result: CallToolResult): CallToolResult {
   if (isCommonCallToolResult(result)) return result
   const parsed = CallToolResultSchema.safeParse(result)
   if (parsed.success) return parsed.data
-  throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${parsed.error.message}`)
+  throw new McpError(JsonRpcCode.InvalidParams, `Invalid tools/call result: ${parsed.error.message}`)
 }
 
 /** The error response the SDK's Protocol sends for a handler's failure. */
@@ -120,7 +120,7 @@ function errorResponse(id: RequestId, error: unknown): JSONRPCMessage {
     jsonrpc: '2.0',
     id,
     error: {
-      code: Number.isSafeInteger(e.code) ? (e.code as number) : ErrorCode.InternalError,
+      code: Number.isSafeInteger(e.code) ? (e.code as number) : JsonRpcCode.InternalError,
       message: (e.message as string | undefined) ?? 'Internal error',
       ...(e.data !== undefined && { data: e.data }),
     },

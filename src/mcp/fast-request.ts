@@ -12,11 +12,11 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   type CallToolResult,
   CallToolResultSchema,
-  ErrorCode,
   type JSONRPCMessage,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js'
 import { isCommonCallToolResult } from './fast-call.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import type { SchemaValidators } from './lazy-json-schema-validator.js'
 import type { Tool } from './wire-types.js'
 
@@ -126,7 +126,7 @@ export function installFastRequests(
     transport
       .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason) } })
       .catch((error) => client.onerror?.(new Error(`Failed to send cancellation: ${error}`)))
-    entry.reject(reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)))
+    entry.reject(reason instanceof McpError ? reason : new McpError(JsonRpcCode.RequestTimeout, String(reason)))
   }
 
   const onResponse = (id: string, entry: Pending, message: Record<string, unknown>): void => {
@@ -184,7 +184,7 @@ export function installFastRequests(
     clearTimeout(timer)
     timer = undefined
     sdkClose?.call(transport)
-    const error = new McpError(ErrorCode.ConnectionClosed, 'Connection closed')
+    const error = new McpError(JsonRpcCode.ConnectionClosed, 'Connection closed')
     for (const [id, entry] of pending) {
       finish(id, entry)
       entry.reject(error)
@@ -202,7 +202,11 @@ export function installFastRequests(
         options,
         deadline: performance.now() + options.timeout,
         onTimeout: () =>
-          cancel(id, entry, new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeout })),
+          cancel(
+            id,
+            entry,
+            new McpError(JsonRpcCode.RequestTimeout, 'Request timed out', { timeout: options.timeout }),
+          ),
         onAbort: () => {
           if (pending.get(id) === entry) cancel(id, entry, options.signal.reason)
         },
@@ -240,7 +244,7 @@ export function installFastRequests(
       const check = checks.get(params.name)
       if (check?.taskRequired)
         throw new McpError(
-          ErrorCode.InvalidRequest,
+          JsonRpcCode.InvalidRequest,
           `Tool "${params.name}" requires task-based execution. Use client.experimental.tasks.callToolStream() instead.`,
         )
       const result = await request(params, options)
@@ -249,7 +253,7 @@ export function installFastRequests(
       if (validator) {
         if (!result.structuredContent && !result.isError)
           throw new McpError(
-            ErrorCode.InvalidRequest,
+            JsonRpcCode.InvalidRequest,
             `Tool ${params.name} has an output schema but did not return structured content`,
           )
         if (result.structuredContent) {
@@ -258,13 +262,13 @@ export function installFastRequests(
             checked = validator(result.structuredContent)
           } catch (error) {
             throw new McpError(
-              ErrorCode.InvalidParams,
+              JsonRpcCode.InvalidParams,
               `Failed to validate structured content: ${error instanceof Error ? error.message : String(error)}`,
             )
           }
           if (!checked.valid)
             throw new McpError(
-              ErrorCode.InvalidParams,
+              JsonRpcCode.InvalidParams,
               `Structured content does not match the tool's output schema: ${checked.errorMessage}`,
             )
         }

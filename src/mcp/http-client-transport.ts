@@ -30,6 +30,7 @@ import {
   type TransportSendOptions,
 } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { upstreamFetch } from './http-fetch.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SCOPE_CHALLENGE, type ScopeChallengeTaker } from './oauth.js'
 import { SseParser } from './sse-parser.js'
@@ -504,7 +505,7 @@ export class NodeHttpClientTransport implements Transport {
               jsonrpc: '2.0',
               id,
               error: {
-                code: -32603,
+                code: JsonRpcCode.InternalError,
                 message: `Streamable HTTP error: the server's event stream ended without a response it could read: it sent ${unreadable}`,
               },
             })

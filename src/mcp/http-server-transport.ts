@@ -24,6 +24,7 @@ import { ConfigError } from '../errors/config-error.js'
 import { readBodyWithin } from '../util/read-body.js'
 import type { EventId, EventStore, StreamId } from './event-store.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import type { AuthInfo } from './wire-types.js'
 
@@ -197,7 +198,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
    * JSON; without it the body is read here. `req.auth`, when set, reaches handlers as `authInfo`.
    */
   async handleRequest(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): Promise<void> {
-    if (this.closed) return this.errorReply(res, 404, -32001, 'Session not found')
+    if (this.closed) return this.errorReply(res, 404, JsonRpcCode.SessionNotFound, 'Session not found')
     if (this.generateSessionId === undefined && this.handled)
       throw new Error('Stateless transport cannot be reused across requests. Create a new transport per request.')
     this.handled = true
@@ -210,9 +211,13 @@ export class NodeStreamableHttpServerTransport implements Transport {
         return this.handleDelete(req, res)
       default:
         this.onerror?.(new Error('Method not allowed.'))
-        return void res
-          .writeHead(405, { allow: 'GET, POST, DELETE', 'content-type': 'application/json' })
-          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null }))
+        return void res.writeHead(405, { allow: 'GET, POST, DELETE', 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            error: { code: JsonRpcCode.ServerError, message: 'Method not allowed.' },
+            id: null,
+          }),
+        )
     }
   }
 
@@ -273,7 +278,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
       stream.connection?.end()
       // A JSON answer still owed cannot come any more: the session is gone.
       if (stream.json !== undefined && !stream.json.res.headersSent)
-        this.errorReply(stream.json.res, 404, -32001, 'Session not found')
+        this.errorReply(stream.json.res, 404, JsonRpcCode.SessionNotFound, 'Session not found')
     }
     this.byStream.clear()
     this.byRequest.clear()
@@ -307,40 +312,51 @@ export class NodeStreamableHttpServerTransport implements Transport {
       return this.refuse(
         res,
         406,
-        -32000,
+        JsonRpcCode.ServerError,
         'Not Acceptable: Client must accept both application/json and text/event-stream',
       )
     if (!isJsonContentType(req.headers['content-type']))
-      return this.refuse(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
+      return this.refuse(
+        res,
+        415,
+        JsonRpcCode.ServerError,
+        'Unsupported Media Type: Content-Type must be application/json',
+      )
     let raw = parsedBody
     if (raw === undefined) {
       const text = await readBodyWithin(req, this.maxBody)
-      if (text === undefined) return this.refuse(res, 413, -32000, requestBodyTooLargeMessage(this.maxBody))
+      if (text === undefined)
+        return this.refuse(res, 413, JsonRpcCode.ServerError, requestBodyTooLargeMessage(this.maxBody))
       try {
         raw = JSON.parse(text)
       } catch {
-        return this.refuse(res, 400, -32700, 'Parse error: Invalid JSON')
+        return this.refuse(res, 400, JsonRpcCode.ParseError, 'Parse error: Invalid JSON')
       }
     }
     if (Array.isArray(raw) && raw.length > MAX_BATCH_SIZE)
-      return this.refuse(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`)
+      return this.refuse(
+        res,
+        400,
+        JsonRpcCode.InvalidRequest,
+        `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`,
+      )
     let messages: JSONRPCMessage[]
     try {
       messages = Array.isArray(raw) ? raw.map(parseJsonRpcMessage) : [parseJsonRpcMessage(raw)]
     } catch {
-      return this.refuse(res, 400, -32700, 'Parse error: Invalid JSON-RPC message')
+      return this.refuse(res, 400, JsonRpcCode.ParseError, 'Parse error: Invalid JSON-RPC message')
     }
     try {
       await this.dispatchPost(req, res, messages)
     } catch (error) {
       this.onerror?.(error instanceof Error ? error : new Error(String(error)))
-      if (!res.headersSent) this.errorReply(res, 400, -32700, 'Parse error', String(error))
+      if (!res.headersSent) this.errorReply(res, 400, JsonRpcCode.ParseError, 'Parse error', String(error))
       else res.end()
     }
   }
 
   private async dispatchPost(req: AuthedRequest, res: ServerResponse, messages: JSONRPCMessage[]): Promise<void> {
-    if (this.closed) return this.errorReply(res, 404, -32001, 'Session not found')
+    if (this.closed) return this.errorReply(res, 404, JsonRpcCode.SessionNotFound, 'Session not found')
     let init: InitializeRequest | undefined
     for (const message of messages)
       if ((message as { method?: unknown }).method === 'initialize' && isInitializeRequest(message)) {
@@ -349,15 +365,20 @@ export class NodeStreamableHttpServerTransport implements Transport {
       }
     if (init !== undefined) {
       if (this.initialized && this.sessionId !== undefined)
-        return this.refuse(res, 400, -32600, 'Invalid Request: Server already initialized')
+        return this.refuse(res, 400, JsonRpcCode.InvalidRequest, 'Invalid Request: Server already initialized')
       if (messages.length > 1)
-        return this.refuse(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed')
+        return this.refuse(
+          res,
+          400,
+          JsonRpcCode.InvalidRequest,
+          'Invalid Request: Only one initialization request is allowed',
+        )
       this.sessionId = this.generateSessionId?.()
       this.initialized = true
       if (this.sessionId !== undefined && this.options.onsessioninitialized)
         await this.options.onsessioninitialized(this.sessionId)
     } else if (!this.checkSession(req, res) || !this.checkProtocolVersion(req, res)) return
-    if (this.closed) return this.errorReply(res, 404, -32001, 'Session not found')
+    if (this.closed) return this.errorReply(res, 404, JsonRpcCode.SessionNotFound, 'Session not found')
 
     const authInfo = req.auth
     const requestInfo = requestInfoOf(req)
@@ -437,14 +458,14 @@ export class NodeStreamableHttpServerTransport implements Transport {
 
   private async handleGet(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!req.headers.accept?.includes('text/event-stream'))
-      return this.refuse(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream')
+      return this.refuse(res, 406, JsonRpcCode.ServerError, 'Not Acceptable: Client must accept text/event-stream')
     if (!this.checkSession(req, res) || !this.checkProtocolVersion(req, res)) return
     if (this.eventStore !== undefined) {
       const lastEventId = header(req.headers, 'last-event-id')
       if (lastEventId) return this.replay(this.eventStore, lastEventId, res)
     }
     if (this.standalone !== undefined)
-      return this.refuse(res, 409, -32000, 'Conflict: Only one SSE stream is allowed per session')
+      return this.refuse(res, 409, JsonRpcCode.ServerError, 'Conflict: Only one SSE stream is allowed per session')
     const connection = new SseConnection(res, this.sseHeaders())
     this.standalone = connection
     res.once('close', () => {
@@ -459,10 +480,10 @@ export class NodeStreamableHttpServerTransport implements Transport {
     try {
       if (store.getStreamIdForEventId) {
         const known = await store.getStreamIdForEventId(lastEventId)
-        if (!known) return this.refuse(res, 400, -32000, 'Invalid event ID format')
+        if (!known) return this.refuse(res, 400, JsonRpcCode.ServerError, 'Invalid event ID format')
         const busy = known === STANDALONE ? this.standalone : this.byStream.get(known)?.connection
         if (busy !== undefined)
-          return this.refuse(res, 409, -32000, 'Conflict: Stream already has an active connection')
+          return this.refuse(res, 409, JsonRpcCode.ServerError, 'Conflict: Stream already has an active connection')
       }
       const connection = new SseConnection(res, this.sseHeaders(), new Set())
       const replayed = connection.replayed as Set<EventId>
@@ -478,7 +499,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
       })
       // Closed, or the client gone, while the store was replaying: nothing will ever end this stream.
       if (this.closed || cancelled) {
-        if (!res.headersSent) return this.errorReply(res, 404, -32001, 'Session not found')
+        if (!res.headersSent) return this.errorReply(res, 404, JsonRpcCode.SessionNotFound, 'Session not found')
         return void res.end()
       }
       if (streamId === STANDALONE) {
@@ -503,7 +524,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
       this.armKeepAlive()
     } catch (error) {
       this.onerror?.(error instanceof Error ? error : new Error(String(error)))
-      if (!res.headersSent) this.errorReply(res, 500, -32000, 'Error replaying events')
+      if (!res.headersSent) this.errorReply(res, 500, JsonRpcCode.ServerError, 'Error replaying events')
       else res.end()
     }
   }
@@ -521,10 +542,11 @@ export class NodeStreamableHttpServerTransport implements Transport {
   /** Whether the request names this session; answered here when it does not. */
   private checkSession(req: IncomingMessage, res: ServerResponse): boolean {
     if (this.generateSessionId === undefined) return true
-    if (!this.initialized) return this.refused(res, 400, -32000, 'Bad Request: Server not initialized')
+    if (!this.initialized) return this.refused(res, 400, JsonRpcCode.ServerError, 'Bad Request: Server not initialized')
     const sessionId = header(req.headers, 'mcp-session-id')
-    if (!sessionId) return this.refused(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required')
-    if (sessionId !== this.sessionId) return this.refused(res, 404, -32001, 'Session not found')
+    if (!sessionId)
+      return this.refused(res, 400, JsonRpcCode.ServerError, 'Bad Request: Mcp-Session-Id header is required')
+    if (sessionId !== this.sessionId) return this.refused(res, 404, JsonRpcCode.SessionNotFound, 'Session not found')
     return true
   }
 
@@ -535,7 +557,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
     return this.refused(
       res,
       400,
-      -32000,
+      JsonRpcCode.ServerError,
       `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
     )
   }

@@ -1,5 +1,7 @@
 // toolgate/mcp: import MCP servers' tools as registrations, and serve a scope as an MCP server.
 
+/** MCP tool annotations (hints), as the protocol defines them: a tool's `meta.annotations`. */
+export type { ToolAnnotations as McpToolAnnotations } from '../contract/tool-definition.js'
 export type {
   McpCapabilityHandlers,
   McpElicitationHandler,
@@ -37,7 +39,6 @@ export type {
 } from './serve-catalog.js'
 export { type CreateMcpServerOptions, createMcpServer, type McpCallKeeper, type McpServerLogging } from './server.js'
 export type { McpSessionPartition } from './session-partition.js'
-export type { McpToolAnnotations } from './tool-meta.js'
 export {
   type McpListKind,
   McpRequestError,

@@ -4,6 +4,7 @@
 // request waits here, in memory, with its call still running upstream. The retry brings the answer:
 // it goes to the upstream's request, and the call goes on to its result (or its next question).
 // A question nobody answers in time is refused to the upstream and its call cancelled.
+
 import { randomBytes } from 'node:crypto'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolExecution } from '../contract/execution.js'
@@ -15,6 +16,7 @@ import {
   samplingWithTools,
 } from './capabilities.js'
 import type { ModernCall } from './era-call.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 
 /** The key of the upstream's question in the input-required result's `inputRequests`. */
 export const UPSTREAM_INPUT = 'toolgate/upstream-input'
@@ -49,10 +51,10 @@ interface Bridge {
 /** Refusals the bridge gives a retry, said plainly. */
 export type BridgeRefusal = { readonly code: number; readonly message: string }
 
-const INVALID_PARAMS = -32602
-const METHOD_NOT_FOUND = -32601
-const REQUEST_TIMEOUT = -32001
-const INTERNAL_ERROR = -32603
+const INVALID_PARAMS = JsonRpcCode.InvalidParams
+const METHOD_NOT_FOUND = JsonRpcCode.MethodNotFound
+const REQUEST_TIMEOUT = JsonRpcCode.RequestTimeout
+const INTERNAL_ERROR = JsonRpcCode.InternalError
 
 /** The questions of one upstream link's 2026 clients, and the capability handlers that hold them. */
 export class UpstreamInputBridge {

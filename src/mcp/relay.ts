@@ -7,6 +7,7 @@ import { type ElicitResult, ElicitResultSchema } from '@modelcontextprotocol/sdk
 import { ConfigError } from '../errors/config-error.js'
 import type { McpCapabilityHandlers, McpRequestContext } from './capabilities.js'
 import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import type { ClientCapabilities } from './wire-types.js'
 
 /** How long the relay waits for the client's answer, per kind of request. */
@@ -32,11 +33,6 @@ export interface McpRelay {
   onElicitationComplete(elicitationId: string): void
 }
 
-const METHOD_NOT_FOUND = -32601
-const INTERNAL_ERROR = -32603
-const REQUEST_TIMEOUT = -32001
-/** JSON-RPC's "request cancelled" (as LSP numbers it; MCP defines no code of its own for it). */
-const REQUEST_CANCELLED = -32800
 const DEFAULT_TIMEOUTS: Required<McpRelayTimeouts> = {
   elicitationMs: 10 * 60_000,
   samplingMs: 10 * 60_000,
@@ -76,7 +72,7 @@ export function createMcpRelay(directory: McpClientDirectory, options: McpRelayO
     const target = route(directory, context.calls, kind)
     const capabilities = directory.capabilitiesOf(target.server)
     if (capabilities === undefined || !supported(capabilities))
-      throw rpc(METHOD_NOT_FOUND, `the MCP client that made this call did not declare the ${kind} capability`)
+      throw rpc(JsonRpcCode.MethodNotFound, `the MCP client that made this call did not declare the ${kind} capability`)
     const signals = [context.signal, ...(target.call ? [target.call.signal] : [])]
     const signal = signals.length === 1 ? context.signal : AbortSignal.any(signals)
     const base: RequestOptions = { signal, timeout }
@@ -166,7 +162,7 @@ function route(
     const open = directory.sessions()
     if (open.length === 1) return { server: open[0] }
     throw rpc(
-      INTERNAL_ERROR,
+      JsonRpcCode.InternalError,
       open.length === 0
         ? `the ${kind} request came while no MCP client is connected to the gateway`
         : `the ${kind} request came outside any tool call while ${open.length} MCP clients are connected, ` +
@@ -179,14 +175,14 @@ function route(
   // to no one else.
   if (channels.some((channel) => channel === undefined))
     throw rpc(
-      INTERNAL_ERROR,
+      JsonRpcCode.InternalError,
       `the ${kind} request came while a tool call that has ended (cancelled, timed out or its client gone) ` +
         'or that no MCP client made may still be running on this server, so it is sent to no other client',
     )
   const owners = new Set(channels.map((channel) => channel?.server))
   if (owners.size > 1)
     throw rpc(
-      INTERNAL_ERROR,
+      JsonRpcCode.InternalError,
       `the ${kind} request came while tool calls from ${owners.size} different callers were running on this ` +
         'server, so the gateway cannot tell which of them it belongs to',
     )
@@ -199,16 +195,16 @@ function route(
 function relayed(error: unknown, kind: string, timeout: number): RpcError {
   const code = (error as { code?: unknown })?.code
   const text = error instanceof Error ? error.message : String(error)
-  if (code === REQUEST_TIMEOUT)
-    return rpc(REQUEST_TIMEOUT, `the MCP client did not answer the ${kind} request within ${timeout} ms`)
+  if (code === JsonRpcCode.RequestTimeout)
+    return rpc(JsonRpcCode.RequestTimeout, `the MCP client did not answer the ${kind} request within ${timeout} ms`)
   if (typeof code === 'number' && Number.isSafeInteger(code)) return rpc(code, text.replace(/^MCP error -?\d+: /, ''))
-  return rpc(INTERNAL_ERROR, `relaying the ${kind} request to the MCP client failed: ${text}`)
+  return rpc(JsonRpcCode.InternalError, `relaying the ${kind} request to the MCP client failed: ${text}`)
 }
 
 /** Why a relayed request was withdrawn: the server cancelled it, or the call it served ended. */
 function cancelled(kind: string, byServer: boolean): RpcError {
   return rpc(
-    REQUEST_CANCELLED,
+    JsonRpcCode.RequestCancelled,
     byServer
       ? `the ${kind} request was cancelled by the server`
       : `the ${kind} request was cancelled: the tool call it served was cancelled or ended before the MCP client answered`,

@@ -23,6 +23,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import type { McpListKind } from './upstream-catalog.js'
 import type { AuthInfo } from './wire-types.js'
 
@@ -296,7 +297,7 @@ function rpcError(error: unknown): { code: number; message: string; data?: unkno
   const e = error as { code?: unknown; rpcCode?: unknown; reason?: unknown; data?: unknown; message?: unknown }
   if (typeof e?.rpcCode === 'number' && typeof e.reason === 'string')
     return { code: e.rpcCode, message: e.reason, ...(e.data !== undefined ? { data: e.data } : {}) }
-  const code = typeof e?.code === 'number' && Number.isSafeInteger(e.code) ? e.code : -32603
+  const code = typeof e?.code === 'number' && Number.isSafeInteger(e.code) ? e.code : JsonRpcCode.InternalError
   const message = (typeof e?.message === 'string' ? e.message : String(error)).replace(/^MCP error -?\d+: /, '')
   return { code, message, ...(e?.data !== undefined ? { data: e.data } : {}) }
 }

@@ -16,7 +16,6 @@ import type { ToolRuntimeCore } from '../runtime/index.js'
 import { isRecord } from '../util/is-record.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import type { McpCallKeeper } from './server.js'
-import { getMcpToolMeta } from './tool-meta.js'
 import { traceContextOf, traceIdOf } from './trace-context.js'
 import type { CallToolResult, Tool } from './wire-types.js'
 
@@ -33,8 +32,8 @@ export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined, era:
   const listed: Tool[] = []
   for (const schema of tools.schemas(agent)) {
     const definition = tools.get(schema.name, agent)
-    const meta = definition && getMcpToolMeta(definition)
-    if (meta?.listedFor !== undefined && !meta.listedFor(era)) continue
+    if (definition?.listedFor !== undefined && !definition.listedFor(era)) continue
+    const meta = definition?.meta
     const tool: Tool = {
       name: schema.name,
       description: schema.description,
@@ -42,14 +41,20 @@ export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined, era:
     }
     const outputSchema = outputSchemaOf(definition)
     if (outputSchema) tool.outputSchema = outputSchema as Tool['outputSchema']
-    if (meta?.annotations) tool.annotations = meta.annotations
-    if (meta?.title !== undefined) tool.title = meta.title
-    if (meta?.icons) tool.icons = meta.icons as Tool['icons']
-    if (meta?.execution) tool.execution = meta.execution as Tool['execution']
-    if (meta?.meta) tool._meta = meta.meta as Tool['_meta']
+    if (meta === undefined) {
+      listed.push(tool)
+      continue
+    }
+    if (meta.annotations) tool.annotations = meta.annotations
+    if (meta.title !== undefined) tool.title = meta.title
+    if (meta.icons) tool.icons = meta.icons as unknown as Tool['icons']
+    if (meta.execution) tool.execution = meta.execution as Tool['execution']
+    if (meta._meta) tool._meta = meta._meta
     // A task-only upstream tool is also called plainly here (the gateway follows the task), and
     // any call may come as a task, so tools that run as tasks upstream are announced as optional.
-    if (meta?.taskSupport) tool.execution = { ...meta.execution, taskSupport: 'optional' }
+    const taskSupport = meta.imported && meta.execution?.taskSupport
+    if (taskSupport === 'optional' || taskSupport === 'required')
+      tool.execution = { ...meta.execution, taskSupport: 'optional' }
     listed.push(tool)
   }
   return listed
@@ -57,8 +62,8 @@ export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined, era:
 
 /** The output schema a tool is listed with (an imported tool's own; else an object-rooted one). */
 export function outputSchemaOf(definition: ToolDefinition | undefined): Record<string, unknown> | undefined {
-  const meta = definition && getMcpToolMeta(definition)
-  return meta?.imported ? meta.outputSchema : objectSchemaOf(definition?.output.schema)
+  const imported = definition?.meta?.imported
+  return imported ? imported.outputSchema : objectSchemaOf(definition?.output.schema)
 }
 
 /**
@@ -186,18 +191,18 @@ function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinitio
   // Deferred contexts are for the model's next turn; over MCP the client's model reads them here.
   for (const context of result.additionalContexts ?? [])
     for (const block of context.content) content.push(toMcpContent(block))
-  const meta = definition && getMcpToolMeta(definition)
+  const imported = definition?.meta?.imported !== undefined
   if (result.isError) {
     const failed: CallToolResult = { isError: true, content: content as CallToolResult['content'] }
     // An imported tool's own failure goes back as the server sent it: its content already says
     // everything, and a gateway adds nothing to what it relays.
-    if (!(meta?.imported && result.error.info?.code === 'MCP_TOOL_ERROR'))
+    if (!(imported && result.error.info?.code === 'MCP_TOOL_ERROR'))
       failed._meta = { 'toolgate/error': result.error as unknown as JsonValue }
     return failed
   }
   const out: CallToolResult = { content: content as CallToolResult['content'] }
   const value = result.value
-  if (meta?.imported) {
+  if (imported) {
     const { structuredContent, _meta } = (value ?? {}) as { structuredContent?: unknown; _meta?: unknown }
     if (isRecord(structuredContent)) out.structuredContent = structuredContent
     if (isRecord(_meta)) out._meta = _meta

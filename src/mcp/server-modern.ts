@@ -10,8 +10,6 @@ import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
 import {
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
-  INTERNAL_ERROR,
-  INVALID_PARAMS,
   inputRequired,
   inputResponse,
   isLegacyRequest,
@@ -32,6 +30,7 @@ import { ApprovalStateSeal, argumentsDigest, type SpentNonces } from './approval
 import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
 import { type ModernCall, modernDemand, runModernCall } from './era-call.js'
 import { identityOf } from './identity.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import type { McpServerCatalog } from './serve-catalog.js'
 import { catalogCapabilities, catalogMethods, type McpServeContext } from './serve-catalog.js'
@@ -96,7 +95,7 @@ const NESTED_ASK =
 /** A catalog confirmation is not yet put to a 2026 client. */
 const NO_CONFIRM = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
 /** MissingRequiredClientCapability: the client did not declare what the request needs. */
-const MISSING_CAPABILITY = -32021
+const MISSING_CAPABILITY = JsonRpcCode.MissingRequiredClientCapability
 /** The key of the approval question in an input-required result's `inputRequests`. */
 const APPROVAL_INPUT = 'toolgate/approval'
 
@@ -179,11 +178,12 @@ export function modernServers(
         // later. Where the ledger lives is the operator's to read (the log), not the client's.
         options.onerror?.(error instanceof Error ? error : new Error(String(error)))
         throw new ProtocolError(
-          INTERNAL_ERROR,
+          JsonRpcCode.InternalError,
           'tools/call: requestState could not be checked (the record of used approvals is out of reach); nothing ran, retry later',
         )
       })
-      if (!opened.ok) throw new ProtocolError(INVALID_PARAMS, `tools/call: requestState refused: ${opened.reason}`)
+      if (!opened.ok)
+        throw new ProtocolError(JsonRpcCode.InvalidParams, `tools/call: requestState refused: ${opened.reason}`)
       const { relay, held } = opened.state
       const inputResponses = rc.mcpReq.inputResponses
       if (held !== undefined)
@@ -199,7 +199,7 @@ export function modernServers(
       const view = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
       if (view.kind !== 'elicit')
         throw new ProtocolError(
-          INVALID_PARAMS,
+          JsonRpcCode.InvalidParams,
           `tools/call: inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`,
         )
       return { outcome: approvalAnswer(view, authInfo?.clientId), asked: opened.state.asked }

@@ -6,6 +6,7 @@
 import type { Readable, Writable } from 'node:stream'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { FastPath } from './fast-path.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import { safeParseJsonRpcMessage } from './jsonrpc-message.js'
 import type { JSONRPCMessage } from './wire-types.js'
 import { SENT, writeLine } from './write-line.js'
@@ -15,8 +16,6 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 /** Stdio carries no authentication. */
 const NO_EXTRA = Object.freeze({})
-const INVALID_REQUEST = -32600
-const PARSE_ERROR = -32700
 const NEWLINE = 0x0a
 const CR = 0x0d
 const OPEN_BRACE = 0x7b
@@ -137,7 +136,7 @@ export class LineStdioServerTransport implements Transport {
       value = JSON.parse(line)
     } catch (error) {
       this.report(`a line that is not JSON was answered with a parse error: ${(error as Error).message}`)
-      void this.send(errorResponse(undefined, PARSE_ERROR, 'Parse error: the line is not JSON'))
+      void this.send(errorResponse(undefined, JsonRpcCode.ParseError, 'Parse error: the line is not JSON'))
       return
     }
     const parsed = safeParseJsonRpcMessage(value)
@@ -145,7 +144,9 @@ export class LineStdioServerTransport implements Transport {
       this.report('a message that is not JSON-RPC was refused')
       // A notification is never answered, even a malformed one.
       if (!(isObject(value) && 'method' in value && !('id' in value)))
-        void this.send(errorResponse(idOf(value), INVALID_REQUEST, 'Invalid Request: not a JSON-RPC 2.0 message'))
+        void this.send(
+          errorResponse(idOf(value), JsonRpcCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message'),
+        )
       return
     }
     if (this.fastPath?.take(parsed.data, NO_EXTRA, this.reply)) return
@@ -160,10 +161,10 @@ export class LineStdioServerTransport implements Transport {
       ` (raise it with ${this.limitName})`
     this.report(`refused a ${scan.kind}${scan.id === undefined ? '' : ` (id ${JSON.stringify(scan.id)})`}: ${text}`)
     if (scan.kind === 'request' || scan.kind === 'unknown')
-      void this.send(errorResponse(scan.id, INVALID_REQUEST, `Invalid Request: ${text}`))
+      void this.send(errorResponse(scan.id, JsonRpcCode.InvalidRequest, `Invalid Request: ${text}`))
     else if (scan.kind === 'response' && scan.id !== undefined)
       // The server's own request is waiting for this answer; fail it rather than leave it hanging.
-      this.onmessage?.(errorResponse(scan.id, INVALID_REQUEST, `the client's response was refused: ${text}`))
+      this.onmessage?.(errorResponse(scan.id, JsonRpcCode.InvalidRequest, `the client's response was refused: ${text}`))
   }
 
   private report(text: string): void {

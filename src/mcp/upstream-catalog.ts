@@ -4,6 +4,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type * as McpTypes from '@modelcontextprotocol/sdk/types.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import type { UpstreamClient } from './upstream-client.js'
 import type {
   CompleteRequest,
@@ -41,11 +42,6 @@ const NO_FEATURES: McpServerFeatures = Object.freeze({
   prompts: false,
   completions: false,
 })
-
-/** JSON-RPC "method not found", what a server answers for a capability it does not have. */
-export const METHOD_NOT_FOUND = -32601
-/** The SDK's code for a request whose connection closed before its answer. */
-const CONNECTION_CLOSED = -32000
 
 /**
  * A request about a server's resources, prompts or completions failed. `rpcCode` and `reason` are
@@ -291,7 +287,7 @@ export class UpstreamCatalog {
   private undeclared(method: string): McpRequestError {
     return new McpRequestError(
       `MCP server ${this.host.label} does not offer ${method} (it did not declare the capability)`,
-      METHOD_NOT_FOUND,
+      JsonRpcCode.MethodNotFound,
       'Method not found',
     )
   }
@@ -303,7 +299,7 @@ export class UpstreamCatalog {
     } catch (error) {
       throw new McpRequestError(
         `MCP server ${this.host.label}: ${this.host.reason(error)}`,
-        -32000,
+        JsonRpcCode.ConnectionClosed,
         'Connection closed',
       )
     }
@@ -314,9 +310,9 @@ export class UpstreamCatalog {
     } catch (error) {
       if (!retried && this.host.forgotten?.(client, error)) return this.request(method, send, true)
       const e = error as { code?: unknown; data?: unknown }
-      const code = typeof e?.code === 'number' && Number.isSafeInteger(e.code) ? e.code : -32603
+      const code = typeof e?.code === 'number' && Number.isSafeInteger(e.code) ? e.code : JsonRpcCode.InternalError
       // A message over the size limit closes the connection: say which limit, not "Connection closed".
-      const oversized = code === CONNECTION_CLOSED ? this.host.oversized?.(client) : undefined
+      const oversized = code === JsonRpcCode.ConnectionClosed ? this.host.oversized?.(client) : undefined
       const reason = oversized ?? this.host.reason(error).replace(/^MCP error -?\d+: /, '')
       throw new McpRequestError(`MCP server ${this.host.label}: ${method} failed: ${reason}`, code, reason, e?.data)
     }

@@ -2,6 +2,7 @@
 // the SDK v1 Client answers it for a 2025-11-25 upstream, the adapter in modern-session.ts for a
 // 2026-07-28 one.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 
 /** The requests of a session with an upstream server (tool calls go their own way per era). */
 export type UpstreamClient = Pick<
@@ -25,9 +26,6 @@ export type UpstreamClient = Pick<
 /** The protocol era a session speaks: `legacy` up to 2025-11-25, `modern` from 2026-07-28. */
 export type McpProtocolEra = 'legacy' | 'modern'
 
-/** The JSON-RPC code of "Unsupported protocol version" (2026-07-28). */
-const UNSUPPORTED_PROTOCOL_VERSION = -32022
-
 /**
  * Whether a failed `initialize` says the server speaks only a later revision: it answered -32022
  * (an SDK error carrying the code, or, over Streamable HTTP, the JSON-RPC error in the body of the
@@ -35,14 +33,14 @@ const UNSUPPORTED_PROTOCOL_VERSION = -32022
  */
 export function refusesLegacyEra(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
-  if (code === UNSUPPORTED_PROTOCOL_VERSION) return true
+  if (code === JsonRpcCode.UnsupportedProtocolVersion) return true
   const text = error instanceof Error ? error.message : undefined
   if (text === undefined || typeof code !== 'number' || code < 400 || code > 499) return false
   const start = text.indexOf('{')
   if (start < 0) return false
   try {
     const body = JSON.parse(text.slice(start)) as { error?: { code?: unknown } }
-    return body?.error?.code === UNSUPPORTED_PROTOCOL_VERSION
+    return body?.error?.code === JsonRpcCode.UnsupportedProtocolVersion
   } catch {
     return false
   }

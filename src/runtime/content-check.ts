@@ -1,8 +1,13 @@
+import { types } from 'node:util'
 import type { ContentBlock, UserMessage } from '../contract/content.js'
 import type { JsonValue } from '../contract/json-value.js'
 import { ConfigError } from '../errors/config-error.js'
+import { ToolgateError } from '../errors/toolgate-error.js'
 import { snapshotJsonValue } from '../json/index.js'
 import { contentBlockProblem } from '../util/content-shape.js'
+import { readOwn, UNREADABLE } from './untrusted.js'
+
+const { isProxy } = types
 
 /**
  * A value of the wrong shape: a TypeError (the pipeline reports it under its own code, such as
@@ -25,6 +30,23 @@ export function snapshotContent(value: unknown, path: string): ContentBlock[] {
   if (!Array.isArray(snapshot)) throw new ShapeError(path, 'expected an array of content blocks')
   for (let i = 0; i < snapshot.length; i++) checkBlock(snapshot[i], `${path}[${i}]`)
   return snapshot as unknown as ContentBlock[]
+}
+
+/**
+ * The content a thrown `ToolgateError` carries for the model (its own `content`), snapshot; undefined
+ * when it carries none, or content that is not valid (the failure then shows its message).
+ */
+export function thrownContent(thrown: unknown): ContentBlock[] | undefined {
+  if (typeof thrown !== 'object' || thrown === null || isProxy(thrown) || !(thrown instanceof ToolgateError))
+    return undefined
+  const content = readOwn(thrown, 'content')
+  if (content === undefined || content === UNREADABLE) return undefined
+  try {
+    const blocks = snapshotContent(content, 'error.content')
+    return blocks.length > 0 ? blocks : undefined
+  } catch {
+    return undefined
+  }
 }
 
 function checkBlock(block: JsonValue, path: string): void {

@@ -4,6 +4,7 @@ import type { ToolDefinition, ToolOutputDefinition } from '../contract/tool-defi
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { jsonDepthExceeds, snapshotJsonValue } from '../json/index.js'
 import { assertSupportedJsonSchema } from '../schema/assert.js'
+import { snapshotToolMeta } from '../schema/tool-meta.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import { describeThrown } from './results.js'
 import { readInherited, UNREADABLE } from './untrusted.js'
@@ -27,15 +28,7 @@ export class ToolRegistrationError extends ToolgateError {
  */
 export const MAX_SCHEMA_DEPTH = 256
 
-/** Each registered snapshot → the object that was registered, for side tables keyed by the original. */
-const sources = new WeakMap<ToolDefinition, object>()
-
-/** The object a registered definition snapshot was taken from (identity only: never read its fields). */
-export function definitionSource(definition: ToolDefinition): object | undefined {
-  return sources.get(definition)
-}
-
-const optionalCallbacks = ['finalizeContent', 'isConcurrencySafe', 'presentCall', 'presentResult'] as const
+const optionalCallbacks = ['finalizeContent', 'isConcurrencySafe', 'listedFor', 'presentCall', 'presentResult'] as const
 
 /** Read one field for the snapshot: each field of the definition is read exactly once, here. */
 function field(source: object, key: string, path: string, issues: string[]): unknown {
@@ -85,6 +78,7 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   const idleTimeoutMs = field(definition, 'idleTimeoutMs', 'definition.idleTimeoutMs', issues)
   const needsApproval = field(definition, 'needsApproval', 'definition.needsApproval', issues)
   const defer = field(definition, 'defer', 'definition.defer', issues)
+  const rawMeta = field(definition, 'meta', 'definition.meta', issues)
   const callbacks: Partial<Record<(typeof optionalCallbacks)[number], unknown>> = {}
   for (const key of optionalCallbacks) callbacks[key] = field(definition, key, `definition.${key}`, issues)
 
@@ -130,6 +124,8 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   }
   if (defer !== undefined && typeof defer !== 'boolean')
     issues.push('definition.defer: expected a boolean when present')
+  const checkedMeta = snapshotToolMeta(rawMeta, 'definition.meta')
+  issues.push(...checkedMeta.issues)
   const budgets = { timeoutMs, idleTimeoutMs }
   for (const [key, ms] of Object.entries(budgets)) {
     if (ms !== undefined && !(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
@@ -143,9 +139,9 @@ export function checkDefinition(definition: unknown): ToolDefinition {
   if (idleTimeoutMs !== undefined) snapshot.idleTimeoutMs = idleTimeoutMs
   if (needsApproval !== undefined) snapshot.needsApproval = needsApproval
   if (defer !== undefined) snapshot.defer = defer
+  if (checkedMeta.meta !== undefined) snapshot.meta = checkedMeta.meta
   for (const key of optionalCallbacks) if (callbacks[key] !== undefined) snapshot[key] = callbacks[key]
   const checked = Object.freeze(snapshot) as unknown as ToolDefinition
-  sources.set(checked, definition)
   // Compile the output validator now so the per-call path only looks it up.
   getJsonSchemaValidator(checked.output.schema as JsonSchemaNode)
   return checked

@@ -23,7 +23,7 @@ import { ToolOutputError } from '../schema/errors.js'
 import { getJsonSchemaValidator } from '../schema/validator.js'
 import { parseTraceparent, validTracestate } from '../util/traceparent.js'
 import { askApproval } from './approval-flow.js'
-import { snapshotContent, snapshotDeferredContext, snapshotUserMessages } from './content-check.js'
+import { snapshotContent, snapshotDeferredContext, snapshotUserMessages, thrownContent } from './content-check.js'
 import { ToolAbortedBeforeDispatchError, ToolAbortedError, ToolDeniedError } from './errors.js'
 import { BodySignal } from './lifecycle.js'
 import { observe } from './observe.js'
@@ -641,7 +641,7 @@ function invokeBody(
         return failureFrom(new ToolAbortedError(exec.name), 'ABORTED')
       }
       if (link.disposed) return failureFrom(new ToolAbortedError(exec.name), 'ABORTED')
-      return failureOf(reading, 'TOOL_ERROR')
+      return failureOf(reading, 'TOOL_ERROR', undefined, '', thrownContent(error))
     } finally {
       state.settled = true
       link.release()

@@ -52,11 +52,12 @@ export function failureOf(
   fallbackCode: ErrorCode,
   additionalContexts?: UserMessage[],
   prefix = '',
+  content?: ContentBlock[],
 ): ToolExecutionFailure {
   return failure(
     prefix + reading.message,
     { name: reading.name, code: reading.code ?? fallbackCode },
-    undefined,
+    content,
     additionalContexts,
   )
 }

@@ -2,7 +2,7 @@ import type { ContentBlock } from '../contract/content.js'
 import type { ToolExecution, ToolExecutionResult, ToolRunContext } from '../contract/execution.js'
 import type { JsonSchemaNode, ObjectJsonSchema } from '../contract/json-schema.js'
 import type { JsonObject, JsonValue } from '../contract/json-value.js'
-import type { ToolDefinition, ToolOutputDefinition, ToolResult } from '../contract/tool-definition.js'
+import type { ToolDefinition, ToolMeta, ToolOutputDefinition, ToolResult } from '../contract/tool-definition.js'
 import type { ToolCallView, ToolResultView } from '../contract/views.js'
 import { ConfigError } from '../errors/config-error.js'
 import { parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema } from './compile.js'
@@ -15,6 +15,7 @@ import {
   type StandardJsonSchema,
   standardSchemaToJsonSchema,
 } from './standard-schema.js'
+import { snapshotToolMeta } from './tool-meta.js'
 import { type CompiledJsonSchemaValidator, getJsonSchemaValidator } from './validator.js'
 
 /** What `parameters` accepts: toolgate's parameter spec, or a Standard JSON Schema of an object (zod 4, arktype, …). */
@@ -57,6 +58,8 @@ export interface DefineToolSpec<P extends ParametersInput, O extends OutputSchem
    * validation are not asked about (the call fails with `INVALID_ARGS` without running).
    */
   readonly needsApproval?: boolean | ((args: ArgsOfSchema<P>, exec: Readonly<ToolExecution>) => boolean | string)
+  /** What hosts that list the tool again pass on (title, annotations, icons); never model-visible. Snapshot and frozen. */
+  readonly meta?: ToolMeta
   presentCall?(args: ArgsOfSchema<P>): ToolCallView | undefined
   presentResult?(args: ArgsOfSchema<P>, result: ToolResult): ToolResultView | undefined
 }
@@ -122,6 +125,8 @@ export function defineTool<const P extends ParametersInput, const O extends Outp
   spec: DefineToolSpec<P, O>,
 ): TypedToolDefinition<P, O> {
   const issues = definitionIssues(spec as unknown as Record<string, unknown>)
+  const meta = snapshotToolMeta(spec.meta, 'meta')
+  issues.push(...meta.issues)
   if (issues.length > 0) {
     const name = typeof spec.name === 'string' ? ` "${spec.name}"` : ''
     throw new ConfigError(`defineTool${name}`, issues)
@@ -172,6 +177,7 @@ export function defineTool<const P extends ParametersInput, const O extends Outp
   const loose = spec as unknown as LooseSpec
   attachPolicies(definition as ToolDefinition, loose, args)
   attachPresenters(definition as ToolDefinition, loose, args)
+  if (meta.meta !== undefined) (definition as { meta?: ToolMeta }).meta = meta.meta
   return Object.freeze(definition) as TypedToolDefinition<P, O>
 }
 

@@ -14,7 +14,14 @@ export type {
   UserMessage,
 } from '../contract/content.js'
 export type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from '../contract/json-schema.js'
-export type { ToolDefinition, ToolOutputDefinition, ToolResult, ToolSchema } from '../contract/tool-definition.js'
+export type {
+  ToolAnnotations,
+  ToolDefinition,
+  ToolMeta,
+  ToolOutputDefinition,
+  ToolResult,
+  ToolSchema,
+} from '../contract/tool-definition.js'
 export {
   assertObjectJsonSchema,
   assertSupportedJsonSchema,

@@ -1,6 +1,7 @@
 // One log line per tool call (`--verbose`, `--log-level debug`, or `--log-format json`): its id,
 // tool, caller and outcome, never its arguments.
-import type { Gateway, Log } from '../gateway/index.js'
+import type { Gateway } from './gateway.js'
+import type { Log } from './log.js'
 
 export function logCalls(gateway: Pick<Gateway, 'agent' | 'identities'>, log: Log): void {
   gateway.agent.ctx.on('tools/result', (exec, result) => {

@@ -1,0 +1,144 @@
+// `toolgate serve` once its settings are read: the gateway started, wired to its store, its
+// operations endpoints, its reloads and its clients (stdio or Streamable HTTP), until it stops.
+
+import type { UpstreamReport } from './gateway.js'
+import type { TextSink } from './log.js'
+import { createLog } from './log.js'
+import { reloadOnHangup } from './reload.js'
+import type { HttpReload } from './serve-http.js'
+import { spawnUpstreamsEarly } from './serve-spawn.js'
+import type { GatewaySettings } from './settings.js'
+
+/** What `serveGateway` needs beside the settings. */
+export interface ServeGatewayOptions {
+  readonly io: { readonly stdout: TextSink; readonly stderr: TextSink }
+  /** What the gateway calls itself to its clients. */
+  readonly serverInfo: { readonly name: string; readonly version: string }
+  /** Reads the settings again (on SIGHUP). */
+  readonly reread: () => Promise<GatewaySettings>
+  /** The config file a reload re-reads, if any. */
+  readonly configPath: string | undefined
+  /** `serve --check`: report the upstreams once started, and return the exit code. */
+  readonly check: (upstreams: readonly UpstreamReport[]) => number
+}
+
+/** Serve until the gateway stops; resolves with the exit code. */
+export async function serveGateway(settings: GatewaySettings, options: ServeGatewayOptions): Promise<number> {
+  const { io } = options
+  // A gateway others can reach must know who is calling: refused before anything starts. Over
+  // stdio nothing of HTTP (nor its token verification) is loaded.
+  const exposure = settings.http === undefined ? undefined : await import('./http-guard.js')
+  let authenticator = exposure?.checkExposure(settings)
+  const discardEarly = spawnUpstreamsEarly(settings)
+  const log = createLog(io.stderr, settings.verbose, { format: settings.logFormat, level: settings.logLevel })
+  // The runtime and the MCP SDK load only once the flags and the config are known to be good.
+  const [{ openGateway, refuseCollisions }, { sessionServers, modernLeg, modernOptions }, early] = await Promise.all([
+    import('./gateway.js'),
+    import('./serve-session.js'),
+    // Over stdio the client is read while the upstreams start.
+    settings.http === undefined && !settings.check
+      ? import('./serve-stdio.js').then(({ openStdio }) => openStdio(settings, log, options.serverInfo))
+      : undefined,
+  ])
+  const failed = async (error: unknown): Promise<never> => {
+    await early?.gate.close()
+    throw error
+  }
+  const gateway = await openGateway(settings, log, early?.startup).finally(discardEarly).catch(failed)
+  if (settings.check) {
+    try {
+      return options.check(gateway.upstreams())
+    } finally {
+      await gateway.close()
+    }
+  }
+  await refuseCollisions(gateway).catch(failed)
+  if (settings.verbose || settings.logLevel === 'debug' || settings.logFormat === 'json')
+    (await import('./log-calls.js')).logCalls(gateway, log)
+  if (settings.http !== undefined) (await import('./http-guard.js')).installUpstreamCap(gateway, settings)
+  const shared = settings.store
+    ? await (await import('./serve-store.js')).attachStore(gateway, settings.store, log).catch(async (error) => {
+        await gateway.close()
+        return failed(error)
+      })
+    : undefined
+  // Without a shared store, "always" answers are kept by agent id beside the bounded identity scopes.
+  if (shared === undefined)
+    gateway.agent.ctx.tools.host.installStandingStore((await import('./memory-standing.js')).memoryStandingApprovals())
+  const ops =
+    settings.http === undefined
+      ? undefined
+      : await (await import('./serve-ops.js')).openServeOps(gateway, settings, shared?.store, log, io)
+  // SIGHUP re-reads the config; the HTTP guard takes its tokens and limits once it exists.
+  const http: HttpReload = {}
+  const reloader = reloadOnHangup({
+    current: settings,
+    read: options.reread,
+    gateway,
+    log,
+    configPath: options.configPath,
+    ...(ops ? { count: (result: 'ok' | 'refused') => ops.countReload(result) } : {}),
+    ...(exposure === undefined
+      ? {}
+      : {
+          prepare: (next: GatewaySettings) => {
+            const auth = exposure.checkExposure(next)
+            return () => {
+              authenticator = auth
+              ops?.reconfigure(next)
+              http.pending = { settings: next, authenticator: auth }
+              http.apply?.()
+            }
+          },
+        }),
+  })
+  const make = sessionServers(
+    gateway,
+    options.serverInfo,
+    () => authenticator,
+    shared ? (server) => shared.acknowledging(server) : undefined,
+    shared?.keeper,
+  )
+  try {
+    if (settings.http !== undefined)
+      await (await import('./serve-http.js')).serveHttp(
+        make,
+        settings.http,
+        settings,
+        authenticator,
+        log,
+        io,
+        shared?.sessions,
+        shared?.buckets,
+        ops,
+        gateway,
+        http,
+        modernLeg(
+          gateway,
+          options.serverInfo,
+          () => authenticator,
+          log,
+          shared ? (server) => shared.acknowledging(server) : undefined,
+          shared?.approvalStates,
+        ),
+      )
+    else if (early !== undefined)
+      await (await import('./serve-stdio.js')).serveStdio(make, early, log, {
+        ctx: gateway.agent.ctx,
+        options: () =>
+          modernOptions(
+            gateway,
+            options.serverInfo,
+            () => authenticator,
+            log,
+            shared ? (server) => shared.acknowledging(server) : undefined,
+          ),
+      })
+    return 0
+  } finally {
+    reloader.stop()
+    await ops?.close()
+    await gateway.close()
+    await shared?.close()
+  }
+}
