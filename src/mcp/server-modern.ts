@@ -6,14 +6,13 @@
 // Nothing of the SDK v2 appears in what this module exports: its declarations need @types/node,
 // which a consumer of toolgate's own declarations may not have.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
+import { toNodeHandler } from '@modelcontextprotocol/node'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import {
   createMcpHandler,
   INVALID_PARAMS,
   inputRequired,
   inputResponse,
-  isLegacyRequest,
   LOG_LEVEL_META_KEY,
   ProtocolError,
   Server,
@@ -28,6 +27,7 @@ import { approvalAnswer, approvalQuestion } from './approval-question.js'
 import { ApprovalStateSeal, argumentsDigest } from './approval-state.js'
 import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
 import { identityOf } from './identity.js'
+import { isModernRequest } from './inbound-era.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import type { McpServerCatalog } from './serve-catalog.js'
 import { catalogCapabilities, catalogMethods, type McpServeContext } from './serve-catalog.js'
@@ -246,10 +246,7 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
   const stopCatalog = catalog?.watch?.((kind) => changed(kind)) ?? (() => {})
 
   return {
-    async isModern(req, body) {
-      const probe = await toWebRequest(req, body, { maxRequestBodySize: options.maxMessageBytes })
-      return !(await isLegacyRequest(probe, body, { maxRequestBodySize: options.maxMessageBytes }))
-    },
+    isModern: async (req, body) => isModernRequest(req, body),
     handle: (req, res, body) => node(req, res, body),
     async close() {
       if (closed) return
