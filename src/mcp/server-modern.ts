@@ -146,27 +146,29 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
     server.setRequestHandler('tools/call', async (request, rc) => {
       const agent = scope()
       const params = callParams(request.params)
-      const bound = {
-        subject: identityOf(authInfo)?.subject ?? '',
-        tool: params.name,
-        args: argumentsDigest(params.arguments),
-      }
       // A retry carries the person's answer and the state sealed when they were asked.
       const wire = rc.mcpReq.requestState()
-      const answer = wire === undefined ? undefined : retriedAnswer(rc, wire, bound)
+      const hostDecides = hostApproves(ctx, agent)
+      const canAsk = !hostDecides && wire === undefined && server.getClientCapabilities()?.elicitation !== undefined
+      // What a sealed state is bound to: digested only for a call that may be asked or is a retry.
+      const bound =
+        wire !== undefined || canAsk
+          ? { subject: identityOf(authInfo)?.subject ?? '', tool: params.name, args: argumentsDigest(params.arguments) }
+          : undefined
+      const answer = wire === undefined || bound === undefined ? undefined : retriedAnswer(rc, wire, bound)
       const callId = `mcp-r-${++serial}`
       const token = rc.mcpReq._meta?.progressToken
       if (token !== undefined) progress.start(callId, token, (notification) => rc.mcpReq.notify(notification))
       const stopLogs = forwardLogs(logging, rc)
       // Asking ends this round: the call stops (a Code Mode program goes no further) and the retry decides.
-      const asking = new AbortController()
+      const asking = canAsk ? new AbortController() : undefined
       let asked: ApprovalRequest | undefined
       try {
-        const approval: ApprovalService | undefined = hostApproves(ctx, agent)
+        const approval: ApprovalService | undefined = hostDecides
           ? undefined
           : answer !== undefined
             ? answered(answer.outcome, answer.asked)
-            : server.getClientCapabilities()?.elicitation
+            : asking !== undefined
               ? {
                   request: async (question) => {
                     // A Code Mode sub-call's ask would re-run the program's earlier sub-calls on the
@@ -180,9 +182,10 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
                   },
                 }
               : denied
-        const signal = AbortSignal.any([rc.mcpReq.signal, asking.signal])
+        // Only a call that may be asked needs a signal of its own beside the request's.
+        const signal = asking === undefined ? rc.mcpReq.signal : AbortSignal.any([rc.mcpReq.signal, asking.signal])
         const result = await runToolCall(tools, methods, params, callId, signal, agent, approval)
-        if (asked !== undefined)
+        if (asked !== undefined && bound !== undefined)
           return inputRequired({
             inputRequests: { [APPROVAL_INPUT]: inputRequired.elicit(approvalQuestion(asked)) },
             requestState: seal.seal({ ...bound, asked: asked.toolName, callId }),
