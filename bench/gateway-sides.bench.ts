@@ -145,7 +145,7 @@ export async function run(): Promise<void> {
   const http2026: Case[] = []
   const stdio: Case[] = []
   const httpGateway = async (gateway: string, url: string, pid: number, name: string) => {
-    const v1 = await v1Http(url)
+    const v1 = await untilListening(url)
     const v2 = await v2Http(url)
     httpClients.push(v1, v2)
     http2025.push({ gateway, pid, call: tool(v1, name) })
