@@ -10,7 +10,10 @@
 //   npx tsx bench/gateway-sides.bench.ts
 //   SIDES_BENCH_CALLS   sequential calls per case for the p50 (default 300)
 //   SIDES_BENCH_BURST   calls per concurrency burst, 256 in flight (default 2048)
+//   SIDES_BENCH_BEFORE  another build's dist/cli/bin.cjs, run beside this one as "toolgate (before)"
+//   SIDES_BENCH_COLD    cold starts per gateway (default 7)
 
+import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -20,13 +23,16 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2HttpTransport } 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { spawnUntil, stop } from './processes.js'
+import { freePort, spawnUntil, stop } from './processes.js'
 import { isMain } from './util.js'
 
 const require = createRequire(import.meta.url)
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
 const RELAY = path.resolve(import.meta.dirname, 'fixtures/bare-v2-relay.mjs')
 const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.cjs')
+const BEFORE = process.env.SIDES_BENCH_BEFORE
+const PROXY = require.resolve('mcp-proxy/dist/bin/mcp-proxy.mjs')
+const COLD = Number(process.env.SIDES_BENCH_COLD ?? 7)
 const CALLS = Number(process.env.SIDES_BENCH_CALLS ?? 300)
 const BURST = Number(process.env.SIDES_BENCH_BURST ?? 2048)
 const IN_FLIGHT = 256
@@ -38,15 +44,6 @@ interface Case {
   gateway: string
   pid: number
   call: Call
-}
-
-/** mcp-proxy (npm) when installed beside toolgate; the project does not depend on it. */
-function mcpProxyBin(): string | undefined {
-  try {
-    return require.resolve('mcp-proxy/package.json')
-  } catch {
-    return undefined
-  }
 }
 
 /** The process's own user+system CPU so far, in ms. */
@@ -86,6 +83,38 @@ async function v1Stdio(args: string[]): Promise<{ client: Client; pid: number }>
   return { client, pid: transport.pid as number }
 }
 
+/** mcp-proxy on a free port in front of server-everything (stream endpoint only, both eras). */
+async function startProxy(): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort()
+  const args = [PROXY, '--port', String(port), '--host', '127.0.0.1', '--server', 'stream']
+  const child = spawn(process.execPath, [...args, '--', process.execPath, EVERYTHING, 'stdio'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  })
+  // It says so on stdout once it listens.
+  let out = ''
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.includes(`starting server on port ${port}`)) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`mcp-proxy exited with ${code}: ${out}`)))
+  })
+  return { child, url: `http://127.0.0.1:${port}/mcp` }
+}
+
+/** A 2025 client of `url`, retrying while the port refuses (mcp-proxy announces the port before it listens). */
+async function untilListening(url: string): Promise<Client> {
+  for (;;) {
+    try {
+      return await v1Http(url)
+    } catch (error) {
+      const cause = (error as { cause?: { code?: unknown } }).cause
+      if (cause?.code !== 'ECONNREFUSED') throw error
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  }
+}
+
 export async function run(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-sides-bench-'))
   const config = path.join(dir, 'config.json')
@@ -93,62 +122,57 @@ export async function run(): Promise<void> {
     config,
     JSON.stringify({ servers: { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
   )
-  const toolgateArgs = [BIN, 'serve', '--config', config, '--root', dir]
+  const serveArgs = (bin: string) => [bin, 'serve', '--config', config, '--root', dir]
+  const builds: Array<[string, string]> = [
+    ['toolgate', BIN],
+    ...(BEFORE ? [['toolgate (before)', BEFORE] as [string, string]] : []),
+  ]
   const relayArgs = (face: string) => [RELAY, face, process.execPath, EVERYTHING, 'stdio']
   const load = () =>
     loadavg()
       .map((value) => value.toFixed(1))
       .join(', ')
-  console.log(
-    `\nload average at start: ${load()}; mcp-proxy: ${mcpProxyBin() ?? 'not installed (no dependency added)'}`,
-  )
+  console.log(`\nload average at start: ${load()}; ${BEFORE ? `before: ${BEFORE}` : 'one toolgate build'}`)
 
-  const toolgateHttp = spawnUntil([...toolgateArgs, '--http', '0'], /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
-  const relayHttp = spawnUntil(relayArgs('http'), /relaying at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
-  const tgUrl = (await toolgateHttp.match)[1]
-  const relayUrl = (await relayHttp.match)[1]
-  const tgStdio = await v1Stdio(toolgateArgs)
-  const relayStdio = await v1Stdio(relayArgs('stdio'))
-  const clients = {
-    tg2025: await v1Http(tgUrl),
-    tg2026: await v2Http(tgUrl),
-    relay2025: await v1Http(relayUrl),
-    relay2026: await v2Http(relayUrl),
-  }
+  const servers: Array<{ child: ChildProcess }> = []
+  const stdioClients: Client[] = []
+  const httpClients: Array<Client | V2Client> = []
   const tool =
     (client: Client | V2Client, name: string): Call =>
     () =>
       client.callTool({ name, arguments: { message: 'x' } })
+  const http2025: Case[] = []
+  const http2026: Case[] = []
+  const stdio: Case[] = []
+  const httpGateway = async (gateway: string, url: string, pid: number, name: string) => {
+    const v1 = await untilListening(url)
+    const v2 = await v2Http(url)
+    httpClients.push(v1, v2)
+    http2025.push({ gateway, pid, call: tool(v1, name) })
+    http2026.push({ gateway, pid, call: tool(v2, name) })
+  }
+  for (const [label, bin] of builds) {
+    const served = spawnUntil([...serveArgs(bin), '--http', '0'], /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+    servers.push(served)
+    await httpGateway(`${label} serve --http`, (await served.match)[1], served.child.pid as number, 'ev__echo')
+    const viaStdio = await v1Stdio(serveArgs(bin))
+    stdioClients.push(viaStdio.client)
+    stdio.push({ gateway: `${label} serve`, pid: viaStdio.pid, call: tool(viaStdio.client, 'ev__echo') })
+  }
+  const relayHttp = spawnUntil(relayArgs('http'), /relaying at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+  servers.push(relayHttp)
+  await httpGateway('bare v2 relay', (await relayHttp.match)[1], relayHttp.child.pid as number, 'echo')
+  const relayStdio = await v1Stdio(relayArgs('stdio'))
+  stdioClients.push(relayStdio.client)
+  stdio.push({ gateway: 'bare v2 relay', pid: relayStdio.pid, call: tool(relayStdio.client, 'echo') })
+  const proxy = await startProxy()
+  servers.push(proxy)
+  await httpGateway('mcp-proxy (npm)', proxy.url, proxy.child.pid as number, 'echo')
+
   const faces: Array<[string, Case[]]> = [
-    [
-      'HTTP 2025-11-25',
-      [
-        {
-          gateway: 'toolgate serve --http',
-          pid: toolgateHttp.child.pid as number,
-          call: tool(clients.tg2025, 'ev__echo'),
-        },
-        { gateway: 'bare v2 relay', pid: relayHttp.child.pid as number, call: tool(clients.relay2025, 'echo') },
-      ],
-    ],
-    [
-      'HTTP 2026-07-28',
-      [
-        {
-          gateway: 'toolgate serve --http',
-          pid: toolgateHttp.child.pid as number,
-          call: tool(clients.tg2026, 'ev__echo'),
-        },
-        { gateway: 'bare v2 relay', pid: relayHttp.child.pid as number, call: tool(clients.relay2026, 'echo') },
-      ],
-    ],
-    [
-      'stdio (2025 handshake)',
-      [
-        { gateway: 'toolgate serve', pid: tgStdio.pid, call: tool(tgStdio.client, 'ev__echo') },
-        { gateway: 'bare v2 relay', pid: relayStdio.pid, call: tool(relayStdio.client, 'echo') },
-      ],
-    ],
+    ['HTTP 2025-11-25', http2025],
+    ['HTTP 2026-07-28', http2026],
+    ['stdio (2025 handshake)', stdio],
   ]
   console.log(`\n| face | gateway | p50 | p90 | calls/s at ${IN_FLIGHT} in flight | errors | CPU per 1k calls |`)
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |')
@@ -192,37 +216,72 @@ export async function run(): Promise<void> {
             `  first error: ${String(firstError).slice(0, 300)} (cause: ${String((firstError as { cause?: unknown }).cause)})`,
           )
       }
-      const proxy = mcpProxyBin() ? 'installed but not wired' : 'not installed'
-      console.log(`| ${face} | mcp-proxy (npm) | ${proxy} | | | | |`)
     }
+    console.log('| stdio (2025 handshake) | mcp-proxy (npm) | no stdio face | | | | |')
   } finally {
-    for (const client of Object.values(clients)) await client.close().catch(() => {})
-    await tgStdio.client.close().catch(() => {})
-    await relayStdio.client.close().catch(() => {})
-    await stop(toolgateHttp.child)
-    await stop(relayHttp.child)
+    for (const client of [...httpClients, ...stdioClients]) await client.close().catch(() => {})
+    for (const { child } of servers) await stop(child)
   }
   console.log(`load average after the calls: ${load()}`)
 
-  // Cold start: spawn to the first tools/list answered (stdio, 2025 handshake), interleaved.
-  const starts: Array<[string, string[]]> = [
-    ['server-everything alone', [EVERYTHING, 'stdio']],
-    ['toolgate serve', toolgateArgs],
-    ['bare v2 relay', relayArgs('stdio')],
+  // Cold start: spawn to the first tools/list answered, interleaved: over stdio (2025 handshake), and
+  // over HTTP from spawn to the port announced and a listing answered there.
+  // Each start returns its own time to the listing: stopping the process is not counted.
+  type Start = () => Promise<number>
+  const stdioStart =
+    (args: string[]): Start =>
+    async () => {
+      const start = performance.now()
+      const { client } = await v1Stdio(args)
+      const { tools } = await client.listTools()
+      const elapsed = performance.now() - start
+      await client.close()
+      if (tools.length === 0) throw new Error(`${args.join(' ')} listed no tools`)
+      return elapsed
+    }
+  const httpStart =
+    (spawn: () => Promise<{ child: ChildProcess; url: string }>): Start =>
+    async () => {
+      const start = performance.now()
+      const { child, url } = await spawn()
+      try {
+        const client = await untilListening(url)
+        const { tools } = await client.listTools()
+        const elapsed = performance.now() - start
+        await client.close()
+        if (tools.length === 0) throw new Error(`${url} listed no tools`)
+        return elapsed
+      } finally {
+        await stop(child)
+      }
+    }
+  const announced = (args: string[], ready: RegExp) => async () => {
+    const started = spawnUntil(args, ready)
+    return { child: started.child, url: (await started.match)[1] }
+  }
+  const starts: Array<[string, Start]> = [
+    ['server-everything alone (stdio)', stdioStart([EVERYTHING, 'stdio'])],
+    ...builds.flatMap(
+      ([label, bin]): Array<[string, Start]> => [
+        [`${label} serve (stdio)`, stdioStart(serveArgs(bin))],
+        [
+          `${label} serve --http`,
+          httpStart(announced([...serveArgs(bin), '--http', '0'], /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)),
+        ],
+      ],
+    ),
+    ['bare v2 relay (stdio)', stdioStart(relayArgs('stdio'))],
+    ['bare v2 relay (HTTP)', httpStart(announced(relayArgs('http'), /relaying at (http:\/\/127\.0\.0\.1:\d+\/mcp)/))],
+    ['mcp-proxy (npm, HTTP)', httpStart(startProxy)],
   ]
   const cold = starts.map(() => [] as number[])
-  for (let round = 0; round < 7; round++)
+  for (let round = 0; round < COLD; round++)
     for (let k = 0; k < starts.length; k++) {
       const i = (k + round) % starts.length
-      const start = performance.now()
-      const { client } = await v1Stdio(starts[i][1])
-      const { tools } = await client.listTools()
-      if (tools.length === 0) throw new Error(`${starts[i][0]} listed no tools`)
-      cold[i].push(performance.now() - start)
-      await client.close()
+      cold[i].push(await starts[i][1]())
     }
   const alone = quantile(cold[0], 0.5)
-  console.log('\n| cold start to the first tools/list (stdio, median of 7) | ms | × alone |')
+  console.log(`\n| cold start to the first tools/list (median of ${COLD}, interleaved) | ms | × alone |`)
   console.log('| --- | ---: | ---: |')
   for (const [i, [label]] of starts.entries())
     console.log(`| ${label} | ${quantile(cold[i], 0.5).toFixed(0)} | ${(quantile(cold[i], 0.5) / alone).toFixed(2)} |`)

@@ -6,13 +6,12 @@
 // Nothing of the SDK v2 appears in what this module exports: its declarations need @types/node,
 // which a consumer of toolgate's own declarations may not have.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
+import { toNodeHandler } from '@modelcontextprotocol/node'
 import {
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   inputRequired,
   inputResponse,
-  isLegacyRequest,
   LOG_LEVEL_META_KEY,
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -30,6 +29,7 @@ import { ApprovalStateSeal, argumentsDigest, type SpentNonces } from './approval
 import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
 import { type ModernCall, modernDemand, runModernCall } from './era-call.js'
 import { identityOf } from './identity.js'
+import { isModernRequest } from './inbound-era.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import type { McpServerCatalog } from './serve-catalog.js'
@@ -385,10 +385,7 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
   const stopCatalog = catalog?.watch?.((kind) => changed(kind)) ?? (() => {})
 
   return {
-    async isModern(req, body) {
-      const probe = await toWebRequest(req, body, { maxRequestBodySize: options.maxMessageBytes })
-      return !(await isLegacyRequest(probe, body, { maxRequestBodySize: options.maxMessageBytes }))
-    },
+    isModern: async (req, body) => isModernRequest(req, body),
     handle: (req, res, body) => node(req, res, body),
     async close() {
       if (closed) return
