@@ -84,6 +84,14 @@ export class ToolRuntime extends ToolRuntimeCore {
    * The tools that best match `query`, best first, among those `options.agent` (omitted: the global
    * layer) may see: deferred or not, never a hidden or denied one. Ranking only; nothing is loaded.
    */
+  /**
+   * Get the search ready for `query`: with `search: { ranker: 'hybrid' }` it embeds the request
+   * (and waits for the tools still being embedded), so the next `search` of it fuses both rankings.
+   */
+  prepareSearch(query: string): Promise<void> {
+    return this.toolSearch.prepare(query)
+  }
+
   search(query: string, options?: ToolSearchCallOptions): ToolSearchMatch[] {
     return this.toolSearch.search(query, options)
   }

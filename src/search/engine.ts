@@ -40,6 +40,12 @@ export interface ToolSearchEngine {
   add(definition: ToolDefinition): void
   remove(definition: ToolDefinition): void
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[]
+  /**
+   * Optional: get ready to rank `query` (an embedding ranker embeds it here, since encoders are
+   * asynchronous). `search_tools` awaits it before searching; a synchronous `tools.search` of a
+   * query not prepared ranks without what `prepare` would have added.
+   */
+  prepare?(query: string): Promise<void>
 }
 
 /** Options of the default engine. */

@@ -1,5 +1,7 @@
 // Tool search: a full-text index over what the registry holds, and the `search_tools` finder that
 // loads deferred tools for the agent that found them. Installed through `tools.host`, like Code Mode.
+
+export { EmbeddingRanker, type SentenceEncoder } from './embedding-ranker.js'
 export {
   type MatchReason,
   type RankedTool,
@@ -10,7 +12,7 @@ export {
   type ToolSearchEngine,
   type ToolSearchField,
 } from './engine.js'
-export { FusedSearchEngine, type ToolRanker, type ToolSearchDocument } from './ranker-engine.js'
+export { FusedSearchEngine, type RankerHooks, type ToolRanker, type ToolSearchDocument } from './ranker-engine.js'
 export {
   DEFAULT_SEARCH_LIMIT,
   installToolSearch,

@@ -16,6 +16,14 @@ export interface ToolSearchDocument {
  */
 export type ToolRanker = (query: string, docs: readonly ToolSearchDocument[]) => readonly number[]
 
+/** What a ranker that keeps its own state about the documents (an embedding cache) is told. */
+export interface RankerHooks {
+  add?(doc: ToolSearchDocument): void
+  remove?(doc: ToolSearchDocument): void
+  /** Get ready to rank this query (embed it): awaited by `search_tools` before it searches. */
+  prepare?(query: string): Promise<void>
+}
+
 // Reciprocal rank fusion's constant: how much a list's top ranks outweigh its lower ones.
 const RRF_K = 60
 // How deep each list is read before fusing.
@@ -32,21 +40,26 @@ export class FusedSearchEngine implements ToolSearchEngine {
   constructor(
     private readonly text: TextSearchEngine,
     private readonly ranker: ToolRanker,
+    private readonly hooks: RankerHooks = {},
   ) {}
 
   add(definition: ToolDefinition): void {
     this.text.add(definition)
-    if (!this.docs.has(definition))
-      this.docs.set(definition, {
-        name: definition.name,
-        description: definition.description,
-        parameters: definition.parameters,
-      })
+    if (this.docs.has(definition)) return
+    const doc = { name: definition.name, description: definition.description, parameters: definition.parameters }
+    this.docs.set(definition, doc)
+    this.hooks.add?.(doc)
   }
 
   remove(definition: ToolDefinition): void {
     this.text.remove(definition)
+    const doc = this.docs.get(definition)
     this.docs.delete(definition)
+    if (doc !== undefined) this.hooks.remove?.(doc)
+  }
+
+  async prepare(query: string): Promise<void> {
+    await this.hooks.prepare?.(query)
   }
 
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {

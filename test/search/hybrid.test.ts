@@ -1,0 +1,147 @@
+// Issue 41 (item 2): the 'hybrid' ranker. Full-text and sentence-embedding rankings fused by
+// reciprocal rank fusion; tools embedded in the background and cached by content digest in a file,
+// so a restart with the same tools embeds nothing. The embedding cache is tested with a counting
+// encoder; the runtime path with the real Universal Sentence Encoder lite the optional peers ship.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { ConfigError, createToolRuntime, defineTool, type ToolRuntimeHandle } from '../../src/index.js'
+import { EmbeddingRanker, embeddingText, type SentenceEncoder } from '../../src/search/embedding-ranker.js'
+import type { ToolSearchDocument } from '../../src/search/ranker-engine.js'
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'toolgate-hybrid-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** An encoder whose vector is the text's letter counts, and which counts what it was asked. */
+function countingEncoder(id = 'letters@1'): SentenceEncoder & { texts: string[] } {
+  const texts: string[] = []
+  return {
+    id,
+    texts,
+    embed: async (batch) => {
+      texts.push(...batch)
+      return batch.map((text) => {
+        const v = new Array<number>(26).fill(0)
+        for (const c of text.toLowerCase()) if (c >= 'a' && c <= 'z') v[c.charCodeAt(0) - 97]++
+        return v
+      })
+    },
+  }
+}
+
+const doc = (name: string, description: string): ToolSearchDocument => ({ name, description, parameters: {} })
+
+describe('the embedding side of the hybrid ranker', () => {
+  it('embeds each tool once, ranks a prepared query by cosine similarity, and none before', async () => {
+    const encoder = countingEncoder()
+    const ranker = new EmbeddingRanker(async () => encoder)
+    const docs = [doc('a__zzz', 'zzz zzz'), doc('a__abc', 'abc abc')]
+    for (const d of docs) ranker.add(d)
+    expect(ranker.rank('abc', docs)).toEqual([0, 0])
+    await ranker.prepare('abc')
+    const [zzz, abc] = ranker.rank('abc', docs)
+    expect(abc).toBeGreaterThan(zzz ?? 0)
+    await ranker.prepare('abc')
+    // Two tools and one query, each embedded once.
+    expect(encoder.texts).toEqual([
+      embeddingText(docs[0] as ToolSearchDocument),
+      embeddingText(docs[1] as ToolSearchDocument),
+      'abc',
+    ])
+  })
+
+  it('keeps vectors in the cache file by content digest: a restart embeds only what changed', async () => {
+    const file = path.join(dir, 'nested', 'cache.json')
+    const first = countingEncoder()
+    const before = new EmbeddingRanker(async () => first, file)
+    before.add(doc('a__one', 'First tool.'))
+    before.add(doc('a__two', 'Second tool.'))
+    await before.prepare('one')
+    expect(first.texts).toHaveLength(3)
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { model: string; vectors: Record<string, string> }
+    expect(stored.model).toBe('letters@1')
+    expect(Object.keys(stored.vectors)).toHaveLength(2)
+
+    const second = countingEncoder()
+    const after = new EmbeddingRanker(async () => second, file)
+    const same = doc('a__one', 'First tool.')
+    const changed = doc('a__two', 'Second tool, now with more words.')
+    after.add(same)
+    after.add(changed)
+    await after.prepare('one')
+    expect(second.texts).toEqual([embeddingText(changed), 'one'])
+    expect(after.rank('one', [same, changed]).every((score) => score > 0)).toBe(true)
+
+    // Another model's vectors are never reused.
+    const other = countingEncoder('other@2')
+    const third = new EmbeddingRanker(async () => other, file)
+    third.add(same)
+    await third.prepare('one')
+    expect(other.texts).toEqual([embeddingText(same), 'one'])
+  })
+
+  it('ignores an unreadable cache file and rewrites it', async () => {
+    const file = path.join(dir, 'broken.json')
+    writeFileSync(file, '{ not json')
+    const encoder = countingEncoder()
+    const ranker = new EmbeddingRanker(async () => encoder, file)
+    ranker.add(doc('a__one', 'First tool.'))
+    await ranker.prepare('one')
+    expect(JSON.parse(readFileSync(file, 'utf8')).model).toBe('letters@1')
+  })
+
+  it('reports an encoder that fails to load when asked to prepare', async () => {
+    const ranker = new EmbeddingRanker(async () => {
+      throw new Error('no weights')
+    })
+    ranker.add(doc('a__one', 'First tool.'))
+    await expect(ranker.prepare('one')).rejects.toThrow('no weights')
+  })
+})
+
+const handles: ToolRuntimeHandle[] = []
+afterEach(async () => {
+  for (const handle of handles.splice(0)) await handle.dispose()
+})
+
+function tool(name: string, description: string) {
+  return defineTool({
+    name,
+    description,
+    parameters: { city: { type: 'string', description: 'Where.' } },
+    output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
+    execute: async () => `${name} ran`,
+    defer: true,
+  })
+}
+
+describe("search: { ranker: 'hybrid' }", () => {
+  it('finds a tool that shares no word with the request, through the sentence encoder', async () => {
+    const cache = path.join(dir, 'runtime-cache.json')
+    const handle = await createToolRuntime({ mode: 'native', search: { ranker: 'hybrid', embeddingCache: cache } })
+    handles.push(handle)
+    const { tools } = handle
+    tools.register(tool('weather__forecast', 'Get the weather forecast for a place.'))
+    tools.register(tool('files__delete', 'Delete a file from the disk.'))
+    tools.register(tool('mail__send', 'Send an email message.'))
+    const request = 'will it rain in Paris tomorrow'
+    // The full text alone finds nothing: no word in common.
+    expect(tools.search(request)).toEqual([])
+    await tools.prepareSearch(request)
+    expect(tools.search(request)[0]?.name).toBe('weather__forecast')
+    // The tools' vectors are in the cache file, under the model's name.
+    const stored = JSON.parse(readFileSync(cache, 'utf8')) as { model: string; vectors: Record<string, string> }
+    expect(stored.model).toMatch(/^use-lite@/)
+    expect(Object.keys(stored.vectors)).toHaveLength(3)
+  }, 120_000)
+
+  it('refuses an embedding cache that is neither a path nor false', async () => {
+    const error = await createToolRuntime({
+      mode: 'native',
+      search: { ranker: 'hybrid', embeddingCache: 3 as unknown as string },
+    }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ConfigError)
+    expect(String((error as Error).message)).toMatch(/search\.embeddingCache: expected a file path or false/)
+  })
+})
