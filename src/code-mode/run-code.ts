@@ -440,9 +440,15 @@ class SubCallDispatcher {
     }
     return new Promise((resolve) => {
       const job: SubCallJob = { index, input, entry, resolve, ...(decision === undefined ? {} : { decision }) }
-      if (this.consumed) this.submit(job)
-      else this.heldLive.push(job)
+      // Held ones go first: the log may be consumed by this very call, after earlier ones were held.
+      this.heldLive.push(job)
+      this.releaseHeld()
     })
+  }
+
+  /** Once every logged sub-call was asked for and answered, start the held live ones, in call order. */
+  private releaseHeld(): void {
+    if (this.consumed) for (const job of this.heldLive.splice(0)) this.submit(job)
   }
 
   /** Hand back the logged outcomes in the order they first finished, each on its own turn. */
@@ -461,7 +467,7 @@ class SubCallDispatcher {
     } finally {
       this.delivering = false
     }
-    if (this.consumed) for (const job of this.heldLive.splice(0)) this.submit(job)
+    this.releaseHeld()
   }
 
   private diverge(why: string): Promise<never> {
@@ -521,7 +527,8 @@ class SubCallDispatcher {
   private async dispatch(job: SubCallJob): Promise<void> {
     const { input, entry } = job
     // Paused: a sub-call asked for after the pause is logged but never started; a resume starts it.
-    if (this.pausing || this.diverged !== undefined) return
+    // One that brings its decision runs anyway: the decision is spent on this run, not kept for the next.
+    if (this.diverged !== undefined || (this.pausing && job.decision === undefined)) return
     let result: ToolExecutionResult
     let suspended: ApprovalRequest | undefined
     this.inFlight++

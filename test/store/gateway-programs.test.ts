@@ -254,4 +254,69 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
     )
     expect(readFileSync(marker, 'utf8').split('\n').filter(Boolean)).toEqual(['step:1'])
   })
+  // Issue 40, item 2 ("approvals inside Promise.all branches work, each exactly once"): two
+  // guarded sub-calls in one Promise.all, each approved in the viewer in turn; the client waiting on
+  // the gateway gets the result, and every sub-call ran exactly once.
+  it('two approvals inside Promise.all branches: both honoured, each sub-call runs once', async () => {
+    const url = server.createDatabase('programs_branches')
+    const marker = join(work.dir, 'marker-branches')
+    writeFileSync(marker, '')
+    const keyFile = join(work.dir, 'state-branches.key')
+    writeFileSync(keyFile, 'gateway-programs-branches-key-0123456789')
+    const config = await writeConfig(
+      work.dir,
+      {
+        files: false,
+        mode: 'code',
+        servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+        policy: { ask: ['guarded'] },
+      },
+      'branches.json',
+    )
+    const { endpoint } = await gateway(config, url, keyFile)
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)))
+    closers.push(() => client.close())
+    const code = [
+      'const a = await tools.step({ n: 1 })',
+      'const [b, d] = await Promise.all([tools.guarded({ n: 2 }), tools.guarded({ n: 4 })])',
+      'const c = await tools.step({ n: 3 })',
+      'return { a, b, d, c }',
+    ].join('\n')
+    const call = client.callTool({ name: 'run_code', arguments: { code, description: 'a, b|d, c' } }, undefined, {
+      timeout: 600_000,
+    })
+    const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
+    closers.push(() => store.close())
+    const approved = new Set<string>()
+    // Approve whatever waits, until the program has no more waiting sub-calls.
+    const settled = call.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    )
+    let done: { value?: unknown; error?: unknown } | undefined
+    void settled.then((value) => {
+      done = value
+    })
+    while (done === undefined) {
+      const next = await until(async () => {
+        if (done !== undefined) return 'done'
+        const calls = (await store.pendingCalls()).filter((c) => !approved.has(c.callId))
+        return calls.length > 0 ? calls : undefined
+      }, 'a waiting sub-call or the result')
+      if (next === 'done') break
+      for (const pending of next) {
+        expect(pending.toolName).toBe('guarded')
+        approved.add(pending.callId)
+        expect((await approveInViewer(store, pending.callId, pending.turnId)).status).toBe(200)
+      }
+    }
+    const result = (await call) as { isError?: boolean; structuredContent?: { result?: Record<string, unknown> } }
+    expect(result.isError, JSON.stringify(result)).not.toBe(true)
+    const text = JSON.stringify(result.structuredContent?.result)
+    for (const part of ['step 1 done', 'guarded 2 done', 'guarded 4 done', 'step 3 done']) expect(text).toContain(part)
+    expect(approved.size).toBe(2)
+    const ran = readFileSync(marker, 'utf8').split('\n').filter(Boolean)
+    expect(ran.sort()).toEqual(['guarded:2', 'guarded:4', 'step:1', 'step:3'])
+  })
 })
