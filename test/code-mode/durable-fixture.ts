@@ -33,7 +33,12 @@ export function programModel(code: string): ProviderModel<'openai-chat'> {
 }
 
 /** `step` (runs at once) and `guarded` (asks for approval), each logging `<tool>:<n>` to `marker`. */
-export async function setupProgramTurn(marker: string, approve: 'suspend' | 'allow' = 'suspend') {
+export async function setupProgramTurn(
+  marker: string,
+  approve: 'suspend' | 'allow' = 'suspend',
+  /** `guarded` runs alone (not concurrency-safe), as an upstream tool without hints does in the gateway. */
+  guardedAlone = false,
+) {
   const ctx = new Context()
   const fiber = ctx.plugin(ToolRuntime, { mode: 'code', codeMode: { runtime: 'inline' } })
   await fiber
@@ -50,7 +55,7 @@ export async function setupProgramTurn(marker: string, approve: 'suspend' | 'all
         parameters: { n: { type: 'integer', required: true } },
         output: { schema: { type: 'string' }, render },
         // Concurrency-safe, so the branches of a Promise.all overlap (and wait for approval together).
-        isConcurrencySafe: () => true,
+        isConcurrencySafe: () => !(guardedAlone && name === 'guarded'),
         execute: async ({ n }) => {
           appendFileSync(marker, `${name}:${n}\n`)
           return `${name} ${n} done`

@@ -20,16 +20,16 @@ afterEach(async () => {
 })
 
 let n = 0
-async function turn(code: string) {
+async function turn(code: string, guardedAlone = false) {
   const marker = join(dir, `marker-${++n}`)
   writeFileSync(marker, '')
-  const setup = await setupProgramTurn(marker)
+  const setup = await setupProgramTurn(marker, 'suspend', guardedAlone)
   disposers.push(setup.dispose)
   const model = programModel(code)
   const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
   const run = () => runModelLoop({ tools: setup.tools, agent: setup.agent, model, messages: [], stateKey: STATE_KEY })
   const resume = async (state: unknown, decisions: Record<string, unknown> = {}) => {
-    const again = await setupProgramTurn(marker)
+    const again = await setupProgramTurn(marker, 'suspend', guardedAlone)
     disposers.push(again.dispose)
     return resumeModelLoop({
       state,
@@ -320,5 +320,31 @@ describe('durable Code Mode programs (issue 40, item 2)', { timeout: 120_000 }, 
       /^refused: .*more than 4096 times/,
     )
     expect(ran()).toEqual(['step:1'])
+  })
+  // Issue 40, item 2 ("approvals inside Promise.all branches work, each exactly once"): the two
+  // guarded branches run one at a time, so the first run waits for B only, and the second (B
+  // approved) for D; B's approval must not be lost to D's pause, and each sub-call runs once.
+  it('two approvals in Promise.all branches that run one at a time: both honoured, each runs once', async () => {
+    const code = [
+      'const a = await tools.step({ n: 1 })',
+      'const [b, d] = await Promise.all([tools.guarded({ n: 2 }), tools.guarded({ n: 4 })])',
+      'const c = await tools.step({ n: 3 })',
+      'return { a, b, d, c }',
+    ].join('\n')
+    const { run, resume, ran } = await turn(code, true)
+    let result = await run()
+    const approved: string[] = []
+    for (let round = 0; result.stopReason === 'approval-required' && round < 4; round++) {
+      const decisions = Object.fromEntries((result.pending ?? []).map((p) => [p.callId, { kind: 'allowed-once' }]))
+      approved.push(...Object.keys(decisions))
+      result = await resume(result.state, decisions)
+    }
+    expect(result.stopReason).toBe('done')
+    expect(approved.sort()).toEqual(['call_p:code:2', 'call_p:code:3'])
+    const outcome = programResult(result)
+    expect(outcome?.isError, JSON.stringify(outcome)).toBe(false)
+    const value = outcome?.isError === false ? (outcome.value as { result: Record<string, unknown> }).result : {}
+    expect(value).toEqual({ a: 'step 1 done', b: 'guarded 2 done', d: 'guarded 4 done', c: 'step 3 done' })
+    expect(ran().sort()).toEqual(['guarded:2', 'guarded:4', 'step:1', 'step:3'])
   })
 })
