@@ -1,7 +1,7 @@
 // The gateway's one door: what src/cli reads to parse a command's settings and start serving.
 // What every command may need loads with this module; the rest of the gateway loads on first use
-// through the `load*` functions below, so that a command (or a `serve` without --http, a store or
-// metrics) compiles and runs only what it uses. Names are listed, not `export *`, so that the
+// (`loadGateway`, and serveGateway's own imports), so that a command (or a `serve` without --http,
+// a store or metrics) compiles and runs only what it uses. Names are listed, not `export *`, so that the
 // bundles keep only what the CLI reads (serve's early script above all).
 export { loadConfig } from './config.js'
 export { keepConfigTexts } from './config-read.js'
@@ -24,12 +24,3 @@ export { CredentialVault, readVaultKey } from './vault.js'
 export { fileVaultStorage, storeVaultStorage, type VaultStorage, viewerCredentials } from './vault-storage.js'
 
 export const loadGateway = () => import('./gateway.js')
-export const loadHttpGuard = () => import('./http-guard.js')
-export const loadServeStore = () => import('./serve-store.js')
-export const loadMemoryStanding = () => import('./memory-standing.js')
-export const loadServeOps = () => import('./serve-ops.js')
-export const loadStartupGate = () => import('./startup-gate.js')
-export const loadDrain = () => import('./drain.js')
-export const loadServeSession = () => import('./serve-session.js')
-export const loadServeHttp = () => import('./serve-http.js')
-export const loadServeStdio = () => import('./serve-stdio.js')

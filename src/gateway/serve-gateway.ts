@@ -1,6 +1,7 @@
 // `toolgate serve` once its settings are read: the gateway started, wired to its store, its
 // operations endpoints, its reloads and its clients (stdio or Streamable HTTP), until it stops.
 
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { UpstreamReport } from './gateway.js'
 import type { TextSink } from './log.js'
 import { createLog } from './log.js'
@@ -92,13 +93,8 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
           },
         }),
   })
-  const make = sessionServers(
-    gateway,
-    options.serverInfo,
-    () => authenticator,
-    shared ? (server) => shared.acknowledging(server) : undefined,
-    shared?.keeper,
-  )
+  const acknowledging = shared ? (server: Server) => shared.acknowledging(server) : undefined
+  const make = sessionServers(gateway, options.serverInfo, () => authenticator, acknowledging, shared?.keeper)
   try {
     if (settings.http !== undefined)
       await (await import('./serve-http.js')).serveHttp(
@@ -113,26 +109,12 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
         ops,
         gateway,
         http,
-        modernLeg(
-          gateway,
-          options.serverInfo,
-          () => authenticator,
-          log,
-          shared ? (server) => shared.acknowledging(server) : undefined,
-          shared?.approvalStates,
-        ),
+        modernLeg(gateway, options.serverInfo, () => authenticator, log, acknowledging, shared?.approvalStates),
       )
     else if (early !== undefined)
       await (await import('./serve-stdio.js')).serveStdio(make, early, log, {
         ctx: gateway.agent.ctx,
-        options: () =>
-          modernOptions(
-            gateway,
-            options.serverInfo,
-            () => authenticator,
-            log,
-            shared ? (server) => shared.acknowledging(server) : undefined,
-          ),
+        options: () => modernOptions(gateway, options.serverInfo, () => authenticator, log, acknowledging),
       })
     return 0
   } finally {

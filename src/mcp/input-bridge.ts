@@ -51,11 +51,6 @@ interface Bridge {
 /** Refusals the bridge gives a retry, said plainly. */
 export type BridgeRefusal = { readonly code: number; readonly message: string }
 
-const INVALID_PARAMS = JsonRpcCode.InvalidParams
-const METHOD_NOT_FOUND = JsonRpcCode.MethodNotFound
-const REQUEST_TIMEOUT = JsonRpcCode.RequestTimeout
-const INTERNAL_ERROR = JsonRpcCode.InternalError
-
 /** The questions of one upstream link's 2026 clients, and the capability handlers that hold them. */
 export class UpstreamInputBridge {
   /** Bridges by the execution that started the upstream call (what the handlers' context names). */
@@ -110,7 +105,7 @@ export class UpstreamInputBridge {
       const found = this.held.get(resume.key)
       if (found === undefined || found.tool !== tool || found.question === undefined) {
         call.rpcError = {
-          code: INVALID_PARAMS,
+          code: JsonRpcCode.InvalidParams,
           message:
             `tools/call: the question of MCP server ${this.label} this retry answers is not held here ` +
             '(answered already, expired, or held by another gateway instance); call the tool again',
@@ -125,7 +120,7 @@ export class UpstreamInputBridge {
       const answer = resume.inputResponses[UPSTREAM_INPUT]
       if (answer === undefined)
         question.fail({
-          code: INVALID_PARAMS,
+          code: JsonRpcCode.InvalidParams,
           message: `the MCP client gave no answer (inputResponses.${UPSTREAM_INPUT})`,
         })
       else question.answer(answer)
@@ -183,9 +178,9 @@ export class UpstreamInputBridge {
     const refused = undeclared(method, bridge.capabilities)
     if (refused !== undefined) return Promise.reject(refused)
     if (bridge.question !== undefined)
-      return Promise.reject(rpc(INTERNAL_ERROR, 'one question at a time is put to an MCP 2026-07-28 client'))
+      return Promise.reject(rpc(JsonRpcCode.InternalError, 'one question at a time is put to an MCP 2026-07-28 client'))
     if (this.held.size >= MAX_HELD)
-      return Promise.reject(rpc(INTERNAL_ERROR, 'too many questions wait for MCP clients; ask again later'))
+      return Promise.reject(rpc(JsonRpcCode.InternalError, 'too many questions wait for MCP clients; ask again later'))
     return new Promise((resolve, reject) => {
       bridge.question = { method, params, answer: resolve, fail: (error) => reject(error), put: false }
       bridge.wake?.()
@@ -201,7 +196,7 @@ export class UpstreamInputBridge {
     clearTimeout(question?.timer)
     question?.fail(
       rpc(
-        REQUEST_TIMEOUT,
+        JsonRpcCode.RequestTimeout,
         why ?? `the MCP client did not answer the ${question.method} request within ${this.waitMs} ms`,
       ),
     )
@@ -218,5 +213,5 @@ function rpc(code: number, message: string): { code: number; message: string } {
 function undeclared(method: string, capabilities: Record<string, unknown>): BridgeRefusal | undefined {
   const need = method === 'elicitation/create' ? 'elicitation' : method === 'roots/list' ? 'roots' : 'sampling'
   if (capabilities[need] !== undefined) return undefined
-  return rpc(METHOD_NOT_FOUND, `the MCP client that made this call did not declare the ${need} capability`)
+  return rpc(JsonRpcCode.MethodNotFound, `the MCP client that made this call did not declare the ${need} capability`)
 }

@@ -94,8 +94,6 @@ const NESTED_ASK =
   'a Code Mode sub-call cannot be put to an MCP 2026-07-28 client as input required (its retry would run the program again)'
 /** A catalog confirmation is not yet put to a 2026 client. */
 const NO_CONFIRM = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
-/** MissingRequiredClientCapability: the client did not declare what the request needs. */
-const MISSING_CAPABILITY = JsonRpcCode.MissingRequiredClientCapability
 /** The key of the approval question in an input-required result's `inputRequests`. */
 const APPROVAL_INPUT = 'toolgate/approval'
 
@@ -304,7 +302,11 @@ export function modernServers(
     ): unknown => {
       if (call.rpcError !== undefined) {
         const { code, message, data } = call.rpcError
-        if (code === MISSING_CAPABILITY && isRecord(data) && isRecord(data.requiredCapabilities))
+        if (
+          code === JsonRpcCode.MissingRequiredClientCapability &&
+          isRecord(data) &&
+          isRecord(data.requiredCapabilities)
+        )
           throw new MissingRequiredClientCapabilityError({ requiredCapabilities: data.requiredCapabilities }, message)
         throw new ProtocolError(code, message, data)
       }
