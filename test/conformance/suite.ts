@@ -1,7 +1,8 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance) driven from vitest: its CLI
 // needs Node 22 (the `node22` devDependency), its results are read from the JSON checks it writes
-// with `--output-dir`, and the server it measures is the project's own reference server
-// (test/fixtures/conformance-server), run from this checkout.
+// with `--output-dir`, and the servers it measures are the project's own reference server
+// (test/fixtures/conformance-server), run from this checkout, and server-everything
+// (everything-server.ts).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -48,8 +49,8 @@ export interface Running {
   stop: () => Promise<void>
 }
 
-/** A port that was free a moment ago (the reference server takes its port from $PORT). */
-function freePort(): Promise<number> {
+/** A port that was free a moment ago (the reference server and server-everything take theirs from $PORT). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)
@@ -61,7 +62,7 @@ function freePort(): Promise<number> {
   })
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+export function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   child.kill('SIGTERM')
@@ -69,7 +70,7 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /** Spawn and wait for `ready` to match its output; rejects with the output if it exits first. */
-function startProcess(
+export function startProcess(
   command: string,
   args: string[],
   options: { env?: NodeJS.ProcessEnv; cwd?: string },
