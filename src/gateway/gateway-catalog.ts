@@ -298,7 +298,12 @@ export function createGatewayCatalog(options: GatewayCatalogOptions): GatewayCat
         `Allow ${name} once`,
         JsonRpcCode.InvalidParams,
       )
-      return connectionOf(owned.server).getPrompt(owned.remote, args, { signal: context.signal })
+      // What the upstream asks to finish it goes to the client that asked for it (a 2026-07-28
+      // client's context has no `input`: it answers by retrying, see server-modern.ts).
+      return connectionOf(owned.server).getPrompt(owned.remote, args, {
+        signal: context.signal,
+        ...(context.input ? { input: context.input } : {}),
+      })
     },
   }
 

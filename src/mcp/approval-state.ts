@@ -29,10 +29,30 @@ export interface ApprovalState {
   readonly relay?: { readonly state?: string }
   /** Present when the state answers a question a 2025 upstream asked, held in memory under this key. */
   readonly held?: string
+  /**
+   * Present on a relay or held state of a call toolgate's own approval allowed in an earlier round:
+   * the later rounds (retries that carry the upstream's input) run on that approval, not asking again.
+   */
+  readonly approved?: CarriedApproval
+}
+
+/** An approval given in one round of a 2026 client's call, carried sealed to its later rounds. */
+export interface CarriedApproval {
+  /** The tool the approval was asked for. */
+  readonly asked: string
+  /** Who decided (the authenticated client), when known. */
+  readonly by?: string
+  /** Until when (ms since the epoch) later rounds may run on it; after, the approval is asked again. */
+  readonly until: number
 }
 
 /** How long a person may take to answer before the state is refused (as for a 2025 elicitation). */
 export const APPROVAL_STATE_TTL_MS = 10 * 60_000
+/**
+ * How long an approval holds for the later rounds of its call, from when it was given: the upstream
+ * may ask several questions, each with its own ten minutes, but an approval is not carried forever.
+ */
+export const APPROVED_ROUNDS_MS = 60 * 60_000
 /** Spent nonces kept at most; past this (all still unexpired) a retry is refused rather than forgotten. */
 const MAX_SPENT = 10_000
 const PREFIX = 'tg-approval.1.'
@@ -124,6 +144,8 @@ export class ApprovalStateSeal {
     if (state.tool !== expected.tool) return { ok: false, reason: 'it was issued for another tool' }
     if (state.args !== expected.args) return { ok: false, reason: 'it was issued for other arguments' }
     if (typeof state.nonce !== 'string' || state.nonce === '') return { ok: false, reason: 'it is malformed' }
+    if (state.approved !== undefined && !isCarriedApproval(state.approved))
+      return { ok: false, reason: 'it is malformed' }
     const refused = await this.spent.spend(state.nonce, state.expires, now)
     if (refused !== undefined) return { ok: false, reason: refused }
     return { ok: true, state }
@@ -132,4 +154,10 @@ export class ApprovalStateSeal {
   private mac(body: string): string {
     return createHmac('sha256', this.key).update(DOMAIN).update(body).digest('base64url')
   }
+}
+
+function isCarriedApproval(value: unknown): value is CarriedApproval {
+  if (typeof value !== 'object' || value === null) return false
+  const { asked, by, until } = value as Record<string, unknown>
+  return typeof asked === 'string' && (by === undefined || typeof by === 'string') && typeof until === 'number'
 }

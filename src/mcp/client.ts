@@ -34,6 +34,7 @@ import type { ModernSession } from './modern-session.js'
 import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
 import {
   type McpListKind,
+  McpRequestError,
   type McpRequestOptions,
   type McpServerFeatures,
   UpstreamCatalog,
@@ -211,6 +212,15 @@ export interface McpSkippedTool {
   readonly reason: string
 }
 
+/** Options of {@link McpConnection.getPrompt}. */
+export interface McpPromptRequestOptions extends McpRequestOptions {
+  /**
+   * Who answers what the server asks to finish this prompt (elicitation, sampling, roots): a
+   * gateway gives the handlers of the client that asked for it (`McpServeContext.input`).
+   */
+  readonly input?: McpCapabilityHandlers
+}
+
 /** A live connection; its tools are registered while it is open. */
 export interface McpConnection {
   /** The registered (prefixed) tool names, in the server's order. */
@@ -243,11 +253,15 @@ export interface McpConnection {
   subscribeResource(uri: string): Promise<void>
   /** `resources/unsubscribe` of a URI subscribed before (otherwise nothing is sent). */
   unsubscribeResource(uri: string): Promise<void>
-  /** `prompts/get` of one of the server's prompts, by its own name. */
+  /**
+   * `prompts/get` of one of the server's prompts, by its own name. A server of MCP 2026-07-28 that
+   * answers with input required is answered through `options.input` (else the connection's
+   * handlers) and asked again, round after round.
+   */
   getPrompt(
     name: string,
     args?: Readonly<Record<string, string>>,
-    options?: McpRequestOptions,
+    options?: McpPromptRequestOptions,
   ): Promise<GetPromptResult>
   /** `completion/complete` for an argument of a prompt (its own name) or a resource template. */
   complete(params: CompleteRequest['params'], options?: McpRequestOptions): Promise<CompleteResult>
@@ -794,7 +808,7 @@ class UpstreamLink {
   private async getPrompt(
     name: string,
     args: Readonly<Record<string, string>> | undefined,
-    options: McpRequestOptions = {},
+    options: McpPromptRequestOptions = {},
   ): Promise<GetPromptResult> {
     const call = modernCall()
     const primary = this.session?.modern
@@ -803,12 +817,11 @@ class UpstreamLink {
     const modern = primary ?? (onSide ? side : undefined)
     if (
       modern === undefined ||
-      (call === undefined && (primary !== undefined || this.catalog.prompts.some((p) => p.name === name)))
+      (call === undefined && primary === undefined && this.catalog.prompts.some((p) => p.name === name))
     )
       return this.catalog.getPrompt(name, args, options)
     const params = { name, ...(args ? { arguments: { ...args } } : {}) }
-    if (call === undefined)
-      return (await modern.client.getPrompt(params, { timeout: this.settings.requestTimeoutMs })) as GetPromptResult
+    if (call === undefined) return this.promptInRounds(modern, params, options)
     let answer: Awaited<ReturnType<ModernSession['getPromptOnce']>>
     try {
       answer = await modern.getPromptOnce(
@@ -825,6 +838,30 @@ class UpstreamLink {
     if ('result' in answer) return answer.result as GetPromptResult
     call.inputRequired = answer.inputRequired
     throw new McpToolError(`MCP server ${this.label} asked the MCP client for input; the request ends this round`)
+  }
+
+  /**
+   * `prompts/get` over a 2026 session for a 2025 client (or a library caller): its input-required
+   * rounds answered through `options.input` (the asking client's handlers) or the connection's.
+   * Fails as the catalog's requests do (an {@link McpRequestError} with the server's code).
+   */
+  private async promptInRounds(
+    modern: ModernSession,
+    params: { name: string; arguments?: Record<string, string> },
+    options: McpPromptRequestOptions,
+  ): Promise<GetPromptResult> {
+    try {
+      return (await modern.getPrompt(
+        params,
+        { timeout: this.settings.requestTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+        options.input ?? this.settings.handlers,
+      )) as GetPromptResult
+    } catch (error) {
+      const { code, data } = error as { code?: unknown; data?: unknown }
+      const rpcCode = typeof code === 'number' && Number.isSafeInteger(code) ? code : JsonRpcCode.InternalError
+      const reason = this.reason(error).replace(/^MCP error -?\d+: /, '')
+      throw new McpRequestError(`MCP server ${this.label}: prompts/get failed: ${reason}`, rpcCode, reason, data)
+    }
   }
 
   /**

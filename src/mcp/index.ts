@@ -17,6 +17,7 @@ export {
   type McpConnectionState,
   type McpLogLevel,
   type McpLogMessage,
+  type McpPromptRequestOptions,
   type McpReconnectOptions,
   type McpServerSpec,
   type McpSkippedTool,

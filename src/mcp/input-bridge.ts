@@ -6,7 +6,6 @@
 // A question nobody answers in time is refused to the upstream and its call cancelled.
 
 import { randomBytes } from 'node:crypto'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolExecution } from '../contract/execution.js'
 import {
   declaredCapabilities,
@@ -17,6 +16,7 @@ import {
 } from './capabilities.js'
 import type { ModernCall } from './era-call.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
+import type { CallToolResult } from './wire-types.js'
 
 /** The key of the upstream's question in the input-required result's `inputRequests`. */
 export const UPSTREAM_INPUT = 'toolgate/upstream-input'

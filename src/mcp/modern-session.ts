@@ -7,7 +7,12 @@
 
 import type { ToolRunContext } from '../contract/execution.js'
 import { isRecord } from '../util/is-record.js'
-import { applyElicitationDefaults, declaredCapabilities, type McpCapabilityHandlers } from './capabilities.js'
+import {
+  applyElicitationDefaults,
+  declaredCapabilities,
+  type McpCapabilityHandlers,
+  type McpRequestContext,
+} from './capabilities.js'
 import { type McpServerSpec, McpToolError } from './client.js'
 import type { ModernCall, UpstreamInputRequired } from './era-call.js'
 import type { UpstreamClient } from './upstream-client.js'
@@ -60,6 +65,15 @@ export interface ModernSession {
     options: ModernCallOptions,
     call: ModernCall,
   ): Promise<{ result: CallToolResult } | { inputRequired: UpstreamInputRequired }>
+  /**
+   * `prompts/get` for a 2025 client (or a library caller), with every input-required round answered
+   * through `handlers` (those that ask the client of the request) and retried, as {@link callTool}.
+   */
+  getPrompt(
+    params: { name: string; arguments?: Record<string, string> },
+    options: { signal?: AbortSignal; timeout: number },
+    handlers: McpCapabilityHandlers,
+  ): Promise<unknown>
   /** `prompts/get` for a 2026 client's request, as {@link callOnce} does it. */
   getPromptOnce(
     params: { name: string; arguments?: Record<string, string> },
@@ -134,14 +148,20 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
     transport: undefined,
   }
 
-  const answer = async (request: unknown, exec: ToolRunContext, tool: string): Promise<unknown> => {
+  /** The answer to one input request, from `using` (the connection's handlers, or a request's own). */
+  const answer = async (
+    request: unknown,
+    context: McpRequestContext,
+    /** What the answer finishes, as messages name it (a tool's quoted name, a prompt). */
+    what: string,
+    using: McpCapabilityHandlers = handlers,
+  ): Promise<unknown> => {
     const method = isRecord(request) ? request.method : undefined
     const params = (isRecord(request) && isRecord(request.params) ? request.params : {}) as Record<string, unknown>
-    const context = { signal: exec.signal, calls: [exec] }
     const ask = async <T>(kind: string, handler: ((p: never, c: typeof context) => T | Promise<T>) | undefined) => {
       if (handler === undefined)
         throw new McpToolError(
-          `MCP server ${label} needs ${kind} input to finish ${JSON.stringify(tool)}, and this connection answers no ${kind} requests`,
+          `MCP server ${label} needs ${kind} input to finish ${what}, and this connection answers no ${kind} requests`,
         )
       try {
         return await handler(params as never, context)
@@ -149,18 +169,18 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
         if (error instanceof McpToolError) throw error
         const text =
           error instanceof Error || isRecord(error) ? String((error as { message?: unknown }).message) : String(error)
-        throw new McpToolError(`MCP server ${label} needs ${kind} input to finish ${JSON.stringify(tool)}: ${text}`)
+        throw new McpToolError(`MCP server ${label} needs ${kind} input to finish ${what}: ${text}`)
       }
     }
     if (method === 'elicitation/create') {
-      if (params.mode === 'url') return ask<ElicitResult>('URL-mode elicitation', handlers.urlElicitation)
-      const result = await ask<ElicitResult>('elicitation', handlers.elicitation)
+      if (params.mode === 'url') return ask<ElicitResult>('URL-mode elicitation', using.urlElicitation)
+      const result = await ask<ElicitResult>('elicitation', using.elicitation)
       return applyElicitationDefaults(result, params as ElicitRequestFormParams)
     }
-    if (method === 'sampling/createMessage') return ask('sampling', handlers.sampling)
-    if (method === 'roots/list') return ask('roots', handlers.roots)
+    if (method === 'sampling/createMessage') return ask('sampling', using.sampling)
+    if (method === 'roots/list') return ask('roots', using.roots)
     throw new McpToolError(
-      `MCP server ${label} asked for input of an unknown kind (${JSON.stringify(String(method))}) to finish ${JSON.stringify(tool)}`,
+      `MCP server ${label} asked for input of an unknown kind (${JSON.stringify(String(method))}) to finish ${what}`,
     )
   }
 
@@ -182,6 +202,31 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
     }
   }
 
+  /**
+   * A request run round after round: each input-required answer's requests are answered by
+   * `answerAll` and the request is sent again with the answers and the server's state as it sent it.
+   */
+  const inRounds = async (
+    what: string,
+    send: (retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined) => Promise<unknown>,
+    answerAll: (requests: [string, unknown][]) => Promise<unknown[]>,
+  ): Promise<unknown> => {
+    let retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined
+    for (let round = 0; ; round++) {
+      const result = await send(retry)
+      if (!sdk.isInputRequiredResult(result)) return result
+      if (round === MAX_INPUT_ROUNDS)
+        throw new McpToolError(`MCP server ${label} asked for input ${round + 1} times without finishing ${what}`)
+      const requests = Object.entries(result.inputRequests ?? {})
+      const answers = await answerAll(requests)
+      // The state goes back exactly as the server sent it: it is the server's, sealed or not.
+      retry = {
+        inputResponses: Object.fromEntries(requests.map(([key], i) => [key, answers[i]])),
+        ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
+      }
+    }
+  }
+
   return {
     client: adapter,
     protocolVersion: client.getNegotiatedProtocolVersion(),
@@ -196,25 +241,22 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
       return answered(await client.getPrompt(passThrough(params, call), { ...promptOptions, allowInputRequired: true }))
     },
     async callTool(params, callOptions, exec) {
-      let retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined
-      for (let round = 0; ; round++) {
-        const result: unknown = await client.callTool(
-          { ...params, ...retry },
-          { ...callOptions, allowInputRequired: true },
-        )
-        if (!sdk.isInputRequiredResult(result)) return result as CallToolResult
-        if (round === MAX_INPUT_ROUNDS)
-          throw new McpToolError(
-            `MCP server ${label} asked for input ${round + 1} times without finishing ${JSON.stringify(params.name)}`,
-          )
-        const requests = Object.entries(result.inputRequests ?? {})
-        const answers = await Promise.all(requests.map(([, request]) => answer(request, exec, params.name)))
-        // The state goes back exactly as the server sent it: it is the server's, sealed or not.
-        retry = {
-          inputResponses: Object.fromEntries(requests.map(([key], i) => [key, answers[i]])),
-          ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
-        }
-      }
+      const context = { signal: exec.signal, calls: [exec] }
+      return (await inRounds(
+        JSON.stringify(params.name),
+        (retry) => client.callTool({ ...params, ...retry }, { ...callOptions, allowInputRequired: true }),
+        (requests) => Promise.all(requests.map(([, request]) => answer(request, context, JSON.stringify(params.name)))),
+      )) as CallToolResult
+    },
+    async getPrompt(params, promptOptions, using) {
+      // No tool call runs: the handlers given ask the client of this very request.
+      const context = { signal: promptOptions.signal ?? new AbortController().signal, calls: [] }
+      const what = `the prompt ${JSON.stringify(params.name)}`
+      return inRounds(
+        what,
+        (retry) => client.getPrompt({ ...params, ...retry }, { ...promptOptions, allowInputRequired: true }),
+        (requests) => Promise.all(requests.map(([, request]) => answer(request, context, what, using))),
+      )
     },
   }
 }

@@ -7,12 +7,15 @@ import {
   type CompleteRequest,
   CompleteRequestSchema,
   type CompleteResult,
+  CreateMessageResultSchema,
+  CreateMessageResultWithToolsSchema,
   ElicitResultSchema,
   GetPromptRequestSchema,
   type GetPromptResult,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
+  ListRootsResultSchema,
   type Prompt,
   ReadResourceRequestSchema,
   type ReadResourceResult,
@@ -23,7 +26,9 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
+import type { McpCapabilityHandlers } from './capabilities.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
+import { type InputMethod, requestInput } from './request-input.js'
 import type { McpListKind } from './upstream-catalog.js'
 import type { AuthInfo } from './wire-types.js'
 
@@ -83,6 +88,13 @@ export interface McpServeContext {
    * elicitation), declined, cancelled or failed, with the reason.
    */
   confirm(question: string, title: string): Promise<{ readonly approved: boolean; readonly reason: string }>
+  /**
+   * Handlers that ask this request's client (on the request's own stream) what an upstream asks
+   * while answering it, each kind only when the client declared it: give them as
+   * `McpConnection.getPrompt`'s `input`. Absent where the client is asked otherwise (an MCP
+   * 2026-07-28 client answers by retrying).
+   */
+  readonly input?: McpCapabilityHandlers
 }
 
 /** How long a person may take to answer a confirmation. */
@@ -202,6 +214,12 @@ export function serveCatalog(server: Server, catalog: McpServerCatalog): () => v
     signal: extra.signal,
     ...(extra.authInfo === undefined ? {} : { authInfo: extra.authInfo }),
     confirm: (question, title) => confirm(server, extra, question, title),
+    input: requestInput(
+      () => server.getClientCapabilities(),
+      (method, params, options) =>
+        (extra.sendRequest as SendAny)({ method, params }, resultSchema(method, params), options),
+      extra.signal,
+    ),
   })
   // Whatever the source throws becomes the client's JSON-RPC error, keeping a numeric code.
   const handle =
@@ -307,6 +325,16 @@ type SendRequest = (
   schema: typeof ElicitResultSchema,
   options?: { signal?: AbortSignal; timeout?: number },
 ) => Promise<{ action: string; content?: Record<string, unknown> }>
+
+type SendAny = (request: { method: string; params: unknown }, schema: unknown, options: unknown) => Promise<unknown>
+
+/** The SDK's check of the client's answer to `method`. */
+function resultSchema(method: InputMethod, params: unknown): unknown {
+  if (method === 'elicitation/create') return ElicitResultSchema
+  if (method === 'roots/list') return ListRootsResultSchema
+  const tools = (params as { tools?: unknown } | undefined)?.tools
+  return tools === undefined ? CreateMessageResultSchema : CreateMessageResultWithToolsSchema
+}
 
 /** A yes-or-no elicitation on the stream of the request being handled. */
 async function confirm(

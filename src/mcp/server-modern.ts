@@ -25,7 +25,13 @@ import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { isRecord } from '../util/is-record.js'
 import { approvalAnswer, approvalQuestion } from './approval-question.js'
-import { ApprovalStateSeal, argumentsDigest, type SpentNonces } from './approval-state.js'
+import {
+  APPROVED_ROUNDS_MS,
+  ApprovalStateSeal,
+  argumentsDigest,
+  type CarriedApproval,
+  type SpentNonces,
+} from './approval-state.js'
 import { MCP_LOG_LEVELS, type McpLogMessage } from './client.js'
 import { type ModernCall, modernDemand, runModernCall } from './era-call.js'
 import { identityOf } from './identity.js'
@@ -110,6 +116,33 @@ function answered(outcome: ApprovalOutcome, asked: string): ApprovalService {
   }
 }
 
+/** The approval an earlier round of the call was given, while it holds; else none (it is asked again). */
+function stillApproved(
+  approved: CarriedApproval | undefined,
+  now = Date.now(),
+): { outcome: ApprovalOutcome; asked: string; until: number } | undefined {
+  if (approved === undefined || approved.until <= now) return undefined
+  // Once: an `always` answer was applied as a standing rule in the round that got it.
+  const outcome: ApprovalOutcome = {
+    kind: 'allowed-once',
+    ...(approved.by === undefined ? {} : { decidedBy: approved.by }),
+  }
+  return { outcome, asked: approved.asked, until: approved.until }
+}
+
+/** What a round's approval hands the call's next round, when it allowed the call. */
+function approvalToCarry(
+  answer: { outcome: ApprovalOutcome; asked: string; until?: number } | undefined,
+  client: string | undefined,
+  now = Date.now(),
+): CarriedApproval | undefined {
+  if (answer === undefined) return undefined
+  const { kind } = answer.outcome
+  if (kind !== 'allowed-once' && kind !== 'allowed-always') return undefined
+  const by = 'decidedBy' in answer.outcome ? answer.outcome.decidedBy : client
+  return { asked: answer.asked, ...(by === undefined ? {} : { by }), until: answer.until ?? now + APPROVED_ROUNDS_MS }
+}
+
 /** A 2026-07-28 server as its face drives it: the SDK's low-level server, kept out of the declarations. */
 export interface ModernServer {
   sendToolListChanged(): Promise<void>
@@ -168,8 +201,8 @@ export function modernServers(
       bound: { subject: string; tool: string; args: string },
     ): Promise<
       | { outcome: ApprovalOutcome; asked: string }
-      | { relay: { inputResponses: Record<string, unknown>; requestState?: string } }
-      | { resume: { key: string; inputResponses: Record<string, unknown> } }
+      | { relay: { inputResponses: Record<string, unknown>; requestState?: string }; approved?: CarriedApproval }
+      | { resume: { key: string; inputResponses: Record<string, unknown> }; approved?: CarriedApproval }
     > => {
       const opened = await seal.open(wire, bound).catch((error: unknown) => {
         // The ledger of used states is out of reach: nothing runs, and the same retry may succeed
@@ -182,16 +215,21 @@ export function modernServers(
       })
       if (!opened.ok)
         throw new ProtocolError(JsonRpcCode.InvalidParams, `tools/call: requestState refused: ${opened.reason}`)
-      const { relay, held } = opened.state
+      const { relay, held, approved } = opened.state
       const inputResponses = rc.mcpReq.inputResponses
+      const carried = approved === undefined ? {} : { approved }
       if (held !== undefined)
-        return { resume: { key: held, inputResponses: { ...(inputResponses ?? {}) } as Record<string, unknown> } }
+        return {
+          resume: { key: held, inputResponses: { ...(inputResponses ?? {}) } as Record<string, unknown> },
+          ...carried,
+        }
       if (relay !== undefined) {
         return {
           relay: {
             inputResponses: { ...(inputResponses ?? {}) } as Record<string, unknown>,
             ...(relay.state !== undefined ? { requestState: relay.state } : {}),
           },
+          ...carried,
         }
       }
       const view = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
@@ -218,7 +256,11 @@ export function modernServers(
       // A retry carries the person's answer and the state sealed when they were asked.
       const wire = rc.mcpReq.requestState()
       const carried = wire === undefined ? undefined : await retried(rc, wire, bound)
-      const answer = carried !== undefined && 'outcome' in carried ? carried : undefined
+      // This round's approval: the person's answer, or the one an earlier round of this call was
+      // given (sealed in the state), so a retry carrying the upstream's input is not asked again.
+      const answer =
+        carried === undefined ? undefined : 'outcome' in carried ? carried : stillApproved(carried.approved)
+      const approved = approvalToCarry(answer, authInfo?.clientId)
       const declared = (rc.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
       const call: ModernCall = {
         clientCapabilities: isRecord(declared) ? declared : {},
@@ -256,12 +298,18 @@ export function modernServers(
           runToolCall(tools, methods, params, callId, signal, agent, approval),
         )
         // An upstream's refusal or question goes to the client as the upstream said it.
-        const relayed = upstreamAnswer(call, bound, callId)
+        const relayed = upstreamAnswer(call, bound, callId, approved)
         if (relayed !== undefined) return relayed as never
         if (call.held !== undefined)
           return inputRequired({
             inputRequests: call.held.inputRequests as never,
-            requestState: seal.seal({ ...bound, asked: params.name, callId, held: call.held.key }),
+            requestState: seal.seal({
+              ...bound,
+              asked: params.name,
+              callId,
+              held: call.held.key,
+              ...(approved === undefined ? {} : { approved }),
+            }),
           })
         if (asked !== undefined)
           return inputRequired({
@@ -299,6 +347,7 @@ export function modernServers(
       call: ModernCall,
       bound: { subject: string; tool: string; args: string },
       callId: string,
+      approved?: CarriedApproval,
     ): unknown => {
       if (call.rpcError !== undefined) {
         const { code, message, data } = call.rpcError
@@ -318,6 +367,7 @@ export function modernServers(
           asked: bound.tool,
           callId,
           relay: call.inputRequired.requestState === undefined ? {} : { state: call.inputRequired.requestState },
+          ...(approved === undefined ? {} : { approved }),
         }),
       })
     }

@@ -4,12 +4,12 @@
 // config in the ConfigMap is one `toolgate serve --check` accepts, and secrets are referenced by
 // the keys the Secret has.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { BIN } from '../cli/helpers.js'
-import { find, imageRuntime, kustomizedManifests, type Manifest } from './deploy-files.js'
+import { find, imageRuntime, KUSTOMIZE_DIR, kustomizedManifests, type Manifest, REPO } from './deploy-files.js'
 import { unknownFieldErrors } from './strict-fields.js'
 
 interface Validating {
@@ -167,6 +167,41 @@ describe('the Kubernetes manifests (deploy/kubernetes)', () => {
     // Neither the config nor the args carry a secret: the store URL and tokens are variables.
     expect(argAfter('--store')).toBe('$(TOOLGATE_STORE_URL)')
     expect(configMap.data[path.posix.basename(configFile)]).not.toMatch(/token"\s*:|postgres:\/\//)
+  })
+
+  it('the state key is mounted from an operator-created Secret, and TOOLGATE_STATE_KEY_FILE names it', () => {
+    // Issue 35, item 4: every replica seals requestState with one key, so a retry may land anywhere.
+    const variable = container.env.find((v: Loose) => v.name === 'TOOLGATE_STATE_KEY_FILE')
+    expect(variable?.value).toBe('/etc/toolgate-state/state.key')
+    const keyFile: string = variable.value
+    const mount = container.volumeMounts.find((m: Loose) => m.mountPath === path.posix.dirname(keyFile))
+    expect(mount).toMatchObject({ name: 'state-key', readOnly: true })
+    const volume = podSpec.volumes.find((v: Loose) => v.name === mount.name)
+    expect(volume.secret.secretName).toBe('toolgate-state-key')
+    expect(volume.secret.items).toEqual([{ key: 'state.key', path: path.posix.basename(keyFile) }])
+    // Readable by the pod's group only (the gateway runs as uid/gid 1000, fsGroup 1000).
+    expect(volume.secret.defaultMode).toBe(0o440)
+    expect(podSpec.securityContext.fsGroup).toBe(podSpec.securityContext.runAsGroup)
+    // The store is configured: without it a shared key is not used for approvals.
+    expect(argAfter('--store')).toBeDefined()
+    // The operator's command is the same in the manifest's comment and in the guide.
+    const command = 'kubectl -n toolgate create secret generic toolgate-state-key --from-file=state.key'
+    expect(readFileSync(path.join(KUSTOMIZE_DIR, 'deployment.yaml'), 'utf8')).toContain(command)
+    expect(readFileSync(path.join(REPO, 'docs/guide/deploy.md'), 'utf8')).toContain(command)
+  })
+
+  it('no key material is committed: the kustomization makes no state-key Secret and no file holds a key', () => {
+    const secrets: Loose[] = manifests.filter((m) => m.kind === 'Secret')
+    expect(secrets.map((secret) => secret.metadata.name)).not.toContain('toolgate-state-key')
+    for (const secret of secrets) {
+      const keys = [...Object.keys(secret.data ?? {}), ...Object.keys(secret.stringData ?? {})]
+      expect(keys.filter((key) => /state/i.test(key))).toEqual([])
+    }
+    // No blob that could be a key (32 bytes as base64 or hex, or longer) in any deploy file.
+    for (const name of readdirSync(KUSTOMIZE_DIR)) {
+      const text = readFileSync(path.join(KUSTOMIZE_DIR, name), 'utf8')
+      expect(text.match(/[A-Za-z0-9+/_-]{43,}={0,2}|\b[0-9a-fA-F]{64}\b/g) ?? [], name).toEqual([])
+    }
   })
 
   it('the ConfigMap’s config is one `toolgate serve --check` accepts, with the Secret’s tokens', () => {

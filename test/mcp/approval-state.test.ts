@@ -38,4 +38,14 @@ describe('ApprovalStateSeal', () => {
     expect((await seal.open(wire, bound, APPROVAL_STATE_TTL_MS - 1)).ok).toBe(false)
     expect(await seal.open(wire, bound, APPROVAL_STATE_TTL_MS + 1)).toEqual({ ok: false, reason: 'it has expired' })
   })
+
+  it('carries an approval to later rounds of the call inside the seal', async () => {
+    const seal = new ApprovalStateSeal()
+    const approved = { asked: 'write_file', by: 'client-1', until: 5_000 }
+    const opened = await seal.open(seal.seal({ ...fields, relay: {}, approved }, 1_000), bound, 2_000)
+    expect(opened).toMatchObject({ ok: true, state: { approved } })
+    // Sealed by this key but not an approval's shape: refused rather than trusted.
+    const odd = seal.seal({ ...fields, approved: { asked: 'write_file' } as never }, 1_000)
+    expect(await seal.open(odd, bound, 2_000)).toEqual({ ok: false, reason: 'it is malformed' })
+  })
 })
