@@ -149,6 +149,31 @@ export const ERROR_CODES = {
     surface: 'result',
     errorClass: 'CodeReplayDivergedError',
   },
+  APPROVAL_ASKED_AGAIN: {
+    meaning:
+      "A kept gateway program's sub-call asked for approval again under the id of one whose decision was already used; a call is decided once, so the program ended.",
+    surface: 'result',
+  },
+  INVALID_PROGRAM_ID: {
+    meaning:
+      'The name a client gave its run_code program (_meta "toolgate/program") is not 1 to 128 visible ASCII characters.',
+    surface: 'result',
+  },
+  PROGRAM_ID_TAKEN: {
+    meaning:
+      'The caller named a run_code program with a name its kept program of other arguments already has; nothing ran.',
+    surface: 'result',
+  },
+  PROGRAM_NOT_KEPT: {
+    meaning:
+      "The kept turn of the named run_code program does not verify under the state key (or is not the caller's); nothing ran.",
+    surface: 'result',
+  },
+  PROGRAM_ENDED: {
+    meaning:
+      'The kept run_code program a client waited for ended without a result it could be given; its result is in the journal.',
+    surface: 'result',
+  },
   MCP_TOOL_ERROR: {
     meaning: 'A remote MCP tool failed: the server answered with an error, closed, or did not answer in time.',
     surface: 'result',

@@ -7,7 +7,13 @@
 // decision re-runs the program from its log: finished sub-calls answer from the log, the decided
 // one runs, and the result goes to the client that is still waiting on this instance, and always
 // to the journal.
-import { randomUUID } from 'node:crypto'
+//
+// A program is its caller's: the caller's identity (or none, for an anonymous caller) is sealed in
+// the turn, the resume runs under that identity's own scope, and a client that named its program
+// (`_meta["toolgate/program"]`) can wait for it again after a restart only as the same identity: the
+// turn of a named program is found by a digest of its owner and its name, so another identity's
+// same name is another turn.
+import { createHash, randomUUID } from 'node:crypto'
 import type {
   Agent,
   ApprovalOutcome,
@@ -20,10 +26,10 @@ import type {
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { Store } from '../journal/store.js'
-import { identityOf } from '../mcp/identity.js'
-import type { McpCallKeeper } from '../mcp/server.js'
+import { type Identity, identityOf } from '../mcp/identity.js'
+import type { McpCallKeeper, McpKeptCall } from '../mcp/server.js'
 import type { AuthInfo } from '../mcp/wire-types.js'
-import { sealVerifies, stateSeal } from '../providers/state-seal.js'
+import { canonicalJson, sealVerifies, stateSeal } from '../providers/state-seal.js'
 import type { Log } from './log.js'
 
 /** Turns of kept programs are saved under ids with this prefix. */
@@ -34,15 +40,66 @@ const POLL_MS = 500
 /** With a store that pushes turn changes (PostgreSQL's LISTEN/NOTIFY), polling is only the fallback. */
 const WATCHED_POLL_MS = 10_000
 
+/** How a client names its program in a `tools/call`'s `_meta`, to wait for it again (see the header). */
+const PROGRAM_ID = /^[\x21-\x7e]{1,128}$/
+
+/** Whose program it is, as sealed in its turn: the caller's identity, or null for an anonymous caller. */
+type Owner = {
+  readonly subject: string
+  readonly groups: readonly string[]
+  readonly scopes: readonly string[]
+  readonly claims: Readonly<Record<string, JsonValue>>
+} | null
+
 interface ProgramState extends Record<string, unknown> {
   readonly v: 1
   readonly kind: 'gateway-program'
-  readonly agentId: null
+  /** The owner's scope id (as the viewer lists it), null for an anonymous caller. */
+  readonly agentId: string | null
+  /** Absent in turns kept before programs were bound to identities: those are anonymous. */
+  readonly owner?: Owner
+  /** The name the client gave its program, when it gave one. */
+  readonly programId?: string
   readonly call: { readonly callId: string; readonly name: string; readonly arguments: JsonValue }
   readonly pending: { readonly calls: readonly JsonValue[]; readonly requests: readonly ApprovalRequest[] }
   readonly program: ProgramSuspension
+  /** The program's result, once it ended (the turn is closed then): a client that waits again gets it. */
+  readonly result?: JsonValue
   readonly seal?: string
 }
+
+const ownerOf = (identity: Identity | undefined): Owner =>
+  identity === undefined
+    ? null
+    : {
+        subject: identity.subject,
+        groups: [...identity.groups],
+        scopes: [...identity.scopes],
+        claims: JSON.parse(JSON.stringify(identity.claims)) as Record<string, JsonValue>,
+      }
+
+/** Who an owner is, for telling owners apart: its subject under its token's issuer (a static token has none). */
+const ownerKey = (owner: Owner): JsonValue =>
+  owner === null ? null : [owner.subject, typeof owner.claims.iss === 'string' ? owner.claims.iss : null]
+
+/**
+ * The turn a named program of `identity` is kept in: the same on every instance, and another
+ * identity's same name gives another turn (it can never reach this one).
+ */
+export function namedProgramTurnId(identity: Identity | undefined, programId: string): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([ownerKey(ownerOf(identity)), programId]))
+    .digest('hex')
+  return `${PROGRAM_TURN_PREFIX}named:${digest.slice(0, 40)}`
+}
+
+/** A failed result of the program's own call. */
+const programFailure = (message: string, code: string): ToolExecutionResult =>
+  ({
+    isError: true,
+    error: { message, info: { name: 'Error', code } },
+    content: [{ type: 'text', text: message }],
+  }) as unknown as ToolExecutionResult
 
 export interface ProgramKeeper extends McpCallKeeper {
   close(): void
@@ -82,20 +139,57 @@ export function createProgramKeeper(deps: {
   flush: () => Promise<void>
   /** How often to poll the store's turns (default: 500 ms, or 10 s when the store pushes changes). */
   pollMs?: number
+  /**
+   * The scope an authenticated caller is served (the gateway's `identities.agentFor`): its kept
+   * program resumes under it. Without it, only anonymous callers' programs are kept.
+   */
+  scopeOf?: (identity: Identity) => Agent
 }): ProgramKeeper {
-  const { store, key, execute, agent, log, flush } = deps
-  // Clients still waiting on this instance, by turn id; turns this instance is resuming now.
-  const waiters = new Map<string, (result: ToolExecutionResult) => void>()
+  const { store, key, execute, agent, log, flush, scopeOf } = deps
+  // Clients still waiting on this instance, by turn id; turns this instance is running or resuming now.
+  const waiters = new Map<string, Set<(result: ToolExecutionResult) => void>>()
+  const live = new Set<string>()
   const busy = new Set<string>()
   const refused = new Set<string>()
+  const lostClaims = new Set<string>()
   const stopping = new AbortController()
 
+  const deliver = (turnId: string, result: ToolExecutionResult) => {
+    const waiting = waiters.get(turnId)
+    if (waiting === undefined) return false
+    for (const done of [...waiting]) done(result)
+    return true
+  }
+
+  /** Wait, as a client on this instance, for the program kept in `turnId` (until its result, or the client goes). */
+  const waitFor = (turnId: string, signal: AbortSignal | undefined): Promise<ToolExecutionResult> =>
+    new Promise<ToolExecutionResult>((resolve) => {
+      const waiting = waiters.get(turnId) ?? new Set<(result: ToolExecutionResult) => void>()
+      waiters.set(turnId, waiting)
+      const done = (value: ToolExecutionResult) => {
+        waiting.delete(done)
+        if (waiting.size === 0 && waiters.get(turnId) === waiting) waiters.delete(turnId)
+        signal?.removeEventListener('abort', aborted)
+        resolve(value)
+      }
+      const aborted = () => done(waitingResult(turnId))
+      waiting.add(done)
+      if (signal?.aborted) aborted()
+      else signal?.addEventListener('abort', aborted, { once: true })
+    })
+
   const seal = (state: ProgramState): ProgramState => ({ ...state, seal: stateSeal(state, key) })
-  const stateOf = (call: ProgramState['call'], program: ProgramSuspension): ProgramState =>
+  const stateOf = (
+    owner: { readonly owner: Owner; readonly agentId: string | null; readonly programId?: string },
+    call: ProgramState['call'],
+    program: ProgramSuspension,
+  ): ProgramState =>
     seal({
       v: 1,
       kind: 'gateway-program',
-      agentId: null,
+      agentId: owner.agentId,
+      owner: owner.owner,
+      ...(owner.programId === undefined ? {} : { programId: owner.programId }),
       call,
       pending: {
         calls: program.waiting.map((r) => ({
@@ -108,13 +202,11 @@ export function createProgramKeeper(deps: {
       program,
     })
 
-  /** Run (or re-run) the program; a pause is saved under `turnId` and answered by `undefined`. */
-  async function runKept(
-    input: ToolExecutionInput,
+  /** Run (or re-run) the program: its result, or what it waits for when it paused. */
+  async function runProgram(
     options: ToolExecuteOptions,
-    turnId: string,
     dispatch: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
-  ): Promise<ToolExecutionResult | undefined> {
+  ): Promise<{ readonly result: ToolExecutionResult } | { readonly paused: ProgramSuspension }> {
     let paused: ProgramSuspension | undefined
     const result = await dispatch({
       ...options,
@@ -123,56 +215,152 @@ export function createProgramKeeper(deps: {
         paused = program
       },
     })
-    if (paused === undefined) return result
-    const call = { callId: input.callId, name: input.name, arguments: input.arguments as JsonValue }
+    return paused === undefined ? { result } : { paused }
+  }
+
+  /** Save a paused program under `turnId`, so the viewer lists its waiting sub-calls. */
+  async function keep(turnId: string, state: ProgramState): Promise<void> {
     // The viewer offers a call only once the journal shows it asking: its records are committed
     // before the turn lists it as pending, or a crash in between would leave it undecidable.
     await flush()
-    await store.saveTurn(turnId, stateOf(call, paused) as unknown as JsonValue)
+    await store.saveTurn(turnId, state as unknown as JsonValue)
     log.info(`a run_code program waits for an approver in the viewer (turn ${turnId})`)
+  }
+
+  /** The program ended: its result is sealed into the turn (for a client that waits again), the turn closed. */
+  async function finish(turnId: string, state: ProgramState, result: ToolExecutionResult): Promise<void> {
+    const { seal: _old, ...rest } = state
+    const final = seal({
+      ...rest,
+      pending: { calls: [], requests: [] },
+      result: JSON.parse(JSON.stringify(result)) as JsonValue,
+    })
+    await store.saveTurn(turnId, final as unknown as JsonValue)
+    await store.closeTurn(turnId)
+    if (!deliver(turnId, result))
+      log.info(`a kept run_code program finished (turn ${turnId}); its result is in the journal`)
+  }
+
+  /** The scope a kept program resumes under: its owner's own, or the serving agent for an anonymous caller. */
+  const scopeOfOwner = (owner: Owner): Agent | undefined => {
+    if (owner === null) return agent
+    if (scopeOf === undefined) return undefined
+    return scopeOf(Object.freeze({ ...owner }))
+  }
+
+  /** A turn's state when its seal verifies under this gateway's key (logged once, and left alone, otherwise). */
+  function verified(turnId: string, state: unknown): ProgramState | undefined {
+    if (typeof state === 'object' && state !== null && sealVerifies(state as Record<string, unknown>, key))
+      return state as ProgramState
+    if (!refused.has(turnId)) log.info(`program turn ${turnId} is not sealed with this gateway's state key: left alone`)
+    refused.add(turnId)
     return undefined
   }
 
   async function resume(turnId: string): Promise<void> {
     const turn = await store.loadTurn(turnId)
     if (turn === undefined || turn.closed) return
-    const state = turn.state as unknown as ProgramState
-    if (typeof state !== 'object' || state === null || !sealVerifies(state, key)) {
+    const state = verified(turnId, turn.state)
+    if (state === undefined) return
+    const decided = state.program.waiting.filter((r) => turn.decisions[r.callId] !== undefined)
+    if (decided.length === 0) return
+    const owner = state.owner ?? null
+    const scope = scopeOfOwner(owner)
+    if (scope === undefined) {
       if (!refused.has(turnId))
-        log.info(`program turn ${turnId} is not sealed with this gateway's state key: left alone`)
+        log.info(
+          `program turn ${turnId} belongs to "${owner?.subject}", whose scope this gateway cannot make: left alone`,
+        )
       refused.add(turnId)
       return
     }
-    const decided = state.program.waiting.filter((r) => turn.decisions[r.callId] !== undefined)
-    if (decided.length === 0) return
     // One instance resumes each decision: the claim is taken on the recorded decision itself.
     const first = decided[0]
     const claim = await store.claim(
       {
         turnId,
-        agentId: null,
+        agentId: state.agentId,
         callId: first.callId,
         toolName: first.toolName,
         arguments: first.arguments as JsonValue,
       },
       { turnId, kind: turn.decisions[first.callId].kind },
     )
-    if (!claim.won) return
+    if (!claim.won) {
+      // Another instance resumes it now, or one died resuming it (a claim is never taken back).
+      const lost = `${turnId} ${first.callId}`
+      if (!lostClaims.has(lost))
+        log.info(
+          `program turn ${turnId}: the decision for sub-call ${first.callId} is claimed by another resume (${claim.reason}); this instance leaves it`,
+        )
+      lostClaims.add(lost)
+      return
+    }
     const decisions = Object.fromEntries(decided.map((r) => [r.callId, turn.decisions[r.callId]]))
     const input: ToolExecutionInput = {
       callId: state.call.callId,
       name: state.call.name,
       arguments: state.call.arguments,
-      agent,
+      agent: scope,
       signal: stopping.signal,
     }
     const options = { program: { log: state.program.log, decisions }, storedTurnId: turnId }
-    const result = await runKept(input, options, turnId, (o) => execute(input, o))
-    if (result === undefined) return
-    await store.closeTurn(turnId)
-    const waiter = waiters.get(turnId)
-    if (waiter !== undefined) waiter(result)
-    else log.info(`a kept run_code program finished (turn ${turnId}); its result is in the journal`)
+    const ran = await runProgram(options, (o) => execute(input, o))
+    if ('result' in ran) return finish(turnId, state, ran.result)
+    // A sub-call asked again under the id of one already decided: its decision is spent (claimed),
+    // and the store takes one decision per call, so nobody could ever decide it. The program ends.
+    const again = ran.paused.waiting.find((r) => turn.decisions[r.callId] !== undefined)
+    if (again !== undefined) {
+      log.info(
+        `program turn ${turnId}: sub-call ${again.callId} (${again.toolName}) asked for approval again after its decision was spent; the program fails`,
+      )
+      return finish(
+        turnId,
+        state,
+        programFailure(
+          `the program's sub-call ${again.callId} (${again.toolName}) asked for approval again after its decision was used; a call is decided once, so the program ends here`,
+          'APPROVAL_ASKED_AGAIN',
+        ),
+      )
+    }
+    const { owner: _owner, agentId, programId } = state
+    await keep(
+      turnId,
+      stateOf({ owner, agentId, ...(programId === undefined ? {} : { programId }) }, state.call, ran.paused),
+    )
+  }
+
+  /**
+   * A client waits again for its named program: the kept turn's result when it ended, else its
+   * result once it does. Undefined when no such program is kept (the call then runs as new).
+   */
+  async function attach(
+    turnId: string,
+    owner: Owner,
+    input: ToolExecutionInput,
+  ): Promise<ToolExecutionResult | undefined> {
+    if (live.has(turnId)) return waitFor(turnId, input.signal)
+    const turn = await store.loadTurn(turnId)
+    if (turn === undefined) return undefined
+    const state = verified(turnId, turn.state)
+    if (state === undefined || JSON.stringify(ownerKey(state.owner ?? null)) !== JSON.stringify(ownerKey(owner)))
+      return programFailure(
+        `the program named "${state?.programId ?? ''}" cannot be waited for here: its kept turn ${turnId} does not verify`,
+        'PROGRAM_NOT_KEPT',
+      )
+    if (canonicalJson(state.call.arguments) !== canonicalJson(input.arguments))
+      return programFailure(
+        `the name "${state.programId}" is taken by another program of this caller (its code or description differ); name a new program anew`,
+        'PROGRAM_ID_TAKEN',
+      )
+    if (turn.closed)
+      return state.result === undefined
+        ? programFailure(`the program kept in turn ${turnId} ended; its result is in the journal`, 'PROGRAM_ENDED')
+        : (state.result as unknown as ToolExecutionResult)
+    log.info(`a client waits again for the run_code program kept in turn ${turnId}`)
+    const waiting = waitFor(turnId, input.signal)
+    tick()
+    return waiting
   }
 
   async function poll(): Promise<void> {
@@ -189,6 +377,19 @@ export function createProgramKeeper(deps: {
       } finally {
         busy.delete(turnId)
       }
+    }
+    // Clients here waiting for a program another instance ended: its result is in its turn.
+    for (const turnId of waiters.keys()) {
+      if (turns.has(turnId) || live.has(turnId) || busy.has(turnId)) continue
+      const turn = await store.loadTurn(turnId)
+      if (turn === undefined || !turn.closed) continue
+      const state = verified(turnId, turn.state)
+      deliver(
+        turnId,
+        state?.result === undefined
+          ? programFailure(`the program kept in turn ${turnId} ended; its result is in the journal`, 'PROGRAM_ENDED')
+          : (state.result as unknown as ToolExecutionResult),
+      )
     }
   }
 
@@ -218,25 +419,48 @@ export function createProgramKeeper(deps: {
 
   return {
     keeps: (name: string, _agent: Agent | undefined, authInfo: AuthInfo | undefined) =>
-      // An identity's program would resume under the gateway's own scope: only anonymous callers.
-      name === PROGRAM_TOOL && identityOf(authInfo) === undefined,
-    async run(input, options, run) {
-      const turnId = `${PROGRAM_TURN_PREFIX}${randomUUID()}`
-      const result = await runKept(input, options, turnId, run).catch((error: unknown) => {
-        log.info(`a paused program could not be kept in the store: ${String(error)}`)
-        return waitingResult(turnId)
-      })
-      if (result !== undefined) return result
-      return new Promise<ToolExecutionResult>((resolve) => {
-        const done = (value: ToolExecutionResult) => {
-          waiters.delete(turnId)
-          input.signal?.removeEventListener('abort', aborted)
-          resolve(value)
+      // An identity's program resumes under that identity's scope: kept only when the keeper can make it.
+      name === PROGRAM_TOOL && (identityOf(authInfo) === undefined || scopeOf !== undefined),
+    async run(input, options, run, call?: McpKeptCall) {
+      const identity = identityOf(call?.authInfo)
+      const owner = ownerOf(identity)
+      const programId = call?.programId
+      if (programId !== undefined && (typeof programId !== 'string' || !PROGRAM_ID.test(programId)))
+        return programFailure(
+          '_meta["toolgate/program"]: expected 1 to 128 visible ASCII characters naming the program',
+          'INVALID_PROGRAM_ID',
+        )
+      const turnId =
+        programId === undefined ? `${PROGRAM_TURN_PREFIX}${randomUUID()}` : namedProgramTurnId(identity, programId)
+      if (programId !== undefined) {
+        const attached = await attach(turnId, owner, input)
+        if (attached !== undefined) return attached
+      }
+      const bound = {
+        owner,
+        agentId: owner === null ? null : (input.agent?.id ?? null),
+        ...(programId === undefined ? {} : { programId }),
+      }
+      const call_ = { callId: input.callId, name: input.name, arguments: input.arguments as JsonValue }
+      live.add(turnId)
+      let ran: Awaited<ReturnType<typeof runProgram>>
+      try {
+        ran = await runProgram(options, run)
+        if ('result' in ran) {
+          // A client that named this program and waits for it here gets the same answer.
+          deliver(turnId, ran.result)
+          return ran.result
         }
-        const aborted = () => done(waitingResult(turnId))
-        waiters.set(turnId, done)
-        input.signal?.addEventListener('abort', aborted, { once: true })
-      })
+        await keep(turnId, stateOf(bound, call_, ran.paused))
+      } catch (error) {
+        log.info(`a paused program could not be kept in the store: ${String(error)}`)
+        const result = waitingResult(turnId)
+        deliver(turnId, result)
+        return result
+      } finally {
+        live.delete(turnId)
+      }
+      return waitFor(turnId, input.signal)
     },
     close() {
       clearInterval(timer)

@@ -104,7 +104,7 @@ export async function attachStore(gateway: Gateway, config: StoreConfig, log: Lo
 /** The gateway's shared state in an opened `store` (closed with it). */
 export async function shareStore(
   gateway: Pick<Gateway, 'agent'> & {
-    readonly identities?: Pick<Gateway['identities'], 'identityOf'>
+    readonly identities?: Pick<Gateway['identities'], 'identityOf'> & Partial<Pick<Gateway['identities'], 'agentFor'>>
     readonly policy?: Gateway['policy']
     readonly credentialOf?: Gateway['credentialOf']
   },
@@ -131,6 +131,7 @@ export async function shareStore(
     log.debug(
       'no $TOOLGATE_STATE_KEY_FILE: an approval asked of an MCP 2026-07-28 client is sealed with a per-process key, so its retry must come back to this instance',
     )
+  const agentFor = identities?.agentFor?.bind(identities)
   const keeper =
     key === undefined
       ? undefined
@@ -141,6 +142,8 @@ export async function shareStore(
           agent: gateway.agent,
           log,
           flush: () => journal.flush(),
+          // An authenticated caller's program resumes under that identity's own scope.
+          ...(agentFor === undefined ? {} : { scopeOf: agentFor }),
         })
   return {
     store,

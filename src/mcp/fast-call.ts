@@ -15,6 +15,7 @@ import {
 import type { McpCallChannel } from './client-directory.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
+import { PROGRAM_META } from './serve-tools.js'
 import { traceIdOf } from './trace-context.js'
 import type { AuthInfo } from './wire-types.js'
 
@@ -81,6 +82,8 @@ function plainCallParams(params: unknown):
   const traceId = traceIdOf(meta)
   if (meta !== undefined) {
     if (!isPlainObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return undefined
+    // A named program is for the keeper, which only the SDK path hands the name to.
+    if (meta[PROGRAM_META] !== undefined) return undefined
     token = meta.progressToken as string | number | undefined
     if (token !== undefined && !isToken(token)) return undefined
   }

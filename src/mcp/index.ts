@@ -38,7 +38,13 @@ export type {
   McpServeContext,
   McpServerCatalog,
 } from './serve-catalog.js'
-export { type CreateMcpServerOptions, createMcpServer, type McpCallKeeper, type McpServerLogging } from './server.js'
+export {
+  type CreateMcpServerOptions,
+  createMcpServer,
+  type McpCallKeeper,
+  type McpKeptCall,
+  type McpServerLogging,
+} from './server.js'
 export type { McpSessionPartition } from './session-partition.js'
 export {
   type McpListKind,

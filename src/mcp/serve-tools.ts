@@ -17,7 +17,7 @@ import { isRecord } from '../util/is-record.js'
 import { type McpContentBlock, toMcpContent } from './content.js'
 import type { McpCallKeeper } from './server.js'
 import { traceContextOf, traceIdOf } from './trace-context.js'
-import type { CallToolResult, Tool } from './wire-types.js'
+import type { AuthInfo, CallToolResult, Tool } from './wire-types.js'
 
 /** What a call needs of a `tools/call` request's params. */
 export interface CallParams {
@@ -25,7 +25,12 @@ export interface CallParams {
   readonly arguments?: Record<string, unknown>
   readonly traceId?: string
   readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string }
+  /** `_meta["toolgate/program"]` as the client sent it: the name of a program a keeper may keep. */
+  readonly programId?: unknown
 }
+
+/** The `_meta` key a client names a kept `run_code` program with (see McpKeptCall). */
+export const PROGRAM_META = 'toolgate/program'
 
 /** The tools `agent` sees, as MCP tools, for a client of `era`. */
 export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined, era: 'legacy' | 'modern'): Tool[] {
@@ -79,6 +84,7 @@ export async function runToolCall(
   agent: Agent | undefined,
   approval: ApprovalService | undefined,
   keeper?: McpCallKeeper,
+  authInfo?: AuthInfo,
 ): Promise<CallToolResult> {
   const { name, traceId, traceContext } = params
   const input = { callId, name, arguments: params.arguments ?? {}, agent, signal }
@@ -89,7 +95,13 @@ export async function runToolCall(
   }
   const dispatch = (chosen: ToolExecuteOptions) => methods.execute.call(tools, input, chosen)
   // A kept call (see CreateMcpServerOptions.keeper) runs through its keeper, which may pause it.
-  const result = keeper === undefined ? await dispatch(options) : await keeper.run(input, options, dispatch)
+  const result =
+    keeper === undefined
+      ? await dispatch(options)
+      : await keeper.run(input, options, dispatch, {
+          ...(authInfo === undefined ? {} : { authInfo }),
+          ...(params.programId === undefined ? {} : { programId: params.programId }),
+        })
   return toCallToolResult(result, methods.get.call(tools, name, agent))
 }
 
@@ -97,11 +109,13 @@ export async function runToolCall(
 export function callParams(params: { name: string; arguments?: Record<string, unknown>; _meta?: unknown }): CallParams {
   const traceId = traceIdOf(params._meta)
   const traceContext = traceContextOf(params._meta)
+  const programId = isRecord(params._meta) ? params._meta[PROGRAM_META] : undefined
   return {
     name: params.name,
     ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
     ...(traceId === undefined ? {} : { traceId }),
     ...(traceContext === undefined ? {} : { traceContext }),
+    ...(programId === undefined ? {} : { programId }),
   }
 }
 

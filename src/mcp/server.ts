@@ -93,7 +93,14 @@ export interface McpCallKeeper {
     input: ToolExecutionInput,
     options: ToolExecuteOptions,
     run: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
+    call?: McpKeptCall,
   ): Promise<ToolExecutionResult>
+}
+
+/** Who made a kept call, and the name its client gave it (`_meta["toolgate/program"]`, unchecked). */
+export interface McpKeptCall {
+  readonly authInfo?: AuthInfo
+  readonly programId?: unknown
 }
 
 /** Where a served scope's log messages come from, and who hears the client's level. */
@@ -196,7 +203,7 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
       const approval = approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId)
       const keep =
         approval === noElicitation && keeper?.keeps(params.name, agent, authInfo) === true ? keeper : undefined
-      const result = await runToolCall(tools, methods, params, callId, signal, agent, approval, keep)
+      const result = await runToolCall(tools, methods, params, callId, signal, agent, approval, keep, authInfo)
       return revealToCaller(result, callerOnly)
     } finally {
       endCall?.()

@@ -679,6 +679,8 @@ function runContext(
   const run = {
     callId: exec.callId,
     rootCallId: exec.rootCallId,
+    // Always set (null for a top-level call): the type promises it, and a body tells a Code Mode sub-call by it.
+    parentCallId: exec.parentCallId,
     name: exec.name,
     arguments: exec.arguments,
     agent: exec.agent,

@@ -100,6 +100,10 @@ describe('R-EXEC-1 input materialization and identity', () => {
     expect(result.isError ? null : result.value).toBe(1)
     expect(seen[1].parent).toBe(seen[0].token)
     expect(seen[1].rootCallId).toBe('outer-1')
+    // The body's run context carries parentCallId as its type promises: null at the top, the enclosing id below.
+    expect(seen[0].parentCallId).toBeNull()
+    expect(seen[1].parentCallId).toBe('outer-1')
+    expect(Object.keys(seen[1])).toContain('parentCallId')
     expect(seen[1].token).not.toBe(seen[0].token)
   })
 

@@ -1,0 +1,263 @@
+// Issue 40, item 2 (last bullet), for authenticated callers (R-AUTH-3): `serve --http --store` with
+// OAuth (JWTs signed with jose) keeps a run_code program of an identity bound to that identity. The
+// gateway is killed (SIGKILL) while B waits; after the restart, another identity that names its
+// program the same gets nothing of it, the owner waits for it again by its name on a new
+// connection, B is approved in the viewer, and the owner gets the result: A, B and C each ran once,
+// under the owner's identity in the journal.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join, resolve } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { namedProgramTurnId } from '../../src/gateway/program-keeper.js'
+import { createPostgresStore, type Store } from '../../src/store/index.js'
+import { startViewer } from '../../src/viewer/server.js'
+import { storeApproval } from '../../src/viewer/store-source.js'
+import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { type AuthServer, startAuthServer } from '../cli/oauth-server.js'
+import { type PgServer, startPgServer } from './pg-server.js'
+
+const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
+let server: PgServer
+let as: AuthServer
+let audience = ''
+let work: { dir: string; cleanup: () => Promise<void> }
+const children: ChildProcess[] = []
+const closers: (() => Promise<unknown>)[] = []
+/** What the gateways wrote to stderr, for a failure's message. */
+let said = ''
+
+beforeAll(async () => {
+  server = await startPgServer()
+  work = await tempDir()
+  as = await startAuthServer({ clients: {}, audience: () => audience })
+}, 120_000)
+afterAll(async () => {
+  for (const close of closers.reverse()) await close().catch(() => {})
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await as?.close()
+  server?.destroy()
+  await work?.cleanup()
+})
+
+async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + 90_000
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; the gateways said:\n${said.slice(-4000)}`)
+    await new Promise((done) => setTimeout(done, 50))
+  }
+}
+
+/** A port nobody listens on now: the token's audience names the gateway's port, the same after the restart. */
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done))
+  const { port } = probe.address() as { port: number }
+  await new Promise<void>((done) => probe.close(() => done()))
+  return port
+}
+
+function gateway(config: string, url: string, keyFile: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', String(port), '--config', config, '--store', url], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, TOOLGATE_STATE_KEY_FILE: keyFile },
+  })
+  children.push(child)
+  let err = ''
+  return new Promise((done, fail) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+      said += chunk.toString()
+      if (/serving MCP at http:\/\/127\.0\.0\.1:\d+\/mcp/.test(err)) done(child)
+    })
+    child.once('exit', (code) => fail(new Error(`toolgate serve exited with ${code}: ${err}`)))
+  })
+}
+
+/** An MCP client (without elicitation: nobody on its connection can approve) as the bearer of a JWT for `sub`. */
+async function clientAs(sub: string): Promise<Client> {
+  const token = await as.mint({ sub, scope: 'mcp:tools' })
+  const client = new Client({ name: `test-${sub}`, version: '1.0.0' })
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(audience), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  )
+  closers.push(() => client.close())
+  return client
+}
+
+/** Approve `callId` in a viewer over `store`, through its HTTP API. */
+async function approveInViewer(store: Store, callId: string, turnId: string): Promise<Response> {
+  const viewer = await startViewer({
+    journal: 'store',
+    title: 'store',
+    store,
+    approval: storeApproval(store),
+    pollMs: 100,
+  })
+  closers.push(() => viewer.close())
+  const token = await until(async () => {
+    const controller = new AbortController()
+    const response = await fetch(`${viewer.url}events`, { signal: controller.signal })
+    const reader = response.body!.getReader()
+    let text = ''
+    while (!/event: snapshot\ndata: .*\n/.test(text)) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += new TextDecoder().decode(value)
+    }
+    controller.abort()
+    const head = /event: snapshot\ndata: (.*)\n/.exec(text)
+    return head ? (JSON.parse(head[1]) as { token?: string }).token : undefined
+  }, 'the viewer token')
+  return fetch(`${viewer.url}decision`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-toolgate-token': token },
+    body: JSON.stringify({ callId, decision: 'approve', turnId }),
+  })
+}
+
+const CODE = [
+  'const a = await tools.step({ n: 1 })',
+  'const b = await tools.guarded({ n: 2 })',
+  'const c = await tools.step({ n: 3 })',
+  'return { a, b, c }',
+].join('\n')
+const PROGRAM = 'nightly-report-7'
+const named = (name: string) => ({ 'toolgate/program': name })
+const textOf = (result: unknown) =>
+  JSON.stringify((result as { structuredContent?: unknown }).structuredContent ?? result)
+
+describe('an identity’s gateway program survives a restart, and is only its own (issue 40, item 2)', {
+  timeout: 300_000,
+}, () => {
+  it('A, B (approved after a SIGKILL and restart), C run once; the owner gets the result, another identity nothing', async () => {
+    const url = server.createDatabase('programs_auth')
+    const marker = join(work.dir, 'marker')
+    writeFileSync(marker, '')
+    const keyFile = join(work.dir, 'state.key')
+    writeFileSync(keyFile, 'gateway-programs-auth-key-0123456789')
+    const port = await freePort()
+    audience = `http://127.0.0.1:${port}/mcp`
+    const config = await writeConfig(work.dir, {
+      files: false,
+      mode: 'code',
+      servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+      policy: { ask: ['guarded'] },
+      auth: {
+        oauth: { issuer: as.issuer, audience, jwksUri: as.jwksUri, requiredScopes: ['mcp:tools'], jwksCooldownMs: 0 },
+      },
+    })
+    const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
+    const alice = { subject: 'alice', groups: [], scopes: ['mcp:tools'], claims: { iss: as.issuer } }
+    const turnId = namedProgramTurnId(alice, PROGRAM)
+
+    const first = await gateway(config, url, keyFile, port)
+    const before = await clientAs('alice')
+    void before
+      .callTool(
+        { name: 'run_code', arguments: { code: CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
+        undefined,
+        {
+          timeout: 600_000,
+        },
+      )
+      .catch(() => {})
+    const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
+    closers.push(() => store.close())
+    const pending = await until(async () => {
+      const calls = await store.pendingCalls()
+      return calls.length > 0 ? calls : undefined
+    }, 'the paused program in the store')
+    // Kept under the owner's name for it, as the owner's scope, sealed with the owner inside.
+    expect(pending).toEqual([
+      expect.objectContaining({ turnId, toolName: 'guarded', agentId: expect.stringMatching(/\/alice#/) }),
+    ])
+    const kept = (await store.loadTurn(turnId))?.state as { seal?: string; owner?: { subject?: string } }
+    expect(kept.seal).toMatch(/.+/)
+    expect(kept.owner?.subject).toBe('alice')
+    expect(ran()).toEqual(['step:1'])
+
+    first.kill('SIGKILL')
+    await new Promise((done) => first.once('exit', done))
+    await gateway(config, url, keyFile, port)
+
+    // Hostile: bob presents the same program name. He reaches nothing of alice's program: his call
+    // is a program of his own (which needs no approval), and alice's still waits, untouched.
+    const bob = await clientAs('bob')
+    const bobs = await bob.callTool({
+      name: 'run_code',
+      arguments: { code: 'return "only bob\'s"', description: 'mine' },
+      _meta: named(PROGRAM),
+    })
+    expect(bobs.isError).not.toBe(true)
+    expect(textOf(bobs)).toContain("only bob's")
+    for (const part of ['step', 'guarded', 'alice', turnId]) expect(textOf(bobs)).not.toContain(part)
+    // Bob also presents alice's program itself under that name: it is his own new program, which
+    // runs A as bob and waits for B in a turn of his own; alice's turn is not touched.
+    const bobCopy = bob
+      .callTool(
+        { name: 'run_code', arguments: { code: CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
+        undefined,
+        {
+          timeout: 600_000,
+        },
+      )
+      .catch((error: unknown) => error)
+    const bobsTurn = await until(async () => {
+      const calls = (await store.pendingCalls()).filter((c) => c.turnId !== turnId)
+      return calls.length > 0 ? calls[0] : undefined
+    }, "bob's own paused program")
+    expect(bobsTurn.agentId).toMatch(/\/bob#/)
+    expect(ran()).toEqual(['step:1', 'step:1'])
+
+    // The owner, on a new connection to the new gateway, waits for its program again by its name.
+    const after = await clientAs('alice')
+    const again = after.callTool(
+      { name: 'run_code', arguments: { code: CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
+      undefined,
+      { timeout: 600_000 },
+    )
+    await until(
+      () => (said.includes(`waits again for the run_code program kept in turn ${turnId}`) ? true : undefined),
+      'alice to wait for her program again',
+    )
+    // Approve alice's B in the viewer, over HTTP.
+    expect((await approveInViewer(store, pending[0].callId, turnId)).status).toBe(200)
+    const result = await again
+    expect(result.isError, textOf(result)).not.toBe(true)
+    for (const part of ['step 1 done', 'guarded 2 done', 'step 3 done']) expect(textOf(result)).toContain(part)
+    // A (before the restart), B and C (after it) each ran once for alice; bob's copy still waits.
+    expect(ran()).toEqual(['step:1', 'step:1', 'guarded:2', 'step:3'])
+    expect((await store.pendingCalls()).map((c) => c.turnId)).toEqual([bobsTurn.turnId])
+    // Bob's waiting call got nothing: it is still open.
+    let bobDone = false
+    void bobCopy.then(() => {
+      bobDone = true
+    })
+    await new Promise((done) => setImmediate(done))
+    expect(bobDone).toBe(false)
+
+    // The journal: alice's sub-calls each once, all as alice; the resumed program names its turn.
+    const records: { type: string; toolName: string; identity?: { subject?: string }; storedTurnId?: string }[] = []
+    for await (const { record } of store.read())
+      if (record.type === 'result' && !JSON.stringify(record).includes('"APPROVAL_SUSPENDED"'))
+        records.push(record as never)
+    const alices = records.filter((r) => r.identity?.subject === 'alice')
+    expect(alices.map((r) => r.toolName).sort()).toEqual(['guarded', 'run_code', 'step', 'step'])
+    expect(alices.find((r) => r.toolName === 'run_code')?.storedTurnId).toBe(turnId)
+    // Bob's journal records are his own programs and his A, never alice's sub-calls.
+    expect(
+      records
+        .filter((r) => r.identity?.subject === 'bob')
+        .map((r) => r.toolName)
+        .sort(),
+    ).toEqual(['run_code', 'step'])
+  })
+})
