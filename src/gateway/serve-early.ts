@@ -5,8 +5,23 @@
 // then reads the same flags and config text again, reports any problem as it always does, and
 // takes the processes over (or stops them) instead of spawning its own.
 import { keepConfigTexts } from './config-read.js'
+import { isLoopbackHost } from './http-proxy.js'
 import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
-import { readSettings } from './settings.js'
+import { type GatewaySettings, readSettings } from './settings.js'
+
+/** The address `serve --http` binds when --host does not say (http-guard's DEFAULT_HOST, not imported: it loads jose). */
+const HTTP_DEFAULT_HOST = '127.0.0.1'
+
+/**
+ * Whether the CLI will get as far as starting the upstreams. Over stdio, yes once the flags and
+ * config pass. Over HTTP, only when its exposure check passes without loading token verification:
+ * a loopback address and no `auth` (checkExposure's first case). A config with `auth` waits for
+ * the CLI, which builds the authenticator (and may refuse it) before spawning anything.
+ */
+export function spawnsEarly(settings: Pick<GatewaySettings, 'http' | 'auth' | 'host'>): boolean {
+  if (settings.http === undefined) return true
+  return settings.auth === undefined && isLoopbackHost(settings.host ?? HTTP_DEFAULT_HOST)
+}
 
 /** Spawn the upstream servers of a `serve` run now, when its flags and config are good; never throws. */
 export async function spawnBeforeLoad(argv: readonly string[]): Promise<void> {
@@ -15,8 +30,9 @@ export async function spawnBeforeLoad(argv: readonly string[]): Promise<void> {
   try {
     keepConfigTexts()
     const settings = await readSettings(rest, SERVE_FLAGS)
-    // Serving HTTP first checks who may reach it (and may refuse to start): that stays the CLI's.
-    if (settings.http === undefined) spawnUpstreamsEarly(settings)
+    // Serving HTTP first checks who may reach it (and may refuse to start): only a start that check
+    // cannot refuse spawns early. Nothing is served here either way: the CLI opens the port.
+    if (spawnsEarly(settings)) spawnUpstreamsEarly(settings)
   } catch {
     // The CLI finds the same problem and reports it.
   }

@@ -7,6 +7,7 @@
 // which a consumer of toolgate's own declarations may not have.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { toNodeHandler } from '@modelcontextprotocol/node'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 import {
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
@@ -38,6 +39,7 @@ import { identityOf } from './identity.js'
 import { isModernRequest } from './inbound-era.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
+import { answerFast, type FastRequest, fastRequest, projectModernCallResult } from './modern-fast-path.js'
 import type { McpServerCatalog } from './serve-catalog.js'
 import { catalogCapabilities, catalogMethods, type McpServeContext } from './serve-catalog.js'
 import {
@@ -81,6 +83,11 @@ export interface ModernHttpOptions {
   readonly spentStates?: SpentNonces
   /** Failures the SDK reports out of band (a refused request, a failed write). */
   readonly onerror?: (error: Error) => void
+  /**
+   * Whether a plainly well-formed tools/call or tools/list is answered without the SDK's
+   * per-request server (src/mcp/modern-fast-path.ts); true by default, and never with `wrap`.
+   */
+  readonly fastPath?: boolean
 }
 
 /** The 2026-07-28 face of a Streamable HTTP endpoint. */
@@ -150,10 +157,36 @@ export interface ModernServer {
   sendPromptListChanged(): Promise<void>
 }
 
+/** What a 2026-07-28 request's handler reads of its request: the SDK's context, or the fast path's. */
+export interface ModernRequestContext {
+  readonly mcpReq: {
+    requestState(): unknown
+    readonly inputResponses?: Record<string, unknown>
+    readonly envelope?: object
+    readonly _meta?: { readonly progressToken?: string | number }
+    readonly signal: AbortSignal
+    notify(notification: { method: string; params?: Record<string, unknown> }): Promise<void>
+  }
+}
+
+/** The tools bodies of one caller's 2026-07-28 requests, without a server object around them. */
+export interface ModernToolHandlers {
+  toolsList(): Promise<{ tools: unknown }>
+  toolsCall(
+    request: { params: { name: string; arguments?: Record<string, unknown>; _meta?: unknown } },
+    rc: ModernRequestContext,
+  ): Promise<unknown>
+}
+
 /** What the 2026-07-28 servers of one face share, and how each is made. */
 export interface ModernServers {
   /** A low-level server whose requests are served as the scope of `authInfo` (none over stdio). */
   build(authInfo: AuthInfo | undefined): ModernServer
+  /**
+   * The tools bodies as `build`'s server registers them, for the caller of `authInfo`, projecting a
+   * call's result as the 2026-07-28 era does (the HTTP fast path, src/mcp/modern-fast-path.ts).
+   */
+  handlers(authInfo: AuthInfo | undefined): ModernToolHandlers
   /** Ends the progress relay. */
   close(): void
 }
@@ -186,9 +219,17 @@ export function modernServers(
   const seal = new ApprovalStateSeal(options.stateKey, options.spentStates)
   let serial = 0
 
-  const build = (authInfo: AuthInfo | undefined): Server => {
-    // The deprecated low-level server: the gateway's handlers are its own, not McpServer's registrations.
-    const server = new Server(info, { capabilities, jsonSchemaValidator: validator })
+  /**
+   * The tools bodies of one caller's requests, with or without a server object around them: the
+   * per-request server registers them, and the fast path (modern-fast-path.ts) calls them directly.
+   * `project` is the era's tools/call result projection; `instanceCapabilities` what the client
+   * declared beside the envelope (nothing on the fast path, whose envelope always says).
+   */
+  const handlersFor = (
+    authInfo: AuthInfo | undefined,
+    project: (result: CallToolResult, outputSchema: Record<string, unknown> | undefined) => unknown,
+    instanceCapabilities: () => { elicitation?: unknown } | undefined,
+  ) => {
     const scope = () => agentFor(authInfo)
     /**
      * What a retry carries, once its state is opened (a refused state runs nothing): the person's
@@ -196,7 +237,7 @@ export function modernServers(
      * upstream's own state.
      */
     const retried = async (
-      rc: ServerContext,
+      rc: ModernRequestContext,
       wire: unknown,
       bound: { subject: string; tool: string; args: string },
     ): Promise<
@@ -240,11 +281,14 @@ export function modernServers(
         )
       return { outcome: approvalAnswer(view, authInfo?.clientId), asked: opened.state.asked }
     }
-    server.setRequestHandler('tools/list', async () => {
+    const toolsList = async () => {
       await modernDemand()
       return { tools: listTools(tools, scope(), 'modern') as never }
-    })
-    server.setRequestHandler('tools/call', async (request, rc) => {
+    }
+    const toolsCall = async (
+      request: { params: { name: string; arguments?: Record<string, unknown>; _meta?: unknown } },
+      rc: ModernRequestContext,
+    ): Promise<unknown> => {
       await modernDemand()
       const agent = scope()
       const params = callParams(request.params)
@@ -279,7 +323,7 @@ export function modernServers(
           ? undefined
           : answer !== undefined
             ? answered(answer.outcome, answer.asked)
-            : declaresElicitation(rc, server)
+            : declaresElicitation(rc, instanceCapabilities)
               ? {
                   request: async (question) => {
                     // A Code Mode sub-call's ask would re-run the program's earlier sub-calls on the
@@ -299,7 +343,7 @@ export function modernServers(
         )
         // An upstream's refusal or question goes to the client as the upstream said it.
         const relayed = upstreamAnswer(call, bound, callId, approved)
-        if (relayed !== undefined) return relayed as never
+        if (relayed !== undefined) return relayed
         if (call.held !== undefined)
           return inputRequired({
             inputRequests: call.held.inputRequests as never,
@@ -316,17 +360,17 @@ export function modernServers(
             inputRequests: { [APPROVAL_INPUT]: inputRequired.elicit(approvalQuestion(asked)) },
             requestState: seal.seal({ ...bound, asked: asked.toolName, callId }),
           })
-        return server.projectCallToolResult(
-          result as never,
-          outputSchemaOf(methods.get.call(tools, params.name, agent)),
+        return project(
+          result as CallToolResult,
+          outputSchemaOf(methods.get.call(tools, params.name, agent)) as Record<string, unknown> | undefined,
         )
       } finally {
         progress.end(callId)
         stopLogs()
       }
-    })
+    }
     /** A 2026 client's prompts/get as the upstream link sees it, its retry's state opened and bound. */
-    const promptCall = async (rc: ServerContext, params: unknown) => {
+    const promptCall = async (rc: ModernRequestContext, params: unknown) => {
       const { name, arguments: args } = (isRecord(params) ? params : {}) as { name?: unknown; arguments?: unknown }
       const bound = {
         subject: identityOf(authInfo)?.subject ?? '',
@@ -371,6 +415,19 @@ export function modernServers(
         }),
       })
     }
+    return { toolsList, toolsCall, promptCall, upstreamAnswer }
+  }
+
+  const build = (authInfo: AuthInfo | undefined): Server => {
+    // The deprecated low-level server: the gateway's handlers are its own, not McpServer's registrations.
+    const server = new Server(info, { capabilities, jsonSchemaValidator: validator })
+    const { toolsList, toolsCall, promptCall, upstreamAnswer } = handlersFor(
+      authInfo,
+      (result, outputSchema) => server.projectCallToolResult(result, outputSchema),
+      () => server.getClientCapabilities(),
+    )
+    server.setRequestHandler('tools/list', toolsList)
+    server.setRequestHandler('tools/call', async (request, rc) => (await toolsCall(request, rc)) as never)
     const contextOf = (rc: ServerContext): McpServeContext => ({
       signal: rc.mcpReq.signal,
       ...(authInfo === undefined ? {} : { authInfo }),
@@ -400,7 +457,11 @@ export function modernServers(
     }
     return wrap ? wrap(server) : server
   }
-  return { build, close: () => progress.close() }
+  return {
+    build,
+    handlers: (authInfo) => handlersFor(authInfo, projectModernCallResult, () => undefined),
+    close: () => progress.close(),
+  }
 }
 
 /** One leg per endpoint: each request gets its own server from the endpoint's {@link modernServers}. */
@@ -436,9 +497,24 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
   const stopTools = ctx.on('tools/change', () => changed('tools'))
   const stopCatalog = catalog?.watch?.((kind) => changed(kind)) ?? (() => {})
 
+  // A request found fit for the fast path while classifying it, until handle() takes it.
+  const fit = new WeakMap<IncomingMessage, FastRequest>()
+  const fast = options.fastPath !== false && options.wrap === undefined
+  const serverInfo = { name: options.name, version: options.version }
   return {
-    isModern: async (req, body) => isModernRequest(req, body),
-    handle: (req, res, body) => node(req, res, body),
+    isModern: async (req, body) => {
+      const request = fast ? fastRequest(req, body) : undefined
+      if (request === undefined) return isModernRequest(req, body)
+      fit.set(req, request)
+      return true
+    },
+    handle: async (req, res, body) => {
+      const request = fit.get(req) ?? (fast ? fastRequest(req, body) : undefined)
+      if (request === undefined) return node(req, res, body)
+      fit.delete(req)
+      const authInfo = (req as IncomingMessage & { auth?: AuthInfo }).auth
+      if (!(await answerFast(servers.handlers(authInfo), res, request, serverInfo))) await node(req, res, body)
+    },
     async close() {
       if (closed) return
       closed = true
@@ -454,7 +530,7 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
  * The gateway's log messages at or above the level the request's envelope asks for, sent on the
  * request's own stream while it runs; none when it asks for none. Returns how to stop.
  */
-function forwardLogs(logging: McpServerLogging | undefined, rc: ServerContext): () => void {
+function forwardLogs(logging: McpServerLogging | undefined, rc: ModernRequestContext): () => void {
   const asked = (rc.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY]
   const threshold = MCP_LOG_LEVELS.indexOf(asked as (typeof MCP_LOG_LEVELS)[number])
   if (logging === undefined || threshold < 0) return () => {}
@@ -469,8 +545,11 @@ function forwardLogs(logging: McpServerLogging | undefined, rc: ServerContext): 
 }
 
 /** Whether the request's client can be asked: its envelope's capabilities (per request), else the instance's. */
-function declaresElicitation(rc: ServerContext, server: Server): boolean {
+function declaresElicitation(
+  rc: ModernRequestContext,
+  instanceCapabilities: () => { elicitation?: unknown } | undefined,
+): boolean {
   const declared = (rc.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
   if (typeof declared === 'object' && declared !== null) return 'elicitation' in declared
-  return server.getClientCapabilities()?.elicitation !== undefined
+  return instanceCapabilities()?.elicitation !== undefined
 }

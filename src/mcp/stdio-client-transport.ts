@@ -7,7 +7,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SpawnedStdio as Spawn, type SpawnedStdio, type StdioSpawnSpec } from './stdio-spawn.js'
 import type { JSONRPCMessage } from './wire-types.js'
-import { writeLine } from './write-line.js'
+import { writeLineBatched } from './write-line.js'
 
 const NEWLINE = 0x0a
 const CR = 0x0d
@@ -72,7 +72,7 @@ export class LineStdioClientTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.process?.child.stdin
-    return stdin ? writeLine(stdin, message) : Promise.reject(new Error('Not connected'))
+    return stdin ? writeLineBatched(stdin, message) : Promise.reject(new Error('Not connected'))
   }
 
   async close(): Promise<void> {

@@ -19,3 +19,24 @@ export function writeLine(stream: Writable, message: JSONRPCMessage): Promise<vo
   }
   return flushed ? SENT : new Promise((resolve) => stream.once('drain', resolve))
 }
+
+/** Streams corked until the end of this turn of the event loop. */
+const corked = new WeakSet<Writable>()
+
+/**
+ * {@link writeLine}, the stream corked until the end of this turn of the event loop (the check
+ * phase, after the I/O callbacks of the turn have run): the requests of many callers that arrive
+ * together go to an upstream's stdin in one write instead of one each, so under concurrency the
+ * upstream is woken once per batch rather than once per message.
+ */
+export function writeLineBatched(stream: Writable, message: JSONRPCMessage): Promise<void> {
+  if (!corked.has(stream)) {
+    corked.add(stream)
+    stream.cork()
+    setImmediate(() => {
+      corked.delete(stream)
+      stream.uncork()
+    })
+  }
+  return writeLine(stream, message)
+}

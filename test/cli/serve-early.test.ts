@@ -2,11 +2,13 @@
 // script, before the CLI's big bundle is read, compiled and run, and only when the flags and the
 // whole config are good. The CLI then takes those processes over (one process per server, never
 // two), reports a bad config exactly as before, and reads a config it can read only once just once.
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BIN, tempDir, writeConfig } from './helpers.js'
 
@@ -38,6 +40,31 @@ function run(args: string[], env: Record<string, string> = {}) {
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     )
   })
+}
+
+/** `toolgate serve --http 0 ...args` with the recorder preloaded, once it announces its port; and how to stop it. */
+async function serveHttp(args: string[]): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--require', RECORDER, BIN, 'serve', '--http', '0', ...args], {
+    env: { ...process.env, TOOLGATE_TEST_EVENTS: events },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let err = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+      const match = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
+      if (match) resolve(match[1])
+    })
+    child.once('exit', (code) => reject(new Error(`toolgate exited with ${code}: ${err}`)))
+  })
+  return {
+    url,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
 }
 
 const upstream = (extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [UPSTREAM], ...extra })
@@ -152,4 +179,48 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     expect(log.indexOf('bundle')).toBeGreaterThan(0)
     // Longer than `run`'s own bound, which stops a gateway left waiting for a second read.
   }, 90_000)
+
+  it('R-23-perf: `serve --http` on loopback without auth spawns its upstream before the bundle, and serves through it once listening', async () => {
+    const config = await writeConfig(dir, { servers: { a: upstream() } })
+    const served = await serveHttp(['--config', config, '--root', dir])
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(served.url)))
+      const result = await client.callTool({ name: 'a__pid', arguments: {} })
+      const log = await recorded()
+      const spawns = log.filter((line) => line.startsWith('spawn '))
+      expect(spawns).toHaveLength(1)
+      expect(log.slice(0, 2)).toEqual([spawns[0], 'bundle'])
+      expect((result.content as { text: string }[])[0].text).toBe(spawns[0].split(' ')[1])
+    } finally {
+      await client.close()
+      await served.stop()
+    }
+  })
+
+  it('R-23-perf: `serve --http` with "auth" spawns only once the CLI has built the authenticator', async () => {
+    const hash = createHash('sha256').update('secret-token').digest('hex')
+    const config = await writeConfig(dir, {
+      servers: { a: upstream() },
+      auth: { tokens: [{ sha256: hash, subject: 'alice' }] },
+    })
+    const served = await serveHttp(['--config', config, '--root', dir])
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(served.url), {
+          requestInit: { headers: { authorization: 'Bearer secret-token' } },
+        }),
+      )
+      const result = await client.callTool({ name: 'a__pid', arguments: {} })
+      const log = await recorded()
+      const spawns = log.filter((line) => line.startsWith('spawn '))
+      expect(spawns).toHaveLength(1)
+      expect(log.indexOf('bundle')).toBeLessThan(log.indexOf(spawns[0]))
+      expect((result.content as { text: string }[])[0].text).toBe(spawns[0].split(' ')[1])
+    } finally {
+      await client.close()
+      await served.stop()
+    }
+  })
 })

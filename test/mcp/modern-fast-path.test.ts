@@ -1,0 +1,258 @@
+// Issue 35, Performance: the 2026-07-28 tools/call and tools/list of `serve --http` are answered
+// without the SDK's per-request server when the request is plainly well-formed
+// (src/mcp/modern-fast-path.ts). The same raw HTTP requests go to two legs on one runtime, one
+// with the fast path and one without (the SDK's serving), and must get the same answers: status,
+// content type and JSON-RPC message, error cases included (those the fast path leaves to the SDK).
+import { createServer, type Server as HttpServer, type IncomingMessage } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createToolRuntime, defineTool } from '../../src/index.js'
+import { authInfoFor, identityOf } from '../../src/mcp/identity.js'
+import { connectMcpServer } from '../../src/mcp/index.js'
+import { fastRequest } from '../../src/mcp/modern-fast-path.js'
+import { createModernHttpLeg, type ModernHttpLeg } from '../../src/mcp/server-modern.js'
+import { startReferenceServer } from '../conformance/suite.js'
+
+const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
+const MODERN = '2026-07-28'
+const META = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'pin', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
+
+const closers: (() => Promise<void> | void)[] = []
+afterAll(async () => {
+  for (const close of closers.splice(0).reverse()) await close()
+})
+
+/** Who each leg was asked to serve, in order (the authInfo's subject, or "-"). */
+const seen: Record<'sdk' | 'fast', string[]> = { sdk: [], fast: [] }
+const urls: Record<'sdk' | 'fast', string> = { sdk: '', fast: '' }
+
+/** A leg on node:http the way serve-http drives it: the body parsed, the caller's identity on `req.auth`. */
+async function listen(leg: ModernHttpLeg): Promise<string> {
+  const http: HttpServer = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', async () => {
+      const text = Buffer.concat(chunks).toString('utf8')
+      const body = text === '' ? undefined : JSON.parse(text)
+      const subject = req.headers['x-test-subject']
+      if (typeof subject === 'string')
+        (req as IncomingMessage & { auth?: unknown }).auth = authInfoFor(
+          { subject, groups: [], scopes: [], claims: {} },
+          'token-id',
+        )
+      if (!(await leg.isModern(req, body))) return res.writeHead(418).end()
+      await leg.handle(req, res, body)
+    })
+  })
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
+  closers.push(() => new Promise<void>((resolve) => http.close(() => resolve())))
+  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`
+}
+
+beforeAll(async () => {
+  const rt = await createToolRuntime()
+  closers.push(() => rt.dispose())
+  rt.tools.register(
+    defineTool({
+      name: 'ping_tool',
+      description: 'Answers pong (a string as its structured output).',
+      parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
+      execute: async () => 'pong',
+    }),
+  )
+  rt.tools.register(
+    defineTool({
+      name: 'add',
+      description: 'Add.',
+      parameters: { a: { type: 'integer', required: true }, b: { type: 'integer', required: true } },
+      output: {
+        schema: {
+          type: 'object',
+          properties: { sum: { type: 'integer', required: true } },
+          additionalProperties: false,
+        },
+        render: (_args, v) => [{ type: 'text', text: String(v.sum) }],
+      },
+      execute: async ({ a, b }) => ({ sum: a + b }),
+    }),
+  )
+  const upstream = await connectMcpServer(rt.ctx, { command: process.execPath, args: [UPSTREAM] }, { prefix: 'up__' })
+  closers.push(() => upstream.close())
+  // The project's 2026-07-28 reference server: its tools answer with input-required results and -32021.
+  const reference = await startReferenceServer()
+  closers.push(() => reference.stop())
+  const modern = await connectMcpServer(rt.ctx, { url: reference.url }, { prefix: 'ref__' })
+  closers.push(() => modern.close())
+  for (const side of ['sdk', 'fast'] as const) {
+    const leg = createModernHttpLeg(rt.ctx, {
+      agentFor: (info) => {
+        seen[side].push(identityOf(info)?.subject ?? '-')
+        return undefined
+      },
+      name: 'gw',
+      version: '1.0.0',
+      maxMessageBytes: 1 << 20,
+      fastPath: side === 'fast',
+    })
+    closers.push(() => leg.close())
+    urls[side] = await listen(leg)
+  }
+}, 60_000)
+
+interface Sent {
+  headers: Record<string, string>
+  body: Record<string, unknown>
+}
+
+/** A well-formed request, as the SDK v2 client sends it. */
+function request(method: string, params: Record<string, unknown>, id: string | number = 7): Sent {
+  const headers: Record<string, string> = {
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'mcp-method': method,
+    'mcp-protocol-version': MODERN,
+  }
+  if (method === 'tools/call') headers['mcp-name'] = String(params.name)
+  return { headers, body: { jsonrpc: '2.0', id, method, params: { ...params, _meta: META } } }
+}
+
+const call = (name: string, args: Record<string, unknown> = {}) => request('tools/call', { name, arguments: args })
+
+/** What one leg answers. */
+async function answer(side: 'sdk' | 'fast', sent: Sent) {
+  const res = await fetch(urls[side], { method: 'POST', headers: sent.headers, body: JSON.stringify(sent.body) })
+  const message = JSON.parse(await res.text()) as { result?: { requestState?: unknown } }
+  // Each leg seals with a key of its own: the state is compared by its presence.
+  if (typeof message.result?.requestState === 'string') message.result.requestState = '(sealed)'
+  return { status: res.status, type: res.headers.get('content-type'), message: message as unknown }
+}
+
+/** Both legs answer alike; returns the answer. `fast` says whether the fast path takes the request. */
+async function same(sent: Sent, fast: boolean) {
+  expect(fastRequest({ method: 'POST', headers: sent.headers }, sent.body) !== undefined).toBe(fast)
+  const sdk = await answer('sdk', sent)
+  const ours = await answer('fast', sent)
+  expect(ours).toEqual(sdk)
+  return ours
+}
+
+describe('the 2026-07-28 fast path answers as the SDK does (issue 35, Performance)', { timeout: 60_000 }, () => {
+  it('tools/list: the same tools, cache hints and server info', async () => {
+    const listed = await same(request('tools/list', {}), true)
+    expect(listed.status).toBe(200)
+    expect(listed.message).toMatchObject({
+      id: 7,
+      result: { resultType: 'complete', ttlMs: 0, cacheScope: 'private' },
+    })
+    const names = (listed.message as { result: { tools: { name: string }[] } }).result.tools.map((tool) => tool.name)
+    expect(names).toEqual(expect.arrayContaining(['ping_tool', 'add', 'up__echo', 'up__kinds']))
+    // The upstream's tools declare execution.taskSupport (2025); this era's listing leaves it out.
+    expect(JSON.stringify(listed.message)).not.toContain('taskSupport')
+  })
+
+  it('tools/call: results of every shape, a string id, and a caller identity', async () => {
+    for (const sent of [
+      call('add', { a: 2, b: 3 }),
+      call('ping_tool'),
+      call('up__echo', { text: 'hi' }),
+      call('up__kinds'),
+      call('up__media'),
+      request('tools/call', { name: 'up__echo', arguments: { text: 'id' } }, 'a-string-id'),
+      request('tools/call', { name: 'up__pid' }),
+    ])
+      expect((await same(sent, true)).status).toBe(200)
+    const identified = call('add', { a: 1, b: 1 })
+    identified.headers['x-test-subject'] = 'alice'
+    const before = { sdk: seen.sdk.length, fast: seen.fast.length }
+    await same(identified, true)
+    expect(seen.fast.slice(before.fast)).toEqual(seen.sdk.slice(before.sdk))
+    expect(seen.fast.slice(before.fast)).toContain('alice')
+  })
+
+  it('tools/call: failures that are results (a failing tool, an unknown tool, bad arguments)', async () => {
+    for (const sent of [
+      call('up__fail'),
+      call('no_such_tool'),
+      call('add', { a: 'x' }),
+      call('up__echo', { text: 5 }),
+    ]) {
+      const got = await same(sent, true)
+      expect(got.message).toMatchObject({ id: 7, result: { isError: true } })
+    }
+  })
+
+  it("a 2026 upstream's answers pass alike: -32021 with HTTP 400, an input-required result", async () => {
+    const missing = await same(call('ref__test_missing_capability'), true)
+    expect(missing).toMatchObject({ status: 400, message: { id: 7, error: { code: -32021 } } })
+    const asking = call('ref__test_streaming_elicitation')
+    ;(asking.body.params as { _meta: Record<string, unknown> })._meta = {
+      ...META,
+      'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+    }
+    const asked = await same(asking, true)
+    expect(asked.message).toMatchObject({ id: 7, result: { resultType: 'input_required' } })
+  })
+
+  it('declared capabilities of the plain kind stay on the fast path', async () => {
+    const sent = call('add', { a: 1, b: 2 })
+    ;(sent.body.params as { _meta: Record<string, unknown> })._meta = {
+      ...META,
+      'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} }, roots: { listChanged: true } },
+    }
+    await same(sent, true)
+  })
+
+  it("refusals are the SDK's own, with the request id: the envelope (-32602), headers (-32020), params, removed methods (404)", async () => {
+    const noMeta = call('add', { a: 1, b: 2 })
+    delete (noMeta.body.params as { _meta?: unknown })._meta
+    expect((await same(noMeta, false)).message).toMatchObject({ id: 7, error: { code: -32602 } })
+
+    const badVersion = call('add', { a: 1, b: 2 })
+    ;(badVersion.body.params as { _meta: Record<string, unknown> })._meta = {
+      ...META,
+      'io.modelcontextprotocol/protocolVersion': 12,
+    }
+    expect((await same(badVersion, false)).message).toMatchObject({ id: 7, error: { code: -32602 } })
+
+    const wrongName = call('add', { a: 1, b: 2 })
+    wrongName.headers['mcp-name'] = 'ping_tool'
+    expect(await same(wrongName, false)).toMatchObject({ status: 400, message: { id: 7, error: { code: -32020 } } })
+
+    const wrongMethod = call('add', { a: 1, b: 2 })
+    wrongMethod.headers['mcp-method'] = 'tools/list'
+    expect(await same(wrongMethod, false)).toMatchObject({ status: 400, message: { id: 7, error: { code: -32020 } } })
+
+    const numberName = request('tools/call', { name: 5 })
+    expect((await same(numberName, false)).message).toMatchObject({ id: 7, error: { code: -32602 } })
+
+    const arrayArgs = request('tools/call', { name: 'add', arguments: [1, 2] })
+    expect((await same(arrayArgs, false)).message).toMatchObject({ id: 7, error: { code: -32602 } })
+
+    const removed = request('initialize', {})
+    expect(await same(removed, false)).toMatchObject({ status: 404, message: { id: 7, error: { code: -32601 } } })
+  })
+
+  it('what only the SDK serves goes to it: Mcp-Param-* headers, progress, a log level, trace context, a retry, richer client info', async () => {
+    const param = call('up__echo', { text: 'a' })
+    param.headers['mcp-param-text'] = 'a'
+    await same(param, false)
+    const withMeta = (extra: Record<string, unknown>) => {
+      const sent = call('up__echo', { text: 'a' })
+      ;(sent.body.params as { _meta: Record<string, unknown> })._meta = { ...META, ...extra }
+      return sent
+    }
+    await same(withMeta({ progressToken: 'p1' }), false)
+    await same(withMeta({ 'io.modelcontextprotocol/logLevel': 'debug' }), false)
+    await same(withMeta({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }), false)
+    await same(withMeta({ 'io.modelcontextprotocol/clientInfo': { name: 'pin', version: '1', title: 'Pin' } }), false)
+    const retry = call('up__echo', { text: 'a' })
+    ;(retry.body.params as Record<string, unknown>).requestState = 'not-a-state'
+    expect((await same(retry, false)).message).toMatchObject({ id: 7, error: { code: -32602 } })
+  })
+})
