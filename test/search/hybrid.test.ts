@@ -8,7 +8,8 @@ import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { ConfigError, createToolRuntime, defineTool, type ToolRuntimeHandle } from '../../src/index.js'
 import { EmbeddingRanker, embeddingText, type SentenceEncoder } from '../../src/search/embedding-ranker.js'
-import type { ToolSearchDocument } from '../../src/search/ranker-engine.js'
+import { TextSearchEngine } from '../../src/search/engine.js'
+import { FusedSearchEngine, type ToolSearchDocument } from '../../src/search/ranker-engine.js'
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'toolgate-hybrid-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -91,12 +92,51 @@ describe('the embedding side of the hybrid ranker', () => {
     expect(JSON.parse(readFileSync(file, 'utf8')).model).toBe('letters@1')
   })
 
-  it('reports an encoder that fails to load when asked to prepare', async () => {
-    const ranker = new EmbeddingRanker(async () => {
-      throw new Error('no weights')
-    })
-    ranker.add(doc('a__one', 'First tool.'))
-    await expect(ranker.prepare('one')).rejects.toThrow('no weights')
+  it('reports an encoder that fails to load once, and then scores nothing rather than failing', async () => {
+    const reported: unknown[] = []
+    let loads = 0
+    const ranker = new EmbeddingRanker(
+      async () => {
+        loads++
+        throw new Error('no weights')
+      },
+      undefined,
+      (error) => reported.push(error),
+    )
+    const docs = [doc('a__one', 'First tool.'), doc('a__two', 'Second tool.')]
+    for (const d of docs) ranker.add(d)
+    await ranker.prepare('one')
+    await ranker.prepare('two')
+    ranker.add(doc('a__three', 'Third tool.'))
+    await ranker.prepare('three')
+    expect(ranker.unavailable).toBe(true)
+    expect(ranker.rank('one', docs)).toEqual([0, 0])
+    // Loaded once, reported once: a broken model is not retried on every search.
+    expect(loads).toBe(1)
+    expect(reported.map((e) => (e as Error).message)).toEqual(['no weights'])
+  })
+
+  it('reports an encoder that fails while embedding a request, and stops using it', async () => {
+    const reported: unknown[] = []
+    const encoder = countingEncoder()
+    const ranker = new EmbeddingRanker(
+      async () => ({
+        id: encoder.id,
+        embed: async (texts) => {
+          if (texts.includes('boom')) throw new Error('out of memory')
+          return encoder.embed(texts)
+        },
+      }),
+      undefined,
+      (error) => reported.push(error),
+    )
+    const docs = [doc('a__abc', 'abc abc')]
+    ranker.add(docs[0] as ToolSearchDocument)
+    await ranker.prepare('abc')
+    expect(ranker.rank('abc', docs)[0]).toBeGreaterThan(0)
+    await ranker.prepare('boom')
+    expect(reported.map((e) => (e as Error).message)).toEqual(['out of memory'])
+    expect(ranker.rank('abc', docs)).toEqual([0])
   })
 })
 
@@ -135,6 +175,50 @@ describe("search: { ranker: 'hybrid' }", () => {
     expect(stored.model).toMatch(/^use-lite@/)
     expect(Object.keys(stored.vectors)).toHaveLength(3)
   }, 120_000)
+
+  it('search_tools falls back to the full text when the encoder cannot load, warning once (not an error)', async () => {
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => {
+      if (warning.message.includes('sentence encoder')) warnings.push(warning.message)
+    }
+    process.on('warning', onWarning)
+    try {
+      const broken = new EmbeddingRanker(async () => {
+        throw new Error('cannot read the model weights')
+      })
+      const engine = new FusedSearchEngine(new TextSearchEngine(), broken.rank, broken)
+      const withBroken = await createToolRuntime({ mode: 'native', search: { engine } })
+      const textOnly = await createToolRuntime({ mode: 'native' })
+      handles.push(withBroken, textOnly)
+      for (const { tools } of [withBroken, textOnly]) {
+        tools.register(tool('weather__forecast', 'Get the weather forecast for a place.'))
+        tools.register(tool('files__delete', 'Delete a file from the disk.'))
+        tools.register(tool('mail__send', 'Send an email message and a weather report.'))
+      }
+      const found = async (handle: ToolRuntimeHandle, callId: string) => {
+        const result = await handle.tools.execute({
+          callId,
+          name: 'search_tools',
+          arguments: { query: 'weather forecast' },
+          signal: new AbortController().signal,
+        })
+        expect(result.isError).toBe(false)
+        return (result as unknown as { value: { tools: { name: string }[] } }).value.tools.map((t) => t.name)
+      }
+      const expected = await found(textOnly, 't')
+      expect(expected).toEqual(['weather__forecast', 'mail__send'])
+      expect(await found(withBroken, 'b1')).toEqual(expected)
+      expect(await found(withBroken, 'b2')).toEqual(expected)
+      await withBroken.tools.prepareSearch('delete a file')
+      expect(withBroken.tools.search('delete a file')[0]?.name).toBe('files__delete')
+      // process.emitWarning delivers on a later tick.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toMatch(/cannot read the model weights.*full text alone/)
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
 
   it('refuses an embedding cache that is neither a path nor false', async () => {
     const error = await createToolRuntime({
