@@ -10,6 +10,7 @@ import { ConfigError, createToolRuntime, defineTool, type ToolRuntimeHandle } fr
 import { EmbeddingRanker, embeddingText, type SentenceEncoder } from '../../src/search/embedding-ranker.js'
 import { TextSearchEngine } from '../../src/search/engine.js'
 import { FusedSearchEngine, type ToolSearchDocument } from '../../src/search/ranker-engine.js'
+import { loadUseLiteEncoder } from '../../src/search/use-lite-encoder.js'
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'toolgate-hybrid-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -219,6 +220,22 @@ describe("search: { ranker: 'hybrid' }", () => {
       process.off('warning', onWarning)
     }
   })
+
+  it('the built-in encoder batches texts by length yet returns each vector in the order asked', async () => {
+    const encoder = await loadUseLiteEncoder()
+    // Ten texts (more than one batch), long and short mixed, so sorting by length reorders them.
+    const texts = Array.from({ length: 10 }, (_, i) =>
+      i % 2 === 0 ? `short ${i}` : `a much longer text number ${i} about the weather, files and mail`,
+    )
+    const together = await encoder.embed(texts)
+    for (const [i, text] of texts.entries()) {
+      const [alone] = await encoder.embed([text])
+      const a = Array.from(together[i] ?? [])
+      const b = Array.from(alone ?? [])
+      const cosine = a.reduce((sum, x, k) => sum + x * (b[k] ?? 0), 0) / (Math.hypot(...a) * Math.hypot(...b))
+      expect(cosine).toBeGreaterThan(0.99)
+    }
+  }, 120_000)
 
   it('refuses an embedding cache that is neither a path nor false', async () => {
     const error = await createToolRuntime({
