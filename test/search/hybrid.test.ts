@@ -141,6 +141,65 @@ describe('the embedding side of the hybrid ranker', () => {
   })
 })
 
+describe("score fusion (the 'hybrid' ranker's)", () => {
+  const definitions = [
+    tool('mail__send', 'Send an email message.'),
+    tool('mail__draft', 'Write an email draft and keep it.'),
+    tool('chat__post', 'Post to a channel.'),
+  ]
+  const engineWith = (scores: Record<string, number>) => {
+    const engine = new FusedSearchEngine(
+      new TextSearchEngine(),
+      (_query, docs) => docs.map((doc) => scores[doc.name] ?? 0),
+      {},
+      'score',
+    )
+    for (const definition of definitions) engine.add(definition)
+    return engine
+  }
+  const names = (engine: FusedSearchEngine, query: string) =>
+    engine.search(query, () => true, 5).map((match) => match.definition.name)
+
+  it('averages the two sides scaled to 0–1: a strong ranker score lifts a tool the text ranks lower', () => {
+    const text = new TextSearchEngine()
+    for (const definition of definitions) text.add(definition)
+    expect(text.search('send an email', () => true, 5).map((m) => m.definition.name)).toEqual([
+      'mail__send',
+      'mail__draft',
+    ])
+    // The ranker's best (1.0) against its worst (0.5): the draft gets the ranker's whole share.
+    expect(names(engineWith({ mail__send: 0.5, mail__draft: 1, chat__post: 0.6 }), 'send an email')).toEqual([
+      'mail__draft',
+      'mail__send',
+      'chat__post',
+    ])
+    // A tool the text does not match still ranks on the ranker's share, after the text's both.
+    expect(names(engineWith({ mail__send: 1, mail__draft: 0.5, chat__post: 0.9 }), 'send an email')).toEqual([
+      'mail__send',
+      'chat__post',
+      'mail__draft',
+    ])
+  })
+
+  it('is the full-text order when the ranker scores nothing (a request not embedded), with why kept', () => {
+    const engine = engineWith({})
+    const found = engine.search('send an email', () => true, 5)
+    expect(found.map((match) => match.definition.name)).toEqual(['mail__send', 'mail__draft'])
+    expect(found[0]?.why?.length).toBeGreaterThan(0)
+  })
+
+  it('refuses a score that is not a number, naming the option', () => {
+    const engine = new FusedSearchEngine(
+      new TextSearchEngine(),
+      (_q, docs) => docs.map(() => 'x') as never,
+      {},
+      'score',
+    )
+    engine.add(definitions[0] as ReturnType<typeof tool>)
+    expect(() => engine.search('send', () => true, 5)).toThrow(/search\.ranker: expected 1 numbers/)
+  })
+})
+
 const handles: ToolRuntimeHandle[] = []
 afterEach(async () => {
   for (const handle of handles.splice(0)) await handle.dispose()
