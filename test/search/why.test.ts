@@ -111,6 +111,33 @@ describe('a pluggable ranker', () => {
     expect(merged[0]?.why.length).toBeGreaterThan(0)
   })
 
+  it("ranks the ranker's positive finite scores best first, the earlier tool first among equals", async () => {
+    const scores: Record<string, number> = {
+      z__nan: Number.NaN,
+      z__three_a: 3,
+      z__zero: 0,
+      z__three_b: 3,
+      z__negative: -1,
+      z__infinite: Number.POSITIVE_INFINITY,
+      z__two: 2,
+    }
+    const { tools } = await runtime({ ranker: (_query, docs) => docs.map((doc) => scores[doc.name] ?? 0) })
+    for (const name of Object.keys(scores)) tools.register(tool(name, 'Qqq.'))
+    // No word of the request is in any tool: the order is the ranker's alone.
+    expect(tools.search('xyzzy', { limit: 10 }).map((match) => match.name)).toEqual([
+      'z__three_a',
+      'z__three_b',
+      'z__two',
+    ])
+  })
+
+  it('refuses a ranker that returns something other than a number for a document', async () => {
+    const { tools } = await runtime({ ranker: (_query, docs) => docs.map((_, i) => (i === 1 ? '2' : 1)) as number[] })
+    tools.register(tool('a__one', 'One.'))
+    tools.register(tool('a__two', 'Two.'))
+    expect(() => tools.search('one')).toThrow(/search\.ranker: expected 2 numbers/)
+  })
+
   it('refuses a ranker that does not return one number per document', async () => {
     const { tools } = await runtime({ ranker: () => [1] })
     tools.register(tool('a__one', 'One.'))
