@@ -138,6 +138,9 @@ describe('the error table', () => {
       // Invariants of toolgate itself (a bug or a broken installation, never a caller's mistake).
       [/^`unexpected type mask|^`viewer asset contains|^`toolgate viewer: the page assets are missing/, 'invariant'],
       [/^'the viewer never runs tools'/, 'invariant'],
+      // The hybrid ranker's encoder failing inside prepare(): caught there, reported once, and the
+      // search falls back to the text ranker; no caller sees it.
+      [/^'the sentence encoder returned no vector'/, 'search fallback'],
       // serve answers 401 before a request without an identity reaches the server when auth is on.
       [/^'the request carries no authenticated identity'/, 'invariant'],
       // The Agents SDK always passes a call id to a function tool's execute; without one nothing can run once.

@@ -159,7 +159,7 @@ function stamped(
 }
 
 /** The resource-not-found code the era sends as invalid params (the SDK's codec maps it so on every era). */
-const RESOURCE_NOT_FOUND = -32002
+const RESOURCE_NOT_FOUND = JsonRpcCode.ResourceNotFound
 
 /**
  * Answers one fast request with the caller's handlers; every answer carries the request's id.

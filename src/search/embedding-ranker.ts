@@ -17,7 +17,7 @@ const QUERY_CACHE_LIMIT = 1_000
 
 // The description's first line says what a tool does; the rest (error lists, long parameter
 // notes) dilutes one sentence vector and costs encoder time. 120 characters ranked as well as 300
-// on both tuning sets (better MRR) for about a third less encoder time (issue 41 follow-up).
+// on both tuning sets (better MRR) for about a third less encoder time.
 const DESCRIPTION_CHARS = 120
 
 /** The text a tool is embedded from: its name split into words, then its description's first line. */

@@ -29,7 +29,7 @@ const RRF_K = 60
 // How deep each list is read before fusing.
 const FUSION_DEPTH = 50
 // Score fusion: the ranker's share of a tool's score, the full text's the rest. Chosen on the two
-// tuning sets (the best sum of their recall@5, then of their MRR, over 0.2–0.8; issue 41 follow-up).
+// tuning sets (the best sum of their recall@5, then of their MRR, over 0.2–0.8).
 const SCORE_FUSION_WEIGHT = 0.5
 
 /**

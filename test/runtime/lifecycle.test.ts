@@ -322,6 +322,7 @@ describe('the run context a body receives', () => {
         'deferContext',
         'name',
         'parent',
+        'parentCallId',
         'progress',
         'rootCallId',
         'signal',
