@@ -22,7 +22,12 @@ export {
   type McpSkippedTool,
   McpToolError,
 } from './client.js'
-export { type McpCallChannel, McpClientDirectory } from './client-directory.js'
+export {
+  type McpCallChannel,
+  McpClientDirectory,
+  type McpClientRequestOptions,
+  type McpClientSession,
+} from './client-directory.js'
 export {
   createMcpOAuthProvider,
   type McpOAuthClientCredentials,
@@ -37,7 +42,13 @@ export type {
   McpServeContext,
   McpServerCatalog,
 } from './serve-catalog.js'
-export { type CreateMcpServerOptions, createMcpServer, type McpCallKeeper, type McpServerLogging } from './server.js'
+export {
+  type CreateMcpServerOptions,
+  createMcpServer,
+  type McpCallKeeper,
+  type McpServerHandle,
+  type McpServerLogging,
+} from './server.js'
 export type { McpSessionPartition } from './session-partition.js'
 export {
   type McpListKind,
