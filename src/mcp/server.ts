@@ -26,6 +26,7 @@ import type {
 } from './client-directory.js'
 import { createFastCalls, type FastCallSession } from './fast-call.js'
 import { setFastPath } from './fast-path.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import { ToolListWatch } from './list-watch.js'
 import { type CatalogServer, checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
@@ -196,6 +197,12 @@ class ServedSession implements McpServerHandle, McpClientSession {
 
   private readonly server: Server
   private readonly tasks = new McpServerTasks()
+  /**
+   * The SDK v2 sends a resource miss (-32002, from a read or a subscription) as -32602 on every
+   * revision; a 2025 client gets the error the source threw, -32002 as the 2025-11-25 revision
+   * names it. By request id, until its answer goes out.
+   */
+  private readonly misses: Misses = new Map()
 
   constructor(
     ctx: Context,
@@ -358,7 +365,7 @@ class ServedSession implements McpServerHandle, McpClientSession {
       })
     })
     const disposeLogging = logging ? serveLogging(server, logging) : () => {}
-    const disposeCatalog = catalog ? serveCatalog(catalogServer(server), catalog) : () => {}
+    const disposeCatalog = catalog ? serveCatalog(catalogServer(server, this.misses), catalog) : () => {}
     const leave = clients?.addSession(this)
     if (clients) {
       server.setNotificationHandler('notifications/roots/list_changed', () => clients.rootsChanged(this))
@@ -402,7 +409,14 @@ class ServedSession implements McpServerHandle, McpClientSession {
         .catch((error: unknown) => this.onerror?.(new Error(`Failed to send response: ${String(error)}`)))
       return true
     }
-    await this.server.connect(intercepting(transport, take) as never)
+    const restore = (message: JSONRPCMessage): JSONRPCMessage => {
+      if (this.misses.size === 0 || !('error' in message) || message.id == null) return message
+      const miss = this.misses.get(message.id)
+      if (miss === undefined) return message
+      this.misses.delete(message.id)
+      return { ...message, error: miss } as JSONRPCMessage
+    }
+    await this.server.connect(intercepting(transport, take, restore) as never)
   }
 
   close(): Promise<void> {
@@ -510,10 +524,11 @@ function sdkRequest<P extends Record<string, unknown> | undefined>(
 function intercepting(
   transport: McpTransport,
   take: (message: JSONRPCMessage, extra: McpMessageExtra | undefined) => boolean,
+  outgoing: (message: JSONRPCMessage) => JSONRPCMessage,
 ): McpTransport {
   return {
     start: () => transport.start(),
-    send: (message, options) => transport.send(message, options),
+    send: (message, options) => transport.send(outgoing(message), options),
     close: () => transport.close(),
     get sessionId() {
       return transport.sessionId
@@ -548,19 +563,34 @@ function intercepting(
 }
 
 /** The session's SDK server as its catalog is served on it. */
-function catalogServer(server: Server): CatalogServer {
+/** Errors the session restores on their way out, by request id (see ServedSession.misses). */
+type Misses = Map<RequestId, { code: number; message: string; data?: unknown }>
+
+function catalogServer(server: Server, misses: Misses): CatalogServer {
   return {
     registerCapabilities: (capabilities) => server.registerCapabilities(capabilities as never),
     handle: (method, handler) =>
       server.setRequestHandler(
         method as 'resources/list',
-        (request: { params?: unknown }, rc: RequestContext) =>
-          handler(request.params as never, {
-            signal: rc.mcpReq.signal,
-            ...(authOf(rc) === undefined ? {} : { authInfo: authOf(rc) }),
-            elicit: (params, options) =>
-              rc.mcpReq.send({ method: 'elicitation/create', params }, options) as Promise<ElicitResult>,
-          }) as never,
+        async (request: { params?: unknown }, rc: RequestContext) => {
+          try {
+            return (await handler(request.params as never, {
+              signal: rc.mcpReq.signal,
+              ...(authOf(rc) === undefined ? {} : { authInfo: authOf(rc) }),
+              elicit: (params, options) =>
+                rc.mcpReq.send({ method: 'elicitation/create', params }, options) as Promise<ElicitResult>,
+            })) as never
+          } catch (error) {
+            const e = error as { code?: unknown; message?: unknown; data?: unknown }
+            if (e?.code === JsonRpcCode.ResourceNotFound && typeof e.message === 'string')
+              misses.set(rc.mcpReq.id, {
+                code: e.code,
+                message: e.message,
+                ...(e.data === undefined ? {} : { data: e.data }),
+              })
+            throw error
+          }
+        },
       ),
     connected: () => server.transport !== undefined,
     getClientCapabilities: () => server.getClientCapabilities() as ClientCapabilities | undefined,

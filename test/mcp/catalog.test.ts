@@ -236,11 +236,10 @@ describe('createMcpServer: catalog', () => {
       { uriTemplate: 'mem://t/{x}', name: 't' },
     ])
     expect(await client.readResource({ uri: 'mem://one' })).toEqual({ contents: [{ uri: 'mem://one', text: 'one' }] })
-    // The source's JSON-RPC error reaches the client with its message; a resource-read miss
-    // (-32002) goes out as -32602, the code the SDK v2 sends for it on every revision.
+    // The source's JSON-RPC error reaches the client as it is.
     await expect(client.readResource({ uri: 'mem://two' })).rejects.toMatchObject({
-      code: -32602,
-      message: 'MCP error -32602: Resource mem://two not found',
+      code: -32002,
+      message: 'MCP error -32002: Resource mem://two not found',
     })
     expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['p'])
     expect(await client.getPrompt({ name: 'p', arguments: { who: 'me' } })).toEqual({
