@@ -5,7 +5,7 @@
  *
  *   npx tsx examples/serve-mcp.ts          # speaks MCP on stdin/stdout
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio'
 import { createAgent, createToolRuntime, defineTool } from 'toolgate'
 import { createMcpServer } from 'toolgate/mcp'
 

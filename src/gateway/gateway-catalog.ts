@@ -2,7 +2,7 @@
 // the server's prefix (as tools do); resource URIs are served as they are and each one (and each
 // URI template) is routed back to the server that lists it. A name or URI that two servers both
 // offer is served by one and reported naming both; the policy hides, refuses and asks.
-import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js'
+import { UriTemplate } from '@modelcontextprotocol/server'
 import type { McpConnection } from '../mcp/client.js'
 import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
 import type { McpResourceSubscriber, McpServeContext, McpServerCatalog } from '../mcp/serve-catalog.js'

@@ -1,8 +1,8 @@
 // Tool deferral in the gateway: which upstream tools wait behind `search_tools`, and a scope per
 // client session so that what one session's searches load is listed to that session only.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Agent } from '../contract/execution.js'
 import type { McpConnection } from '../mcp/index.js'
+import type { McpServerHandle } from '../mcp/server.js'
 import type { ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { serverPrefix } from './config.js'
@@ -53,8 +53,8 @@ export function deferralPatterns(
 export function perSession(
   deferring: boolean | (() => boolean),
   served: AgentHandle,
-  make: (agent: AgentHandle) => Server,
-): () => Server {
+  make: (agent: AgentHandle) => McpServerHandle,
+): () => McpServerHandle {
   if (deferring === false) return () => make(served)
   let sessions = 0
   return () => {

@@ -1,7 +1,7 @@
 // `toolgate serve` once its settings are read: the gateway started, wired to its store, its
 // operations endpoints, its reloads and its clients (stdio or Streamable HTTP), until it stops.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { McpServerHandle } from '../mcp/server.js'
 import type { UpstreamReport } from './gateway.js'
 import type { TextSink } from './log.js'
 import { createLog } from './log.js'
@@ -93,7 +93,7 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
           },
         }),
   })
-  const acknowledging = shared ? (server: Server) => shared.acknowledging(server) : undefined
+  const acknowledging = shared ? (server: McpServerHandle) => shared.acknowledging(server) : undefined
   const make = sessionServers(gateway, options.serverInfo, () => authenticator, acknowledging, shared?.keeper)
   try {
     if (settings.http !== undefined)

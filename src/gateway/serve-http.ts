@@ -2,8 +2,8 @@
 // own server object, behind the HTTP guard (Host and Origin checks, auth, limits) and a drain on SIGTERM.
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
+import type { McpServerHandle } from '../mcp/server.js'
 import type { ModernHttpLeg } from '../mcp/server-modern.js'
 import { readBodyWithin } from '../util/read-body.js'
 import type { Gateway } from './gateway.js'
@@ -26,7 +26,7 @@ const DEFAULT_RETRY_MS = 1000
 
 /** One MCP session per client, each with its own server object, until a signal asks to stop. */
 export async function serveHttp(
-  make: () => Server,
+  make: () => McpServerHandle,
   port: number,
   settings: Pick<
     GatewaySettings,
@@ -55,7 +55,7 @@ export async function serveHttp(
   ] = await Promise.all([
     import('node:http'),
     import('../mcp/http-server-transport.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
+    import('@modelcontextprotocol/server'),
     import('../util/http-origin.js'),
     import('../mcp/stdio-transport.js'),
     import('../mcp/event-store.js'),
@@ -68,7 +68,7 @@ export async function serveHttp(
   const guard = new HttpGuard(settings, authenticator, log, buckets)
   type Session = GuardedSession & {
     transport: InstanceType<typeof NodeStreamableHttpServerTransport>
-    server: Server
+    server: McpServerHandle
     events: InstanceType<typeof BoundedEventStore>
   }
   const sessions = new Map<string, Session>()

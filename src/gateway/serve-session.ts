@@ -2,11 +2,10 @@
 // its catalog, logging and client directory) through createMcpServer, acknowledged by the store
 // when there is one.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Agent } from '../contract/execution.js'
 import type { SpentNonces } from '../mcp/approval-state.js'
 import { identityOf } from '../mcp/identity.js'
-import { createMcpServer, type McpCallKeeper } from '../mcp/server.js'
+import { createMcpServer, type McpCallKeeper, type McpServerHandle } from '../mcp/server.js'
 import type { ModernHttpLeg, ModernHttpOptions } from '../mcp/server-modern.js'
 import type { AuthInfo } from '../mcp/wire-types.js'
 import type { AgentHandle } from '../runtime/index.js'
@@ -44,9 +43,9 @@ export function sessionServers(
   gateway: Gateway,
   serverInfo: ServerInfo,
   authenticator: () => Authenticator | undefined,
-  acknowledging?: (server: Server) => Server,
+  acknowledging?: (server: McpServerHandle) => McpServerHandle,
   keeper?: McpCallKeeper,
-): () => Server {
+): () => McpServerHandle {
   return perSession(
     () => gateway.deferring,
     gateway.agent,
@@ -75,7 +74,7 @@ export function modernLeg(
   serverInfo: ServerInfo,
   authenticator: () => Authenticator | undefined,
   log: Log,
-  acknowledging?: (server: Server) => Server,
+  acknowledging?: (server: McpServerHandle) => McpServerHandle,
   approvalStates?: { readonly key?: Uint8Array; readonly spent: SpentNonces },
 ): (maxMessageBytes: number) => Promise<ModernHttpLeg> {
   let leg: Promise<ModernHttpLeg> | undefined
@@ -98,7 +97,7 @@ export function modernOptions(
   serverInfo: ServerInfo,
   authenticator: () => Authenticator | undefined,
   log: Log,
-  acknowledging?: (server: Server) => Server,
+  acknowledging?: (server: McpServerHandle) => McpServerHandle,
 ): Omit<ModernHttpOptions, 'maxMessageBytes'> {
   const catalog = gateway.catalog()
   return {
@@ -108,7 +107,7 @@ export function modernOptions(
     ...(catalog === undefined ? {} : { catalog }),
     // The store's acknowledgement waits on connect() and the transport's send(), which both eras have.
     ...(acknowledging
-      ? { wrap: <S extends object>(server: S) => acknowledging(server as unknown as Server) as unknown as S }
+      ? { wrap: <S extends object>(server: S) => acknowledging(server as unknown as McpServerHandle) as unknown as S }
       : {}),
     onerror: (error) => log.debug(`MCP 2026-07-28 request: ${error.message}`),
   }

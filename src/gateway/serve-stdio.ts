@@ -2,8 +2,8 @@
 // upstreams start, served until it closes stdin or a signal asks to stop. Its first message chooses
 // the era: a 2026-07-28 connection is served by the SDK v2's stdio entry (server-modern-stdio.ts),
 // loaded only then; a 2025 one by the session server as before.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Context } from 'cordis'
+import type { McpServerHandle } from '../mcp/server.js'
 import type { ModernStdioOptions } from '../mcp/server-modern-stdio.js'
 import type { LineStdioServerTransport } from '../mcp/stdio-transport.js'
 import type { GatewayStartup } from './gateway.js'
@@ -49,7 +49,7 @@ export interface ModernStdio {
  * failed read or write) is an error, so the process exits non-zero with the reason.
  */
 export async function serveStdio(
-  make: () => Server,
+  make: () => McpServerHandle,
   { transport, gate }: StdioStart,
   log: Log,
   modern?: ModernStdio,
@@ -79,7 +79,7 @@ async function serveModern(modern: ModernStdio, gate: StartupGate, log: Log): Pr
 }
 
 async function serveLegacy(
-  make: () => Server,
+  make: () => McpServerHandle,
   transport: LineStdioServerTransport,
   gate: StartupGate,
   log: Log,

@@ -4,8 +4,6 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Agent } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
 import { Journal } from '../journal/journal.js'
@@ -13,7 +11,8 @@ import type { Store } from '../journal/store.js'
 import { standingApprovalsIn } from '../journal/store-standing.js'
 import type { SpentNonces } from '../mcp/approval-state.js'
 import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
-import type { JSONRPCMessage, RequestId } from '../mcp/wire-types.js'
+import type { McpServerHandle } from '../mcp/server.js'
+import type { JSONRPCMessage, McpTransport, RequestId } from '../mcp/wire-types.js'
 import { storeQuotaCounter } from '../policy/index.js'
 import { stateKeyBytes } from '../providers/state-seal.js'
 import { openConfiguredStore, type StoreConfig } from './config-store.js'
@@ -39,7 +38,7 @@ export interface SessionRegistry {
 export interface SharedState {
   readonly store: Store
   /** Make a server's responses wait for the journal records before them. */
-  acknowledging(server: Server): Server
+  acknowledging(server: McpServerHandle): McpServerHandle
   readonly sessions: SessionRegistry
   /** Rate-limit buckets in the store, so an identity's rate holds across instances. */
   readonly buckets: SharedBuckets
@@ -151,7 +150,7 @@ export async function shareStore(
     approvalStates: { ...(key === undefined ? {} : { key }), spent: spentInStore(store) },
     acknowledging(server) {
       const connect = server.connect.bind(server)
-      server.connect = async (transport: Transport) => {
+      server.connect = async (transport: McpTransport) => {
         const send = transport.send.bind(transport)
         transport.send = async (message, options) => {
           if ('id' in message && ('result' in message || 'error' in message)) {

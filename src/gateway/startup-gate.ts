@@ -6,19 +6,17 @@
 // declares to its upstreams, so their own `initialize` waits for it.
 // The first message also chooses the connection's era: one whose `_meta` claims a protocol version
 // (MCP 2026-07-28's per-request envelope) opens a 2026 connection, anything else a 2025 one.
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
-import {
-  type ClientCapabilities,
-  type InitializeRequest,
-  InitializeRequestSchema,
-  type JSONRPCMessage,
-  LATEST_PROTOCOL_VERSION,
-  type MessageExtraInfo,
-  type ServerCapabilities,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js'
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, specTypeSchemas } from '@modelcontextprotocol/server'
 import { TASKS_CAPABILITY } from '../mcp/server-tasks.js'
 import type { McpServerFeatures } from '../mcp/upstream-catalog.js'
+import type {
+  ClientCapabilities,
+  JSONRPCMessage,
+  McpTransport,
+  McpMessageExtra as MessageExtraInfo,
+  RequestId,
+  ServerCapabilities,
+} from '../mcp/wire-types.js'
 import { isRecord } from '../util/is-record.js'
 import type { GatewayStartup } from './gateway.js'
 import { warmWhileIdle } from './startup-warmups.js'
@@ -48,7 +46,12 @@ interface Held {
  * they came, the one `initialize` already answered among them (its second answer is dropped), and
  * the transport's events are handed to the server directly, so nothing stands between them after.
  */
-export class StartupGate implements Transport {
+/** The `initialize` request's params as the gate reads them (the SDK's schema checked them). */
+interface InitializeRequest {
+  params: { protocolVersion: string; capabilities: ClientCapabilities }
+}
+
+export class StartupGate implements McpTransport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void
@@ -71,7 +74,7 @@ export class StartupGate implements Transport {
   private eraListeners: ((era: StdioEra | undefined) => void)[] = []
 
   constructor(
-    readonly inner: Transport,
+    readonly inner: McpTransport,
     private readonly options: StartupGateOptions,
     /** The transport's reports (a refused line) while nothing else listens. */
     private readonly report: (error: Error) => void,
@@ -161,10 +164,14 @@ export class StartupGate implements Transport {
         }
         if (message.method === 'initialize' && !this.answered && this.waiting === undefined) {
           // Only a request the server would take is answered for it; any other is its to refuse.
-          const parsed = InitializeRequestSchema.safeParse({ method: message.method, params: message.params })
-          if (parsed.success) {
-            this.noteDeclared(parsed.data.params.capabilities)
-            this.waiting = { id: message.id, request: parsed.data }
+          const parsed = specTypeSchemas.InitializeRequest['~standard'].validate({
+            method: message.method,
+            params: message.params,
+          })
+          if (parsed.issues === undefined) {
+            const request = parsed.value as InitializeRequest
+            this.noteDeclared(request.params.capabilities)
+            this.waiting = { id: message.id, request }
             this.replayId = `toolgate-startup-${Date.now()}-${Math.random().toString(36).slice(2)}`
             this.held.push({ message: { ...message, id: this.replayId }, extra })
             this.answerInitialize()
@@ -223,7 +230,7 @@ export class StartupGate implements Transport {
     for (const { message, extra } of held) this.onmessage?.(message, extra)
   }
 
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
     if (this.replayId !== undefined && !('method' in message) && 'id' in message && message.id === this.replayId) {
       // The client already has its answer; the server's own is the same (see earlyCapabilities).
       this.replayId = undefined

@@ -4,20 +4,26 @@
 // no extra promise chain. Everything else (a task, odd params, a message before initialization)
 // is left to the SDK, whose answers stay the reference.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
-  type CallToolResult,
-  CallToolResultSchema,
-  type JSONRPCMessage,
-  McpError,
-  RELATED_TASK_META_KEY,
-} from '@modelcontextprotocol/sdk/types.js'
+import { ProtocolError, specTypeSchemas } from '@modelcontextprotocol/server'
 import type { McpCallChannel } from './client-directory.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
 import { PROGRAM_META } from './serve-tools.js'
+import { RELATED_TASK_META_KEY } from './server-tasks.js'
 import { traceIdOf } from './trace-context.js'
-import type { AuthInfo } from './wire-types.js'
+import type { AuthInfo, CallToolResult, JSONRPCMessage, RequestId } from './wire-types.js'
+
+const CallToolResultSchema = specTypeSchemas.CallToolResult['~standard']
+
+/** What the fast path asks of the session it serves. */
+export interface FastCallSession {
+  /** Whether the client has initialized (before that the SDK's own handling decides). */
+  initialized(): boolean
+  /** Send a notification on the stream of the request `relatedRequestId`. */
+  notify(notification: FastProgressNotification, relatedRequestId: RequestId): Promise<void>
+  /** A failure with nobody to answer (a response that could not be sent). */
+  onerror(error: Error): void
+}
 
 /** A progress notification, as the SDK's `extra.sendNotification` takes it. */
 export type FastProgressNotification = {
@@ -27,7 +33,7 @@ export type FastProgressNotification = {
 
 /** What createMcpServer lends the fast path: the same steps its SDK handler takes. */
 export interface FastCallHost {
-  readonly server: Server
+  readonly server: FastCallSession
   /** The next call id of the session. */
   nextCallId(): string
   /** Run one call (the SDK handler's own runner). */
@@ -51,8 +57,6 @@ export interface FastCallHost {
 export interface FastCalls extends FastPath {
   close(): void
 }
-
-type RequestId = string | number
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -111,9 +115,12 @@ export function isCommonCallToolResult(result: unknown): boolean {
 /** The result as the SDK's tools/call wrapper returns it, or its error for a result that fails the schema. */
 function checkedResult(result: CallToolResult): CallToolResult {
   if (isCommonCallToolResult(result)) return result
-  const parsed = CallToolResultSchema.safeParse(result)
-  if (parsed.success) return parsed.data
-  throw new McpError(JsonRpcCode.InvalidParams, `Invalid tools/call result: ${parsed.error.message}`)
+  const parsed = CallToolResultSchema.validate(result)
+  if (parsed.issues === undefined) return parsed.value as CallToolResult
+  throw new ProtocolError(
+    JsonRpcCode.InvalidParams,
+    `Invalid tools/call result: ${JSON.stringify(parsed.issues, null, 2)}`,
+  )
 }
 
 /** The error response the SDK's Protocol sends for a handler's failure. */
@@ -150,7 +157,7 @@ export function createFastCalls(host: FastCallHost): FastCalls {
     if (token !== undefined)
       host.startProgress(callId, token, async (notification) => {
         if (signal.aborted) return
-        await server.notification(notification, { relatedRequestId: id })
+        await server.notify(notification, id)
       })
     // As the SDK handler's channel: the client's requests are related to the call's request.
     const send: McpCallChannel['send'] = (request) => request({ relatedRequestId: id })
@@ -172,7 +179,7 @@ export function createFastCalls(host: FastCallHost): FastCalls {
           return reply(errorResponse(id, error))
         },
       )
-      .catch((error) => server.onerror?.(new Error(`Failed to send response: ${error}`)))
+      .catch((error) => server.onerror(new Error(`Failed to send response: ${error}`)))
       .finally(() => {
         if (token !== undefined) host.endProgress(callId)
         if (running.get(id) === controller) running.delete(id)
@@ -184,7 +191,7 @@ export function createFastCalls(host: FastCallHost): FastCalls {
       const m = message as { method?: unknown; id?: unknown; params?: unknown }
       if (m.method === 'tools/call' && m.id !== undefined) {
         // Before initialization the SDK's own handling decides (the client's capabilities are unknown).
-        if (server.getClientCapabilities() === undefined) return false
+        if (!server.initialized()) return false
         const params = plainCallParams(m.params)
         if (params === undefined) return false
         call(m.id as RequestId, params, extra, reply)

@@ -5,7 +5,6 @@
 // to it before handing it to the SDK. Anything the fast path does not take goes the SDK's way, so
 // the SDK stays the reference for every message and error it answers.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { AuthInfo, JSONRPCMessage } from './wire-types.js'
 
 /** What a transport knows about an incoming message beyond its JSON. */
@@ -25,14 +24,14 @@ export interface FastPath {
   take(message: JSONRPCMessage, extra: FastPathExtra, reply: (response: JSONRPCMessage) => Promise<void>): boolean
 }
 
-const registered = new WeakMap<Server, FastPath>()
+const registered = new WeakMap<object, FastPath>()
 
 /** Register `server`'s fast path (createMcpServer does, for the servers it makes). */
-export function setFastPath(server: Server, fastPath: FastPath): void {
+export function setFastPath(server: object, fastPath: FastPath): void {
   registered.set(server, fastPath)
 }
 
 /** The fast path registered for `server`, if any: a transport serving it offers each incoming message. */
-export function fastPathOf(server: Server): FastPath | undefined {
+export function fastPathOf(server: object): FastPath | undefined {
   return registered.get(server)
 }

@@ -6,27 +6,46 @@
 // ServerResponse and keeps one keep-alive timer per session, while answering like the SDK's
 // transport on the wire: the same status codes, error messages, headers, event format and ids.
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
-import { MAX_BATCH_SIZE, requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
-import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js'
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
-  type InitializeRequest,
   isInitializeRequest,
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-  type RequestId,
-  type RequestInfo,
+  isJsonContentType,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js'
+} from '@modelcontextprotocol/server'
 import { ConfigError } from '../errors/config-error.js'
 import { readBodyWithin } from '../util/read-body.js'
 import type { EventId, EventStore, StreamId } from './event-store.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
-import type { AuthInfo } from './wire-types.js'
+import type { AuthInfo, JSONRPCMessage, JSONRPCRequest, McpTransport, RequestId } from './wire-types.js'
+
+/** Most messages one POST may carry (the SDK's transports refuse a longer batch with the same words). */
+const MAX_BATCH_SIZE = 100
+/** How often an open SSE stream gets a keep-alive comment, unless the options say otherwise (as the SDK's transports). */
+const DEFAULT_SSE_KEEP_ALIVE_MS = 15_000
+
+/** The 413 message for a body over `maxBytes`, worded as the SDK's transports word it. */
+function requestBodyTooLargeMessage(maxBytes: number): string {
+  return `Payload Too Large: Request body must not exceed ${maxBytes} bytes`
+}
+
+/** The request's headers and URL, as a v1 SDK transport gives handlers in `extra.requestInfo`. */
+interface RequestInfo {
+  readonly headers: IncomingHttpHeaders
+  readonly url?: URL
+}
+
+/** What reaches the server with each message: who sent it, over which request, and how to end its stream. */
+interface MessageExtraInfo {
+  authInfo?: AuthInfo
+  requestInfo?: RequestInfo
+  closeSSEStream?: () => void
+  closeStandaloneSSEStream?: () => void
+}
+
+/** The `initialize` request, as far as this transport reads it. */
+type InitializeRequest = JSONRPCRequest & { method: 'initialize'; params: { protocolVersion: string } }
 
 export interface NodeStreamableHttpOptions {
   /** A new session's id; without it the transport is stateless (one request, no session checks). */
@@ -146,7 +165,7 @@ function checkedEventId(eventId: EventId): EventId {
  * opens the session's one standalone stream, or resumes a stream with Last-Event-ID, and DELETE
  * ends the session. A registered {@link FastPath} is offered each incoming message first.
  */
-export class NodeStreamableHttpServerTransport implements Transport {
+export class NodeStreamableHttpServerTransport implements McpTransport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void
@@ -221,7 +240,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
     }
   }
 
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  async send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
     // After close nothing is delivered, and nothing fails for it: the session is gone.
     if (this.closed) return
     const response = isResponse(message)
@@ -360,7 +379,7 @@ export class NodeStreamableHttpServerTransport implements Transport {
     let init: InitializeRequest | undefined
     for (const message of messages)
       if ((message as { method?: unknown }).method === 'initialize' && isInitializeRequest(message)) {
-        init = message
+        init = message as InitializeRequest
         break
       }
     if (init !== undefined) {

@@ -23,7 +23,12 @@ export {
   type McpSkippedTool,
   McpToolError,
 } from './client.js'
-export { type McpCallChannel, McpClientDirectory } from './client-directory.js'
+export {
+  type McpCallChannel,
+  McpClientDirectory,
+  type McpClientRequestOptions,
+  type McpClientSession,
+} from './client-directory.js'
 export {
   createMcpOAuthProvider,
   type McpOAuthClientCredentials,
@@ -43,6 +48,7 @@ export {
   createMcpServer,
   type McpCallKeeper,
   type McpKeptCall,
+  type McpServerHandle,
   type McpServerLogging,
 } from './server.js'
 export type { McpSessionPartition } from './session-partition.js'

@@ -1,9 +1,12 @@
-// Reading a JSON-RPC message as the MCP SDK's JSONRPCMessageSchema does, with the common shapes
+// Reading a JSON-RPC message as the MCP SDK's JSONRPCMessage schema does, with the common shapes
 // (a request, a notification or a result without `_meta`, the shapes of nearly every tool call)
 // recognised by hand: the schema parser costs microseconds per message, several times per call.
 // Anything else, valid or not, goes to the schema, so what is accepted and what is refused stays
 // exactly the schema's.
-import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
+import { parseJSONRPCMessage, specTypeSchemas } from '@modelcontextprotocol/server'
+import type { JSONRPCMessage } from './wire-types.js'
+
+const JSONRPCMessageSchema = specTypeSchemas.JSONRPCMessage['~standard']
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -38,12 +41,12 @@ function isCommonMessage(value: unknown): value is JSONRPCMessage {
 
 /** `value` as a JSON-RPC message; throws the schema's error when it is not one. */
 export function parseJsonRpcMessage(value: unknown): JSONRPCMessage {
-  return isCommonMessage(value) ? value : JSONRPCMessageSchema.parse(value)
+  return isCommonMessage(value) ? value : (parseJSONRPCMessage(value) as JSONRPCMessage)
 }
 
 /** `value` as a JSON-RPC message, or the schema's failure. */
 export function safeParseJsonRpcMessage(value: unknown): { success: true; data: JSONRPCMessage } | { success: false } {
   if (isCommonMessage(value)) return { success: true, data: value }
-  const parsed = JSONRPCMessageSchema.safeParse(value)
-  return parsed.success ? { success: true, data: parsed.data } : { success: false }
+  const parsed = JSONRPCMessageSchema.validate(value)
+  return parsed.issues === undefined ? { success: true, data: parsed.value as JSONRPCMessage } : { success: false }
 }

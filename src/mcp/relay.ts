@@ -1,14 +1,17 @@
 // A gateway's relay of what upstream servers ask their client (sampling, elicitation, roots) to the
 // MCP client whose call they are serving: the capability handlers given to connectMcpServer, routed
 // through the McpClientDirectory that createMcpServer fills.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
-import { type ElicitResult, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js'
+import { SdkErrorCode } from '@modelcontextprotocol/server'
 import { ConfigError } from '../errors/config-error.js'
 import type { McpCapabilityHandlers, McpRequestContext } from './capabilities.js'
-import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
+import type {
+  McpCallChannel,
+  McpClientDirectory,
+  McpClientRequestOptions,
+  McpClientSession,
+} from './client-directory.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
-import type { ClientCapabilities } from './wire-types.js'
+import type { ClientCapabilities, CreateMessageRequestParams, ElicitResult } from './wire-types.js'
 
 /** How long the relay waits for the client's answer, per kind of request. */
 export interface McpRelayTimeouts {
@@ -60,14 +63,14 @@ export function createMcpRelay(directory: McpClientDirectory, options: McpRelayO
       throw new ConfigError(`createMcpRelay(directory, options).timeouts.${key}`, 'expected a positive number')
     timeouts[key] = ms
   }
-  const urlElicitations = new Map<string, Server>()
+  const urlElicitations = new Map<string, McpClientSession>()
 
   const relay = async <T>(
     kind: string,
     context: McpRequestContext,
     supported: (capabilities: ClientCapabilities) => boolean,
     timeout: number,
-    send: (server: Server, options: RequestOptions) => Promise<T>,
+    send: (server: McpClientSession, options: McpClientRequestOptions) => Promise<T>,
   ): Promise<T> => {
     const target = route(directory, context.calls, kind)
     const capabilities = directory.capabilitiesOf(target.server)
@@ -75,7 +78,7 @@ export function createMcpRelay(directory: McpClientDirectory, options: McpRelayO
       throw rpc(JsonRpcCode.MethodNotFound, `the MCP client that made this call did not declare the ${kind} capability`)
     const signals = [context.signal, ...(target.call ? [target.call.signal] : [])]
     const signal = signals.length === 1 ? context.signal : AbortSignal.any(signals)
-    const base: RequestOptions = { signal, timeout }
+    const base: McpClientRequestOptions = { signal, timeout }
     try {
       return target.call
         ? await target.call.send((related) => send(target.server, { ...base, ...related }))
@@ -93,7 +96,7 @@ export function createMcpRelay(directory: McpClientDirectory, options: McpRelayO
       // Sent as is rather than through elicitInput, which also refuses the bare `elicitation: {}`
       // that clients older than URL mode declare; the upstream checks the content against its schema.
       relay('elicitation', context, formElicitation, timeouts.elicitationMs, (server, options) =>
-        server.request({ method: 'elicitation/create', params }, ElicitResultSchema, options),
+        server.elicit(params, options),
       ),
     urlElicitation: (params, context) =>
       relay<ElicitResult>(
@@ -118,7 +121,7 @@ export function createMcpRelay(directory: McpClientDirectory, options: McpRelayO
         (c) => c.sampling !== undefined && (params.tools === undefined || c.sampling.tools !== undefined),
         timeouts.samplingMs,
         // toolgate's own sampling shape, checked by the SDK when it sends
-        (server, options) => server.createMessage(params as Parameters<Server['createMessage']>[0], options),
+        (server, options) => server.createMessage(params as CreateMessageRequestParams, options),
       ),
     roots: (params, context) =>
       relay(
@@ -157,7 +160,7 @@ function route(
   directory: McpClientDirectory,
   calls: McpRequestContext['calls'],
   kind: string,
-): { server: Server; call?: McpCallChannel } {
+): { server: McpClientSession; call?: McpCallChannel } {
   if (calls.length === 0) {
     const open = directory.sessions()
     if (open.length === 1) return { server: open[0] }
@@ -195,7 +198,8 @@ function route(
 function relayed(error: unknown, kind: string, timeout: number): RpcError {
   const code = (error as { code?: unknown })?.code
   const text = error instanceof Error ? error.message : String(error)
-  if (code === JsonRpcCode.RequestTimeout)
+  // The SDK's own timeout (v2 names it; v1 gave it the JSON-RPC code).
+  if (code === JsonRpcCode.RequestTimeout || code === SdkErrorCode.RequestTimeout)
     return rpc(JsonRpcCode.RequestTimeout, `the MCP client did not answer the ${kind} request within ${timeout} ms`)
   if (typeof code === 'number' && Number.isSafeInteger(code)) return rpc(code, text.replace(/^MCP error -?\d+: /, ''))
   return rpc(JsonRpcCode.InternalError, `relaying the ${kind} request to the MCP client failed: ${text}`)

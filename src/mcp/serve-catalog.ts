@@ -2,35 +2,25 @@
 // `catalog` option, its capabilities declared only for the parts given, every request passed to
 // the source, subscriptions kept per client and released when the client goes.
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
-  type CompleteRequest,
-  CompleteRequestSchema,
-  type CompleteResult,
-  CreateMessageResultSchema,
-  CreateMessageResultWithToolsSchema,
-  ElicitResultSchema,
-  GetPromptRequestSchema,
-  type GetPromptResult,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListRootsResultSchema,
-  type Prompt,
-  ReadResourceRequestSchema,
-  type ReadResourceResult,
-  type Resource,
-  type ResourceTemplate,
-  type ServerCapabilities,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { McpCapabilityHandlers } from './capabilities.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
-import { type InputMethod, requestInput } from './request-input.js'
+import { requestInput, type SendToClient } from './request-input.js'
 import type { McpListKind } from './upstream-catalog.js'
-import type { AuthInfo } from './wire-types.js'
+import type {
+  AuthInfo,
+  ClientCapabilities,
+  CompleteRequest,
+  CompleteResult,
+  ElicitRequestFormParams,
+  ElicitResult,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  ServerCapabilities,
+} from './wire-types.js'
 
 /**
  * What a served scope offers besides tools. Each part given is declared to the client (`resources`,
@@ -203,30 +193,47 @@ export function catalogMethods(catalog: McpServerCatalog): CatalogMethods {
   }
 }
 
+/** What one request's handler knows: its cancellation, its caller, and how to ask its client. */
+export interface CatalogRequest {
+  readonly signal: AbortSignal
+  readonly authInfo?: AuthInfo
+  /** Send `elicitation/create` to the client on this request's stream. */
+  elicit(params: ElicitRequestFormParams, options: { signal: AbortSignal; timeout: number }): Promise<ElicitResult>
+  /** Send an elicitation, sampling or roots request to the client on this request's stream. */
+  readonly send: SendToClient
+}
+
+/** The session server a catalog is served on (createMcpServer's, with the SDK kept out of sight). */
+export interface CatalogServer {
+  registerCapabilities(capabilities: ServerCapabilities): void
+  /** Answer `method` with `handler`; what it throws is the request's JSON-RPC error. */
+  handle(method: string, handler: (params: never, request: CatalogRequest) => Promise<unknown>): void
+  /** Whether a transport is connected (notifications are sent only then). */
+  connected(): boolean
+  getClientCapabilities(): ClientCapabilities | undefined
+  sendResourceUpdated(params: { uri: string }): Promise<void>
+  sendResourceListChanged(): Promise<void>
+  sendPromptListChanged(): Promise<void>
+}
+
 /** Serve the catalog on `server` (not yet connected); returns what to run when it closes. */
-export function serveCatalog(server: Server, catalog: McpServerCatalog): () => void {
+export function serveCatalog(server: CatalogServer, catalog: McpServerCatalog): () => void {
   const { resources, prompts, watch } = catalog
   server.registerCapabilities(catalogCapabilities(catalog, true))
   const methods = catalogMethods(catalog)
 
-  type Extra = { signal: AbortSignal; sendRequest: unknown; authInfo?: AuthInfo }
-  const contextOf = (extra: Extra): McpServeContext => ({
-    signal: extra.signal,
-    ...(extra.authInfo === undefined ? {} : { authInfo: extra.authInfo }),
-    confirm: (question, title) => confirm(server, extra, question, title),
-    input: requestInput(
-      () => server.getClientCapabilities(),
-      (method, params, options) =>
-        (extra.sendRequest as SendAny)({ method, params }, resultSchema(method, params), options),
-      extra.signal,
-    ),
+  const contextOf = (request: CatalogRequest): McpServeContext => ({
+    signal: request.signal,
+    ...(request.authInfo === undefined ? {} : { authInfo: request.authInfo }),
+    confirm: (question, title) => confirm(server, request, question, title),
+    input: requestInput(() => server.getClientCapabilities(), request.send, request.signal),
   })
   // Whatever the source throws becomes the client's JSON-RPC error, keeping a numeric code.
   const handle =
-    <R, T>(run: (request: R, context: McpServeContext) => Promise<T>) =>
-    async (request: R, extra: Extra): Promise<T> => {
+    <P, T>(run: (params: P, context: McpServeContext) => Promise<T>) =>
+    async (params: P, request: CatalogRequest): Promise<T> => {
       try {
-        return await run(request, contextOf(extra))
+        return await run(params, contextOf(request))
       } catch (error) {
         throw rpcError(error)
       }
@@ -234,29 +241,31 @@ export function serveCatalog(server: Server, catalog: McpServerCatalog): () => v
 
   const on =
     <P, T>(method: (params: P, context: McpServeContext) => Promise<T>) =>
-    (request: { params?: P }, extra: Extra): Promise<T> =>
-      method(request.params as P, contextOf(extra))
-  if (methods['resources/list']) server.setRequestHandler(ListResourcesRequestSchema, on(methods['resources/list']))
-  if (methods['resources/templates/list'])
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, on(methods['resources/templates/list']))
-  if (methods['resources/read']) server.setRequestHandler(ReadResourceRequestSchema, on(methods['resources/read']))
-  if (methods['prompts/list']) server.setRequestHandler(ListPromptsRequestSchema, on(methods['prompts/list']))
-  if (methods['prompts/get']) server.setRequestHandler(GetPromptRequestSchema, on(methods['prompts/get']))
-  if (methods['completion/complete'])
-    server.setRequestHandler(CompleteRequestSchema, on(methods['completion/complete']))
+    (params: P, request: CatalogRequest): Promise<T> =>
+      method(params, contextOf(request))
+  for (const method of [
+    'resources/list',
+    'resources/templates/list',
+    'resources/read',
+    'prompts/list',
+    'prompts/get',
+    'completion/complete',
+  ] as const) {
+    const body = methods[method] as ((params: never, context: McpServeContext) => Promise<unknown>) | undefined
+    if (body) server.handle(method, on(body))
+  }
 
   const subscriptions = new Map<string, McpResourceSubscriber>()
   if (resources) {
     const { subscribe, unsubscribe } = resources
     if (subscribe && unsubscribe) {
-      server.setRequestHandler(
-        SubscribeRequestSchema,
-        handle(async (request, context) => {
-          const { uri } = request.params
+      server.handle(
+        'resources/subscribe',
+        handle(async ({ uri }: { uri: string }, context) => {
           if (subscriptions.has(uri)) return {}
           // Each URI gets its own subscriber, so that an unsubscribe releases exactly that one.
           const subscriber: McpResourceSubscriber = (updated) => {
-            if (server.transport) server.sendResourceUpdated({ uri: updated }).catch(() => {})
+            if (server.connected()) server.sendResourceUpdated({ uri: updated }).catch(() => {})
           }
           subscriptions.set(uri, subscriber)
           try {
@@ -268,10 +277,9 @@ export function serveCatalog(server: Server, catalog: McpServerCatalog): () => v
           return {}
         }),
       )
-      server.setRequestHandler(
-        UnsubscribeRequestSchema,
-        handle(async (request) => {
-          const { uri } = request.params
+      server.handle(
+        'resources/unsubscribe',
+        handle(async ({ uri }: { uri: string }) => {
           const subscriber = subscriptions.get(uri)
           if (subscriber === undefined) return {}
           subscriptions.delete(uri)
@@ -291,7 +299,7 @@ export function serveCatalog(server: Server, catalog: McpServerCatalog): () => v
       pending.add(kind)
       queueMicrotask(() => {
         pending.delete(kind)
-        if (closed || !server.transport) return
+        if (closed || !server.connected()) return
         if (kind === 'resources' && resources) server.sendResourceListChanged().catch(() => {})
         if (kind === 'prompts' && prompts) server.sendPromptListChanged().catch(() => {})
       })
@@ -320,26 +328,10 @@ function rpcError(error: unknown): { code: number; message: string; data?: unkno
   return { code, message, ...(e?.data !== undefined ? { data: e.data } : {}) }
 }
 
-type SendRequest = (
-  request: { method: 'elicitation/create'; params: Record<string, unknown> },
-  schema: typeof ElicitResultSchema,
-  options?: { signal?: AbortSignal; timeout?: number },
-) => Promise<{ action: string; content?: Record<string, unknown> }>
-
-type SendAny = (request: { method: string; params: unknown }, schema: unknown, options: unknown) => Promise<unknown>
-
-/** The SDK's check of the client's answer to `method`. */
-function resultSchema(method: InputMethod, params: unknown): unknown {
-  if (method === 'elicitation/create') return ElicitResultSchema
-  if (method === 'roots/list') return ListRootsResultSchema
-  const tools = (params as { tools?: unknown } | undefined)?.tools
-  return tools === undefined ? CreateMessageResultSchema : CreateMessageResultWithToolsSchema
-}
-
 /** A yes-or-no elicitation on the stream of the request being handled. */
 async function confirm(
-  server: Server,
-  extra: { signal: AbortSignal; sendRequest: unknown },
+  server: CatalogServer,
+  request: CatalogRequest,
   question: string,
   title: string,
 ): Promise<{ approved: boolean; reason: string }> {
@@ -347,20 +339,16 @@ async function confirm(
     return { approved: false, reason: 'the MCP client cannot be asked (it did not declare the elicitation capability)' }
   let answer: { action: string; content?: Record<string, unknown> }
   try {
-    answer = await (extra.sendRequest as SendRequest)(
+    answer = await request.elicit(
       {
-        method: 'elicitation/create',
-        params: {
-          message: question,
-          requestedSchema: {
-            type: 'object',
-            properties: { approve: { type: 'boolean', title, default: false } },
-            required: ['approve'],
-          },
+        message: question,
+        requestedSchema: {
+          type: 'object',
+          properties: { approve: { type: 'boolean', title, default: false } },
+          required: ['approve'],
         },
       },
-      ElicitResultSchema,
-      { signal: extra.signal, timeout: CONFIRM_TIMEOUT_MS },
+      { signal: request.signal, timeout: CONFIRM_TIMEOUT_MS },
     )
   } catch (error) {
     return {

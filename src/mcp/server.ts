@@ -1,15 +1,8 @@
 // createMcpServer(): one agent scope of the registry, served as an MCP server. Every call goes
 // through ctx.tools.execute, so approvals, guards and timeouts apply exactly as for a model turn.
 import { randomUUID } from 'node:crypto'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ElicitResultSchema,
-  ListToolsRequestSchema,
-  RootsListChangedNotificationSchema,
-  SetLevelRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js'
+import { ProtocolError, Server, type ServerContext } from '@modelcontextprotocol/server'
+import type { StandardSchemaV1 } from '@standard-schema/spec'
 import type { Context } from 'cordis'
 import type {
   Agent,
@@ -25,12 +18,18 @@ import type { ToolRuntimeCore } from '../runtime/index.js'
 import { approvalAnswer, approvalQuestion } from './approval-question.js'
 import { revealToCaller } from './caller-only.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './client.js'
-import type { McpCallChannel, McpClientDirectory } from './client-directory.js'
-import { createFastCalls } from './fast-call.js'
+import type {
+  McpCallChannel,
+  McpClientDirectory,
+  McpClientRequestOptions,
+  McpClientSession,
+} from './client-directory.js'
+import { createFastCalls, type FastCallSession } from './fast-call.js'
 import { setFastPath } from './fast-path.js'
+import { JsonRpcCode } from './jsonrpc-codes.js'
 import { LazyJsonSchemaValidator } from './lazy-json-schema-validator.js'
 import { ToolListWatch } from './list-watch.js'
-import { checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
+import { type CatalogServer, checkCatalog, type McpServerCatalog, serveCatalog } from './serve-catalog.js'
 import {
   type CallParams,
   CallProgress,
@@ -40,8 +39,38 @@ import {
   listTools,
   runToolCall,
 } from './serve-tools.js'
-import { McpServerTasks, TASKS_CAPABILITY } from './server-tasks.js'
-import type { AuthInfo } from './wire-types.js'
+import { McpServerTasks, RELATED_TASK_META_KEY, TASKS_CAPABILITY, TaskRequestError } from './server-tasks.js'
+import type {
+  AuthInfo,
+  CallToolResult,
+  ClientCapabilities,
+  CreateMessageRequestParams,
+  CreateMessageResult,
+  CreateMessageResultWithTools,
+  ElicitRequestFormParams,
+  ElicitRequestURLParams,
+  ElicitResult,
+  JSONRPCMessage,
+  ListRootsRequest,
+  ListRootsResult,
+  McpMessageExtra,
+  McpTransport,
+  RequestId,
+} from './wire-types.js'
+
+/**
+ * A served MCP session (what {@link createMcpServer} returns): connect it to one transport (the
+ * SDK's transports, v1 or v2, and toolgate's own have the {@link McpTransport} shape); `close()`
+ * ends the session and detaches it.
+ */
+export interface McpServerHandle {
+  connect(transport: McpTransport): Promise<void>
+  close(): Promise<void>
+  /** Called once when the session ends (the transport closed, or `close()`). */
+  onclose?: () => void
+  /** Failures with no request to answer them (a response that could not be sent, a refused message). */
+  onerror?: (error: Error) => void
+}
 
 /** Options of {@link createMcpServer}. */
 export interface CreateMcpServerOptions {
@@ -119,7 +148,7 @@ export interface McpServerLogging {
 const ELICITATION_TIMEOUT_MS = 10 * 60_000
 
 /**
- * An MCP server (the SDK's `Server`, not yet connected) exposing what `options.agent` sees:
+ * An MCP server (a session, not yet connected) exposing what `options.agent` sees:
  * `tools.schemas(agent)` as the tool list (so under Code Mode just `run_code`), object output
  * schemas with `structuredContent`, annotations, `notifications/tools/list_changed` when a
  * `tools/change` changes the list this client was shown, client cancellation as the call's signal, and every call through
@@ -127,8 +156,9 @@ const ELICITATION_TIMEOUT_MS = 10 * 60_000
  * elicitation, and denied otherwise (unless the host provides its own approval service).
  *
  * Connect it to a transport with `await server.connect(transport)`; `server.close()` detaches it.
+ * It speaks MCP 2025-11-25 (and the revisions before it) to the client that initializes it.
  */
-export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): Server {
+export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): McpServerHandle {
   const tools = (typeof ctx?.get === 'function' ? ctx.get('tools', false) : undefined) as ToolRuntimeCore | undefined
   if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
     throw new ConfigError('createMcpServer(ctx)', 'expected a Cordis context with the tools service loaded')
@@ -145,152 +175,437 @@ export function createMcpServer(ctx: Context, options: CreateMcpServerOptions): 
   }
   const catalog =
     options.catalog === undefined ? undefined : checkCatalog(options.catalog, 'createMcpServer(ctx, options).catalog')
-  const { agent, agentFor, clients, keeper } = options
+  const { agent, agentFor, clients } = options
   if (clients !== undefined && typeof clients?.addCall !== 'function')
     throw new ConfigError('createMcpServer(ctx, options).clients', 'expected an McpClientDirectory')
   if (agentFor !== undefined && typeof agentFor !== 'function')
     throw new ConfigError('createMcpServer(ctx, options).agentFor', 'expected a function')
   // Resolve the scope once so a bad agent fails here, not on the first list.
   tools.schemas(agent)
-  const scopeOf = (authInfo: AuthInfo | undefined) => (agentFor ? agentFor(authInfo) : agent)
+  return new ServedSession(ctx, tools, options, catalog)
+}
 
-  const tasks = new McpServerTasks()
-  const server = new Server(
-    { name: options.name, version: options.version },
-    {
-      capabilities: {
-        tools: { listChanged: true },
-        ...(logging ? { logging: {} } : {}),
-        tasks: TASKS_CAPABILITY,
-      },
-      instructions: options.instructions,
-      jsonSchemaValidator: new LazyJsonSchemaValidator(),
-      ...tasks.options,
-    },
-  )
-  const session = randomUUID().slice(0, 8)
-  let serial = 0
+/** The SDK's context of a request, as toolgate reads it. */
+type RequestContext = ServerContext
 
-  const watch = new ToolListWatch(tools, agent)
-  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
-    const scope = scopeOf(extra.authInfo)
-    watch.listed(scope)
-    return { tools: listTools(tools, scope, 'legacy') }
-  })
+/** The caller of a request: the transport's authentication, if any. */
+const authOf = (rc: RequestContext): AuthInfo | undefined => rc.http?.authInfo as AuthInfo | undefined
 
-  // Read once: each read of a method through the service's tracing proxy walks its prototype chain
-  // (µs per call); the methods are still called on the proxy, as `tools.execute(...)` would be.
-  const methods = { execute: tools.execute, get: tools.get }
+/** A request sent to the client as given (the SDK's typed methods check the method's result). */
+type SdkRequestOptions = { signal?: AbortSignal; timeout?: number; relatedRequestId?: RequestId }
 
+/**
+ * One served session: the SDK v2 `Server` it runs on (bound to 2025-11-25 by the client's
+ * `initialize`), its tasks, its fast path, and the client as the gateway reaches it.
+ */
+class ServedSession implements McpServerHandle, McpClientSession {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+
+  private readonly server: Server
+  private readonly tasks = new McpServerTasks()
   /**
-   * One call: `signal` ends it, `send` sends a request to its client (related to the call's request,
-   * or through its task when it runs as one).
+   * The SDK v2 sends a resource miss (-32002, from a read or a subscription) as -32602 on every
+   * revision; a 2025 client gets the error the source threw, -32002 as the 2025-11-25 revision
+   * names it. By request id, until its answer goes out.
    */
-  const runCall = async (
-    params: CallParams,
-    callId: string,
-    signal: AbortSignal,
-    send: McpCallChannel['send'],
-    authInfo: AuthInfo | undefined,
-  ): Promise<CallToolResult> => {
-    const agent = scopeOf(authInfo)
-    const callerOnly = new Map<string, string>()
-    const reveal = (placeholder: string, text: string) => void callerOnly.set(placeholder, text)
-    const endCall = clients?.addCall(callId, { server, signal, send, reveal })
-    const sendRequest: SendRequest = (request, schema, options) =>
-      send((related) => server.request(request, schema, { ...options, ...related }))
-    try {
-      const approval = approvalFor(server, ctx, agent, sendRequest, signal, authInfo?.clientId)
-      const keep =
-        approval === noElicitation && keeper?.keeps(params.name, agent, authInfo) === true ? keeper : undefined
-      const result = await runToolCall(tools, methods, params, callId, signal, agent, approval, keep, authInfo)
-      return revealToCaller(result, callerOnly)
-    } finally {
-      endCall?.()
-    }
-  }
+  private readonly misses: Misses = new Map()
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const callId = `mcp-${session}-${++serial}`
-    const { task } = request.params
-    if (task !== undefined && extra.taskStore !== undefined) {
-      // The request is answered with the task at once; the call runs on, followed through the task.
-      const created = await tasks.start(extra.taskStore, task.ttl, (signal, taskId) =>
+  constructor(
+    ctx: Context,
+    tools: ToolRuntimeCore,
+    options: CreateMcpServerOptions,
+    catalog: McpServerCatalog | undefined,
+  ) {
+    const { agent, agentFor, clients, keeper, logging } = options
+    const scopeOf = (authInfo: AuthInfo | undefined) => (agentFor ? agentFor(authInfo) : agent)
+    const tasks = this.tasks
+    const server = new Server(
+      { name: options.name, version: options.version },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          ...(logging ? { logging: {} } : {}),
+          tasks: TASKS_CAPABILITY,
+        },
+        ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+        jsonSchemaValidator: new LazyJsonSchemaValidator(),
+      },
+    )
+    this.server = server
+    const session = randomUUID().slice(0, 8)
+    let serial = 0
+
+    const watch = new ToolListWatch(tools, agent)
+    server.setRequestHandler('tools/list', (_request, rc) => {
+      const scope = scopeOf(authOf(rc))
+      watch.listed(scope)
+      return { tools: listTools(tools, scope, 'legacy') } as never
+    })
+
+    // Read once: each read of a method through the service's tracing proxy walks its prototype chain
+    // (µs per call); the methods are still called on the proxy, as `tools.execute(...)` would be.
+    const methods = { execute: tools.execute, get: tools.get }
+
+    /**
+     * One call: `signal` ends it, `send` sends a request to its client (related to the call's request,
+     * or through its task when it runs as one).
+     */
+    const runCall = async (
+      params: CallParams,
+      callId: string,
+      signal: AbortSignal,
+      send: McpCallChannel['send'],
+      authInfo: AuthInfo | undefined,
+    ): Promise<CallToolResult> => {
+      const agent = scopeOf(authInfo)
+      const callerOnly = new Map<string, string>()
+      const reveal = (placeholder: string, text: string) => void callerOnly.set(placeholder, text)
+      const endCall = clients?.addCall(callId, { server: this, signal, send, reveal })
+      const ask: AskClient = (params, options) => send((related) => this.elicit(params, { ...options, ...related }))
+      try {
+        const approval = approvalFor(this, ctx, agent, ask, signal, authInfo?.clientId)
+        const keep =
+          approval === noElicitation && keeper?.keeps(params.name, agent, authInfo) === true ? keeper : undefined
+        const result = await runToolCall(tools, methods, params, callId, signal, agent, approval, keep, authInfo)
+        return revealToCaller(result, callerOnly)
+      } finally {
+        endCall?.()
+      }
+    }
+
+    // A call's progress (its own or a Code Mode sub-call's) goes to the client that asked for it.
+    const progress = new CallProgress(ctx)
+
+    server.setRequestHandler('tools/call', async (request, rc) => {
+      const callId = `mcp-${session}-${++serial}`
+      const params = request.params as { name: string; arguments?: Record<string, unknown>; _meta?: unknown }
+      const token = rc.mcpReq._meta?.progressToken
+      if (token !== undefined) progress.start(callId, token, (notification) => rc.mcpReq.notify(notification as never))
+      try {
+        return (await runCall(
+          callParams(params),
+          callId,
+          rc.mcpReq.signal,
+          (send) => send({ relatedRequestId: rc.mcpReq.id }),
+          authOf(rc),
+        )) as never
+      } finally {
+        progress.end(callId)
+      }
+    })
+
+    // Tasks (2025-11-25): the SDK v2 keeps none on the server side, so the session answers them.
+    const taskCall =
+      <P, T>(answer: (params: P, rc: RequestContext) => T | Promise<T>) =>
+      async (params: P, rc: RequestContext) => {
+        try {
+          return (await answer(params, rc)) as never
+        } catch (error) {
+          if (error instanceof TaskRequestError) throw new ProtocolError(error.code, error.message)
+          throw error
+        }
+      }
+    // The 2025-11-25 task methods are not the SDK v2's own: registered with their params' schemas.
+    const byTask = { params: paramsWith<{ taskId: string }>('taskId', true) }
+    server.setRequestHandler(
+      'tasks/get',
+      byTask,
+      taskCall((params) => tasks.get(params.taskId)),
+    )
+    server.setRequestHandler(
+      'tasks/list',
+      { params: paramsWith<{ cursor?: string }>('cursor', false) },
+      taskCall((params) => tasks.list(params.cursor)),
+    )
+    server.setRequestHandler(
+      'tasks/cancel',
+      byTask,
+      taskCall((params) => tasks.cancel(params.taskId)),
+    )
+    server.setRequestHandler(
+      'tasks/result',
+      byTask,
+      taskCall((params, rc) => tasks.result(params.taskId, rc.mcpReq.id, rc.mcpReq.signal)),
+    )
+    /** A task-augmented `tools/call`: answered with the task at once, the call running on behind it. */
+    this.startTask = (params, authInfo) => {
+      const callId = `mcp-${session}-${++serial}`
+      const ttl = (params.task as { ttl?: unknown }).ttl
+      return tasks.start(typeof ttl === 'number' ? ttl : undefined, (signal, taskId) =>
         runCall(
-          callParams(request.params),
+          callParams(params as { name: string; arguments?: Record<string, unknown>; _meta?: unknown }),
           callId,
           signal,
-          (send) => tasks.waitingForInput(taskId, () => send({ relatedTask: { taskId } })),
-          extra.authInfo,
+          (send) =>
+            tasks.waitingForInput(taskId, (relatedRequestId) => send({ relatedRequestId, relatedTask: { taskId } })),
+          authInfo,
         ),
       )
-      return created as unknown as CallToolResult
     }
-    const token = extra._meta?.progressToken
-    if (token !== undefined) progress.start(callId, token, extra.sendNotification)
-    try {
-      return await runCall(
-        callParams(request.params),
-        callId,
-        extra.signal,
-        (send) => send({ relatedRequestId: extra.requestId }),
-        extra.authInfo,
-      )
-    } finally {
-      progress.end(callId)
+
+    // Transports that offer incoming messages to a fast path answer plain calls without the SDK's Protocol.
+    const fastSession: FastCallSession = {
+      initialized: () => server.getClientCapabilities() !== undefined,
+      notify: (notification, relatedRequestId) => server.notification(notification, { relatedRequestId }),
+      onerror: (error) => server.onerror?.(error),
     }
-  })
-
-  // A call's progress (its own or a Code Mode sub-call's) goes to the client that asked for it.
-  const progress = new CallProgress(ctx)
-
-  // Transports that offer incoming messages to a fast path answer plain calls without the SDK's Protocol.
-  const fast = createFastCalls({
-    server,
-    nextCallId: () => `mcp-${session}-${++serial}`,
-    run: runCall,
-    startProgress: (callId, token, send) => progress.start(callId, token, send),
-    endProgress: (callId) => progress.end(callId),
-  })
-  setFastPath(server, fast)
-
-  // Coalesce a burst of changes (a remote server re-listing, a plugin loading) into one notification.
-  let closed = false
-  let pending = false
-  const dispose = ctx.on('tools/change', () => {
-    if (closed || pending) return
-    pending = true
-    queueMicrotask(() => {
-      pending = false
-      // Only when what this client was shown changed: another session's loaded tools are not news here.
-      if (!closed && server.transport && watch.changed()) server.sendToolListChanged().catch(() => {})
+    const fast = createFastCalls({
+      server: fastSession,
+      nextCallId: () => `mcp-${session}-${++serial}`,
+      run: runCall,
+      startProgress: (callId, token, send) => progress.start(callId, token, send),
+      endProgress: (callId) => progress.end(callId),
     })
-  })
-  const disposeLogging = logging ? serveLogging(server, logging) : () => {}
-  const disposeCatalog = catalog ? serveCatalog(server, catalog) : () => {}
-  const leave = clients?.addSession(server)
-  if (clients) {
-    server.setNotificationHandler(RootsListChangedNotificationSchema, () => clients.rootsChanged(server))
-    // A client that brings roots changes them from none (or another client's) to its own.
-    const oninitialized = server.oninitialized
-    server.oninitialized = () => {
-      oninitialized?.()
-      if (server.getClientCapabilities()?.roots) clients.rootsChanged(server)
+    setFastPath(this, fast)
+
+    // Coalesce a burst of changes (a remote server re-listing, a plugin loading) into one notification.
+    let closed = false
+    let pending = false
+    const dispose = ctx.on('tools/change', () => {
+      if (closed || pending) return
+      pending = true
+      queueMicrotask(() => {
+        pending = false
+        // Only when what this client was shown changed: another session's loaded tools are not news here.
+        if (!closed && server.transport && watch.changed()) server.sendToolListChanged().catch(() => {})
+      })
+    })
+    const disposeLogging = logging ? serveLogging(server, logging) : () => {}
+    const disposeCatalog = catalog ? serveCatalog(catalogServer(server, this.misses), catalog) : () => {}
+    const leave = clients?.addSession(this)
+    if (clients) {
+      server.setNotificationHandler('notifications/roots/list_changed', () => clients.rootsChanged(this))
+      // A client that brings roots changes them from none (or another client's) to its own.
+      server.oninitialized = () => {
+        if (server.getClientCapabilities()?.roots) clients.rootsChanged(this)
+      }
+    }
+    server.onerror = (error) => this.onerror?.(error)
+    server.onclose = () => {
+      closed = true
+      fast.close()
+      dispose()
+      progress.close()
+      disposeLogging()
+      disposeCatalog()
+      leave?.()
+      tasks.close()
+      this.onclose?.()
     }
   }
-  const onclose = server.onclose
-  server.onclose = () => {
-    closed = true
-    fast.close()
-    dispose()
-    progress.close()
-    disposeLogging()
-    disposeCatalog()
-    leave?.()
-    tasks.close()
-    onclose?.()
+
+  /** Set by the constructor: start a task-augmented call. */
+  private readonly startTask: (params: Record<string, unknown>, authInfo: AuthInfo | undefined) => { task: unknown }
+
+  async connect(transport: McpTransport): Promise<void> {
+    // The SDK v2 checks a `tools/call` result as a CallToolResult, so a task-augmented call (whose
+    // answer is the task) is answered here, before the SDK sees it; everything else goes to the SDK.
+    const take = (message: JSONRPCMessage, extra: McpMessageExtra | undefined): boolean => {
+      const m = message as { method?: unknown; id?: unknown; params?: unknown }
+      if (m.method !== 'tools/call' || m.id === undefined || !isObject(m.params) || !isObject(m.params.task))
+        return false
+      const { name, arguments: args } = m.params
+      if (typeof name !== 'string' || (args !== undefined && !isObject(args))) return false
+      // Before initialization the SDK's own handling decides.
+      if (this.server.getClientCapabilities() === undefined) return false
+      const id = m.id as RequestId
+      const result = this.startTask(m.params, extra?.authInfo as AuthInfo | undefined)
+      transport
+        .send({ jsonrpc: '2.0', id, result } as JSONRPCMessage, { relatedRequestId: id })
+        .catch((error: unknown) => this.onerror?.(new Error(`Failed to send response: ${String(error)}`)))
+      return true
+    }
+    const restore = (message: JSONRPCMessage): JSONRPCMessage => {
+      if (this.misses.size === 0 || !('error' in message) || message.id == null) return message
+      const miss = this.misses.get(message.id)
+      if (miss === undefined) return message
+      this.misses.delete(message.id)
+      return { ...message, error: miss } as JSONRPCMessage
+    }
+    await this.server.connect(intercepting(transport, take, restore) as never)
   }
-  return server
+
+  close(): Promise<void> {
+    return this.server.close()
+  }
+
+  getClientCapabilities(): ClientCapabilities | undefined {
+    return this.server.getClientCapabilities() as ClientCapabilities | undefined
+  }
+
+  elicit(
+    params: ElicitRequestFormParams | ElicitRequestURLParams,
+    options?: McpClientRequestOptions,
+  ): Promise<ElicitResult> {
+    const [p, o] = sdkRequest(params, options)
+    return this.server.request({ method: 'elicitation/create', params: p }, o) as Promise<ElicitResult>
+  }
+
+  elicitInput(
+    params: ElicitRequestFormParams | ElicitRequestURLParams,
+    options?: McpClientRequestOptions,
+  ): Promise<ElicitResult> {
+    const [p, o] = sdkRequest(params, options)
+    return this.server.elicitInput(p as never, o) as Promise<ElicitResult>
+  }
+
+  createMessage(
+    params: CreateMessageRequestParams,
+    options?: McpClientRequestOptions,
+  ): Promise<CreateMessageResult | CreateMessageResultWithTools> {
+    const [p, o] = sdkRequest(params, options)
+    return this.server.createMessage(p as never, o) as Promise<CreateMessageResult | CreateMessageResultWithTools>
+  }
+
+  listRoots(params?: ListRootsRequest['params'], options?: McpClientRequestOptions): Promise<ListRootsResult> {
+    const [p, o] = sdkRequest(params, options)
+    return this.server.listRoots(p as never, o) as Promise<ListRootsResult>
+  }
+
+  notification(
+    notification: { method: string; params?: Record<string, unknown> },
+    options?: { relatedRequestId?: RequestId },
+  ): Promise<void> {
+    return this.server.notification(notification as never, options)
+  }
+
+  createElicitationCompletionNotifier(elicitationId: string, options?: McpClientRequestOptions): () => Promise<void> {
+    const related = options?.relatedRequestId
+    return this.server.createElicitationCompletionNotifier(
+      elicitationId,
+      related === undefined ? undefined : { relatedRequestId: related },
+    )
+  }
+}
+
+/**
+ * The params of a task method: an object (or none) whose `key` is a string (required or not). The
+ * SDK answers a refusal with -32602 and the issue's message.
+ */
+function paramsWith<P>(key: string, required: boolean): StandardSchemaV1<unknown, P> {
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'toolgate',
+      validate: (value) => {
+        const params = value === undefined ? {} : value
+        if (!isObject(params)) return { issues: [{ message: 'params: expected an object' }] }
+        const field = params[key]
+        if ((field === undefined && required) || (field !== undefined && typeof field !== 'string'))
+          return { issues: [{ message: `${key}: expected a string`, path: [key] }] }
+        return { value: params as P }
+      },
+    },
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * The params and options the SDK takes for a request to the client: a request that serves a task
+ * carries the task in its `_meta`, as the 2025-11-25 revision ties it.
+ */
+function sdkRequest<P extends Record<string, unknown> | undefined>(
+  params: P,
+  options: McpClientRequestOptions | undefined,
+): [P, SdkRequestOptions | undefined] {
+  if (options === undefined) return [params, undefined]
+  const { signal, timeout, relatedRequestId, relatedTask } = options
+  const sdkOptions: SdkRequestOptions = {
+    ...(signal === undefined ? {} : { signal }),
+    ...(timeout === undefined ? {} : { timeout }),
+    ...(relatedRequestId === undefined ? {} : { relatedRequestId }),
+  }
+  if (relatedTask === undefined) return [params, sdkOptions]
+  const meta = isObject(params?._meta) ? params._meta : {}
+  return [{ ...params, _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId: relatedTask.taskId } } } as P, sdkOptions]
+}
+
+/**
+ * `transport` as the SDK sees it, with `take` offered each incoming message first (what it takes
+ * the SDK never sees). The wrapper is set up before the transport starts, so messages a transport
+ * held until then (the startup gate's) are offered too.
+ */
+function intercepting(
+  transport: McpTransport,
+  take: (message: JSONRPCMessage, extra: McpMessageExtra | undefined) => boolean,
+  outgoing: (message: JSONRPCMessage) => JSONRPCMessage,
+): McpTransport {
+  return {
+    start: () => transport.start(),
+    send: (message, options) => transport.send(outgoing(message), options),
+    close: () => transport.close(),
+    get sessionId() {
+      return transport.sessionId
+    },
+    ...(transport.setProtocolVersion === undefined
+      ? {}
+      : { setProtocolVersion: (version: string) => transport.setProtocolVersion?.(version) }),
+    get onmessage() {
+      return transport.onmessage
+    },
+    set onmessage(handler) {
+      transport.onmessage =
+        handler === undefined
+          ? undefined
+          : (message: JSONRPCMessage, extra?: McpMessageExtra) => {
+              if (!take(message, extra)) handler(message, extra)
+            }
+    },
+    get onclose() {
+      return transport.onclose
+    },
+    set onclose(handler) {
+      transport.onclose = handler
+    },
+    get onerror() {
+      return transport.onerror
+    },
+    set onerror(handler) {
+      transport.onerror = handler
+    },
+  }
+}
+
+/** The session's SDK server as its catalog is served on it. */
+/** Errors the session restores on their way out, by request id (see ServedSession.misses). */
+type Misses = Map<RequestId, { code: number; message: string; data?: unknown }>
+
+function catalogServer(server: Server, misses: Misses): CatalogServer {
+  return {
+    registerCapabilities: (capabilities) => server.registerCapabilities(capabilities as never),
+    handle: (method, handler) =>
+      server.setRequestHandler(
+        method as 'resources/list',
+        async (request: { params?: unknown }, rc: RequestContext) => {
+          try {
+            return (await handler(request.params as never, {
+              signal: rc.mcpReq.signal,
+              ...(authOf(rc) === undefined ? {} : { authInfo: authOf(rc) }),
+              elicit: (params, options) =>
+                rc.mcpReq.send({ method: 'elicitation/create', params }, options) as Promise<ElicitResult>,
+              send: (method, params, options) => rc.mcpReq.send({ method, params } as never, options),
+            })) as never
+          } catch (error) {
+            const e = error as { code?: unknown; message?: unknown; data?: unknown }
+            if (e?.code === JsonRpcCode.ResourceNotFound && typeof e.message === 'string')
+              misses.set(rc.mcpReq.id, {
+                code: e.code,
+                message: e.message,
+                ...(e.data === undefined ? {} : { data: e.data }),
+              })
+            throw error
+          }
+        },
+      ),
+    connected: () => server.transport !== undefined,
+    getClientCapabilities: () => server.getClientCapabilities() as ClientCapabilities | undefined,
+    sendResourceUpdated: (params) => server.sendResourceUpdated(params),
+    sendResourceListChanged: () => server.sendResourceListChanged(),
+    sendPromptListChanged: () => server.sendPromptListChanged(),
+  }
 }
 
 /** Relay the source's messages at or above the client's level; pass the client's level on. */
@@ -307,7 +622,7 @@ function serveLogging(server: Server, logging: McpServerLogging): () => void {
       })
       .catch(() => {})
   }
-  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+  server.setRequestHandler('logging/setLevel', async (request) => {
     const { level } = request.params
     threshold = MCP_LOG_LEVELS.indexOf(level)
     await logging.setLevel?.(level, subscriber)
@@ -317,10 +632,10 @@ function serveLogging(server: Server, logging: McpServerLogging): () => void {
   return typeof stop === 'function' ? stop : () => {}
 }
 
-type SendRequest = (
-  request: { method: 'elicitation/create'; params: Record<string, unknown> },
-  schema: typeof ElicitResultSchema,
-  options?: { signal?: AbortSignal; timeout?: number },
+/** Asks the call's client with a form elicitation. */
+type AskClient = (
+  params: ElicitRequestFormParams,
+  options: { signal: AbortSignal; timeout: number },
 ) => Promise<{ action: string; content?: Record<string, unknown> }>
 
 /**
@@ -329,16 +644,16 @@ type SendRequest = (
  * made the call, as an elicitation, when it declared that capability; otherwise the call is denied.
  */
 function approvalFor(
-  server: Server,
+  session: McpClientSession,
   ctx: Context,
   agent: Agent | undefined,
-  send: unknown,
+  ask: AskClient,
   signal: AbortSignal,
   client: string | undefined,
 ): ApprovalService | undefined {
   if (hostApproves(ctx, agent)) return undefined
-  if (!server.getClientCapabilities()?.elicitation) return noElicitation
-  return { request: (request) => elicitApproval(request, send as SendRequest, signal, client) }
+  if (!session.getClientCapabilities()?.elicitation) return noElicitation
+  return { request: (request) => elicitApproval(request, ask, signal, client) }
 }
 
 const noElicitation = cannotAsk('the MCP client cannot be asked (it did not declare the elicitation capability)')
@@ -346,13 +661,13 @@ const noElicitation = cannotAsk('the MCP client cannot be asked (it did not decl
 /** Ask the client's user, on the stream of the request being handled (Streamable HTTP relates them). */
 async function elicitApproval(
   request: ApprovalRequest,
-  send: SendRequest,
+  ask: AskClient,
   signal: AbortSignal,
   client: string | undefined,
 ): Promise<ApprovalOutcome> {
   let answer: { action: string; content?: Record<string, unknown> }
   try {
-    answer = await send({ method: 'elicitation/create', params: approvalQuestion(request) }, ElicitResultSchema, {
+    answer = await ask(approvalQuestion(request) as ElicitRequestFormParams, {
       signal,
       timeout: ELICITATION_TIMEOUT_MS,
     })

@@ -4,11 +4,10 @@
 // as if the client had hung up; here an oversized request is answered with a JSON-RPC error and
 // the next line is read as usual.
 import type { Readable, Writable } from 'node:stream'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { FastPath } from './fast-path.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
 import { safeParseJsonRpcMessage } from './jsonrpc-message.js'
-import type { JSONRPCMessage } from './wire-types.js'
+import type { JSONRPCMessage, McpTransport } from './wire-types.js'
 import { SENT, writeLine } from './write-line.js'
 
 /** The SDK's stdio limit, kept as toolgate's default so nothing that worked before is refused. */
@@ -35,7 +34,7 @@ export interface LineTransportOptions {
  * as they arrive, never buffered), and serving goes on. `endReason` says why it closed: undefined
  * when the client ended stdin or `close()` was called, the failure otherwise.
  */
-export class LineStdioServerTransport implements Transport {
+export class LineStdioServerTransport implements McpTransport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void

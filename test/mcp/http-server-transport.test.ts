@@ -8,7 +8,6 @@ import { createServer, type Server as HttpServer, type IncomingMessage } from 'n
 import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { type EventStore, StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { FetchLike, Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { type JSONRPCMessage, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -18,7 +17,7 @@ import { createToolRuntime } from '../../src/index.js'
 import { BoundedEventStore } from '../../src/mcp/event-store.js'
 import { type FastPath, fastPathOf, setFastPath } from '../../src/mcp/fast-path.js'
 import { NodeStreamableHttpServerTransport } from '../../src/mcp/http-server-transport.js'
-import { createMcpServer } from '../../src/mcp/index.js'
+import { createMcpServer, type McpServerHandle } from '../../src/mcp/index.js'
 
 type Kind = 'node' | 'sdk'
 
@@ -36,7 +35,7 @@ interface HarnessOptions {
 interface Harness {
   url: string
   transport: NodeStreamableHttpServerTransport | StreamableHTTPServerTransport
-  server: Server
+  server: McpServerHandle
   register(tool: ToolDefinition): void
   errors: string[]
   closed: () => boolean

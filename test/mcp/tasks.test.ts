@@ -28,7 +28,7 @@ function upstreamServer() {
       taskMessageQueue: new InMemoryTaskMessageQueue(),
     },
   )
-  const state = { slowAborted: false, polls: [] as number[] }
+  const state = { slowAborted: false, slowStarted: false, polls: [] as number[] }
   // Asks to be polled without pause (pollInterval 0), and finishes after its fourth poll.
   server.experimental.tasks.registerToolTask(
     'eager',
@@ -73,6 +73,7 @@ function upstreamServer() {
     return { content: [{ type: 'text', text: `hello ${String(answer.content?.name)}` }] }
   })
   server.registerTool('slow', { description: 'Waits until cancelled.' }, async (extra) => {
+    state.slowStarted = true
     await new Promise<void>((resolve) => {
       extra.signal.addEventListener('abort', () => {
         state.slowAborted = true
@@ -171,6 +172,34 @@ describe('MCP tasks through the gateway (issue 23 item 2)', () => {
     expect((await client.experimental.tasks.listTasks()).tasks.map((task) => task.status)).toEqual(['completed'])
   })
 
+  it("the session's own task store (issue 35, item 1): unknown and finished tasks are refused with -32602", async () => {
+    const { session } = await gateway()
+    const client = await session()
+    await expect(client.experimental.tasks.getTask('no-such-task')).rejects.toMatchObject({ code: -32602 })
+    await expect(client.experimental.tasks.cancelTask('no-such-task')).rejects.toMatchObject({ code: -32602 })
+    let taskId = ''
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: 'research', arguments: { topic: 'bats' } },
+      CallToolResultSchema,
+      { task: {} },
+    )) {
+      if (message.type === 'taskCreated') taskId = message.task.taskId
+      if (message.type === 'error') throw message.error
+    }
+    const task = await client.experimental.tasks.getTask(taskId)
+    expect(task).toMatchObject({ taskId, status: 'completed', ttl: null })
+    await expect(client.experimental.tasks.cancelTask(taskId)).rejects.toMatchObject({ code: -32602 })
+    // The result is kept for another tasks/result, tied to its task.
+    const again = await client.request(
+      { method: 'tasks/result', params: { taskId } },
+      z.object({ content: z.array(z.unknown()), _meta: z.record(z.string(), z.unknown()) }).passthrough() as never,
+    )
+    expect(text(again as never)).toBe('report on bats')
+    expect((again as { _meta: Record<string, unknown> })._meta['io.modelcontextprotocol/related-task']).toEqual({
+      taskId,
+    })
+  })
+
   it("a task's request to its client (an upstream's elicitation) is delivered through tasks/result", async () => {
     const { session } = await gateway()
     const client = await session({ elicitation: { form: {} } })
@@ -193,6 +222,8 @@ describe('MCP tasks through the gateway (issue 23 item 2)', () => {
       z.object({ task: z.object({ taskId: z.string(), status: z.string() }) }).passthrough() as never,
     )
     const { taskId } = (created as unknown as { task: { taskId: string } }).task
+    // Cancelled once the upstream has the call (a cancel before that never reaches the upstream).
+    await expect.poll(() => upstream.state.slowStarted, { timeout: 10_000 }).toBe(true)
     await client.experimental.tasks.cancelTask(taskId)
     await expect.poll(() => upstream.state.slowAborted, { timeout: 10_000 }).toBe(true)
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('cancelled')
