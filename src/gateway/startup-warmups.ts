@@ -1,10 +1,14 @@
 // While `toolgate serve` waits for its upstreams' first answers it has nothing to do, and what it
-// does right after them pays first-use costs: the MCP SDK's zod schemas generate their parsers at
-// their first parse. Parsing representative messages with the same schemas while waiting moves
-// that cost off the path. Nothing here is registered, emitted or logged: the values parsed are
-// made up and thrown away.
-import * as types from '@modelcontextprotocol/sdk/types.js'
+// does right after them pays first-use costs: loading the MCP SDK v2 client (the upstream sessions'
+// Client), and its zod schemas, which build their parsers at their first parse. Loading it and
+// parsing representative messages with the same schemas while waiting moves that cost off the path.
+// Nothing here is registered, emitted or logged: the values parsed are made up and thrown away.
+// (The SDK v2 server package carries its own copy of the schemas: warming those is the server
+// side's.)
 import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
+
+/** The SDK v2 client package, as the checks use it. */
+type ClientSdk = typeof import('@modelcontextprotocol/client')
 
 const INPUT_SCHEMA = {
   type: 'object',
@@ -26,13 +30,12 @@ const TOOL = {
 const result = (value: unknown) => ({ jsonrpc: '2.0', id: 1, result: value })
 
 /**
- * One step per message kind the first moments after an upstream answers parse: its responses
- * (initialize and the three lists) on the gateway's client, and the client's requests and
- * notifications on the gateway's server. Each says whether every sample parsed as the real
- * messages would (a sample the schemas refuse would warm less than it should).
+ * One check per message kind the first moments after an upstream answers parse on the gateway's
+ * client: its responses (initialize and the three lists). Each says whether every sample parsed as
+ * the real messages would (a sample the schemas refuse would warm less than it should).
  */
-export const WARM_UPS: readonly (() => boolean)[] = [
-  () => {
+export const WARM_UP_CHECKS: readonly ((sdk: unknown) => boolean)[] = [
+  withSdk((types) => {
     const message = result({
       protocolVersion: types.LATEST_PROTOCOL_VERSION,
       capabilities: {
@@ -49,66 +52,77 @@ export const WARM_UPS: readonly (() => boolean)[] = [
     return (
       types.isJSONRPCResultResponse(message) &&
       !types.isJSONRPCErrorResponse(message) &&
-      types.InitializeResultSchema.safeParse(message.result).success &&
+      parses(types.specTypeSchemas.InitializeResult, message.result) &&
       types.isJSONRPCErrorResponse({
         jsonrpc: '2.0',
         id: 1,
         error: { code: JsonRpcCode.MethodNotFound, message: 'warm' },
       })
     )
-  },
-  () =>
-    types.ListToolsResultSchema.safeParse({ tools: [TOOL, { name: 'plain', inputSchema: { type: 'object' } }] })
-      .success,
-  () =>
-    types.ListResourcesResultSchema.safeParse({
-      resources: [{ uri: 'warm://a', name: 'a', title: 'A', mimeType: 'text/plain', size: 1, annotations: {} }],
-    }).success &&
-    types.ListResourceTemplatesResultSchema.safeParse({
-      resourceTemplates: [{ uriTemplate: 'warm://{a}', name: 'a', mimeType: 'text/plain' }],
-    }).success &&
-    types.ListPromptsResultSchema.safeParse({
-      prompts: [{ name: 'warm', description: 'Warm', arguments: [{ name: 'a', required: true }] }],
-    }).success,
-  () => {
-    const request = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }
-    const notification = { jsonrpc: '2.0', method: 'notifications/initialized' }
-    // The server asks of every request's params whether they may ask for a task (any object may);
-    // the first params it is handed are the client's initialize's.
-    const initialize = {
-      protocolVersion: types.LATEST_PROTOCOL_VERSION,
-      capabilities: { roots: { listChanged: true } },
-      clientInfo: { name: 'warm', version: '1.0.0' },
-    }
-    return (
-      types.isTaskAugmentedRequestParams(initialize) &&
-      !types.isJSONRPCResultResponse(request) &&
-      !types.isJSONRPCErrorResponse(request) &&
-      types.isJSONRPCRequest(request) &&
-      types.isJSONRPCNotification(notification) &&
-      types.ListToolsRequestSchema.safeParse(request).success &&
-      types.InitializedNotificationSchema.safeParse(notification).success
-    )
-  },
+  }),
+  withSdk((types) =>
+    parses(types.specTypeSchemas.ListToolsResult, {
+      tools: [TOOL, { name: 'plain', inputSchema: { type: 'object' } }],
+    }),
+  ),
+  withSdk(
+    (types) =>
+      parses(types.specTypeSchemas.ListResourcesResult, {
+        resources: [{ uri: 'warm://a', name: 'a', title: 'A', mimeType: 'text/plain', size: 1, annotations: {} }],
+      }) &&
+      parses(types.specTypeSchemas.ListResourceTemplatesResult, {
+        resourceTemplates: [{ uriTemplate: 'warm://{a}', name: 'a', mimeType: 'text/plain' }],
+      }) &&
+      parses(types.specTypeSchemas.ListPromptsResult, {
+        prompts: [{ name: 'warm', description: 'Warm', arguments: [{ name: 'a', required: true }] }],
+      }),
+  ),
 ]
+
+/** Whether `schema` accepts `value` (the SDK's schemas are Standard Schemas). */
+function parses(schema: { '~standard': { validate(value: unknown): unknown } }, value: unknown): boolean {
+  const result = schema['~standard'].validate(value) as { issues?: unknown }
+  return !(result instanceof Promise) && result.issues === undefined
+}
+
+/** A check on the SDK v2 client package (its type stays out of this module's declarations). */
+function withSdk(check: (types: ClientSdk) => boolean): (sdk: unknown) => boolean {
+  return (sdk) => check(sdk as ClientSdk)
+}
+
+/** The steps `serve` runs while idle: load the SDK v2 client, then {@link WARM_UP_CHECKS} one by one. */
+export function warmUps(): readonly (() => unknown)[] {
+  let sdk: ClientSdk | undefined
+  return [
+    async () => {
+      sdk = await import('@modelcontextprotocol/client')
+    },
+    ...WARM_UP_CHECKS.map((check) => () => sdk !== undefined && check(sdk)),
+  ]
+}
 
 /**
  * Run `steps` one per turn of the event loop (after whatever I/O is waiting), until `stop()` is
- * called or they are done. Returns `stop`.
+ * called or they are done; a step that returns a promise is waited for. Returns `stop`.
  */
-export function warmWhileIdle(steps: readonly (() => unknown)[] = WARM_UPS): () => void {
+export function warmWhileIdle(steps: readonly (() => unknown)[] = warmUps()): () => void {
   let next = 0
   let timer: NodeJS.Immediate | undefined
+  const schedule = () => {
+    if (next < steps.length) timer = setImmediate(run)
+  }
   const run = () => {
     timer = undefined
     const step = steps[next++]
     if (step === undefined) return
+    let pending: unknown
     try {
-      step()
+      pending = step()
     } catch {
       // A warm-up that fails warms nothing; serving is unaffected.
     }
-    timer = setImmediate(run)
+    if (pending instanceof Promise) pending.then(schedule, schedule)
+    else timer = setImmediate(run)
   }
   timer = setImmediate(run)
   return () => {

@@ -1,9 +1,8 @@
 // The client capabilities connectMcpServer declares to a server (elicitation, sampling, roots), and
 // the request handlers that answer the server's requests through the caller's handlers.
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type * as McpTypes from '@modelcontextprotocol/sdk/types.js'
 import type { ToolExecution } from '../contract/execution.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
+import { checkWithSchema, type StandardSchema } from './upstream-client.js'
 import type {
   ClientCapabilities,
   CreateMessageRequestParams,
@@ -91,67 +90,84 @@ export function declaredCapabilities(handlers: McpCapabilityHandlers): ClientCap
   return capabilities
 }
 
+/** The server-to-client requests a connection answers. */
+export type McpCapabilityMethod = 'elicitation/create' | 'sampling/createMessage' | 'roots/list'
+
+/**
+ * Where the handlers go: the SDK v2 Client's `setRequestHandler(method, …)`, its request's
+ * `params` and its context's abort signal handed on.
+ */
+export type CapabilityRegistrar = (
+  method: McpCapabilityMethod,
+  handler: (params: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>,
+) => void
+
+/** The result schemas a handler's answer is checked against (the SDK's, by name). */
+export interface CapabilityResultSchemas {
+  readonly ElicitResult: StandardSchema
+  readonly CreateMessageResult: StandardSchema
+  readonly CreateMessageResultWithTools: StandardSchema
+  readonly ListRootsResult: StandardSchema
+}
+
 /**
  * Route the server's requests to the given handlers. A handler that throws, or answers something
  * that is not a valid result, becomes an error response to the server; nothing reaches the host.
  */
 export function registerCapabilityHandlers(
-  client: Client,
-  types: typeof McpTypes,
+  register: CapabilityRegistrar,
+  schemas: CapabilityResultSchemas,
   handlers: McpCapabilityHandlers,
   label: string,
   calls: () => readonly ToolExecution[],
 ): void {
-  // The SDK sends a thrown value's numeric `code` and `message` as the error response; an McpError
-  // would put its "MCP error" prefix into the message, which the server's SDK then adds again.
+  // The SDK sends a thrown value's numeric `code` and `message` as the error response; an error
+  // with an "MCP error" prefix in its message would reach the server's SDK, which adds it again.
   const rpcError = (message: string) => ({ code: JsonRpcCode.InternalError, message })
   const run = async (kind: string, call: () => Awaitable<unknown>): Promise<unknown> => {
     try {
       return await call()
     } catch (error) {
-      // An McpError (or a plain { code, message }) keeps the code the handler chose; anything else
+      // A ProtocolError (or a plain { code, message }) keeps the code the handler chose; anything else
       // is reported by its message.
       if (error instanceof Error || isRpcError(error)) throw error
       throw rpcError(`the ${kind} handler of MCP client ${label} failed: ${String(error)}`)
     }
   }
-  const check = <T>(kind: string, schema: { safeParse(value: unknown): SafeParse<T> }, value: unknown): T => {
-    const parsed = schema.safeParse(value)
-    if (parsed.success) return parsed.data
-    const problems = parsed.error.issues
-      .map((issue) => `${issue.path.length ? issue.path.map(String).join('.') : '(result)'}: ${issue.message}`)
-      .join('; ')
-    throw rpcError(`the ${kind} handler of MCP client ${label} answered an invalid result: ${problems}`)
+  const check = <T>(kind: string, schema: StandardSchema, value: unknown): T => {
+    const checked = checkWithSchema(schema, value)
+    if (checked.ok) return checked.value as T
+    throw rpcError(`the ${kind} handler of MCP client ${label} answered an invalid result: ${checked.problems}`)
   }
 
   const { elicitation, urlElicitation, sampling, roots } = handlers
-  const contextOf = (extra: { signal: AbortSignal }): McpRequestContext => ({ signal: extra.signal, calls: calls() })
+  const contextOf = (signal: AbortSignal): McpRequestContext => ({ signal, calls: calls() })
   if (elicitation || urlElicitation)
-    client.setRequestHandler(types.ElicitRequestSchema, async (request, extra) => {
+    register('elicitation/create', async (request, signal) => {
       // The SDK has refused a mode that was not declared before this runs.
-      if (request.params.mode === 'url' && urlElicitation) {
-        const params = request.params as ElicitRequestURLParams
-        const answer = await run('elicitation', () => urlElicitation(params, contextOf(extra)))
-        return check('elicitation', types.ElicitResultSchema, answer)
+      if (request.mode === 'url' && urlElicitation) {
+        const params = request as unknown as ElicitRequestURLParams
+        const answer = await run('elicitation', () => urlElicitation(params, contextOf(signal)))
+        return check<ElicitResult>('elicitation', schemas.ElicitResult, answer)
       }
-      const params = request.params as ElicitRequestFormParams
+      const params = request as unknown as ElicitRequestFormParams
       if (!elicitation) throw rpcError(`MCP client ${label} does not answer form-mode elicitation`)
-      const answer = await run('elicitation', () => elicitation(params, contextOf(extra)))
-      return applyElicitationDefaults(check('elicitation', types.ElicitResultSchema, answer), params)
+      const answer = await run('elicitation', () => elicitation(params, contextOf(signal)))
+      return applyElicitationDefaults(check<ElicitResult>('elicitation', schemas.ElicitResult, answer), params)
     })
   if (sampling)
-    client.setRequestHandler(types.CreateMessageRequestSchema, async (request, extra) => {
-      const { params } = request
-      const answer = await run('sampling', () => sampling(params, contextOf(extra)))
+    register('sampling/createMessage', async (request, signal) => {
+      const params = request as unknown as CreateMessageRequestParams
+      const answer = await run('sampling', () => sampling(params, contextOf(signal)))
       const withTools = params.tools !== undefined || params.toolChoice !== undefined
       return withTools
-        ? check('sampling', types.CreateMessageResultWithToolsSchema, answer)
-        : check('sampling', types.CreateMessageResultSchema, answer)
+        ? check('sampling', schemas.CreateMessageResultWithTools, answer)
+        : check('sampling', schemas.CreateMessageResult, answer)
     })
   if (roots)
-    client.setRequestHandler(types.ListRootsRequestSchema, async (request, extra) => {
-      const answer = await run('roots', () => roots(request.params, contextOf(extra)))
-      return check('roots', types.ListRootsResultSchema, answer)
+    register('roots/list', async (request, signal) => {
+      const answer = await run('roots', () => roots(request as ListRootsRequest['params'], contextOf(signal)))
+      return check('roots', schemas.ListRootsResult, answer)
     })
 }
 
@@ -161,10 +177,6 @@ function isRpcError(value: unknown): value is { code: number; message: string } 
   const { code, message } = value as { code?: unknown; message?: unknown }
   return Number.isSafeInteger(code) && typeof message === 'string'
 }
-
-type SafeParse<T> =
-  | { success: true; data: T }
-  | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } }
 
 /**
  * An accepted form gets the `default` of every requested field it leaves out, so the server reads

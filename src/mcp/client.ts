@@ -2,8 +2,6 @@
 // policy (guards, approvals, timeouts, Code Mode) applies to them as to native tools.
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Context } from 'cordis'
 import type { ContentBlock } from '../contract/content.js'
 import type { Agent, ToolRunContext } from '../contract/execution.js'
@@ -16,13 +14,11 @@ import { snapshotJsonValue } from '../json/index.js'
 import { assertSupportedJsonSchema } from '../schema/assert.js'
 import { isRecord } from '../util/is-record.js'
 import {
-  declaredCapabilities,
   type McpCapabilityHandlers,
   type McpElicitationHandler,
   type McpRootsHandler,
   type McpSamplingHandler,
   type McpUrlElicitationHandler,
-  registerCapabilityHandlers,
   samplingWithTools,
 } from './capabilities.js'
 import { fromMcpContent } from './content.js'
@@ -30,6 +26,7 @@ import { type ModernCall, modernCall, onModernDemand } from './era-call.js'
 import type { FastRequests } from './fast-request.js'
 import { UpstreamInputBridge } from './input-bridge.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
+import type { LegacyClient } from './legacy-session.js'
 import type { ModernSession } from './modern-session.js'
 import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
 import {
@@ -291,8 +288,9 @@ export const MCP_LOG_LEVELS: readonly McpLogLevel[] = [
   'emergency',
 ]
 
-const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' }
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
+/** The signal of a request nothing cancels but its timeout (a listing). */
+const NEVER_ABORTED = new AbortController().signal
 /**
  * How long a call given up on before the server answered still counts as possibly running there
  * (at least the request timeout): as long as a person may take to answer the relay's elicitation.
@@ -515,8 +513,8 @@ export function reconnectDelay(attempt: number, options: Required<McpReconnectOp
 /** One open session with the server: the SDK client, and why its transport gave up if it did. */
 interface Session {
   readonly client: UpstreamClient
-  /** The v1 client of a 2025-11-25 session (tool calls, tasks). */
-  readonly legacy?: Client
+  /** The client of a 2025-11-25 session (tool calls, tasks); the same object as `client`. */
+  readonly legacy?: LegacyClient
   /** The session of a server that speaks only 2026-07-28. */
   readonly modern?: ModernSession
   /** The lean path for plain tool calls, installed on the session's transport once connected. */
@@ -897,7 +895,7 @@ class UpstreamLink {
     params: { name: string; arguments: Record<string, unknown> },
     options: Parameters<ModernSession['callOnce']>[1],
     call: ModernCall,
-  ): Promise<Awaited<ReturnType<Client['callTool']>>> {
+  ): Promise<CallToolResult> {
     let answer: Awaited<ReturnType<ModernSession['callOnce']>>
     try {
       answer = await modern.callOnce(params, options, call)
@@ -918,7 +916,7 @@ class UpstreamLink {
         }
       throw error
     }
-    if ('result' in answer) return answer.result as Awaited<ReturnType<Client['callTool']>>
+    if ('result' in answer) return answer.result as CallToolResult
     call.inputRequired = answer.inputRequired
     throw new McpToolError(`MCP server ${this.label} asked the MCP client for input; the call ends this round`)
   }
@@ -928,20 +926,18 @@ class UpstreamLink {
    * ends the round (the client answers it by retrying), the server's call still running.
    */
   private async callBridged(
-    legacy: Client,
+    legacy: LegacyClient,
+    fast: FastRequests | undefined,
     params: { name: string; arguments: Record<string, unknown> },
     options: Omit<Parameters<ModernSession['callOnce']>[1], 'signal'> & { signal: AbortSignal },
     exec: ToolRunContext,
     call: ModernCall,
-  ): Promise<Awaited<ReturnType<Client['callTool']>>> {
-    const round = await this.bridge.round(
-      exec,
-      params.name,
-      call,
-      exec.signal,
-      (signal) => legacy.callTool(params, undefined, { ...options, signal }) as Promise<CallToolResult>,
+  ): Promise<CallToolResult> {
+    // The lean path when the session has one: its output-schema checks are the listing's.
+    const round = await this.bridge.round(exec, params.name, call, exec.signal, (signal) =>
+      fast ? fast.callTool(params, { ...options, signal }) : legacy.callTool(params, { ...options, signal }),
     )
-    if ('result' in round) return round.result as Awaited<ReturnType<Client['callTool']>>
+    if ('result' in round) return round.result as CallToolResult
     throw new McpToolError('held' in round ? round.held : round.refused)
   }
 
@@ -971,26 +967,53 @@ class UpstreamLink {
     const { label } = this
     if ('transport' in this.spec && this.usedTransport)
       throw new McpToolError(`MCP server ${label}: the connection closed and a given transport cannot be reopened`)
-    const [{ Client }, types, { installFastRequests }, { LazyJsonSchemaValidator }] = await Promise.all([
-      import('@modelcontextprotocol/sdk/client/index.js'),
-      import('@modelcontextprotocol/sdk/types.js'),
+    const [{ openLegacyClient }, { installFastRequests }, { LazyJsonSchemaValidator }] = await Promise.all([
+      import('./legacy-session.js'),
       import('./fast-request.js'),
       import('./lazy-json-schema-validator.js'),
     ])
     const transport = await createTransport(this.spec, this.settings.maxMessageBytes)
     this.usedTransport = true
-    const { handlers } = this.settings
+    const { handlers, onLog, onElicitationComplete } = this.settings
+    const notifications: Record<string, (params: Record<string, unknown>) => void> = {
+      'notifications/tools/list_changed': () => {
+        this.relist(false).catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${this.reason(error)}`))
+      },
+    }
+    if (onElicitationComplete)
+      notifications['notifications/elicitation/complete'] = (params) => {
+        try {
+          onElicitationComplete(String(params.elicitationId), this.settings.name)
+        } catch (error) {
+          warn(`MCP server ${label}: the onElicitationComplete callback threw: ${this.reason(error)}`)
+        }
+      }
+    if (onLog)
+      notifications['notifications/message'] = (params) => {
+        const message: McpLogMessage = {
+          level: params.level as McpLogLevel,
+          ...(params.logger !== undefined ? { logger: params.logger as string } : {}),
+          data: params.data,
+        }
+        try {
+          onLog(message, this.settings.name)
+        } catch (error) {
+          warn(`MCP server ${label}: the onLog callback threw: ${this.reason(error)}`)
+        }
+      }
+    this.catalog.install((method, handler) => {
+      notifications[method] = handler
+    })
     // Every session declares and answers the same capabilities, reconnects included.
     const validators = new LazyJsonSchemaValidator()
-    const client = new Client(CLIENT_INFO, {
-      capabilities: declaredCapabilities(handlers) as NonNullable<
-        ConstructorParameters<typeof Client>[1]
-      >['capabilities'],
-      jsonSchemaValidator: validators,
+    const client: LegacyClient = await openLegacyClient({
+      handlers,
+      label,
+      calls: () => this.callsOn(client),
+      notifications,
+      validators,
     })
-    registerCapabilityHandlers(client, types, handlers, label, () => this.callsOn(client))
     const session: Session = { client, legacy: client, oversized: false }
-    this.catalog.install(client, types)
     // The SDK reports an oversized message here and then closes; the call it was answering only
     // sees "connection closed", so the real cause is kept for its error.
     transport.onerror = (error) => {
@@ -1001,42 +1024,10 @@ class UpstreamLink {
       // The HTTP server's own stream answers no call, so nothing else would tell why it stopped.
       else if (/stream sent a message larger than/.test(error.message)) warn(`MCP server ${label}: ${error.message}`)
     }
-    client.setNotificationHandler(types.ToolListChangedNotificationSchema, () => {
-      this.relist(false).catch((error) => warn(`MCP server ${label}: re-listing tools failed: ${this.reason(error)}`))
-    })
-    const { onLog, onElicitationComplete } = this.settings
-    if (onElicitationComplete)
-      client.setNotificationHandler(types.ElicitationCompleteNotificationSchema, ({ params }) => {
-        try {
-          onElicitationComplete(params.elicitationId, this.settings.name)
-        } catch (error) {
-          warn(`MCP server ${label}: the onElicitationComplete callback threw: ${this.reason(error)}`)
-        }
-      })
-    if (onLog)
-      client.setNotificationHandler(types.LoggingMessageNotificationSchema, ({ params }) => {
-        const message: McpLogMessage = {
-          level: params.level,
-          ...(params.logger !== undefined ? { logger: params.logger } : {}),
-          data: params.data,
-        }
-        try {
-          onLog(message, this.settings.name)
-        } catch (error) {
-          warn(`MCP server ${label}: the onLog callback threw: ${this.reason(error)}`)
-        }
-      })
     client.onclose = () => {
       if (this.session !== session) return
       this.session = undefined
       this.recover()
-    }
-    // The client tells the transport the negotiated revision (its public hook): kept for the features.
-    let protocolVersion: string | undefined
-    const setProtocolVersion = transport.setProtocolVersion
-    transport.setProtocolVersion = (version) => {
-      protocolVersion = version
-      setProtocolVersion?.call(transport, version)
     }
     try {
       await client.connect(transport, { timeout: this.settings.requestTimeoutMs })
@@ -1049,9 +1040,9 @@ class UpstreamLink {
       await client.close().catch(() => {})
       throw new McpToolError(`MCP server ${label}: the connection was closed`)
     }
-    session.fast = installFastRequests(client, transport, validators)
+    session.fast = installFastRequests(client, transport, validators, client.callToolResultSchema)
     this.era = 'legacy'
-    return this.opened(session, protocolVersion)
+    return this.opened(session, client.protocolVersion())
   }
 
   async notifyRootsChanged(): Promise<void> {
@@ -1120,7 +1111,7 @@ class UpstreamLink {
       parted === undefined ? await this.ensure() : { client: await parted.client, oversized: false }
     const c = session.client
     const legacy = parted === undefined ? session.legacy : await parted.client
-    let result: Awaited<ReturnType<Client['callTool']>>
+    let result: CallToolResult
     const params = { name: remoteName, arguments: args as Record<string, unknown> }
     const options = {
       signal: exec.signal,
@@ -1139,13 +1130,13 @@ class UpstreamLink {
           ? await this.callModernOnce(modern, params, options, call)
           : await modern.callTool(params, options, exec)
         : call && legacy && parted === undefined
-          ? await this.callBridged(legacy, params, options, exec, call)
+          ? await this.callBridged(legacy, session.fast, params, options, exec, call)
           : asTask && legacy
             ? await callAsTask(legacy, params, options, exec)
             : session.fast
               ? await session.fast.callTool(params, options)
-              : // A session that is not modern has its v1 client.
-                await (legacy as Client).callTool(params, undefined, options)
+              : // A session that is not modern has its 2025 client.
+                await (legacy as LegacyClient).callTool(params, options)
     } catch (error) {
       if (exec.signal.aborted) throw error
       // The server no longer knows the session (it restarted): it refused the call without running
@@ -1177,7 +1168,7 @@ class UpstreamLink {
   /** The partition session a call runs on, when the spec partitions its calls. */
   private async partitionOf(
     exec: ToolRunContext,
-  ): Promise<{ key: string; client: Promise<Client>; sessions: PartitionedSessions } | undefined> {
+  ): Promise<{ key: string; client: Promise<LegacyClient>; sessions: PartitionedSessions } | undefined> {
     if (!('url' in this.spec) || this.spec.partition === undefined) return undefined
     const key = await this.spec.partition.keyOf(exec)
     if (this.partitioned === undefined) {
@@ -1361,10 +1352,16 @@ class UpstreamLink {
     const { client } = session
     const listed: Tool[] = []
     let cursor: string | undefined
+    const timeout = this.settings.requestTimeoutMs
     do {
-      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-        timeout: this.settings.requestTimeoutMs,
-      })
+      const params = cursor === undefined ? undefined : { cursor }
+      // A 2025 session over toolgate's own transports lists on its lean path (see
+      // FastRequests.listTools); a given transport's messages may not be plain JSON (an in-memory
+      // one hands the server's own objects over), so the SDK's parse makes them so.
+      const page =
+        session.fast && !('transport' in this.spec)
+          ? await session.fast.listTools(params, { signal: NEVER_ABORTED, timeout })
+          : await client.listTools(params, { timeout })
       listed.push(...page.tools)
       cursor = page.nextCursor
     } while (cursor !== undefined)
@@ -1607,45 +1604,56 @@ function supportedOrAny(schema: Record<string, unknown> | undefined): JsonSchema
 }
 
 /**
- * Call a tool the server runs only as a task: create the task, follow its status (each status
- * message is the call's progress), and take its result. An aborted call cancels the task.
+ * Call a tool the server runs only as a task (MCP 2025-11-25 tasks): create the task, follow its
+ * status with `tasks/get` (each status message is the call's progress), and take its result with
+ * `tasks/result`, which also carries what the server asks meanwhile. An aborted call cancels the
+ * task. (The SDK v2 Client has no task helpers of its own: tasks are an extension from 2026-07-28.)
  */
 async function callAsTask(
-  client: Client,
+  client: LegacyClient,
   params: { name: string; arguments: Record<string, unknown> },
   options: { signal: AbortSignal; timeout: number; resetTimeoutOnProgress: boolean },
   exec: ToolRunContext,
-): Promise<Awaited<ReturnType<Client['callTool']>>> {
+): Promise<CallToolResult> {
   let taskId: string | undefined
   const cancel = () => {
-    if (taskId !== undefined) client.experimental.tasks.cancelTask(taskId).catch(() => {})
+    if (taskId !== undefined)
+      client.request('tasks/cancel', { taskId }, 'CancelTaskResult', { timeout: options.timeout }).catch(() => {})
   }
   exec.signal.addEventListener('abort', cancel, { once: true })
   try {
-    for await (const message of client.experimental.tasks.callToolStream(params, undefined, { ...options, task: {} })) {
-      if (message.type === 'taskCreated') taskId = message.task.taskId
-      else if (message.type === 'taskStatus') {
-        const { statusMessage, pollInterval, status } = message.task
-        if (statusMessage) reportProgress(exec, { progress: 0, message: statusMessage })
-        // The SDK waits the server's pollInterval once this returns; a tiny one (0) would poll the
-        // server hundreds of times a second, so the wait is made up to the floor first.
-        const shortBy = TASK_POLL_FLOOR_MS - (pollInterval ?? TASK_POLL_FLOOR_MS)
-        if (shortBy > 0 && !isTerminalStatus(status)) await sleep(shortBy, undefined, { signal: options.signal })
-      } else if (message.type === 'result') return message.result as Awaited<ReturnType<Client['callTool']>>
-      else if (message.type === 'error') throw message.error
+    const created = (await client.request('tools/call', { ...params, task: {} }, 'CreateTaskResult', options)) as {
+      task: TaskState
     }
-    throw new McpToolError('the task ended without a result')
+    let task = created.task
+    taskId = task.taskId
+    for (;;) {
+      if (task.statusMessage) reportProgress(exec, { progress: 0, message: task.statusMessage })
+      if (task.status === 'cancelled') throw new McpToolError(`the task ${taskId} was cancelled`)
+      // Finished, failed, or asking its client: tasks/result answers once the task has its result.
+      if (task.status === 'completed' || task.status === 'failed' || task.status === 'input_required')
+        return (await client.request('tasks/result', { taskId }, 'CallToolResult', options)) as CallToolResult
+      // A tiny pollInterval (0) would poll the server hundreds of times a second: it has a floor.
+      await sleep(Math.max(TASK_POLL_FLOOR_MS, task.pollInterval ?? TASK_POLL_FLOOR_MS), undefined, {
+        signal: options.signal,
+      })
+      task = (await client.request('tasks/get', { taskId }, 'GetTaskResult', options)) as TaskState
+    }
   } finally {
     exec.signal.removeEventListener('abort', cancel)
   }
 }
 
+/** What `tasks/get` (and a created task) says of a task. */
+interface TaskState {
+  readonly taskId: string
+  readonly status: string
+  readonly statusMessage?: string
+  readonly pollInterval?: number
+}
+
 /** The shortest wait between two `tasks/get` of one task, whatever pollInterval the server asks for. */
 const TASK_POLL_FLOOR_MS = 100
-
-function isTerminalStatus(status: string): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled'
-}
 
 /** Pass an MCP progress notification on as the call's own progress (which restarts an idle timeout). */
 function reportProgress(exec: ToolRunContext, progress: { progress: number; total?: number; message?: string }) {
@@ -1664,9 +1672,8 @@ function reportProgress(exec: ToolRunContext, progress: { progress: number; tota
   }
 }
 
-async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Promise<Transport> {
-  // A caller's transport is the SDK's shape (McpTransport says which members are used).
-  if ('transport' in spec) return spec.transport as Transport
+async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Promise<McpTransport> {
+  if ('transport' in spec) return spec.transport
   if ('url' in spec) {
     const url = new URL(spec.url)
     if (url.protocol === 'http:' || url.protocol === 'https:') {
@@ -1680,17 +1687,15 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
       })
     }
     const [{ StreamableHTTPClientTransport }, { upstreamFetch }] = await Promise.all([
-      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      import('@modelcontextprotocol/client'),
       import('./http-fetch.js'),
     ])
     return new StreamableHTTPClientTransport(url, {
       fetch: upstreamFetch,
-      requestInit: spec.headers ? { headers: { ...spec.headers } } : undefined,
+      ...(spec.headers ? { requestInit: { headers: { ...spec.headers } } } : {}),
       // The caller's provider has the SDK's shape (McpOAuthProvider).
-      authProvider: spec.authProvider as NonNullable<
-        ConstructorParameters<typeof StreamableHTTPClientTransport>[1]
-      >['authProvider'],
-    })
+      ...(spec.authProvider ? { authProvider: spec.authProvider as never } : {}),
+    }) as McpTransport
   }
   if (process.platform !== 'win32') {
     // Ours: it can take over a server the CLI spawned early. Windows keeps the SDK's, whose spawn
@@ -1701,15 +1706,15 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
     ])
     return new LineStdioClientTransport(spec, { maxBufferSize: maxMessageBytes, spawned: takeEarlySpawn(spec) })
   }
-  const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js')
+  const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/client/stdio')
   return new StdioClientTransport({
     command: spec.command,
-    args: spec.args ? [...spec.args] : undefined,
+    ...(spec.args ? { args: [...spec.args] } : {}),
     env: { ...getDefaultEnvironment(), ...spec.env },
-    cwd: spec.cwd,
+    ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
     stderr: 'inherit',
     maxBufferSize: maxMessageBytes,
-  })
+  }) as McpTransport
 }
 
 function checkSpec(server: unknown): McpServerSpec {

@@ -7,18 +7,11 @@
 // tool's output schema included. What the SDK's callTool knows of each tool (its output schema,
 // whether it needs a task) this path keeps itself, from the listings the gateway applies: the SDK
 // keeps its copy private.
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import {
-  type CallToolResult,
-  CallToolResultSchema,
-  type JSONRPCMessage,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js'
 import { isCommonCallToolResult } from './fast-call.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
 import type { SchemaValidators } from './lazy-json-schema-validator.js'
-import type { Tool } from './wire-types.js'
+import { checkWithSchema, UpstreamRpcError as McpError, type StandardSchema } from './upstream-client.js'
+import type { CallToolResult, JSONRPCMessage, McpTransport, Tool } from './wire-types.js'
 
 /** Options of one call, as callRemote gives them to the SDK's `callTool`. */
 export interface FastCallOptions {
@@ -34,6 +27,16 @@ export interface FastRequests {
     options: FastCallOptions,
   ): Promise<CallToolResult>
   /**
+   * One page of `tools/list`, checked only as far as the link reads it (a list of named tools with
+   * object input schemas): the SDK's schema walks every nested schema value, and a hostile server's
+   * schema thousands of levels deep would overflow its stack and lose the whole listing, where
+   * registration skips that one tool.
+   */
+  listTools(
+    params: { cursor?: string } | undefined,
+    options: FastCallOptions,
+  ): Promise<{ tools: Tool[]; nextCursor?: string }>
+  /**
    * Remember what the applied listing's `tools` say of themselves (output schemas, task support),
    * replacing what an earlier listing said, as the SDK client does for its own callTool.
    */
@@ -47,7 +50,9 @@ interface ToolCheck {
 }
 
 interface Pending {
-  readonly resolve: (result: CallToolResult) => void
+  /** What checks the result (the method's own check) before it resolves the request. */
+  readonly method: 'tools/call' | 'tools/list'
+  readonly resolve: (result: never) => void
   readonly reject: (error: unknown) => void
   readonly options: FastCallOptions
   /** When the request times out (performance.now() ms), unless progress moves it. */
@@ -68,9 +73,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * `validators`, the provider the client was made with.
  */
 export function installFastRequests(
-  client: Pick<Client, 'onerror'>,
-  transport: Transport,
+  client: { onerror?: ((error: Error) => void) | undefined },
+  transport: McpTransport,
   validators: SchemaValidators,
+  resultSchema: StandardSchema,
 ): FastRequests {
   let checks = new Map<string, ToolCheck>()
   const pending = new Map<string, Pending>()
@@ -134,15 +140,19 @@ export function installFastRequests(
     if (entry.options.signal.aborted) return
     if (isPlainObject(message.error)) {
       const { code, message: text, data } = message.error as { code: number; message: string; data?: unknown }
-      entry.reject(McpError.fromError(code, text, data))
+      entry.reject(new McpError(code, text, data))
       return
     }
     const result = message.result
-    if (isCommonCallToolResult(result)) entry.resolve(result as CallToolResult)
+    if (entry.method === 'tools/list') {
+      const problem = toolListProblem(result)
+      if (problem === undefined) entry.resolve(result as never)
+      else entry.reject(new McpError(JsonRpcCode.InvalidParams, `Invalid tools/list result: ${problem}`))
+    } else if (isCommonCallToolResult(result)) entry.resolve(result as never)
     else {
-      const parsed = CallToolResultSchema.safeParse(result)
-      if (parsed.success) entry.resolve(parsed.data)
-      else entry.reject(parsed.error)
+      const checked = checkWithSchema(resultSchema, result)
+      if (checked.ok) entry.resolve(checked.value as never)
+      else entry.reject(new Error(`Invalid tools/call result: ${checked.problems}`))
     }
   }
 
@@ -156,7 +166,7 @@ export function installFastRequests(
   /** True when the message is this path's: a response to its request or progress of its token. */
   const take = (message: JSONRPCMessage): boolean => {
     if (pending.size === 0) return false
-    const m = message as Record<string, unknown>
+    const m = message as unknown as Record<string, unknown>
     if (typeof m.id === 'string' && m.method === undefined) {
       const entry = pending.get(m.id)
       if (entry === undefined) return false
@@ -191,13 +201,14 @@ export function installFastRequests(
     }
   }
 
-  const request = (params: { name: string; arguments: Record<string, unknown> }, options: FastCallOptions) =>
-    new Promise<CallToolResult>((resolve, reject) => {
+  const request = <T>(method: Pending['method'], params: Record<string, unknown>, options: FastCallOptions) =>
+    new Promise<T>((resolve, reject) => {
       if (closed) return reject(new Error('Not connected'))
       options.signal.throwIfAborted()
       const id = `${ID_PREFIX}${++serial}`
       const entry: Pending = {
-        resolve,
+        method,
+        resolve: resolve as (result: never) => void,
         reject,
         options,
         deadline: performance.now() + options.timeout,
@@ -215,7 +226,7 @@ export function installFastRequests(
       options.signal.addEventListener('abort', entry.onAbort, { once: true })
       pending.set(id, entry)
       const message = {
-        method: 'tools/call',
+        method,
         params: options.onprogress === undefined ? params : { ...params, _meta: { progressToken: id } },
         jsonrpc: '2.0',
         id,
@@ -228,6 +239,7 @@ export function installFastRequests(
     })
 
   return {
+    listTools: (params, options) => request('tools/list', params ?? {}, options),
     rememberTools(listed) {
       const next = new Map<string, ToolCheck>()
       for (const tool of listed)
@@ -247,7 +259,7 @@ export function installFastRequests(
           JsonRpcCode.InvalidRequest,
           `Tool "${params.name}" requires task-based execution. Use client.experimental.tasks.callToolStream() instead.`,
         )
-      const result = await request(params, options)
+      const result = await request<CallToolResult>('tools/call', params, options)
       // As the SDK's callTool: a tool with an output schema must return structured content that fits it.
       const validator = check?.validate
       if (validator) {
@@ -276,4 +288,16 @@ export function installFastRequests(
       return result
     },
   }
+}
+
+/** What is wrong with a `tools/list` result as the link reads it, if anything. */
+function toolListProblem(result: unknown): string | undefined {
+  if (!isPlainObject(result) || !Array.isArray(result.tools)) return 'tools: expected an array'
+  if (result.nextCursor !== undefined && typeof result.nextCursor !== 'string') return 'nextCursor: expected a string'
+  for (const [i, tool] of result.tools.entries()) {
+    if (!isPlainObject(tool) || typeof tool.name !== 'string') return `tools.${i}.name: expected a string`
+    if (!isPlainObject(tool.inputSchema) || tool.inputSchema.type !== 'object')
+      return `tools.${i}.inputSchema: expected an object schema`
+  }
+  return undefined
 }

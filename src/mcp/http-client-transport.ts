@@ -15,26 +15,47 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { urlToHttpOptions } from 'node:url'
 import {
   auth,
+  createFetchWithInit,
   extractWWWAuthenticateParams,
   type OAuthClientProvider,
   UnauthorizedError,
-} from '@modelcontextprotocol/sdk/client/auth.js'
-import {
-  StreamableHTTPError,
-  type StreamableHTTPReconnectionOptions,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import {
-  createFetchWithInit,
-  type FetchLike,
-  type Transport,
-  type TransportSendOptions,
-} from '@modelcontextprotocol/sdk/shared/transport.js'
+} from '@modelcontextprotocol/client'
 import { upstreamFetch } from './http-fetch.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SCOPE_CHALLENGE, type ScopeChallengeTaker } from './oauth.js'
 import { SseParser } from './sse-parser.js'
-import type { JSONRPCMessage, McpOAuthProvider, RequestId } from './wire-types.js'
+import type { FetchLike, JSONRPCMessage, McpOAuthProvider, McpTransport, RequestId } from './wire-types.js'
+
+/** How a dropped stream is retried (the SDK transport's options of the same name). */
+export interface StreamableHTTPReconnectionOptions {
+  readonly initialReconnectionDelay: number
+  readonly maxReconnectionDelay: number
+  readonly reconnectionDelayGrowFactor: number
+  readonly maxRetries: number
+}
+
+/** What a send may be told (the SDK's transport send options have this shape). */
+interface TransportSendOptions {
+  readonly resumptionToken?: string
+  readonly onresumptiontoken?: (token: string) => void
+  readonly [key: string]: unknown
+}
+
+/**
+ * The endpoint answered with an HTTP error (`code` is its status) or something unreadable (-1): the
+ * error the SDK v1 transport of the same name threw, with the same message, which the link reads
+ * (a 404 of a forgotten session, the JSON-RPC error in a 4xx body).
+ */
+export class StreamableHTTPError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(`Streamable HTTP error: ${message}`)
+    this.name = 'StreamableHTTPError'
+  }
+}
 
 // Idle connections are kept for reuse; Node closes them a second before the server's announced
 // keep-alive timeout, or after this long when it announces none.
@@ -87,7 +108,7 @@ type HeaderMap = Record<string, string>
 /** The provided headers each request's header map carries, to hand back the ones a 401 refused. */
 const sent = new WeakMap<HeaderMap, Readonly<Record<string, string>>>()
 
-export class NodeHttpClientTransport implements Transport {
+export class NodeHttpClientTransport implements McpTransport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void

@@ -2,7 +2,7 @@
 // and its client and server each make an Ajv instance when constructed. A gateway lists an
 // upstream's tools at start and on every change, yet calls only some of them: compiling at the
 // first call instead keeps that work off the cold start and off every re-listing.
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv'
 
 /** What one compiled schema says of a value (the SDK's validator result has this shape). */
 export type SchemaValidatorResult<T> =

@@ -1,6 +1,6 @@
-// A session with an upstream that speaks only MCP 2026-07-28, on the SDK v2 client (loaded only
-// here, and this file only when an upstream refused 2025-11-25). It answers the same requests as the
-// v1 client does for a 2025 upstream (UpstreamClient), and runs tool calls to the end: an
+// A session with an upstream in MCP 2026-07-28, on the SDK v2 client (this file loaded only when an
+// upstream refused 2025-11-25, or a 2026 client first needs a server's 2026 side). It answers the
+// same requests as a 2025 session does (UpstreamClient), and runs tool calls to the end: an
 // input-required result is answered through the connection's capability handlers (a gateway's
 // relay asks the MCP client whose call it is) and retried with the answers and the server's
 // `requestState` as it sent it, round after round.
@@ -138,7 +138,7 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
     unsubscribeResource: (params, opts) => as(client.unsubscribeResource(params, opts)),
     getPrompt: (params, opts) => as(client.getPrompt(params, opts)),
     complete: (params, opts) => as(client.complete(params as never, opts)),
-    setLoggingLevel: (level, opts) => as(client.setLoggingLevel(level, opts)),
+    setLoggingLevel: (level, opts) => as(client.setLoggingLevel(level as never, opts)),
     sendRootsListChanged: () => client.sendRootsListChanged(),
     close: async () => {
       closing = true

@@ -3,12 +3,14 @@
 // SDK's auth flow does the discovery (protected resource metadata, then the authorization server's
 // metadata and its token endpoint), picks the client authentication the server supports, and asks
 // for a token whenever the server answers 401; this provider only says which grant to use.
-import type { AddClientAuthentication, OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type {
+  AddClientAuthentication,
+  OAuthClientInformationContext,
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
   OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js'
+} from '@modelcontextprotocol/client'
 import { ConfigError } from '../errors/config-error.js'
 import type { McpOAuthProvider } from './wire-types.js'
 
@@ -125,9 +127,12 @@ class MachineOAuthProvider implements OAuthClientProvider, ScopeChallengeTaker {
   /** The scopes asked for: the configured ones, then those of each step-up challenge. */
   private readonly scopes: Set<string>
   readonly addClientAuthentication?: AddClientAuthentication
+  /** The authorization server the credentials are for (the configured one, or the first one used). */
+  private issuer: string | undefined
 
   constructor(private readonly options: McpOAuthOptions) {
     this.scopes = new Set(scopesOf(options.scope))
+    this.issuer = options.issuer
     this.client = {
       client_id: options.clientId,
       ...(options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {}),
@@ -138,7 +143,7 @@ class MachineOAuthProvider implements OAuthClientProvider, ScopeChallengeTaker {
       const { key, algorithm } = options.privateKey
       // Loaded on first use, so that importing toolgate/mcp does not load the SDK's auth code.
       this.addClientAuthentication = async (headers, params, url, metadata) => {
-        const { createPrivateKeyJwtAuth } = await import('@modelcontextprotocol/sdk/client/auth-extensions.js')
+        const { createPrivateKeyJwtAuth } = await import('@modelcontextprotocol/client')
         const sign = createPrivateKeyJwtAuth({
           issuer: options.clientId,
           subject: options.clientId,
@@ -180,7 +185,20 @@ class MachineOAuthProvider implements OAuthClientProvider, ScopeChallengeTaker {
     for (const name of scopesOf(scope)) this.scopes.add(name)
   }
 
-  clientInformation(): OAuthClientInformationMixed {
+  /**
+   * The credentials, for the authorization server the SDK resolved (`context.issuer`): only the
+   * configured issuer's, or, without one, the first server's they were used with. Another server
+   * gets nothing: the flow fails with an error naming both.
+   */
+  clientInformation(context?: OAuthClientInformationContext): OAuthClientInformationMixed {
+    const issuer = context?.issuer
+    if (issuer !== undefined) {
+      this.issuer ??= issuer
+      if (sameIssuer(this.issuer, issuer) === false)
+        throw new Error(
+          `the upstream's authorization server ${issuer} is not ${this.issuer}, which the client credentials belong to`,
+        )
+    }
     return this.client
   }
 
@@ -200,12 +218,17 @@ class MachineOAuthProvider implements OAuthClientProvider, ScopeChallengeTaker {
       this.refreshToken = tokens.refresh_token
   }
 
-  prepareTokenRequest(scope?: string): URLSearchParams {
+  /**
+   * The token request: the scopes asked for are this provider's (the configured ones and those of
+   * each step-up challenge), not the SDK's pick (the SDK v2 would otherwise ask for every scope the
+   * server's metadata lists when none is configured, or for a challenge's scopes alone).
+   */
+  prepareTokenRequest(): URLSearchParams {
     const params =
       this.refreshToken === undefined
         ? new URLSearchParams({ grant_type: 'client_credentials' })
         : new URLSearchParams({ grant_type: 'refresh_token', refresh_token: this.refreshToken })
-    if (scope) params.set('scope', scope)
+    if (this.scopes.size > 0) params.set('scope', [...this.scopes].join(' '))
     return params
   }
 
@@ -229,6 +252,12 @@ class MachineOAuthProvider implements OAuthClientProvider, ScopeChallengeTaker {
 
 function scopesOf(scope: string | undefined): string[] {
   return scope === undefined ? [] : scope.split(/\s+/).filter((name) => name !== '')
+}
+
+/** Issuer identifiers compared as URLs (a trailing slash of an empty path does not count). */
+function sameIssuer(a: string, b: string): boolean {
+  const normal = (text: string) => (URL.canParse(text) ? new URL(text).href : text).replace(/\/$/, '')
+  return normal(a) === normal(b)
 }
 
 function isHttpUrl(text: string): boolean {

@@ -2,9 +2,9 @@
 // upstream whose credential differs per caller: each partition has its own MCP session and its own
 // headers, so nothing of one caller's session (its id, its credential, what the server keeps for
 // it) can reach another's call. The shared session of the link still lists the tools.
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { ToolExecution, ToolRunContext } from '../contract/execution.js'
-import { declaredCapabilities, type McpCapabilityHandlers, registerCapabilityHandlers } from './capabilities.js'
+import type { McpCapabilityHandlers } from './capabilities.js'
+import type { LegacyClient } from './legacy-session.js'
 
 /** How the calls of one HTTP server are split into sessions, and the headers each session sends. */
 export interface McpSessionPartition {
@@ -29,7 +29,7 @@ export interface PartitionSessionOptions {
   /** The link's capability handlers: a partition's session declares and answers the same. */
   readonly handlers: McpCapabilityHandlers
   /** The calls running (or abandoned) on `client`: only those of its own partition. */
-  calls(client: Client): readonly ToolExecution[]
+  calls(client: LegacyClient): readonly ToolExecution[]
   onElicitationComplete?: ((elicitationId: string) => void) | undefined
 }
 
@@ -38,7 +38,7 @@ const MAX_PARTITIONS = 10_000
 
 /** The open sessions of one server's partitions, opened on first use. */
 export class PartitionedSessions {
-  private readonly sessions = new Map<string, Promise<Client>>()
+  private readonly sessions = new Map<string, Promise<LegacyClient>>()
 
   constructor(
     private readonly url: string,
@@ -48,7 +48,7 @@ export class PartitionedSessions {
   ) {}
 
   /** The session of partition `key`, opening it when there is none. */
-  session(key: string): Promise<Client> {
+  session(key: string): Promise<LegacyClient> {
     const known = this.sessions.get(key)
     if (known !== undefined) {
       // Most recently used last, so the first one is the one to close when there are too many.
@@ -69,7 +69,7 @@ export class PartitionedSessions {
   }
 
   /** Forget partition `key`'s session (the server forgot it, or it failed); the next call opens a new one. */
-  drop(key: string, client?: Client): void {
+  drop(key: string, client?: LegacyClient): void {
     const known = this.sessions.get(key)
     if (known === undefined) return
     void known.then(
@@ -89,11 +89,10 @@ export class PartitionedSessions {
     await Promise.all(all.map((s) => s.then((client) => client.close()).catch(() => {})))
   }
 
-  private async open(key: string): Promise<Client> {
-    const [{ Client }, { NodeHttpClientTransport }, types] = await Promise.all([
-      import('@modelcontextprotocol/sdk/client/index.js'),
+  private async open(key: string): Promise<LegacyClient> {
+    const [{ openLegacyClient }, { NodeHttpClientTransport }] = await Promise.all([
+      import('./legacy-session.js'),
       import('./http-client-transport.js'),
-      import('@modelcontextprotocol/sdk/types.js'),
     ])
     const transport = new NodeHttpClientTransport(new URL(this.url), {
       ...(this.headers !== undefined ? { headers: this.headers } : {}),
@@ -103,19 +102,18 @@ export class PartitionedSessions {
     // What the server asks while serving a call (elicitation, sampling, roots) goes to whoever made
     // that call, as on the shared session: the calls offered are only this partition's.
     const { handlers, label, calls, onElicitationComplete } = this.options
-    const client = new Client(
-      { name: 'toolgate', version: '0.1.0' },
-      {
-        capabilities: declaredCapabilities(handlers) as NonNullable<
-          ConstructorParameters<typeof Client>[1]
-        >['capabilities'],
-      },
-    )
-    registerCapabilityHandlers(client, types, handlers, label, () => calls(client))
-    if (onElicitationComplete)
-      client.setNotificationHandler(types.ElicitationCompleteNotificationSchema, ({ params }) =>
-        onElicitationComplete(params.elicitationId),
-      )
+    const client: LegacyClient = await openLegacyClient({
+      handlers,
+      label,
+      calls: () => calls(client),
+      ...(onElicitationComplete
+        ? {
+            notifications: {
+              'notifications/elicitation/complete': (params) => onElicitationComplete(String(params.elicitationId)),
+            },
+          }
+        : {}),
+    })
     await client.connect(transport, { timeout: this.options.timeoutMs })
     return client
   }

@@ -3,10 +3,9 @@
 // same limit and its message, same way of closing), except that it can take over a process that
 // was spawned before it existed (see stdio-spawn.ts), and that the messages of the shapes every
 // call uses are checked without the SDK's schema parser.
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { parseJsonRpcMessage } from './jsonrpc-message.js'
 import { SpawnedStdio as Spawn, type SpawnedStdio, type StdioSpawnSpec } from './stdio-spawn.js'
-import type { JSONRPCMessage } from './wire-types.js'
+import type { JSONRPCMessage, McpTransport } from './wire-types.js'
 import { writeLineBatched } from './write-line.js'
 
 const NEWLINE = 0x0a
@@ -22,7 +21,7 @@ export interface StdioClientTransportOptions {
 }
 
 /** A stdio client transport that spawns `spec` on start (or takes over `options.spawned`). */
-export class LineStdioClientTransport implements Transport {
+export class LineStdioClientTransport implements McpTransport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void

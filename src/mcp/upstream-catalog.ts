@@ -1,8 +1,6 @@
 // What an imported MCP server offers besides tools: its resources (with templates and
 // subscriptions), its prompts and its completions. Kept per connection, listed again on every new
 // session and on each list_changed, and used only when the server declared the capability.
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type * as McpTypes from '@modelcontextprotocol/sdk/types.js'
 import { ToolgateError } from '../errors/toolgate-error.js'
 import { JsonRpcCode } from './jsonrpc-codes.js'
 import type { UpstreamClient } from './upstream-client.js'
@@ -64,6 +62,12 @@ export class McpRequestError extends ToolgateError {
   }
 }
 
+/** The notifications a catalog follows. */
+export type CatalogNotification =
+  | 'notifications/resources/list_changed'
+  | 'notifications/prompts/list_changed'
+  | 'notifications/resources/updated'
+
 /** What the catalog needs from the link it belongs to. */
 export interface CatalogHost {
   /** The live session's client, opening one when there is none. */
@@ -99,14 +103,17 @@ export class UpstreamCatalog {
 
   constructor(private readonly host: CatalogHost) {}
 
-  /** Follow a new session's notifications; call before it connects. */
-  install(client: Client, types: typeof McpTypes): void {
+  /**
+   * Follow a new session's notifications; call before it connects. `on` registers a handler by
+   * method name (the SDK v2 Client's `setNotificationHandler`).
+   */
+  install(on: (method: CatalogNotification, handler: (params: { uri?: unknown }) => void) => void): void {
     const { host } = this
-    client.setNotificationHandler(types.ResourceListChangedNotificationSchema, () => this.changed('resources'))
-    client.setNotificationHandler(types.PromptListChangedNotificationSchema, () => this.changed('prompts'))
-    client.setNotificationHandler(types.ResourceUpdatedNotificationSchema, ({ params }) => {
+    on('notifications/resources/list_changed', () => this.changed('resources'))
+    on('notifications/prompts/list_changed', () => this.changed('prompts'))
+    on('notifications/resources/updated', (params) => {
       try {
-        host.onResourceUpdated?.(params.uri)
+        host.onResourceUpdated?.(String(params.uri))
       } catch (error) {
         host.warn(`MCP server ${host.label}: the onResourceUpdated callback threw: ${host.reason(error)}`)
       }

@@ -45,8 +45,12 @@ describe('the toolgate executable (issue 23, cold start)', () => {
   it('is built as one CommonJS bundle beside bin.js', async () => {
     const bundle = await readFile(path.join(path.dirname(BIN), 'cli.cjs'), 'utf8')
     expect(bundle.startsWith("'use strict';\n")).toBe(true)
-    // The MCP SDK is inside, not loaded module by module.
-    expect(bundle).toContain('@modelcontextprotocol/sdk/dist/esm/client/index.js')
+    // toolgate's modules are inside, not loaded module by module; the MCP SDK v2 client is left
+    // outside (required at the first upstream connection; see scripts/bundle-cli.mjs), and the
+    // upstream sessions no longer carry the SDK v1 client in.
+    expect(bundle).toContain('// dist/mcp/client.js')
+    expect(bundle).toContain('require("@modelcontextprotocol/client")')
+    expect(bundle).not.toContain('@modelcontextprotocol/sdk/dist/esm/client/index.js')
     // The executable is CommonJS too (Node starts it without its ES module loader).
     const pkg = JSON.parse(await readFile(path.resolve(path.dirname(BIN), '../../package.json'), 'utf8'))
     expect(pkg.bin).toEqual({ toolgate: './dist/cli/bin.cjs' })

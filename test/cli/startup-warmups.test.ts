@@ -1,13 +1,21 @@
 // The idle warm-ups of `toolgate serve` (issue 23, cold start): every sample parses as the real
 // messages would, and the steps run one per event-loop turn until stopped.
 import { describe, expect, it } from 'vitest'
-import { WARM_UPS, warmWhileIdle } from '../../src/gateway/startup-warmups.js'
+import { WARM_UP_CHECKS, warmUps, warmWhileIdle } from '../../src/gateway/startup-warmups.js'
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 describe('startup warm-ups', () => {
-  it('parse samples the MCP SDK schemas accept', () => {
-    expect(WARM_UPS.map((step) => step())).toEqual(WARM_UPS.map(() => true))
+  it('parse samples the MCP SDK schemas accept', async () => {
+    const sdk = await import('@modelcontextprotocol/client')
+    expect(WARM_UP_CHECKS.map((check) => check(sdk))).toEqual(WARM_UP_CHECKS.map(() => true))
+  })
+
+  it('load the SDK v2 client first, then run every check', async () => {
+    const [load, ...checks] = warmUps()
+    expect(checks.map((check) => check())).toEqual(checks.map(() => false))
+    await load()
+    expect(checks.map((check) => check())).toEqual(checks.map(() => true))
   })
 
   it('run one step per turn, go on past a step that throws, and stop when asked', async () => {

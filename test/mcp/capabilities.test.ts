@@ -176,7 +176,7 @@ describe('client capabilities (issue 23 item 1)', () => {
       },
       sampling: async () => Promise.reject('no model configured'),
       roots: () => {
-        throw new McpError(-32002, 'no roots today')
+        throw new McpError(-32050, 'no roots today')
       },
     })
     const elicit = await ask({ kind: 'elicit' })
@@ -186,9 +186,10 @@ describe('client capabilities (issue 23 item 1)', () => {
       code: INTERNAL_ERROR,
       message: expect.stringMatching(/the sampling handler of MCP client "node" failed: no model configured/),
     })
-    // An McpError keeps the code the handler chose.
+    // An error with a code keeps the code the handler chose. (Not -32002: the SDK v2 Client sends
+    // that one as -32602, the code MCP 2026-07-28 gives "resource not found".)
     const roots = await ask({ kind: 'roots' })
-    expect(roots.error).toEqual({ code: -32002, message: expect.stringMatching(/no roots today/) })
+    expect(roots.error).toEqual({ code: -32050, message: expect.stringMatching(/no roots today/) })
   })
 
   it('a malformed handler result gives the server an error that says what is wrong', async () => {

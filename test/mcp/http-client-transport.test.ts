@@ -14,7 +14,10 @@ import { type JSONRPCMessage, ToolListChangedNotificationSchema } from '@modelco
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { BoundedEventStore } from '../../src/mcp/event-store.js'
-import { NodeHttpClientTransport } from '../../src/mcp/http-client-transport.js'
+import {
+  NodeHttpClientTransport,
+  StreamableHTTPError as OurStreamableHTTPError,
+} from '../../src/mcp/http-client-transport.js'
 import { upstreamFetch } from '../../src/mcp/http-fetch.js'
 import { createMcpOAuthProvider } from '../../src/mcp/oauth.js'
 import { type SseEvent, SseParser } from '../../src/mcp/sse-parser.js'
@@ -429,7 +432,8 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
         failures.push({
           code: (error as { code?: unknown }).code,
           message: error.message,
-          sdkError: error instanceof StreamableHTTPError,
+          // The SDK v1 transport's error class, or ours, which keeps its shape and message.
+          sdkError: error instanceof StreamableHTTPError || error instanceof OurStreamableHTTPError,
         })
       }
       await transport.close()

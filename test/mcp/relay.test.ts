@@ -230,10 +230,12 @@ describe('relay of sampling, elicitation and roots through the gateway (issue 23
     const { session } = await gateway()
     const a = await session({
       sampling: () => {
-        throw Object.assign(new Error('no model here'), { code: -32002 })
+        throw Object.assign(new Error('no model here'), { code: -32050 })
       },
     })
-    expect((await a.ask('sample')).error).toEqual({ code: -32002, message: expect.stringContaining('no model here') })
+    // Not -32002: the gateway's upstream session (the SDK v2 Client) sends that one as -32602, the
+    // code MCP 2026-07-28 gives "resource not found".
+    expect((await a.ask('sample')).error).toEqual({ code: -32050, message: expect.stringContaining('no model here') })
   })
 
   it('cancelling the client call cancels the relayed request', async () => {
