@@ -214,6 +214,27 @@ describe('nothing reaches what the MCP SDK keeps private (issue 35, item 7)', ()
   })
 })
 
+describe('the MCP SDK v1 is gone from the runtime (issue 35, item 1)', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    dependencies?: Record<string, string>
+    devDependencies?: Record<string, string>
+  }
+  it('no src file imports @modelcontextprotocol/sdk (toolgate runs on the v2 packages)', () => {
+    const v1 = sourceFiles(SRC).filter((file) =>
+      /from\s+['"]@modelcontextprotocol\/sdk[/'"]|import\(\s*['"]@modelcontextprotocol\/sdk[/'"]/.test(
+        readFileSync(file, 'utf8'),
+      ),
+    )
+    expect(v1.map((file) => relative(SRC, file))).toEqual([])
+  })
+  it('the v1 package is a devDependency only (tests play a third-party 2025 client with it)', () => {
+    expect(pkg.dependencies?.['@modelcontextprotocol/sdk']).toBeUndefined()
+    expect(pkg.devDependencies?.['@modelcontextprotocol/sdk']).toBeDefined()
+    expect(pkg.dependencies?.['@modelcontextprotocol/client']).toBeDefined()
+    expect(pkg.dependencies?.['@modelcontextprotocol/server']).toBeDefined()
+  })
+})
+
 describe('src/ comments say why in words', () => {
   it('no requirement id or issue number in src/ (they belong in tests and commits)', () => {
     const cited = sourceFiles(SRC).flatMap((file) =>
