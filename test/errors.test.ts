@@ -29,6 +29,13 @@ const PLAIN_ERRORS: Record<string, string> = {
   ToolCallError: 'src/code-mode/errors.ts',
   // Internal to read_file, which catches it and reports its own message.
   BinaryFileError: 'src/tools/line-reader.ts',
+  // The SDK v2 move (issue 35, item 1): errors between toolgate's MCP parts and the SDK, never a
+  // caller's. The upstream HTTP transport's HTTP failure, read by the link (Transport contract);
+  // an upstream's JSON-RPC error as the link reports it (callers get McpToolError or the relayed
+  // JSON-RPC error); a task request's JSON-RPC answer to the MCP client (the SDK sends code and message).
+  StreamableHTTPError: 'http-client-transport.ts',
+  UpstreamRpcError: 'upstream-client.ts',
+  TaskRequestError: 'server-tasks.ts',
 }
 
 describe('the error table', () => {
@@ -95,7 +102,17 @@ describe('the error table', () => {
     // LC_ALL: an environment variable; ERR_WORKER_OUT_OF_MEMORY: Node's code for a worker past its resourceLimits.
     // INVALID_ARGUMENT: the Gemini API's error status, which toolgate/testing's fake server answers with.
     // PROCESSOR_ARCHITECTURE: a Windows environment variable a spawned stdio server inherits.
-    const notCodes = new Set(['LC_ALL', 'ERR_WORKER_OUT_OF_MEMORY', 'INVALID_ARGUMENT', 'PROCESSOR_ARCHITECTURE'])
+    // REQUEST_TIMEOUT, CONNECTION_CLOSED, SEND_FAILED: the MCP SDK v2's SdkError codes, which the
+    // upstream link turns back into JSON-RPC codes.
+    const notCodes = new Set([
+      'LC_ALL',
+      'ERR_WORKER_OUT_OF_MEMORY',
+      'INVALID_ARGUMENT',
+      'PROCESSOR_ARCHITECTURE',
+      'REQUEST_TIMEOUT',
+      'CONNECTION_CLOSED',
+      'SEND_FAILED',
+    ])
     const unknown: string[] = []
     for (const file of sourceFiles(src.pathname)) {
       for (const match of readFileSync(file, 'utf8').matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) {
@@ -181,6 +198,13 @@ describe('the error table', () => {
         /^`the upstream asks for a person to authorize|^`grant "\$\{this\.options\.grant\}" has no authorization code/,
         'oauth provider',
       ],
+      // Client credentials bound to one authorization server refuse another (same contract).
+      [/^`the upstream's authorization server /, 'oauth provider'],
+      // The lean tools/call request's answer failing the result schema: the SDK client's own check,
+      // which rejects the request to the link (the caller gets McpToolError).
+      [/^`Invalid tools\/call result: /, 'transport'],
+      // A task's request to its client after the task ended: answered to the upstream as an error.
+      [/^`task \$\{taskId\} has ended`/, 'task'],
     ]
     // prelude.ts is the source text of the guest program inside the sandbox, not host code.
     const guestSource = /code-mode\/prelude\.ts$/
