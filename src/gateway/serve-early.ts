@@ -4,6 +4,7 @@
 // uses the CLI's own flag and config checks, spawns only when they pass, and says nothing: the CLI
 // then reads the same flags and config text again, reports any problem as it always does, and
 // takes the processes over (or stops them) instead of spawning its own.
+import { preloadUpstreamClient } from './client-preload.js'
 import { keepConfigTexts } from './config-read.js'
 import { isLoopbackHost } from './http-proxy.js'
 import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
@@ -32,7 +33,11 @@ export async function spawnBeforeLoad(argv: readonly string[]): Promise<void> {
     const settings = await readSettings(rest, SERVE_FLAGS)
     // Serving HTTP first checks who may reach it (and may refuse to start): only a start that check
     // cannot refuse spawns early. Nothing is served here either way: the CLI opens the port.
-    if (spawnsEarly(settings)) spawnUpstreamsEarly(settings)
+    if (!spawnsEarly(settings)) return
+    spawnUpstreamsEarly(settings)
+    // Every upstream session needs the SDK v2 client: it loads while the upstreams boot instead
+    // of after the bundle. A serve with no upstream never loads it.
+    if (Object.keys(settings.servers).length > 0) void preloadUpstreamClient()
   } catch {
     // The CLI finds the same problem and reports it.
   }

@@ -224,3 +224,34 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     }
   })
 })
+
+describe.skipIf(process.platform === 'win32')('toolgate serve loads the SDK v2 client early (issue 35)', () => {
+  const CLIENT = '@modelcontextprotocol/client'
+
+  it('R-23-perf: starts loading the client right after the early spawn, before the CLI bundle', async () => {
+    const config = await writeConfig(dir, { files: false, servers: { a: upstream() } })
+    const checked = await run(['serve', '--check', '--config', config], { TOOLGATE_TEST_PACKAGES: CLIENT })
+    expect(checked).toMatchObject({ code: 0, stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools/) })
+    const log = await recorded()
+    expect(log).toEqual([expect.stringMatching(/^spawn /), `require ${CLIENT}`, 'bundle'])
+  })
+
+  it('R-23-perf: a serve without upstreams never loads the client, listing its own tools included', async () => {
+    const config = await writeConfig(dir, { servers: {} })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--require', RECORDER, BIN, 'serve', '--config', config, '--root', dir],
+      env: { ...(process.env as Record<string, string>), TOOLGATE_TEST_EVENTS: events, TOOLGATE_TEST_PACKAGES: CLIENT },
+      stderr: 'pipe',
+    })
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.length).toBeGreaterThan(0)
+      expect(await recorded()).toEqual(['bundle'])
+    } finally {
+      await client.close()
+    }
+  })
+})
