@@ -181,7 +181,7 @@ function codeOnly(text: string): string {
 }
 
 describe('JSON-RPC error codes live in one place (issue 35, item 7)', () => {
-  const HOME = join('mcp', 'jsonrpc-codes.ts')
+  const HOME = join('mcp', 'protocol', 'jsonrpc-codes.ts')
   // A literal in JSON-RPC's reserved range, or a member of the SDK's ErrorCode enum.
   const written = /(?<![\w.])-\s*32\d{3}\b|\bErrorCode\.[A-Z]\w*/g
   const hits = (file: string) => [...codeOnly(readFileSync(file, 'utf8')).matchAll(written)].map((m) => m[0])
