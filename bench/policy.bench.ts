@@ -3,7 +3,7 @@
 // or, as the gateway runs, one lookup in the identity's resolved policy (warm).
 // Run alone: `npx tsx bench/policy.bench.ts` (or through `npm run bench`).
 
-import type { Identity } from '../src/mcp/identity.js'
+import type { Identity } from '../src/mcp/protocol/identity.js'
 import type { PolicyRule } from '../src/policy/index.js'
 import { interleavedMedians, isMain, printTable, type Row } from './util.js'
 

@@ -16,7 +16,7 @@ import { addTool, isMain, loadBuilt } from './util.js'
 const { Journal, ToolRuntime, createAgent } = await loadBuilt()
 const dist = (path: string) => import(new URL(`../dist/${path}`, import.meta.url).href)
 const { createPostgresStore } = (await dist('store/index.js')) as typeof import('../src/store/index.js')
-const { createMcpServer } = (await dist('mcp/server.js')) as typeof import('../src/mcp/server.js')
+const { createMcpServer } = (await dist('mcp/server/server.js')) as typeof import('../src/mcp/server/server.js')
 const { shareStore } = (await dist('gateway/serve-store.js')) as typeof import('../src/gateway/serve-store.js')
 type Store = Awaited<ReturnType<typeof createPostgresStore>>
 

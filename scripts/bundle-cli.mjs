@@ -21,7 +21,7 @@ const dist = path.join(root, 'dist/')
 // and prom-client, which only `serve --http` loads, so that no other start compiles it; and the MCP
 // SDK v2 client, which loads only for an upstream that speaks nothing older than 2026-07-28 (a
 // bundle with it inside was 0.9 MB larger for every start), and the v2 server with its node:http
-// adapter, which only the first MCP 2026-07-28 request to `serve --http` loads (src/mcp/server-modern.ts):
+// adapter, which only the first MCP 2026-07-28 request to `serve --http` loads (src/mcp/server/server-modern.ts):
 // inside, they grew the bundle by a third.
 const EXTERNAL = [
   'esbuild',

@@ -3,10 +3,9 @@
 // URI template) is routed back to the server that lists it. A name or URI that two servers both
 // offer is served by one and reported naming both; the policy hides, refuses and asks.
 import { UriTemplate } from '@modelcontextprotocol/server'
-import type { McpConnection } from '../mcp/client.js'
-import { JsonRpcCode } from '../mcp/jsonrpc-codes.js'
-import type { McpResourceSubscriber, McpServeContext, McpServerCatalog } from '../mcp/serve-catalog.js'
-import { type McpListKind, McpRequestError } from '../mcp/upstream-catalog.js'
+import type { McpConnection } from '../mcp/client/client.js'
+import { type McpListKind, McpRequestError } from '../mcp/client/upstream-catalog.js'
+import { JsonRpcCode } from '../mcp/protocol/jsonrpc-codes.js'
 import type {
   CompleteRequest,
   CompleteResult,
@@ -15,7 +14,8 @@ import type {
   ReadResourceResult,
   Resource,
   ResourceTemplate,
-} from '../mcp/wire-types.js'
+} from '../mcp/protocol/wire-types.js'
+import type { McpResourceSubscriber, McpServeContext, McpServerCatalog } from '../mcp/server/serve-catalog.js'
 import { previewJson } from '../scheduling/preview.js'
 import type { PolicyConfig } from './config.js'
 import type { Log } from './log.js'

@@ -4,8 +4,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
 import { ConfigError } from '../errors/config-error.js'
-import { authInfoFor, type Identity, identityOf } from '../mcp/identity.js'
-import type { AuthInfo } from '../mcp/wire-types.js'
+import { authInfoFor, type Identity, identityOf } from '../mcp/protocol/identity.js'
+import type { AuthInfo } from '../mcp/protocol/wire-types.js'
 import { rememberCallerToken } from './caller-tokens.js'
 import { type AuthConfig, checkTokenList, JWT_ALGORITHMS, type OAuthConfig } from './config-auth.js'
 

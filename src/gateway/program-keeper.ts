@@ -26,9 +26,9 @@ import type {
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { Store } from '../journal/store.js'
-import { type Identity, identityOf } from '../mcp/identity.js'
-import type { McpCallKeeper, McpKeptCall } from '../mcp/server.js'
-import type { AuthInfo } from '../mcp/wire-types.js'
+import { type Identity, identityOf } from '../mcp/protocol/identity.js'
+import type { AuthInfo } from '../mcp/protocol/wire-types.js'
+import type { McpCallKeeper, McpKeptCall } from '../mcp/server/server.js'
 import { canonicalJson, sealVerifies, stateSeal } from '../providers/state-seal.js'
 import type { Log } from './log.js'
 

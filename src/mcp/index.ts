@@ -9,7 +9,7 @@ export type {
   McpRootsHandler,
   McpSamplingHandler,
   McpUrlElicitationHandler,
-} from './capabilities.js'
+} from './client/capabilities.js'
 export {
   type ConnectMcpServerOptions,
   connectMcpServer,
@@ -22,27 +22,36 @@ export {
   type McpServerSpec,
   type McpSkippedTool,
   McpToolError,
-} from './client.js'
-export {
-  type McpCallChannel,
-  McpClientDirectory,
-  type McpClientRequestOptions,
-  type McpClientSession,
-} from './client-directory.js'
+} from './client/client.js'
 export {
   createMcpOAuthProvider,
   type McpOAuthClientCredentials,
   type McpOAuthOptions,
   type McpOAuthRefreshToken,
-} from './oauth.js'
-export { createMcpRelay, type McpRelay, type McpRelayOptions, type McpRelayTimeouts } from './relay.js'
+} from './client/oauth.js'
+export type { McpSessionPartition } from './client/session-partition.js'
+export {
+  type McpListKind,
+  McpRequestError,
+  type McpRequestOptions,
+  type McpServerFeatures,
+} from './client/upstream-catalog.js'
+// The MCP shapes toolgate's API names, its own rather than an SDK's.
+export type * from './protocol/wire-types.js'
+export { createMcpRelay, type McpRelay, type McpRelayOptions, type McpRelayTimeouts } from './relay/relay.js'
+export {
+  type McpCallChannel,
+  McpClientDirectory,
+  type McpClientRequestOptions,
+  type McpClientSession,
+} from './server/client-directory.js'
 export type {
   McpPromptSource,
   McpResourceSource,
   McpResourceSubscriber,
   McpServeContext,
   McpServerCatalog,
-} from './serve-catalog.js'
+} from './server/serve-catalog.js'
 export {
   type CreateMcpServerOptions,
   createMcpServer,
@@ -50,13 +59,4 @@ export {
   type McpKeptCall,
   type McpServerHandle,
   type McpServerLogging,
-} from './server.js'
-export type { McpSessionPartition } from './session-partition.js'
-export {
-  type McpListKind,
-  McpRequestError,
-  type McpRequestOptions,
-  type McpServerFeatures,
-} from './upstream-catalog.js'
-// The MCP shapes toolgate's API names, its own rather than an SDK's.
-export type * from './wire-types.js'
+} from './server/server.js'

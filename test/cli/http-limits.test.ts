@@ -231,7 +231,7 @@ describe('HttpGuard.authenticate: the AuthInfo the MCP SDK hands to handlers', (
   it('hangs AuthInfo on the request (never the token itself), and identityOf reads the identity back', async () => {
     const { HttpGuard } = await import('../../src/gateway/http-guard.js')
     const { createAuthenticator } = await import('../../src/gateway/http-auth.js')
-    const { identityOf } = await import('../../src/mcp/identity.js')
+    const { identityOf } = await import('../../src/mcp/protocol/identity.js')
     const { createHash } = await import('node:crypto')
     const hash = createHash('sha256').update('alice-secret').digest('hex')
     const log = { info: () => {}, debug: () => {} }

@@ -12,8 +12,8 @@ import { type Gateway, openGateway } from '../../src/gateway/gateway.js'
 import { createLog } from '../../src/gateway/log.js'
 import { readJournal } from '../../src/journal/read-journal.js'
 import type { JournalRecord } from '../../src/journal/records.js'
-import { identityOf } from '../../src/mcp/identity.js'
-import { createMcpServer } from '../../src/mcp/server.js'
+import { identityOf } from '../../src/mcp/protocol/identity.js'
+import { createMcpServer } from '../../src/mcp/server/server.js'
 import { tempDir } from './helpers.js'
 
 function auth(subject: string, groups: string[], scopes: string[] = []): AuthInfo {

@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PolicyConfig } from '../../src/gateway/config.js'
 import { type Gateway, openGateway } from '../../src/gateway/gateway.js'
 import { createLog } from '../../src/gateway/log.js'
-import { identityOf } from '../../src/mcp/identity.js'
-import { createMcpServer } from '../../src/mcp/server.js'
+import { identityOf } from '../../src/mcp/protocol/identity.js'
+import { createMcpServer } from '../../src/mcp/server/server.js'
 import { tempDir } from './helpers.js'
 
 const POLICY: PolicyConfig = {

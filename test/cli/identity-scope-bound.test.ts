@@ -8,7 +8,7 @@ import type { ApprovalOutcome } from '../../src/contract/execution.js'
 import { identityScopes } from '../../src/gateway/identity-scopes.js'
 import { memoryStandingApprovals } from '../../src/gateway/memory-standing.js'
 import { createAgent, createToolRuntime } from '../../src/index.js'
-import type { Identity } from '../../src/mcp/identity.js'
+import type { Identity } from '../../src/mcp/protocol/identity.js'
 import { rawTool, signal } from '../runtime/helpers.js'
 import { serveStdio, tempDir, writeConfig } from './helpers.js'
 

@@ -48,7 +48,7 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     // toolgate's modules are inside, not loaded module by module; the MCP SDK v2 client is left
     // outside (required at the first upstream connection; see scripts/bundle-cli.mjs), and the
     // upstream sessions no longer carry the SDK v1 client in.
-    expect(bundle).toContain('// dist/mcp/client.js')
+    expect(bundle).toContain('// dist/mcp/client/client.js')
     expect(bundle).toContain('require("@modelcontextprotocol/client")')
     expect(bundle).not.toContain('@modelcontextprotocol/sdk/dist/esm/client/index.js')
     // The executable is CommonJS too (Node starts it without its ES module loader).

@@ -1,7 +1,7 @@
 // Issue 35, item 4: the sealed requestState of an approval asked of a 2026 client. Expiry, replay
 // and the bindings, checked with a clock rather than a wait.
 import { describe, expect, it } from 'vitest'
-import { APPROVAL_STATE_TTL_MS, ApprovalStateSeal, argumentsDigest } from '../../src/mcp/approval-state.js'
+import { APPROVAL_STATE_TTL_MS, ApprovalStateSeal, argumentsDigest } from '../../src/mcp/server/approval-state.js'
 
 const bound = { subject: 'alice', tool: 'write_file', args: argumentsDigest({ b: 1, a: [1, 2] }) }
 const fields = { ...bound, asked: 'write_file', callId: 'mcp-r-1' }

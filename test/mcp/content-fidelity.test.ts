@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { ContentBlock } from '../../src/index.js'
 import { createToolRuntime } from '../../src/index.js'
-import { fromMcpContent, toMcpContent } from '../../src/mcp/content.js'
 import { connectMcpServer, createMcpServer } from '../../src/mcp/index.js'
+import { fromMcpContent, toMcpContent } from '../../src/mcp/protocol/content.js'
 import { everyContentResult } from '../fixtures/every-content.mjs'
 
 function upstream() {

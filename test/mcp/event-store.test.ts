@@ -3,7 +3,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/errors/config-error.js'
-import { BoundedEventStore, DEFAULT_EVENT_STORE_LIMITS } from '../../src/mcp/event-store.js'
+import { BoundedEventStore, DEFAULT_EVENT_STORE_LIMITS } from '../../src/mcp/server/event-store.js'
 
 const note = (n: number, pad = ''): JSONRPCMessage => ({
   jsonrpc: '2.0',

@@ -8,9 +8,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ElicitRequestSchema, type JSONRPCMessage, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { createToolRuntime, defineTool } from '../../src/index.js'
-import { fastPathOf } from '../../src/mcp/fast-path.js'
 import { createMcpServer } from '../../src/mcp/index.js'
-import { LineStdioServerTransport } from '../../src/mcp/stdio-transport.js'
+import { fastPathOf } from '../../src/mcp/server/fast-path.js'
+import { LineStdioServerTransport } from '../../src/mcp/server/stdio-transport.js'
 
 /** A client-side transport over the two pipes of a LineStdioServerTransport, keeping every line it read. */
 class PipeClientTransport implements Transport {

@@ -13,14 +13,14 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { type JSONRPCMessage, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { BoundedEventStore } from '../../src/mcp/event-store.js'
 import {
   NodeHttpClientTransport,
   StreamableHTTPError as OurStreamableHTTPError,
-} from '../../src/mcp/http-client-transport.js'
-import { upstreamFetch } from '../../src/mcp/http-fetch.js'
-import { createMcpOAuthProvider } from '../../src/mcp/oauth.js'
-import { type SseEvent, SseParser } from '../../src/mcp/sse-parser.js'
+} from '../../src/mcp/client/http-client-transport.js'
+import { upstreamFetch } from '../../src/mcp/client/http-fetch.js'
+import { createMcpOAuthProvider } from '../../src/mcp/client/oauth.js'
+import { type SseEvent, SseParser } from '../../src/mcp/client/sse-parser.js'
+import { BoundedEventStore } from '../../src/mcp/server/event-store.js'
 
 const cleanups: (() => Promise<unknown> | unknown)[] = []
 afterEach(async () => {

@@ -12,8 +12,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BoundedEventStore } from '../../src/mcp/event-store.js'
-import { upstreamFetch } from '../../src/mcp/http-fetch.js'
+import { upstreamFetch } from '../../src/mcp/client/http-fetch.js'
+import { BoundedEventStore } from '../../src/mcp/server/event-store.js'
 
 interface Seen {
   method: string

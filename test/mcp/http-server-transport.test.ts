@@ -14,10 +14,10 @@ import { type JSONRPCMessage, ToolListChangedNotificationSchema } from '@modelco
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ToolDefinition } from '../../src/index.js'
 import { createToolRuntime } from '../../src/index.js'
-import { BoundedEventStore } from '../../src/mcp/event-store.js'
-import { type FastPath, fastPathOf, setFastPath } from '../../src/mcp/fast-path.js'
-import { NodeStreamableHttpServerTransport } from '../../src/mcp/http-server-transport.js'
 import { createMcpServer, type McpServerHandle } from '../../src/mcp/index.js'
+import { BoundedEventStore } from '../../src/mcp/server/event-store.js'
+import { type FastPath, fastPathOf, setFastPath } from '../../src/mcp/server/fast-path.js'
+import { NodeStreamableHttpServerTransport } from '../../src/mcp/server/http-server-transport.js'
 
 type Kind = 'node' | 'sdk'
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createToolRuntime } from '../../src/index.js'
-import { NodeHttpClientTransport } from '../../src/mcp/http-client-transport.js'
+import { NodeHttpClientTransport } from '../../src/mcp/client/http-client-transport.js'
 import { connectMcpServer } from '../../src/mcp/index.js'
 
 const LIMIT = 1000

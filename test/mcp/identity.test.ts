@@ -1,6 +1,6 @@
 // Issue 24: the AuthInfo the HTTP face hangs on an authenticated request, and the Identity policy reads from it.
 import { describe, expect, it } from 'vitest'
-import { authInfoFor, identityOf } from '../../src/mcp/identity.js'
+import { authInfoFor, identityOf } from '../../src/mcp/protocol/identity.js'
 
 describe('identityOf / authInfoFor', () => {
   it('round-trips an identity through the AuthInfo the SDK hands to handlers', () => {

@@ -8,7 +8,7 @@ import {
   PROTOCOL_VERSION_META_KEY,
 } from '@modelcontextprotocol/server'
 import { describe, expect, it } from 'vitest'
-import { isModernRequest } from '../../src/mcp/inbound-era.js'
+import { isModernRequest } from '../../src/mcp/server/inbound-era.js'
 
 const envelope = (version = '2026-07-28') => ({
   [PROTOCOL_VERSION_META_KEY]: version,

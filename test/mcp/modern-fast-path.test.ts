@@ -1,6 +1,6 @@
 // Issue 35, Performance: the 2026-07-28 tools/call and tools/list of `serve --http` are answered
 // without the SDK's per-request server when the request is plainly well-formed
-// (src/mcp/modern-fast-path.ts). The same raw HTTP requests go to two legs on one runtime, one
+// (src/mcp/server/modern-fast-path.ts). The same raw HTTP requests go to two legs on one runtime, one
 // with the fast path and one without (the SDK's serving), and must get the same answers: status,
 // content type and JSON-RPC message, error cases included (those the fast path leaves to the SDK).
 import { createServer, type Server as HttpServer, type IncomingMessage } from 'node:http'
@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createToolRuntime, defineTool } from '../../src/index.js'
-import { authInfoFor, identityOf } from '../../src/mcp/identity.js'
 import { connectMcpServer } from '../../src/mcp/index.js'
-import { fastRequest } from '../../src/mcp/modern-fast-path.js'
-import { createModernHttpLeg, type ModernHttpLeg } from '../../src/mcp/server-modern.js'
+import { authInfoFor, identityOf } from '../../src/mcp/protocol/identity.js'
+import { fastRequest } from '../../src/mcp/server/modern-fast-path.js'
+import { createModernHttpLeg, type ModernHttpLeg } from '../../src/mcp/server/server-modern.js'
 import { startReferenceServer } from '../conformance/suite.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createToolRuntime } from '../../src/index.js'
-import { reconnectDelay } from '../../src/mcp/client.js'
+import { reconnectDelay } from '../../src/mcp/client/client.js'
 import { connectMcpServer, type McpConnectionState, McpToolError } from '../../src/mcp/index.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')

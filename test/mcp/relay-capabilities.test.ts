@@ -6,9 +6,9 @@
 // asked for the roots before the client's session existed).
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
-import { declaredCapabilities } from '../../src/mcp/capabilities.js'
+import { declaredCapabilities } from '../../src/mcp/client/capabilities.js'
 import { createMcpRelay, McpClientDirectory } from '../../src/mcp/index.js'
-import { handlersForClient } from '../../src/mcp/relay-capabilities.js'
+import { handlersForClient } from '../../src/mcp/relay/relay-capabilities.js'
 
 const { handlers } = createMcpRelay(new McpClientDirectory())
 const upstreamSees = (client: ClientCapabilities) => declaredCapabilities(handlersForClient(handlers, client))

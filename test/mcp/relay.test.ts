@@ -19,7 +19,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createToolRuntime } from '../../src/index.js'
 import { connectMcpServer, createMcpRelay, createMcpServer, McpClientDirectory } from '../../src/mcp/index.js'
-import type { McpRelayTimeouts } from '../../src/mcp/relay.js'
+import type { McpRelayTimeouts } from '../../src/mcp/relay/relay.js'
 
 const METHOD_NOT_FOUND = -32601
 const REQUEST_TIMEOUT = -32001

@@ -9,9 +9,9 @@ import path from 'node:path'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { createToolRuntime } from '../../src/index.js'
+import { discardEarlySpawns, SpawnedStdio, spawnEarly, takeEarlySpawn } from '../../src/mcp/client/stdio-spawn.js'
 import { connectMcpServer, McpToolError } from '../../src/mcp/index.js'
-import { parseJsonRpcMessage, safeParseJsonRpcMessage } from '../../src/mcp/jsonrpc-message.js'
-import { discardEarlySpawns, SpawnedStdio, spawnEarly, takeEarlySpawn } from '../../src/mcp/stdio-spawn.js'
+import { parseJsonRpcMessage, safeParseJsonRpcMessage } from '../../src/mcp/protocol/jsonrpc-message.js'
 import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')

@@ -3,8 +3,8 @@
 import { PassThrough } from 'node:stream'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
-import { LineStdioClientTransport } from '../../src/mcp/stdio-client-transport.js'
-import { LineStdioServerTransport } from '../../src/mcp/stdio-transport.js'
+import { LineStdioClientTransport } from '../../src/mcp/client/stdio-client-transport.js'
+import { LineStdioServerTransport } from '../../src/mcp/server/stdio-transport.js'
 
 const LIMIT = 64 * 1024
 

@@ -2,7 +2,7 @@
 // `traceparent`, and the pipeline carrying it to the call and its nested calls.
 import { describe, expect, it } from 'vitest'
 import { createToolRuntime, defineTool } from '../../src/index.js'
-import { traceIdOf } from '../../src/mcp/trace-context.js'
+import { traceIdOf } from '../../src/mcp/protocol/trace-context.js'
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
 

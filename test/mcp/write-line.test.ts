@@ -3,7 +3,7 @@
 // turn in a write of its own; a stream's backpressure still holds the sender until it drains.
 import { Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { writeLineBatched } from '../../src/mcp/write-line.js'
+import { writeLineBatched } from '../../src/mcp/protocol/write-line.js'
 
 /** A stream that records each write it is asked to make, as the list of lines it carries. */
 function recording(highWaterMark = 16 * 1024) {

@@ -18,7 +18,7 @@ import type {
 import { createProgramKeeper, namedProgramTurnId, type ProgramKeeper } from '../../src/gateway/program-keeper.js'
 import { createFileStore } from '../../src/journal/file-store.js'
 import type { Store } from '../../src/journal/store.js'
-import { authInfoFor, type Identity } from '../../src/mcp/identity.js'
+import { authInfoFor, type Identity } from '../../src/mcp/protocol/identity.js'
 
 const dirs: string[] = []
 const keepers: ProgramKeeper[] = []

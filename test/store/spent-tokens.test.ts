@@ -9,7 +9,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spentInStore } from '../../src/gateway/spent-approvals.js'
 import { createFileStore } from '../../src/journal/file-store.js'
-import { APPROVAL_STATE_TTL_MS, ApprovalStateSeal, argumentsDigest } from '../../src/mcp/approval-state.js'
+import { APPROVAL_STATE_TTL_MS, ApprovalStateSeal, argumentsDigest } from '../../src/mcp/server/approval-state.js'
 import { createPostgresStore, type Store, StoreError } from '../../src/store/index.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 

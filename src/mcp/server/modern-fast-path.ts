@@ -1,0 +1,230 @@
+// The MCP 2026-07-28 `tools/call` and `tools/list` of `serve --http` answered without the SDK's
+// per-request server: no web Request and body stream, no abort signals chained per request, no
+// zod parse of a request already parsed. Only a request that is plainly well-formed takes this
+// path: every check the SDK's entry makes on it (the `_meta` envelope, the Mcp-Method, Mcp-Name
+// and Mcp-Param-* headers, the params' shape) would pass, and nothing in it asks for what only
+// the SDK's serving does (progress, log messages, trace context, a retry's state and answers).
+// Anything else, errors included, goes to the SDK (createModernHttpLeg), so that every refusal is
+// the SDK's own. What the fast path sends is what the SDK sends for the same request:
+// test/mcp/modern-fast-path.test.ts holds the two to the same answers.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+} from '@modelcontextprotocol/server'
+import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
+import type { ModernRequestContext, ModernToolHandlers } from './server-modern.js'
+
+/** The revision this path serves. */
+const REVISION = '2026-07-28'
+
+/** A request the fast path answers. */
+export interface FastRequest {
+  readonly method: 'tools/call' | 'tools/list'
+  readonly id: string | number
+  readonly params: { name: string; arguments?: Record<string, unknown>; _meta: Record<string, unknown> }
+}
+
+/** An object made by JSON.parse from `{…}` (or a literal): not an array, not null, no other prototype. */
+function isPlain(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+/** Whether every own key of `value` is one of `allowed`. */
+function only(value: Record<string, unknown>, allowed: readonly string[]): boolean {
+  for (const key in value) if (!allowed.includes(key)) return false
+  return true
+}
+
+const BODY_KEYS = ['jsonrpc', 'id', 'method', 'params']
+const CALL_KEYS = ['name', 'arguments', '_meta']
+const LIST_KEYS = ['_meta']
+const META_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]
+const INFO_KEYS = ['name', 'version']
+/** The capabilities a client may declare here, each with the members it may carry. */
+const CAPABILITIES: Readonly<Record<string, readonly string[]>> = {
+  elicitation: ['form', 'url'],
+  sampling: ['context', 'tools'],
+  roots: ['listChanged'],
+}
+
+/** Declared capabilities of the plainest kind: known names, empty objects inside (roots' listChanged a boolean). */
+function plainCapabilities(value: unknown): boolean {
+  if (!isPlain(value)) return false
+  for (const name in value) {
+    const members = CAPABILITIES[name]
+    const declared = value[name]
+    if (members === undefined || !isPlain(declared)) return false
+    for (const member in declared) {
+      if (!members.includes(member)) return false
+      const inner = declared[member]
+      if (member === 'listChanged' ? typeof inner !== 'boolean' : !(isPlain(inner) && Object.keys(inner).length === 0))
+        return false
+    }
+  }
+  return true
+}
+
+/** A single header's value; a repeated one is not for the fast path. */
+function one(req: Pick<IncomingMessage, 'headers'>, name: string): string | undefined {
+  const value = req.headers[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/**
+ * The request, when the fast path answers it exactly as the SDK would (its body already parsed);
+ * undefined sends it to the SDK.
+ */
+export function fastRequest(req: Pick<IncomingMessage, 'method' | 'headers'>, body: unknown): FastRequest | undefined {
+  if (req.method !== 'POST' || !isPlain(body) || !only(body, BODY_KEYS)) return undefined
+  const { jsonrpc, id, method, params } = body
+  if (jsonrpc !== '2.0' || (method !== 'tools/call' && method !== 'tools/list')) return undefined
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined
+  if (!isPlain(params)) return undefined
+  // The headers: exactly the standard ones, naming what the body says.
+  if (one(req, 'mcp-protocol-version') !== REVISION || one(req, 'mcp-method') !== method) return undefined
+  const type = one(req, 'content-type')
+  if (type === undefined || type.split(';')[0].trim().toLowerCase() !== 'application/json') return undefined
+  if (!one(req, 'accept')?.includes('application/json')) return undefined
+  for (const name in req.headers) if (name.startsWith('mcp-param-') || name === 'last-event-id') return undefined
+  if (method === 'tools/call') {
+    if (!only(params, CALL_KEYS) || typeof params.name !== 'string' || params.name === '') return undefined
+    if (one(req, 'mcp-name') !== params.name) return undefined
+    if (params.arguments !== undefined && !isPlain(params.arguments)) return undefined
+  } else if (!only(params, LIST_KEYS) || req.headers['mcp-name'] !== undefined) return undefined
+  // The envelope: all three keys, nothing else (no progress token, log level, trace context).
+  const meta = params._meta
+  if (!isPlain(meta) || !only(meta, META_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== REVISION) return undefined
+  const info = meta[CLIENT_INFO_META_KEY]
+  if (!isPlain(info) || !only(info, INFO_KEYS) || typeof info.name !== 'string' || typeof info.version !== 'string')
+    return undefined
+  if (!plainCapabilities(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined
+  return { method, id, params: params as FastRequest['params'] }
+}
+
+/**
+ * A tools/call result as the 2026-07-28 era projects it (the SDK's `projectCallToolResult` on that
+ * era, as its declaration documents it): a non-object `structuredContent` gets a text rendering
+ * appended when the result has no text block; nothing else changes.
+ */
+export function projectModernCallResult(result: { content?: unknown; structuredContent?: unknown }): unknown {
+  const structured = result.structuredContent
+  if (
+    !('structuredContent' in result) ||
+    (typeof structured === 'object' && structured !== null && !Array.isArray(structured))
+  )
+    return result
+  const content = Array.isArray(result.content) ? result.content : []
+  if (content.some((block) => isPlain(block) && block.type === 'text')) return result
+  return { ...result, content: [...content, { type: 'text', text: JSON.stringify(structured) }] }
+}
+
+/**
+ * A listing's tools as the 2026-07-28 era sends them: `execution.taskSupport` is not of this era (tasks
+ * are an extension) and the SDK leaves `execution` out. Undefined when a tool's `execution` says
+ * more than that: the SDK's serving answers such a listing.
+ */
+function modernTools(tools: unknown): unknown[] | undefined {
+  if (!Array.isArray(tools)) return undefined
+  const out: unknown[] = []
+  for (const tool of tools) {
+    if (!isPlain(tool) || !('execution' in tool)) {
+      out.push(tool)
+      continue
+    }
+    const { execution, ...rest } = tool
+    if (!isPlain(execution) || !only(execution, ['taskSupport'])) return undefined
+    out.push(rest)
+  }
+  return out
+}
+
+/** A result as the SDK's 2026-07-28 serving stamps it: its type, and the server's info in `_meta`. */
+function stamped(
+  result: Record<string, unknown>,
+  serverInfo: { name: string; version: string },
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
+  const meta = isPlain(result._meta) ? result._meta : {}
+  return {
+    ...result,
+    resultType: result.resultType ?? 'complete',
+    ...extra,
+    _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfo },
+  }
+}
+
+/** The resource-not-found code the era sends as invalid params (the SDK's codec maps it so on every era). */
+const RESOURCE_NOT_FOUND = JsonRpcCode.ResourceNotFound
+
+/**
+ * Answers one fast request with the caller's handlers; every answer carries the request's id.
+ * Resolves false, having sent nothing, for a listing the SDK is to answer (see modernTools).
+ */
+export async function answerFast(
+  handlers: ModernToolHandlers,
+  res: ServerResponse,
+  request: FastRequest,
+  serverInfo: { name: string; version: string },
+): Promise<boolean> {
+  const { id } = request
+  let text: string
+  let status = 200
+  try {
+    let result: Record<string, unknown>
+    if (request.method === 'tools/list') {
+      const listed = await handlers.toolsList()
+      const tools = modernTools(listed.tools)
+      if (tools === undefined) return false
+      // The SDK's default cache hint for a listing: not to be kept, and private to this caller.
+      result = stamped({ ...listed, tools }, serverInfo, { ttlMs: 0, cacheScope: 'private' })
+    } else {
+      // The call stops when the client goes away, as the SDK's request signal does.
+      const aborted = new AbortController()
+      const gone = () => {
+        if (!res.writableFinished) aborted.abort()
+      }
+      res.once('close', gone)
+      const rc: ModernRequestContext = {
+        mcpReq: {
+          requestState: () => undefined,
+          envelope: request.params._meta,
+          _meta: {},
+          signal: aborted.signal,
+          notify: async () => {},
+        },
+      }
+      try {
+        result = stamped(
+          (await handlers.toolsCall({ params: request.params }, rc)) as Record<string, unknown>,
+          serverInfo,
+          {},
+        )
+      } finally {
+        res.off('close', gone)
+      }
+    }
+    text = JSON.stringify({ result, jsonrpc: '2.0', id })
+  } catch (error) {
+    const { code, message, data } = error as { code?: unknown; message?: unknown; data?: unknown }
+    const wire =
+      typeof code === 'number'
+        ? code === RESOURCE_NOT_FOUND
+          ? JsonRpcCode.InvalidParams
+          : code
+        : JsonRpcCode.InternalError
+    // A capability the client did not declare is refused with 400 on HTTP (the era's rule, as the SDK sends it).
+    if (wire === JsonRpcCode.MissingRequiredClientCapability) status = 400
+    text = JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      error: { code: wire, message: String(message ?? error), ...(data === undefined ? {} : { data }) },
+    })
+  }
+  if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end(text)
+  return true
+}
