@@ -30,8 +30,10 @@ import {
 export interface ToolRuntimeConfig extends ToolRuntimeCoreConfig {
   /** Code Mode options: the sandbox runtime, sub-call parallelism, the `run_code` description. */
   codeMode?: CodeModeOptions
-  /** Tool search options: another engine, or how to tell a tool's server for the index. */
+  /** Tool search options: another engine, a ranker (`'text'`, `'hybrid'`, or a function), how to tell a tool's server. */
   search?: ToolSearchOptions
+  /** The same options as `search`, under the name tool search goes by elsewhere; give one of the two. */
+  toolSearch?: ToolSearchOptions
   /**
    * Where the policy's quotas count: a store (`createPostgresStore` from `toolgate/store`) that
    * every runtime on it shares, as the gateway's `--store` does. Omitted: this process's memory.
@@ -61,6 +63,7 @@ export class ToolRuntime extends ToolRuntimeCore {
   declare readonly config: ToolRuntimeCore['config'] & {
     readonly codeMode?: CodeModeOptions
     readonly search?: ToolSearchOptions
+    readonly toolSearch?: ToolSearchOptions
     readonly quotaStore?: Pick<Store, 'take' | 'dropBuckets'>
   }
   private readonly toolSearch: ToolSearch
@@ -77,7 +80,12 @@ export class ToolRuntime extends ToolRuntimeCore {
       throw new ConfigError('tools config.quotaStore', 'expected a store (take and dropBuckets methods)')
     this.quotaCounter = store === undefined ? new MemoryQuotaCounter() : storeQuotaCounter(store)
     installCodeMode(ctx, this, config?.codeMode)
-    this.toolSearch = installToolSearch(ctx, this, config?.search)
+    if (config?.search !== undefined && config?.toolSearch !== undefined)
+      throw new ConfigError(
+        'tools config.toolSearch',
+        'give the tool search options as search or as toolSearch, not both',
+      )
+    this.toolSearch = installToolSearch(ctx, this, config?.search ?? config?.toolSearch)
   }
 
   /**

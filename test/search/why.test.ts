@@ -131,6 +131,20 @@ describe('a pluggable ranker', () => {
     ])
   })
 
+  it("takes the same options as toolSearch (the issue's spelling), and refuses both names at once", async () => {
+    const scores: Record<string, number> = { z__low: 1, z__high: 5 }
+    const ranker: ToolRanker = (_query, docs) => docs.map((doc) => scores[doc.name] ?? 0)
+    const handle = await createToolRuntime({ mode: 'native', toolSearch: { ranker } })
+    handles.push(handle)
+    for (const name of Object.keys(scores)) handle.tools.register(tool(name, 'Qqq.'))
+    expect(handle.tools.search('xyzzy', { limit: 10 }).map((match) => match.name)).toEqual(['z__high', 'z__low'])
+    const error = await createToolRuntime({ mode: 'native', search: { ranker }, toolSearch: { ranker } }).catch(
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(ConfigError)
+    expect(String((error as Error).message)).toMatch(/toolSearch.*not both/)
+  })
+
   it('refuses a ranker that returns something other than a number for a document', async () => {
     const { tools } = await runtime({ ranker: (_query, docs) => docs.map((_, i) => (i === 1 ? '2' : 1)) as number[] })
     tools.register(tool('a__one', 'One.'))
