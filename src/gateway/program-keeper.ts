@@ -44,14 +44,14 @@ const WATCHED_POLL_MS = 10_000
 const PROGRAM_ID = /^[\x21-\x7e]{1,128}$/
 
 /** Whose program it is, as sealed in its turn: the caller's identity, or null for an anonymous caller. */
-type Owner = {
+export type Owner = {
   readonly subject: string
   readonly groups: readonly string[]
   readonly scopes: readonly string[]
   readonly claims: Readonly<Record<string, JsonValue>>
 } | null
 
-interface ProgramState extends Record<string, unknown> {
+export interface ProgramState extends Record<string, unknown> {
   readonly v: 1
   readonly kind: 'gateway-program'
   /** The owner's scope id (as the viewer lists it), null for an anonymous caller. */
@@ -68,7 +68,7 @@ interface ProgramState extends Record<string, unknown> {
   readonly seal?: string
 }
 
-const ownerOf = (identity: Identity | undefined): Owner =>
+export const ownerOf = (identity: Identity | undefined): Owner =>
   identity === undefined
     ? null
     : {
@@ -79,7 +79,7 @@ const ownerOf = (identity: Identity | undefined): Owner =>
       }
 
 /** Who an owner is, for telling owners apart: its subject under its token's issuer (a static token has none). */
-const ownerKey = (owner: Owner): JsonValue =>
+export const ownerKey = (owner: Owner): JsonValue =>
   owner === null ? null : [owner.subject, typeof owner.claims.iss === 'string' ? owner.claims.iss : null]
 
 /**
@@ -101,7 +101,21 @@ const programFailure = (message: string, code: string): ToolExecutionResult =>
     content: [{ type: 'text', text: message }],
   }) as unknown as ToolExecutionResult
 
+/** A kept call whose client answers by retrying (MCP 2026-07-28): told where its paused program is kept. */
+export interface KeptRoundCall extends McpKeptCall {
+  /** Called once the paused program is kept; the call then answers at once instead of waiting for its result. */
+  readonly onKept?: (pause: { readonly turnId: string; readonly waiting: readonly ApprovalRequest[] }) => void
+}
+
 export interface ProgramKeeper extends McpCallKeeper {
+  run(
+    input: ToolExecutionInput,
+    options: ToolExecuteOptions,
+    run: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
+    call?: KeptRoundCall,
+  ): Promise<ToolExecutionResult>
+  /** Look at the store's program turns now (a decision was just recorded). */
+  wake(): void
   close(): void
 }
 
@@ -421,7 +435,7 @@ export function createProgramKeeper(deps: {
     keeps: (name: string, _agent: Agent | undefined, authInfo: AuthInfo | undefined) =>
       // An identity's program resumes under that identity's scope: kept only when the keeper can make it.
       name === PROGRAM_TOOL && (identityOf(authInfo) === undefined || scopeOf !== undefined),
-    async run(input, options, run, call?: McpKeptCall) {
+    async run(input, options, run, call?: KeptRoundCall) {
       const identity = identityOf(call?.authInfo)
       const owner = ownerOf(identity)
       const programId = call?.programId
@@ -452,6 +466,11 @@ export function createProgramKeeper(deps: {
           return ran.result
         }
         await keep(turnId, stateOf(bound, call_, ran.paused))
+        if (call?.onKept !== undefined) {
+          // The client answers by retrying: the call ends now, naming the kept program.
+          call.onKept({ turnId, waiting: ran.paused.waiting })
+          return waitingResult(turnId)
+        }
       } catch (error) {
         log.info(`a paused program could not be kept in the store: ${String(error)}`)
         const result = waitingResult(turnId)
@@ -462,6 +481,7 @@ export function createProgramKeeper(deps: {
       }
       return waitFor(turnId, input.signal)
     },
+    wake: tick,
     close() {
       clearInterval(timer)
       unwatch?.()

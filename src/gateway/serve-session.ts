@@ -6,6 +6,7 @@ import type { Agent } from '../contract/execution.js'
 import { identityOf } from '../mcp/protocol/identity.js'
 import type { AuthInfo } from '../mcp/protocol/wire-types.js'
 import type { SpentNonces } from '../mcp/server/approval-state.js'
+import type { KeptProgramRounds } from '../mcp/server/kept-program-rounds.js'
 import { createMcpServer, type McpCallKeeper, type McpServerHandle } from '../mcp/server/server.js'
 import type { ModernHttpLeg, ModernHttpOptions } from '../mcp/server/server-modern.js'
 import type { AgentHandle } from '../runtime/index.js'
@@ -75,7 +76,11 @@ export function modernLeg(
   authenticator: () => Authenticator | undefined,
   log: Log,
   acknowledging?: (server: McpServerHandle) => McpServerHandle,
-  approvalStates?: { readonly key?: Uint8Array; readonly spent: SpentNonces },
+  approvalStates?: {
+    readonly key?: Uint8Array
+    readonly spent: SpentNonces
+    readonly programs?: KeptProgramRounds
+  },
 ): (maxMessageBytes: number) => Promise<ModernHttpLeg> {
   let leg: Promise<ModernHttpLeg> | undefined
   return (maxMessageBytes) => {
@@ -85,6 +90,7 @@ export function modernLeg(
         maxMessageBytes,
         ...(approvalStates?.key === undefined ? {} : { stateKey: approvalStates.key }),
         ...(approvalStates === undefined ? {} : { spentStates: approvalStates.spent }),
+        ...(approvalStates?.programs === undefined ? {} : { programs: approvalStates.programs }),
       }),
     )
     return leg

@@ -12,6 +12,7 @@ import { standingApprovalsIn } from '../journal/store-standing.js'
 import { JsonRpcCode } from '../mcp/protocol/jsonrpc-codes.js'
 import type { JSONRPCMessage, McpTransport, RequestId } from '../mcp/protocol/wire-types.js'
 import type { SpentNonces } from '../mcp/server/approval-state.js'
+import type { KeptProgramRounds } from '../mcp/server/kept-program-rounds.js'
 import type { McpServerHandle } from '../mcp/server/server.js'
 import { storeQuotaCounter } from '../policy/index.js'
 import { stateKeyBytes } from '../providers/state-seal.js'
@@ -21,6 +22,7 @@ import type { SharedBuckets } from './http-limits.js'
 import type { Log } from './log.js'
 import { journalDecision } from './policy-document.js'
 import { createProgramKeeper, type ProgramKeeper } from './program-keeper.js'
+import { createProgramRounds } from './program-rounds.js'
 import { spentInStore } from './spent-approvals.js'
 
 /**
@@ -49,7 +51,12 @@ export interface SharedState {
    * there is one (so every instance opens every instance's states), their nonces spent in the store
    * (so a state is accepted once across all instances).
    */
-  readonly approvalStates: { readonly key?: Uint8Array; readonly spent: SpentNonces }
+  readonly approvalStates: {
+    readonly key?: Uint8Array
+    readonly spent: SpentNonces
+    /** With the keeper: a 2026-07-28 client's run_code program paused on approvals, kept between its rounds. */
+    readonly programs?: KeptProgramRounds
+  }
   close(): Promise<void>
 }
 
@@ -147,7 +154,13 @@ export async function shareStore(
   return {
     store,
     ...(keeper === undefined ? {} : { keeper }),
-    approvalStates: { ...(key === undefined ? {} : { key }), spent: spentInStore(store) },
+    approvalStates: {
+      ...(key === undefined ? {} : { key }),
+      spent: spentInStore(store),
+      ...(keeper === undefined || key === undefined
+        ? {}
+        : { programs: createProgramRounds({ keeper, store, key, log }) }),
+    },
     acknowledging(server) {
       const connect = server.connect.bind(server)
       server.connect = async (transport: McpTransport) => {

@@ -48,4 +48,35 @@ describe('ApprovalStateSeal', () => {
     const odd = seal.seal({ ...fields, approved: { asked: 'write_file' } as never }, 1_000)
     expect(await seal.open(odd, bound, 2_000)).toEqual({ ok: false, reason: 'it is malformed' })
   })
+
+  it('names a kept program inside the seal; an unanswered retry is refused before the nonce is spent (issue 40, item 2)', async () => {
+    const seal = new ApprovalStateSeal()
+    const kept = { turn: 'gateway-program:1', calls: ['mcp-r-1:code:2'] }
+    const wire = seal.seal({ ...fields, kept }, 1_000)
+    let admitted = 0
+    const unanswered = await seal.open(wire, bound, 2_000, () => 'inputResponses.toolgate/approval: missing')
+    expect(unanswered).toEqual({ ok: false, reason: 'inputResponses.toolgate/approval: missing', input: true })
+    // Not spent: the same state, answered, opens once.
+    const opened = await seal.open(wire, bound, 2_000, (state) => {
+      admitted++
+      expect(state.kept).toEqual(kept)
+      return undefined
+    })
+    expect(opened).toMatchObject({ ok: true, state: { kept } })
+    expect(admitted).toBe(1)
+    expect(await seal.open(wire, bound, 2_000, () => undefined)).toEqual({
+      ok: false,
+      reason: 'it has already been used',
+    })
+    // Sealed by this key but not a kept program's shape: refused rather than trusted.
+    for (const odd of [
+      { turn: 'x', calls: [] },
+      { turn: 1, calls: ['a'] },
+      { turn: 'x', calls: [2] },
+    ])
+      expect(await seal.open(seal.seal({ ...fields, kept: odd as never }, 1_000), bound, 2_000)).toEqual({
+        ok: false,
+        reason: 'it is malformed',
+      })
+  })
 })

@@ -34,6 +34,17 @@ export interface ApprovalState {
    * the later rounds (retries that carry the upstream's input) run on that approval, not asking again.
    */
   readonly approved?: CarriedApproval
+  /**
+   * Present when the approvals asked are a kept Code Mode program's (the call is its `run_code`):
+   * the store turn it is kept in, and its waiting sub-calls in the order they were asked.
+   */
+  readonly kept?: KeptProgramRef
+}
+
+/** The kept program a state's approvals are for. */
+export interface KeptProgramRef {
+  readonly turn: string
+  readonly calls: readonly string[]
 }
 
 /** An approval given in one round of a 2026 client's call, carried sealed to its later rounds. */
@@ -118,13 +129,15 @@ export class ApprovalStateSeal {
    * The state `wire` carries, when it is sealed under this key, unexpired, unspent and bound to
    * `expected`; the nonce is spent by this call (only once everything else holds, so a refused
    * state spends nothing). Otherwise the reason it is refused. Rejects when the ledger of spent
-   * nonces cannot be reached.
+   * nonces cannot be reached. `admit` checks the retry's answers against the opened state before
+   * its nonce is spent: its reason (an answer missing) refuses the retry with `input` set.
    */
   async open(
     wire: unknown,
     expected: Pick<ApprovalState, 'subject' | 'tool' | 'args'>,
     now = Date.now(),
-  ): Promise<{ ok: true; state: ApprovalState } | { ok: false; reason: string }> {
+    admit?: (state: ApprovalState) => string | undefined,
+  ): Promise<{ ok: true; state: ApprovalState } | { ok: false; reason: string; input?: true }> {
     if (typeof wire !== 'string' || !wire.startsWith(PREFIX))
       return { ok: false, reason: 'it is not an approval state' }
     const [body, mac, extra] = wire.slice(PREFIX.length).split('.')
@@ -146,6 +159,9 @@ export class ApprovalStateSeal {
     if (typeof state.nonce !== 'string' || state.nonce === '') return { ok: false, reason: 'it is malformed' }
     if (state.approved !== undefined && !isCarriedApproval(state.approved))
       return { ok: false, reason: 'it is malformed' }
+    if (state.kept !== undefined && !isKeptProgramRef(state.kept)) return { ok: false, reason: 'it is malformed' }
+    const unanswered = admit?.(state)
+    if (unanswered !== undefined) return { ok: false, reason: unanswered, input: true }
     const refused = await this.spent.spend(state.nonce, state.expires, now)
     if (refused !== undefined) return { ok: false, reason: refused }
     return { ok: true, state }
@@ -160,4 +176,15 @@ function isCarriedApproval(value: unknown): value is CarriedApproval {
   if (typeof value !== 'object' || value === null) return false
   const { asked, by, until } = value as Record<string, unknown>
   return typeof asked === 'string' && (by === undefined || typeof by === 'string') && typeof until === 'number'
+}
+
+function isKeptProgramRef(value: unknown): value is KeptProgramRef {
+  if (typeof value !== 'object' || value === null) return false
+  const { turn, calls } = value as Record<string, unknown>
+  return (
+    typeof turn === 'string' &&
+    Array.isArray(calls) &&
+    calls.length > 0 &&
+    calls.every((call) => typeof call === 'string')
+  )
 }

@@ -200,7 +200,7 @@ function objectSchemaOf(schema: unknown): Record<string, unknown> | undefined {
   return (schema as { type?: unknown }).type === 'object' ? (schema as Record<string, unknown>) : undefined
 }
 
-function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinition | undefined): CallToolResult {
+export function toCallToolResult(result: ToolExecutionResult, definition: ToolDefinition | undefined): CallToolResult {
   const content: McpContentBlock[] = result.content.map(toMcpContent)
   // Deferred contexts are for the model's next turn; over MCP the client's model reads them here.
   for (const context of result.additionalContexts ?? [])

@@ -21,7 +21,13 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server'
 import type { Context } from 'cordis'
-import type { Agent, ApprovalOutcome, ApprovalRequest, ApprovalService } from '../../contract/execution.js'
+import type {
+  Agent,
+  ApprovalOutcome,
+  ApprovalRequest,
+  ApprovalService,
+  ToolExecutionResult,
+} from '../../contract/execution.js'
 import { ConfigError } from '../../errors/config-error.js'
 import type { ToolRuntimeCore } from '../../runtime/index.js'
 import { isRecord } from '../../util/is-record.js'
@@ -37,13 +43,16 @@ import {
   ApprovalStateSeal,
   argumentsDigest,
   type CarriedApproval,
+  type KeptProgramRef,
   type SpentNonces,
 } from './approval-state.js'
 import { isModernRequest } from './inbound-era.js'
+import type { KeptPause, KeptProgramRounds } from './kept-program-rounds.js'
 import { answerFast, type FastRequest, fastRequest, projectModernCallResult } from './modern-fast-path.js'
 import type { McpServerCatalog } from './serve-catalog.js'
 import { catalogCapabilities, catalogMethods, type McpServeContext } from './serve-catalog.js'
 import {
+  type CallParams,
   CallProgress,
   callParams,
   cannotAsk,
@@ -51,6 +60,7 @@ import {
   listTools,
   outputSchemaOf,
   runToolCall,
+  toCallToolResult,
 } from './serve-tools.js'
 import type { McpServerLogging } from './server.js'
 
@@ -81,6 +91,12 @@ export interface ModernHttpOptions {
    * shares, so a state is accepted once across all of them); this process's memory by default.
    */
   readonly spentStates?: SpentNonces
+  /**
+   * Keeps a `run_code` program whose sub-calls ask for approval (the gateway's store keeper): the
+   * call answers with an input-required result naming the kept program, and the retry continues it.
+   * Without it, such asks are denied inside the program.
+   */
+  readonly programs?: KeptProgramRounds
   /** Failures the SDK reports out of band (a refused request, a failed write). */
   readonly onerror?: (error: Error) => void
   /**
@@ -109,6 +125,15 @@ const NESTED_ASK =
 const NO_CONFIRM = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
 /** The key of the approval question in an input-required result's `inputRequests`. */
 const APPROVAL_INPUT = 'toolgate/approval'
+/** The key of a kept program's `index`th waiting sub-call's question (the first one's is the plain key). */
+const keptInputKey = (index: number): string => (index === 0 ? APPROVAL_INPUT : `${APPROVAL_INPUT}/${index + 1}`)
+
+/** What a kept call hands back in place of a result: the round answers with the kept program's questions. */
+const keptPlaceholder = {
+  isError: true,
+  content: [],
+  error: { message: 'the program is kept', info: { code: 'APPROVAL_SUSPENDED' } },
+} as unknown as ToolExecutionResult
 
 /** Answers the one approval the retry was asked for with the person's decision; any other ask is denied. */
 function answered(outcome: ApprovalOutcome, asked: string): ApprovalService {
@@ -203,7 +228,7 @@ export function modernServers(
   const tools = (typeof ctx?.get === 'function' ? ctx.get('tools', false) : undefined) as ToolRuntimeCore | undefined
   if (typeof tools?.execute !== 'function' || typeof tools.schemas !== 'function')
     throw new ConfigError(`${where}(ctx)`, 'expected a Cordis context with the tools service loaded')
-  const { agentFor, logging, catalog, wrap } = options
+  const { agentFor, logging, catalog, wrap, programs } = options
   const info = { name: options.name, version: options.version }
   const capabilities: ServerCapabilities = {
     tools: { listChanged: true },
@@ -244,8 +269,21 @@ export function modernServers(
       | { outcome: ApprovalOutcome; asked: string }
       | { relay: { inputResponses: Record<string, unknown>; requestState?: string }; approved?: CarriedApproval }
       | { resume: { key: string; inputResponses: Record<string, unknown> }; approved?: CarriedApproval }
+      | { kept: KeptProgramRef & { decisions: Record<string, ApprovalOutcome> } }
     > => {
-      const opened = await seal.open(wire, bound).catch((error: unknown) => {
+      // A kept program's waiting sub-calls: one answer each, under the key each was asked with,
+      // checked before the state is spent (a retry missing one can be sent again, completed).
+      const decisions: Record<string, ApprovalOutcome> = {}
+      const admit = ({ kept }: { kept?: KeptProgramRef }) => {
+        for (const [index, callId] of kept?.calls.entries() ?? []) {
+          const answer = inputResponse(rc.mcpReq.inputResponses, keptInputKey(index))
+          if (answer.kind !== 'elicit')
+            return `inputResponses.${keptInputKey(index)}: expected the answer to the approval elicitation`
+          decisions[callId] = approvalAnswer(answer, authInfo?.clientId)
+        }
+        return undefined
+      }
+      const opened = await seal.open(wire, bound, Date.now(), admit).catch((error: unknown) => {
         // The ledger of used states is out of reach: nothing runs, and the same retry may succeed
         // later. Where the ledger lives is the operator's to read (the log), not the client's.
         options.onerror?.(error instanceof Error ? error : new Error(String(error)))
@@ -255,8 +293,12 @@ export function modernServers(
         )
       })
       if (!opened.ok)
-        throw new ProtocolError(JsonRpcCode.InvalidParams, `tools/call: requestState refused: ${opened.reason}`)
-      const { relay, held, approved } = opened.state
+        throw new ProtocolError(
+          JsonRpcCode.InvalidParams,
+          opened.input ? `tools/call: ${opened.reason}` : `tools/call: requestState refused: ${opened.reason}`,
+        )
+      const { relay, held, approved, kept } = opened.state
+      if (kept !== undefined) return { kept: { ...kept, decisions } }
       const inputResponses = rc.mcpReq.inputResponses
       const carried = approved === undefined ? {} : { approved }
       if (held !== undefined)
@@ -281,6 +323,48 @@ export function modernServers(
         )
       return { outcome: approvalAnswer(view, authInfo?.clientId), asked: opened.state.asked }
     }
+    /** A kept program's waiting sub-calls, asked of the client; the state names the program. */
+    const keptQuestion = (pause: KeptPause, bound: { subject: string; tool: string; args: string }, callId: string) =>
+      inputRequired({
+        inputRequests: Object.fromEntries(
+          pause.waiting.map((request, index) => [keptInputKey(index), inputRequired.elicit(approvalQuestion(request))]),
+        ) as never,
+        requestState: seal.seal({
+          ...bound,
+          asked: pause.waiting[0]?.toolName ?? bound.tool,
+          callId,
+          kept: { turn: pause.turnId, calls: pause.waiting.map((request) => request.callId) },
+        }),
+      })
+    /** A retry answering a kept program's approvals: the decisions recorded, the program continued. */
+    const keptRetry = async (
+      kept: KeptProgramRef & { decisions: Record<string, ApprovalOutcome> },
+      params: CallParams,
+      bound: { subject: string; tool: string; args: string },
+      rc: ModernRequestContext,
+    ): Promise<unknown> => {
+      if (programs === undefined)
+        throw new ProtocolError(
+          JsonRpcCode.InvalidParams,
+          'tools/call: requestState refused: this gateway keeps no programs',
+        )
+      const round = await programs.answer({
+        turnId: kept.turn,
+        calls: kept.calls,
+        decisions: kept.decisions,
+        ...(authInfo === undefined ? {} : { authInfo }),
+        arguments: params.arguments ?? {},
+        signal: rc.mcpReq.signal,
+      })
+      if ('refused' in round)
+        throw new ProtocolError(JsonRpcCode.InvalidParams, `tools/call: requestState refused: ${round.refused}`)
+      if ('paused' in round) return keptQuestion(round.paused, bound, `mcp-r-${++serial}`)
+      const definition = methods.get.call(tools, params.name, scope())
+      return project(
+        toCallToolResult(round.result, definition),
+        outputSchemaOf(definition) as Record<string, unknown> | undefined,
+      )
+    }
     const toolsList = async () => {
       await modernDemand()
       return { tools: listTools(tools, scope(), 'modern') as never }
@@ -300,6 +384,7 @@ export function modernServers(
       // A retry carries the person's answer and the state sealed when they were asked.
       const wire = rc.mcpReq.requestState()
       const carried = wire === undefined ? undefined : await retried(rc, wire, bound)
+      if (carried !== undefined && 'kept' in carried) return keptRetry(carried.kept, params, bound, rc)
       // This round's approval: the person's answer, or the one an earlier round of this call was
       // given (sealed in the state), so a retry carrying the upstream's input is not asked again.
       const answer =
@@ -318,16 +403,34 @@ export function modernServers(
       // Asking ends this round: the call stops (a Code Mode program goes no further) and the retry decides.
       const asking = new AbortController()
       let asked: ApprovalRequest | undefined
+      // A run_code program whose sub-calls ask is kept in the store; its approvals go to the client.
+      let kept: KeptPause | undefined
       try {
+        const elicits = declaresElicitation(rc, instanceCapabilities)
+        const keeper =
+          programs !== undefined &&
+          answer === undefined &&
+          elicits &&
+          !hostApproves(ctx, agent) &&
+          programs.keeps(params.name, agent, authInfo)
+            ? {
+                keeps: () => true,
+                run: async (...args: Parameters<KeptProgramRounds['run']>) => {
+                  const round = await programs.run(...args)
+                  if ('paused' in round) kept = round.paused
+                  return 'paused' in round ? keptPlaceholder : round.result
+                },
+              }
+            : undefined
         const approval: ApprovalService | undefined = hostApproves(ctx, agent)
           ? undefined
           : answer !== undefined
             ? answered(answer.outcome, answer.asked)
-            : declaresElicitation(rc, instanceCapabilities)
+            : elicits
               ? {
                   request: async (question) => {
-                    // A Code Mode sub-call's ask would re-run the program's earlier sub-calls on the
-                    // retry: it is denied inside the program instead, as when nobody can be asked.
+                    // Without a keeper, a Code Mode sub-call's ask would re-run the program's earlier
+                    // sub-calls on the retry: it is denied inside the program, as when nobody can be asked.
                     if (question.parentCallId !== null)
                       return { kind: 'denied', reason: `${NESTED_ASK} (${question.toolName})` }
                     if (asked !== undefined) return { kind: 'denied', reason: 'one approval is asked per round' }
@@ -339,8 +442,9 @@ export function modernServers(
               : denied
         const signal = AbortSignal.any([rc.mcpReq.signal, asking.signal])
         const result = await runModernCall(call, () =>
-          runToolCall(tools, methods, params, callId, signal, agent, approval),
+          runToolCall(tools, methods, params, callId, signal, agent, approval, keeper, authInfo),
         )
+        if (kept !== undefined) return keptQuestion(kept, bound, callId)
         // An upstream's refusal or question goes to the client as the upstream said it.
         const relayed = upstreamAnswer(call, bound, callId, approved)
         if (relayed !== undefined) return relayed
