@@ -6,6 +6,7 @@ import { MockLanguageModelV3 } from 'ai/test'
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import { ToolgateError } from '../src/errors/toolgate-error.js'
+import { ADVERTISED_IDLE_SECONDS, IDLE_CONNECTION_MS } from '../src/gateway/http-keep-alive.js'
 import { createToolRuntime } from '../src/preset/create.js'
 import { ToolRuntime } from '../src/preset/tool-runtime.js'
 import { toAiSdkTools } from '../src/providers/ai-sdk/index.js'
@@ -135,6 +136,15 @@ describe("the guide's claims", () => {
     expect(ran).toBe(1)
     expect(requests).toBe(1)
     await dispose()
+  })
+
+  it('deploy.md: serve --http keeps an idle connection 65 s and advertises 5 s', () => {
+    const text = page('guide/deploy.md')
+    expect(text).toContain(
+      `keeps an idle HTTP connection ${IDLE_CONNECTION_MS / 1000}\nseconds and tells clients ${ADVERTISED_IDLE_SECONDS}`,
+    )
+    expect(text).toContain(`\`Keep-Alive: timeout=${ADVERTISED_IDLE_SECONDS}\``)
+    expect(text).toContain(`longer than ${IDLE_CONNECTION_MS / 1000} seconds`)
   })
 
   it('README.md: docs/dependencies.md explains every runtime dependency', () => {

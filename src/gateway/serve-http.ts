@@ -52,6 +52,7 @@ export async function serveHttp(
     { HttpGuard, DEFAULT_HOST },
     { fastPathOf },
     drain,
+    keepAlive,
   ] = await Promise.all([
     import('node:http'),
     import('../mcp/server/http-server-transport.js'),
@@ -62,6 +63,7 @@ export async function serveHttp(
     import('./http-guard.js'),
     import('../mcp/server/fast-path.js'),
     import('./drain.js'),
+    import('./http-keep-alive.js'),
   ])
   const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
   const host = settings.host ?? DEFAULT_HOST
@@ -194,6 +196,7 @@ export async function serveHttp(
   const http = createServer((req, res) => {
     ops?.count(req, res)
     if (drain.refuseWhileDraining(req, res)) return
+    keepAlive.advertiseKeepAlive(res)
     if (req.method === 'POST') res.once('close', inFlight.begin())
     handle(req, res).catch((error) => {
       log.info(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`)
@@ -201,6 +204,8 @@ export async function serveHttp(
       else res.end()
     })
   })
+  // Idle connections are the client's to close: closing them here races the client's next request.
+  keepAlive.holdIdleConnections(http)
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject)
     http.listen(port, host, () => resolve())
