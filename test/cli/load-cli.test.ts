@@ -141,7 +141,8 @@ async function headerOf(
   return JSON.parse(whole.subarray(0, whole.indexOf(10)).toString('utf8'))
 }
 
-describe('the packages the CLI bundle leaves outside (issue 35, Performance: cold start)', () => {
+// Each case starts toolgate (and its upstream) several times: bounded generously for a loaded machine.
+describe('the packages the CLI bundle leaves outside (issue 35, Performance: cold start)', { timeout: 300_000 }, () => {
   /** `serve --check` against one real upstream: it loads the MCP SDK v2 client and what it needs. */
   async function check(tmp: string, asUid?: number) {
     const config = await writeConfig(dir, { servers: { up: { command: process.execPath, args: [UPSTREAM] } } })
