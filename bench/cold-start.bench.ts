@@ -4,10 +4,14 @@
 // them (`"files": false`). The cases are interleaved, each round starting at another case. Run
 // after `npm run build`.
 //
+// Beside the wall time, the CPU time the started process itself spent up to the listing (Linux,
+// from /proc; the upstream it spawns not counted), which a loaded machine blurs less.
+//
 //   COLD_START_ROUNDS   rounds (default 21)
 //   COLD_START_BINS     other builds to compare, `name=path/to/dist/cli/bin.js` separated by commas
 //                       (e.g. main's build in a throwaway worktree)
 
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -22,16 +26,32 @@ const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist
 const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.cjs')
 const ROUNDS = Number(process.env.COLD_START_ROUNDS ?? 21)
 
-/** Spawn to the first tools/list answered, in ms. */
-async function coldStart(args: string[]): Promise<number> {
+/** The CPU time (user + system) process `pid` has spent so far, in ms; NaN where /proc does not say. */
+function cpuOf(pid: number | null): number {
+  try {
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+  } catch {
+    return Number.NaN
+  }
+}
+/** Linux's USER_HZ. */
+const CLOCK_TICKS = 100
+
+/** Spawn to the first tools/list answered: the wall time and the process's own CPU time, in ms. */
+async function coldStart(args: string[]): Promise<{ wall: number; cpu: number }> {
   const start = performance.now()
   const client = new Client({ name: 'bench', version: '1.0.0' })
-  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' }))
+  const transport = new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' })
+  await client.connect(transport)
   const { tools } = await client.listTools()
-  const elapsed = performance.now() - start
+  const wall = performance.now() - start
+  const cpu = cpuOf(transport.pid)
   if (tools.length === 0) throw new Error(`no tools listed by ${args.join(' ')}`)
   await client.close()
-  return elapsed
+  return { wall, cpu }
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
@@ -62,23 +82,30 @@ export async function run(): Promise<void> {
     ]),
   ]
   const times = cases.map((): number[] => [])
+  const cpus = cases.map((): number[] => [])
   try {
     // One unmeasured start of each warms the file cache.
     for (const [, args] of cases) await coldStart(args)
     for (let round = 0; round < ROUNDS; round++)
       for (let i = 0; i < cases.length; i++) {
         const at = (round + i) % cases.length
-        times[at].push(await coldStart(cases[at][1]))
+        const { wall, cpu } = await coldStart(cases[at][1])
+        times[at].push(wall)
+        cpus[at].push(cpu)
       }
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
   const alone = median(times[0])
-  console.log(`\n## Cold start to the first tools/list (stdio, ${ROUNDS} interleaved rounds, medians)\n`)
-  console.log('| case | median | ratio to alone |')
-  console.log('| --- | ---: | ---: |')
+  console.log(
+    `\n## Cold start to the first tools/list (stdio, Node ${process.version}, ${ROUNDS} interleaved rounds, medians)\n`,
+  )
+  console.log('| case | median | ratio to alone | CPU of the process |')
+  console.log('| --- | ---: | ---: | ---: |')
   for (const [i, [name]] of cases.entries())
-    console.log(`| ${name} | ${median(times[i]).toFixed(0)} ms | ${(median(times[i]) / alone).toFixed(2)}× |`)
+    console.log(
+      `| ${name} | ${median(times[i]).toFixed(0)} ms | ${(median(times[i]) / alone).toFixed(2)}× | ${median(cpus[i]).toFixed(0)} ms |`,
+    )
 }
 
 if (isMain(import.meta.url)) await run()

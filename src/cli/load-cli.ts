@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import vm from 'node:vm'
+import { digest, installModuleCodeCache } from './module-code-cache.js'
 
 type Cli = typeof import('./main.js')
 type First = typeof import('../gateway/index.js')
@@ -44,7 +45,7 @@ export async function loadCli(argv: readonly string[]): Promise<Cli> {
   const file = fileURLToPath(new URL(`./${BUNDLE}`, import.meta.url))
   const stat = statSync(file, { throwIfNoEntry: false })
   if (stat === undefined) return import('./main.js')
-  const load = bundleLoader()
+  const load = bundleLoader(argv)
   // Windows keeps spawning from the CLI itself (see serve-spawn.ts).
   if (argv[0] === 'serve' && process.platform !== 'win32') {
     const first = fileURLToPath(new URL(`./${FIRST}`, import.meta.url))
@@ -63,9 +64,10 @@ export async function loadCli(argv: readonly string[]): Promise<Cli> {
 /**
  * How this process loads a bundle: on Node with a module compile cache (22.1 and later) Node keeps
  * the compiled code; on older Node each bundle runs as one script from our cache (`kind` names
- * which); without a cache directory it is required as it is.
+ * which), and the packages the bundles leave outside compile from a cache of their own; without
+ * a cache directory it is required as it is.
  */
-function bundleLoader(): (file: string, stat: Stats, kind: string) => unknown {
+function bundleLoader(argv: readonly string[]): (file: string, stat: Stats, kind: string) => unknown {
   const dir = cacheDir()
   const enableCompileCache = (nodeModule as { enableCompileCache?: (directory?: string) => unknown }).enableCompileCache
   if (typeof enableCompileCache === 'function') {
@@ -79,6 +81,8 @@ function bundleLoader(): (file: string, stat: Stats, kind: string) => unknown {
     return (file) => createRequire(file)(file)
   }
   if (dir === undefined) return (file) => createRequire(file)(file)
+  const own = fileURLToPath(new URL('../', import.meta.url))
+  installModuleCodeCache(path.join(dir, `modules-${hashOf(own)}-${kindOf(argv)}.v8`), own)
   return (file, stat, kind) => runCached(file, stat, path.join(dir, `cli-${hashOf(file)}-${kind}.v8`))
 }
 
@@ -148,12 +152,6 @@ function readCache(cacheFile: string, identity: string): Buffer | undefined {
     // None kept yet, or not readable: compiled afresh.
     return undefined
   }
-}
-
-function digest(data: Buffer): string {
-  // Loaded here, not with this module: a Node that keeps its own cache never needs it.
-  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
-  return createHash('sha256').update(data).digest('hex')
 }
 
 /** Write the script's compiled code once, after the start or at exit; a failure only means no cache. */

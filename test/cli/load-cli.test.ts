@@ -1,11 +1,11 @@
 // The built `toolgate` executable runs the CLI from its one-file bundle (dist/cli/cli.cjs) and
 // keeps V8's compiled code of it in a cache directory of the user's own (issue 23, cold start).
 import { execFile } from 'node:child_process'
-import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import nodeModule from 'node:module'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { BIN, tempDir } from './helpers.js'
+import { BIN, tempDir, writeConfig } from './helpers.js'
 
 /** Node 22.1 and later keep the cache themselves (module.enableCompileCache); older Node keeps ours. */
 const nodeCache = typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === 'function'
@@ -19,14 +19,18 @@ beforeEach(async () => {
 })
 afterEach(() => cleanup())
 
-/** `toolgate ...args` with the OS temp directory set to `tmp`: its exit code and output. */
-function run(args: string[], tmp: string, env: Record<string, string> = {}) {
+/** `toolgate ...args` with the OS temp directory set to `tmp` (as user `uid` if given): its exit code and output. */
+function run(args: string[], tmp: string, env: Record<string, string> = {}, asUid?: number) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     const { NODE_DISABLE_COMPILE_CACHE: _, NODE_COMPILE_CACHE: __, ...rest } = process.env
     execFile(
       process.execPath,
       [BIN, ...args],
-      { env: { ...rest, TMPDIR: tmp, ...env }, timeout: 60_000 },
+      {
+        env: { ...rest, TMPDIR: tmp, ...env },
+        timeout: 60_000,
+        ...(asUid === undefined ? {} : { uid: asUid, gid: asUid }),
+      },
       (error, stdout, stderr) => {
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })
       },
@@ -77,7 +81,11 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     // the load of node:crypto.
     const serve = await run(['serve', '--check', '--root', dir], dir)
     expect(serve).toMatchObject({ code: 0, stdout: 'no upstream servers in the config\n' })
-    const kinds = (await kept(cache)).map((file) => path.basename(file).replace(/^cli-[0-9a-f]+-/, ''))
+    // (The packages the bundle leaves outside keep a cache of their own, `modules-…`: tested below.)
+    const kinds = (await kept(cache))
+      .map((file) => path.basename(file))
+      .filter((name) => name.startsWith('cli-'))
+      .map((name) => name.replace(/^cli-[0-9a-f]+-/, ''))
     expect(kinds.sort()).toEqual(['other.v8', 'serve-check.v8'])
   })
 
@@ -115,5 +123,132 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     await mkdir(off)
     expect(await run(['--help'], off, { NODE_DISABLE_COMPILE_CACHE: '1' })).toEqual(clean)
     expect(await readdir(off)).toEqual([])
+  })
+})
+
+const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
+
+/** The cache of the packages the bundles leave outside, for `serve --check`, in `cache`. */
+async function modulesCache(cache: string): Promise<string | undefined> {
+  return (await kept(cache)).find((file) => /^modules-[0-9a-f]{8}-serve-check\.v8$/.test(path.basename(file)))
+}
+
+/** A module cache file's header line and the files it lists. */
+async function headerOf(
+  file: string,
+): Promise<{ identity: string; sha256: string; files: [string, number, number, number][] }> {
+  const whole = await readFile(file)
+  return JSON.parse(whole.subarray(0, whole.indexOf(10)).toString('utf8'))
+}
+
+// Each case starts toolgate (and its upstream) several times: bounded generously for a loaded machine.
+describe('the packages the CLI bundle leaves outside (issue 35, Performance: cold start)', { timeout: 300_000 }, () => {
+  /** `serve --check` against one real upstream: it loads the MCP SDK v2 client and what it needs. */
+  async function check(tmp: string, asUid?: number) {
+    const config = await writeConfig(dir, { servers: { up: { command: process.execPath, args: [UPSTREAM] } } })
+    return run(['serve', '--check', '--config', config], tmp, {}, asUid)
+  }
+
+  it('are compiled from a cache of their own on Node without a module compile cache, read back as they were', async () => {
+    const first = await check(dir)
+    expect(first).toMatchObject({ code: 0, stderr: '' })
+    expect(first.stdout).toMatch(/^servers\.up: connected, \d+ tools, MCP /)
+    const file = await modulesCache(path.join(dir, CACHE))
+    // Node 22.1 and later keep these files in their own cache.
+    if (nodeCache) return expect(file).toBeUndefined()
+    expect(file).toBeDefined()
+    const { identity, files } = await headerOf(file!)
+    expect(JSON.parse(identity)).toEqual([process.version, process.arch])
+    const names = files.map(([name]) => name)
+    expect(names).toContainEqual(expect.stringMatching(/node_modules\/@modelcontextprotocol\/client\/dist\/.+\.cjs$/))
+    expect(names).toContainEqual(expect.stringMatching(/node_modules\/@modelcontextprotocol\/core\/dist\/.+\.cjs$/))
+    expect(names).toContainEqual(expect.stringMatching(/node_modules\/zod\/.+\.cjs$/))
+    // toolgate's own bundles keep theirs; a file with a real `import()` is left to Node.
+    const own = path.resolve(path.dirname(BIN), '..')
+    expect(names.filter((name) => name.startsWith(own))).toEqual([])
+    expect(names).not.toContainEqual(expect.stringMatching(/@modelcontextprotocol\/client\/dist\/index\.cjs$/))
+    // The next run compiles every one of them from the cache: nothing new to write, so the file stays.
+    const before = await readFile(file!)
+    expect(await check(dir)).toEqual(first)
+    expect((await readFile(file!)).equals(before)).toBe(true)
+  })
+
+  it.skipIf(nodeCache)('ignore a damaged, stale or mismatched cache, run the same, and replace it', async () => {
+    const clean = await check(dir)
+    const file = (await modulesCache(path.join(dir, CACHE)))!
+    const whole = await readFile(file)
+    const end = whole.indexOf(10)
+    const header = await headerOf(file)
+    const data = whole.subarray(end + 1)
+    const withHeader = (value: object) => Buffer.concat([Buffer.from(`${JSON.stringify(value)}\n`), data])
+    const rewritten = async (written: Buffer) => {
+      expect(await check(dir)).toEqual(clean)
+      const now = await readFile(file)
+      expect(now.equals(written)).toBe(false)
+      expect(now.subarray(0, 14).toString()).toBe('{"identity":"[')
+      return headerOf(file)
+    }
+
+    // Damaged after its header: V8 alone would not notice; the digest does.
+    const damaged = Buffer.from(whole)
+    for (let i = end + 200; i < damaged.length; i += 97) damaged[i] ^= 0x5a
+    await writeFile(file, damaged)
+    await rewritten(damaged)
+
+    // Stale: every file changed since (another size), the data whole.
+    const stale = withHeader({
+      ...header,
+      files: header.files.map(([name, size, mtime, length]) => [name, size + 1, mtime, length]),
+    })
+    await writeFile(file, stale)
+    expect((await rewritten(stale)).files.map(([name, size]) => [name, size])).toEqual(
+      header.files.map(([name, size]) => [name, size]),
+    )
+
+    // Each file handed another file's data (header and digest right): V8 itself refuses it.
+    const names = header.files.map(([name, size, mtime]) => [name, size, mtime] as const)
+    const shifted = withHeader({
+      ...header,
+      files: header.files.map(([, , , length], i) => [...names[(i + 1) % names.length], length]),
+    })
+    await writeFile(file, shifted)
+    await rewritten(shifted)
+
+    // From another Node.
+    const foreign = withHeader({ ...header, identity: JSON.stringify(['v0.0.0', process.arch]) })
+    await writeFile(file, foreign)
+    expect(JSON.parse((await rewritten(foreign)).identity)).toEqual([process.version, process.arch])
+
+    // Not a cache at all.
+    await writeFile(file, 'not a cache')
+    await rewritten(Buffer.from('not a cache'))
+  })
+
+  it('run the same where no cache can be written', async () => {
+    const clean = await check(dir)
+    // The cache file's name is taken by a directory: nothing reads from it or renames over it.
+    const blocked = path.join(dir, 'blocked')
+    const first =
+      (await modulesCache(path.join(dir, CACHE))) ?? path.join(dir, CACHE, 'modules-00000000-serve-check.v8')
+    await mkdir(path.join(blocked, CACHE, path.basename(first)), { recursive: true, mode: 0o700 })
+    await chmod(path.join(blocked, CACHE), 0o700)
+    expect(await check(blocked)).toEqual(clean)
+    expect((await stat(path.join(blocked, CACHE, path.basename(first)))).isDirectory()).toBe(true)
+    // A cache directory of the user's own that it may not write to (as root, run as another user,
+    // since root writes anyway): it runs the same, and nothing is written.
+    if (uid === undefined) return
+    const user = uid === 0 ? 65534 : uid
+    const readOnly = path.join(dir, 'read-only')
+    const cache = path.join(readOnly, user === uid ? CACHE : `toolgate-compile-cache-${user}`)
+    await mkdir(cache, { recursive: true })
+    if (user !== uid) {
+      // The other user reaches the config and the temp directory, and owns its cache directory.
+      await chmod(dir, 0o755)
+      await chmod(readOnly, 0o755)
+      await chown(cache, user, user)
+    }
+    await chmod(cache, 0o500)
+    expect(await check(readOnly, user === uid ? undefined : user)).toEqual(clean)
+    expect(await readdir(cache)).toEqual([])
   })
 })
