@@ -158,6 +158,10 @@ describe('the error table', () => {
       // The hybrid ranker's encoder failing inside prepare(): caught there, reported once, and the
       // search falls back to the text ranker; no caller sees it.
       [/^'the sentence encoder returned no vector'/, 'search fallback'],
+      // The encoder pool's workers failing, refusing a call or closed (search/encoder-pool.ts): the
+      // same path, the ranker catches and reports it once. `message.message` is a worker's answer.
+      [/^'the sentence encoder was closed'|^`an encoder worker (exited|failed)|^message\.message\)/, 'search fallback'],
+      [/^'encoder-worker runs only as a worker thread'/, 'invariant'],
       // serve answers 401 before a request without an identity reaches the server when auth is on.
       [/^'the request carries no authenticated identity'/, 'invariant'],
       // The Agents SDK always passes a call id to a function tool's execute; without one nothing can run once.

@@ -31,7 +31,7 @@ function warnOnce(text: string): void {
 
 function workerEntry(): URL | Promise<URL> {
   if (!import.meta.url.endsWith('.ts')) return new URL('./type-check-worker.js', import.meta.url)
-  return import('./worker-source-bundle.js').then((bundle) =>
+  return import('../util/worker-source-bundle.js').then((bundle) =>
     bundle.bundleWorkerEntry(new URL('./type-check-worker.ts', import.meta.url)),
   )
 }

@@ -124,7 +124,7 @@ interface PoolWorker {
  */
 function workerEntry(): URL | Promise<URL> {
   if (!import.meta.url.endsWith('.ts')) return new URL('./worker-entry.js', import.meta.url)
-  return import('./worker-source-bundle.js').then((bundle) =>
+  return import('../util/worker-source-bundle.js').then((bundle) =>
     bundle.bundleWorkerEntry(new URL('./worker-entry.ts', import.meta.url)),
   )
 }

@@ -10,6 +10,8 @@ export interface SentenceEncoder {
   /** Names the model and its version: vectors of another model are never reused. */
   readonly id: string
   embed(texts: readonly string[]): Promise<ArrayLike<number>[]>
+  /** Release what the encoder holds (worker threads): called when the ranker is closed. */
+  close?(): Promise<void>
 }
 
 // Queries embedded once and reused (an agent repeats its requests); dropped whole past this size.
@@ -44,6 +46,7 @@ export class EmbeddingRanker {
   private pending: Promise<void> = Promise.resolve()
   private dirty = false
   private failed = false
+  private closed = false
 
   /**
    * `report` is told, once, when the encoder cannot be loaded or fails: from then on the ranker
@@ -77,7 +80,7 @@ export class EmbeddingRanker {
    */
   async prepare(query: string): Promise<void> {
     await this.pending
-    if (this.failed || this.queries.has(query)) return
+    if (this.failed || this.closed || this.queries.has(query)) return
     try {
       const encoder = await this.model()
       const [vector] = await encoder.embed([query])
@@ -103,6 +106,18 @@ export class EmbeddingRanker {
     })
   }
 
+  /**
+   * Stop embedding and release the encoder (its worker threads), once it has loaded if it is still
+   * loading. Searches afterwards rank on the full text alone; nothing is reported.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.waiting.clear()
+    const encoder = await this.loading?.catch(() => undefined)
+    await encoder?.close?.()
+  }
+
   private model(): Promise<SentenceEncoder> {
     this.loading ??= this.load().then((encoder) => {
       this.encoder = encoder
@@ -113,7 +128,7 @@ export class EmbeddingRanker {
   }
 
   private async flush(): Promise<void> {
-    if (this.waiting.size === 0 || this.failed) return
+    if (this.waiting.size === 0 || this.failed || this.closed) return
     try {
       const encoder = await this.model()
       const batch = [...this.waiting]
@@ -137,7 +152,8 @@ export class EmbeddingRanker {
   }
 
   private fail(error: unknown): void {
-    if (this.failed) return
+    // A call cut short by `close` is no failure of the encoder.
+    if (this.failed || this.closed) return
     this.failed = true
     this.waiting.clear()
     this.report(error)

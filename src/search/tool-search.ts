@@ -8,9 +8,10 @@ import { ConfigError } from '../errors/config-error.js'
 import type { ToolRuntimeCore } from '../runtime/index.js'
 import { defineTool } from '../schema/index.js'
 import { EmbeddingRanker } from './embedding-ranker.js'
+import { EncoderPool } from './encoder-pool.js'
 import { type MatchReason, type TextEngineOptions, TextSearchEngine, type ToolSearchEngine } from './engine.js'
 import { FusedSearchEngine, type ToolRanker } from './ranker-engine.js'
-import { checkEncoderInstalled, loadUseLiteEncoder } from './use-lite-encoder.js'
+import { checkEncoderInstalled } from './use-lite-encoder.js'
 
 /** The first-party finder tool's name. */
 export const SEARCH_TOOLS_NAME = 'search_tools'
@@ -97,10 +98,12 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
   else if (typeof ranker === 'function') engine = new FusedSearchEngine(text(), ranker as ToolRanker)
   else if (ranker === 'hybrid') {
     checkEncoderInstalled('search.ranker')
+    // The encoder runs in worker threads, so embedding the tools never holds the main thread.
     const embeddings = new EmbeddingRanker(
-      loadUseLiteEncoder,
+      () => EncoderPool.start(),
       cache === undefined ? defaultEmbeddingCache() : cache || undefined,
     )
+    ctx.effect(() => () => embeddings.close(), 'tool search encoder')
     engine = new FusedSearchEngine(text(), embeddings.rank, embeddings, 'score')
   } else engine = text()
   const host = tools.host

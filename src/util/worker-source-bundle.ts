@@ -1,7 +1,8 @@
 // Only used when toolgate runs from its TypeScript sources (its own tests, tsx): a worker thread
-// does not inherit the parent's TypeScript loader, so the worker entry is bundled once with
-// esbuild into a data: URL module. Packages stay external, imported by absolute file URL (a data:
-// module has no directory to resolve bare names from), so QuickJS still finds its .wasm file.
+// does not inherit the parent's TypeScript loader, so a worker entry (Code Mode's, the type
+// checker's, tool search's encoder) is bundled once with esbuild into a data: URL module. Packages
+// stay external, imported by absolute file URL (a data: module has no directory to resolve bare
+// names from), so a package still finds its own files (QuickJS its .wasm file).
 import { isBuiltin } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build } from 'esbuild'
