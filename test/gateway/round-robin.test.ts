@@ -6,7 +6,7 @@
 // counts every run: each call ran exactly once. A used state replayed on either instance, a state
 // raced to both at once, a tampered one and another caller's one are refused (-32602), and run
 // nothing; with the database down a retry is refused (-32603) without being spent.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
 import { type PgServer, startPgServer } from '../store/pg-server.js'
 
 const MODERN = '2026-07-28'
@@ -39,22 +39,15 @@ let proxyUrl: string
 const routed: { instance: number; body: { method?: string; params?: Record<string, unknown> } }[] = []
 let said = ''
 
-function serve(config: string, url: string, keyFile: string): Promise<string> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--config', config, '--store', url], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, TOOLGATE_STATE_KEY_FILE: keyFile },
+async function serve(config: string, url: string, keyFile: string): Promise<string> {
+  const served = await spawnServe(['--http', '0', '--config', config, '--store', url], {
+    env: { TOOLGATE_STATE_KEY_FILE: keyFile },
+    children,
+    onStderr: (text) => {
+      said += text
+    },
   })
-  children.push(child)
-  let err = ''
-  return new Promise((done, fail) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      said += chunk.toString()
-      const match = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
-      if (match) done(match[1])
-    })
-    child.once('exit', (code) => fail(new Error(`toolgate serve exited with ${code}: ${err}`)))
-  })
+  return served.url
 }
 
 /** A round-robin HTTP proxy: request n goes to instance n mod 2, streamed both ways. */
