@@ -15,17 +15,12 @@ import { join, resolve } from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { rawModernCall } from '../cli/raw-modern-call.js'
 import { type PgServer, startPgServer } from '../store/pg-server.js'
 
 const MODERN = '2026-07-28'
 const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
-const KEY = 'toolgate/approval'
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-}
 
 let pg: PgServer
 let work: { dir: string; cleanup: () => Promise<void> }
@@ -127,41 +122,14 @@ interface Reply {
   result?: { resultType?: string; requestState?: string; isError?: boolean; content?: unknown }
 }
 
-let rawId = 0
 /** A raw 2026-07-28 tools/call to one instance, as `token`'s caller; with `retry`, the answer and state. */
-async function rawCall(
+const rawCall = (
   endpoint: string,
   token: string,
   name: string,
   args: Record<string, unknown>,
   retry?: { state: string; answer: unknown },
-): Promise<Reply> {
-  const reply = await fetch(endpoint, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: ++rawId,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        _meta: ENVELOPE,
-        ...(retry ? { requestState: retry.state, inputResponses: { [KEY]: retry.answer } } : {}),
-      },
-    }),
-  })
-  const text = await reply.text()
-  const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}')
-  return JSON.parse(data) as Reply
-}
+): Promise<Reply> => rawModernCall<Reply>(endpoint, token, name, args, retry)
 
 const accept = { action: 'accept', content: { approve: true } }
 
