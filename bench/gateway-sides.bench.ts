@@ -11,7 +11,8 @@
 //   SIDES_BENCH_CALLS   sequential calls per case for the p50 (default 300)
 //   SIDES_BENCH_BURST   calls per concurrency burst, 256 in flight (default 2048)
 //   SIDES_BENCH_BEFORE  another build's dist/cli/bin.cjs, run beside this one as "toolgate (before)"
-//   SIDES_BENCH_COLD    cold starts per gateway (default 7)
+//   SIDES_BENCH_COLD    cold starts per gateway (default 7; 0 skips the cold starts)
+//   SIDES_BENCH_TRACE   1: every call carries W3C trace context in `_meta` (traceparent, tracestate)
 
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -36,6 +37,11 @@ const COLD = Number(process.env.SIDES_BENCH_COLD ?? 7)
 const CALLS = Number(process.env.SIDES_BENCH_CALLS ?? 300)
 const BURST = Number(process.env.SIDES_BENCH_BURST ?? 2048)
 const IN_FLIGHT = 256
+/** The trace context a traced call carries (SIDES_BENCH_TRACE=1). */
+const TRACE_META =
+  process.env.SIDES_BENCH_TRACE === '1'
+    ? { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=abc' }
+    : undefined
 const WARMUP = 50
 const TICK_MS = 10 // USER_HZ is 100 on Linux
 
@@ -133,6 +139,7 @@ export async function run(): Promise<void> {
       .map((value) => value.toFixed(1))
       .join(', ')
   console.log(`\nload average at start: ${load()}; ${BEFORE ? `before: ${BEFORE}` : 'one toolgate build'}`)
+  if (TRACE_META) console.log('every call carries _meta.traceparent and _meta.tracestate')
 
   const servers: Array<{ child: ChildProcess }> = []
   const stdioClients: Client[] = []
@@ -140,7 +147,7 @@ export async function run(): Promise<void> {
   const tool =
     (client: Client | V2Client, name: string): Call =>
     () =>
-      client.callTool({ name, arguments: { message: 'x' } })
+      client.callTool({ name, arguments: { message: 'x' }, ...(TRACE_META === undefined ? {} : { _meta: TRACE_META }) })
   const http2025: Case[] = []
   const http2026: Case[] = []
   const stdio: Case[] = []
@@ -223,6 +230,10 @@ export async function run(): Promise<void> {
     for (const { child } of servers) await stop(child)
   }
   console.log(`load average after the calls: ${load()}`)
+  if (COLD === 0) {
+    await rm(dir, { recursive: true, force: true })
+    return
+  }
 
   // Cold start: spawn to the first tools/list answered, interleaved: over stdio (2025 handshake), and
   // over HTTP from spawn to the port announced and a listing answered there.

@@ -1,5 +1,5 @@
 // Spawning the built `toolgate` CLI and talking to it with the real MCP SDK client.
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -78,6 +78,50 @@ export async function serveHttp(
       await exited
     },
   }
+}
+
+/** A `toolgate serve --http` process that has logged its MCP endpoint. */
+export interface ServeProcess {
+  readonly child: ChildProcess
+  /** The MCP endpoint it logged: `http://127.0.0.1:PORT/mcp`. */
+  readonly url: string
+  /** All it has written to stderr so far. */
+  stderr(): string
+}
+
+export interface SpawnServeOptions {
+  /** Added to the process's environment. */
+  readonly env?: NodeJS.ProcessEnv
+  /** The test's list of processes to kill: the child joins it at once, so one that never gets ready is killed too. */
+  readonly children?: ChildProcess[]
+  /** Each stderr chunk as it comes (a test gathering what all its gateways said). */
+  readonly onStderr?: (text: string) => void
+  /** What stderr must also show before the process counts as ready (the MCP endpoint always must). */
+  readonly ready?: RegExp
+}
+
+/**
+ * `toolgate serve ...args` (`args` name `--http`), resolved once its stderr names the MCP endpoint
+ * (and matches `options.ready`); rejected with all it said when it exits before that.
+ */
+export function spawnServe(args: string[], options: SpawnServeOptions = {}): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+  })
+  options.children?.push(child)
+  let err = ''
+  return new Promise((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const text = chunk.toString()
+      err += text
+      options.onStderr?.(text)
+      const endpoint = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
+      if (endpoint && (options.ready === undefined || options.ready.test(err)))
+        resolve({ child, url: endpoint[1], stderr: () => err })
+    })
+    child.once('exit', (code) => reject(new Error(`toolgate serve exited with ${code}: ${err}`)))
+  })
 }
 
 /** Run a command of the built CLI to completion. */

@@ -3,28 +3,22 @@
 // `_meta` envelope: the first call is answered with an elicitation input request and a sealed
 // requestState; the retry with the answer runs the call (accept) or refuses it (decline). A
 // tampered, replayed, foreign or re-pointed state is refused and runs nothing.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, tempDir, writeConfig } from './helpers.js'
+import { spawnServe, tempDir, writeConfig } from './helpers.js'
+import { APPROVAL_KEY, rawModernCall } from './raw-modern-call.js'
 
-const MODERN = '2026-07-28'
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-}
-const KEY = 'toolgate/approval'
+const KEY = APPROVAL_KEY
 
 let dir: string
 let cleanup: () => Promise<void>
 let url: string
 let child: ChildProcess
-let id = 0
 
 beforeAll(async () => {
   ;({ dir, cleanup } = await tempDir())
@@ -43,19 +37,7 @@ beforeAll(async () => {
     },
     'ask.json',
   )
-  child = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--root', dir, '--config', config], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let err = ''
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const match = /serving MCP at http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err)
-      if (match) resolve(Number(match[1]))
-    })
-    child.once('exit', (code) => reject(new Error(`toolgate exited with ${code}: ${err}`)))
-  })
-  url = `http://127.0.0.1:${port}/mcp`
+  ;({ child, url } = await spawnServe(['--http', '0', '--root', dir, '--config', config]))
 }, 60_000)
 afterAll(async () => {
   if (child && child.exitCode === null && child.signalCode === null) {
@@ -78,38 +60,12 @@ interface Reply {
   }
 }
 
-async function call(
+const call = (
   token: string,
   args: Record<string, unknown>,
   retry?: { state: string; answer: unknown },
   name = 'write_file',
-): Promise<Reply> {
-  const reply = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: ++id,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        _meta: ENVELOPE,
-        ...(retry ? { requestState: retry.state, inputResponses: { [KEY]: retry.answer } } : {}),
-      },
-    }),
-  })
-  const text = await reply.text()
-  const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}')
-  return JSON.parse(data) as Reply
-}
+): Promise<Reply> => rawModernCall<Reply>(url, token, name, args, retry)
 
 const accept = { action: 'accept', content: { approve: true } }
 

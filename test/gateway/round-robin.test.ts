@@ -6,7 +6,7 @@
 // counts every run: each call ran exactly once. A used state replayed on either instance, a state
 // raced to both at once, a tampered one and another caller's one are refused (-32602), and run
 // nothing; with the database down a retry is refused (-32603) without being spent.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
@@ -14,18 +14,13 @@ import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { rawModernCall } from '../cli/raw-modern-call.js'
 import { type PgServer, startPgServer } from '../store/pg-server.js'
 
 const MODERN = '2026-07-28'
 const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
-const KEY = 'toolgate/approval'
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-}
 
 let pg: PgServer
 let work: { dir: string; cleanup: () => Promise<void> }
@@ -39,22 +34,15 @@ let proxyUrl: string
 const routed: { instance: number; body: { method?: string; params?: Record<string, unknown> } }[] = []
 let said = ''
 
-function serve(config: string, url: string, keyFile: string): Promise<string> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--config', config, '--store', url], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, TOOLGATE_STATE_KEY_FILE: keyFile },
+async function serve(config: string, url: string, keyFile: string): Promise<string> {
+  const served = await spawnServe(['--http', '0', '--config', config, '--store', url], {
+    env: { TOOLGATE_STATE_KEY_FILE: keyFile },
+    children,
+    onStderr: (text) => {
+      said += text
+    },
   })
-  children.push(child)
-  let err = ''
-  return new Promise((done, fail) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      said += chunk.toString()
-      const match = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
-      if (match) done(match[1])
-    })
-    child.once('exit', (code) => fail(new Error(`toolgate serve exited with ${code}: ${err}`)))
-  })
+  return served.url
 }
 
 /** A round-robin HTTP proxy: request n goes to instance n mod 2, streamed both ways. */
@@ -134,41 +122,14 @@ interface Reply {
   result?: { resultType?: string; requestState?: string; isError?: boolean; content?: unknown }
 }
 
-let rawId = 0
 /** A raw 2026-07-28 tools/call to one instance, as `token`'s caller; with `retry`, the answer and state. */
-async function rawCall(
+const rawCall = (
   endpoint: string,
   token: string,
   name: string,
   args: Record<string, unknown>,
   retry?: { state: string; answer: unknown },
-): Promise<Reply> {
-  const reply = await fetch(endpoint, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: ++rawId,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        _meta: ENVELOPE,
-        ...(retry ? { requestState: retry.state, inputResponses: { [KEY]: retry.answer } } : {}),
-      },
-    }),
-  })
-  const text = await reply.text()
-  const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}')
-  return JSON.parse(data) as Reply
-}
+): Promise<Reply> => rawModernCall<Reply>(endpoint, token, name, args, retry)
 
 const accept = { action: 'accept', content: { approve: true } }
 

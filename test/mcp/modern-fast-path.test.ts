@@ -238,7 +238,21 @@ describe('the 2026-07-28 fast path answers as the SDK does (issue 35, Performanc
     expect(await same(removed, false)).toMatchObject({ status: 404, message: { id: 7, error: { code: -32601 } } })
   })
 
-  it('what only the SDK serves goes to it: Mcp-Param-* headers, progress, a log level, trace context, a retry, richer client info', async () => {
+  it('trace context rides the fast path on a call (issue 35, item 2); a non-string one, or one on a listing, goes to the SDK', async () => {
+    const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+    const traced = (sent: Sent, extra: Record<string, unknown>) => {
+      ;(sent.body.params as { _meta: Record<string, unknown> })._meta = { ...META, ...extra }
+      return sent
+    }
+    await same(traced(call('up__echo', { text: 'a' }), { traceparent: TRACEPARENT }), true)
+    await same(traced(call('add', { a: 1, b: 2 }), { traceparent: TRACEPARENT, tracestate: 'vendor=abc' }), true)
+    // A malformed one is the handler's to ignore, on either path.
+    await same(traced(call('add', { a: 1, b: 2 }), { traceparent: 'nonsense', tracestate: '' }), true)
+    await same(traced(call('add', { a: 1, b: 2 }), { traceparent: 42 }), false)
+    await same(traced(request('tools/list', {}), { traceparent: TRACEPARENT }), false)
+  })
+
+  it('what only the SDK serves goes to it: Mcp-Param-* headers, progress, a log level, a retry, richer client info', async () => {
     const param = call('up__echo', { text: 'a' })
     param.headers['mcp-param-text'] = 'a'
     await same(param, false)
@@ -249,7 +263,6 @@ describe('the 2026-07-28 fast path answers as the SDK does (issue 35, Performanc
     }
     await same(withMeta({ progressToken: 'p1' }), false)
     await same(withMeta({ 'io.modelcontextprotocol/logLevel': 'debug' }), false)
-    await same(withMeta({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }), false)
     await same(withMeta({ 'io.modelcontextprotocol/clientInfo': { name: 'pin', version: '1', title: 'Pin' } }), false)
     const retry = call('up__echo', { text: 'a' })
     ;(retry.body.params as Record<string, unknown>).requestState = 'not-a-state'

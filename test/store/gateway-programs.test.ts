@@ -2,17 +2,17 @@
 // whose sub-call waits for an approver in the viewer. The gateway is killed (SIGKILL) while B waits;
 // a new gateway on the same PostgreSQL resumes the program from its sealed replay log once B is
 // approved in the viewer over HTTP: A, B and C each run exactly once, and the result is journaled.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
-import { startViewer } from '../../src/viewer/server.js'
-import { storeApproval } from '../../src/viewer/store-source.js'
-import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { until as waitUntil } from './until.js'
+import { approveInViewer as approveInStoreViewer } from './viewer-approval.js'
 
 const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 let server: PgServer
@@ -33,68 +33,36 @@ afterAll(async () => {
   await work?.cleanup()
 })
 
-async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 90_000
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; the gateways said:\n${said.slice(-4000)}`)
-    await new Promise((done) => setTimeout(done, 50))
-  }
-}
+/** How long to wait on the gateways, and what they said when that runs out. */
+const waiting = { timeoutMs: 90_000, context: () => `the gateways said:\n${said.slice(-4000)}` }
+const until = <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> =>
+  waitUntil(check, what, waiting)
 
-function gateway(config: string, url: string, keyFile: string): Promise<{ child: ChildProcess; endpoint: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--config', config, '--store', url], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, TOOLGATE_STATE_KEY_FILE: keyFile },
+async function gateway(
+  config: string,
+  url: string,
+  keyFile: string,
+): Promise<{ child: ChildProcess; endpoint: string }> {
+  const { child, url: endpoint } = await spawnServe(['--http', '0', '--config', config, '--store', url], {
+    env: { TOOLGATE_STATE_KEY_FILE: keyFile },
+    children,
+    onStderr: (text) => {
+      said += text
+    },
   })
-  children.push(child)
-  let err = ''
-  return new Promise((done, fail) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      said += chunk.toString()
-      const match = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
-      if (match) done({ child, endpoint: match[1] })
-    })
-    child.once('exit', (code) => fail(new Error(`toolgate serve exited with ${code}: ${err}`)))
-  })
+  return { child, endpoint }
 }
 
 /** A result record of a call that paused (the first run's run_code and B): not a run. */
 const suspended = (record: unknown) => JSON.stringify(record).includes('"APPROVAL_SUSPENDED"')
 
 /** Approve `callId` in a viewer over `store`, through its HTTP API. */
-async function approveInViewer(store: Store, callId: string, turnId?: string): Promise<Response> {
-  const viewer = await startViewer({
-    journal: 'store',
-    title: 'store',
-    store,
-    approval: storeApproval(store),
-    pollMs: 100,
+const approveInViewer = (store: Store, callId: string, turnId?: string): Promise<Response> =>
+  approveInStoreViewer(store, callId, {
+    turnId,
+    closers,
+    wait: waiting,
   })
-  closers.push(() => viewer.close())
-  const token = await until(async () => {
-    const controller = new AbortController()
-    const response = await fetch(`${viewer.url}events`, { signal: controller.signal })
-    const reader = response.body!.getReader()
-    let text = ''
-    while (!/event: snapshot\ndata: .*\n/.test(text)) {
-      const { value, done } = await reader.read()
-      if (done) break
-      text += new TextDecoder().decode(value)
-    }
-    controller.abort()
-    const head = /event: snapshot\ndata: (.*)\n/.exec(text)
-    return head ? (JSON.parse(head[1]) as { token?: string }).token : undefined
-  }, 'the viewer token')
-  return fetch(`${viewer.url}decision`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-toolgate-token': token },
-    body: JSON.stringify({ callId, decision: 'approve', ...(turnId === undefined ? {} : { turnId }) }),
-  })
-}
 
 const CODE = [
   'const a = await tools.step({ n: 1 })',

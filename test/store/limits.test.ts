@@ -1,13 +1,13 @@
 // Rate limits across instances (issue 26 with issue 24's limits): with a store, an identity's token
 // bucket is a row of the store, so two gateways together admit no more than the burst; without the
 // store each instance has its own bucket; when the store cannot answer, the instance's own applies.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { IdentityLimiter } from '../../src/gateway/http-limits.js'
 import type { Identity } from '../../src/mcp/protocol/identity.js'
 import { createPostgresStore } from '../../src/store/index.js'
-import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 let server: PgServer
@@ -26,17 +26,7 @@ afterAll(async () => {
 const who = (subject: string): Identity => ({ subject, groups: [], scopes: [], claims: {} })
 
 async function gateway(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(child)
-  let err = ''
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const match = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
-      if (match) resolve(match[1])
-    })
-    child.once('exit', (code) => reject(new Error(`toolgate serve exited with ${code}: ${err}`)))
-  })
+  return (await spawnServe(['--http', '0', ...args], { children })).url
 }
 
 /** One authenticated POST (a ping outside any session: admitted requests get 400, refused ones 429). */

@@ -6,6 +6,7 @@ import type { Agent, ApprovalRequest, ToolExecutionResult } from '../../src/cont
 import { createProgramKeeper } from '../../src/gateway/program-keeper.js'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { until as waitUntil } from './until.js'
 
 let server: PgServer
 const closers: (() => Promise<unknown>)[] = []
@@ -17,15 +18,8 @@ afterAll(async () => {
   server?.destroy()
 })
 
-async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((done) => setTimeout(done, 20))
-  }
-}
+const until = <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> =>
+  waitUntil(check, what, { everyMs: 20 })
 
 describe('kept programs wake on LISTEN/NOTIFY (issue 40, item 3)', { timeout: 180_000 }, () => {
   it("a store's watchTurns hears another process save a turn and decide a call", async () => {

@@ -19,6 +19,7 @@ import { createProgramKeeper, namedProgramTurnId, type ProgramKeeper } from '../
 import { createFileStore } from '../../src/journal/file-store.js'
 import type { Store } from '../../src/journal/store.js'
 import { authInfoFor, type Identity } from '../../src/mcp/protocol/identity.js'
+import { until as waitUntil } from './until.js'
 
 const dirs: string[] = []
 const keepers: ProgramKeeper[] = []
@@ -32,15 +33,8 @@ const alice: Identity = { subject: 'alice', groups: ['dev'], scopes: ['mcp:tools
 const bob: Identity = { subject: 'bob', groups: ['dev'], scopes: ['mcp:tools'], claims: { iss: 'https://as.test' } }
 const agentOf = (id: string) => ({ id }) as unknown as Agent
 
-async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((done) => setTimeout(done, 10))
-  }
-}
+const until = <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> =>
+  waitUntil(check, what, { everyMs: 10 })
 
 /** A program that waits on sub-call B until B is decided, then ends: what ran, and as whom. */
 function fakeProgram(options: { askAgain?: boolean } = {}) {

@@ -1,9 +1,9 @@
 // Issue 36, item 4: with `--store`, a session id presented by another identity gets exactly the
 // unknown-id 404, on the instance serving it and on any other; its owner is still told where it lives.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, runCli, tempDir, writeConfig } from '../cli/helpers.js'
+import { runCli, spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 let server: PgServer
@@ -24,21 +24,10 @@ afterAll(async () => {
 })
 
 async function gateway(config: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--http', '0', '--root', work.dir, '--config', config, '--store', url],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+  const { child, url: endpoint } = await spawnServe(
+    ['--http', '0', '--root', work.dir, '--config', config, '--store', url],
+    { children },
   )
-  children.push(child)
-  let err = ''
-  const endpoint = await new Promise<string>((resolve, reject) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const match = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
-      if (match) resolve(match[1])
-    })
-    child.once('exit', (code) => reject(new Error(`toolgate serve exited with ${code}: ${err}`)))
-  })
   return { child, url: endpoint }
 }
 

@@ -1,7 +1,7 @@
 // Issue 36, item 3: a standing approval ("always") kept in the store belongs to the identity that
 // gave it, on every instance: another token of the same subject, which rules may treat differently,
 // is still asked even where it arrived first.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, runCli, tempDir, writeConfig } from '../cli/helpers.js'
+import { runCli, spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 let server: PgServer
@@ -32,21 +32,10 @@ afterAll(async () => {
 })
 
 async function gateway(config: string): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--http', '0', '--root', work.dir, '--config', config, '--store', url],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  children.push(child)
-  let err = ''
-  return new Promise<string>((resolve, reject) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const match = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
-      if (match) resolve(match[1])
-    })
-    child.once('exit', (code) => reject(new Error(`toolgate serve exited with ${code}: ${err}`)))
+  const served = await spawnServe(['--http', '0', '--root', work.dir, '--config', config, '--store', url], {
+    children,
   })
+  return served.url
 }
 
 /** A client of `endpoint` as the bearer of `token`, answering every approval request with `answer`. */

@@ -1,11 +1,11 @@
 // A store URL's secrets are never printed (issue 36, item 5): the userinfo password, a `password`
 // or `sslpassword` in the query, an `sslkey`, and any parameter not known to be harmless are
 // masked in `store status`, `serve`'s log and every failure message.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { storeFlag } from '../../src/gateway/config-store.js'
 import { redactStoreUrl } from '../../src/store/redact-url.js'
-import { BIN, runCli, tempDir } from '../cli/helpers.js'
+import { runCli, spawnServe, tempDir } from '../cli/helpers.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 let server: PgServer
@@ -68,22 +68,13 @@ describe('store URL secrets (issue 36, item 5)', { timeout: 120_000 }, () => {
   })
 
   it('serve --verbose logs where it journals, redacted', async () => {
-    const child = spawn(
-      process.execPath,
-      [BIN, 'serve', '--http', '0', '--root', work.dir, '--verbose', '--store', secretUrl()],
+    const { child, stderr } = await spawnServe(
+      ['--http', '0', '--root', work.dir, '--verbose', '--store', secretUrl()],
       {
-        stdio: ['ignore', 'pipe', 'pipe'],
+        children,
       },
     )
-    children.push(child)
-    let err = ''
-    await new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (chunk: Buffer) => {
-        err += chunk.toString()
-        if (/serving MCP at/.test(err)) resolve()
-      })
-      child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)))
-    })
+    const err = stderr()
     expect(err).toMatch(/journaling to postgres:\/\/postgres:\*\*\*@/)
     expectNoSecret(err)
     child.kill('SIGTERM')

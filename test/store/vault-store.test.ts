@@ -2,7 +2,7 @@
 // secret sealed (AES-256-GCM, subject and server as associated data) in the PostgreSQL store, and
 // two `serve --store URL` instances on that database both send it; a row edited in the database
 // is refused by its authentication tag; no secret reaches a log, an error, the metrics or the journal.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type EchoUpstream, startEchoUpstream } from '../cli/exchange-servers.js'
-import { BIN, runCli, tempDir, textOf, writeConfig } from '../cli/helpers.js'
+import { runCli, spawnServe, tempDir, textOf, writeConfig } from '../cli/helpers.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 const TOKENS = { alice: 'alice-gateway-token-store-0123', bob: 'bob-gateway-token-store-0123' }
@@ -35,23 +35,15 @@ interface Instance {
 let instances: Instance[] = []
 
 /** `toolgate serve --store URL` with the vault key; resolves once it serves MCP and metrics. */
-function serve(): Promise<Instance> {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--http', '0', '--metrics-port', '0', '--config', config, '--store', url],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TOOLGATE_VAULT_KEY_FILE: keyFile } },
-  )
-  children.push(child)
-  let err = ''
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const mcp = /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)
-      const metrics = /serving metrics at (http:\/\/\S+)/.exec(err)
-      if (mcp && metrics) resolve({ endpoint: mcp[1], metrics: metrics[1], stderr: () => err })
-    })
-    child.once('exit', (code) => reject(new Error(`toolgate serve exited with ${code}: ${err}`)))
+async function serve(): Promise<Instance> {
+  const metricsAt = /serving metrics at (http:\/\/\S+)/
+  const served = await spawnServe(['--http', '0', '--metrics-port', '0', '--config', config, '--store', url], {
+    env: { TOOLGATE_VAULT_KEY_FILE: keyFile },
+    children,
+    ready: metricsAt,
   })
+  const metrics = metricsAt.exec(served.stderr())?.[1] as string
+  return { endpoint: served.url, metrics, stderr: served.stderr }
 }
 
 async function connect(instance: Instance, who: 'alice' | 'bob'): Promise<Client> {

@@ -17,3 +17,26 @@ export function traceContextOf(meta: unknown): { traceparent: string; tracestate
   const state = validTracestate(tracestate)
   return { traceparent: traceparent as string, ...(state === undefined ? {} : { tracestate: state }) }
 }
+
+/** What a call takes of its request's trace context: the trace id and the context to parent its span. */
+export interface CallTrace {
+  readonly traceId: string
+  readonly traceContext: { readonly traceparent: string; readonly tracestate?: string }
+}
+
+/**
+ * `meta`'s trace context read once for a call, as traceIdOf and traceContextOf read it (so every
+ * path that serves a call joins the same parent); undefined when there is none or it is malformed.
+ */
+export function callTraceOf(meta: unknown): CallTrace | undefined {
+  if (typeof meta !== 'object' || meta === null) return undefined
+  const { traceparent, tracestate } = meta as { traceparent?: unknown; tracestate?: unknown }
+  if (traceparent === undefined) return undefined
+  const parsed = parseTraceparent(traceparent)
+  if (parsed === undefined) return undefined
+  const state = validTracestate(tracestate)
+  return {
+    traceId: parsed.traceId,
+    traceContext: { traceparent: traceparent as string, ...(state === undefined ? {} : { tracestate: state }) },
+  }
+}

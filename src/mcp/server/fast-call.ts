@@ -6,11 +6,11 @@
 
 import { ProtocolError, specTypeSchemas } from '@modelcontextprotocol/server'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
-import { traceIdOf } from '../protocol/trace-context.js'
+import { type CallTrace, callTraceOf } from '../protocol/trace-context.js'
 import type { AuthInfo, CallToolResult, JSONRPCMessage, RequestId } from '../protocol/wire-types.js'
 import type { McpCallChannel } from './client-directory.js'
 import type { FastPath, FastPathExtra } from './fast-path.js'
-import { PROGRAM_META } from './serve-tools.js'
+import { type CallParams, PROGRAM_META } from './serve-tools.js'
 import { RELATED_TASK_META_KEY } from './server-tasks.js'
 
 const CallToolResultSchema = specTypeSchemas.CallToolResult['~standard']
@@ -38,7 +38,7 @@ export interface FastCallHost {
   nextCallId(): string
   /** Run one call (the SDK handler's own runner). */
   run(
-    params: { name: string; arguments?: Record<string, unknown>; traceId?: string },
+    params: CallParams,
     callId: string,
     signal: AbortSignal,
     send: McpCallChannel['send'],
@@ -74,7 +74,7 @@ function plainCallParams(params: unknown):
       name: string
       arguments?: Record<string, unknown>
       token: string | number | undefined
-      traceId: string | undefined
+      trace: CallTrace | undefined
     }
   | undefined {
   if (!isPlainObject(params) || typeof params.name !== 'string') return undefined
@@ -83,15 +83,17 @@ function plainCallParams(params: unknown):
   if (args !== undefined && !isPlainObject(args)) return undefined
   const meta = params._meta
   let token: string | number | undefined
-  const traceId = traceIdOf(meta)
+  let trace: CallTrace | undefined
   if (meta !== undefined) {
     if (!isPlainObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return undefined
     // A named program is for the keeper, which only the SDK path hands the name to.
     if (meta[PROGRAM_META] !== undefined) return undefined
     token = meta.progressToken as string | number | undefined
     if (token !== undefined && !isToken(token)) return undefined
+    // The caller's trace context, whole: the call's span joins the same parent as on the SDK's path.
+    trace = callTraceOf(meta)
   }
-  return { name: params.name, ...(args === undefined ? {} : { arguments: args }), token, traceId }
+  return { name: params.name, ...(args === undefined ? {} : { arguments: args }), token, trace }
 }
 
 /** A result the SDK's CallToolResultSchema certainly accepts unchanged: text blocks only, no extras to check. */
@@ -161,10 +163,10 @@ export function createFastCalls(host: FastCallHost): FastCalls {
       })
     // As the SDK handler's channel: the client's requests are related to the call's request.
     const send: McpCallChannel['send'] = (request) => request({ relatedRequestId: id })
-    const args = {
+    const args: CallParams = {
       name: params.name,
       ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
-      ...(params.traceId === undefined ? {} : { traceId: params.traceId }),
+      ...params.trace,
     }
     host
       .run(args, callId, signal, send, extra.authInfo)

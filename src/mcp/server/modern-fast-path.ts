@@ -3,7 +3,8 @@
 // zod parse of a request already parsed. Only a request that is plainly well-formed takes this
 // path: every check the SDK's entry makes on it (the `_meta` envelope, the Mcp-Method, Mcp-Name
 // and Mcp-Param-* headers, the params' shape) would pass, and nothing in it asks for what only
-// the SDK's serving does (progress, log messages, trace context, a retry's state and answers).
+// the SDK's serving does (progress, log messages, a retry's state and answers). Trace context
+// (`traceparent`, `tracestate`) is the handlers' own to read (callParams), so it rides this path.
 // Anything else, errors included, goes to the SDK (createModernHttpLeg), so that every refusal is
 // the SDK's own. What the fast path sends is what the SDK sends for the same request:
 // test/mcp/modern-fast-path.test.ts holds the two to the same answers.
@@ -44,6 +45,9 @@ const BODY_KEYS = ['jsonrpc', 'id', 'method', 'params']
 const CALL_KEYS = ['name', 'arguments', '_meta']
 const LIST_KEYS = ['_meta']
 const META_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]
+/** The W3C trace context a `_meta` may carry besides the envelope (on a call only; strings only). */
+const TRACE_KEYS = ['traceparent', 'tracestate']
+const CALL_META_KEYS = [...META_KEYS, ...TRACE_KEYS]
 const INFO_KEYS = ['name', 'version']
 /** The capabilities a client may declare here, each with the members it may carry. */
 const CAPABILITIES: Readonly<Record<string, readonly string[]>> = {
@@ -96,9 +100,11 @@ export function fastRequest(req: Pick<IncomingMessage, 'method' | 'headers'>, bo
     if (one(req, 'mcp-name') !== params.name) return undefined
     if (params.arguments !== undefined && !isPlain(params.arguments)) return undefined
   } else if (!only(params, LIST_KEYS) || req.headers['mcp-name'] !== undefined) return undefined
-  // The envelope: all three keys, nothing else (no progress token, log level, trace context).
+  // The envelope: all three keys, and on a call the trace context; nothing else (no progress token, log level).
   const meta = params._meta
-  if (!isPlain(meta) || !only(meta, META_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== REVISION) return undefined
+  if (!isPlain(meta) || !only(meta, method === 'tools/call' ? CALL_META_KEYS : META_KEYS)) return undefined
+  if (meta[PROTOCOL_VERSION_META_KEY] !== REVISION) return undefined
+  for (const key of TRACE_KEYS) if (key in meta && typeof meta[key] !== 'string') return undefined
   const info = meta[CLIENT_INFO_META_KEY]
   if (!isPlain(info) || !only(info, INFO_KEYS) || typeof info.name !== 'string' || typeof info.version !== 'string')
     return undefined

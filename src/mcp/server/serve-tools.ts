@@ -15,7 +15,7 @@ import type { ToolDefinition } from '../../contract/tool-definition.js'
 import type { ToolRuntimeCore } from '../../runtime/index.js'
 import { isRecord } from '../../util/is-record.js'
 import { type McpContentBlock, toMcpContent } from '../protocol/content.js'
-import { traceContextOf, traceIdOf } from '../protocol/trace-context.js'
+import { callTraceOf } from '../protocol/trace-context.js'
 import type { AuthInfo, CallToolResult, Tool } from '../protocol/wire-types.js'
 import type { McpCallKeeper } from './server.js'
 
@@ -107,14 +107,12 @@ export async function runToolCall(
 
 /** What a call needs of a `tools/call` request's params: never a `traceId` the client put there itself. */
 export function callParams(params: { name: string; arguments?: Record<string, unknown>; _meta?: unknown }): CallParams {
-  const traceId = traceIdOf(params._meta)
-  const traceContext = traceContextOf(params._meta)
+  const trace = callTraceOf(params._meta)
   const programId = isRecord(params._meta) ? params._meta[PROGRAM_META] : undefined
   return {
     name: params.name,
     ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
-    ...(traceId === undefined ? {} : { traceId }),
-    ...(traceContext === undefined ? {} : { traceContext }),
+    ...trace,
     ...(programId === undefined ? {} : { programId }),
   }
 }
