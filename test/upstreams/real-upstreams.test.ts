@@ -155,7 +155,9 @@ describe('server ev: resources, prompts and completions behind the gateway', () 
     uris.push('demo://resource/dynamic/text/7', 'demo://resource/dynamic/blob/3')
     // Dynamic resources embed the upstream's clock to the second (in blobs too): two reads may straddle one.
     for (const uri of uris)
-      expect(withoutClock(await gateway.readResource({ uri }))).toEqual(withoutClock(await direct.ev.readResource({ uri })))
+      expect(withoutClock(await gateway.readResource({ uri }))).toEqual(
+        withoutClock(await direct.ev.readResource({ uri })),
+      )
   })
 
   it('lists the prompts under the prefix and gets each identically', async () => {
@@ -194,8 +196,7 @@ describe('server ev: resources, prompts and completions behind the gateway', () 
  * inside base64 blobs too (decoded, blanked, encoded again).
  */
 function withoutClock<T>(value: T): T {
-  const blank = (text: string): string =>
-    text.replace(/created at \d{1,2}:\d{2}:\d{2}(\s?[AP]M)?/g, 'created at TIME')
+  const blank = (text: string): string => text.replace(/created at \d{1,2}:\d{2}:\d{2}(\s?[AP]M)?/g, 'created at TIME')
   return JSON.parse(JSON.stringify(value), (key, field: unknown) =>
     key === 'blob' && typeof field === 'string'
       ? Buffer.from(blank(Buffer.from(field, 'base64').toString('utf8')), 'utf8').toString('base64')
