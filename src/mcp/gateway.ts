@@ -3,20 +3,15 @@
 // pieces the gateway builds on, which are not public API. What only some runs need (the 2026 legs,
 // the server transports, the fast path) is a loader, not a re-export, so it stays off the cold start
 // of the runs that do not use it; a re-export here loads with every module that imports the door.
-export {
-  connectMcpServer,
-  MCP_LOG_LEVELS,
-  type McpConnection,
-  type McpLogLevel,
-  type McpLogMessage,
-  type McpServerSpec,
-  type McpSkippedTool,
-} from './client/client.js'
+
+export { connectMcpServer, type McpConnection, type McpServerSpec, type McpSkippedTool } from './client/client.js'
 export { createMcpOAuthProvider, type McpOAuthOptions } from './client/oauth.js'
 export { discardEarlySpawns, type StdioSpawnSpec, spawnEarlyMissing } from './client/stdio-spawn.js'
-export { type McpListKind, McpRequestError, type McpServerFeatures } from './client/upstream-catalog.js'
+export { McpRequestError, type McpServerFeatures } from './client/upstream-catalog.js'
 export { authInfoFor, type Identity, identityOf } from './protocol/identity.js'
 export { JsonRpcCode } from './protocol/jsonrpc-codes.js'
+export type { McpListKind } from './protocol/list-kind.js'
+export { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './protocol/logging.js'
 export type * from './protocol/wire-types.js'
 export { createMcpRelay } from './relay/relay.js'
 export { handlersForClient } from './relay/relay-capabilities.js'
