@@ -2,8 +2,7 @@
 // (client credentials, or a refresh token obtained beforehand). Secrets are given either in the file
 // or, better, by naming an environment variable that holds them (`clientSecretEnv`, ...); a named
 // variable that is not set is reported with its path before anything starts.
-import type { McpServerSpec } from '../mcp/client/client.js'
-import { createMcpOAuthProvider, type McpOAuthOptions } from '../mcp/client/oauth.js'
+import { createMcpOAuthProvider, type McpOAuthOptions, type McpServerSpec } from '../mcp/gateway.js'
 import { isRecord } from '../util/is-record.js'
 import type { ServerConfig } from './config.js'
 

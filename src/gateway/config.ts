@@ -3,7 +3,7 @@
 import path from 'node:path'
 import type { ToolPresentationMode } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
-import type { McpOAuthOptions } from '../mcp/client/oauth.js'
+import type { McpOAuthOptions } from '../mcp/gateway.js'
 import { checkPolicyDocument, type PolicyDocument } from '../policy/index.js'
 import { checkAllowedHost, checkAllowedOrigin } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'

@@ -2,7 +2,7 @@
 // elicitation (MCP 2025-11-25) is asked to open the sign-in link, and the call waits for the
 // sign-in to complete, then goes on with the new credential; any other client gets an error that
 // names the link to open before calling again, a link that only the answer to that client carries.
-import type { McpCallChannel } from '../mcp/server/client-directory.js'
+import type { McpCallChannel } from '../mcp/gateway.js'
 import type { ConsentFlow } from './consent-flows.js'
 import { UpstreamCredentialError } from './upstream-credential-error.js'
 

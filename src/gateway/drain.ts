@@ -2,7 +2,7 @@
 // apart from serve.ts, so that other parts (the HTTP handler, /readyz) read one source of truth.
 import type { Context } from 'cordis'
 import type { ToolExecutionResult } from '../contract/execution.js'
-import { JsonRpcCode } from '../mcp/protocol/jsonrpc-codes.js'
+import { JsonRpcCode } from '../mcp/gateway.js'
 
 let draining = false
 const listeners = new Set<() => void>()

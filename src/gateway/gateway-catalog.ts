@@ -3,19 +3,22 @@
 // URI template) is routed back to the server that lists it. A name or URI that two servers both
 // offer is served by one and reported naming both; the policy hides, refuses and asks.
 import { UriTemplate } from '@modelcontextprotocol/server'
-import type { McpConnection } from '../mcp/client/client.js'
-import { type McpListKind, McpRequestError } from '../mcp/client/upstream-catalog.js'
-import { JsonRpcCode } from '../mcp/protocol/jsonrpc-codes.js'
-import type {
-  CompleteRequest,
-  CompleteResult,
-  GetPromptResult,
-  Prompt,
-  ReadResourceResult,
-  Resource,
-  ResourceTemplate,
-} from '../mcp/protocol/wire-types.js'
-import type { McpResourceSubscriber, McpServeContext, McpServerCatalog } from '../mcp/server/serve-catalog.js'
+import {
+  type CompleteRequest,
+  type CompleteResult,
+  type GetPromptResult,
+  JsonRpcCode,
+  type McpConnection,
+  type McpListKind,
+  McpRequestError,
+  type McpResourceSubscriber,
+  type McpServeContext,
+  type McpServerCatalog,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+} from '../mcp/gateway.js'
 import { previewJson } from '../scheduling/preview.js'
 import type { PolicyConfig } from './config.js'
 import type { Log } from './log.js'

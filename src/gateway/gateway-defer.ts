@@ -1,8 +1,7 @@
 // Tool deferral in the gateway: which upstream tools wait behind `search_tools`, and a scope per
 // client session so that what one session's searches load is listed to that session only.
 import type { Agent } from '../contract/execution.js'
-import type { McpConnection } from '../mcp/index.js'
-import type { McpServerHandle } from '../mcp/server/server.js'
+import type { McpConnection, McpServerHandle } from '../mcp/gateway.js'
 import type { ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import { serverPrefix } from './config.js'

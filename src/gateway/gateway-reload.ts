@@ -3,7 +3,7 @@
 // or changed are connected and closed, a removed or changed one only once its calls in flight ended.
 // Unchanged upstreams keep their connections. What the new settings may hold was validated before.
 import type { Context } from 'cordis'
-import type { McpConnection } from '../mcp/client/client.js'
+import type { McpConnection } from '../mcp/gateway.js'
 import type { ServerConfig } from './config.js'
 import type { Log } from './log.js'
 import type { GatewaySettings } from './settings.js'

@@ -9,21 +9,21 @@ import type { ToolAnnotations, ToolDefinition } from '../contract/tool-definitio
 import { ConfigError } from '../errors/config-error.js'
 import type { JournalConfig } from '../journal/journal.js'
 import {
+  type ClientCapabilities,
   connectMcpServer,
+  createMcpRelay,
+  handlersForClient,
+  identityOf,
   MCP_LOG_LEVELS,
+  McpClientDirectory,
   type McpConnection,
   type McpLogLevel,
   type McpLogMessage,
+  type McpServerCatalog,
+  type McpServerFeatures,
+  type McpServerLogging,
   type McpSkippedTool,
-} from '../mcp/client/client.js'
-import type { McpServerFeatures } from '../mcp/client/upstream-catalog.js'
-import { identityOf } from '../mcp/protocol/identity.js'
-import type { ClientCapabilities } from '../mcp/protocol/wire-types.js'
-import { createMcpRelay } from '../mcp/relay/relay.js'
-import { handlersForClient } from '../mcp/relay/relay-capabilities.js'
-import { McpClientDirectory } from '../mcp/server/client-directory.js'
-import type { McpServerCatalog } from '../mcp/server/serve-catalog.js'
-import type { McpServerLogging } from '../mcp/server/server.js'
+} from '../mcp/gateway.js'
 import type { PolicyEnforcement } from '../policy/index.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'

@@ -4,8 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
 import { ConfigError } from '../errors/config-error.js'
-import { authInfoFor, type Identity, identityOf } from '../mcp/protocol/identity.js'
-import type { AuthInfo } from '../mcp/protocol/wire-types.js'
+import { type AuthInfo, authInfoFor, type Identity, identityOf } from '../mcp/gateway.js'
 import { rememberCallerToken } from './caller-tokens.js'
 import { type AuthConfig, checkTokenList, JWT_ALGORITHMS, type OAuthConfig } from './config-auth.js'
 

@@ -3,9 +3,7 @@
 // sessions belong to whom and for how long.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import { ConfigError } from '../errors/config-error.js'
-import type { Identity } from '../mcp/protocol/identity.js'
-import { JsonRpcCode } from '../mcp/protocol/jsonrpc-codes.js'
-import type { AuthInfo } from '../mcp/protocol/wire-types.js'
+import { type AuthInfo, type Identity, JsonRpcCode } from '../mcp/gateway.js'
 import type { LoopbackAccess } from '../util/http-origin.js'
 import { consentFlows } from './consent-flows.js'
 import type { Gateway } from './gateway.js'

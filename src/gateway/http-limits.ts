@@ -1,7 +1,7 @@
 // How much one caller of `serve --http` may take: a token bucket of requests and a bound on the
 // requests in progress, per identity, so one busy client cannot starve the others.
 import type { BucketLimit, BucketTake } from '../journal/store.js'
-import type { Identity } from '../mcp/protocol/identity.js'
+import type { Identity } from '../mcp/gateway.js'
 import type { IdentityLimits, LimitsConfig, RateConfig } from './config-auth.js'
 
 export const DEFAULT_RATE: RateConfig = { perSecond: 20, burst: 40 }

@@ -4,7 +4,7 @@
 // The scopes are a bounded cache: a flood of distinct callers cannot grow memory without end.
 import { createHash } from 'node:crypto'
 import type { Agent, ToolExecution } from '../contract/execution.js'
-import type { Identity } from '../mcp/protocol/identity.js'
+import type { Identity } from '../mcp/gateway.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
 import type { PolicyConfig } from './config.js'
 import { enforcePolicy, OPEN_DECIDER, type SwappableDecider, swappableDecider } from './policy.js'

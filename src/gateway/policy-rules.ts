@@ -2,7 +2,7 @@
 // so resolving an identity looks at its own candidates, not at every rule; each identity's result
 // (which rules match, its merged globs) is what its agent scope enforces.
 import type { ToolPresentationMode } from '../contract/execution.js'
-import type { Identity } from '../mcp/protocol/identity.js'
+import type { Identity } from '../mcp/gateway.js'
 import { type ClaimValue, type PolicyRule, type PolicyWho, whoMatcher } from '../policy/index.js'
 import { globsRegExp } from './policy.js'
 

@@ -26,9 +26,7 @@ import type {
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { Store } from '../journal/store.js'
-import { type Identity, identityOf } from '../mcp/protocol/identity.js'
-import type { AuthInfo } from '../mcp/protocol/wire-types.js'
-import type { McpCallKeeper, McpKeptCall } from '../mcp/server/server.js'
+import { type AuthInfo, type Identity, identityOf, type McpCallKeeper, type McpKeptCall } from '../mcp/gateway.js'
 import { canonicalJson, sealVerifies, stateSeal } from '../providers/state-seal.js'
 import type { Log } from './log.js'
 

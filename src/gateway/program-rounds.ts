@@ -6,8 +6,7 @@
 // program's result, sealed into the turn) or kept again on the program's next approvals.
 import type { ApprovalRequest, ToolExecutionResult } from '../contract/execution.js'
 import type { Store } from '../journal/store.js'
-import { identityOf } from '../mcp/protocol/identity.js'
-import type { KeptAnswers, KeptPause, KeptProgramRounds, KeptRound } from '../mcp/server/kept-program-rounds.js'
+import { identityOf, type KeptAnswers, type KeptPause, type KeptProgramRounds, type KeptRound } from '../mcp/gateway.js'
 import { canonicalJson, sealVerifies } from '../providers/state-seal.js'
 import type { Log } from './log.js'
 import { ownerKey, ownerOf, type ProgramKeeper, type ProgramState } from './program-keeper.js'

@@ -1,7 +1,7 @@
 // `toolgate serve` once its settings are read: the gateway started, wired to its store, its
 // operations endpoints, its reloads and its clients (stdio or Streamable HTTP), until it stops.
 
-import type { McpServerHandle } from '../mcp/server/server.js'
+import type { McpServerHandle } from '../mcp/gateway.js'
 import type { UpstreamReport } from './gateway.js'
 import type { TextSink } from './log.js'
 import { createLog } from './log.js'

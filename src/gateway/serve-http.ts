@@ -2,9 +2,15 @@
 // own server object, behind the HTTP guard (Host and Origin checks, auth, limits) and a drain on SIGTERM.
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { JsonRpcCode } from '../mcp/protocol/jsonrpc-codes.js'
-import type { McpServerHandle } from '../mcp/server/server.js'
-import type { ModernHttpLeg } from '../mcp/server/server-modern.js'
+import {
+  JsonRpcCode,
+  loadEventStore,
+  loadFastPath,
+  loadHttpServerTransport,
+  loadStdioServerTransport,
+  type McpServerHandle,
+  type ModernHttpLeg,
+} from '../mcp/gateway.js'
 import { readBodyWithin } from '../util/read-body.js'
 import type { Gateway } from './gateway.js'
 import type { Authenticator } from './http-auth.js'
@@ -55,13 +61,13 @@ export async function serveHttp(
     keepAlive,
   ] = await Promise.all([
     import('node:http'),
-    import('../mcp/server/http-server-transport.js'),
+    loadHttpServerTransport(),
     import('@modelcontextprotocol/server'),
     import('../util/http-origin.js'),
-    import('../mcp/server/stdio-transport.js'),
-    import('../mcp/server/event-store.js'),
+    loadStdioServerTransport(),
+    loadEventStore(),
     import('./http-guard.js'),
-    import('../mcp/server/fast-path.js'),
+    loadFastPath(),
     import('./drain.js'),
     import('./http-keep-alive.js'),
   ])

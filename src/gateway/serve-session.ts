@@ -3,12 +3,18 @@
 // when there is one.
 
 import type { Agent } from '../contract/execution.js'
-import { identityOf } from '../mcp/protocol/identity.js'
-import type { AuthInfo } from '../mcp/protocol/wire-types.js'
-import type { SpentNonces } from '../mcp/server/approval-state.js'
-import type { KeptProgramRounds } from '../mcp/server/kept-program-rounds.js'
-import { createMcpServer, type McpCallKeeper, type McpServerHandle } from '../mcp/server/server.js'
-import type { ModernHttpLeg, ModernHttpOptions } from '../mcp/server/server-modern.js'
+import {
+  type AuthInfo,
+  createMcpServer,
+  identityOf,
+  type KeptProgramRounds,
+  loadModernHttp,
+  type McpCallKeeper,
+  type McpServerHandle,
+  type ModernHttpLeg,
+  type ModernHttpOptions,
+  type SpentNonces,
+} from '../mcp/gateway.js'
 import type { AgentHandle } from '../runtime/index.js'
 import type { Gateway } from './gateway.js'
 import { perSession } from './gateway-defer.js'
@@ -84,7 +90,7 @@ export function modernLeg(
 ): (maxMessageBytes: number) => Promise<ModernHttpLeg> {
   let leg: Promise<ModernHttpLeg> | undefined
   return (maxMessageBytes) => {
-    leg ??= import('../mcp/server/server-modern.js').then(({ createModernHttpLeg }) =>
+    leg ??= loadModernHttp().then(({ createModernHttpLeg }) =>
       createModernHttpLeg(gateway.agent.ctx, {
         ...modernOptions(gateway, serverInfo, authenticator, log, acknowledging),
         maxMessageBytes,

@@ -1,7 +1,7 @@
 // `toolgate serve` starts its stdio upstream servers before it loads the runtime and the MCP SDK,
 // so that their start-up runs while the gateway loads its own modules instead of after.
 
-import { discardEarlySpawns, type StdioSpawnSpec, spawnEarlyMissing } from '../mcp/client/stdio-spawn.js'
+import { discardEarlySpawns, type StdioSpawnSpec, spawnEarlyMissing } from '../mcp/gateway.js'
 import type { GatewaySettings } from './settings.js'
 
 /** The flags `serve` reads (its run and the executable's first script read them alike). */

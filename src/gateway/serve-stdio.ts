@@ -3,9 +3,14 @@
 // the era: a 2026-07-28 connection is served by the SDK v2's stdio entry (server-modern-stdio.ts),
 // loaded only then; a 2025 one by the session server as before.
 import type { Context } from 'cordis'
-import type { McpServerHandle } from '../mcp/server/server.js'
-import type { ModernStdioOptions } from '../mcp/server/server-modern-stdio.js'
-import type { LineStdioServerTransport } from '../mcp/server/stdio-transport.js'
+import {
+  type LineStdioServerTransport,
+  loadFastPath,
+  loadModernStdio,
+  loadStdioServerTransport,
+  type McpServerHandle,
+  type ModernStdioOptions,
+} from '../mcp/gateway.js'
 import type { GatewayStartup } from './gateway.js'
 import type { Log } from './log.js'
 import type { GatewaySettings } from './settings.js'
@@ -18,7 +23,7 @@ export async function openStdio(
   serverInfo: { readonly name: string; readonly version: string },
 ): Promise<StdioStart> {
   const [{ LineStdioServerTransport }, { StartupGate, declareWhenKnown }] = await Promise.all([
-    import('../mcp/server/stdio-transport.js'),
+    loadStdioServerTransport(),
     import('./startup-gate.js'),
   ])
   const transport = new LineStdioServerTransport({
@@ -69,7 +74,7 @@ export async function serveStdio(
 }
 
 async function serveModern(modern: ModernStdio, gate: StartupGate, log: Log): Promise<void> {
-  const { serveModernStdio } = await import('../mcp/server/server-modern-stdio.js')
+  const { serveModernStdio } = await loadModernStdio()
   const connection = serveModernStdio(modern.ctx, modern.options(), gate as never)
   const stop = () => void connection.close()
   process.once('SIGINT', stop)
@@ -84,7 +89,7 @@ async function serveLegacy(
   gate: StartupGate,
   log: Log,
 ): Promise<void> {
-  const { fastPathOf } = await import('../mcp/server/fast-path.js')
+  const { fastPathOf } = await loadFastPath()
   const server = make()
   const done = new Promise<void>((resolve) => {
     const onclose = server.onclose

@@ -9,11 +9,15 @@ import { ConfigError } from '../errors/config-error.js'
 import { Journal } from '../journal/journal.js'
 import type { Store } from '../journal/store.js'
 import { standingApprovalsIn } from '../journal/store-standing.js'
-import { JsonRpcCode } from '../mcp/protocol/jsonrpc-codes.js'
-import type { JSONRPCMessage, McpTransport, RequestId } from '../mcp/protocol/wire-types.js'
-import type { SpentNonces } from '../mcp/server/approval-state.js'
-import type { KeptProgramRounds } from '../mcp/server/kept-program-rounds.js'
-import type { McpServerHandle } from '../mcp/server/server.js'
+import {
+  type JSONRPCMessage,
+  JsonRpcCode,
+  type KeptProgramRounds,
+  type McpServerHandle,
+  type McpTransport,
+  type RequestId,
+  type SpentNonces,
+} from '../mcp/gateway.js'
 import { storeQuotaCounter } from '../policy/index.js'
 import { stateKeyBytes } from '../providers/state-seal.js'
 import { openConfiguredStore, type StoreConfig } from './config-store.js'

@@ -7,16 +7,16 @@
 // The first message also chooses the connection's era: one whose `_meta` claims a protocol version
 // (MCP 2026-07-28's per-request envelope) opens a 2026 connection, anything else a 2025 one.
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, specTypeSchemas } from '@modelcontextprotocol/server'
-import type { McpServerFeatures } from '../mcp/client/upstream-catalog.js'
-import type {
-  ClientCapabilities,
-  JSONRPCMessage,
-  McpTransport,
-  McpMessageExtra as MessageExtraInfo,
-  RequestId,
-  ServerCapabilities,
-} from '../mcp/protocol/wire-types.js'
-import { TASKS_CAPABILITY } from '../mcp/server/server-tasks.js'
+import {
+  type ClientCapabilities,
+  type JSONRPCMessage,
+  type McpServerFeatures,
+  type McpTransport,
+  type McpMessageExtra as MessageExtraInfo,
+  type RequestId,
+  type ServerCapabilities,
+  TASKS_CAPABILITY,
+} from '../mcp/gateway.js'
 import { isRecord } from '../util/is-record.js'
 import type { GatewayStartup } from './gateway.js'
 import { warmWhileIdle } from './startup-warmups.js'

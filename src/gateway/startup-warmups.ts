@@ -5,7 +5,7 @@
 // Nothing here is registered, emitted or logged: the values parsed are made up and thrown away.
 // (The SDK v2 server package carries its own copy of the schemas: warming those is the server
 // side's.)
-import { JsonRpcCode } from '../mcp/protocol/jsonrpc-codes.js'
+import { JsonRpcCode } from '../mcp/gateway.js'
 
 /** The SDK v2 client package, as the checks use it. */
 type ClientSdk = typeof import('@modelcontextprotocol/client')

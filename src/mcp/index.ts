@@ -2,21 +2,11 @@
 
 /** MCP tool annotations (hints), as the protocol defines them: a tool's `meta.annotations`. */
 export type { ToolAnnotations as McpToolAnnotations } from '../contract/tool-definition.js'
-export type {
-  McpCapabilityHandlers,
-  McpElicitationHandler,
-  McpRequestContext,
-  McpRootsHandler,
-  McpSamplingHandler,
-  McpUrlElicitationHandler,
-} from './client/capabilities.js'
 export {
   type ConnectMcpServerOptions,
   connectMcpServer,
   type McpConnection,
   type McpConnectionState,
-  type McpLogLevel,
-  type McpLogMessage,
   type McpPromptRequestOptions,
   type McpReconnectOptions,
   type McpServerSpec,
@@ -30,12 +20,17 @@ export {
   type McpOAuthRefreshToken,
 } from './client/oauth.js'
 export type { McpSessionPartition } from './client/session-partition.js'
-export {
-  type McpListKind,
-  McpRequestError,
-  type McpRequestOptions,
-  type McpServerFeatures,
-} from './client/upstream-catalog.js'
+export { McpRequestError, type McpRequestOptions, type McpServerFeatures } from './client/upstream-catalog.js'
+export type {
+  McpCapabilityHandlers,
+  McpElicitationHandler,
+  McpRequestContext,
+  McpRootsHandler,
+  McpSamplingHandler,
+  McpUrlElicitationHandler,
+} from './protocol/capability-handlers.js'
+export type { McpListKind } from './protocol/list-kind.js'
+export type { McpLogLevel, McpLogMessage } from './protocol/logging.js'
 // The MCP shapes toolgate's API names, its own rather than an SDK's.
 export type * from './protocol/wire-types.js'
 export { createMcpRelay, type McpRelay, type McpRelayOptions, type McpRelayTimeouts } from './relay/relay.js'

@@ -61,6 +61,15 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     expect(await readFile(BIN, 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n'use strict';\n/)
   })
 
+  it("keeps serve's early script small: of src/mcp it carries the upstream spawn, not the server or client (issue 35, item 7)", async () => {
+    // The gateway reaches src/mcp through one door that re-exports the server and the client link;
+    // the early script imports the spawn through it, and must not take the rest along.
+    const early = await readFile(path.join(path.dirname(BIN), 'serve-early.cjs'), 'utf8')
+    expect(early).toContain('// dist/mcp/client/stdio-spawn.js')
+    for (const module of ['server/server.js', 'client/client.js', 'relay/relay.js', 'server/fast-path.js'])
+      expect(early).not.toContain(`// dist/mcp/${module}`)
+  })
+
   it('keeps the compiled CLI in a directory of its own and starts from it the next time', async () => {
     const first = await run(['--help'], dir)
     expect(first).toMatchObject({ code: 0, stderr: '' })

@@ -13,9 +13,18 @@ import { ToolgateError } from '../../errors/toolgate-error.js'
 import { snapshotJsonValue } from '../../json/index.js'
 import { assertSupportedJsonSchema } from '../../schema/assert.js'
 import { isRecord } from '../../util/is-record.js'
+import type {
+  McpCapabilityHandlers,
+  McpElicitationHandler,
+  McpRootsHandler,
+  McpSamplingHandler,
+  McpUrlElicitationHandler,
+} from '../protocol/capability-handlers.js'
 import { fromMcpContent } from '../protocol/content.js'
 import { type ModernCall, modernCall, onModernDemand } from '../protocol/era-call.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
+import type { McpListKind } from '../protocol/list-kind.js'
+import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from '../protocol/logging.js'
 import type {
   CallToolResult,
   CompleteRequest,
@@ -29,26 +38,13 @@ import type {
   ResourceTemplate,
   Tool,
 } from '../protocol/wire-types.js'
-import {
-  type McpCapabilityHandlers,
-  type McpElicitationHandler,
-  type McpRootsHandler,
-  type McpSamplingHandler,
-  type McpUrlElicitationHandler,
-  samplingWithTools,
-} from './capabilities.js'
+import { samplingWithTools } from './capabilities.js'
 import type { FastRequests } from './fast-request.js'
 import { UpstreamInputBridge } from './input-bridge.js'
 import type { LegacyClient } from './legacy-session.js'
 import type { ModernSession } from './modern-session.js'
 import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
-import {
-  type McpListKind,
-  McpRequestError,
-  type McpRequestOptions,
-  type McpServerFeatures,
-  UpstreamCatalog,
-} from './upstream-catalog.js'
+import { McpRequestError, type McpRequestOptions, type McpServerFeatures, UpstreamCatalog } from './upstream-catalog.js'
 import { type McpProtocolEra, refusesLegacyEra, type UpstreamClient } from './upstream-client.js'
 
 /** A server to connect to: a command over stdio, a Streamable HTTP URL, or a ready transport. */
@@ -173,18 +169,6 @@ export interface ConnectMcpServerOptions {
   readonly onListChanged?: (kind: McpListKind, server: string) => void
 }
 
-/** The severities of MCP logging, least severe first. */
-export type McpLogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'
-
-/** One log message from a server, as it sent it. */
-export interface McpLogMessage {
-  readonly level: McpLogLevel
-  /** The server's own name for the source of the message, when it gave one. */
-  readonly logger?: string
-  /** Any JSON value the server sent. */
-  readonly data: unknown
-}
-
 /** The backoff of {@link ConnectMcpServerOptions.reconnect}. */
 export interface McpReconnectOptions {
   /** Delay before the first retry, in ms (default 1 000). */
@@ -275,18 +259,6 @@ export interface McpConnection {
   /** Close the session and remove every registration. Idempotent. */
   close(): Promise<void>
 }
-
-/** The MCP log severities, least severe first. */
-export const MCP_LOG_LEVELS: readonly McpLogLevel[] = [
-  'debug',
-  'info',
-  'notice',
-  'warning',
-  'error',
-  'critical',
-  'alert',
-  'emergency',
-]
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
 /** The signal of a request nothing cancels but its timeout (a listing). */

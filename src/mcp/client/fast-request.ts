@@ -8,10 +8,10 @@
 // whether it needs a task) this path keeps itself, from the listings the gateway applies: the SDK
 // keeps its copy private.
 
+import { isCommonCallToolResult } from '../protocol/common-call-result.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import type { SchemaValidators } from '../protocol/lazy-json-schema-validator.js'
 import type { CallToolResult, JSONRPCMessage, McpTransport, Tool } from '../protocol/wire-types.js'
-import { isCommonCallToolResult } from '../server/fast-call.js'
 import { checkWithSchema, UpstreamRpcError as McpError, type StandardSchema } from './upstream-client.js'
 
 /** Options of one call, as callRemote gives them to the SDK's `callTool`. */

@@ -7,16 +7,11 @@
 
 import { randomBytes } from 'node:crypto'
 import type { ToolExecution } from '../../contract/execution.js'
+import type { McpCapabilityHandlers, McpRequestContext, McpSamplingHandler } from '../protocol/capability-handlers.js'
 import type { ModernCall } from '../protocol/era-call.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import type { CallToolResult } from '../protocol/wire-types.js'
-import {
-  declaredCapabilities,
-  type McpCapabilityHandlers,
-  type McpRequestContext,
-  type McpSamplingHandler,
-  samplingWithTools,
-} from './capabilities.js'
+import { declaredCapabilities, samplingWithTools } from './capabilities.js'
 
 /** The key of the upstream's question in the input-required result's `inputRequests`. */
 export const UPSTREAM_INPUT = 'toolgate/upstream-input'

@@ -5,14 +5,10 @@
 // (no declaration here names an SDK package); its failures keep the codes and messages toolgate
 // has always reported (upstreamError).
 import type { ToolExecution } from '../../contract/execution.js'
+import type { McpCapabilityHandlers } from '../protocol/capability-handlers.js'
 import type { SchemaValidators } from '../protocol/lazy-json-schema-validator.js'
 import type { CallToolResult, McpTransport } from '../protocol/wire-types.js'
-import {
-  type CapabilityResultSchemas,
-  declaredCapabilities,
-  type McpCapabilityHandlers,
-  registerCapabilityHandlers,
-} from './capabilities.js'
+import { type CapabilityResultSchemas, declaredCapabilities, registerCapabilityHandlers } from './capabilities.js'
 import {
   clientAdapter,
   type StandardSchema,

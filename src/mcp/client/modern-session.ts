@@ -7,14 +7,10 @@
 
 import type { ToolRunContext } from '../../contract/execution.js'
 import { isRecord } from '../../util/is-record.js'
+import type { McpCapabilityHandlers, McpRequestContext } from '../protocol/capability-handlers.js'
 import type { ModernCall, UpstreamInputRequired } from '../protocol/era-call.js'
 import type { CallToolResult, ElicitRequestFormParams, ElicitResult } from '../protocol/wire-types.js'
-import {
-  applyElicitationDefaults,
-  declaredCapabilities,
-  type McpCapabilityHandlers,
-  type McpRequestContext,
-} from './capabilities.js'
+import { applyElicitationDefaults, declaredCapabilities } from './capabilities.js'
 import { type McpServerSpec, McpToolError } from './client.js'
 import type { UpstreamClient } from './upstream-client.js'
 

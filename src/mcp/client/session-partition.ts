@@ -3,7 +3,7 @@
 // headers, so nothing of one caller's session (its id, its credential, what the server keeps for
 // it) can reach another's call. The shared session of the link still lists the tools.
 import type { ToolExecution, ToolRunContext } from '../../contract/execution.js'
-import type { McpCapabilityHandlers } from './capabilities.js'
+import type { McpCapabilityHandlers } from '../protocol/capability-handlers.js'
 import type { LegacyClient } from './legacy-session.js'
 
 /** How the calls of one HTTP server are split into sessions, and the headers each session sends. */

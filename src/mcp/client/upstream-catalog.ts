@@ -3,6 +3,7 @@
 // session and on each list_changed, and used only when the server declared the capability.
 import { ToolgateError } from '../../errors/toolgate-error.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
+import type { McpListKind } from '../protocol/list-kind.js'
 import type {
   CompleteRequest,
   CompleteResult,
@@ -24,9 +25,6 @@ export interface McpServerFeatures {
   /** The protocol revision the session negotiated (`2025-11-25`, …), when the transport was told it. */
   readonly protocolVersion?: string
 }
-
-/** The lists that `notifications/*\/list_changed` can change. */
-export type McpListKind = 'resources' | 'prompts'
 
 /** Options of a request to the server. */
 export interface McpRequestOptions {

@@ -2,7 +2,8 @@
 // whole life: only those the client can answer, so each upstream is declared exactly the
 // capabilities that client declared, and offers no tool that would need one it lacks.
 
-import { type McpCapabilityHandlers, samplingWithTools } from '../client/capabilities.js'
+import { samplingWithTools } from '../client/capabilities.js'
+import type { McpCapabilityHandlers } from '../protocol/capability-handlers.js'
 import type { ClientCapabilities } from '../protocol/wire-types.js'
 
 /**

@@ -3,7 +3,7 @@
 // through the McpClientDirectory that createMcpServer fills.
 import { SdkErrorCode } from '@modelcontextprotocol/server'
 import { ConfigError } from '../../errors/config-error.js'
-import type { McpCapabilityHandlers, McpRequestContext } from '../client/capabilities.js'
+import type { McpCapabilityHandlers, McpRequestContext } from '../protocol/capability-handlers.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import type { ClientCapabilities, CreateMessageRequestParams, ElicitResult } from '../protocol/wire-types.js'
 import type {

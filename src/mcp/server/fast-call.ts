@@ -5,6 +5,7 @@
 // is left to the SDK, whose answers stay the reference.
 
 import { ProtocolError, specTypeSchemas } from '@modelcontextprotocol/server'
+import { isCommonCallToolResult } from '../protocol/common-call-result.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import { type CallTrace, callTraceOf } from '../protocol/trace-context.js'
 import type { AuthInfo, CallToolResult, JSONRPCMessage, RequestId } from '../protocol/wire-types.js'
@@ -94,24 +95,6 @@ function plainCallParams(params: unknown):
     trace = callTraceOf(meta)
   }
   return { name: params.name, ...(args === undefined ? {} : { arguments: args }), token, trace }
-}
-
-/** A result the SDK's CallToolResultSchema certainly accepts unchanged: text blocks only, no extras to check. */
-export function isCommonCallToolResult(result: unknown): boolean {
-  if (!isPlainObject(result) || !Array.isArray(result.content)) return false
-  for (const key in result) {
-    if (key === 'content') continue
-    if (key === 'isError' && typeof result.isError === 'boolean') continue
-    if (key === 'structuredContent' && isPlainObject(result.structuredContent)) continue
-    return false
-  }
-  for (const block of result.content) {
-    if (!isPlainObject(block) || block.type !== 'text' || typeof block.text !== 'string') return false
-    let keys = 0
-    for (const _key in block) keys++
-    if (keys !== 2) return false
-  }
-  return true
 }
 
 /** The result as the SDK's tools/call wrapper returns it, or its error for a result that fails the schema. */

@@ -3,7 +3,7 @@
 // upstream's input-required answer to it becomes an elicitation, sampling or roots request to that
 // client, and the client's answer goes back on the upstream's retry. Each kind is asked only when the
 // client declared it, and bounded as the relay bounds a tool call's requests.
-import type { McpCapabilityHandlers } from '../client/capabilities.js'
+import type { McpCapabilityHandlers } from '../protocol/capability-handlers.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import type { ClientCapabilities } from '../protocol/wire-types.js'
 

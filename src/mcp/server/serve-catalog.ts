@@ -3,9 +3,9 @@
 // the source, subscriptions kept per client and released when the client goes.
 
 import { ConfigError } from '../../errors/config-error.js'
-import type { McpCapabilityHandlers } from '../client/capabilities.js'
-import type { McpListKind } from '../client/upstream-catalog.js'
+import type { McpCapabilityHandlers } from '../protocol/capability-handlers.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
+import type { McpListKind } from '../protocol/list-kind.js'
 import type {
   AuthInfo,
   ClientCapabilities,

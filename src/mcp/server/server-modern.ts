@@ -31,11 +31,11 @@ import type {
 import { ConfigError } from '../../errors/config-error.js'
 import type { ToolRuntimeCore } from '../../runtime/index.js'
 import { isRecord } from '../../util/is-record.js'
-import { MCP_LOG_LEVELS, type McpLogMessage } from '../client/client.js'
 import { type ModernCall, modernDemand, runModernCall } from '../protocol/era-call.js'
 import { identityOf } from '../protocol/identity.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import { LazyJsonSchemaValidator } from '../protocol/lazy-json-schema-validator.js'
+import { MCP_LOG_LEVELS, type McpLogMessage } from '../protocol/logging.js'
 import type { AuthInfo } from '../protocol/wire-types.js'
 import { approvalAnswer, approvalQuestion } from './approval-question.js'
 import {

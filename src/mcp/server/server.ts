@@ -15,9 +15,9 @@ import type {
 } from '../../contract/execution.js'
 import { ConfigError } from '../../errors/config-error.js'
 import type { ToolRuntimeCore } from '../../runtime/index.js'
-import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from '../client/client.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import { LazyJsonSchemaValidator } from '../protocol/lazy-json-schema-validator.js'
+import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from '../protocol/logging.js'
 import type {
   AuthInfo,
   CallToolResult,
