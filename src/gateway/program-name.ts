@@ -5,6 +5,7 @@
 // run, gets its result, or is refused) exactly as a call that came later.
 import type { JsonValue } from '../contract/json-value.js'
 import type { Store, StoredTurn } from '../journal/store.js'
+import { StoreError } from '../journal/store-error.js'
 
 /** What a named call found: the name is this call's to run, or the turn that holds it. */
 export type ProgramName = { readonly taken: true } | { readonly taken: false; readonly turn: StoredTurn }
@@ -27,6 +28,9 @@ export async function takeProgramName(
     if (await store.createTurn(turnId, running)) return { taken: true }
     // Lost to another creator: its turn is there now (a store never drops a turn on its own).
     if (attempt >= ATTEMPTS)
-      throw new Error(`program turn ${turnId} was taken by another call but cannot be read back from the store`)
+      throw new StoreError(
+        'STORE_UNAVAILABLE',
+        `program turn ${turnId} was taken by another call but cannot be read back from the store`,
+      )
   }
 }
