@@ -12,7 +12,8 @@
 // the turn, the resume runs under that identity's own scope, and a client that named its program
 // (`_meta["toolgate/program"]`) can wait for it again after a restart only as the same identity: the
 // turn of a named program is found by a digest of its owner and its name, so another identity's
-// same name is another turn.
+// same name is another turn. The instance that creates a named program's turn runs it (see
+// program-name.ts): every other call with that name, on any instance, waits for that run.
 import { createHash, randomUUID } from 'node:crypto'
 import type {
   Agent,
@@ -29,6 +30,7 @@ import type { Store } from '../journal/store.js'
 import { type AuthInfo, type Identity, identityOf, type McpCallKeeper, type McpKeptCall } from '../mcp/gateway.js'
 import { canonicalJson, sealVerifies, stateSeal } from '../providers/state-seal.js'
 import type { Log } from './log.js'
+import { takeProgramName } from './program-name.js'
 
 /** Turns of kept programs are saved under ids with this prefix. */
 export const PROGRAM_TURN_PREFIX = 'gateway-program:'
@@ -239,8 +241,8 @@ export function createProgramKeeper(deps: {
     log.info(`a run_code program waits for an approver in the viewer (turn ${turnId})`)
   }
 
-  /** The program ended: its result is sealed into the turn (for a client that waits again), the turn closed. */
-  async function finish(turnId: string, state: ProgramState, result: ToolExecutionResult): Promise<void> {
+  /** Seal the program's result into its turn (for a client that waits again, on any instance) and close it. */
+  async function settle(turnId: string, state: ProgramState, result: ToolExecutionResult): Promise<void> {
     const { seal: _old, ...rest } = state
     const final = seal({
       ...rest,
@@ -249,6 +251,11 @@ export function createProgramKeeper(deps: {
     })
     await store.saveTurn(turnId, final as unknown as JsonValue)
     await store.closeTurn(turnId)
+  }
+
+  /** The program ended: its result is sealed into the turn, the turn closed, the waiting clients answered. */
+  async function finish(turnId: string, state: ProgramState, result: ToolExecutionResult): Promise<void> {
+    await settle(turnId, state, result)
     if (!deliver(turnId, result))
       log.info(`a kept run_code program finished (turn ${turnId}); its result is in the journal`)
   }
@@ -343,17 +350,19 @@ export function createProgramKeeper(deps: {
   }
 
   /**
-   * A client waits again for its named program: the kept turn's result when it ended, else its
-   * result once it does. Undefined when no such program is kept (the call then runs as new).
+   * A named call: undefined when it took the name (it saved `running` as the turn, and runs the
+   * program); else it waits for the program that holds the name (on any instance), and gets that
+   * program's result when it ended, or its result once it does.
    */
   async function attach(
     turnId: string,
     owner: Owner,
     input: ToolExecutionInput,
+    running: ProgramState,
   ): Promise<ToolExecutionResult | undefined> {
-    if (live.has(turnId)) return waitFor(turnId, input.signal)
-    const turn = await store.loadTurn(turnId)
-    if (turn === undefined) return undefined
+    const name = await takeProgramName(store, turnId, running as unknown as JsonValue)
+    if (name.taken) return undefined
+    const { turn } = name
     const state = verified(turnId, turn.state)
     if (state === undefined || JSON.stringify(ownerKey(state.owner ?? null)) !== JSON.stringify(ownerKey(owner)))
       return programFailure(
@@ -373,6 +382,17 @@ export function createProgramKeeper(deps: {
     const waiting = waitFor(turnId, input.signal)
     tick()
     return waiting
+  }
+
+  /** A named program's run ended here: its result goes into its turn, or the log says why not. */
+  async function settleNamed(turnId: string, running: ProgramState, result: ToolExecutionResult): Promise<void> {
+    try {
+      await settle(turnId, running, result)
+    } catch (error) {
+      log.info(
+        `the result of the named run_code program in turn ${turnId} could not be saved; its other calls keep waiting: ${String(error)}`,
+      )
+    }
   }
 
   async function poll(): Promise<void> {
@@ -444,22 +464,25 @@ export function createProgramKeeper(deps: {
         )
       const turnId =
         programId === undefined ? `${PROGRAM_TURN_PREFIX}${randomUUID()}` : namedProgramTurnId(identity, programId)
-      if (programId !== undefined) {
-        const attached = await attach(turnId, owner, input)
-        if (attached !== undefined) return attached
-      }
       const bound = {
         owner,
         agentId: owner === null ? null : (input.agent?.id ?? null),
         ...(programId === undefined ? {} : { programId }),
       }
       const call_ = { callId: input.callId, name: input.name, arguments: input.arguments as JsonValue }
+      // A named program's turn holds the name from its first step: no pending call, no result yet.
+      const running = stateOf(bound, call_, { waiting: [], log: null })
+      if (programId !== undefined) {
+        const attached = await attach(turnId, owner, input, running)
+        if (attached !== undefined) return attached
+      }
       live.add(turnId)
       let ran: Awaited<ReturnType<typeof runProgram>>
       try {
         ran = await runProgram(options, run)
         if ('result' in ran) {
-          // A client that named this program and waits for it here gets the same answer.
+          // The name's other calls, here or on another instance, get the same answer.
+          if (programId !== undefined) await settleNamed(turnId, running, ran.result)
           deliver(turnId, ran.result)
           return ran.result
         }
@@ -472,6 +495,7 @@ export function createProgramKeeper(deps: {
       } catch (error) {
         log.info(`a paused program could not be kept in the store: ${String(error)}`)
         const result = waitingResult(turnId)
+        if (programId !== undefined) await settleNamed(turnId, running, result)
         deliver(turnId, result)
         return result
       } finally {

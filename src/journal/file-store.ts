@@ -6,11 +6,13 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  linkSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
   renameSync,
+  unlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs'
@@ -109,6 +111,24 @@ class FileStore implements Store {
     checkTurnId(id, 'saveTurn')
     mkdirSync(this.turns, { recursive: true })
     writeAtomic(this.turnFile(id), JSON.stringify({ id, state, closed: false }))
+  }
+
+  async createTurn(id: string, state: JsonValue): Promise<boolean> {
+    checkTurnId(id, 'createTurn')
+    mkdirSync(this.turns, { recursive: true })
+    // A link fails when its name exists: the file system picks one creator, and the turn file
+    // appears whole (written and flushed under a temporary name first).
+    const temp = `${this.turnFile(id)}.${randomUUID()}.tmp`
+    writeDurable(temp, JSON.stringify({ id, state, closed: false }))
+    try {
+      linkSync(temp, this.turnFile(id))
+      return true
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+      throw error
+    } finally {
+      unlinkSync(temp)
+    }
   }
 
   private readTurnFile(id: string): { id: string; state: JsonValue; closed: boolean } | undefined {
@@ -314,15 +334,19 @@ function checkTurnId(id: unknown, method: string): void {
   if (typeof id !== 'string' || id === '') throw new ConfigError(`store.${method}(id)`, 'expected a non-empty string')
 }
 
-function writeAtomic(path: string, text: string): void {
-  const temp = `${path}.${randomUUID()}.tmp`
-  const fd = openSync(temp, 'w', 0o644)
+function writeDurable(path: string, text: string): void {
+  const fd = openSync(path, 'w', 0o644)
   try {
     writeSync(fd, text)
     fsyncSync(fd)
   } finally {
     closeSync(fd)
   }
+}
+
+function writeAtomic(path: string, text: string): void {
+  const temp = `${path}.${randomUUID()}.tmp`
+  writeDurable(temp, text)
   renameSync(temp, path)
 }
 

@@ -116,6 +116,11 @@ export interface Store {
   read(options?: StoreReadOptions): AsyncIterable<StoredJournalRecord>
   /** Save (or replace) a suspended turn under `id`. Decisions already recorded for it are kept. */
   saveTurn(id: string, state: JsonValue): Promise<void>
+  /**
+   * Save a turn under `id` only when no turn (open or closed) has that id: true when this call made
+   * it, false when one was there. Of processes creating one id together, exactly one gets true.
+   */
+  createTurn(id: string, state: JsonValue): Promise<boolean>
   /** The turn and its decisions, or undefined. */
   loadTurn(id: string): Promise<StoredTurn | undefined>
   /** Mark a turn finished: no decision is accepted for it any more. */

@@ -487,6 +487,28 @@ class PostgresStore implements Store {
     })
   }
 
+  async createTurn(id: string, state: JsonValue): Promise<boolean> {
+    checkId(id, 'createTurn')
+    const text = serialize(state as object)
+    const pending = pendingCallsOf(id, state)
+    return this.tx('create turn', async (client) => {
+      // The primary key decides: of instances creating one id together, exactly one inserts it.
+      const inserted = await client.query(
+        'INSERT INTO toolgate_turns (id, state) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING',
+        [id, text],
+      )
+      if (inserted.rowCount !== 1) return false
+      if (pending.length > 0)
+        await client.query(
+          `INSERT INTO toolgate_turn_calls (turn_id, call_id, tool_name, agent_id)
+           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
+          [id, pending.map((c) => c.callId), pending.map((c) => c.toolName), pending.map((c) => c.agentId)],
+        )
+      await client.query("SELECT pg_notify('toolgate_decisions', $1)", [id])
+      return true
+    })
+  }
+
   async loadTurn(id: string): Promise<StoredTurn | undefined> {
     return this.run('load turn', async (client) => {
       const turn = await client.query<{ state: string; closed: boolean }>(

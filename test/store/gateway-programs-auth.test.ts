@@ -153,19 +153,10 @@ describe('an identity’s gateway program survives a restart, and is only its ow
     await new Promise((done) => first.once('exit', done))
     await gateway(config, url, keyFile, port)
 
-    // Hostile: bob presents the same program name. He reaches nothing of alice's program: his call
-    // is a program of his own (which needs no approval), and alice's still waits, untouched.
+    // Hostile: bob presents alice's program itself under the same name. He reaches nothing of
+    // alice's program: it is his own new program, which runs A as bob and waits for B in a turn of
+    // his own; alice's turn is not touched.
     const bob = await clientAs('bob')
-    const bobs = await bob.callTool({
-      name: 'run_code',
-      arguments: { code: 'return "only bob\'s"', description: 'mine' },
-      _meta: named(PROGRAM),
-    })
-    expect(bobs.isError).not.toBe(true)
-    expect(textOf(bobs)).toContain("only bob's")
-    for (const part of ['step', 'guarded', 'alice', turnId]) expect(textOf(bobs)).not.toContain(part)
-    // Bob also presents alice's program itself under that name: it is his own new program, which
-    // runs A as bob and waits for B in a turn of his own; alice's turn is not touched.
     const bobCopy = bob
       .callTool(
         { name: 'run_code', arguments: { code: CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
@@ -180,6 +171,17 @@ describe('an identity’s gateway program survives a restart, and is only its ow
       return calls.length > 0 ? calls[0] : undefined
     }, "bob's own paused program")
     expect(bobsTurn.agentId).toMatch(/\/bob#/)
+    expect(ran()).toEqual(['step:1', 'step:1'])
+    // Bob presents other code under that name: the name is his own program's (a name names one
+    // run), so he is refused, and the refusal says nothing of alice's program.
+    const bobs = await bob.callTool({
+      name: 'run_code',
+      arguments: { code: 'return "only bob\'s"', description: 'mine' },
+      _meta: named(PROGRAM),
+    })
+    expect(bobs.isError).toBe(true)
+    expect(textOf(bobs)).toContain('PROGRAM_ID_TAKEN')
+    for (const part of ['step', 'guarded', 'alice', turnId]) expect(textOf(bobs)).not.toContain(part)
     expect(ran()).toEqual(['step:1', 'step:1'])
 
     // The owner, on a new connection to the new gateway, waits for its program again by its name.
@@ -217,12 +219,13 @@ describe('an identity’s gateway program survives a restart, and is only its ow
     const alices = records.filter((r) => r.identity?.subject === 'alice')
     expect(alices.map((r) => r.toolName).sort()).toEqual(['guarded', 'run_code', 'step', 'step'])
     expect(alices.find((r) => r.toolName === 'run_code')?.storedTurnId).toBe(turnId)
-    // Bob's journal records are his own programs and his A, never alice's sub-calls.
+    // Bob's journal records are his own program's A (it still waits; his refused call ran nothing),
+    // never alice's sub-calls.
     expect(
       records
         .filter((r) => r.identity?.subject === 'bob')
         .map((r) => r.toolName)
         .sort(),
-    ).toEqual(['run_code', 'step'])
+    ).toEqual(['step'])
   })
 })

@@ -1,0 +1,141 @@
+// Issue 40, item 2: the store's insert-if-absent for turns (`createTurn`), on which a gateway
+// instance takes a named run_code program before running it. Of processes creating one turn id
+// together, exactly one gets true, in both stores: PostgreSQL (its primary key decides) and the file
+// store (a hard link, which fails when the name exists, across processes of one machine). A turn
+// that exists, open or closed, is never replaced; a created turn lists its pending calls and is
+// heard by watchers like a saved one.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createFileStore } from '../../src/journal/file-store.js'
+import { createPostgresStore, type Store } from '../../src/store/index.js'
+import { type PgServer, startPgServer } from './pg-server.js'
+
+let server: PgServer
+const closers: (() => Promise<unknown>)[] = []
+const dirs: string[] = []
+beforeAll(async () => {
+  server = await startPgServer()
+}, 120_000)
+afterAll(async () => {
+  for (const close of closers.reverse()) await close().catch(() => {})
+  server?.destroy()
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((done) => setTimeout(done, 20))
+  }
+}
+
+const waiting = (n: number) => ({
+  n,
+  pending: { calls: [{ callId: `c${n}`, name: 'guarded', arguments: {} }], requests: [{ callId: `c${n}` }] },
+})
+
+/** What every store must do, run against each. */
+async function createsOnce(stores: readonly Store[]): Promise<void> {
+  // 40 creations of one id from two store objects (two instances): exactly one wins, and its state stays.
+  const results = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => stores[i % 2].createTurn('race', waiting(i) as never)),
+  )
+  expect(results.filter(Boolean)).toHaveLength(1)
+  const winner = results.indexOf(true)
+  const turn = await stores[1].loadTurn('race')
+  expect(turn).toMatchObject({ id: 'race', state: waiting(winner), closed: false, decisions: {} })
+  // Its pending call is listed and can be decided, as for a saved turn.
+  expect((await stores[0].pendingCalls()).filter((c) => c.turnId === 'race')).toEqual([
+    { turnId: 'race', callId: `c${winner}`, toolName: 'guarded', agentId: null },
+  ])
+  expect((await stores[0].decide('race', `c${winner}`, { kind: 'allowed-once' })).applied).toBe(true)
+  // A turn that exists is never replaced by a creation, not even once closed; saveTurn still replaces.
+  expect(await stores[0].createTurn('race', waiting(99) as never)).toBe(false)
+  await stores[0].closeTurn('race')
+  expect(await stores[1].createTurn('race', waiting(98) as never)).toBe(false)
+  expect(await stores[1].loadTurn('race')).toMatchObject({ state: waiting(winner), closed: true })
+  await stores[1].saveTurn('race', waiting(97) as never)
+  expect(await stores[0].loadTurn('race')).toMatchObject({
+    state: waiting(97),
+    closed: false,
+    decisions: { [`c${winner}`]: { kind: 'allowed-once' } },
+  })
+  // Another id is another turn.
+  expect(await stores[0].createTurn('other', { n: 0 })).toBe(true)
+  expect(await stores[0].createTurn('', { n: 0 }).catch((error: Error) => error.message)).toMatch(/createTurn/)
+}
+
+describe('createTurn: one creator per turn id, across processes (issue 40, item 2)', { timeout: 180_000 }, () => {
+  it('PostgreSQL: exactly one of two instances creates a turn; a created turn is heard like a saved one', async () => {
+    const url = server.createDatabase('create_turn')
+    const stores = [
+      await createPostgresStore({ connectionString: url }),
+      await createPostgresStore({ connectionString: url, migrate: false }),
+    ]
+    for (const store of stores) closers.push(() => store.close())
+    let heard = 0
+    const stop = stores[1].watchTurns?.(() => {
+      heard++
+    })
+    closers.push(async () => stop?.())
+    await until(() => (heard > 0 ? true : undefined), 'the watch to connect')
+    const before = heard
+    expect(await stores[0].createTurn('heard', waiting(1) as never)).toBe(true)
+    await until(() => (heard > before ? true : undefined), 'the created turn to be heard')
+    await createsOnce(stores)
+  })
+
+  it('file store: exactly one of two store objects creates a turn; no temporary file is left', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-create-turn-'))
+    dirs.push(dir)
+    const journal = join(dir, 'journal.jsonl')
+    await createsOnce([createFileStore({ journal }), createFileStore({ journal })])
+    expect(readdirSync(`${journal}.turns`).filter((name) => name.endsWith('.tmp'))).toEqual([])
+  })
+
+  it('file store: of eight processes creating one turn together, exactly one wins', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-create-turn-procs-'))
+    dirs.push(dir)
+    const journal = join(dir, 'journal.jsonl')
+    const storeModule = resolve(import.meta.dirname, '../../dist/store/index.js')
+    // Each process opens the store, says it is ready, and creates the turn when told to go: the
+    // creations start together, whatever the machine's load.
+    const script = `
+      const { createFileStore } = await import(${JSON.stringify(storeModule)})
+      const store = createFileStore({ journal: ${JSON.stringify(journal)} })
+      process.stdout.write('ready\\n')
+      process.stdin.once('data', async () => {
+        const won = await store.createTurn('race', { pid: process.pid })
+        process.stdout.write(won ? 'won\\n' : 'lost\\n')
+        process.exit(0)
+      })`
+    const children: ChildProcess[] = []
+    const said: string[] = Array.from({ length: 8 }, () => '')
+    for (let i = 0; i < 8; i++) {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      })
+      child.stdout?.on('data', (chunk: Buffer) => {
+        said[i] += chunk.toString()
+      })
+      children.push(child)
+    }
+    try {
+      await until(() => (said.every((text) => text.includes('ready')) ? true : undefined), 'the processes to be ready')
+      for (const child of children) child.stdin?.write('go\n')
+      await until(() => (said.every((text) => /won|lost/.test(text)) ? true : undefined), 'every process to answer')
+    } finally {
+      for (const child of children) if (child.exitCode === null) child.kill()
+    }
+    const winners = said.map((text, i) => (text.includes('won') ? i : -1)).filter((i) => i >= 0)
+    expect(winners).toHaveLength(1)
+    const turn = await createFileStore({ journal }).loadTurn('race')
+    expect(turn?.state).toEqual({ pid: children[winners[0]].pid })
+  })
+})
