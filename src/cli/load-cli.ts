@@ -5,22 +5,14 @@
 // older Node the file is compiled as one script with the cached data. Without the file (running
 // from the sources) the CLI loads module by module. A `serve` first runs a small second bundle that
 // spawns the upstream servers, so that they start while the big one loads.
-import {
-  lstatSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  type Stats,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs'
+import { lstatSync, mkdirSync, readFileSync, type Stats, statSync } from 'node:fs'
 import nodeModule, { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import vm from 'node:vm'
-import { digest, installModuleCodeCache } from './module-code-cache.js'
+import { readCacheFile, writeCacheFile } from './cache-file.js'
+import { installModuleCodeCache } from './module-code-cache.js'
 
 type Cli = typeof import('./main.js')
 type First = typeof import('../gateway/index.js')
@@ -133,25 +125,9 @@ function runCached(file: string, stat: Stats, cacheFile: string): unknown {
   return module.exports
 }
 
-/**
- * A cache file is one header line, `{"identity":…,"sha256":…}`, then V8's data. V8 checks that
- * the data suits this V8 and its flags, not that it is whole: the digest does.
- */
+/** The bundle's cached code, kept by an earlier run of this bundle on this Node. */
 function readCache(cacheFile: string, identity: string): Buffer | undefined {
-  try {
-    const kept = readFileSync(cacheFile)
-    const end = kept.indexOf(10)
-    if (end < 0) return undefined
-    const header: unknown = JSON.parse(kept.subarray(0, end).toString('utf8'))
-    if (typeof header !== 'object' || header === null) return undefined
-    const { identity: keptFor, sha256 } = header as { identity?: unknown; sha256?: unknown }
-    const data = kept.subarray(end + 1)
-    if (keptFor !== identity || sha256 !== digest(data)) return undefined
-    return data
-  } catch {
-    // None kept yet, or not readable: compiled afresh.
-    return undefined
-  }
+  return readCacheFile(cacheFile, identity)?.data
 }
 
 /** Write the script's compiled code once, after the start or at exit; a failure only means no cache. */
@@ -162,21 +138,13 @@ function keepLater(script: vm.Script, cacheFile: string, identity: string): void
     kept = true
     clearTimeout(timer)
     process.off('exit', keep)
-    // Another process may write the same cache at the same time: each writes its own file and
-    // renames it over, so a reader sees one whole file or none.
-    const partial = `${cacheFile}.${process.pid}.tmp`
+    let data: Buffer
     try {
-      const data = script.createCachedData()
-      const header = `${JSON.stringify({ identity, sha256: digest(data) })}\n`
-      writeFileSync(partial, Buffer.concat([Buffer.from(header), data]), { mode: 0o600 })
-      renameSync(partial, cacheFile)
+      data = script.createCachedData()
     } catch {
-      try {
-        unlinkSync(partial)
-      } catch {
-        // Never written.
-      }
+      return
     }
+    writeCacheFile(cacheFile, identity, data)
   }
   const timer = setTimeout(keep, KEEP_AFTER_MS)
   timer.unref()

@@ -4,10 +4,11 @@
 // a `serve` with an upstream). Each file is compiled as one script with the cached data
 // an earlier run kept, all of them in one cache file (one read, one digest). On newer Node,
 // `module.enableCompileCache` covers them and this is not installed.
-import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import nodeModule, { createRequire } from 'node:module'
 import path from 'node:path'
 import vm from 'node:vm'
+import { readCacheFile, writeCacheFile } from './cache-file.js'
 
 /** The part of Node's CommonJS `Module` this reaches: the one step that compiles and runs a file. */
 interface CompilingModule {
@@ -114,27 +115,16 @@ function readModuleCache(
   identity: string,
 ): Map<string, { size: number; mtimeMs: number; data: Buffer }> {
   const files = new Map<string, { size: number; mtimeMs: number; data: Buffer }>()
-  try {
-    const whole = readFileSync(cacheFile)
-    const end = whole.indexOf(10)
-    if (end < 0) return files
-    const header: unknown = JSON.parse(whole.subarray(0, end).toString('utf8'))
-    if (typeof header !== 'object' || header === null) return files
-    const { identity: keptFor, sha256, files: entries } = header as Record<string, unknown>
-    const data = whole.subarray(end + 1)
-    if (keptFor !== identity || !Array.isArray(entries) || sha256 !== digest(data)) return files
-    let at = 0
-    for (const entry of entries as unknown[]) {
-      if (!isEntry(entry)) return new Map()
-      const [filename, size, mtimeMs, length] = entry
-      files.set(filename, { size, mtimeMs, data: data.subarray(at, at + length) })
-      at += length
-    }
-    return at === data.length ? files : new Map()
-  } catch {
-    // None kept yet, or not readable: every file compiles afresh.
-    return new Map()
+  const kept = readCacheFile(cacheFile, identity)
+  if (kept === undefined || !Array.isArray(kept.header.files)) return files
+  let at = 0
+  for (const entry of kept.header.files as unknown[]) {
+    if (!isEntry(entry)) return new Map()
+    const [filename, size, mtimeMs, length] = entry
+    files.set(filename, { size, mtimeMs, data: kept.data.subarray(at, at + length) })
+    at += length
   }
+  return at === kept.data.length ? files : new Map()
 }
 
 function isEntry(value: unknown): value is Entry {
@@ -149,9 +139,8 @@ function isEntry(value: unknown): value is Entry {
   )
 }
 
-/** Write the whole cache at once: another process may write it too, so each renames its own file over. */
+/** Write the whole cache at once (see writeCacheFile for why a reader never sees half of it). */
 function writeModuleCache(cacheFile: string, identity: string, kept: Map<string, Kept>): void {
-  const partial = `${cacheFile}.${process.pid}.tmp`
   try {
     const entries: Entry[] = []
     const parts: Buffer[] = []
@@ -160,21 +149,8 @@ function writeModuleCache(cacheFile: string, identity: string, kept: Map<string,
       entries.push([filename, size, mtimeMs, bytes.length])
       parts.push(bytes)
     }
-    const data = Buffer.concat(parts)
-    const header = `${JSON.stringify({ identity, sha256: digest(data), files: entries })}\n`
-    writeFileSync(partial, Buffer.concat([Buffer.from(header), data]), { mode: 0o600 })
-    renameSync(partial, cacheFile)
+    writeCacheFile(cacheFile, identity, Buffer.concat(parts), { files: entries })
   } catch {
-    try {
-      unlinkSync(partial)
-    } catch {
-      // Never written.
-    }
+    // V8 could not give a file's data: no cache this time.
   }
-}
-
-export function digest(data: Buffer): string {
-  // Loaded here, not with this module: only a check or a write of a cache needs it, after the spawn.
-  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
-  return createHash('sha256').update(data).digest('hex')
 }
