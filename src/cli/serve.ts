@@ -61,7 +61,8 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   with --http, on SIGTERM: new MCP requests get 503 with Retry-After, calls in
                   flight get this long to finish (default 30), then are cancelled (and journaled
                   so); then the upstreams and the store close and the process exits 0. A second
-                  SIGTERM exits at once (143). Ctrl-C (SIGINT) stops at once
+                  SIGTERM exits at once (143). Ctrl-C (SIGINT) stops at once. Over stdio, once
+                  the client closes stdin, the requests it sent get this long to be answered
   --vault-key-file FILE
                   the 32-byte key (raw, hex or base64) of the per-caller credential vault, for servers
                   with "auth": { "perUser": ... } (default: $TOOLGATE_VAULT_KEY_FILE)

@@ -11,6 +11,7 @@ import {
   type McpServerHandle,
   type ModernStdioOptions,
 } from '../mcp/gateway.js'
+import { DEFAULT_DRAIN_TIMEOUT_SECONDS } from './drain.js'
 import type { GatewayStartup } from './gateway.js'
 import type { Log } from './log.js'
 import type { GatewaySettings } from './settings.js'
@@ -29,6 +30,8 @@ export async function openStdio(
   const transport = new LineStdioServerTransport({
     maxMessageBytes: settings.maxMessageBytes,
     limitName: '--max-message-bytes',
+    // Stdin's end is the client's drain: what it sent is answered, within --drain-timeout.
+    endGraceMs: (settings.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT_SECONDS) * 1000,
   })
   // What the transport refused (an oversized or malformed message) is answered to the client; the log says so too.
   const gate = new StartupGate(transport, { serverInfo }, (error) => log.info(error.message))

@@ -67,7 +67,7 @@ export interface GatewaySettings {
   /** The vault file: `toolgate.vault.json` next to the config (or in the working folder). */
   readonly vaultFile?: string
 
-  /** `--drain-timeout`: seconds calls in flight may take after SIGTERM (`serve --http`). */
+  /** `--drain-timeout`: seconds calls in flight may take after SIGTERM (`serve --http`), or after stdin's end (stdio). */
   readonly drainTimeout?: number
   /** `--log-format` and `--log-level`. */
   readonly logFormat?: LogFormat

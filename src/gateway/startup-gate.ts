@@ -228,6 +228,9 @@ export class StartupGate implements McpTransport {
     inner.onclose = this.onclose
     if (this.replayId === undefined) this.send = (message, options) => inner.send(message, options)
     for (const { message, extra } of held) this.onmessage?.(message, extra)
+    // The client went (every request it sent answered) before the server was connected: the server
+    // learns it now, or it would wait for an end that already came.
+    if (this.ended) queueMicrotask(() => this.onclose?.())
   }
 
   send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {

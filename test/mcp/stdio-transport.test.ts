@@ -8,10 +8,15 @@ import { LineStdioServerTransport } from '../../src/mcp/server/stdio-transport.j
 
 const LIMIT = 64 * 1024
 
-async function open() {
+async function open(endGraceMs?: number) {
   const stdin = new PassThrough()
   const stdout = new PassThrough()
-  const transport = new LineStdioServerTransport({ stdin, stdout, maxMessageBytes: LIMIT })
+  const transport = new LineStdioServerTransport({
+    stdin,
+    stdout,
+    maxMessageBytes: LIMIT,
+    ...(endGraceMs === undefined ? {} : { endGraceMs }),
+  })
   const received: JSONRPCMessage[] = []
   const errors: string[] = []
   let closed = 0
@@ -88,6 +93,8 @@ describe('LineStdioServerTransport', () => {
   it('ending stdin closes it without a reason; a read error closes it with one', async () => {
     const a = await open()
     a.stdin.end()
+    // Nothing unanswered: it closes on the turn after the end, once stdout took what was written.
+    await new Promise((resolve) => setImmediate(resolve))
     await new Promise((resolve) => setImmediate(resolve))
     expect(a.closed()).toBe(1)
     expect(a.transport.endReason).toBeUndefined()
@@ -96,6 +103,38 @@ describe('LineStdioServerTransport', () => {
     await new Promise((resolve) => setImmediate(resolve))
     expect(b.closed()).toBe(1)
     expect(b.transport.endReason?.message).toBe('reading stdin failed: boom')
+  })
+
+  it("stays open after stdin's end until every request read was answered, a cancelled one aside (issue 35, item 2)", async () => {
+    const t = await open()
+    const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c' } }
+    await t.feed(`${ping(1)}${ping('c')}${ping(2)}${JSON.stringify(cancelled)}\n`)
+    t.stdin.end()
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(t.closed()).toBe(0)
+    await t.transport.send({ jsonrpc: '2.0', id: 2, result: {} })
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(t.closed()).toBe(0)
+    const closed = new Promise<void>((resolve) => {
+      t.transport.onclose = resolve
+    })
+    await t.transport.send({ jsonrpc: '2.0', id: 1, result: {} })
+    await closed
+    expect(t.transport.endReason).toBeUndefined()
+    expect(t.replies().map((m: { id: unknown }) => m.id)).toEqual([2, 1])
+  })
+
+  it("closes anyway once endGraceMs passed after stdin's end, naming what was given up (issue 35, item 2)", async () => {
+    const t = await open(10)
+    await t.feed(ping(1))
+    const closed = new Promise<void>((resolve) => {
+      t.transport.onclose = resolve
+    })
+    t.stdin.end()
+    await closed
+    expect(t.transport.endReason).toBeUndefined()
+    expect(t.errors).toEqual([expect.stringMatching(/1 request\(s\) still unanswered after 10 ms were given up/)])
   })
 
   it('reads every line whichever way the bytes are split: several per chunk, split lines, CRLF, a character across chunks (issue 23)', async () => {

@@ -13,6 +13,9 @@ import type { FastPath } from './fast-path.js'
 /** The SDK's stdio limit, kept as toolgate's default so nothing that worked before is refused. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
+/** How long, after the client ended stdin, its requests still unanswered get before the transport closes. */
+export const DEFAULT_END_GRACE_MS = 30_000
+
 /** Stdio carries no authentication. */
 const NO_EXTRA = Object.freeze({})
 const NEWLINE = 0x0a
@@ -24,6 +27,11 @@ export interface LineTransportOptions {
   readonly maxMessageBytes?: number
   /** Named in the error a client gets for an oversized message, e.g. `toolgate serve --max-message-bytes`. */
   readonly limitName?: string
+  /**
+   * After the client ends stdin, how long the requests it sent and that are still unanswered get
+   * before the transport closes anyway. Default {@link DEFAULT_END_GRACE_MS}.
+   */
+  readonly endGraceMs?: number
   readonly stdin?: Readable
   readonly stdout?: Writable
 }
@@ -33,6 +41,10 @@ export interface LineTransportOptions {
  * error, an oversized request an `Invalid Request` error naming the limit (its bytes are skipped
  * as they arrive, never buffered), and serving goes on. `endReason` says why it closed: undefined
  * when the client ended stdin or `close()` was called, the failure otherwise.
+ *
+ * The client ending stdin closes the transport only once every request it sent was answered and
+ * those answers were handed to stdout (or `endGraceMs` passed): a client that writes its requests
+ * and closes stdin at once still gets every answer.
  */
 export class LineStdioServerTransport implements McpTransport {
   onclose?: () => void
@@ -57,12 +69,19 @@ export class LineStdioServerTransport implements McpTransport {
   private skipping: OversizedScan | undefined
   private started = false
   private closed = false
+  /** The client's requests read and not answered yet, by id (a count, should a client reuse an id). */
+  private readonly unanswered = new Map<string | number, number>()
+  /** The client ended stdin: the transport closes once `unanswered` is empty. */
+  private inputEnded = false
+  private readonly endGraceMs: number
+  private endTimer: NodeJS.Timeout | undefined
 
   constructor(options: LineTransportOptions = {}) {
     this.stdin = options.stdin ?? process.stdin
     this.stdout = options.stdout ?? process.stdout
     this.max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
     this.limitName = options.limitName ?? 'maxMessageBytes'
+    this.endGraceMs = options.endGraceMs ?? DEFAULT_END_GRACE_MS
   }
 
   async start(): Promise<void> {
@@ -79,7 +98,19 @@ export class LineStdioServerTransport implements McpTransport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return this.closed ? SENT : writeLine(this.stdout, message)
+    if (this.closed) return SENT
+    const sent = writeLine(this.stdout, message)
+    if (!('method' in message) && 'id' in message && message.id !== undefined && message.id !== null)
+      this.answered(message.id)
+    return sent
+  }
+
+  private answered(id: string | number): void {
+    const count = this.unanswered.get(id)
+    if (count === undefined) return
+    if (count > 1) this.unanswered.set(id, count - 1)
+    else this.unanswered.delete(id)
+    if (this.inputEnded && this.unanswered.size === 0) this.endWhenWritten()
   }
 
   private readonly onData = (chunk: Buffer): void => {
@@ -148,8 +179,21 @@ export class LineStdioServerTransport implements McpTransport {
         )
       return
     }
+    this.note(parsed.data)
     if (this.fastPath?.take(parsed.data, NO_EXTRA, this.reply)) return
     this.onmessage?.(parsed.data)
+  }
+
+  /** Count a request as awaiting its answer; a cancelled one is answered by no one. */
+  private note(message: JSONRPCMessage): void {
+    if (!('method' in message)) return
+    if ('id' in message) {
+      this.unanswered.set(message.id, (this.unanswered.get(message.id) ?? 0) + 1)
+      return
+    }
+    if (message.method !== 'notifications/cancelled' || !isObject(message.params)) return
+    const { requestId } = message.params
+    if (typeof requestId === 'string' || typeof requestId === 'number') this.unanswered.delete(requestId)
   }
 
   private readonly reply = (response: JSONRPCMessage): Promise<void> => this.send(response)
@@ -170,7 +214,34 @@ export class LineStdioServerTransport implements McpTransport {
     this.onerror?.(new Error(`stdio: ${text}`))
   }
 
-  private readonly onEnd = (): void => this.finish(undefined)
+  private readonly onEnd = (): void => {
+    if (this.closed || this.inputEnded) return
+    this.inputEnded = true
+    this.pending = []
+    this.skipping = undefined
+    if (this.unanswered.size === 0) {
+      this.endWhenWritten()
+      return
+    }
+    this.endTimer = setTimeout(() => {
+      this.report(
+        `stdin ended; ${this.unanswered.size} request(s) still unanswered after ${this.endGraceMs} ms were given up`,
+      )
+      this.endWhenWritten()
+    }, this.endGraceMs)
+  }
+
+  /** Close once what was written reached stdout's file descriptor (a failed write closes it sooner). */
+  private endWhenWritten(): void {
+    clearTimeout(this.endTimer)
+    const { stdout } = this
+    if (stdout.writableLength === 0 || stdout.destroyed) {
+      setImmediate(() => this.finish(undefined))
+      return
+    }
+    // Writes complete in order: an empty one's callback runs once everything before it was written.
+    stdout.write('', (error) => (error ? this.onOutputError(error) : this.finish(undefined)))
+  }
   private readonly onInputError = (error: Error): void =>
     this.finish(new Error(`reading stdin failed: ${error.message}`))
   private readonly onOutputError = (error: Error): void => {
@@ -183,6 +254,7 @@ export class LineStdioServerTransport implements McpTransport {
     if (this.closed) return
     this.closed = true
     this.endReason = reason
+    clearTimeout(this.endTimer)
     this.stdin.off('data', this.onData)
     this.stdin.off('end', this.onEnd)
     this.stdin.off('error', this.onInputError)
