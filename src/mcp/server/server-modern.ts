@@ -326,7 +326,11 @@ export function modernServers(
         }
       }
       // admit read the direct ask's answer before the state was spent.
-      if (direct === undefined) throw new Error('tools/call: an approval state was admitted without its answer')
+      if (direct === undefined)
+        throw new ProtocolError(
+          JsonRpcCode.InternalError,
+          'tools/call: an approval state was admitted without its answer',
+        )
       return { outcome: direct, asked: opened.state.asked }
     }
     /** A kept program's waiting sub-calls, asked of the client; the state names the program. */
