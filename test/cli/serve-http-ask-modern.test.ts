@@ -2,7 +2,8 @@
 // so an approval needs no held connection. The built CLI over real HTTP, raw 2026 requests with the
 // `_meta` envelope: the first call is answered with an elicitation input request and a sealed
 // requestState; the retry with the answer runs the call (accept) or refuses it (decline). A
-// tampered, replayed, foreign or re-pointed state is refused and runs nothing.
+// tampered, replayed, foreign or re-pointed state is refused and runs nothing; a retry missing its
+// answer is refused without spending the state.
 import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -91,6 +92,25 @@ describe('an ask for a 2026 client is an input-required result', { timeout: 90_0
     expect(done.result?.isError).not.toBe(true)
     expect(await readFile(path.join(dir, 'ok.txt'), 'utf8')).toBe('written ok.txt')
     // Replayed after use: refused before anything runs.
+    const replay = await call('alice-token', args, { state, answer: accept })
+    expect(replay.error?.code).toBe(-32602)
+    expect(replay.error?.message).toMatch(/already been used/)
+  })
+
+  it('a retry without the answer, or with a malformed one, is refused and spends nothing; the complete retry runs once', async () => {
+    // The answer is checked before the state's nonce is spent, as for a kept program's answers.
+    const { state, args } = await ask('alice-token', 'late.txt')
+    for (const answer of [undefined, 'yes', { action: 42 }]) {
+      const refused = await call('alice-token', args, { state, answer })
+      expect(refused.error?.code).toBe(-32602)
+      expect(refused.error?.message).toMatch(/inputResponses\.toolgate\/approval: expected the answer/)
+      expect(refused.error?.message).not.toMatch(/requestState refused/)
+      expect(existsSync(path.join(dir, 'late.txt'))).toBe(false)
+    }
+    const done = await call('alice-token', args, { state, answer: accept })
+    expect(done.error).toBeUndefined()
+    expect(done.result?.isError).not.toBe(true)
+    expect(await readFile(path.join(dir, 'late.txt'), 'utf8')).toBe('written late.txt')
     const replay = await call('alice-token', args, { state, answer: accept })
     expect(replay.error?.code).toBe(-32602)
     expect(replay.error?.message).toMatch(/already been used/)

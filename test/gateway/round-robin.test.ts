@@ -5,7 +5,8 @@
 // the other instance, which opens the state sealed by the first and runs the call. The upstream
 // counts every run: each call ran exactly once. A used state replayed on either instance, a state
 // raced to both at once, a tampered one and another caller's one are refused (-32602), and run
-// nothing; with the database down a retry is refused (-32603) without being spent.
+// nothing; with the database down a retry is refused (-32603) without being spent, and so is a retry
+// missing its answer (-32602).
 import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -243,6 +244,24 @@ describe('two instances behind a round-robin proxy (issue 35, items 4 and 6)', {
     const retried = await rawCall(instances[1], 'alice-token', 'guarded', args, { state, answer: accept })
     expect(retried.error).toBeUndefined()
     expect(ran().slice(before)).toEqual(['guarded:7'])
+  })
+
+  it('a retry missing its answer is refused and spends nothing; the complete retry runs once on the other instance', async () => {
+    const before = ran().length
+    const args = { n: 9 }
+    const state = await asked(instances[0], 'alice-token', args)
+    const missing = await rawCall(instances[0], 'alice-token', 'guarded', args, { state, answer: undefined })
+    expect(missing.error?.code).toBe(-32602)
+    expect(missing.error?.message).toMatch(/inputResponses\.toolgate\/approval: expected the answer/)
+    expect(ran().length).toBe(before)
+    const retried = await rawCall(instances[1], 'alice-token', 'guarded', args, { state, answer: accept })
+    expect(retried.error).toBeUndefined()
+    expect(retried.result?.isError).not.toBe(true)
+    expect(ran().slice(before)).toEqual(['guarded:9'])
+    const replay = await rawCall(instances[0], 'alice-token', 'guarded', args, { state, answer: accept })
+    expect(replay.error?.code).toBe(-32602)
+    expect(replay.error?.message).toMatch(/already been used/)
+    expect(ran().slice(before)).toEqual(['guarded:9'])
   })
 
   it('a retry while the store is down is refused with -32603 and runs nothing; the same retry works once it is back', async () => {

@@ -40,6 +40,7 @@ import type { AuthInfo } from '../protocol/wire-types.js'
 import { approvalAnswer, approvalQuestion } from './approval-question.js'
 import {
   APPROVED_ROUNDS_MS,
+  type ApprovalState,
   ApprovalStateSeal,
   argumentsDigest,
   type CarriedApproval,
@@ -271,10 +272,19 @@ export function modernServers(
       | { resume: { key: string; inputResponses: Record<string, unknown> }; approved?: CarriedApproval }
       | { kept: KeptProgramRef & { decisions: Record<string, ApprovalOutcome> } }
     > => {
-      // A kept program's waiting sub-calls: one answer each, under the key each was asked with,
-      // checked before the state is spent (a retry missing one can be sent again, completed).
+      // The answers an approval state asked for, checked before the state is spent, so a retry
+      // missing one (or carrying a malformed one) can be sent again, completed: a kept program's
+      // waiting sub-calls, one answer each under the key each was asked with, or a direct ask's one.
       const decisions: Record<string, ApprovalOutcome> = {}
-      const admit = ({ kept }: { kept?: KeptProgramRef }) => {
+      let direct: ApprovalOutcome | undefined
+      const admit = ({ kept, relay, held }: Pick<ApprovalState, 'kept' | 'relay' | 'held'>) => {
+        if (kept === undefined && relay === undefined && held === undefined) {
+          const answer = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
+          if (answer.kind !== 'elicit')
+            return `inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`
+          direct = approvalAnswer(answer, authInfo?.clientId)
+          return undefined
+        }
         for (const [index, callId] of kept?.calls.entries() ?? []) {
           const answer = inputResponse(rc.mcpReq.inputResponses, keptInputKey(index))
           if (answer.kind !== 'elicit')
@@ -315,13 +325,13 @@ export function modernServers(
           ...carried,
         }
       }
-      const view = inputResponse(rc.mcpReq.inputResponses, APPROVAL_INPUT)
-      if (view.kind !== 'elicit')
+      // admit read the direct ask's answer before the state was spent.
+      if (direct === undefined)
         throw new ProtocolError(
-          JsonRpcCode.InvalidParams,
-          `tools/call: inputResponses.${APPROVAL_INPUT}: expected the answer to the approval elicitation`,
+          JsonRpcCode.InternalError,
+          'tools/call: an approval state was admitted without its answer',
         )
-      return { outcome: approvalAnswer(view, authInfo?.clientId), asked: opened.state.asked }
+      return { outcome: direct, asked: opened.state.asked }
     }
     /** A kept program's waiting sub-calls, asked of the client; the state names the program. */
     const keptQuestion = (pause: KeptPause, bound: { subject: string; tool: string; args: string }, callId: string) =>
