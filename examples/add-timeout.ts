@@ -12,7 +12,7 @@ const slowSearch = defineTool({
   description: 'Search an index that is sometimes slow.',
   parameters: { query: { type: 'string', required: true }, delayMs: { type: 'integer', required: true } },
   output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
-  timeoutMs: 200, // this tool's own deadline
+  timeoutMs: 2_000, // this tool's own deadline
   // The body must observe exec.signal: the deadline aborts it, and the call then ends as TOOL_TIMEOUT.
   execute: async ({ query, delayMs }, exec) => {
     await sleep(delayMs, undefined, { signal: exec.signal })
@@ -25,10 +25,10 @@ const crawl = defineTool({
   description: 'Crawl pages, reporting progress after each one.',
   parameters: { pages: { type: 'integer', required: true }, stallAt: { type: 'integer' } },
   output: { schema: { type: 'integer' }, render: (_args, count) => [{ type: 'text', text: `${count} pages` }] },
-  idleTimeoutMs: 300, // no fixed deadline: it may run as long as it keeps reporting progress
+  idleTimeoutMs: 1_000, // no fixed deadline: it may run as long as it keeps reporting progress
   execute: async ({ pages, stallAt }, exec) => {
     for (let page = 1; page <= pages; page++) {
-      await sleep(page === stallAt ? 5_000 : 50, undefined, { signal: exec.signal })
+      await sleep(page === stallAt ? 5_000 : 150, undefined, { signal: exec.signal })
       exec.progress({ message: `page ${page}`, fraction: page / pages })
     }
     return pages
@@ -45,7 +45,7 @@ runtime.tools.register(crawl)
 const calls = [
   { name: 'slow_search', arguments: { query: 'bees', delayMs: 10 } },
   { name: 'slow_search', arguments: { query: 'wasps', delayMs: 5_000 } },
-  { name: 'crawl', arguments: { pages: 10 } }, // 10 × 50 ms: longer than 300 ms, but never idle
+  { name: 'crawl', arguments: { pages: 10 } }, // 10 × 150 ms: longer than 1 s, but never idle
   { name: 'crawl', arguments: { pages: 10, stallAt: 3 } },
 ]
 for (const [i, call] of calls.entries()) {
