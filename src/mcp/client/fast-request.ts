@@ -8,6 +8,7 @@
 // whether it needs a task) this path keeps itself, from the listings the gateway applies: the SDK
 // keeps its copy private.
 
+import { isRecord } from '../../util/is-record.js'
 import { isCommonCallToolResult } from '../protocol/common-call-result.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import type { SchemaValidators } from '../protocol/lazy-json-schema-validator.js'
@@ -64,10 +65,6 @@ interface Pending {
 
 /** One session's counter of fast ids; a prefix the SDK's numeric ids can never take. */
 const ID_PREFIX = 'tg-'
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 /**
  * Install the lean path on a connected client's transport. Output schemas compile through
@@ -139,7 +136,7 @@ export function installFastRequests(
   const onResponse = (id: string, entry: Pending, message: Record<string, unknown>): void => {
     finish(id, entry)
     if (entry.options.signal.aborted) return
-    if (isPlainObject(message.error)) {
+    if (isRecord(message.error)) {
       const { code, message: text, data } = message.error as { code: number; message: string; data?: unknown }
       entry.reject(new McpError(code, text, data))
       return
@@ -174,7 +171,7 @@ export function installFastRequests(
       onResponse(m.id, entry, m)
       return true
     }
-    if (m.method === 'notifications/progress' && isPlainObject(m.params)) {
+    if (m.method === 'notifications/progress' && isRecord(m.params)) {
       const { progressToken, progress } = m.params
       if (typeof progressToken !== 'string' || typeof progress !== 'number') return false
       const entry = pending.get(progressToken)
@@ -293,11 +290,11 @@ export function installFastRequests(
 
 /** What is wrong with a `tools/list` result as the link reads it, if anything. */
 function toolListProblem(result: unknown): string | undefined {
-  if (!isPlainObject(result) || !Array.isArray(result.tools)) return 'tools: expected an array'
+  if (!isRecord(result) || !Array.isArray(result.tools)) return 'tools: expected an array'
   if (result.nextCursor !== undefined && typeof result.nextCursor !== 'string') return 'nextCursor: expected a string'
   for (const [i, tool] of result.tools.entries()) {
-    if (!isPlainObject(tool) || typeof tool.name !== 'string') return `tools.${i}.name: expected a string`
-    if (!isPlainObject(tool.inputSchema) || tool.inputSchema.type !== 'object')
+    if (!isRecord(tool) || typeof tool.name !== 'string') return `tools.${i}.name: expected a string`
+    if (!isRecord(tool.inputSchema) || tool.inputSchema.type !== 'object')
       return `tools.${i}.inputSchema: expected an object schema`
   }
   return undefined

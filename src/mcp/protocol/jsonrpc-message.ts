@@ -4,25 +4,22 @@
 // Anything else, valid or not, goes to the schema, so what is accepted and what is refused stays
 // exactly the schema's.
 import { parseJSONRPCMessage, specTypeSchemas } from '@modelcontextprotocol/server'
+import { isRecord } from '../../util/is-record.js'
 import type { JSONRPCMessage } from './wire-types.js'
 
 const JSONRPCMessageSchema = specTypeSchemas.JSONRPCMessage['~standard']
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 const isId = (id: unknown) => typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id))
 
 /** Params or a result the schema would take as they are: an object with no `_meta` to check. */
-const isLooseWithoutMeta = (value: unknown) => isPlainObject(value) && !Object.hasOwn(value, '_meta')
+const isLooseWithoutMeta = (value: unknown) => isRecord(value) && !Object.hasOwn(value, '_meta')
 
 /**
  * True when the schema certainly accepts `value` and would return an equal copy of it; false says
  * nothing (the schema decides).
  */
 function isCommonMessage(value: unknown): value is JSONRPCMessage {
-  if (!isPlainObject(value) || value.jsonrpc !== '2.0') return false
+  if (!isRecord(value) || value.jsonrpc !== '2.0') return false
   let keys = 0
   for (const key in value) {
     if (!Object.hasOwn(value, key)) return false

@@ -5,6 +5,7 @@
 // is left to the SDK, whose answers stay the reference.
 
 import { ProtocolError, specTypeSchemas } from '@modelcontextprotocol/server'
+import { isRecord } from '../../util/is-record.js'
 import { isCommonCallToolResult } from '../protocol/common-call-result.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import { type CallTrace, callTraceOf } from '../protocol/trace-context.js'
@@ -59,10 +60,6 @@ export interface FastCalls extends FastPath {
   close(): void
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 const isToken = (value: unknown): value is string | number =>
   typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value))
 
@@ -78,15 +75,15 @@ function plainCallParams(params: unknown):
       trace: CallTrace | undefined
     }
   | undefined {
-  if (!isPlainObject(params) || typeof params.name !== 'string') return undefined
+  if (!isRecord(params) || typeof params.name !== 'string') return undefined
   if (params.task !== undefined) return undefined
   const args = params.arguments
-  if (args !== undefined && !isPlainObject(args)) return undefined
+  if (args !== undefined && !isRecord(args)) return undefined
   const meta = params._meta
   let token: string | number | undefined
   let trace: CallTrace | undefined
   if (meta !== undefined) {
-    if (!isPlainObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return undefined
+    if (!isRecord(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return undefined
     // A named program is for the keeper, which only the SDK path hands the name to.
     if (meta[PROGRAM_META] !== undefined) return undefined
     token = meta.progressToken as string | number | undefined
@@ -182,7 +179,7 @@ export function createFastCalls(host: FastCallHost): FastCalls {
         call(m.id as RequestId, params, extra, reply)
         return true
       }
-      if (m.method === 'notifications/cancelled' && m.id === undefined && isPlainObject(m.params)) {
+      if (m.method === 'notifications/cancelled' && m.id === undefined && isRecord(m.params)) {
         // The SDK ignores a cancellation without a (truthy) request id, and so does this path.
         const { requestId, reason } = m.params
         if ((typeof requestId === 'string' || typeof requestId === 'number') && requestId)
