@@ -63,6 +63,11 @@ export interface ProgramState extends Record<string, unknown> {
   readonly call: { readonly callId: string; readonly name: string; readonly arguments: JsonValue }
   readonly pending: { readonly calls: readonly JsonValue[]; readonly requests: readonly ApprovalRequest[] }
   readonly program: ProgramSuspension
+  /**
+   * How the program's own call was allowed when the policy asked about it: each resume answers
+   * that ask with it instead of asking again. Absent when nothing asked about the call itself.
+   */
+  readonly approved?: OwnApproval
   /** The program's result, once it ended (the turn is closed then): a client that waits again gets it. */
   readonly result?: JsonValue
   readonly seal?: string
@@ -121,15 +126,34 @@ export interface ProgramKeeper extends McpCallKeeper {
 
 type Execute = (input: ToolExecutionInput, options: ToolExecuteOptions) => Promise<ToolExecutionResult>
 
-/** Sub-calls wait (their approval suspends); the program's own call keeps its approval service. */
-function suspendingSubCalls(fallback: ApprovalService | undefined): ApprovalService {
+/** How the program's own call was allowed, kept with the paused program so a resume does not ask again. */
+export type OwnApproval = { readonly kind: 'allowed-once'; readonly arguments?: JsonValue; readonly decidedBy?: string }
+
+/**
+ * Sub-calls wait (their approval suspends); the program's own call keeps its approval service, and
+ * `allowed` hears how that service allowed it.
+ */
+function suspendingSubCalls(
+  fallback: ApprovalService | undefined,
+  allowed: (approval: OwnApproval) => void,
+): ApprovalService {
   return {
     request: async (request, context): Promise<ApprovalOutcome> => {
-      if (request.parentCallId !== undefined)
-        return { kind: 'suspended', reason: 'waits for an approver in the viewer' }
-      return fallback === undefined
-        ? { kind: 'denied', reason: 'nobody can be asked' }
-        : fallback.request(request, context)
+      if (request.parentCallId !== null) return { kind: 'suspended', reason: 'waits for an approver in the viewer' }
+      const outcome: ApprovalOutcome =
+        fallback === undefined
+          ? { kind: 'denied', reason: 'nobody can be asked' }
+          : await fallback.request(request, context)
+      // Once on a resume, whatever was answered: an `allowed-always` became a standing rule when it was given.
+      if (outcome?.kind === 'allowed-once' || outcome?.kind === 'allowed-always')
+        allowed({
+          kind: 'allowed-once',
+          ...(outcome.kind === 'allowed-once' && outcome.arguments !== undefined
+            ? { arguments: outcome.arguments }
+            : {}),
+          ...(outcome.decidedBy === undefined ? {} : { decidedBy: outcome.decidedBy }),
+        })
+      return outcome
     },
   }
 }
@@ -197,6 +221,7 @@ export function createProgramKeeper(deps: {
     owner: { readonly owner: Owner; readonly agentId: string | null; readonly programId?: string },
     call: ProgramState['call'],
     program: ProgramSuspension,
+    approved?: OwnApproval,
   ): ProgramState =>
     seal({
       v: 1,
@@ -214,22 +239,29 @@ export function createProgramKeeper(deps: {
         requests: program.waiting,
       },
       program,
+      ...(approved === undefined ? {} : { approved }),
     })
 
   /** Run (or re-run) the program: its result, or what it waits for when it paused. */
   async function runProgram(
     options: ToolExecuteOptions,
     dispatch: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
-  ): Promise<{ readonly result: ToolExecutionResult } | { readonly paused: ProgramSuspension }> {
+  ): Promise<
+    { readonly result: ToolExecutionResult } | { readonly paused: ProgramSuspension; readonly approved?: OwnApproval }
+  > {
     let paused: ProgramSuspension | undefined
+    let approved: OwnApproval | undefined
     const result = await dispatch({
       ...options,
-      approval: suspendingSubCalls(options.approval),
+      approval: suspendingSubCalls(options.approval, (own) => {
+        approved = own
+      }),
       onSuspended: (_request, program) => {
         paused = program
       },
     })
-    return paused === undefined ? { result } : { paused }
+    if (paused === undefined) return { result }
+    return approved === undefined ? { paused } : { paused, approved }
   }
 
   /** Save a paused program under `turnId`, so the viewer lists its waiting sub-calls. */
@@ -323,7 +355,12 @@ export function createProgramKeeper(deps: {
       agent: scope,
       signal: stopping.signal,
     }
-    const options = { program: { log: state.program.log, decisions }, storedTurnId: turnId }
+    // The program's own call was allowed when it first ran: its ask is answered so again, not put to anyone.
+    const options = {
+      program: { log: state.program.log, decisions },
+      storedTurnId: turnId,
+      ...(state.approved === undefined ? {} : { decision: state.approved }),
+    }
     const ran = await runProgram(options, (o) => execute(input, o))
     if ('result' in ran) return finish(turnId, state, ran.result)
     // A sub-call asked again under the id of one already decided: its decision is spent (claimed),
@@ -345,7 +382,12 @@ export function createProgramKeeper(deps: {
     const { owner: _owner, agentId, programId } = state
     await keep(
       turnId,
-      stateOf({ owner, agentId, ...(programId === undefined ? {} : { programId }) }, state.call, ran.paused),
+      stateOf(
+        { owner, agentId, ...(programId === undefined ? {} : { programId }) },
+        state.call,
+        ran.paused,
+        ran.approved ?? state.approved,
+      ),
     )
   }
 
@@ -486,7 +528,7 @@ export function createProgramKeeper(deps: {
           deliver(turnId, ran.result)
           return ran.result
         }
-        await keep(turnId, stateOf(bound, call_, ran.paused))
+        await keep(turnId, stateOf(bound, call_, ran.paused, ran.approved))
         if (call?.onKept !== undefined) {
           // The client answers by retrying: the call ends now, naming the kept program.
           call.onKept({ turnId, waiting: ran.paused.waiting })

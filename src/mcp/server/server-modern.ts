@@ -136,7 +136,10 @@ const keptPlaceholder = {
   error: { message: 'the program is kept', info: { code: 'APPROVAL_SUSPENDED' } },
 } as unknown as ToolExecutionResult
 
-/** Answers the one approval the retry was asked for with the person's decision; any other ask is denied. */
+/**
+ * Answers the one approval the retry was asked for with the person's decision; any other ask is
+ * denied (a kept program's sub-calls never reach it: the keeper suspends their asks first).
+ */
 function answered(outcome: ApprovalOutcome, asked: string): ApprovalService {
   let used = false
   return {
@@ -414,15 +417,13 @@ export function modernServers(
       const asking = new AbortController()
       let asked: ApprovalRequest | undefined
       // A run_code program whose sub-calls ask is kept in the store; its approvals go to the client.
+      // Also on the retry that answered an ask about run_code itself: that answer allows the program's
+      // own call, and its sub-calls' asks are kept rounds of their own.
       let kept: KeptPause | undefined
       try {
         const elicits = declaresElicitation(rc, instanceCapabilities)
         const keeper =
-          programs !== undefined &&
-          answer === undefined &&
-          elicits &&
-          !hostApproves(ctx, agent) &&
-          programs.keeps(params.name, agent, authInfo)
+          programs !== undefined && elicits && !hostApproves(ctx, agent) && programs.keeps(params.name, agent, authInfo)
             ? {
                 keeps: () => true,
                 run: async (...args: Parameters<KeptProgramRounds['run']>) => {
