@@ -119,6 +119,12 @@ export interface ProgramKeeper extends McpCallKeeper {
   close(): void
 }
 
+/** What the keeper needs of where it keeps programs: the store's turns (or the process's, see memory-turns.ts). */
+export type ProgramTurns = Pick<
+  Store,
+  'saveTurn' | 'createTurn' | 'loadTurn' | 'closeTurn' | 'pendingCalls' | 'decide' | 'claim' | 'watchTurns'
+>
+
 type Execute = (input: ToolExecutionInput, options: ToolExecuteOptions) => Promise<ToolExecutionResult>
 
 /** Sub-calls wait (their approval suspends); the program's own call keeps its approval service. */
@@ -144,7 +150,7 @@ const waitingResult = (turnId: string): ToolExecutionResult =>
   }) as unknown as ToolExecutionResult
 
 export function createProgramKeeper(deps: {
-  store: Store
+  store: ProgramTurns
   key: Uint8Array
   execute: Execute
   agent: Agent
