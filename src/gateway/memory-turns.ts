@@ -6,6 +6,7 @@
 import type { ApprovalOutcome } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import { type PendingCall, pendingCallsOf, type StoreClaim, type StoredTurn } from '../journal/store.js'
+import { StoreError } from '../journal/store-error.js'
 import type { ProgramTurns } from './program-keeper.js'
 
 /** Open turns kept at most: a client that leaves this many programs waiting gets the next one refused. */
@@ -35,7 +36,9 @@ export function memoryTurns(): ProgramTurns {
     let open = 0
     for (const turn of turns.values()) if (!turn.closed) open++
     if (open >= MAX_OPEN_TURNS)
-      throw new Error(
+      // The keeper reads this as any store that cannot take the turn: the call fails, nothing is lost.
+      throw new StoreError(
+        'STORE_UNAVAILABLE',
         `${MAX_OPEN_TURNS} programs already wait for approvals in this process; answer or abandon one before starting another`,
       )
     turns.set(id, { state: copy(state), decisions: new Map(), closed: false })
