@@ -124,6 +124,12 @@ export interface ProgramKeeper extends McpCallKeeper {
   close(): void
 }
 
+/** What the keeper needs of where it keeps programs: the store's turns (or the process's, see memory-turns.ts). */
+export type ProgramTurns = Pick<
+  Store,
+  'saveTurn' | 'createTurn' | 'loadTurn' | 'closeTurn' | 'pendingCalls' | 'decide' | 'claim' | 'watchTurns'
+>
+
 type Execute = (input: ToolExecutionInput, options: ToolExecuteOptions) => Promise<ToolExecutionResult>
 
 /** How the program's own call was allowed, kept with the paused program so a resume does not ask again. */
@@ -168,7 +174,7 @@ const waitingResult = (turnId: string): ToolExecutionResult =>
   }) as unknown as ToolExecutionResult
 
 export function createProgramKeeper(deps: {
-  store: Store
+  store: ProgramTurns
   key: Uint8Array
   execute: Execute
   agent: Agent

@@ -5,11 +5,10 @@
 // re-runs the program from its replay log. The retry waits for the turn to change: closed (the
 // program's result, sealed into the turn) or kept again on the program's next approvals.
 import type { ApprovalRequest, ToolExecutionResult } from '../contract/execution.js'
-import type { Store } from '../journal/store.js'
 import { identityOf, type KeptAnswers, type KeptPause, type KeptProgramRounds, type KeptRound } from '../mcp/gateway.js'
 import { canonicalJson, sealVerifies } from '../providers/state-seal.js'
 import type { Log } from './log.js'
-import { ownerKey, ownerOf, type ProgramKeeper, type ProgramState } from './program-keeper.js'
+import { ownerKey, ownerOf, type ProgramKeeper, type ProgramState, type ProgramTurns } from './program-keeper.js'
 
 /** How often a retry looks at its turn when the store does not say it changed. */
 const LOOK_MS = 250
@@ -18,7 +17,7 @@ const WATCHED_LOOK_MS = 2_000
 
 export function createProgramRounds(deps: {
   keeper: ProgramKeeper
-  store: Store
+  store: ProgramTurns
   key: Uint8Array
   log: Log
 }): KeptProgramRounds {

@@ -111,11 +111,25 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
         http,
         modernLeg(gateway, options.serverInfo, () => authenticator, log, acknowledging, shared?.approvalStates),
       )
-    else if (early !== undefined)
+    else if (early !== undefined) {
+      // The calls still running when stdin's end grace (--drain-timeout) runs out end as cancelled,
+      // answered and journaled, as the HTTP drain's do.
+      early.transport.cancelCalls = (await import('./drain.js')).cancellableCalls(gateway.ctx).cancelAll
       await (await import('./serve-stdio.js')).serveStdio(make, early, log, {
         ctx: gateway.agent.ctx,
-        options: () => modernOptions(gateway, options.serverInfo, () => authenticator, log, acknowledging),
+        // A 2026 client's run_code programs are kept between its rounds: in the store, or in memory.
+        open: async () => {
+          const programs = (await import('./stdio-programs.js')).stdioPrograms(gateway, shared, log)
+          return {
+            options: {
+              ...modernOptions(gateway, options.serverInfo, () => authenticator, log, acknowledging),
+              ...programs.options,
+            },
+            close: () => programs.close(),
+          }
+        },
       })
+    }
     return 0
   } finally {
     reloader.stop()

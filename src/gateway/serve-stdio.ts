@@ -49,7 +49,8 @@ export interface StdioStart {
 /** How a 2026-07-28 connection is served: the gateway's context and the options of its 2026 face. */
 export interface ModernStdio {
   readonly ctx: Context
-  readonly options: () => ModernStdioOptions
+  /** The options, made once the client chose the era, and how to end what they hold once it is served. */
+  readonly open: () => Promise<{ readonly options: ModernStdioOptions; close(): void }>
 }
 
 /**
@@ -77,13 +78,17 @@ export async function serveStdio(
 }
 
 async function serveModern(modern: ModernStdio, gate: StartupGate, log: Log): Promise<void> {
-  const { serveModernStdio } = await loadModernStdio()
-  const connection = serveModernStdio(modern.ctx, modern.options(), gate as never)
-  const stop = () => void connection.close()
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
-  log.debug('serving MCP 2026-07-28 over stdio')
-  await connection.done
+  const [{ serveModernStdio }, { options, close }] = await Promise.all([loadModernStdio(), modern.open()])
+  try {
+    const connection = serveModernStdio(modern.ctx, options, gate as never)
+    const stop = () => void connection.close()
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+    log.debug('serving MCP 2026-07-28 over stdio')
+    await connection.done
+  } finally {
+    close()
+  }
 }
 
 async function serveLegacy(

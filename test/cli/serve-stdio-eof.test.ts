@@ -3,10 +3,16 @@
 // built CLI as a real process. An upstream that holds its answers until the test creates a file
 // makes the race deterministic: stdin has ended long before the answers can exist. A loop against
 // a plain upstream covers the usual case, where the answers race the end of stdin.
+//
+// Two ends the client's leaving forces: a request the gateway would send the client (an approval's
+// elicitation) fails at once instead of waiting out --drain-timeout, and a call still running when
+// --drain-timeout passes is cancelled, answered and journaled as the HTTP drain's are.
 import { spawn } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readJournal } from '../../src/journal/read-journal.js'
+import type { JournalRecord } from '../../src/journal/records.js'
 import { BIN, tempDir, writeConfig } from './helpers.js'
 
 const HELD = path.resolve(import.meta.dirname, '../fixtures/held-upstream.mjs')
@@ -179,4 +185,73 @@ describe('serve over stdio answers every request read before stdin ended, then e
       )
     }
   })
+})
+
+describe('serve over stdio, once the client ended stdin (issue 35, item 2)', () => {
+  it('2025 era: an approval asked of the client fails at once (it can never answer); the call ends, the process exits 0', {
+    timeout: 2 * BOUND_MS,
+  }, async () => {
+    const config = await writeConfig(dir, { policy: { ask: ['write_file'] } }, 'ask.json')
+    // A drain bound far beyond the test's own: only failing at once lets the process exit in time.
+    const run = await writeAndClose(
+      ['--config', config, '--root', dir, '--drain-timeout', '3600'],
+      [
+        {
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: { elicitation: {} },
+            clientInfo: { name: 'eof', version: '1' },
+          },
+        },
+        { method: 'notifications/initialized' },
+        { id: 2, method: 'tools/call', params: { name: 'write_file', arguments: { path: 'asked.txt', content: 'x' } } },
+      ],
+    )
+    const context = `stderr: ${run.stderr}; received: ${JSON.stringify(run.received)}`
+    expect(run.code, context).toBe(0)
+    const answer = run.received.find((m) => m.id === 2 && m.method === undefined)
+    expect(answer?.result?.isError, context).toBe(true)
+    expect(run.stderr).toMatch(/ended stdin, so it can never answer this request/)
+    expect(await readFile(path.join(dir, 'asked.txt'), 'utf8').catch(() => 'not written')).toBe('not written')
+  })
+
+  for (const era of ['2025', '2026'] as const)
+    it(`${era} era: a call still running when --drain-timeout passes is cancelled, answered and journaled`, {
+      timeout: 2 * BOUND_MS,
+    }, async () => {
+      const journal = path.join(dir, `journal-${era}.jsonl`)
+      const config = await writeConfig(
+        dir,
+        { servers: { up: { command: process.execPath, args: [UPSTREAM] } }, journal },
+        `slow-${era}.json`,
+      )
+      const slow = { name: 'up__slow', arguments: { ms: 10 * BOUND_MS } }
+      const messages =
+        era === '2025'
+          ? [
+              legacyRequests('up__slow', '')[0],
+              { method: 'notifications/initialized' },
+              { id: 3, method: 'tools/call', params: slow },
+            ]
+          : [
+              { id: 1, method: 'server/discover', params: { _meta: ENVELOPE } },
+              { id: 3, method: 'tools/call', params: { ...slow, _meta: ENVELOPE } },
+            ]
+      const run = await writeAndClose(['--config', config, '--root', dir, '--drain-timeout', '1'], messages)
+      const context = `stderr: ${run.stderr}; received: ${JSON.stringify(run.received)}`
+      expect(run.code, context).toBe(0)
+      // The 2026 face logs the transport's reports at debug level only.
+      if (era === '2025') expect(run.stderr).toMatch(/cancelling 1 request\(s\) still unanswered/)
+      const answer = run.received.find((m) => m.id === 3 && m.method === undefined)
+      expect(answer?.result?.isError, context).toBe(true)
+      expect(JSON.stringify(answer?.result?.content), context).toMatch(/was cancelled/)
+      const records: JournalRecord[] = []
+      for await (const record of readJournal(journal)) records.push(record)
+      const ended = records.find((r) => r.type === 'result' && r.toolName === 'up__slow')
+      expect(ended, JSON.stringify(records)).toMatchObject({
+        result: { isError: true, error: { info: { code: 'ABORTED' } } },
+      })
+    })
 })

@@ -137,6 +137,77 @@ describe('LineStdioServerTransport', () => {
     expect(t.errors).toEqual([expect.stringMatching(/1 request\(s\) still unanswered after 10 ms were given up/)])
   })
 
+  it("fails the server's requests to the client at once once stdin ended: those waiting then and those sent after (issue 35, item 2)", async () => {
+    const t = await open()
+    await t.feed(ping(1))
+    await t.transport.send({ jsonrpc: '2.0', id: 0, method: 'elicitation/create', params: {} })
+    await t.transport.send({ jsonrpc: '2.0', id: 1, method: 'sampling/createMessage', params: {} })
+    // The client answered the first: it is not failed.
+    await t.feed(`${JSON.stringify({ jsonrpc: '2.0', id: 0, result: { action: 'cancel' } })}\n`)
+    t.stdin.end()
+    await new Promise((resolve) => setImmediate(resolve))
+    await t.transport.send({ jsonrpc: '2.0', id: 2, method: 'roots/list' })
+    await new Promise((resolve) => setImmediate(resolve))
+    const gone = { code: -32000, message: expect.stringMatching(/ended stdin, so it can never answer/) }
+    expect(t.received.slice(2)).toEqual([
+      { jsonrpc: '2.0', id: 1, error: gone },
+      { jsonrpc: '2.0', id: 2, error: gone },
+    ])
+    // What was sent after the end never reached stdout.
+    expect(t.replies().map((m: { method?: string }) => m.method)).toEqual([
+      'elicitation/create',
+      'sampling/createMessage',
+    ])
+    expect(t.closed()).toBe(0)
+    await t.transport.send({ jsonrpc: '2.0', id: 1, result: {} })
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(t.closed()).toBe(1)
+  })
+
+  it('cancels the calls once endGraceMs passed, and closes when they answered (issue 35, item 2)', async () => {
+    const stdin = new PassThrough()
+    const stdout = new PassThrough().resume()
+    const transport = new LineStdioServerTransport({ stdin, stdout, endGraceMs: 10, cancelGraceMs: 60_000 })
+    const reasons: string[] = []
+    transport.cancelCalls = (reason) => {
+      reasons.push(reason)
+      // The cancelled call answers, as the pipeline's cancelled result does.
+      setImmediate(() => void transport.send({ jsonrpc: '2.0', id: 1, result: { isError: true, content: [] } }))
+    }
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = resolve
+    })
+    await transport.start()
+    stdin.write(ping(1))
+    stdin.end()
+    await closed
+    expect(reasons).toEqual([expect.stringMatching(/ended stdin and --drain-timeout passed/)])
+    expect(transport.endReason).toBeUndefined()
+  })
+
+  it('gives up the calls that do not answer within cancelGraceMs of their cancellation (issue 35, item 2)', async () => {
+    const stdin = new PassThrough()
+    const stdout = new PassThrough().resume()
+    const transport = new LineStdioServerTransport({ stdin, stdout, endGraceMs: 10, cancelGraceMs: 10 })
+    const errors: string[] = []
+    transport.onerror = (error) => errors.push(error.message)
+    let cancelled = 0
+    transport.cancelCalls = () => cancelled++
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = resolve
+    })
+    await transport.start()
+    stdin.write(ping(1))
+    stdin.end()
+    await closed
+    expect(cancelled).toBe(1)
+    expect(errors).toEqual([
+      expect.stringMatching(/cancelling 1 request\(s\) still unanswered after 10 ms/),
+      expect.stringMatching(/1 request\(s\) still unanswered 10 ms after they were cancelled were given up/),
+    ])
+  })
+
   it('reads every line whichever way the bytes are split: several per chunk, split lines, CRLF, a character across chunks (issue 23)', async () => {
     const text =
       '{"jsonrpc":"2.0","id":1,"method":"ping"}\r\n' +

@@ -16,6 +16,12 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 /** How long, after the client ended stdin, its requests still unanswered get before the transport closes. */
 export const DEFAULT_END_GRACE_MS = 30_000
 
+/** After the end grace, how long the calls then cancelled get to answer (and reach the journal) before the transport closes. */
+export const DEFAULT_CANCEL_GRACE_MS = 5000
+
+/** Why a request to the client fails once stdin ended: the client's answer could only come that way. */
+const CLIENT_GONE = 'the MCP client ended stdin, so it can never answer this request'
+
 /** Stdio carries no authentication. */
 const NO_EXTRA = Object.freeze({})
 const NEWLINE = 0x0a
@@ -32,6 +38,11 @@ export interface LineTransportOptions {
    * before the transport closes anyway. Default {@link DEFAULT_END_GRACE_MS}.
    */
   readonly endGraceMs?: number
+  /**
+   * After `endGraceMs`, how long the calls cancelled then (see `cancelCalls`) get to answer before
+   * the transport closes. Default {@link DEFAULT_CANCEL_GRACE_MS}.
+   */
+  readonly cancelGraceMs?: number
   readonly stdin?: Readable
   readonly stdout?: Writable
 }
@@ -44,7 +55,10 @@ export interface LineTransportOptions {
  *
  * The client ending stdin closes the transport only once every request it sent was answered and
  * those answers were handed to stdout (or `endGraceMs` passed): a client that writes its requests
- * and closes stdin at once still gets every answer.
+ * and closes stdin at once still gets every answer. Requests the server sends the client after
+ * stdin ended (or that still wait for an answer when it ends) fail at once: the client can never
+ * answer them. When `endGraceMs` runs out, the calls still running are cancelled (`cancelCalls`)
+ * and get `cancelGraceMs` to answer with their cancelled results.
  */
 export class LineStdioServerTransport implements McpTransport {
   onclose?: () => void
@@ -57,6 +71,11 @@ export class LineStdioServerTransport implements McpTransport {
    * message is offered to it first, and only what it leaves reaches `onmessage`.
    */
   fastPath: FastPath | undefined
+  /**
+   * Cancels the calls still running (the gateway's `cancellableCalls`), called once when the end
+   * grace runs out with requests unanswered: they end as cancelled, answered and journaled.
+   */
+  cancelCalls: ((reason: string) => void) | undefined
 
   private readonly stdin: Readable
   private readonly stdout: Writable
@@ -74,7 +93,10 @@ export class LineStdioServerTransport implements McpTransport {
   /** The client ended stdin: the transport closes once `unanswered` is empty. */
   private inputEnded = false
   private readonly endGraceMs: number
+  private readonly cancelGraceMs: number
   private endTimer: NodeJS.Timeout | undefined
+  /** Ids of the server's requests to the client that wait for the client's answer. */
+  private readonly asking = new Set<string | number>()
 
   constructor(options: LineTransportOptions = {}) {
     this.stdin = options.stdin ?? process.stdin
@@ -82,6 +104,7 @@ export class LineStdioServerTransport implements McpTransport {
     this.max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
     this.limitName = options.limitName ?? 'maxMessageBytes'
     this.endGraceMs = options.endGraceMs ?? DEFAULT_END_GRACE_MS
+    this.cancelGraceMs = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
   }
 
   async start(): Promise<void> {
@@ -99,6 +122,13 @@ export class LineStdioServerTransport implements McpTransport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return SENT
+    if ('method' in message && 'id' in message) {
+      if (this.inputEnded) {
+        this.clientGone(message.id)
+        return SENT
+      }
+      this.asking.add(message.id)
+    }
     const sent = writeLine(this.stdout, message)
     if (!('method' in message) && 'id' in message && message.id !== undefined && message.id !== null)
       this.answered(message.id)
@@ -186,7 +216,10 @@ export class LineStdioServerTransport implements McpTransport {
 
   /** Count a request as awaiting its answer; a cancelled one is answered by no one. */
   private note(message: JSONRPCMessage): void {
-    if (!('method' in message)) return
+    if (!('method' in message)) {
+      if ('id' in message && message.id !== undefined && message.id !== null) this.asking.delete(message.id)
+      return
+    }
     if ('id' in message) {
       this.unanswered.set(message.id, (this.unanswered.get(message.id) ?? 0) + 1)
       return
@@ -214,21 +247,52 @@ export class LineStdioServerTransport implements McpTransport {
     this.onerror?.(new Error(`stdio: ${text}`))
   }
 
+  /**
+   * Fail the server's request `id` as the client's answer would: the server's caller (an
+   * elicitation, a sampling request) learns at once that no answer will come, and finishes.
+   */
+  private clientGone(id: string | number): void {
+    this.asking.delete(id)
+    this.report(`a request to the client (id ${JSON.stringify(id)}) failed: ${CLIENT_GONE}`)
+    queueMicrotask(() => {
+      if (!this.closed) this.onmessage?.(errorResponse(id, JsonRpcCode.ConnectionClosed, CLIENT_GONE))
+    })
+  }
+
   private readonly onEnd = (): void => {
     if (this.closed || this.inputEnded) return
     this.inputEnded = true
     this.pending = []
     this.skipping = undefined
+    for (const id of [...this.asking]) this.clientGone(id)
     if (this.unanswered.size === 0) {
       this.endWhenWritten()
       return
     }
-    this.endTimer = setTimeout(() => {
+    this.endTimer = setTimeout(() => this.giveUp(), this.endGraceMs)
+  }
+
+  /** The end grace ran out: the calls still running are cancelled, and get a short grace to answer. */
+  private giveUp(): void {
+    const cancel = this.cancelCalls
+    if (cancel === undefined) {
       this.report(
         `stdin ended; ${this.unanswered.size} request(s) still unanswered after ${this.endGraceMs} ms were given up`,
       )
       this.endWhenWritten()
-    }, this.endGraceMs)
+      return
+    }
+    this.report(
+      `stdin ended; cancelling ${this.unanswered.size} request(s) still unanswered after ${this.endGraceMs} ms (--drain-timeout passed)`,
+    )
+    cancel('the MCP client ended stdin and --drain-timeout passed')
+    if (this.unanswered.size === 0) return
+    this.endTimer = setTimeout(() => {
+      this.report(
+        `stdin ended; ${this.unanswered.size} request(s) still unanswered ${this.cancelGraceMs} ms after they were cancelled were given up`,
+      )
+      this.endWhenWritten()
+    }, this.cancelGraceMs)
   }
 
   /** Close once what was written reached stdout's file descriptor (a failed write closes it sooner). */

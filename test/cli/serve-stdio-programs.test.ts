@@ -1,0 +1,257 @@
+// Issue 40, item 2, and issue 35, item 4 (R-EXEC-4, R-CODE-3, R-SCHED-3), on the stdio face: a
+// Code Mode program kept for an MCP 2026-07-28 client over stdio, with no store, in the process's
+// memory. The built CLI as a real process; the official SDK v2 client pinned to 2026-07-28 runs a
+// program A, B (needs approval), C: its run_code call answers input-required, the client's retry
+// carries the answer, and the program resumes from its replay log, each sub-call run once, with the
+// result of an uninterrupted run. A declined approval rejects inside the program. On raw 2026 lines:
+// a tampered state and a replayed one are refused and run nothing, and the owner's retry still works.
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { Client } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BIN, tempDir, writeConfig } from './helpers.js'
+
+const MODERN = '2026-07-28'
+const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
+const KEY = 'toolgate/approval'
+/** A loaded machine may take its time; every wait is for an event, bounded by this. */
+const BOUND_MS = 60_000
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+}
+const CODE = [
+  'const a = await tools.step({ n: 1 })',
+  'const b = await tools.guarded({ n: 2 })',
+  'const c = await tools.step({ n: 3 })',
+  'return { a, b, c }',
+].join('\n')
+
+let dir: string
+let cleanup: () => Promise<void>
+let marker: string
+let config: string
+const children: ChildProcessWithoutNullStreams[] = []
+
+beforeAll(async () => {
+  ;({ dir, cleanup } = await tempDir())
+  marker = path.join(dir, 'marker')
+  writeFileSync(marker, '')
+  config = await writeConfig(dir, {
+    files: false,
+    mode: 'code',
+    servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+    policy: { ask: ['guarded'] },
+  })
+})
+
+afterAll(async () => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((done) => child.once('exit', done))
+      child.kill('SIGTERM')
+      await exited
+    }
+  await cleanup()
+})
+
+const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
+
+type Answer = { action: string; content?: Record<string, unknown> }
+
+/** A v2 client pinned to 2026-07-28 over stdio to `serve --config configPath`, answering approvals with `answer`. */
+async function modernClient(configPath: string, answer: Answer, questions: string[]): Promise<Client> {
+  const client = new Client(
+    { name: 'stdio-programs', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: { form: {} } } },
+  )
+  client.setRequestHandler('elicitation/create', async (request) => {
+    questions.push(String((request.params as { message?: unknown }).message))
+    return answer as never
+  })
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'serve', '--config', configPath],
+      stderr: 'pipe',
+    }),
+  )
+  return client
+}
+
+interface Reply {
+  id?: number
+  error?: { code: number; message: string }
+  result?: {
+    resultType?: string
+    requestState?: string
+    inputRequests?: Record<string, { params?: { message?: string } }>
+    isError?: boolean
+    content?: unknown
+    structuredContent?: unknown
+  }
+}
+
+/** `serve` over stdio spoken to in raw 2026-07-28 lines: each request resolves with its answer (bounded). */
+function rawServe(configPath: string): { request(method: string, params: Record<string, unknown>): Promise<Reply> } {
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { stdio: 'pipe' })
+  children.push(child)
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  const waiting = new Map<number, (reply: Reply) => void>()
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const reply = JSON.parse(line) as Reply
+    if (typeof reply.id === 'number') waiting.get(reply.id)?.(reply)
+  })
+  let serial = 0
+  return {
+    request(method, params) {
+      const id = ++serial
+      return new Promise<Reply>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no answer to ${method} within ${BOUND_MS} ms: ${stderr}`)),
+          BOUND_MS,
+        )
+        waiting.set(id, (reply) => {
+          clearTimeout(timer)
+          waiting.delete(id)
+          resolve(reply)
+        })
+        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } })}\n`)
+      })
+    },
+  }
+}
+
+const textOf = (value: unknown) => JSON.stringify(value)
+const accept = { action: 'accept', content: { approve: true } }
+
+describe('serve over stdio keeps a 2026-07-28 client’s run_code program in memory (issue 40, item 2; issue 35, item 4)', {
+  timeout: 4 * BOUND_MS,
+}, () => {
+  it('a v2 client: A, B (approved on the retry), C each run once; the result is an uninterrupted run’s', async () => {
+    const before = ran().length
+    const questions: string[] = []
+    const client = await modernClient(config, accept, questions)
+    let result: { isError?: boolean; content?: unknown; structuredContent?: unknown }
+    try {
+      expect(client.getProtocolEra()).toBe('modern')
+      result = (await client.callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } })) as never
+    } finally {
+      await client.close()
+    }
+    expect(result.isError, textOf(result)).not.toBe(true)
+    expect(questions).toHaveLength(1)
+    expect(questions[0]).toContain('Allow the call to guarded?')
+    expect(ran().slice(before)).toEqual(['step:1', 'guarded:2', 'step:3'])
+
+    // The same program on a gateway that asks nothing: the same result.
+    const plainMarker = path.join(dir, 'plain-marker')
+    writeFileSync(plainMarker, '')
+    const plainConfig = await writeConfig(
+      dir,
+      {
+        files: false,
+        mode: 'code',
+        servers: { m: { command: process.execPath, args: [UPSTREAM, plainMarker], prefix: '' } },
+      },
+      'plain.json',
+    )
+    const plain = await modernClient(plainConfig, accept, questions)
+    let uninterrupted: { content?: unknown; structuredContent?: unknown }
+    try {
+      uninterrupted = (await plain.callTool({
+        name: 'run_code',
+        arguments: { code: CODE, description: 'a, b, c' },
+      })) as never
+    } finally {
+      await plain.close()
+    }
+    expect(questions).toHaveLength(1)
+    expect({ content: result.content, structuredContent: result.structuredContent }).toEqual({
+      content: uninterrupted.content,
+      structuredContent: uninterrupted.structuredContent,
+    })
+  })
+
+  it('a declined approval rejects inside the program; B never runs, C does', async () => {
+    const before = ran().length
+    const questions: string[] = []
+    const client = await modernClient(config, { action: 'decline' }, questions)
+    let result: unknown
+    try {
+      result = await client.callTool({
+        name: 'run_code',
+        arguments: {
+          code: [
+            'const a = await tools.step({ n: 41 })',
+            'let b',
+            'try { b = await tools.guarded({ n: 42 }) } catch (error) { b = "refused: " + error.message }',
+            'const c = await tools.step({ n: 43 })',
+            'return { a, b, c }',
+          ].join('\n'),
+          description: 'declined',
+        },
+      })
+    } finally {
+      await client.close()
+    }
+    expect((result as { isError?: boolean }).isError, textOf(result)).not.toBe(true)
+    expect(questions).toHaveLength(1)
+    expect(textOf(result)).toMatch(/refused: .*declined/)
+    expect(ran().slice(before)).toEqual(['step:41', 'step:43'])
+  })
+
+  it('a tampered state and a replayed one are refused and run nothing; the owner’s retry resumes the program once', async () => {
+    const args = { code: CODE.replace('n: 1', 'n: 61').replace('n: 3 ', 'n: 63 '), description: 'hostile' }
+    const before = ran().length
+    const serve = rawServe(config)
+    expect((await serve.request('server/discover', {})).error).toBeUndefined()
+    const call = (retry?: { state: string; answers: Record<string, unknown> }) =>
+      serve.request('tools/call', {
+        name: 'run_code',
+        arguments: args,
+        ...(retry ? { requestState: retry.state, inputResponses: retry.answers } : {}),
+      })
+    const first = await call()
+    expect(first.result?.resultType, textOf(first)).toBe('input_required')
+    expect(first.result?.inputRequests?.[KEY]?.params?.message).toContain('Allow the call to guarded?')
+    const state = first.result?.requestState as string
+    expect(ran().slice(before)).toEqual(['step:61'])
+
+    // The state pointed at another kept program, its seal kept.
+    const [name, version, body, mac] = state.split('.')
+    const decoded = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>
+    const forged = Buffer.from(
+      JSON.stringify({ ...decoded, kept: { turn: 'gateway-program:other', calls: ['x'] } }),
+    ).toString('base64url')
+    const tampered = await call({ state: `${name}.${version}.${forged}.${mac}`, answers: { [KEY]: accept } })
+    expect(tampered.error?.code).toBe(-32602)
+    expect(tampered.error?.message).toMatch(/seal does not verify/)
+    // A truncated seal is refused too.
+    const truncated = await call({
+      state: `${name}.${version}.${body}.${mac.slice(0, -4)}`,
+      answers: { [KEY]: accept },
+    })
+    expect(truncated.error?.code).toBe(-32602)
+    expect(ran().slice(before)).toEqual(['step:61'])
+
+    // Refusals spend nothing and decide nothing: the owner's retry resumes the program, once.
+    const retried = await call({ state, answers: { [KEY]: accept } })
+    expect(retried.error, textOf(retried)).toBeUndefined()
+    expect(retried.result?.isError, textOf(retried)).not.toBe(true)
+    for (const part of ['step 61 done', 'guarded 2 done', 'step 63 done']) expect(textOf(retried)).toContain(part)
+    expect(ran().slice(before)).toEqual(['step:61', 'guarded:2', 'step:63'])
+
+    const replayed = await call({ state, answers: { [KEY]: accept } })
+    expect(replayed.error?.code).toBe(-32602)
+    expect(replayed.error?.message).toMatch(/already been used/)
+    expect(ran().slice(before)).toEqual(['step:61', 'guarded:2', 'step:63'])
+  })
+})

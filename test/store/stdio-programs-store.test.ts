@@ -1,0 +1,193 @@
+// Issue 40, item 2, and issue 35, item 4 (R-EXEC-4, R-CODE-3, R-SCHED-3), on the stdio face with a
+// store: `serve --store URL` over stdio (the built CLI, a state key, a real PostgreSQL) keeps a
+// 2026-07-28 client's paused run_code program in the store, as the HTTP face does. The official
+// SDK v2 client pinned to 2026-07-28 runs A, B (approved on the retry), C, each once; on raw lines
+// the kept turn named by the sealed state is in the store and closed once the program ended, with
+// nothing left pending, and a tampered state is refused and runs nothing.
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+import { Client } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPostgresStore, type Store } from '../../src/store/index.js'
+import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { type PgServer, startPgServer } from './pg-server.js'
+
+const MODERN = '2026-07-28'
+const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
+const KEY = 'toolgate/approval'
+const BOUND_MS = 60_000
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+}
+const CODE = [
+  'const a = await tools.step({ n: 1 })',
+  'const b = await tools.guarded({ n: 2 })',
+  'const c = await tools.step({ n: 3 })',
+  'return { a, b, c }',
+].join('\n')
+
+let pg: PgServer
+let work: { dir: string; cleanup: () => Promise<void> }
+let marker: string
+let config: string
+let url: string
+let env: Record<string, string>
+let store: Store
+const children: ChildProcessWithoutNullStreams[] = []
+
+beforeAll(async () => {
+  pg = await startPgServer()
+  work = await tempDir()
+  url = pg.createDatabase('stdio_programs')
+  marker = join(work.dir, 'marker')
+  writeFileSync(marker, '')
+  const keyFile = join(work.dir, 'state.key')
+  writeFileSync(keyFile, 'stdio-programs-test-state-key-0123456789')
+  env = { ...(process.env as Record<string, string>), TOOLGATE_STATE_KEY_FILE: keyFile }
+  config = await writeConfig(work.dir, {
+    files: false,
+    mode: 'code',
+    servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+    policy: { ask: ['guarded'] },
+  })
+  store = await createPostgresStore({ connectionString: url })
+}, 120_000)
+
+afterAll(async () => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((done) => child.once('exit', done))
+      child.kill('SIGTERM')
+      await exited
+    }
+  await store?.close()
+  pg?.destroy()
+  await work?.cleanup()
+})
+
+const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
+
+interface Reply {
+  id?: number
+  error?: { code: number; message: string }
+  result?: { resultType?: string; requestState?: string; isError?: boolean; content?: unknown }
+}
+
+/** `serve --store` over stdio spoken to in raw 2026-07-28 lines: each request resolves with its answer (bounded). */
+function rawServe(): { request(method: string, params: Record<string, unknown>): Promise<Reply> } {
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', config, '--store', url], { stdio: 'pipe', env })
+  children.push(child)
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  const waiting = new Map<number, (reply: Reply) => void>()
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const reply = JSON.parse(line) as Reply
+    if (typeof reply.id === 'number') waiting.get(reply.id)?.(reply)
+  })
+  let serial = 0
+  return {
+    request(method, params) {
+      const id = ++serial
+      return new Promise<Reply>((done, fail) => {
+        const timer = setTimeout(
+          () => fail(new Error(`no answer to ${method} within ${BOUND_MS} ms: ${stderr}`)),
+          BOUND_MS,
+        )
+        waiting.set(id, (reply) => {
+          clearTimeout(timer)
+          waiting.delete(id)
+          done(reply)
+        })
+        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } })}\n`)
+      })
+    },
+  }
+}
+
+/** The kept turn a state names (the state is signed, not encrypted). */
+const keptIn = (state: string): { turn: string; calls: string[] } =>
+  (
+    JSON.parse(Buffer.from(state.split('.')[2], 'base64url').toString('utf8')) as {
+      kept: { turn: string; calls: string[] }
+    }
+  ).kept
+const accept = { action: 'accept', content: { approve: true } }
+
+describe('serve --store over stdio keeps a 2026-07-28 client’s run_code program in the store (issue 40, item 2)', {
+  timeout: 4 * BOUND_MS,
+}, () => {
+  it('a v2 client: A, B (approved on the retry), C each run once', async () => {
+    const before = ran().length
+    const questions: string[] = []
+    const client = new Client(
+      { name: 'stdio-programs-store', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: { form: {} } } },
+    )
+    client.setRequestHandler('elicitation/create', async (request) => {
+      questions.push(String((request.params as { message?: unknown }).message))
+      return accept as never
+    })
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'serve', '--config', config, '--store', url],
+        env,
+        stderr: 'pipe',
+      }),
+    )
+    let result: unknown
+    try {
+      result = await client.callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } })
+    } finally {
+      await client.close()
+    }
+    expect((result as { isError?: boolean }).isError, JSON.stringify(result)).not.toBe(true)
+    expect(questions).toHaveLength(1)
+    for (const part of ['step 1 done', 'guarded 2 done', 'step 3 done']) expect(JSON.stringify(result)).toContain(part)
+    expect(ran().slice(before)).toEqual(['step:1', 'guarded:2', 'step:3'])
+    expect(await store.pendingCalls()).toEqual([])
+  })
+
+  it('the kept turn is in the store while the program waits, and closed once it ended; a tampered state runs nothing', async () => {
+    const args = { code: CODE.replace('n: 1', 'n: 11').replace('n: 3 ', 'n: 13 '), description: 'raw' }
+    const before = ran().length
+    const serve = rawServe()
+    expect((await serve.request('server/discover', {})).error).toBeUndefined()
+    const call = (retry?: { state: string; answers: Record<string, unknown> }) =>
+      serve.request('tools/call', {
+        name: 'run_code',
+        arguments: args,
+        ...(retry ? { requestState: retry.state, inputResponses: retry.answers } : {}),
+      })
+    const first = await call()
+    expect(first.result?.resultType, JSON.stringify(first)).toBe('input_required')
+    const state = first.result?.requestState as string
+    const { turn, calls } = keptIn(state)
+    expect(await store.pendingCalls()).toEqual([expect.objectContaining({ turnId: turn, callId: calls[0] })])
+    expect((await store.loadTurn(turn))?.closed).toBe(false)
+
+    const [name, version, body, mac] = state.split('.')
+    const decoded = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>
+    const forged = Buffer.from(JSON.stringify({ ...decoded, kept: { turn: 'gateway-program:other', calls } })).toString(
+      'base64url',
+    )
+    const tampered = await call({ state: `${name}.${version}.${forged}.${mac}`, answers: { [KEY]: accept } })
+    expect(tampered.error?.code).toBe(-32602)
+    expect(tampered.error?.message).toMatch(/seal does not verify/)
+    expect(ran().slice(before)).toEqual(['step:11'])
+
+    const retried = await call({ state, answers: { [KEY]: accept } })
+    expect(retried.error, JSON.stringify(retried)).toBeUndefined()
+    expect(retried.result?.isError).not.toBe(true)
+    expect(ran().slice(before)).toEqual(['step:11', 'guarded:2', 'step:13'])
+    expect((await store.loadTurn(turn))?.closed).toBe(true)
+    expect(await store.pendingCalls()).toEqual([])
+  })
+})
