@@ -81,9 +81,10 @@ async function listenMetrics(
   log: Log,
   io: { readonly stderr: TextSink },
 ): Promise<() => Promise<void>> {
-  const { createServer } = await import('node:http')
+  const [{ createServer }, keepAlive] = await Promise.all([import('node:http'), import('./http-keep-alive.js')])
   const host = settings.host ?? DEFAULT_HOST
   const server = createServer((req, res) => {
+    keepAlive.advertiseKeepAlive(res)
     if (req.headers.origin !== undefined || req.headers['sec-fetch-site'] !== undefined) {
       res.writeHead(403, { 'content-type': 'text/plain' }).end('forbidden: the metrics port is not for browsers\n')
       return
@@ -101,6 +102,8 @@ async function listenMetrics(
       if (!res.headersSent) res.writeHead(500).end()
     })
   })
+  // A scraper keeps its connection between scrapes: it is the scraper's to close, as on the MCP port.
+  keepAlive.holdIdleConnections(server)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(settings.metricsPort, host, () => resolve())

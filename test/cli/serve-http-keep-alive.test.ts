@@ -3,10 +3,11 @@
 // fetch's 4 s, when none is advertised); when the server closes sooner, or within a second or two of
 // that on a loaded machine, the request the client just wrote fails with "other side closed" or a
 // reset. Here a raw HTTP/1.1 connection sits idle 3 s past what the client may rely on, then sends
-// the next request of its session, which must be answered on the same connection.
-import { connect, type Socket } from 'node:net'
+// the next request of its session, which must be answered on the same connection. The
+// `--metrics-port` listener holds its scrapers' connections the same way (issue 35, Performance).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Connected, serveHttp, tempDir, writeConfig } from './helpers.js'
+import { Connection } from './raw-connection.js'
 
 /** What undici (fetch) keeps an idle connection when the server advertises nothing. */
 const FETCH_DEFAULT_IDLE_MS = 4_000
@@ -16,89 +17,19 @@ const LAG_MS = 3_000
 let cleanup: () => Promise<void>
 let s: Connected
 let port: number
+let metricsPort: number
 
 beforeAll(async () => {
   const made = await tempDir()
   cleanup = made.cleanup
-  s = await serveHttp(['--config', await writeConfig(made.dir, { root: '.' })])
+  s = await serveHttp(['--config', await writeConfig(made.dir, { root: '.' }), '--metrics-port', '0'])
   port = Number(new URL(s.url as string).port)
+  metricsPort = Number(/serving metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(s.stderr())?.[1])
 })
 afterAll(async () => {
   await s.close()
   await cleanup()
 })
-
-/** One raw HTTP/1.1 connection: write a request, read its response head (and the body, when it is chunked). */
-class Connection {
-  private buffered = ''
-  private ended = false
-  private waiter: (() => void) | undefined
-  private constructor(private readonly socket: Socket) {
-    socket.setEncoding('utf8')
-    socket.on('data', (chunk: string) => {
-      this.buffered += chunk
-      this.waiter?.()
-    })
-    const over = () => {
-      this.ended = true
-      this.waiter?.()
-    }
-    socket.on('end', over)
-    socket.on('close', over)
-    socket.on('error', over)
-  }
-
-  static open(at: number): Promise<Connection> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(at, '127.0.0.1', () => resolve(new Connection(socket)))
-      socket.once('error', reject)
-    })
-  }
-
-  /** POST `body` to /mcp; the response's status and headers once it is complete. */
-  async post(body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers }> {
-    const text = JSON.stringify(body)
-    const lines = [
-      'POST /mcp HTTP/1.1',
-      `host: 127.0.0.1:${port}`,
-      'content-type: application/json',
-      'accept: application/json, text/event-stream',
-      `content-length: ${Buffer.byteLength(text)}`,
-      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-    ]
-    this.socket.write(`${lines.join('\r\n')}\r\n\r\n${text}`)
-    const head = await this.until(() => this.buffered.indexOf('\r\n\r\n'))
-    const [statusLine, ...fields] = this.buffered.slice(0, head).split('\r\n')
-    const parsed = new Headers(fields.map((field) => field.split(/:\s*/, 2) as [string, string]))
-    let rest = head + 4
-    if (parsed.get('transfer-encoding') === 'chunked') rest = (await this.until(() => this.endOfChunks(head + 4))) + 5
-    else rest += Number(parsed.get('content-length') ?? 0)
-    this.buffered = this.buffered.slice(rest)
-    return { status: Number(statusLine.split(' ')[1]), headers: parsed }
-  }
-
-  close(): void {
-    this.socket.destroy()
-  }
-
-  private endOfChunks(from: number): number {
-    const at = this.buffered.indexOf('\r\n0\r\n\r\n', from - 2)
-    return at < 0 ? -1 : at + 2
-  }
-
-  /** Wait until `find` gives an index; fails when the server closes the connection first. */
-  private async until(find: () => number): Promise<number> {
-    for (;;) {
-      const at = find()
-      if (at >= 0) return at
-      if (this.ended) throw new Error('the server closed the connection')
-      await new Promise<void>((resolve) => {
-        this.waiter = resolve
-      })
-      this.waiter = undefined
-    }
-  }
-}
 
 /** The idle time the response lets a client rely on: its Keep-Alive timeout, or fetch's default. */
 function reliedOnMs(headers: Headers): number {
@@ -137,6 +68,40 @@ describe('serve --http keep-alive', () => {
       expect(refused.status).toBe(400)
       expect(refused.headers.get('connection')).toBe('close')
       expect(refused.headers.get('keep-alive')).toBeNull()
+    } finally {
+      connection.close()
+    }
+  })
+})
+
+describe('the --metrics-port listener keeps idle connections as serve --http does', () => {
+  it('advertises timeout=5 and answers a scrape sent on a connection idle past it, plus lag', async () => {
+    expect(metricsPort).toBeGreaterThan(0)
+    const connection = await Connection.open(metricsPort)
+    try {
+      const first = await connection.get('/metrics')
+      expect(first.status).toBe(200)
+      expect(first.headers.get('connection')).toBe('keep-alive')
+      expect(first.headers.get('keep-alive')).toBe('timeout=5')
+      await new Promise((resolve) => setTimeout(resolve, reliedOnMs(first.headers) + LAG_MS))
+      const next = await connection.get('/metrics')
+      expect(next.status).toBe(200)
+      // Refusals keep the connection alike.
+      const browser = await connection.get('/metrics', { 'sec-fetch-site': 'same-origin' })
+      expect(browser.status).toBe(403)
+      expect(browser.headers.get('keep-alive')).toBe('timeout=5')
+    } finally {
+      connection.close()
+    }
+  }, 30_000)
+
+  it('closes the connection when the scraper asks it to, advertising no keep-alive', async () => {
+    const connection = await Connection.open(metricsPort)
+    try {
+      const last = await connection.get('/metrics', { connection: 'close' })
+      expect(last.status).toBe(200)
+      expect(last.headers.get('connection')).toBe('close')
+      expect(last.headers.get('keep-alive')).toBeNull()
     } finally {
       connection.close()
     }

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createToolRuntime, defineTool } from '../../src/index.js'
 import { connectMcpServer } from '../../src/mcp/index.js'
 import { authInfoFor, identityOf } from '../../src/mcp/protocol/identity.js'
+import { APPROVAL_STATE_TTL_MS, ApprovalStateSeal, argumentsDigest } from '../../src/mcp/server/approval-state.js'
 import { fastRequest } from '../../src/mcp/server/modern-fast-path.js'
 import { createModernHttpLeg, type ModernHttpLeg } from '../../src/mcp/server/server-modern.js'
 import { startReferenceServer } from '../conformance/suite.js'
@@ -21,6 +22,9 @@ const META = {
   'io.modelcontextprotocol/clientInfo': { name: 'pin', version: '1.0.0' },
   'io.modelcontextprotocol/clientCapabilities': {},
 }
+
+/** Both legs seal under this key (each spends in its own memory), so one state can be sent to each. */
+const STATE_KEY = new Uint8Array(32).fill(7)
 
 const closers: (() => Promise<void> | void)[] = []
 afterAll(async () => {
@@ -82,6 +86,16 @@ beforeAll(async () => {
       execute: async ({ a, b }) => ({ sum: a + b }),
     }),
   )
+  rt.tools.register(
+    defineTool({
+      name: 'guarded',
+      description: 'Needs approval.',
+      parameters: { env: { type: 'string', required: true } },
+      needsApproval: true,
+      output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
+      execute: async ({ env }) => `deployed to ${env}`,
+    }),
+  )
   const upstream = await connectMcpServer(rt.ctx, { command: process.execPath, args: [UPSTREAM] }, { prefix: 'up__' })
   closers.push(() => upstream.close())
   // The project's 2026-07-28 reference server: its tools answer with input-required results and -32021.
@@ -99,6 +113,7 @@ beforeAll(async () => {
       version: '1.0.0',
       maxMessageBytes: 1 << 20,
       fastPath: side === 'fast',
+      stateKey: STATE_KEY,
     })
     closers.push(() => leg.close())
     urls[side] = await listen(leg)
@@ -188,6 +203,11 @@ describe('the 2026-07-28 fast path answers as the SDK does (issue 35, Performanc
   })
 
   it("a 2026 upstream's answers pass alike: -32021 with HTTP 400, an input-required result", async () => {
+    // A complete result: the upstream's own _meta (its server info) passes as the SDK passes it.
+    expect((await same(call('ref__test_simple_text'), true)).message).toMatchObject({
+      id: 7,
+      result: { content: [{ type: 'text' }] },
+    })
     const missing = await same(call('ref__test_missing_capability'), true)
     expect(missing).toMatchObject({ status: 400, message: { id: 7, error: { code: -32021 } } })
     const asking = call('ref__test_streaming_elicitation')
@@ -252,7 +272,7 @@ describe('the 2026-07-28 fast path answers as the SDK does (issue 35, Performanc
     await same(traced(request('tools/list', {}), { traceparent: TRACEPARENT }), false)
   })
 
-  it('what only the SDK serves goes to it: Mcp-Param-* headers, progress, a log level, a retry, richer client info', async () => {
+  it('what only the SDK serves goes to it: Mcp-Param-* headers, progress, a log level, richer client info', async () => {
     const param = call('up__echo', { text: 'a' })
     param.headers['mcp-param-text'] = 'a'
     await same(param, false)
@@ -264,8 +284,153 @@ describe('the 2026-07-28 fast path answers as the SDK does (issue 35, Performanc
     await same(withMeta({ progressToken: 'p1' }), false)
     await same(withMeta({ 'io.modelcontextprotocol/logLevel': 'debug' }), false)
     await same(withMeta({ 'io.modelcontextprotocol/clientInfo': { name: 'pin', version: '1', title: 'Pin' } }), false)
-    const retry = call('up__echo', { text: 'a' })
-    ;(retry.body.params as Record<string, unknown>).requestState = 'not-a-state'
-    expect((await same(retry, false)).message).toMatchObject({ id: 7, error: { code: -32602 } })
+  })
+})
+
+/** A client that declares elicitation (it can be asked). */
+const ASKABLE = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } }
+const APPROVAL = 'toolgate/approval'
+const accept = { action: 'accept', content: { approve: true } }
+
+/** A call from a client that can be asked; with `retry`, the retry carrying its state and answers. */
+function askable(
+  name: string,
+  args: Record<string, unknown>,
+  retry?: { state: unknown; answers?: unknown },
+  id: string | number = 7,
+): Sent {
+  const sent = request('tools/call', { name, arguments: args }, id)
+  const params = sent.body.params as Record<string, unknown>
+  params._meta = ASKABLE
+  if (retry !== undefined) {
+    params.requestState = retry.state
+    if (retry.answers !== undefined) params.inputResponses = retry.answers
+  }
+  return sent
+}
+
+/** The sealed state a first round gets from one leg (both legs seal under the same key). */
+async function stateFrom(side: 'sdk' | 'fast', name: string, args: Record<string, unknown>): Promise<string> {
+  const sent = askable(name, args)
+  const res = await fetch(urls[side], { method: 'POST', headers: sent.headers, body: JSON.stringify(sent.body) })
+  const message = (await res.json()) as { result?: { resultType?: string; requestState?: unknown } }
+  expect(message.result?.resultType).toBe('input_required')
+  expect(typeof message.result?.requestState).toBe('string')
+  return message.result?.requestState as string
+}
+
+/** A state sealed under the legs' key (or `key`) with the fields a first round of `guarded` would seal. */
+function sealed(args: Record<string, unknown>, fields: { subject?: string; now?: number; key?: Uint8Array } = {}) {
+  return new ApprovalStateSeal(fields.key ?? STATE_KEY).seal(
+    { subject: fields.subject ?? '', tool: 'guarded', asked: 'guarded', args: argumentsDigest(args), callId: 'c' },
+    fields.now,
+  )
+}
+
+describe('a retry carrying requestState takes the fast path, answered as the SDK answers it (issue 35, item 4; R-EXEC-7)', {
+  timeout: 60_000,
+}, () => {
+  it('the first round asks alike; the same state, accepted, runs the call with the same result on both paths', async () => {
+    const asked = await same(askable('guarded', { env: 'prod' }), true)
+    expect(asked.message).toMatchObject({
+      id: 7,
+      result: { resultType: 'input_required', requestState: '(sealed)', inputRequests: { [APPROVAL]: {} } },
+    })
+    // One state, sent to each leg (each spends its nonce in its own ledger).
+    const state = await stateFrom('sdk', 'guarded', { env: 'prod' })
+    const done = await same(askable('guarded', { env: 'prod' }, { state, answers: { [APPROVAL]: accept } }), true)
+    expect(done).toMatchObject({
+      status: 200,
+      message: { id: 7, result: { resultType: 'complete', content: [{ type: 'text', text: 'deployed to prod' }] } },
+    })
+    expect((done.message as { result: { isError?: boolean } }).result.isError).not.toBe(true)
+    // Replayed: refused on both, path-qualified.
+    const replay = await same(askable('guarded', { env: 'prod' }, { state, answers: { [APPROVAL]: accept } }), true)
+    expect(replay.message).toMatchObject({
+      id: 7,
+      error: { code: -32602, message: expect.stringMatching(/already been used/) },
+    })
+  })
+
+  it('decline and cancel answer alike, as results; a string id and an identified caller too', async () => {
+    for (const action of ['decline', 'cancel']) {
+      const state = await stateFrom('fast', 'guarded', { env: action })
+      const got = await same(askable('guarded', { env: action }, { state, answers: { [APPROVAL]: { action } } }), true)
+      expect(got.message).toMatchObject({ id: 7, result: { isError: true } })
+    }
+    const args = { env: 'mine' }
+    const state = sealed(args, { subject: 'alice' })
+    const sent = askable('guarded', args, { state, answers: { [APPROVAL]: accept } }, 'r-1')
+    sent.headers['x-test-subject'] = 'alice'
+    expect((await same(sent, true)).message).toMatchObject({ id: 'r-1', result: { resultType: 'complete' } })
+  })
+
+  it('refusals are the same errors in the same order, and spend nothing: seal, expiry, caller, tool, arguments, answer', async () => {
+    const args = { env: 'stage' }
+    const state = sealed(args)
+    const retry = (over: { state?: unknown; name?: string; args?: Record<string, unknown>; answers?: unknown } = {}) =>
+      askable(over.name ?? 'guarded', over.args ?? args, {
+        state: over.state ?? state,
+        answers: 'answers' in over ? over.answers : { [APPROVAL]: accept },
+      })
+    const refused = async (sent: Sent, reason: RegExp, fast = true) => {
+      const got = await same(sent, fast)
+      expect(got.message).toMatchObject({ id: 7, error: { code: -32602, message: expect.stringMatching(reason) } })
+    }
+    const [body, mac] = state.slice('tg-approval.1.'.length).split('.')
+    const flipped = `tg-approval.1.${body}.${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`
+    await refused(retry({ state: flipped }), /requestState refused: its seal does not verify/)
+    await refused(retry({ state: sealed(args, { key: new Uint8Array(32).fill(9) }) }), /seal does not verify/)
+    await refused(retry({ state: 'not-a-state' }), /requestState refused: it is not an approval state/)
+    await refused(retry({ state: `${state}.x` }), /requestState refused: it is malformed/)
+    await refused(retry({ state: sealed(args, { now: Date.now() - APPROVAL_STATE_TTL_MS - 1000 }) }), /it has expired/)
+    await refused(retry({ state: sealed(args, { subject: 'mallory' }) }), /issued to another caller/)
+    await refused(retry({ name: 'add', args }), /issued for another tool/)
+    await refused(retry({ args: { env: 'prod' } }), /issued for other arguments/)
+    // The answer is checked last, before the nonce is spent: missing, of another action, or of another shape.
+    const unanswered = /^tools\/call: inputResponses\.toolgate\/approval: expected the answer/
+    await refused(retry({ answers: undefined }), unanswered)
+    await refused(retry({ answers: {} }), unanswered)
+    await refused(retry({ answers: { other: accept } }), unanswered)
+    // Answers of a shape the SDK's lift decides about go to the SDK.
+    await refused(retry({ answers: { [APPROVAL]: 'yes' } }), unanswered, false)
+    await refused(retry({ answers: { [APPROVAL]: { action: 42 } } }), unanswered, false)
+    await refused(
+      retry({ answers: { [APPROVAL]: { method: 'elicitation/create', result: accept } } }),
+      unanswered,
+      false,
+    )
+    // Nothing above spent the state: it still runs the call, once, on each path.
+    const done = await same(retry(), true)
+    expect(done.message).toMatchObject({ id: 7, result: { content: [{ text: 'deployed to stage' }] } })
+    await refused(retry(), /already been used/)
+  })
+
+  it('a retry of another shape goes to the SDK: a non-string or empty state, answers without a state', async () => {
+    const args = { env: 'odd' }
+    for (const state of [5, '', null])
+      await same(askable('guarded', args, { state, answers: { [APPROVAL]: accept } }), false)
+    const noState = askable('guarded', args)
+    ;(noState.body.params as Record<string, unknown>).inputResponses = { [APPROVAL]: accept }
+    await same(noState, false)
+    // Content beyond flat values (a multi-select's list) is the SDK's to lift.
+    const list = sealed(args)
+    await same(
+      askable('guarded', args, {
+        state: list,
+        answers: { [APPROVAL]: { action: 'accept', content: { approve: true, tags: ['a'] } } },
+      }),
+      false,
+    )
+  })
+
+  it("an upstream's question and its retry pass alike: the answers go back upstream", async () => {
+    const sent = askable('ref__test_streaming_elicitation', {})
+    const asked = await same(sent, true)
+    expect(asked.message).toMatchObject({ result: { resultType: 'input_required', inputRequests: { user_name: {} } } })
+    const state = await stateFrom('fast', 'ref__test_streaming_elicitation', {})
+    const answers = { user_name: { action: 'accept', content: { name: 'Ada' } } }
+    const done = await same(askable('ref__test_streaming_elicitation', {}, { state, answers }), true)
+    expect(done.message).toMatchObject({ id: 7, result: { content: [{ type: 'text', text: 'Hello, Ada!' }] } })
   })
 })

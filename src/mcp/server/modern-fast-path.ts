@@ -3,8 +3,11 @@
 // zod parse of a request already parsed. Only a request that is plainly well-formed takes this
 // path: every check the SDK's entry makes on it (the `_meta` envelope, the Mcp-Method, Mcp-Name
 // and Mcp-Param-* headers, the params' shape) would pass, and nothing in it asks for what only
-// the SDK's serving does (progress, log messages, a retry's state and answers). Trace context
-// (`traceparent`, `tracestate`) is the handlers' own to read (callParams), so it rides this path.
+// the SDK's serving does (progress, log messages). Trace context (`traceparent`, `tracestate`) is
+// the handlers' own to read (callParams), so it rides this path. So does a call's retry (its
+// `requestState` and `inputResponses`) when its answers are plain elicitation results, which the SDK
+// hands the handler as they came: the handler opens the state (seal, expiry, caller, tool,
+// arguments, answers) on either path.
 // Anything else, errors included, goes to the SDK (createModernHttpLeg), so that every refusal is
 // the SDK's own. What the fast path sends is what the SDK sends for the same request:
 // test/mcp/modern-fast-path.test.ts holds the two to the same answers.
@@ -26,6 +29,8 @@ export interface FastRequest {
   readonly method: 'tools/call' | 'tools/list'
   readonly id: string | number
   readonly params: { name: string; arguments?: Record<string, unknown>; _meta: Record<string, unknown> }
+  /** A retry's state and answers, lifted out of the params as the SDK lifts them. */
+  readonly retry?: { readonly requestState: string; readonly inputResponses?: Record<string, unknown> }
 }
 
 /** An object made by JSON.parse from `{…}` (or a literal): not an array, not null, no other prototype. */
@@ -42,7 +47,7 @@ function only(value: Record<string, unknown>, allowed: readonly string[]): boole
 }
 
 const BODY_KEYS = ['jsonrpc', 'id', 'method', 'params']
-const CALL_KEYS = ['name', 'arguments', '_meta']
+const CALL_KEYS = ['name', 'arguments', '_meta', 'requestState', 'inputResponses']
 const LIST_KEYS = ['_meta']
 const META_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]
 /** The W3C trace context a `_meta` may carry besides the envelope (on a call only; strings only). */
@@ -68,6 +73,32 @@ function plainCapabilities(value: unknown): boolean {
       const inner = declared[member]
       if (member === 'listChanged' ? typeof inner !== 'boolean' : !(isPlain(inner) && Object.keys(inner).length === 0))
         return false
+    }
+  }
+  return true
+}
+
+/** The actions of an elicitation result. */
+const ACTIONS = ['accept', 'decline', 'cancel']
+
+/**
+ * A retry's answers of the plainest kind: each a bare form-mode elicitation result (an action, and
+ * on accept flat content of strings, numbers, booleans), which the SDK keeps as it came. Any other
+ * shape (a wrapped `{method, result}`, a sampling or roots result, `_meta`) goes to the SDK, whose
+ * lift decides what it keeps.
+ */
+function plainAnswers(value: unknown): value is Record<string, unknown> {
+  if (!isPlain(value)) return false
+  for (const key in value) {
+    const answer = value[key]
+    if (!isPlain(answer) || !only(answer, ['action', 'content'])) return false
+    if (!ACTIONS.includes(answer.action as string)) return false
+    const { content } = answer
+    if (content === undefined) continue
+    if (!isPlain(content)) return false
+    for (const field in content) {
+      const kind = typeof content[field]
+      if (kind !== 'string' && kind !== 'number' && kind !== 'boolean') return false
     }
   }
   return true
@@ -99,6 +130,11 @@ export function fastRequest(req: Pick<IncomingMessage, 'method' | 'headers'>, bo
     if (!only(params, CALL_KEYS) || typeof params.name !== 'string' || params.name === '') return undefined
     if (one(req, 'mcp-name') !== params.name) return undefined
     if (params.arguments !== undefined && !isPlain(params.arguments)) return undefined
+    // A retry: a state (a non-empty string), with answers or none; answers without a state are the SDK's.
+    if ('requestState' in params && (typeof params.requestState !== 'string' || params.requestState === ''))
+      return undefined
+    if ('inputResponses' in params && !('requestState' in params && plainAnswers(params.inputResponses)))
+      return undefined
   } else if (!only(params, LIST_KEYS) || req.headers['mcp-name'] !== undefined) return undefined
   // The envelope: all three keys, and on a call the trace context; nothing else (no progress token, log level).
   const meta = params._meta
@@ -109,7 +145,14 @@ export function fastRequest(req: Pick<IncomingMessage, 'method' | 'headers'>, bo
   if (!isPlain(info) || !only(info, INFO_KEYS) || typeof info.name !== 'string' || typeof info.version !== 'string')
     return undefined
   if (!plainCapabilities(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined
-  return { method, id, params: params as FastRequest['params'] }
+  if (typeof params.requestState !== 'string') return { method, id, params: params as FastRequest['params'] }
+  const { requestState, inputResponses, ...rest } = params
+  return {
+    method,
+    id,
+    params: rest as FastRequest['params'],
+    retry: { requestState, ...(inputResponses === undefined ? {} : { inputResponses: inputResponses as never }) },
+  }
 }
 
 /**
@@ -149,7 +192,10 @@ function modernTools(tools: unknown): unknown[] | undefined {
   return out
 }
 
-/** A result as the SDK's 2026-07-28 serving stamps it: its type, and the server's info in `_meta`. */
+/**
+ * A result as the SDK's 2026-07-28 serving stamps it: its type, and the server's info in `_meta`
+ * unless the result already names a server there (an upstream's result relayed as it came).
+ */
 function stamped(
   result: Record<string, unknown>,
   serverInfo: { name: string; version: string },
@@ -160,7 +206,7 @@ function stamped(
     ...result,
     resultType: result.resultType ?? 'complete',
     ...extra,
-    _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfo },
+    _meta: { [SERVER_INFO_META_KEY]: serverInfo, ...meta },
   }
 }
 
@@ -197,7 +243,8 @@ export async function answerFast(
       res.once('close', gone)
       const rc: ModernRequestContext = {
         mcpReq: {
-          requestState: () => undefined,
+          requestState: () => request.retry?.requestState,
+          ...(request.retry?.inputResponses === undefined ? {} : { inputResponses: request.retry.inputResponses }),
           envelope: request.params._meta,
           _meta: {},
           signal: aborted.signal,
