@@ -70,6 +70,45 @@ const mcpWithoutSideEffects = {
   },
 }
 
+// The SDK v2 packages the bundle leaves outside load on first use, not when a module of ours that
+// imports them is first run. In one CommonJS bundle every module an entry reaches runs its imports
+// when it is first required, and the gateway's door into src/mcp (src/mcp/gateway.ts) brings in the
+// server, the relay and the client with the config checks: a `serve --check` without upstreams,
+// which never serves nor connects, loaded `@modelcontextprotocol/server` and the protocol's zod
+// schemas. A static import of those packages gets, inside the bundle, an object with the package's
+// export names (read here, from the installed package the bundle is built against, which
+// package.json pins) whose first read requires the package and turns every name into a plain
+// value. `import()`s (already lazy) and the packages' own requires are left as they are.
+const SDK_ON_FIRST_USE = /^@modelcontextprotocol\/(server|client|node)(\/stdio)?$/
+const sdkOnFirstUse = {
+  name: 'sdk-on-first-use',
+  setup(b) {
+    b.onResolve({ filter: SDK_ON_FIRST_USE }, (args) =>
+      args.kind === 'import-statement' ? { path: args.path, namespace: 'sdk-on-first-use' } : undefined,
+    )
+    b.onLoad({ filter: /.*/, namespace: 'sdk-on-first-use' }, (args) => {
+      const names = Object.keys(requireHere(args.path)).filter((name) => name !== '__esModule')
+      return {
+        loader: 'js',
+        resolveDir: root,
+        contents: `'use strict'
+const names = ${JSON.stringify(names)}
+let real
+function load() {
+  if (real === undefined) {
+    real = require(${JSON.stringify(args.path)})
+    for (const name of names) Object.defineProperty(module.exports, name, { value: real[name], enumerable: true })
+  }
+  return real
+}
+for (const name of names)
+  Object.defineProperty(module.exports, name, { get: () => load()[name], enumerable: true, configurable: true })
+`,
+      }
+    })
+  },
+}
+
 /** Leaves the executable's `import('./main.js')` to tsc's module beside it instead of bundling the CLI in. */
 const besideEntry = {
   name: 'beside-entry',
@@ -102,7 +141,7 @@ async function bundle(entry, out, { entry: isEntry = false } = {}) {
     platform: 'node',
     target: 'node20',
     external: EXTERNAL,
-    plugins: isEntry ? [metaUrl, besideEntry] : [metaUrl, sdkAjvAsCommonJs, mcpWithoutSideEffects],
+    plugins: isEntry ? [metaUrl, besideEntry] : [metaUrl, sdkAjvAsCommonJs, sdkOnFirstUse, mcpWithoutSideEffects],
     // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
     // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
     // The entry is not such a script: Node loads it itself.

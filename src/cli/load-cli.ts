@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import vm from 'node:vm'
-import { readCacheFile, writeCacheFile } from './cache-file.js'
+import { type CacheCheck, hasCrc32, readCacheFile, writeCacheFile } from './cache-file.js'
 import { installModuleCodeCache } from './module-code-cache.js'
 
 type Cli = typeof import('./main.js')
@@ -37,15 +37,13 @@ export async function loadCli(argv: readonly string[]): Promise<Cli> {
   const file = fileURLToPath(new URL(`./${BUNDLE}`, import.meta.url))
   const stat = statSync(file, { throwIfNoEntry: false })
   if (stat === undefined) return import('./main.js')
-  const load = bundleLoader(argv)
+  const { load, loadFirst } = bundleLoader(argv)
   // Windows keeps spawning from the CLI itself (see serve-spawn.ts).
   if (argv[0] === 'serve' && process.platform !== 'win32') {
     const first = fileURLToPath(new URL(`./${FIRST}`, import.meta.url))
     const firstStat = statSync(first, { throwIfNoEntry: false })
     try {
-      // Required as it is, with no cache of ours: it is small, and checking a cache needs node:crypto,
-      // whose load alone (≈ 4 ms) would delay the spawn more than compiling the script does.
-      if (firstStat !== undefined) await (createRequire(first)(first) as First).spawnBeforeLoad(argv)
+      if (firstStat !== undefined) await (loadFirst(first, firstStat) as First).spawnBeforeLoad(argv)
     } catch {
       // Only a head start: the CLI spawns whatever was not spawned, and reports what is wrong.
     }
@@ -59,8 +57,9 @@ export async function loadCli(argv: readonly string[]): Promise<Cli> {
  * which), and the packages the bundles leave outside compile from a cache of their own; without
  * a cache directory it is required as it is.
  */
-function bundleLoader(argv: readonly string[]): (file: string, stat: Stats, kind: string) => unknown {
+function bundleLoader(argv: readonly string[]): BundleLoader {
   const dir = cacheDir()
+  const required = (file: string) => createRequire(file)(file)
   const enableCompileCache = (nodeModule as { enableCompileCache?: (directory?: string) => unknown }).enableCompileCache
   if (typeof enableCompileCache === 'function') {
     if (dir !== undefined) {
@@ -70,12 +69,27 @@ function bundleLoader(argv: readonly string[]): (file: string, stat: Stats, kind
         // Without the cache it only loads slower.
       }
     }
-    return (file) => createRequire(file)(file)
+    return { load: required, loadFirst: required }
   }
-  if (dir === undefined) return (file) => createRequire(file)(file)
+  if (dir === undefined) return { load: required, loadFirst: required }
   const own = fileURLToPath(new URL('../', import.meta.url))
   installModuleCodeCache(path.join(dir, `modules-${hashOf(own)}-${kindOf(argv)}.v8`), own)
-  return (file, stat, kind) => runCached(file, stat, path.join(dir, `cli-${hashOf(file)}-${kind}.v8`))
+  return {
+    load: (file, stat, kind) => runCached(file, stat, path.join(dir, `cli-${hashOf(file)}-${kind}.v8`)),
+    // The first script's cache is checked by CRC-32, not SHA-256: node:crypto (≈ 4 ms to load) must
+    // not come before the spawn, and node:zlib's crc32 costs a fraction of what the cache saves.
+    // Where this Node has no crc32 (before 20.15) it is required as it is.
+    loadFirst: (file, stat) =>
+      hasCrc32()
+        ? runCached(file, stat, path.join(dir, `cli-${hashOf(file)}-serve-early.v8`), 'crc32')
+        : required(file),
+  }
+}
+
+/** How this process loads the CLI bundle (`kind` names its cache) and the first script of a `serve`. */
+interface BundleLoader {
+  readonly load: (file: string, stat: Stats, kind: string) => unknown
+  readonly loadFirst: (file: string, stat: Stats) => unknown
 }
 
 /**
@@ -103,9 +117,9 @@ function cacheDir(): string | undefined {
  * very file (path, size, modification time) by this very Node and reads back whole; otherwise
  * compiled afresh, and the cache written once the start is done (or at exit, if that comes first).
  */
-function runCached(file: string, stat: Stats, cacheFile: string): unknown {
+function runCached(file: string, stat: Stats, cacheFile: string, check: CacheCheck = 'sha256'): unknown {
   const identity = JSON.stringify([file, stat.size, stat.mtimeMs, process.version, process.arch])
-  const cachedData = readCache(cacheFile, identity)
+  const cachedData = readCacheFile(cacheFile, identity, check)?.data
   // The wrapper sits on the bundle's first line, so line numbers in stack traces stay the file's.
   // The bundle has no `import()` (the build turns them into requires), which a script compiled
   // from cached data could not hand to Node's loader.
@@ -121,17 +135,12 @@ function runCached(file: string, stat: Stats, cacheFile: string): unknown {
     file,
     path.dirname(file),
   )
-  if (cachedData === undefined || script.cachedDataRejected === true) keepLater(script, cacheFile, identity)
+  if (cachedData === undefined || script.cachedDataRejected === true) keepLater(script, cacheFile, identity, check)
   return module.exports
 }
 
-/** The bundle's cached code, kept by an earlier run of this bundle on this Node. */
-function readCache(cacheFile: string, identity: string): Buffer | undefined {
-  return readCacheFile(cacheFile, identity)?.data
-}
-
 /** Write the script's compiled code once, after the start or at exit; a failure only means no cache. */
-function keepLater(script: vm.Script, cacheFile: string, identity: string): void {
+function keepLater(script: vm.Script, cacheFile: string, identity: string, check: CacheCheck): void {
   let kept = false
   const keep = () => {
     if (kept) return
@@ -144,7 +153,7 @@ function keepLater(script: vm.Script, cacheFile: string, identity: string): void
     } catch {
       return
     }
-    writeCacheFile(cacheFile, identity, data)
+    writeCacheFile(cacheFile, identity, data, {}, check)
   }
   const timer = setTimeout(keep, KEEP_AFTER_MS)
   timer.unref()

@@ -4,11 +4,14 @@ import { execFile } from 'node:child_process'
 import { chmod, chown, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import nodeModule from 'node:module'
 import path from 'node:path'
+import zlib from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BIN, tempDir, writeConfig } from './helpers.js'
 
 /** Node 22.1 and later keep the cache themselves (module.enableCompileCache); older Node keeps ours. */
 const nodeCache = typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === 'function'
+/** Node 20.15 and later: the first script of a `serve` keeps a cache too (checked by node:zlib's crc32). */
+const hasCrc32 = typeof (zlib as { crc32?: unknown }).crc32 === 'function'
 const uid = process.getuid?.()
 const CACHE = uid === undefined ? 'toolgate-compile-cache' : `toolgate-compile-cache-${uid}`
 
@@ -85,9 +88,9 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     // Ours: one file for this kind of run, read and left as it was.
     expect(files.map((file) => path.basename(file))).toEqual([expect.stringMatching(/^cli-[0-9a-f]{8}-other\.v8$/)])
     for (const [file, mtimeMs] of before) expect((await stat(file)).mtimeMs).toBe(mtimeMs)
-    // `serve` keeps its own: a --help does not stand for it. The small first script a `serve` runs
-    // (it spawns the upstreams before the CLI loads) keeps none: checking one would cost its spawn
-    // the load of node:crypto.
+    // `serve` keeps its own: a --help does not stand for it. So does the small first script a
+    // `serve` runs (it spawns the upstreams before the CLI loads), checked by CRC-32 (no node:crypto
+    // before the spawn) where Node has it (20.15 and later).
     const serve = await run(['serve', '--check', '--root', dir], dir)
     expect(serve).toMatchObject({ code: 0, stdout: 'no upstream servers in the config\n' })
     // (The packages the bundle leaves outside keep a cache of their own, `modules-…`: tested below.)
@@ -95,8 +98,41 @@ describe('the toolgate executable (issue 23, cold start)', () => {
       .map((file) => path.basename(file))
       .filter((name) => name.startsWith('cli-'))
       .map((name) => name.replace(/^cli-[0-9a-f]+-/, ''))
-    expect(kinds.sort()).toEqual(['other.v8', 'serve-check.v8'])
+    expect(kinds.sort()).toEqual(['other.v8', 'serve-check.v8', ...(hasCrc32 ? ['serve-early.v8'] : [])])
   })
+
+  it.skipIf(nodeCache || !hasCrc32)(
+    'keeps the first script of a `serve` by CRC-32, and replaces that cache when it does not read back whole',
+    async () => {
+      const clean = await run(['serve', '--check', '--root', dir], dir)
+      expect(clean).toMatchObject({ code: 0, stdout: 'no upstream servers in the config\n' })
+      const file = (await kept(path.join(dir, CACHE))).find((name) => name.endsWith('-serve-early.v8'))
+      if (file === undefined) throw new Error('no cache kept for the first script')
+      const whole = await readFile(file)
+      expect(JSON.parse(whole.subarray(0, whole.indexOf(10)).toString())).toEqual({
+        identity: expect.any(String),
+        crc32: expect.stringMatching(/^[0-9a-f]{8}$/),
+      })
+      // Read back as it was.
+      const { mtimeMs } = await stat(file)
+      expect(await run(['serve', '--check', '--root', dir], dir)).toEqual(clean)
+      expect((await stat(file)).mtimeMs).toBe(mtimeMs)
+      // Damaged after its header: the check refuses it, the script compiles afresh, the cache is rewritten.
+      const damaged = Buffer.from(whole)
+      for (let i = whole.indexOf(10) + 200; i < damaged.length; i += 97) damaged[i] ^= 0x5a
+      await writeFile(file, damaged)
+      expect(await run(['serve', '--check', '--root', dir], dir)).toEqual(clean)
+      const rewritten = await readFile(file)
+      expect(rewritten.equals(damaged)).toBe(false)
+      const header = JSON.parse(rewritten.subarray(0, rewritten.indexOf(10)).toString())
+      expect(header.crc32).toBe(
+        zlib
+          .crc32(rewritten.subarray(rewritten.indexOf(10) + 1))
+          .toString(16)
+          .padStart(8, '0'),
+      )
+    },
+  )
 
   it.skipIf(nodeCache)('replaces a cache that does not read back whole, and runs the same', async () => {
     const clean = await run(['--help'], dir)

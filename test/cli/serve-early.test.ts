@@ -236,6 +236,14 @@ describe.skipIf(process.platform === 'win32')('toolgate serve loads the SDK v2 c
     expect(log).toEqual([expect.stringMatching(/^spawn /), `require ${CLIENT}`, 'bundle'])
   })
 
+  it('R-23-perf: `serve --check` without upstreams loads no SDK package and not zod: it serves and connects nothing', async () => {
+    const config = await writeConfig(dir, { servers: {} })
+    const sdk = ['@modelcontextprotocol/server', CLIENT, '@modelcontextprotocol/core/internal', 'zod/v4']
+    const checked = await run(['serve', '--check', '--config', config], { TOOLGATE_TEST_PACKAGES: sdk.join(',') })
+    expect(checked).toMatchObject({ code: 0, stdout: 'no upstream servers in the config\n' })
+    expect(await recorded()).toEqual(['bundle'])
+  })
+
   it('R-23-perf: a serve without upstreams never loads the client, listing its own tools included', async () => {
     const config = await writeConfig(dir, { servers: {} })
     const transport = new StdioClientTransport({

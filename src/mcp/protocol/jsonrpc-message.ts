@@ -7,7 +7,8 @@ import { parseJSONRPCMessage, specTypeSchemas } from '@modelcontextprotocol/serv
 import { isRecord } from '../../util/is-record.js'
 import type { JSONRPCMessage } from './wire-types.js'
 
-const JSONRPCMessageSchema = specTypeSchemas.JSONRPCMessage['~standard']
+// Read at the first message the schema must decide: reading it at load would load the SDK with this module.
+let jsonRpcMessageSchema: (typeof specTypeSchemas.JSONRPCMessage)['~standard'] | undefined
 
 const isId = (id: unknown) => typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id))
 
@@ -44,6 +45,7 @@ export function parseJsonRpcMessage(value: unknown): JSONRPCMessage {
 /** `value` as a JSON-RPC message, or the schema's failure. */
 export function safeParseJsonRpcMessage(value: unknown): { success: true; data: JSONRPCMessage } | { success: false } {
   if (isCommonMessage(value)) return { success: true, data: value }
-  const parsed = JSONRPCMessageSchema.validate(value)
+  jsonRpcMessageSchema ??= specTypeSchemas.JSONRPCMessage['~standard']
+  const parsed = jsonRpcMessageSchema.validate(value)
   return parsed.issues === undefined ? { success: true, data: parsed.value as JSONRPCMessage } : { success: false }
 }

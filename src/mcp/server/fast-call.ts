@@ -15,7 +15,8 @@ import type { FastPath, FastPathExtra } from './fast-path.js'
 import { type CallParams, PROGRAM_META } from './serve-tools.js'
 import { RELATED_TASK_META_KEY } from './server-tasks.js'
 
-const CallToolResultSchema = specTypeSchemas.CallToolResult['~standard']
+// Read at the first result that needs it: reading it at load would load the SDK with this module.
+let callToolResultSchema: (typeof specTypeSchemas.CallToolResult)['~standard'] | undefined
 
 /** What the fast path asks of the session it serves. */
 export interface FastCallSession {
@@ -97,7 +98,8 @@ function plainCallParams(params: unknown):
 /** The result as the SDK's tools/call wrapper returns it, or its error for a result that fails the schema. */
 function checkedResult(result: CallToolResult): CallToolResult {
   if (isCommonCallToolResult(result)) return result
-  const parsed = CallToolResultSchema.validate(result)
+  callToolResultSchema ??= specTypeSchemas.CallToolResult['~standard']
+  const parsed = callToolResultSchema.validate(result)
   if (parsed.issues === undefined) return parsed.value as CallToolResult
   throw new ProtocolError(
     JsonRpcCode.InvalidParams,
