@@ -477,13 +477,7 @@ class PostgresStore implements Store {
         [id, text],
       )
       await client.query('DELETE FROM toolgate_turn_calls WHERE turn_id = $1', [id])
-      if (pending.length > 0)
-        await client.query(
-          `INSERT INTO toolgate_turn_calls (turn_id, call_id, tool_name, agent_id)
-           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
-          [id, pending.map((c) => c.callId), pending.map((c) => c.toolName), pending.map((c) => c.agentId)],
-        )
-      await client.query("SELECT pg_notify('toolgate_decisions', $1)", [id])
+      await listPendingCalls(client, id, pending)
     })
   }
 
@@ -498,13 +492,7 @@ class PostgresStore implements Store {
         [id, text],
       )
       if (inserted.rowCount !== 1) return false
-      if (pending.length > 0)
-        await client.query(
-          `INSERT INTO toolgate_turn_calls (turn_id, call_id, tool_name, agent_id)
-           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
-          [id, pending.map((c) => c.callId), pending.map((c) => c.toolName), pending.map((c) => c.agentId)],
-        )
-      await client.query("SELECT pg_notify('toolgate_decisions', $1)", [id])
+      await listPendingCalls(client, id, pending)
       return true
     })
   }
@@ -834,6 +822,17 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
     const timer = setTimeout(done, ms)
     signal?.addEventListener('abort', done, { once: true })
   })
+}
+
+/** Index turn `id`'s waiting calls (the viewer's pending list) and tell the listening instances it changed. */
+async function listPendingCalls(client: PoolClient, id: string, pending: readonly PendingCall[]): Promise<void> {
+  if (pending.length > 0)
+    await client.query(
+      `INSERT INTO toolgate_turn_calls (turn_id, call_id, tool_name, agent_id)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
+      [id, pending.map((c) => c.callId), pending.map((c) => c.toolName), pending.map((c) => c.agentId)],
+    )
+  await client.query("SELECT pg_notify('toolgate_decisions', $1)", [id])
 }
 
 function checkId(id: unknown, method: string): void {

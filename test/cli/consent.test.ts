@@ -6,7 +6,7 @@
 // Hostile: a replayed state, a state taken to another browser (another identity), a code bound to
 // another PKCE verifier, unknown links; no token, code or verifier in a log, the journal or a result;
 // no start link in the journal or the log (only the calling client's answer carries it).
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -17,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CredentialVault, readVaultKey } from '../../src/gateway/vault.js'
 import { Browser, type FakeAuthorizationServer, startAuthorizationServer } from './consent-servers.js'
 import { type EchoUpstream, startEchoUpstream } from './exchange-servers.js'
-import { BIN, tempDir, textOf, writeConfig } from './helpers.js'
+import { spawnServe, tempDir, textOf, writeConfig } from './helpers.js'
+import { stopChildren } from './spawn-ready.js'
 
 const PEOPLE = ['alice', 'bob', 'carol', 'dave', 'erin'] as const
 type Person = (typeof PEOPLE)[number]
@@ -121,32 +122,22 @@ beforeAll(async () => {
       },
     },
   })
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--http', '0', '--config', config, '--vault-key-file', keyFile, '--log-level', 'debug'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  let err = ''
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const match = /serving MCP at http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err)
-      if (match) resolve(Number(match[1]))
-    })
-    child.once('exit', (code) => reject(new Error(`toolgate exited with ${code}: ${err}`)))
-  })
-  const origin = `http://127.0.0.1:${port}`
-  gateway = { url: `${origin}/mcp`, origin, stderr: () => err, child }
+  const { child, url, stderr } = await spawnServe([
+    '--http',
+    '0',
+    '--config',
+    config,
+    '--vault-key-file',
+    keyFile,
+    '--log-level',
+    'debug',
+  ])
+  gateway = { url, origin: new URL(url).origin, stderr, child }
 }, 60_000)
 
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => {})
-  if (gateway?.child.exitCode === null) {
-    const child = gateway.child
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await exited
-  }
+  if (gateway) await stopChildren([gateway.child])
   await Promise.all([upstream?.close(), as?.close()])
   await cleanup?.()
 })

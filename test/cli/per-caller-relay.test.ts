@@ -3,7 +3,7 @@
 // MCP client that made that call, alice's to alice and bob's to bob, at once, as it does for an
 // upstream with one shared session. Before the fix, a per-caller session declared no capability and
 // answered nothing, so the upstream's request failed.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
@@ -20,7 +20,8 @@ import {
   ElicitResultSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, runCli, tempDir, textOf, writeConfig } from './helpers.js'
+import { runCli, spawnServe, tempDir, textOf, writeConfig } from './helpers.js'
+import { stopChildren } from './spawn-ready.js'
 
 const TOKENS = { alice: 'alice-gateway-token-relay-0123', bob: 'bob-gateway-token-relay-0123' }
 const SECRETS = { alice: 'alice-personal-key-relay', bob: 'bob-personal-key-relay' }
@@ -124,33 +125,13 @@ beforeAll(async () => {
     )
     expect(set.code, set.stderr).toBe(0)
   }
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--http', '0', '--config', config, '--vault-key-file', keyFile],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
-  let err = ''
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const match = /serving MCP at http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err)
-      if (match) resolve(Number(match[1]))
-    })
-    child.once('exit', (code) => reject(new Error(`toolgate exited with ${code}: ${err}`)))
-  })
-  gateway = { url: `http://127.0.0.1:${port}/mcp`, stderr: () => err, child }
+  const { child, url, stderr } = await spawnServe(['--http', '0', '--config', config, '--vault-key-file', keyFile])
+  gateway = { url, stderr, child }
 }, 60_000)
 
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => {})
-  if (gateway?.child.exitCode === null) {
-    const child = gateway.child
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await exited
-  }
+  if (gateway) await stopChildren([gateway.child])
   await upstream?.close()
   await cleanup?.()
 })

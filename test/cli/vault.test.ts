@@ -2,7 +2,7 @@
 // keep each person's secret encrypted next to the config; a server with auth.perUser sends the
 // caller's own secret in its own session, never another's and never the shared `headers`; an
 // entry edited on disk is refused by its authentication tag; no secret reaches a log or the journal.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -11,7 +11,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CredentialVault, readVaultKey } from '../../src/gateway/vault.js'
 import { type EchoUpstream, startEchoUpstream } from './exchange-servers.js'
-import { BIN, runCli, tempDir, textOf, writeConfig } from './helpers.js'
+import { runCli, spawnServe, tempDir, textOf, writeConfig } from './helpers.js'
+import { stopChildren } from './spawn-ready.js'
 
 const TOKENS = { alice: 'alice-gateway-token-0123456789', bob: 'bob-gateway-token-0123456789' }
 const SECRETS = { alice: 'ghp_alice_personal_9f8e7d6c', bob: 'ghp_bob_personal_1a2b3c4d' }
@@ -27,21 +28,17 @@ let gateway: { url: string; stderr: () => string; child: ChildProcess } | undefi
 const clients: Client[] = []
 
 async function startGateway(): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--http', '0', '--config', config, '--vault-key-file', keyFile, '--log-level', 'debug'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  let err = ''
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      const match = /serving MCP at http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err)
-      if (match) resolve(Number(match[1]))
-    })
-    child.once('exit', (code) => reject(new Error(`toolgate exited with ${code}: ${err}`)))
-  })
-  gateway = { url: `http://127.0.0.1:${port}/mcp`, stderr: () => err, child }
+  const { child, url, stderr } = await spawnServe([
+    '--http',
+    '0',
+    '--config',
+    config,
+    '--vault-key-file',
+    keyFile,
+    '--log-level',
+    'debug',
+  ])
+  gateway = { url, stderr, child }
 }
 
 async function connect(token: string): Promise<Client> {
@@ -94,12 +91,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => {})
-  if (gateway?.child.exitCode === null) {
-    const child = gateway.child
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await exited
-  }
+  if (gateway) await stopChildren([gateway.child])
   await upstream?.close()
   await cleanup?.()
 })

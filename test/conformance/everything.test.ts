@@ -6,19 +6,22 @@
 // the scenarios that fail directly are listed with why, and the test holds the list to the runs:
 // through toolgate a required scenario passes exactly when it passes directly, but for the listed
 // ones that toolgate makes pass (with why), and no check that succeeds directly is lost through it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { tempDir, writeConfig } from '../cli/helpers.js'
 import { everythingStdio, startEverythingHttp } from './everything-server.js'
 import {
-  type Check,
+  failing,
   failures,
   passed,
   type Revision,
   type Running,
   requiredScenarios,
+  scenarioChecks as result,
   runSuite,
   type SuiteRun,
+  setupOnce,
   startToolgate,
+  succeeded,
 } from './suite.js'
 
 /** A listed scenario: why it fails directly, and why it fails through toolgate (absent: it passes there). */
@@ -137,16 +140,8 @@ let gateway: Running | undefined
 let cleanup: (() => Promise<void>) | undefined
 const direct = new Map<Revision, SuiteRun>()
 const through = new Map<Revision, SuiteRun>()
-/** Why the servers or the suite could not run: every test fails with it (none is skipped). */
-let setupError: unknown
-
-beforeAll(async () => {
-  try {
-    await setup()
-  } catch (error) {
-    setupError = error
-  }
-}, 600_000)
+/** Fails every test with why the servers or the suite could not run (none is skipped). */
+const ready = setupOnce(setup)
 
 async function setup(): Promise<void> {
   const temp = await tempDir()
@@ -170,22 +165,12 @@ async function setup(): Promise<void> {
   )
 }
 
-function ready(): void {
-  if (setupError !== undefined) throw setupError
-}
-
 afterAll(async () => {
   await gateway?.stop()
   await everything?.stop()
   await cleanup?.()
 })
 
-const result = (run: SuiteRun | undefined, scenario: string): Check[] | undefined =>
-  run?.results.get(`server-${scenario}`)
-const succeeded = (checks: readonly Check[] | undefined) =>
-  (checks ?? []).filter((check) => check.status === 'SUCCESS').map((check) => check.id)
-const failing = (run: SuiteRun | undefined, scenarios: readonly string[]) =>
-  scenarios.filter((scenario) => !passed(result(run, scenario)))
 const report = (run: SuiteRun | undefined, scenarios: readonly string[]) =>
   [
     ...scenarios

@@ -5,19 +5,21 @@
 // the 2025-11-25 set must pass exactly what passes directly, and the 2026-07-28 set fails exactly
 // the scenarios listed in KNOWN_2026_GAPS (none since issue 35 item 4: toolgate speaks 2026 to its
 // upstreams for 2026 clients).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { tempDir, writeConfig } from '../cli/helpers.js'
 import {
-  type Check,
+  failing,
   failures,
-  passed,
   type Revision,
   type Running,
   requiredScenarios,
+  scenarioChecks as result,
   runSuite,
   type SuiteRun,
+  setupOnce,
   startReferenceServer,
   startToolgate,
+  succeeded,
 } from './suite.js'
 
 /**
@@ -64,16 +66,8 @@ let gateway: Running | undefined
 let cleanup: (() => Promise<void>) | undefined
 const direct = new Map<Revision, SuiteRun>()
 const through = new Map<Revision, SuiteRun>()
-/** Why the servers or the suite could not run: every test fails with it (none is skipped). */
-let setupError: unknown
-
-beforeAll(async () => {
-  try {
-    await setup()
-  } catch (error) {
-    setupError = error
-  }
-}, 600_000)
+/** Fails every test with why the servers or the suite could not run (none is skipped). */
+const ready = setupOnce(setup)
 
 async function setup(): Promise<void> {
   reference = await startReferenceServer()
@@ -105,22 +99,12 @@ async function setup(): Promise<void> {
   await Promise.all(runs)
 }
 
-function ready(): void {
-  if (setupError !== undefined) throw setupError
-}
-
 afterAll(async () => {
   await gateway?.stop()
   await reference?.stop()
   await cleanup?.()
 })
 
-const result = (run: SuiteRun | undefined, scenario: string): Check[] | undefined =>
-  run?.results.get(`server-${scenario}`)
-const succeeded = (checks: readonly Check[] | undefined) =>
-  (checks ?? []).filter((check) => check.status === 'SUCCESS').map((check) => check.id)
-const failing = (run: SuiteRun | undefined, scenarios: readonly string[]) =>
-  scenarios.filter((scenario) => !passed(result(run, scenario)))
 const report = (run: SuiteRun | undefined, scenarios: readonly string[]) =>
   failing(run, scenarios)
     .map((scenario) => `${scenario}: ${failures(result(run, scenario)).join('; ') || '(no checks)'}`)

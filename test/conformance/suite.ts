@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { beforeAll } from 'vitest'
 
 export const REPO = path.resolve(import.meta.dirname, '../..')
 export const NODE22 = path.join(REPO, 'node_modules/node22/bin/node')
@@ -207,4 +208,37 @@ export function failures(checks: readonly Check[] | undefined): string[] {
   return checks
     .filter((check) => check.status === 'FAILURE')
     .map((check) => `${check.id}: ${check.errorMessage ?? 'failed'}`)
+}
+
+/** A scenario's checks in a run of the server scenarios (undefined: it did not run, or the run did not happen). */
+export function scenarioChecks(run: SuiteRun | undefined, scenario: string): Check[] | undefined {
+  return run?.results.get(`server-${scenario}`)
+}
+
+/** The ids of the checks that succeeded. */
+export function succeeded(checks: readonly Check[] | undefined): string[] {
+  return (checks ?? []).filter((check) => check.status === 'SUCCESS').map((check) => check.id)
+}
+
+/** The server scenarios of `scenarios` that did not pass in `run`. */
+export function failing(run: SuiteRun | undefined, scenarios: readonly string[]): string[] {
+  return scenarios.filter((scenario) => !passed(scenarioChecks(run, scenario)))
+}
+
+/**
+ * Runs `setup` before all tests (bounded at 10 minutes: it starts servers and runs the suite). A
+ * failure is kept, not thrown: the returned `ready` throws it in every test, so none is skipped.
+ */
+export function setupOnce(setup: () => Promise<void>): () => void {
+  let setupError: unknown
+  beforeAll(async () => {
+    try {
+      await setup()
+    } catch (error) {
+      setupError = error
+    }
+  }, 600_000)
+  return () => {
+    if (setupError !== undefined) throw setupError
+  }
 }

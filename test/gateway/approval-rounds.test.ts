@@ -5,15 +5,22 @@
 // again). Against a 2026-07-28 upstream (its input-required result relayed) and a 2025-11-25
 // upstream (its elicitation held in memory). The upstream runs the call once; a used, tampered or
 // re-pointed state of a later round is refused and runs nothing.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import type { Client } from '@modelcontextprotocol/client'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { createMcpHandler } from '@modelcontextprotocol/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import {
+  callRound as call,
+  modernClient as connectModern,
+  type Round,
+  roundText as textOf,
+} from '../cli/modern-client.js'
+import { spawnReady, stopChildren } from '../cli/spawn-ready.js'
 import { buildServer } from '../fixtures/conformance-server/build.js'
 
 const LEGACY = path.resolve(import.meta.dirname, '../fixtures/legacy-asking-upstream.mjs')
@@ -27,23 +34,6 @@ let modern: Server
 let gatewayUrl: string
 /** The 2026 upstream's tools/call requests, as it received them. */
 const upstreamCalls: { name: string; inputResponses?: Record<string, unknown>; requestState?: unknown }[] = []
-
-/** Spawns `args` and resolves with the first match of `ready` in its output. */
-function start(args: string[], ready: RegExp): Promise<RegExpExecArray> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(child)
-  return new Promise((resolve, reject) => {
-    let out = ''
-    const read = (chunk: Buffer) => {
-      out += chunk.toString()
-      const match = ready.exec(out)
-      if (match) resolve(match)
-    }
-    child.stdout?.on('data', read)
-    child.stderr?.on('data', read)
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${out}`)))
-  })
-}
 
 /** The reference server's 2026-07-28 instance on 127.0.0.1, recording each tools/call it gets. */
 async function startModern(): Promise<string> {
@@ -64,7 +54,10 @@ async function startModern(): Promise<string> {
 }
 
 beforeAll(async () => {
-  const [[legacyUrl], modernUrl] = await Promise.all([start([LEGACY], /http:\/\/127\.0\.0\.1:\d+\/mcp/), startModern()])
+  const [[legacyUrl], modernUrl] = await Promise.all([
+    spawnReady([LEGACY], /http:\/\/127\.0\.0\.1:\d+\/mcp/, children),
+    startModern(),
+  ])
   const temp = await tempDir()
   cleanup = temp.cleanup
   const config = await writeConfig(temp.dir, {
@@ -72,24 +65,16 @@ beforeAll(async () => {
     servers: { legacy: { url: legacyUrl, prefix: '' }, modern: { url: modernUrl } },
     policy: { ask: ['greet', ASKING] },
   })
-  const [, url] = await start(
+  const [, url] = await spawnReady(
     [BIN, 'serve', '--http', '0', '--config', config],
     /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+    children,
   )
   gatewayUrl = url as string
 }, 120_000)
 
 afterAll(async () => {
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve(undefined)
-          child.once('exit', resolve)
-          child.kill('SIGTERM')
-        }),
-    ),
-  )
+  await stopChildren(children)
   await new Promise((resolve) => {
     modern?.closeAllConnections()
     modern?.close(resolve)
@@ -97,27 +82,7 @@ afterAll(async () => {
   await cleanup?.()
 })
 
-async function modernClient(): Promise<Client> {
-  const client = new Client({ name: 'modern-client', version: '1.0.0' }, {
-    capabilities: { elicitation: { form: {} } },
-    versionNegotiation: { mode: { pin: '2026-07-28' } },
-    inputRequired: { autoFulfill: false },
-  } as never)
-  await client.connect(new StreamableHTTPClientTransport(new URL(gatewayUrl)))
-  return client
-}
-
-type Round = {
-  resultType?: string
-  inputRequests?: Record<string, { method: string; params: { message?: string } }>
-  requestState?: string
-  content?: { type: string; text?: string }[]
-  isError?: boolean
-}
-
-const call = (client: Client, params: Record<string, unknown>): Promise<Round> =>
-  client.callTool(params as never, { allowInputRequired: true } as never) as Promise<Round>
-const textOf = (round: Round) => round.content?.map((block) => block.text).join('') ?? ''
+const modernClient = (): Promise<Client> => connectModern(gatewayUrl)
 const approve = { [APPROVAL]: { action: 'accept', content: { approve: true } } }
 
 /** A refused retry's message (a JSON-RPC error), or what came instead. */

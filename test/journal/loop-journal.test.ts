@@ -11,7 +11,6 @@ import {
   createAgent,
   createBashTool,
   createToolRuntime,
-  defineTool,
   Journal,
   type JournalRecord,
   MAX_MODEL_TEXT_CHARS,
@@ -20,6 +19,7 @@ import {
 } from '../../src/index.js'
 import { resumeModelLoop, runModelLoop, streamModelLoop } from '../../src/providers/index.js'
 import { type ScriptedTurn, scriptedModel } from '../../src/testing/index.js'
+import { registerLookAndWrite } from './look-and-write.js'
 
 let dir: string
 beforeEach(async () => {
@@ -35,11 +35,6 @@ async function records(path: string): Promise<JournalRecord[]> {
   return out
 }
 
-const textOutput = {
-  schema: { type: 'string' },
-  render: (_args: unknown, text: string) => [{ type: 'text' as const, text }],
-} as const
-
 /** `look` (parallel-safe), `write` (asks for approval), `bash` (unconfined), journaled to `journal`. */
 async function session(journal: string, approval: 'allow' | 'suspend') {
   const { ctx, tools } = await createToolRuntime()
@@ -54,26 +49,7 @@ async function session(journal: string, approval: 'allow' | 'suspend') {
     })
   else await ctx.plugin(SuspendingApproval)
   const agent = createAgent(ctx, { id: 'agent-1' })
-  tools.register(
-    defineTool({
-      name: 'look',
-      description: 'Look at a file.',
-      output: textOutput,
-      parameters: { path: { type: 'string', required: true } },
-      isConcurrencySafe: () => true,
-      execute: async ({ path }) => `saw ${path}`,
-    }),
-  )
-  tools.register(
-    defineTool({
-      name: 'write',
-      description: 'Write a file.',
-      output: textOutput,
-      parameters: { path: { type: 'string', required: true } },
-      needsApproval: true,
-      execute: async ({ path }) => `wrote ${path}`,
-    }),
-  )
+  registerLookAndWrite(tools)
   tools.register(createBashTool({ cwd: dir, sandbox: 'none' }))
   return { tools, agent }
 }

@@ -4,11 +4,13 @@
 // the retry's answer goes to the upstream and the tool's result comes back. The sealed requestState
 // of that round is refused when replayed, tampered with, presented for other arguments or to
 // another gateway instance, and the upstream receives each answer at most once.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import path from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { callRound as call, modernClient, type Round, roundText as textOf } from '../cli/modern-client.js'
+import { spawnReady, stopChildren } from '../cli/spawn-ready.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/legacy-asking-upstream.mjs')
 const ANSWER_KEY = 'toolgate/upstream-input'
@@ -18,72 +20,25 @@ let cleanup: (() => Promise<void>) | undefined
 let gatewayUrl: string
 let otherGatewayUrl: string
 
-/** Spawns `args` and resolves with the first match of `ready` in its output. */
-function start(args: string[], ready: RegExp): Promise<RegExpExecArray> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(child)
-  return new Promise((resolve, reject) => {
-    let out = ''
-    const read = (chunk: Buffer) => {
-      out += chunk.toString()
-      const match = ready.exec(out)
-      if (match) resolve(match)
-    }
-    child.stdout?.on('data', read)
-    child.stderr?.on('data', read)
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${out}`)))
-  })
-}
-
 beforeAll(async () => {
-  const [upstreamUrl] = await start([UPSTREAM], /http:\/\/127\.0\.0\.1:\d+\/mcp/)
+  const [upstreamUrl] = await spawnReady([UPSTREAM], /http:\/\/127\.0\.0\.1:\d+\/mcp/, children)
   const temp = await tempDir()
   cleanup = temp.cleanup
   const config = await writeConfig(temp.dir, { files: false, servers: { legacy: { url: upstreamUrl, prefix: '' } } })
   const serve = (): Promise<string> =>
-    start([BIN, 'serve', '--http', '0', '--config', config], /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/).then(
-      (match) => match[1] as string,
-    )
+    spawnReady(
+      [BIN, 'serve', '--http', '0', '--config', config],
+      /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+      children,
+    ).then((match) => match[1] as string)
   ;[gatewayUrl, otherGatewayUrl] = await Promise.all([serve(), serve()])
 }, 120_000)
 
 afterAll(async () => {
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve(undefined)
-          child.once('exit', resolve)
-          child.kill('SIGTERM')
-        }),
-    ),
-  )
+  await stopChildren(children)
   await cleanup?.()
 })
 
-/** A 2026-07-28 client that answers input-required results itself (so the test sees each round). */
-async function modernClient(url: string): Promise<Client> {
-  const client = new Client({ name: 'modern-client', version: '1.0.0' }, {
-    capabilities: { elicitation: { form: {} } },
-    versionNegotiation: { mode: { pin: '2026-07-28' } },
-    inputRequired: { autoFulfill: false },
-  } as never)
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
-  return client
-}
-
-type Round = {
-  resultType?: string
-  inputRequests?: Record<string, { method: string; params: { message?: string } }>
-  requestState?: string
-  content?: { type: string; text?: string }[]
-  isError?: boolean
-}
-
-const call = (client: Client, params: Record<string, unknown>): Promise<Round> =>
-  client.callTool(params as never, { allowInputRequired: true } as never) as Promise<Round>
-
-const textOf = (round: Round) => round.content?.map((block) => block.text).join('') ?? ''
 const accept = (name: string) => ({ [ANSWER_KEY]: { action: 'accept', content: { name } } })
 
 /** A refused retry: a JSON-RPC error (thrown by the client) or an error result. */

@@ -3,7 +3,9 @@ import type {
   ToolExecutionMode,
   ToolExecutionResult,
   ToolExecutionSuccess,
+  ToolRunContext,
 } from '../../src/contract/execution.js'
+import type { ToolDefinition } from '../../src/contract/tool-definition.js'
 import type { BatchToolRuntime } from '../../src/scheduling/execute-batch.js'
 
 /** A promise with its settle functions exposed. */
@@ -124,4 +126,25 @@ export class FakeRuntime implements BatchToolRuntime {
   started(): string[] {
     return this.log.filter((line) => line.startsWith('start:')).map((line) => line.slice(6))
   }
+}
+
+/** A raw definition whose body is supplied by the test; it renders its value as JSON. */
+export function tool(
+  name: string,
+  body: (args: unknown, exec: ToolRunContext) => Promise<unknown>,
+  extra: Partial<ToolDefinition> = {},
+): ToolDefinition {
+  return {
+    name,
+    description: `${name} (test tool)`,
+    parameters: { type: 'object', properties: {} },
+    output: { schema: {}, render: (_args, value) => [{ type: 'text', text: JSON.stringify(value) }] },
+    execute: body,
+    ...extra,
+  }
+}
+
+/** The error code of a failed result (undefined for a success). */
+export function codeOf(result: ToolExecutionResult): string | undefined {
+  return result.isError ? result.error.info?.code : undefined
 }

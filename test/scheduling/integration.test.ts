@@ -4,36 +4,14 @@ import type {
   ApprovalOutcome,
   ApprovalRequest,
   ToolExecutionInput,
-  ToolExecutionResult,
   ToolRunContext,
 } from '../../src/contract/execution.js'
-import type { ToolDefinition } from '../../src/contract/tool-definition.js'
 import { createToolRuntime } from '../../src/preset/create.js'
 import { createAgent } from '../../src/runtime/agent.js'
 import { CallbackApproval } from '../../src/scheduling/approval.js'
 import { executeBatch } from '../../src/scheduling/execute-batch.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
-import { deferred, settles, until } from './fakes.js'
-
-/** A raw definition whose body is supplied by the test. */
-function tool(
-  name: string,
-  body: (args: unknown, exec: ToolRunContext) => Promise<unknown>,
-  extra: Partial<ToolDefinition> = {},
-): ToolDefinition {
-  return {
-    name,
-    description: `${name} (test tool)`,
-    parameters: { type: 'object', properties: {} },
-    output: { schema: {}, render: (_args, value) => [{ type: 'text', text: JSON.stringify(value) }] },
-    execute: body,
-    ...extra,
-  }
-}
-
-function codeOf(result: ToolExecutionResult): string | undefined {
-  return result.isError ? result.error.info?.code : undefined
-}
+import { codeOf, deferred, settles, tool, until } from './fakes.js'
 
 function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

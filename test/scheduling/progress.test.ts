@@ -1,30 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import type { ToolExecution, ToolExecutionResult, ToolProgress, ToolRunContext } from '../../src/contract/execution.js'
-import type { ToolDefinition } from '../../src/contract/tool-definition.js'
+import type { ToolExecution, ToolProgress, ToolRunContext } from '../../src/contract/execution.js'
 import { createToolRuntime } from '../../src/preset/create.js'
 import { createAgent } from '../../src/runtime/agent.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
-
-function tool(
-  name: string,
-  body: (args: unknown, exec: ToolRunContext) => Promise<unknown>,
-  extra: Partial<ToolDefinition> = {},
-): ToolDefinition {
-  return {
-    name,
-    description: `${name} (test tool)`,
-    parameters: { type: 'object', properties: {} },
-    output: { schema: {}, render: (_args, value) => [{ type: 'text', text: JSON.stringify(value) }] },
-    execute: body,
-    ...extra,
-  }
-}
+import { codeOf, tool } from './fakes.js'
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-function codeOf(result: ToolExecutionResult): string | undefined {
-  return result.isError ? result.error.info?.code : undefined
-}
 
 function untilAborted(signal: AbortSignal): Promise<unknown> {
   return new Promise((resolve) => {

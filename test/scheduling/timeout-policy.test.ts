@@ -8,7 +8,7 @@ import type {
   ToolExecutionToken,
 } from '../../src/contract/execution.js'
 import { TimeoutPolicy } from '../../src/scheduling/timeout-policy.js'
-import { deferred, flush, settles, success } from './fakes.js'
+import { codeOf, deferred, flush, settles, success } from './fakes.js'
 
 /**
  * Unit tests against a bare Cordis context: a fake `tools` lookup and the `tools/execute`
@@ -43,10 +43,6 @@ function dispatchExec(name: string, signal: AbortSignal, agent?: Agent): ToolDis
 
 function run(ctx: Context, exec: ToolDispatchExecution, body: () => Promise<ToolExecutionResult>) {
   return ctx.waterfall('tools/execute', exec, body)
-}
-
-function codeOf(result: ToolExecutionResult): string | undefined {
-  return result.isError ? result.error.info?.code : undefined
 }
 
 describe('R-SCHED-2 TimeoutPolicy (unit, fake waterfall)', () => {

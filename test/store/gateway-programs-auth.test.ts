@@ -5,21 +5,18 @@
 // connection, B is approved in the viewer, and the owner gets the result: A, B and C each ran once,
 // under the owner's identity in the journal.
 import type { ChildProcess } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { join, resolve } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { namedProgramTurnId } from '../../src/gateway/program-keeper.js'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
-import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { spawnServe, tempDir } from '../cli/helpers.js'
 import { type AuthServer, startAuthServer } from '../cli/oauth-server.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { bearerClient, closeAndKill, pausedCalls, programFiles } from './program-gateways.js'
 import { until as waitUntil } from './until.js'
 import { approveInViewer as approveInStoreViewer } from './viewer-approval.js'
 
-const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 let server: PgServer
 let as: AuthServer
 let audience = ''
@@ -35,8 +32,7 @@ beforeAll(async () => {
   as = await startAuthServer({ clients: {}, audience: () => audience })
 }, 120_000)
 afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => {})
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await closeAndKill(closers, children)
   await as?.close()
   server?.destroy()
   await work?.cleanup()
@@ -69,15 +65,7 @@ async function gateway(config: string, url: string, keyFile: string, port: numbe
 
 /** An MCP client (without elicitation: nobody on its connection can approve) as the bearer of a JWT for `sub`. */
 async function clientAs(sub: string): Promise<Client> {
-  const token = await as.mint({ sub, scope: 'mcp:tools' })
-  const client = new Client({ name: `test-${sub}`, version: '1.0.0' })
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(audience), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  )
-  closers.push(() => client.close())
-  return client
+  return bearerClient(audience, `test-${sub}`, await as.mint({ sub, scope: 'mcp:tools' }), closers)
 }
 
 /** Approve `callId` in a viewer over `store`, through its HTTP API. */
@@ -103,23 +91,17 @@ describe('an identity’s gateway program survives a restart, and is only its ow
   timeout: 300_000,
 }, () => {
   it('A, B (approved after a SIGKILL and restart), C run once; the owner gets the result, another identity nothing', async () => {
-    const url = server.createDatabase('programs_auth')
-    const marker = join(work.dir, 'marker')
-    writeFileSync(marker, '')
-    const keyFile = join(work.dir, 'state.key')
-    writeFileSync(keyFile, 'gateway-programs-auth-key-0123456789')
     const port = await freePort()
     audience = `http://127.0.0.1:${port}/mcp`
-    const config = await writeConfig(work.dir, {
-      files: false,
-      mode: 'code',
-      servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
-      policy: { ask: ['guarded'] },
-      auth: {
-        oauth: { issuer: as.issuer, audience, jwksUri: as.jwksUri, requiredScopes: ['mcp:tools'], jwksCooldownMs: 0 },
+    const { url, keyFile, config, ran } = await programFiles(server, work.dir, {
+      database: 'programs_auth',
+      key: 'gateway-programs-auth-key-0123456789',
+      config: {
+        auth: {
+          oauth: { issuer: as.issuer, audience, jwksUri: as.jwksUri, requiredScopes: ['mcp:tools'], jwksCooldownMs: 0 },
+        },
       },
     })
-    const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
     const alice = { subject: 'alice', groups: [], scopes: ['mcp:tools'], claims: { iss: as.issuer } }
     const turnId = namedProgramTurnId(alice, PROGRAM)
 
@@ -136,10 +118,7 @@ describe('an identity’s gateway program survives a restart, and is only its ow
       .catch(() => {})
     const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
     closers.push(() => store.close())
-    const pending = await until(async () => {
-      const calls = await store.pendingCalls()
-      return calls.length > 0 ? calls : undefined
-    }, 'the paused program in the store')
+    const pending = await until(pausedCalls(store), 'the paused program in the store')
     // Kept under the owner's name for it, as the owner's scope, sealed with the owner inside.
     expect(pending).toEqual([
       expect.objectContaining({ turnId, toolName: 'guarded', agentId: expect.stringMatching(/\/alice#/) }),

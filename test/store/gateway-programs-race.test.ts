@@ -11,15 +11,15 @@
 // on a loaded machine with no sleep; the marker file counts every sub-call that ran.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { resolve } from 'node:path'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { namedProgramTurnId } from '../../src/gateway/program-keeper.js'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
-import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { BIN, tempDir } from '../cli/helpers.js'
 import { type AuthServer, startAuthServer } from '../cli/oauth-server.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { bearerClient, closeAndKill, programFiles } from './program-gateways.js'
 
 const UPSTREAM = resolve(import.meta.dirname, '../fixtures/hold-upstream.mjs')
 /** Both instances serve one resource (as behind one load balancer): a token is good on either. */
@@ -36,8 +36,7 @@ beforeAll(async () => {
   as = await startAuthServer({ clients: {}, audience: () => AUDIENCE })
 }, 120_000)
 afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => {})
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await closeAndKill(closers, children)
   await as?.close()
   server?.destroy()
   await work?.cleanup()
@@ -86,15 +85,7 @@ function gateway(config: string, url: string, keyFile: string): Promise<Gateway>
 
 /** An MCP client (without elicitation) on `g` as the bearer of a JWT for `sub`. */
 async function clientAs(g: Gateway, sub: string): Promise<Client> {
-  const token = await as.mint({ sub, scope: 'mcp:tools' })
-  const client = new Client({ name: `test-${sub}`, version: '1.0.0' })
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(g.url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  )
-  closers.push(() => client.close())
-  return client
+  return bearerClient(g.url, `test-${sub}`, await as.mint({ sub, scope: 'mcp:tools' }), closers)
 }
 
 const program = (n: number) =>
@@ -122,25 +113,25 @@ describe('a named program runs once across two instances (issue 40, item 2)', { 
   const release = () => writeFileSync(`${marker}.release`, '')
 
   beforeAll(async () => {
-    const url = server.createDatabase('programs_race')
-    marker = join(work.dir, 'marker')
-    writeFileSync(marker, '')
-    const keyFile = join(work.dir, 'state.key')
-    writeFileSync(keyFile, 'gateway-programs-race-key-0123456789')
-    const config = await writeConfig(work.dir, {
-      files: false,
-      mode: 'code',
-      servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
-      auth: {
-        oauth: {
-          issuer: as.issuer,
-          audience: AUDIENCE,
-          jwksUri: as.jwksUri,
-          requiredScopes: ['mcp:tools'],
-          jwksCooldownMs: 0,
+    const files = await programFiles(server, work.dir, {
+      database: 'programs_race',
+      key: 'gateway-programs-race-key-0123456789',
+      upstream: UPSTREAM,
+      config: {
+        policy: undefined,
+        auth: {
+          oauth: {
+            issuer: as.issuer,
+            audience: AUDIENCE,
+            jwksUri: as.jwksUri,
+            requiredScopes: ['mcp:tools'],
+            jwksCooldownMs: 0,
+          },
         },
       },
     })
+    const { url, keyFile, config } = files
+    marker = files.marker
     // The first instance migrates the store; the second starts beside it.
     await gateway(config, url, keyFile)
     await gateway(config, url, keyFile)

@@ -3,18 +3,17 @@
 // a new gateway on the same PostgreSQL resumes the program from its sealed replay log once B is
 // approved in the viewer over HTTP: A, B and C each run exactly once, and the result is journaled.
 import type { ChildProcess } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
-import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { spawnServe, tempDir } from '../cli/helpers.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { closeAndKill, pausedCalls, programFiles } from './program-gateways.js'
 import { until as waitUntil } from './until.js'
 import { approveInViewer as approveInStoreViewer } from './viewer-approval.js'
 
-const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 let server: PgServer
 let work: { dir: string; cleanup: () => Promise<void> }
 const children: ChildProcess[] = []
@@ -27,8 +26,7 @@ beforeAll(async () => {
   work = await tempDir()
 }, 120_000)
 afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => {})
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await closeAndKill(closers, children)
   server?.destroy()
   await work?.cleanup()
 })
@@ -74,18 +72,10 @@ const CODE = [
 
 describe('a gateway program waiting in the viewer survives a restart (issue 40, item 2)', { timeout: 240_000 }, () => {
   it('A, B (approved in the viewer after a SIGKILL), C: each runs once, and the result is journaled', async () => {
-    const url = server.createDatabase('programs')
-    const marker = join(work.dir, 'marker')
-    writeFileSync(marker, '')
-    const keyFile = join(work.dir, 'state.key')
-    writeFileSync(keyFile, 'gateway-programs-test-key-0123456789')
-    const config = await writeConfig(work.dir, {
-      files: false,
-      mode: 'code',
-      servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
-      policy: { ask: ['guarded'] },
+    const { url, keyFile, config, ran } = await programFiles(server, work.dir, {
+      database: 'programs',
+      key: 'gateway-programs-test-key-0123456789',
     })
-    const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
 
     const first = await gateway(config, url, keyFile)
     // A client without the elicitation capability: nobody on the connection can approve B.
@@ -100,10 +90,7 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
 
     const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
     closers.push(() => store.close())
-    const pending = await until(async () => {
-      const calls = await store.pendingCalls()
-      return calls.length > 0 ? calls : undefined
-    }, 'the paused program in the store')
+    const pending = await until(pausedCalls(store), 'the paused program in the store')
     expect(pending).toEqual([
       expect.objectContaining({ toolName: 'guarded', callId: expect.stringMatching(/:code:2$/) }),
     ])
@@ -141,21 +128,11 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
   })
 
   it('the client still waiting on the gateway gets the result once B is approved in the viewer', async () => {
-    const url = server.createDatabase('programs_live')
-    const marker = join(work.dir, 'marker-live')
-    writeFileSync(marker, '')
-    const keyFile = join(work.dir, 'state-live.key')
-    writeFileSync(keyFile, 'gateway-programs-live-key-0123456789')
-    const config = await writeConfig(
-      work.dir,
-      {
-        files: false,
-        mode: 'code',
-        servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
-        policy: { ask: ['guarded'] },
-      },
-      'live.json',
-    )
+    const { url, marker, keyFile, config } = await programFiles(server, work.dir, {
+      database: 'programs_live',
+      suffix: '-live',
+      key: 'gateway-programs-live-key-0123456789',
+    })
     const { endpoint } = await gateway(config, url, keyFile)
     const client = new Client({ name: 'test', version: '1.0.0' })
     await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)))
@@ -165,10 +142,7 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
     })
     const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
     closers.push(() => store.close())
-    const pending = await until(async () => {
-      const calls = await store.pendingCalls()
-      return calls.length > 0 ? calls : undefined
-    }, 'the paused program in the store')
+    const pending = await until(pausedCalls(store), 'the paused program in the store')
     expect((await approveInViewer(store, pending[0].callId)).status).toBe(200)
     const result = (await call) as { isError?: boolean; structuredContent?: { result?: Record<string, unknown> } }
     expect(result.isError).not.toBe(true)
@@ -178,21 +152,11 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
   })
 
   it('a kept program whose log was edited in the store is left alone, even when decided', async () => {
-    const url = server.createDatabase('programs_tampered')
-    const marker = join(work.dir, 'marker-tampered')
-    writeFileSync(marker, '')
-    const keyFile = join(work.dir, 'state-tampered.key')
-    writeFileSync(keyFile, 'gateway-programs-tamper-key-0123456789')
-    const config = await writeConfig(
-      work.dir,
-      {
-        files: false,
-        mode: 'code',
-        servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
-        policy: { ask: ['guarded'] },
-      },
-      'tampered.json',
-    )
+    const { url, marker, keyFile, config } = await programFiles(server, work.dir, {
+      database: 'programs_tampered',
+      suffix: '-tampered',
+      key: 'gateway-programs-tamper-key-0123456789',
+    })
     const { endpoint } = await gateway(config, url, keyFile)
     const client = new Client({ name: 'test', version: '1.0.0' })
     await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)))
@@ -204,10 +168,7 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
       .catch(() => {})
     const store: Store = await createPostgresStore({ connectionString: url, migrate: false })
     closers.push(() => store.close())
-    const pending = await until(async () => {
-      const calls = await store.pendingCalls()
-      return calls.length > 0 ? calls : undefined
-    }, 'the paused program in the store')
+    const pending = await until(pausedCalls(store), 'the paused program in the store')
     // A copy whose first sub-call's recorded result was edited (the seal no longer verifies).
     const state = structuredClone((await store.loadTurn(pending[0].turnId))?.state) as {
       program: { log: { calls: { outcome?: unknown }[] } }
@@ -226,21 +187,11 @@ describe('a gateway program waiting in the viewer survives a restart (issue 40, 
   // guarded sub-calls in one Promise.all, each approved in the viewer in turn; the client waiting on
   // the gateway gets the result, and every sub-call ran exactly once.
   it('two approvals inside Promise.all branches: both honoured, each sub-call runs once', async () => {
-    const url = server.createDatabase('programs_branches')
-    const marker = join(work.dir, 'marker-branches')
-    writeFileSync(marker, '')
-    const keyFile = join(work.dir, 'state-branches.key')
-    writeFileSync(keyFile, 'gateway-programs-branches-key-0123456789')
-    const config = await writeConfig(
-      work.dir,
-      {
-        files: false,
-        mode: 'code',
-        servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
-        policy: { ask: ['guarded'] },
-      },
-      'branches.json',
-    )
+    const { url, marker, keyFile, config } = await programFiles(server, work.dir, {
+      database: 'programs_branches',
+      suffix: '-branches',
+      key: 'gateway-programs-branches-key-0123456789',
+    })
     const { endpoint } = await gateway(config, url, keyFile)
     const client = new Client({ name: 'test', version: '1.0.0' })
     await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)))

@@ -4,34 +4,23 @@
 // as the same identity, and another identity's same name reaches nothing of it. Also: a sub-call
 // asked again under the id of one whose decision was spent fails the program clearly instead of
 // leaving it waiting forever.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type {
-  Agent,
   ApprovalRequest,
   ToolExecuteOptions,
   ToolExecutionInput,
   ToolExecutionResult,
 } from '../../src/contract/execution.js'
-import { createProgramKeeper, namedProgramTurnId, type ProgramKeeper } from '../../src/gateway/program-keeper.js'
-import { createFileStore } from '../../src/journal/file-store.js'
-import type { Store } from '../../src/journal/store.js'
+import { namedProgramTurnId } from '../../src/gateway/program-keeper.js'
 import { authInfoFor, type Identity } from '../../src/mcp/protocol/identity.js'
+import { agentOf, closeKeeperFixtures, type ExecuteProgram, keeperOver, tempFileStore } from './keeper-fixture.js'
 import { until as waitUntil } from './until.js'
 
-const dirs: string[] = []
-const keepers: ProgramKeeper[] = []
-afterEach(() => {
-  for (const keeper of keepers.splice(0)) keeper.close()
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
+afterEach(closeKeeperFixtures)
 
 const KEY = new TextEncoder().encode('program-keeper-owner-key-0123456789')
 const alice: Identity = { subject: 'alice', groups: ['dev'], scopes: ['mcp:tools'], claims: { iss: 'https://as.test' } }
 const bob: Identity = { subject: 'bob', groups: ['dev'], scopes: ['mcp:tools'], claims: { iss: 'https://as.test' } }
-const agentOf = (id: string) => ({ id }) as unknown as Agent
 
 const until = <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> =>
   waitUntil(check, what, { everyMs: 10 })
@@ -62,25 +51,10 @@ function fakeProgram(options: { askAgain?: boolean } = {}) {
   return { ran, execute }
 }
 
-function setup(execute: (input: ToolExecutionInput, o: ToolExecuteOptions) => Promise<ToolExecutionResult>) {
-  const dir = mkdtempSync(join(tmpdir(), 'toolgate-keeper-owner-'))
-  dirs.push(dir)
-  const store: Store = createFileStore({ journal: join(dir, 'journal.jsonl') })
+function setup(execute: ExecuteProgram) {
+  const store = tempFileStore('keeper-owner')
   const said: string[] = []
-  const make = () => {
-    const keeper = createProgramKeeper({
-      store,
-      key: KEY,
-      execute,
-      agent: agentOf('toolgate'),
-      log: { info: (line: string) => void said.push(line), debug: () => {} },
-      flush: async () => {},
-      pollMs: 20,
-      scopeOf: (identity) => agentOf(`toolgate/${identity.subject}`),
-    })
-    keepers.push(keeper)
-    return keeper
-  }
+  const make = () => keeperOver(store, KEY, execute, (line: string) => void said.push(line))
   return { store, said, make }
 }
 

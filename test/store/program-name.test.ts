@@ -3,36 +3,20 @@
 // it runs wait for that run; other code under the name is PROGRAM_ID_TAKEN; a program that ends
 // without pausing has its result sealed into its turn, so a later call with the name answers it
 // and runs nothing. An unnamed program creates no turn.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import type {
-  Agent,
-  ToolExecuteOptions,
-  ToolExecutionInput,
-  ToolExecutionResult,
-} from '../../src/contract/execution.js'
-import { createProgramKeeper, namedProgramTurnId, type ProgramKeeper } from '../../src/gateway/program-keeper.js'
+import type { ToolExecuteOptions, ToolExecutionInput, ToolExecutionResult } from '../../src/contract/execution.js'
+import { namedProgramTurnId } from '../../src/gateway/program-keeper.js'
 import { takeProgramName } from '../../src/gateway/program-name.js'
-import { createFileStore } from '../../src/journal/file-store.js'
 import { authInfoFor, type Identity } from '../../src/mcp/protocol/identity.js'
+import { agentOf, closeKeeperFixtures, keeperOver, tempFileStore } from './keeper-fixture.js'
 
-const dirs: string[] = []
-const keepers: ProgramKeeper[] = []
-afterEach(() => {
-  for (const keeper of keepers.splice(0)) keeper.close()
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
+afterEach(closeKeeperFixtures)
 
 const KEY = new TextEncoder().encode('program-name-test-key-0123456789')
 const alice: Identity = { subject: 'alice', groups: [], scopes: ['mcp:tools'], claims: { iss: 'https://as.test' } }
-const agentOf = (id: string) => ({ id }) as unknown as Agent
 
 function setup() {
-  const dir = mkdtempSync(join(tmpdir(), 'toolgate-program-name-'))
-  dirs.push(dir)
-  const store = createFileStore({ journal: join(dir, 'journal.jsonl') })
+  const store = tempFileStore('program-name')
   // Each run holds until the test lets it end: the calls below all arrive while it runs.
   let release: () => void = () => {}
   const held = new Promise<void>((done) => {
@@ -44,17 +28,7 @@ function setup() {
     await held
     return { isError: false, value: `ran ${(input.arguments as { code: string }).code}`, content: [] } as never
   }
-  const keeper = createProgramKeeper({
-    store,
-    key: KEY,
-    execute,
-    agent: agentOf('toolgate'),
-    log: { info: () => {}, debug: () => {} },
-    flush: async () => {},
-    pollMs: 20,
-    scopeOf: (identity) => agentOf(`toolgate/${identity.subject}`),
-  })
-  keepers.push(keeper)
+  const keeper = keeperOver(store, KEY, execute)
   let n = 0
   const call = (code: string, programId?: string) => {
     const input: ToolExecutionInput = {

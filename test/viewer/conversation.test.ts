@@ -14,7 +14,6 @@ import {
   createAgent,
   createBashTool,
   createToolRuntime,
-  defineTool,
   Journal,
   type JournalRecord,
   readJournal,
@@ -23,6 +22,7 @@ import { runModelLoop } from '../../src/providers/index.js'
 import { type ScriptedTurn, scriptedModel } from '../../src/testing/index.js'
 import { startViewer } from '../../src/viewer/server.js'
 import { writeStaticViewer } from '../../src/viewer/static.js'
+import { registerLookAndWrite } from '../journal/look-and-write.js'
 import { launchBrowser, type PageWatch, TEST_OUTPUT, watchPage } from './browser.js'
 
 const PROMPT = 'Check <b>a.ts</b> and b.ts <img src=x onerror="window.__pwned = 1; alert(1)">'
@@ -60,11 +60,6 @@ afterAll(async () => {
   if (dir !== undefined) await rm(dir, { recursive: true, force: true })
 })
 
-const textOutput = {
-  schema: { type: 'string' },
-  render: (_args: unknown, text: string) => [{ type: 'text' as const, text }],
-} as const
-
 /** Run the scripted turn through the real runtime, tools and Journal into `journal`. */
 async function runSession(journal: string): Promise<JournalRecord[]> {
   const workspace = join(dir, `ws-${Math.random().toString(36).slice(2)}`)
@@ -79,26 +74,7 @@ async function runSession(journal: string): Promise<JournalRecord[]> {
     },
   })
   const agent = createAgent(ctx, { id: 'agent-1' })
-  tools.register(
-    defineTool({
-      name: 'look',
-      description: 'Look at a file.',
-      output: textOutput,
-      parameters: { path: { type: 'string', required: true } },
-      isConcurrencySafe: () => true,
-      execute: async ({ path }) => `saw ${path}`,
-    }),
-  )
-  tools.register(
-    defineTool({
-      name: 'write',
-      description: 'Write a file.',
-      output: textOutput,
-      parameters: { path: { type: 'string', required: true } },
-      needsApproval: true,
-      execute: async ({ path }) => `wrote ${path}`,
-    }),
-  )
+  registerLookAndWrite(tools)
   tools.register(createBashTool({ cwd: workspace }))
   const result = await runModelLoop({
     tools,

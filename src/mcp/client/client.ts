@@ -43,6 +43,7 @@ import type { FastRequests } from './fast-request.js'
 import { UpstreamInputBridge } from './input-bridge.js'
 import type { LegacyClient } from './legacy-session.js'
 import type { ModernSession } from './modern-session.js'
+import { sdkStdioTransport } from './sdk-stdio-transport.js'
 import type { McpSessionPartition, PartitionedSessions } from './session-partition.js'
 import { McpRequestError, type McpRequestOptions, type McpServerFeatures, UpstreamCatalog } from './upstream-catalog.js'
 import { type McpProtocolEra, refusesLegacyEra, type UpstreamClient } from './upstream-client.js'
@@ -1678,15 +1679,7 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
     ])
     return new LineStdioClientTransport(spec, { maxBufferSize: maxMessageBytes, spawned: takeEarlySpawn(spec) })
   }
-  const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/client/stdio')
-  return new StdioClientTransport({
-    command: spec.command,
-    ...(spec.args ? { args: [...spec.args] } : {}),
-    env: { ...getDefaultEnvironment(), ...spec.env },
-    ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
-    stderr: 'inherit',
-    maxBufferSize: maxMessageBytes,
-  }) as McpTransport
+  return (await sdkStdioTransport(spec, maxMessageBytes)) as McpTransport
 }
 
 function checkSpec(server: unknown): McpServerSpec {

@@ -12,6 +12,7 @@ import type { ModernCall, UpstreamInputRequired } from '../protocol/era-call.js'
 import type { CallToolResult, ElicitRequestFormParams, ElicitResult } from '../protocol/wire-types.js'
 import { applyElicitationDefaults, declaredCapabilities } from './capabilities.js'
 import { type McpServerSpec, McpToolError } from './client.js'
+import { sdkStdioTransport } from './sdk-stdio-transport.js'
 import type { UpstreamClient } from './upstream-client.js'
 
 /** The revision a 2026-era session is pinned to. */
@@ -100,7 +101,7 @@ export async function openModernSession(spec: McpServerSpec, options: ModernSess
           fetch: await modernFetch(spec),
           ...(spec.headers ? { requestInit: { headers: { ...spec.headers } } } : {}),
         })
-      : await stdioTransport(spec)
+      : await sdkStdioTransport(spec)
   const client = new sdk.Client(CLIENT_INFO, {
     // The same declaration a 2025 session makes: it rides every request's `_meta`, and a server
     // asks only for the input its client declared.
@@ -275,15 +276,4 @@ async function modernFetch(spec: Extract<McpServerSpec, { url: string }>) {
     await res.body?.cancel().catch(() => {})
     return upstreamFetch(url, withHeaders(init, await provider(sent)))
   }
-}
-
-async function stdioTransport(spec: Extract<McpServerSpec, { command: string }>) {
-  const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/client/stdio')
-  return new StdioClientTransport({
-    command: spec.command,
-    ...(spec.args ? { args: [...spec.args] } : {}),
-    env: { ...getDefaultEnvironment(), ...spec.env },
-    ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
-    stderr: 'inherit',
-  })
 }
