@@ -157,7 +157,7 @@ describe('the error table', () => {
       [/^'the viewer never runs tools'/, 'invariant'],
       // The hybrid ranker's encoder failing inside prepare(): caught there, reported once, and the
       // search falls back to the text ranker; no caller sees it.
-      [/^'the sentence encoder returned no vector'/, 'search fallback'],
+      [/^'the sentence encoder returned no vector'|^`the sentence encoder loaded as/, 'search fallback'],
       // The encoder pool's workers failing, refusing a call or closed (search/encoder-pool.ts): the
       // same path, the ranker catches and reports it once. `message.message` is a worker's answer.
       [/^'the sentence encoder was closed'|^`an encoder worker (exited|failed)|^message\.message\)/, 'search fallback'],

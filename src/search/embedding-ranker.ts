@@ -14,7 +14,27 @@ export interface SentenceEncoder {
   close?(): Promise<void>
 }
 
-// Queries embedded once and reused (an agent repeats its requests); dropped whole past this size.
+/**
+ * An encoder not loaded yet, whose id is known without loading it: the ranker then reads its cache
+ * file first and loads the model only for a text the cache lacks (a new tool or a request).
+ */
+export interface EncoderSource {
+  /** The id the loaded encoder will have (`SentenceEncoder.id`). */
+  readonly id: string
+  load(): Promise<SentenceEncoder>
+}
+
+/**
+ * A request as it is embedded and cached: Unicode NFKC (the encoder's tokenizer applies it anyway)
+ * with whitespace trimmed and runs of it made one space, so a request differing only in spacing is
+ * embedded once. Case is kept: the encoder's vocabulary tells cases apart.
+ */
+export function normalizeQuery(query: string): string {
+  return query.normalize('NFKC').trim().replace(/\s+/g, ' ')
+}
+
+// Requests embedded once and reused (an agent repeats its requests); past this many, the least
+// recently used is dropped (512 floats each: 2 MB in all).
 const QUERY_CACHE_LIMIT = 1_000
 
 // The description's first line says what a tool does; the rest (error lists, long parameter
@@ -32,13 +52,19 @@ export function embeddingText(doc: ToolSearchDocument): string {
 /**
  * Embedding side of the hybrid ranker. Tools are embedded in the background as they are added,
  * keyed by a digest of the model and the embedded text, and the vectors are kept in a cache file
- * so a restart with the same tools embeds nothing. A query is embedded by `prepare` (asynchronous,
+ * so a restart with the same tools embeds nothing. Given an `EncoderSource` (its id known up front),
+ * the cache file is read before any model is loaded, and the model is loaded only on the first text
+ * the cache lacks: a restart whose tools are all cached loads no model until a new request arrives.
+ * A query is embedded by `prepare` (asynchronous,
  * like the encoder); `rank` is synchronous and scores by cosine similarity, so a tool or query not
  * embedded yet simply has no semantic score and ranks on its text alone.
  */
 export class EmbeddingRanker {
-  private encoder: SentenceEncoder | undefined
   private loading: Promise<SentenceEncoder> | undefined
+  private readonly load: () => Promise<SentenceEncoder>
+  /** The model's id: known from the source, or once a bare loader's encoder has loaded. */
+  private modelId: string | undefined
+  private cacheRead = false
   private readonly vectors = new Map<string, Float32Array>()
   private readonly queries = new Map<string, Float32Array>()
   private readonly digests = new Map<ToolSearchDocument, string>()
@@ -53,14 +79,30 @@ export class EmbeddingRanker {
    * scores nothing and the fused search ranks on the full text alone (default: a process warning).
    */
   constructor(
-    private readonly load: () => Promise<SentenceEncoder>,
+    source: EncoderSource | (() => Promise<SentenceEncoder>),
     private readonly cacheFile?: string,
     private readonly report: (error: unknown) => void = warnEncoderFailed,
-  ) {}
+  ) {
+    if (typeof source === 'function') this.load = source
+    else {
+      this.load = () => source.load()
+      this.modelId = source.id
+    }
+  }
 
   /** Whether the encoder failed (to load or to embed): the ranker then scores nothing. */
   get unavailable(): boolean {
     return this.failed
+  }
+
+  /** Whether the model has been asked to load (it is loaded lazily, on the first uncached text). */
+  get modelRequested(): boolean {
+    return this.loading !== undefined
+  }
+
+  /** Resolves once the tools added so far have their vectors (from the cache file or the encoder). */
+  async indexed(): Promise<void> {
+    await this.pending
   }
 
   /** Schedule a tool's embedding (a cached vector is reused). */
@@ -75,18 +117,21 @@ export class EmbeddingRanker {
   }
 
   /**
-   * Embed the query, and wait for the tools added so far. Never fails: an encoder that cannot be
-   * loaded or fails is reported once, and the search then ranks on the full text alone.
+   * Embed the query, and wait for the tools added so far (all a blank query does). Never fails: an
+   * encoder that cannot be loaded or fails is reported once, and the search then ranks on the full
+   * text alone.
    */
   async prepare(query: string): Promise<void> {
     await this.pending
-    if (this.failed || this.closed || this.queries.has(query)) return
+    const key = normalizeQuery(query)
+    // A blank request is never ranked (the search answers it with nothing): no model for it.
+    if (key === '' || this.failed || this.closed || this.recall(key) !== undefined) return
     try {
       const encoder = await this.model()
-      const [vector] = await encoder.embed([query])
+      const [vector] = await encoder.embed([key])
       if (vector === undefined) throw new Error('the sentence encoder returned no vector')
-      if (this.queries.size >= QUERY_CACHE_LIMIT) this.queries.clear()
-      this.queries.set(query, unit(vector))
+      if (this.queries.size >= QUERY_CACHE_LIMIT) this.queries.delete(this.queries.keys().next().value as string)
+      this.queries.set(key, unit(vector))
     } catch (error) {
       this.fail(error)
     }
@@ -94,7 +139,7 @@ export class EmbeddingRanker {
 
   /** Cosine similarity of each document to a prepared query (0 where either has no vector yet). */
   readonly rank = (query: string, docs: readonly ToolSearchDocument[]): number[] => {
-    const q = this.failed ? undefined : this.queries.get(query)
+    const q = this.failed ? undefined : this.recall(normalizeQuery(query))
     return docs.map((doc) => {
       const digest = this.digests.get(doc)
       const v = digest === undefined ? undefined : this.vectors.get(digest)
@@ -118,10 +163,22 @@ export class EmbeddingRanker {
     await encoder?.close?.()
   }
 
+  /** A cached request's vector, marked as the most recently used. */
+  private recall(key: string): Float32Array | undefined {
+    const vector = this.queries.get(key)
+    if (vector !== undefined) {
+      this.queries.delete(key)
+      this.queries.set(key, vector)
+    }
+    return vector
+  }
+
   private model(): Promise<SentenceEncoder> {
     this.loading ??= this.load().then((encoder) => {
-      this.encoder = encoder
-      this.readCache(encoder.id)
+      if (this.modelId !== undefined && encoder.id !== this.modelId)
+        throw new Error(`the sentence encoder loaded as ${encoder.id}, expected ${this.modelId}`)
+      this.modelId = encoder.id
+      this.readCache()
       return encoder
     })
     return this.loading
@@ -130,16 +187,19 @@ export class EmbeddingRanker {
   private async flush(): Promise<void> {
     if (this.waiting.size === 0 || this.failed || this.closed) return
     try {
-      const encoder = await this.model()
+      // The model's id names the cached vectors; a source gives it without loading the model.
+      const id = this.modelId ?? (await this.model()).id
+      this.readCache()
       const batch = [...this.waiting]
       this.waiting.clear()
       const missing: Array<{ doc: ToolSearchDocument; digest: string; text: string }> = []
       for (const [doc, text] of batch) {
-        const digest = createHash('sha256').update(`${encoder.id}\n${text}`).digest('base64url')
+        const digest = createHash('sha256').update(`${id}\n${text}`).digest('base64url')
         this.digests.set(doc, digest)
         if (!this.vectors.has(digest)) missing.push({ doc, digest, text })
       }
       if (missing.length === 0) return
+      const encoder = await this.model()
       const embedded = await encoder.embed(missing.map((entry) => entry.text))
       missing.forEach((entry, i) => {
         this.vectors.set(entry.digest, unit(embedded[i]))
@@ -159,8 +219,11 @@ export class EmbeddingRanker {
     this.report(error)
   }
 
-  private readCache(model: string): void {
-    if (this.cacheFile === undefined) return
+  /** Read the cache file, once, for the model's id (known by now). */
+  private readCache(): void {
+    const model = this.modelId
+    if (this.cacheFile === undefined || this.cacheRead || model === undefined) return
+    this.cacheRead = true
     let parsed: unknown
     try {
       parsed = JSON.parse(readFileSync(this.cacheFile, 'utf8'))
@@ -180,7 +243,7 @@ export class EmbeddingRanker {
   }
 
   private writeCache(): void {
-    if (this.cacheFile === undefined || !this.dirty || this.encoder === undefined) return
+    if (this.cacheFile === undefined || !this.dirty || this.modelId === undefined) return
     const vectors: Record<string, string> = {}
     for (const [digest, vector] of this.vectors)
       vectors[digest] = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64')
@@ -188,7 +251,7 @@ export class EmbeddingRanker {
       mkdirSync(path.dirname(this.cacheFile), { recursive: true })
       // Written whole to a temporary name and renamed, so a reader never sees half a file.
       const temporary = `${this.cacheFile}.${process.pid}.tmp`
-      writeFileSync(temporary, JSON.stringify({ model: this.encoder.id, vectors }))
+      writeFileSync(temporary, JSON.stringify({ model: this.modelId, vectors }))
       renameSync(temporary, this.cacheFile)
       this.dirty = false
     } catch {

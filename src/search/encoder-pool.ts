@@ -1,6 +1,7 @@
-// The 'hybrid' ranker's encoder in worker threads: a pool sized to the machine's cores, each
-// worker with its own copy of the model, so embedding the tools at start runs in parallel and
-// never holds the main thread (a cold start is seconds of encoder time).
+// The 'hybrid' ranker's encoder in worker threads: a pool of up to one worker per core, each
+// with its own copy of the model, so embedding the tools at start runs in parallel and never holds
+// the main thread (a cold start is seconds of encoder time). It starts with one worker and adds
+// more only while tool batches queue up: a request, or a few new tools, never pay a second model.
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
@@ -12,13 +13,17 @@ import { lengthBatches } from './use-lite-encoder.js'
 // workers cost memory for little gain on one process's start.
 const MAX_WORKERS = 4
 
+// Batches (8 texts, about 80 ms of encoder time each) that must be waiting before another worker
+// is started: a model load costs about as much as this many batches.
+const GROW_AT = 8
+
 /** Workers for this machine: one per available core, at most MAX_WORKERS. */
 export function defaultPoolSize(): number {
   return Math.max(1, Math.min(os.availableParallelism(), MAX_WORKERS))
 }
 
 export interface EncoderPoolOptions {
-  /** Worker threads (default: one per available core, at most 4). */
+  /** Worker threads at most (default: one per available core, at most 4); one is started first. */
   readonly size?: number
   /** The worker's entry module (default: the USE lite worker); tests give a stand-in. */
   readonly entry?: URL
@@ -51,38 +56,47 @@ let bundledEntry: Promise<URL> | undefined
 /**
  * A sentence encoder whose calls run in worker threads. `embed` cuts the texts into the same
  * batches the in-thread encoder would (so the vectors are the same) and hands them to whichever
- * worker is free; a single text (a search request) goes ahead of the queued tool batches. A
+ * worker is free; a single text (a search request) goes ahead of the queued tool batches. It
+ * starts one worker; while more than GROW_AT batches wait, it starts more, up to `size`. A
  * worker that crashes or fails to load breaks the pool: every waiting and later call rejects with
  * the reason (the ranker then reports it once and ranks on the full text).
  */
 export class EncoderPool implements SentenceEncoder {
   private readonly members: Member[] = []
+  private readonly starting = new Set<Worker>()
   private readonly queue: Job[] = []
   private nextJob = 1
   private broken: Error | undefined
   private closed = false
 
-  private constructor(readonly id: string) {}
+  private constructor(
+    readonly id: string,
+    private readonly size: number,
+    private readonly spawn: () => Worker,
+  ) {}
 
-  /** Start the workers and wait until every one has loaded the model. */
+  /** Start the first worker and wait until it has loaded the model. */
   static async start(options: EncoderPoolOptions = {}): Promise<EncoderPool> {
-    const size = options.size ?? defaultPoolSize()
+    const size = Math.max(1, options.size ?? defaultPoolSize())
     const entry = options.entry ?? (await workerEntry())
     const data: EncoderWorkerData = { requireFrom: fileURLToPath(import.meta.url) }
-    const workers = Array.from(
-      { length: size },
-      () => new Worker(entry, { workerData: data, execArgv: [], stdout: false, stderr: false }),
-    )
-    let ids: string[]
+    const spawn = () => new Worker(entry, { workerData: data, execArgv: [], stdout: false, stderr: false })
+    const first = spawn()
+    let id: string
     try {
-      ids = await Promise.all(workers.map(ready))
+      id = await ready(first)
     } catch (error) {
-      await Promise.all(workers.map((worker) => worker.terminate()))
+      await first.terminate()
       throw error
     }
-    const pool = new EncoderPool(ids[0] as string)
-    for (const worker of workers) pool.adopt(worker)
+    const pool = new EncoderPool(id, size, spawn)
+    pool.adopt(first)
     return pool
+  }
+
+  /** Workers started so far (loaded or loading). */
+  get workers(): number {
+    return this.members.length + this.starting.size
   }
 
   embed(texts: readonly string[]): Promise<Float32Array[]> {
@@ -115,7 +129,10 @@ export class EncoderPool implements SentenceEncoder {
     if (this.closed) return
     this.closed = true
     this.failAll(new Error('the sentence encoder was closed'))
-    await Promise.all(this.members.map((member) => member.worker.terminate()))
+    await Promise.all([
+      ...this.members.map((member) => member.worker.terminate()),
+      ...[...this.starting].map((worker) => worker.terminate()),
+    ])
   }
 
   private adopt(worker: Worker): void {
@@ -134,12 +151,35 @@ export class EncoderPool implements SentenceEncoder {
     for (const member of this.members) {
       if (member.job !== undefined) continue
       const job = this.queue.shift()
-      if (job === undefined) return
+      if (job === undefined) break
       const id = this.nextJob++
       member.job = { id, job }
       member.worker.ref()
       const message: EncoderJobMessage = { job: id, texts: job.texts }
       member.worker.postMessage(message)
+    }
+    this.grow()
+  }
+
+  /** Start a worker more for each GROW_AT batches waiting beyond those already starting, up to `size`. */
+  private grow(): void {
+    const wanted = Math.min(this.size - this.workers, Math.floor(this.queue.length / GROW_AT) - this.starting.size)
+    for (let i = 0; i < wanted; i++) {
+      const worker = this.spawn()
+      this.starting.add(worker)
+      ready(worker).then(
+        () => {
+          this.starting.delete(worker)
+          if (this.closed || this.broken !== undefined) return void worker.terminate()
+          this.adopt(worker)
+          this.dispatch()
+        },
+        (error: Error) => {
+          this.starting.delete(worker)
+          void worker.terminate()
+          this.crash(error)
+        },
+      )
     }
   }
 
@@ -160,6 +200,7 @@ export class EncoderPool implements SentenceEncoder {
     this.broken = new Error(`an encoder worker failed: ${error.message}`)
     this.failAll(this.broken)
     for (const member of this.members) void member.worker.terminate()
+    for (const worker of this.starting) void worker.terminate()
   }
 
   private failAll(error: Error): void {

@@ -1,7 +1,7 @@
 // Tool search: a full-text index over what the registry holds, and the `search_tools` finder that
 // loads deferred tools for the agent that found them. Installed through `tools.host`, like Code Mode.
 
-export { EmbeddingRanker, type SentenceEncoder } from './embedding-ranker.js'
+export { EmbeddingRanker, type EncoderSource, type SentenceEncoder } from './embedding-ranker.js'
 export {
   type MatchReason,
   type RankedTool,

@@ -11,7 +11,7 @@ import { EmbeddingRanker } from './embedding-ranker.js'
 import { EncoderPool } from './encoder-pool.js'
 import { type MatchReason, type TextEngineOptions, TextSearchEngine, type ToolSearchEngine } from './engine.js'
 import { FusedSearchEngine, type ToolRanker } from './ranker-engine.js'
-import { checkEncoderInstalled } from './use-lite-encoder.js'
+import { checkEncoderInstalled, useLiteEncoderId } from './use-lite-encoder.js'
 
 /** The first-party finder tool's name. */
 export const SEARCH_TOOLS_NAME = 'search_tools'
@@ -98,9 +98,10 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
   else if (typeof ranker === 'function') engine = new FusedSearchEngine(text(), ranker as ToolRanker)
   else if (ranker === 'hybrid') {
     checkEncoderInstalled('search.ranker')
-    // The encoder runs in worker threads, so embedding the tools never holds the main thread.
+    // The encoder runs in worker threads, so embedding the tools never holds the main thread; its
+    // id is read from the model package, so a restart over a full cache loads no model.
     const embeddings = new EmbeddingRanker(
-      () => EncoderPool.start(),
+      { id: useLiteEncoderId(), load: () => EncoderPool.start() },
       cache === undefined ? defaultEmbeddingCache() : cache || undefined,
     )
     ctx.effect(() => () => embeddings.close(), 'tool search encoder')

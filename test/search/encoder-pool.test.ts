@@ -4,6 +4,9 @@
 // reported once and with no unhandled rejection; the runtime's dispose stops the pool. Failures use
 // a stand-in worker (test/fixtures/stand-in-encoder-worker.mjs) that speaks the pool's messages.
 import dc from 'node:diagnostics_channel'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import type { Worker } from 'node:worker_threads'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createToolRuntime, defineTool } from '../../src/index.js'
@@ -42,13 +45,14 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 20))
 
 describe('the encoder pool', () => {
   it('gives the same vectors as the encoder in the calling thread, in the order asked', async () => {
-    // More texts than one batch, long and short mixed, so the pool cuts and reorders them.
-    const texts = Array.from({ length: 19 }, (_, i) =>
+    // Ten batches, long and short texts mixed, so the pool cuts and reorders them, and starts its
+    // second worker while they wait.
+    const texts = Array.from({ length: 80 }, (_, i) =>
       i % 3 === 0 ? `short ${i}` : `a much longer text number ${i} about the weather, files and mail`,
     )
     const pool = await EncoderPool.start({ size: 2 })
     try {
-      expect(started).toHaveLength(2)
+      expect(started).toHaveLength(1)
       const inThread = await loadUseLiteEncoder()
       expect(pool.id).toBe(inThread.id)
       const [pooled, local, request] = await Promise.all([
@@ -65,6 +69,7 @@ describe('the encoder pool', () => {
           expect(x).toBeCloseTo(expected[k] as number, 6)
         })
       })
+      expect(pool.workers).toBe(2)
       const [alone] = await inThread.embed(['will it rain in Paris tomorrow'])
       Array.from(request[0] ?? []).forEach((x, k) => {
         expect(x).toBeCloseTo(Array.from(alone ?? [])[k] as number, 6)
@@ -122,6 +127,29 @@ describe('the encoder pool', () => {
     expect(unhandled).toEqual([])
   }, 60_000)
 
+  it('starts one worker, and another only while tool batches queue up, never for a request', async () => {
+    const pool = await EncoderPool.start({ size: 3, entry: standIn() })
+    try {
+      expect(started).toHaveLength(1)
+      expect(Array.from((await pool.embed(['ab']))[0] ?? []).slice(0, 3)).toEqual([1, 1, 0])
+      await pool.embed(['cd', 'ef', 'gh'])
+      expect(pool.workers).toBe(1)
+      // 100 texts are 13 batches: one runs, 12 wait, so one worker more (not two) is started.
+      const texts = Array.from({ length: 100 }, (_, i) => `text ${'b'.repeat(i % 7)}`)
+      const embedding = pool.embed(texts)
+      expect(pool.workers).toBe(2)
+      const vectors = await embedding
+      vectors.forEach((vector, i) => {
+        expect(vector[1]).toBe(i % 7)
+      })
+      await expect.poll(() => started.filter((worker) => worker.threadId !== -1).length).toBe(2)
+      expect(pool.workers).toBe(2)
+    } finally {
+      await pool.close()
+    }
+    await expect.poll(() => started.every((worker) => worker.threadId === -1)).toBe(true)
+  }, 60_000)
+
   it('a call the worker refuses rejects that call only; closing rejects what waits', async () => {
     const pool = await EncoderPool.start({ size: 1, entry: standIn() })
     await expect(pool.embed(['reject'])).rejects.toThrow('this text cannot be embedded')
@@ -137,6 +165,61 @@ describe('the encoder pool', () => {
 })
 
 describe("search: { ranker: 'hybrid' } in worker threads", () => {
+  it('a restart whose tools are all in the cache file starts no worker until a request, then one', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolgate-lazy-encoder-'))
+    const cache = path.join(dir, 'vectors.json')
+    const tools = [
+      ['weather__forecast', 'Get the weather forecast for a place.'],
+      ['files__delete', 'Delete a file from the disk.'],
+    ] as const
+    const start = async () => {
+      const handle = await createToolRuntime({ mode: 'native', search: { ranker: 'hybrid', embeddingCache: cache } })
+      for (const [name, description] of tools)
+        handle.tools.register(
+          defineTool({
+            name,
+            description,
+            parameters: {},
+            output: { schema: { type: 'string' }, render: (_a, v) => [{ type: 'text', text: v }] },
+            execute: async () => 'done',
+            defer: true,
+          }),
+        )
+      return handle
+    }
+    try {
+      const first = await start()
+      try {
+        await first.tools.prepareSearch('will it rain in Paris tomorrow')
+      } finally {
+        await first.dispose()
+      }
+      const written = readFileSync(cache, 'utf8')
+      expect(Object.keys((JSON.parse(written) as { vectors: object }).vectors)).toHaveLength(2)
+      started.length = 0
+
+      const second = await start()
+      try {
+        // A blank request only waits for the tools to be indexed: from the file, loading nothing.
+        await second.tools.prepareSearch('  ')
+        expect(started).toHaveLength(0)
+        // A search before any request is embedded ranks on the full text, loading nothing.
+        expect(second.tools.search('delete a file')[0]?.name).toBe('files__delete')
+        expect(started).toHaveLength(0)
+        await second.tools.prepareSearch('will it rain in Paris tomorrow')
+        // One worker, for the request; the tools' vectors came from the file, which is unchanged.
+        expect(started).toHaveLength(1)
+        expect(second.tools.search('will it rain in Paris tomorrow')[0]?.name).toBe('weather__forecast')
+        expect(readFileSync(cache, 'utf8')).toBe(written)
+      } finally {
+        await second.dispose()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+    await expect.poll(() => started.every((worker) => worker.threadId === -1)).toBe(true)
+  }, 180_000)
+
   it('embeds in the pool, and the runtime dispose stops its workers', async () => {
     const handle = await createToolRuntime({ mode: 'native', search: { ranker: 'hybrid', embeddingCache: false } })
     try {

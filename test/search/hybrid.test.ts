@@ -7,7 +7,13 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { ConfigError, createToolRuntime, defineTool, type ToolRuntimeHandle } from '../../src/index.js'
-import { EmbeddingRanker, embeddingText, type SentenceEncoder } from '../../src/search/embedding-ranker.js'
+import {
+  EmbeddingRanker,
+  type EncoderSource,
+  embeddingText,
+  normalizeQuery,
+  type SentenceEncoder,
+} from '../../src/search/embedding-ranker.js'
 import { TextSearchEngine } from '../../src/search/engine.js'
 import { FusedSearchEngine, type ToolSearchDocument } from '../../src/search/ranker-engine.js'
 import { loadUseLiteEncoder } from '../../src/search/use-lite-encoder.js'
@@ -81,6 +87,95 @@ describe('the embedding side of the hybrid ranker', () => {
     third.add(same)
     await third.prepare('one')
     expect(other.texts).toEqual([embeddingText(same), 'one'])
+  })
+
+  it('reads the cache before loading a model: a restart with every tool cached loads none until a request', async () => {
+    const file = path.join(dir, 'lazy', 'cache.json')
+    // A source whose id is known without loading, counting its loads (the runtime's: the pool).
+    const source = (encoder: SentenceEncoder): EncoderSource & { loads: number } => {
+      const counted = {
+        id: encoder.id,
+        loads: 0,
+        load: async () => {
+          counted.loads++
+          return encoder
+        },
+      }
+      return counted
+    }
+    const tools = [doc('a__one', 'First tool.'), doc('a__two', 'Second tool.')]
+    const first = source(countingEncoder())
+    const before = new EmbeddingRanker(first, file)
+    for (const d of tools) before.add(d)
+    await before.indexed()
+    expect(first.loads).toBe(1)
+
+    const encoder = countingEncoder()
+    const second = source(encoder)
+    const after = new EmbeddingRanker(second, file)
+    for (const d of tools) after.add(d)
+    await after.indexed()
+    // Every tool came from the cache file: no model loaded, nothing embedded.
+    expect(second.loads).toBe(0)
+    expect(after.modelRequested).toBe(false)
+    expect(after.rank('one', tools)).toEqual([0, 0])
+    // A blank request is never ranked: it waits for the tools and loads nothing either.
+    await after.prepare(' ')
+    expect(second.loads).toBe(0)
+    // The first request loads it, once, and embeds the request alone.
+    await after.prepare('one')
+    expect(second.loads).toBe(1)
+    expect(encoder.texts).toEqual(['one'])
+    expect(after.rank('one', tools).every((score) => score > 0)).toBe(true)
+
+    // A tool the cache lacks loads the model too, and only that tool is embedded.
+    const third = source(countingEncoder())
+    const again = new EmbeddingRanker(third, file)
+    for (const d of tools) again.add(d)
+    const added = doc('a__three', 'Third tool.')
+    again.add(added)
+    await again.indexed()
+    expect(third.loads).toBe(1)
+  })
+
+  it('refuses a loaded encoder whose id is not the one its source announced', async () => {
+    const reported: unknown[] = []
+    const ranker = new EmbeddingRanker(
+      { id: 'letters@1', load: async () => countingEncoder('letters@2') },
+      undefined,
+      (error) => reported.push(error),
+    )
+    ranker.add(doc('a__one', 'First tool.'))
+    await ranker.prepare('one')
+    expect(ranker.unavailable).toBe(true)
+    expect((reported as Error[]).map((e) => e.message)).toEqual([
+      'the sentence encoder loaded as letters@2, expected letters@1',
+    ])
+  })
+
+  it('embeds a request once whatever its spacing, and keeps the 1,000 most recently used', async () => {
+    expect(normalizeQuery('  send\tan   email\n')).toBe('send an email')
+    expect(normalizeQuery('Send ａn email')).toBe('Send an email')
+    const encoder = countingEncoder()
+    const ranker = new EmbeddingRanker(async () => encoder)
+    const docs = [doc('a__abc', 'abc abc')]
+    ranker.add(docs[0] as ToolSearchDocument)
+    await ranker.prepare('  abc   abc ')
+    await ranker.prepare('abc abc')
+    expect(encoder.texts.slice(1)).toEqual(['abc abc'])
+    expect(ranker.rank(' abc  abc', docs)[0]).toBeGreaterThan(0)
+
+    for (let i = 0; i < 999; i++) await ranker.prepare(`request ${i}`)
+    // Full (1,000). Using 'abc abc' again makes 'request 0' the least recently used.
+    await ranker.prepare('abc abc')
+    ranker.rank('abc abc', docs)
+    await ranker.prepare('one more')
+    const embedded = encoder.texts.length
+    await ranker.prepare('abc abc')
+    await ranker.prepare('request 1')
+    expect(encoder.texts.length).toBe(embedded)
+    await ranker.prepare('request 0')
+    expect(encoder.texts.slice(embedded)).toEqual(['request 0'])
   })
 
   it('ignores an unreadable cache file and rewrites it', async () => {
