@@ -9,6 +9,20 @@ export const RAW_ENVELOPE = {
   'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
 }
 
+/** A 2026-07-28 JSON-RPC reply as the raw tests read it: an error, or a result that may ask for input. */
+export interface ModernReply {
+  id?: number | string
+  error?: { code: number; message: string }
+  result?: {
+    resultType?: string
+    requestState?: string
+    inputRequests?: Record<string, { method?: string; params?: { message?: string } }>
+    isError?: boolean
+    content?: unknown
+    structuredContent?: unknown
+  }
+}
+
 /** The input key toolgate asks its approval under. */
 export const APPROVAL_KEY = 'toolgate/approval'
 

@@ -5,25 +5,21 @@
 // carries the answer, and the program resumes from its replay log, each sub-call run once, with the
 // result of an uninterrupted run. A declined approval rejects inside the program. On raw 2026 lines:
 // a tampered state and a replayed one are refused and run nothing, and the owner's retry still works.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN, tempDir, writeConfig } from './helpers.js'
+import { rawStdioServe } from './raw-stdio-serve.js'
+import { stopChildren } from './spawn-ready.js'
 
 const MODERN = '2026-07-28'
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 const KEY = 'toolgate/approval'
 /** A loaded machine may take its time; every wait is for an event, bounded by this. */
 const BOUND_MS = 60_000
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-}
 const CODE = [
   'const a = await tools.step({ n: 1 })',
   'const b = await tools.guarded({ n: 2 })',
@@ -50,12 +46,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((done) => child.once('exit', done))
-      child.kill('SIGTERM')
-      await exited
-    }
+  await stopChildren(children)
   await cleanup()
 })
 
@@ -81,52 +72,6 @@ async function modernClient(configPath: string, answer: Answer, questions: strin
     }),
   )
   return client
-}
-
-interface Reply {
-  id?: number
-  error?: { code: number; message: string }
-  result?: {
-    resultType?: string
-    requestState?: string
-    inputRequests?: Record<string, { params?: { message?: string } }>
-    isError?: boolean
-    content?: unknown
-    structuredContent?: unknown
-  }
-}
-
-/** `serve` over stdio spoken to in raw 2026-07-28 lines: each request resolves with its answer (bounded). */
-function rawServe(configPath: string): { request(method: string, params: Record<string, unknown>): Promise<Reply> } {
-  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], { stdio: 'pipe' })
-  children.push(child)
-  let stderr = ''
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  const waiting = new Map<number, (reply: Reply) => void>()
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    const reply = JSON.parse(line) as Reply
-    if (typeof reply.id === 'number') waiting.get(reply.id)?.(reply)
-  })
-  let serial = 0
-  return {
-    request(method, params) {
-      const id = ++serial
-      return new Promise<Reply>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`no answer to ${method} within ${BOUND_MS} ms: ${stderr}`)),
-          BOUND_MS,
-        )
-        waiting.set(id, (reply) => {
-          clearTimeout(timer)
-          waiting.delete(id)
-          resolve(reply)
-        })
-        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } })}\n`)
-      })
-    },
-  }
 }
 
 const textOf = (value: unknown) => JSON.stringify(value)
@@ -211,7 +156,7 @@ describe('serve over stdio keeps a 2026-07-28 client’s run_code program in mem
   it('a tampered state and a replayed one are refused and run nothing; the owner’s retry resumes the program once', async () => {
     const args = { code: CODE.replace('n: 1', 'n: 61').replace('n: 3 ', 'n: 63 '), description: 'hostile' }
     const before = ran().length
-    const serve = rawServe(config)
+    const serve = rawStdioServe(['--config', config], children, { boundMs: BOUND_MS })
     expect((await serve.request('server/discover', {})).error).toBeUndefined()
     const call = (retry?: { state: string; answers: Record<string, unknown> }) =>
       serve.request('tools/call', {

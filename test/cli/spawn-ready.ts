@@ -28,7 +28,7 @@ export async function stopChildren(children: readonly ChildProcess[]): Promise<v
     children.map(
       (child) =>
         new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve(undefined)
+          if (child.exitCode !== null || child.signalCode !== null) return resolve(undefined)
           child.once('exit', resolve)
           child.kill('SIGTERM')
         }),

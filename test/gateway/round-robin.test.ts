@@ -17,6 +17,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
 import { rawModernCall } from '../cli/raw-modern-call.js'
+import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from '../store/pg-server.js'
 
 const MODERN = '2026-07-28'
@@ -106,12 +107,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((done) => (proxy ? proxy.close(done) : done(undefined)))
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((done) => child.once('exit', done))
-      child.kill('SIGTERM')
-      await exited
-    }
+  await stopChildren(children)
   pg?.destroy()
   await work?.cleanup()
 })

@@ -12,7 +12,8 @@ import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
-import { APPROVAL_KEY, rawModernCall } from '../cli/raw-modern-call.js'
+import { APPROVAL_KEY, type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
+import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 import { until } from './until.js'
 
@@ -61,29 +62,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await store?.close()
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((done) => child.once('exit', done))
-      child.kill('SIGTERM')
-      await exited
-    }
+  await stopChildren(children)
   pg?.destroy()
   await work?.cleanup()
 })
 
 const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
 
-interface Reply {
-  error?: { code: number; message: string }
-  result?: {
-    resultType?: string
-    requestState?: string
-    inputRequests?: Record<string, { method?: string; params?: { message?: string } }>
-    isError?: boolean
-    content?: unknown
-    structuredContent?: unknown
-  }
-}
+type Reply = ModernReply
 const call = (token: string, args: Record<string, unknown>, retry?: { state: string; answer: unknown }) =>
   rawModernCall<Reply>(endpoint, token, 'run_code', args, retry)
 const textOf = (reply: Reply) => JSON.stringify(reply.result?.structuredContent ?? reply.result?.content ?? reply)

@@ -19,7 +19,8 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { spawnServe, tempDir, textOf as textOfResult, writeConfig } from '../cli/helpers.js'
-import { APPROVAL_KEY, rawModernCall } from '../cli/raw-modern-call.js'
+import { APPROVAL_KEY, type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
+import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 import { until } from './until.js'
 
@@ -63,12 +64,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await store?.close()
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((done) => child.once('exit', done))
-      child.kill('SIGTERM')
-      await exited
-    }
+  await stopChildren(children)
   pg?.destroy()
   await work?.cleanup()
 })
@@ -85,17 +81,7 @@ const program = (n: number, description: string) => ({
   description,
 })
 
-interface Reply {
-  error?: { code: number; message: string }
-  result?: {
-    resultType?: string
-    requestState?: string
-    inputRequests?: Record<string, { method?: string; params?: { message?: string } }>
-    isError?: boolean
-    content?: unknown
-    structuredContent?: unknown
-  }
-}
+type Reply = ModernReply
 const call = (args: Record<string, unknown>, retry?: { state: string; answer: unknown }) =>
   rawModernCall<Reply>(endpoint, 'alice-token', 'run_code', args, retry)
 const textOf = (reply: Reply) => JSON.stringify(reply.result?.structuredContent ?? reply.result?.content ?? reply)

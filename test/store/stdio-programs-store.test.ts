@@ -4,26 +4,22 @@
 // SDK v2 client pinned to 2026-07-28 runs A, B (approved on the retry), C, each once; on raw lines
 // the kept turn named by the sealed state is in the store and closed once the program ended, with
 // nothing left pending, and a tampered state is refused and runs nothing.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { createInterface } from 'node:readline'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { rawStdioServe } from '../cli/raw-stdio-serve.js'
+import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 const MODERN = '2026-07-28'
 const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 const KEY = 'toolgate/approval'
 const BOUND_MS = 60_000
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-}
 const CODE = [
   'const a = await tools.step({ n: 1 })',
   'const b = await tools.guarded({ n: 2 })',
@@ -59,57 +55,13 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((done) => child.once('exit', done))
-      child.kill('SIGTERM')
-      await exited
-    }
+  await stopChildren(children)
   await store?.close()
   pg?.destroy()
   await work?.cleanup()
 })
 
 const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
-
-interface Reply {
-  id?: number
-  error?: { code: number; message: string }
-  result?: { resultType?: string; requestState?: string; isError?: boolean; content?: unknown }
-}
-
-/** `serve --store` over stdio spoken to in raw 2026-07-28 lines: each request resolves with its answer (bounded). */
-function rawServe(): { request(method: string, params: Record<string, unknown>): Promise<Reply> } {
-  const child = spawn(process.execPath, [BIN, 'serve', '--config', config, '--store', url], { stdio: 'pipe', env })
-  children.push(child)
-  let stderr = ''
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  const waiting = new Map<number, (reply: Reply) => void>()
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    const reply = JSON.parse(line) as Reply
-    if (typeof reply.id === 'number') waiting.get(reply.id)?.(reply)
-  })
-  let serial = 0
-  return {
-    request(method, params) {
-      const id = ++serial
-      return new Promise<Reply>((done, fail) => {
-        const timer = setTimeout(
-          () => fail(new Error(`no answer to ${method} within ${BOUND_MS} ms: ${stderr}`)),
-          BOUND_MS,
-        )
-        waiting.set(id, (reply) => {
-          clearTimeout(timer)
-          waiting.delete(id)
-          done(reply)
-        })
-        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } })}\n`)
-      })
-    },
-  }
-}
 
 /** The kept turn a state names (the state is signed, not encrypted). */
 const keptIn = (state: string): { turn: string; calls: string[] } =>
@@ -158,7 +110,7 @@ describe('serve --store over stdio keeps a 2026-07-28 client’s run_code progra
   it('the kept turn is in the store while the program waits, and closed once it ended; a tampered state runs nothing', async () => {
     const args = { code: CODE.replace('n: 1', 'n: 11').replace('n: 3 ', 'n: 13 '), description: 'raw' }
     const before = ran().length
-    const serve = rawServe()
+    const serve = rawStdioServe(['--config', config, '--store', url], children, { env, boundMs: BOUND_MS })
     expect((await serve.request('server/discover', {})).error).toBeUndefined()
     const call = (retry?: { state: string; answers: Record<string, unknown> }) =>
       serve.request('tools/call', {
