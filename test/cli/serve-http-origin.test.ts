@@ -52,6 +52,9 @@ function post(url: string, message: unknown, headers: Record<string, string | un
         res.on('end', () => {
           const id = res.headers['mcp-session-id']
           resolve({ status: res.statusCode ?? 0, body, session: typeof id === 'string' ? id : undefined })
+          // A refusal can come before the body is sent: end the connection with the answer, so no
+          // write of it outlives the request (the gateway may be stopped next).
+          if (!req.writableFinished) req.destroy()
         })
       },
     )
@@ -179,7 +182,11 @@ function rawPost(url: string, body: Buffer): Promise<{ status?: number; text?: s
       res.on('data', (chunk: string) => {
         text += chunk
       })
-      res.on('end', () => resolve({ status: res.statusCode, text }))
+      res.on('end', () => {
+        resolve({ status: res.statusCode, text })
+        // The answer is read: the rest of the 8 MB need not reach a gateway that may be stopped next.
+        if (!req.writableFinished) req.destroy()
+      })
       res.on('error', (error) => resolve({ error: String(error) }))
     })
     req.on('error', (error) => resolve({ error: String(error) }))
