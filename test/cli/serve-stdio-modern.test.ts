@@ -7,12 +7,11 @@ import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
-import { Client } from '@modelcontextprotocol/client'
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN, tempDir, textOf, writeConfig } from './helpers.js'
+import { type EraMode, modernStdioClient, type StdioClientOptions } from './modern-client.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
 const MODERN = '2026-07-28'
@@ -35,26 +34,8 @@ beforeAll(async () => {
 })
 afterAll(() => cleanup())
 
-type Mode = { pin: string } | 'auto' | 'legacy'
-
-async function modernClient(
-  mode: Mode,
-  answer?: (params: { message: string }) => { action: string; content?: Record<string, unknown> },
-): Promise<Client> {
-  const client = new Client(
-    { name: 'modern-stdio-test', version: '1.0.0' },
-    { versionNegotiation: { mode }, capabilities: answer ? { elicitation: {} } : {} },
-  )
-  if (answer) client.setRequestHandler('elicitation/create', async (request) => answer(request.params) as never)
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'serve', '--root', dir, '--config', config],
-      stderr: 'pipe',
-    }),
-  )
-  return client
-}
+const modernClient = (mode: EraMode, answer?: StdioClientOptions['answer']) =>
+  modernStdioClient(['--root', dir, '--config', config], { mode, answer })
 
 describe('serve over stdio speaks MCP 2026-07-28 beside 2025-11-25', { timeout: 90_000 }, () => {
   it('discovers, lists and calls with a client pinned to 2026-07-28', async () => {

@@ -8,14 +8,13 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { Client } from '@modelcontextprotocol/client'
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, tempDir, writeConfig } from './helpers.js'
+import { tempDir, writeConfig } from './helpers.js'
+import { type AskAnswer, modernStdioClient } from './modern-client.js'
 import { rawStdioServe } from './raw-stdio-serve.js'
 import { stopChildren } from './spawn-ready.js'
 
-const MODERN = '2026-07-28'
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 const KEY = 'toolgate/approval'
 /** A loaded machine may take its time; every wait is for an event, bounded by this. */
@@ -52,27 +51,14 @@ afterAll(async () => {
 
 const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
 
-type Answer = { action: string; content?: Record<string, unknown> }
-
 /** A v2 client pinned to 2026-07-28 over stdio to `serve --config configPath`, answering approvals with `answer`. */
-async function modernClient(configPath: string, answer: Answer, questions: string[]): Promise<Client> {
-  const client = new Client(
-    { name: 'stdio-programs', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: { form: {} } } },
-  )
-  client.setRequestHandler('elicitation/create', async (request) => {
-    questions.push(String((request.params as { message?: unknown }).message))
-    return answer as never
+const modernClient = (configPath: string, answer: AskAnswer, questions: string[]): Promise<Client> =>
+  modernStdioClient(['--config', configPath], {
+    answer: (params) => {
+      questions.push(String(params.message))
+      return answer
+    },
   })
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'serve', '--config', configPath],
-      stderr: 'pipe',
-    }),
-  )
-  return client
-}
 
 const textOf = (value: unknown) => JSON.stringify(value)
 const accept = { action: 'accept', content: { approve: true } }

@@ -7,16 +7,14 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { Client } from '@modelcontextprotocol/client'
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
-import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { tempDir, writeConfig } from '../cli/helpers.js'
+import { modernStdioClient } from '../cli/modern-client.js'
 import { rawStdioServe } from '../cli/raw-stdio-serve.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
-const MODERN = '2026-07-28'
 const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 const KEY = 'toolgate/approval'
 const BOUND_MS = 60_000
@@ -78,22 +76,13 @@ describe('serve --store over stdio keeps a 2026-07-28 client’s run_code progra
   it('a v2 client: A, B (approved on the retry), C each run once', async () => {
     const before = ran().length
     const questions: string[] = []
-    const client = new Client(
-      { name: 'stdio-programs-store', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: { form: {} } } },
-    )
-    client.setRequestHandler('elicitation/create', async (request) => {
-      questions.push(String((request.params as { message?: unknown }).message))
-      return accept as never
+    const client = await modernStdioClient(['--config', config, '--store', url], {
+      env,
+      answer: (params) => {
+        questions.push(String(params.message))
+        return accept
+      },
     })
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [BIN, 'serve', '--config', config, '--store', url],
-        env,
-        stderr: 'pipe',
-      }),
-    )
     let result: unknown
     try {
       result = await client.callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } })
