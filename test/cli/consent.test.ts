@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CredentialVault, readVaultKey } from '../../src/gateway/vault.js'
 import { Browser, type FakeAuthorizationServer, startAuthorizationServer } from './consent-servers.js'
 import { type EchoUpstream, startEchoUpstream } from './exchange-servers.js'
-import { spawnServe, tempDir, textOf, writeConfig } from './helpers.js'
+import { spawnServe, tempDir, textOf, vaultServeArgs, writeConfig } from './helpers.js'
 import { stopChildren } from './spawn-ready.js'
 
 const PEOPLE = ['alice', 'bob', 'carol', 'dave', 'erin'] as const
@@ -122,16 +122,7 @@ beforeAll(async () => {
       },
     },
   })
-  const { child, url, stderr } = await spawnServe([
-    '--http',
-    '0',
-    '--config',
-    config,
-    '--vault-key-file',
-    keyFile,
-    '--log-level',
-    'debug',
-  ])
+  const { child, url, stderr } = await spawnServe(vaultServeArgs(config, keyFile, '--log-level', 'debug'))
   gateway = { url, origin: new URL(url).origin, stderr, child }
 }, 60_000)
 

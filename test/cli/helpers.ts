@@ -124,6 +124,17 @@ export function spawnServe(args: string[], options: SpawnServeOptions = {}): Pro
   })
 }
 
+/** `serve` arguments of an HTTP gateway on a free port with `config`, its vault key in `keyFile`, then `more`. */
+export const vaultServeArgs = (config: string, keyFile: string, ...more: string[]): string[] => [
+  '--http',
+  '0',
+  '--config',
+  config,
+  '--vault-key-file',
+  keyFile,
+  ...more,
+]
+
 /** Run a command of the built CLI to completion. */
 export function runCli(
   args: string[],

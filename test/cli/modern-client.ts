@@ -1,6 +1,9 @@
-// A v2 SDK client pinned to MCP 2026-07-28 that answers input-required results itself, so a test
-// sees each round of a call (the input it asks, the sealed requestState, the final result).
+// A v2 SDK client pinned to MCP 2026-07-28: over HTTP one that answers input-required results
+// itself, so a test sees each round of a call (the input it asks, the sealed requestState, the final
+// result); over stdio one that spawns the built CLI's `serve` and answers toolgate's asks itself.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { BIN } from './helpers.js'
 
 /** A 2026-07-28 client of `url` that declares form elicitation and does not fulfil input requests. */
 export async function modernClient(url: string): Promise<Client> {
@@ -28,3 +31,38 @@ export const callRound = (client: Client, params: Record<string, unknown>): Prom
 
 /** A round's text blocks, joined. */
 export const roundText = (round: Round) => round.content?.map((block) => block.text).join('') ?? ''
+
+/** How a v2 client picks its era: pinned to one revision, `auto`, or `legacy`. */
+export type EraMode = { pin: string } | 'auto' | 'legacy'
+
+/** An answer to toolgate's elicitation/create (an approval ask). */
+export type AskAnswer = { action: string; content?: Record<string, unknown> }
+
+export interface StdioClientOptions {
+  /** The era (default: pinned to 2026-07-28). */
+  readonly mode?: EraMode
+  /** Answers each ask; without it the client declares no elicitation and cannot be asked. */
+  readonly answer?: (params: { message: string }) => AskAnswer
+  /** The serve process's whole environment (default: the test's). */
+  readonly env?: Record<string, string>
+}
+
+/** A v2 client of `toolgate serve ...serveArgs` over stdio, the built CLI its child. */
+export async function modernStdioClient(serveArgs: string[], options: StdioClientOptions = {}): Promise<Client> {
+  const { mode = { pin: '2026-07-28' }, answer, env } = options
+  const client = new Client(
+    { name: 'modern-stdio-client', version: '1.0.0' },
+    { versionNegotiation: { mode }, capabilities: answer ? { elicitation: { form: {} } } : {} },
+  )
+  if (answer)
+    client.setRequestHandler('elicitation/create', async (request) => answer(request.params as never) as never)
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'serve', ...serveArgs],
+      ...(env ? { env } : {}),
+      stderr: 'pipe',
+    }),
+  )
+  return client
+}

@@ -20,7 +20,7 @@ import {
   ElicitResultSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli, spawnServe, tempDir, textOf, writeConfig } from './helpers.js'
+import { runCli, spawnServe, tempDir, textOf, vaultServeArgs, writeConfig } from './helpers.js'
 import { stopChildren } from './spawn-ready.js'
 
 const TOKENS = { alice: 'alice-gateway-token-relay-0123', bob: 'bob-gateway-token-relay-0123' }
@@ -125,7 +125,7 @@ beforeAll(async () => {
     )
     expect(set.code, set.stderr).toBe(0)
   }
-  const { child, url, stderr } = await spawnServe(['--http', '0', '--config', config, '--vault-key-file', keyFile])
+  const { child, url, stderr } = await spawnServe(vaultServeArgs(config, keyFile))
   gateway = { url, stderr, child }
 }, 60_000)
 

@@ -25,10 +25,20 @@ export function rawStdioServe(
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString()
   })
-  const waiting = new Map<number, (reply: ModernReply) => void>()
+  const waiting = new Map<number, (reply: ModernReply | Error) => void>()
   createInterface({ input: child.stdout }).on('line', (line) => {
     const reply = JSON.parse(line) as ModernReply
     if (typeof reply.id === 'number') waiting.get(reply.id)?.(reply)
+  })
+  // A serve that exits early closes its stdin, and a write then fails with EPIPE: that error is kept
+  // and fails the requests still waiting once all it wrote has been read, instead of the whole run.
+  let writeError: Error | undefined
+  child.stdin.on('error', (error) => {
+    writeError = error
+  })
+  child.once('close', (code) => {
+    const error = new Error(`serve exited with ${code}${writeError ? ` (${writeError.message})` : ''}: ${stderr}`)
+    for (const fail of [...waiting.values()]) fail(error)
   })
   let serial = 0
   return {
@@ -42,7 +52,8 @@ export function rawStdioServe(
         waiting.set(id, (reply) => {
           clearTimeout(timer)
           waiting.delete(id)
-          resolve(reply)
+          if (reply instanceof Error) reject(reply)
+          else resolve(reply)
         })
         child.stdin.write(
           `${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: RAW_ENVELOPE } })}\n`,

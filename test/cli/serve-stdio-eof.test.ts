@@ -59,7 +59,13 @@ function writeAndClose(
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString()
   })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  // 'close', not 'exit': the answers are read from stdout, and by 'close' all of it has been read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
+  // A serve that exits before taking the write fails it with EPIPE: kept for the failure's message,
+  // not thrown at the run (the exit code and the answers received say what went wrong).
+  child.stdin.on('error', (error) => {
+    stderr += `\n[the test's write failed: ${error.message}]`
+  })
   child.stdin.end(messages.map((m) => `${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`).join(''))
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

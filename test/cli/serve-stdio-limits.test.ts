@@ -53,6 +53,8 @@ class RawClient {
   private buffer = ''
   private readonly messages: Record<string, unknown>[] = []
   private waiters: (() => void)[] = []
+  private closed = false
+  private writeError: Error | undefined
   readonly exited: Promise<number | null>
 
   constructor(args: string[]) {
@@ -71,7 +73,19 @@ class RawClient {
     this.child.stderr.on('data', (chunk: Buffer) => {
       this.stderr += chunk.toString()
     })
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)))
+    // A server that exits early closes its stdin, and a pending write then fails with EPIPE: kept
+    // for next()'s error rather than thrown at the run. 'close', not 'exit': by then all the
+    // server wrote to stdout and stderr has been read.
+    this.child.stdin.on('error', (error) => {
+      this.writeError = error
+    })
+    this.exited = new Promise((resolve) =>
+      this.child.once('close', (code) => {
+        this.closed = true
+        for (const wake of this.waiters.splice(0)) wake()
+        resolve(code)
+      }),
+    )
   }
 
   write(text: string): void {
@@ -83,6 +97,8 @@ class RawClient {
     for (;;) {
       const index = this.messages.findIndex(match)
       if (index !== -1) return this.messages.splice(index, 1)[0]
+      if (this.closed)
+        throw new Error(`serve exited first${this.writeError ? ` (${this.writeError.message})` : ''}: ${this.stderr}`)
       await new Promise<void>((resolve) => this.waiters.push(resolve))
     }
   }
@@ -161,7 +177,8 @@ describe('serve over stdio, line by line', { timeout: LOADED }, () => {
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString()
     })
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    // 'close', not 'exit': the reason written just before the exit is read by then.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
     child.stdin?.write(readHello(1).replace('"tools/call"', '"ping"'))
     expect(await exited).toBe(1)
     expect(stderr).toMatch(/the stdio transport ended: writing stdout failed: .*ENOSPC/)

@@ -7,12 +7,11 @@ import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
-import { Client } from '@modelcontextprotocol/client'
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN, tempDir, textOf, writeConfig } from './helpers.js'
+import { type EraMode, modernStdioClient, type StdioClientOptions } from './modern-client.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
 const MODERN = '2026-07-28'
@@ -35,26 +34,8 @@ beforeAll(async () => {
 })
 afterAll(() => cleanup())
 
-type Mode = { pin: string } | 'auto' | 'legacy'
-
-async function modernClient(
-  mode: Mode,
-  answer?: (params: { message: string }) => { action: string; content?: Record<string, unknown> },
-): Promise<Client> {
-  const client = new Client(
-    { name: 'modern-stdio-test', version: '1.0.0' },
-    { versionNegotiation: { mode }, capabilities: answer ? { elicitation: {} } : {} },
-  )
-  if (answer) client.setRequestHandler('elicitation/create', async (request) => answer(request.params) as never)
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'serve', '--root', dir, '--config', config],
-      stderr: 'pipe',
-    }),
-  )
-  return client
-}
+const modernClient = (mode: EraMode, answer?: StdioClientOptions['answer']) =>
+  modernStdioClient(['--root', dir, '--config', config], { mode, answer })
 
 describe('serve over stdio speaks MCP 2026-07-28 beside 2025-11-25', { timeout: 90_000 }, () => {
   it('discovers, lists and calls with a client pinned to 2026-07-28', async () => {
@@ -144,16 +125,27 @@ describe('serve over stdio speaks MCP 2026-07-28 beside 2025-11-25', { timeout: 
 /** A gateway process spoken to line by line: each answer is read by its id. */
 class Raw {
   private readonly child: ChildProcess
-  private readonly answers = new Map<unknown, (reply: Reply) => void>()
+  private readonly answers = new Map<unknown, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>()
   private readonly early = new Map<unknown, Reply>()
   constructor() {
     this.child = spawn(process.execPath, [BIN, 'serve', '--root', dir, '--config', config], {
       stdio: ['pipe', 'pipe', 'pipe'],
     })
+    // A gateway that exits early closes its stdin, and a write then fails with EPIPE: that error is
+    // kept and fails the sends still waiting once all the gateway wrote has been read, not the run.
+    let writeError: Error | undefined
+    this.child.stdin!.on('error', (error) => {
+      writeError = error
+    })
+    this.child.once('close', (code) => {
+      const error = new Error(`toolgate serve exited with ${code}${writeError ? ` (${writeError.message})` : ''}`)
+      for (const waiting of this.answers.values()) waiting.reject(error)
+      this.answers.clear()
+    })
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       const reply = JSON.parse(line) as Reply
       const waiting = this.answers.get(reply.id)
-      if (waiting) waiting(reply)
+      if (waiting) waiting.resolve(reply)
       else this.early.set(reply.id, reply)
     })
   }
@@ -161,7 +153,7 @@ class Raw {
     this.child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
     const early = this.early.get(id)
     if (early) return Promise.resolve(early)
-    return new Promise((resolve) => this.answers.set(id, resolve))
+    return new Promise((resolve, reject) => this.answers.set(id, { resolve, reject }))
   }
   async close(): Promise<number | null> {
     const exited = new Promise<number | null>((resolve) => this.child.once('exit', resolve))

@@ -8,24 +8,17 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { Client } from '@modelcontextprotocol/client'
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, tempDir, writeConfig } from './helpers.js'
+import { ABC_CODE, MARKER_UPSTREAM } from '../store/program-gateways.js'
+import { tempDir, writeConfig } from './helpers.js'
+import { type AskAnswer, modernStdioClient } from './modern-client.js'
+import { APPROVAL_KEY } from './raw-modern-call.js'
 import { rawStdioServe } from './raw-stdio-serve.js'
 import { stopChildren } from './spawn-ready.js'
 
-const MODERN = '2026-07-28'
-const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
-const KEY = 'toolgate/approval'
 /** A loaded machine may take its time; every wait is for an event, bounded by this. */
 const BOUND_MS = 60_000
-const CODE = [
-  'const a = await tools.step({ n: 1 })',
-  'const b = await tools.guarded({ n: 2 })',
-  'const c = await tools.step({ n: 3 })',
-  'return { a, b, c }',
-].join('\n')
 
 let dir: string
 let cleanup: () => Promise<void>
@@ -40,7 +33,7 @@ beforeAll(async () => {
   config = await writeConfig(dir, {
     files: false,
     mode: 'code',
-    servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+    servers: { m: { command: process.execPath, args: [MARKER_UPSTREAM, marker], prefix: '' } },
     policy: { ask: ['guarded'] },
   })
 })
@@ -52,27 +45,14 @@ afterAll(async () => {
 
 const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
 
-type Answer = { action: string; content?: Record<string, unknown> }
-
 /** A v2 client pinned to 2026-07-28 over stdio to `serve --config configPath`, answering approvals with `answer`. */
-async function modernClient(configPath: string, answer: Answer, questions: string[]): Promise<Client> {
-  const client = new Client(
-    { name: 'stdio-programs', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: { form: {} } } },
-  )
-  client.setRequestHandler('elicitation/create', async (request) => {
-    questions.push(String((request.params as { message?: unknown }).message))
-    return answer as never
+const modernClient = (configPath: string, answer: AskAnswer, questions: string[]): Promise<Client> =>
+  modernStdioClient(['--config', configPath], {
+    answer: (params) => {
+      questions.push(String(params.message))
+      return answer
+    },
   })
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'serve', '--config', configPath],
-      stderr: 'pipe',
-    }),
-  )
-  return client
-}
 
 const textOf = (value: unknown) => JSON.stringify(value)
 const accept = { action: 'accept', content: { approve: true } }
@@ -87,7 +67,10 @@ describe('serve over stdio keeps a 2026-07-28 client’s run_code program in mem
     let result: { isError?: boolean; content?: unknown; structuredContent?: unknown }
     try {
       expect(client.getProtocolEra()).toBe('modern')
-      result = (await client.callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } })) as never
+      result = (await client.callTool({
+        name: 'run_code',
+        arguments: { code: ABC_CODE, description: 'a, b, c' },
+      })) as never
     } finally {
       await client.close()
     }
@@ -104,7 +87,7 @@ describe('serve over stdio keeps a 2026-07-28 client’s run_code program in mem
       {
         files: false,
         mode: 'code',
-        servers: { m: { command: process.execPath, args: [UPSTREAM, plainMarker], prefix: '' } },
+        servers: { m: { command: process.execPath, args: [MARKER_UPSTREAM, plainMarker], prefix: '' } },
       },
       'plain.json',
     )
@@ -113,7 +96,7 @@ describe('serve over stdio keeps a 2026-07-28 client’s run_code program in mem
     try {
       uninterrupted = (await plain.callTool({
         name: 'run_code',
-        arguments: { code: CODE, description: 'a, b, c' },
+        arguments: { code: ABC_CODE, description: 'a, b, c' },
       })) as never
     } finally {
       await plain.close()
@@ -154,7 +137,7 @@ describe('serve over stdio keeps a 2026-07-28 client’s run_code program in mem
   })
 
   it('a tampered state and a replayed one are refused and run nothing; the owner’s retry resumes the program once', async () => {
-    const args = { code: CODE.replace('n: 1', 'n: 61').replace('n: 3 ', 'n: 63 '), description: 'hostile' }
+    const args = { code: ABC_CODE.replace('n: 1', 'n: 61').replace('n: 3 ', 'n: 63 '), description: 'hostile' }
     const before = ran().length
     const serve = rawStdioServe(['--config', config], children, { boundMs: BOUND_MS })
     expect((await serve.request('server/discover', {})).error).toBeUndefined()
@@ -166,7 +149,7 @@ describe('serve over stdio keeps a 2026-07-28 client’s run_code program in mem
       })
     const first = await call()
     expect(first.result?.resultType, textOf(first)).toBe('input_required')
-    expect(first.result?.inputRequests?.[KEY]?.params?.message).toContain('Allow the call to guarded?')
+    expect(first.result?.inputRequests?.[APPROVAL_KEY]?.params?.message).toContain('Allow the call to guarded?')
     const state = first.result?.requestState as string
     expect(ran().slice(before)).toEqual(['step:61'])
 
@@ -176,25 +159,25 @@ describe('serve over stdio keeps a 2026-07-28 client’s run_code program in mem
     const forged = Buffer.from(
       JSON.stringify({ ...decoded, kept: { turn: 'gateway-program:other', calls: ['x'] } }),
     ).toString('base64url')
-    const tampered = await call({ state: `${name}.${version}.${forged}.${mac}`, answers: { [KEY]: accept } })
+    const tampered = await call({ state: `${name}.${version}.${forged}.${mac}`, answers: { [APPROVAL_KEY]: accept } })
     expect(tampered.error?.code).toBe(-32602)
     expect(tampered.error?.message).toMatch(/seal does not verify/)
     // A truncated seal is refused too.
     const truncated = await call({
       state: `${name}.${version}.${body}.${mac.slice(0, -4)}`,
-      answers: { [KEY]: accept },
+      answers: { [APPROVAL_KEY]: accept },
     })
     expect(truncated.error?.code).toBe(-32602)
     expect(ran().slice(before)).toEqual(['step:61'])
 
     // Refusals spend nothing and decide nothing: the owner's retry resumes the program, once.
-    const retried = await call({ state, answers: { [KEY]: accept } })
+    const retried = await call({ state, answers: { [APPROVAL_KEY]: accept } })
     expect(retried.error, textOf(retried)).toBeUndefined()
     expect(retried.result?.isError, textOf(retried)).not.toBe(true)
     for (const part of ['step 61 done', 'guarded 2 done', 'step 63 done']) expect(textOf(retried)).toContain(part)
     expect(ran().slice(before)).toEqual(['step:61', 'guarded:2', 'step:63'])
 
-    const replayed = await call({ state, answers: { [KEY]: accept } })
+    const replayed = await call({ state, answers: { [APPROVAL_KEY]: accept } })
     expect(replayed.error?.code).toBe(-32602)
     expect(replayed.error?.message).toMatch(/already been used/)
     expect(ran().slice(before)).toEqual(['step:61', 'guarded:2', 'step:63'])

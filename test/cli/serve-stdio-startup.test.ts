@@ -50,7 +50,13 @@ class Peer {
     this.child.stderr.on('data', (chunk: Buffer) => {
       this.stderr += chunk.toString()
     })
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)))
+    // A gateway that exits first (the collision test) closes its stdin, and a write then fails with
+    // EPIPE: kept for the failure's message, not thrown at the run. 'close', not 'exit': by then
+    // all it wrote to stderr has been read.
+    this.child.stdin.on('error', (error) => {
+      this.stderr += `\n[the test's write failed: ${error.message}]`
+    })
+    this.exited = new Promise((resolve) => this.child.once('close', (code) => resolve(code)))
   }
 
   send(message: Record<string, unknown>): void {

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CredentialVault, readVaultKey } from '../../src/gateway/vault.js'
 import { type EchoUpstream, startEchoUpstream } from './exchange-servers.js'
-import { runCli, spawnServe, tempDir, textOf, writeConfig } from './helpers.js'
+import { runCli, spawnServe, tempDir, textOf, vaultServeArgs, writeConfig } from './helpers.js'
 import { stopChildren } from './spawn-ready.js'
 
 const TOKENS = { alice: 'alice-gateway-token-0123456789', bob: 'bob-gateway-token-0123456789' }
@@ -28,16 +28,7 @@ let gateway: { url: string; stderr: () => string; child: ChildProcess } | undefi
 const clients: Client[] = []
 
 async function startGateway(): Promise<void> {
-  const { child, url, stderr } = await spawnServe([
-    '--http',
-    '0',
-    '--config',
-    config,
-    '--vault-key-file',
-    keyFile,
-    '--log-level',
-    'debug',
-  ])
+  const { child, url, stderr } = await spawnServe(vaultServeArgs(config, keyFile, '--log-level', 'debug'))
   gateway = { url, stderr, child }
 }
 
@@ -110,8 +101,7 @@ describe('the credential vault (issue 39, items 2, 4, 5)', { timeout: 60_000 }, 
       path.join(dir, 'alice.secret'),
     )
     expect(first.code, first.stderr).toBe(0)
-    const set = await runCli([
-      'vault',
+    const set = await vaultCli(
       'set',
       '--server',
       'gh',
@@ -119,11 +109,7 @@ describe('the credential vault (issue 39, items 2, 4, 5)', { timeout: 60_000 }, 
       'bob',
       '--value-file',
       path.join(dir, 'bob.secret'),
-      '--config',
-      config,
-      '--vault-key-file',
-      keyFile,
-    ])
+    )
     expect(set.code, set.stderr).toBe(0)
     const listed = await vaultCli('list')
     expect(listed.code).toBe(0)

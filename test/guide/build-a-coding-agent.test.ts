@@ -91,6 +91,11 @@ function runAgent(dir: string, answers: readonly Answer[]): Promise<Run> {
   child.stderr.on('data', (chunk: string) => {
     stderr += chunk
   })
+  // An agent that exits right after its prompt closes its stdin, and the typed answer then fails
+  // with EPIPE: kept for the run's report (its code and output tell), not thrown at the whole run.
+  child.stdin.on('error', (error) => {
+    stderr += `\n[the test's typing failed: ${error.message}]`
+  })
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL')

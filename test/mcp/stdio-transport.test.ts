@@ -45,6 +45,17 @@ async function open(endGraceMs?: number) {
 
 const ping = (id: number | string) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`
 
+/** Starts `transport`, writes one ping and ends its stdin at once; resolves once the transport closed. */
+async function endWithOnePing(transport: LineStdioServerTransport, stdin: PassThrough): Promise<void> {
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = resolve
+  })
+  await transport.start()
+  stdin.write(ping(1))
+  stdin.end()
+  await closed
+}
+
 describe('LineStdioServerTransport', () => {
   it('refuses an oversized request split at every byte boundary and finds its id past escapes', async () => {
     for (const size of [1, 7, 4096, 1 << 20]) {
@@ -175,13 +186,7 @@ describe('LineStdioServerTransport', () => {
       // The cancelled call answers, as the pipeline's cancelled result does.
       setImmediate(() => void transport.send({ jsonrpc: '2.0', id: 1, result: { isError: true, content: [] } }))
     }
-    const closed = new Promise<void>((resolve) => {
-      transport.onclose = resolve
-    })
-    await transport.start()
-    stdin.write(ping(1))
-    stdin.end()
-    await closed
+    await endWithOnePing(transport, stdin)
     expect(reasons).toEqual([expect.stringMatching(/ended stdin and --drain-timeout passed/)])
     expect(transport.endReason).toBeUndefined()
   })
@@ -194,13 +199,7 @@ describe('LineStdioServerTransport', () => {
     transport.onerror = (error) => errors.push(error.message)
     let cancelled = 0
     transport.cancelCalls = () => cancelled++
-    const closed = new Promise<void>((resolve) => {
-      transport.onclose = resolve
-    })
-    await transport.start()
-    stdin.write(ping(1))
-    stdin.end()
-    await closed
+    await endWithOnePing(transport, stdin)
     expect(cancelled).toBe(1)
     expect(errors).toEqual([
       expect.stringMatching(/cancelling 1 request\(s\) still unanswered after 10 ms/),

@@ -8,23 +8,12 @@ import {
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import { RUN_CODE_NAME } from '../../src/code-mode/index.js'
-import type { ToolRunContext } from '../../src/contract/execution.js'
-import type { ToolDefinition } from '../../src/contract/tool-definition.js'
 import { OtelTracing } from '../../src/observability/otel-tracing.js'
 import { createToolRuntime } from '../../src/preset/create.js'
 import { ToolRuntime } from '../../src/preset/tool-runtime.js'
 import { createAgent } from '../../src/runtime/agent.js'
 import { CallbackApproval } from '../../src/scheduling/approval.js'
-
-function tool(name: string, body: (args: unknown, exec: ToolRunContext) => Promise<unknown>): ToolDefinition {
-  return {
-    name,
-    description: `${name} (test tool)`,
-    parameters: { type: 'object', properties: {} },
-    output: { schema: {}, render: (_args, value) => [{ type: 'text', text: JSON.stringify(value) }] },
-    execute: body,
-  }
-}
+import { tool } from '../scheduling/fakes.js'
 
 async function setup(mode: 'native' | 'code' = 'native') {
   const exporter = new InMemorySpanExporter()

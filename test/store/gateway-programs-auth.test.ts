@@ -13,7 +13,7 @@ import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { spawnServe, tempDir } from '../cli/helpers.js'
 import { type AuthServer, startAuthServer } from '../cli/oauth-server.js'
 import { type PgServer, startPgServer } from './pg-server.js'
-import { bearerClient, closeAndKill, pausedCalls, programFiles } from './program-gateways.js'
+import { ABC_CODE, bearerClient, closeAndKill, pausedCalls, programFiles } from './program-gateways.js'
 import { until as waitUntil } from './until.js'
 import { approveInViewer as approveInStoreViewer } from './viewer-approval.js'
 
@@ -76,12 +76,6 @@ const approveInViewer = (store: Store, callId: string, turnId: string): Promise<
     wait: waiting,
   })
 
-const CODE = [
-  'const a = await tools.step({ n: 1 })',
-  'const b = await tools.guarded({ n: 2 })',
-  'const c = await tools.step({ n: 3 })',
-  'return { a, b, c }',
-].join('\n')
 const PROGRAM = 'nightly-report-7'
 const named = (name: string) => ({ 'toolgate/program': name })
 const textOf = (result: unknown) =>
@@ -109,7 +103,7 @@ describe('an identity’s gateway program survives a restart, and is only its ow
     const before = await clientAs('alice')
     void before
       .callTool(
-        { name: 'run_code', arguments: { code: CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
+        { name: 'run_code', arguments: { code: ABC_CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
         undefined,
         {
           timeout: 600_000,
@@ -138,7 +132,7 @@ describe('an identity’s gateway program survives a restart, and is only its ow
     const bob = await clientAs('bob')
     const bobCopy = bob
       .callTool(
-        { name: 'run_code', arguments: { code: CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
+        { name: 'run_code', arguments: { code: ABC_CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
         undefined,
         {
           timeout: 600_000,
@@ -166,7 +160,7 @@ describe('an identity’s gateway program survives a restart, and is only its ow
     // The owner, on a new connection to the new gateway, waits for its program again by its name.
     const after = await clientAs('alice')
     const again = after.callTool(
-      { name: 'run_code', arguments: { code: CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
+      { name: 'run_code', arguments: { code: ABC_CODE, description: 'a, b, c' }, _meta: named(PROGRAM) },
       undefined,
       { timeout: 600_000 },
     )

@@ -13,6 +13,14 @@ import type { PgServer } from './pg-server.js'
 /** The upstream whose `step` and `guarded` tools append `tool:n` to the marker file. */
 export const MARKER_UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 
+/** The program A, B, C: `step` 1, then `guarded` 2 (asked about), then `step` 3. */
+export const ABC_CODE = [
+  'const a = await tools.step({ n: 1 })',
+  'const b = await tools.guarded({ n: 2 })',
+  'const c = await tools.step({ n: 3 })',
+  'return { a, b, c }',
+].join('\n')
+
 export interface ProgramFiles {
   /** The database's connection string. */
   readonly url: string

@@ -5,31 +5,21 @@
 // the kept turn named by the sealed state is in the store and closed once the program ended, with
 // nothing left pending, and a tampered state is refused and runs nothing.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import { Client } from '@modelcontextprotocol/client'
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
-import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import { tempDir } from '../cli/helpers.js'
+import { modernStdioClient } from '../cli/modern-client.js'
+import { APPROVAL_KEY } from '../cli/raw-modern-call.js'
 import { rawStdioServe } from '../cli/raw-stdio-serve.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { ABC_CODE, type ProgramFiles, programFiles } from './program-gateways.js'
 
-const MODERN = '2026-07-28'
-const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
-const KEY = 'toolgate/approval'
 const BOUND_MS = 60_000
-const CODE = [
-  'const a = await tools.step({ n: 1 })',
-  'const b = await tools.guarded({ n: 2 })',
-  'const c = await tools.step({ n: 3 })',
-  'return { a, b, c }',
-].join('\n')
 
 let pg: PgServer
 let work: { dir: string; cleanup: () => Promise<void> }
-let marker: string
+let files: ProgramFiles
 let config: string
 let url: string
 let env: Record<string, string>
@@ -39,18 +29,12 @@ const children: ChildProcessWithoutNullStreams[] = []
 beforeAll(async () => {
   pg = await startPgServer()
   work = await tempDir()
-  url = pg.createDatabase('stdio_programs')
-  marker = join(work.dir, 'marker')
-  writeFileSync(marker, '')
-  const keyFile = join(work.dir, 'state.key')
-  writeFileSync(keyFile, 'stdio-programs-test-state-key-0123456789')
-  env = { ...(process.env as Record<string, string>), TOOLGATE_STATE_KEY_FILE: keyFile }
-  config = await writeConfig(work.dir, {
-    files: false,
-    mode: 'code',
-    servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
-    policy: { ask: ['guarded'] },
+  files = await programFiles(pg, work.dir, {
+    database: 'stdio_programs',
+    key: 'stdio-programs-test-state-key-0123456789',
   })
+  ;({ url, config } = files)
+  env = { ...(process.env as Record<string, string>), TOOLGATE_STATE_KEY_FILE: files.keyFile }
   store = await createPostgresStore({ connectionString: url })
 }, 120_000)
 
@@ -61,7 +45,7 @@ afterAll(async () => {
   await work?.cleanup()
 })
 
-const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
+const ran = () => files.ran()
 
 /** The kept turn a state names (the state is signed, not encrypted). */
 const keptIn = (state: string): { turn: string; calls: string[] } =>
@@ -78,25 +62,16 @@ describe('serve --store over stdio keeps a 2026-07-28 client’s run_code progra
   it('a v2 client: A, B (approved on the retry), C each run once', async () => {
     const before = ran().length
     const questions: string[] = []
-    const client = new Client(
-      { name: 'stdio-programs-store', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: { form: {} } } },
-    )
-    client.setRequestHandler('elicitation/create', async (request) => {
-      questions.push(String((request.params as { message?: unknown }).message))
-      return accept as never
+    const client = await modernStdioClient(['--config', config, '--store', url], {
+      env,
+      answer: (params) => {
+        questions.push(String(params.message))
+        return accept
+      },
     })
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [BIN, 'serve', '--config', config, '--store', url],
-        env,
-        stderr: 'pipe',
-      }),
-    )
     let result: unknown
     try {
-      result = await client.callTool({ name: 'run_code', arguments: { code: CODE, description: 'a, b, c' } })
+      result = await client.callTool({ name: 'run_code', arguments: { code: ABC_CODE, description: 'a, b, c' } })
     } finally {
       await client.close()
     }
@@ -108,7 +83,7 @@ describe('serve --store over stdio keeps a 2026-07-28 client’s run_code progra
   })
 
   it('the kept turn is in the store while the program waits, and closed once it ended; a tampered state runs nothing', async () => {
-    const args = { code: CODE.replace('n: 1', 'n: 11').replace('n: 3 ', 'n: 13 '), description: 'raw' }
+    const args = { code: ABC_CODE.replace('n: 1', 'n: 11').replace('n: 3 ', 'n: 13 '), description: 'raw' }
     const before = ran().length
     const serve = rawStdioServe(['--config', config, '--store', url], children, { env, boundMs: BOUND_MS })
     expect((await serve.request('server/discover', {})).error).toBeUndefined()
@@ -130,12 +105,12 @@ describe('serve --store over stdio keeps a 2026-07-28 client’s run_code progra
     const forged = Buffer.from(JSON.stringify({ ...decoded, kept: { turn: 'gateway-program:other', calls } })).toString(
       'base64url',
     )
-    const tampered = await call({ state: `${name}.${version}.${forged}.${mac}`, answers: { [KEY]: accept } })
+    const tampered = await call({ state: `${name}.${version}.${forged}.${mac}`, answers: { [APPROVAL_KEY]: accept } })
     expect(tampered.error?.code).toBe(-32602)
     expect(tampered.error?.message).toMatch(/seal does not verify/)
     expect(ran().slice(before)).toEqual(['step:11'])
 
-    const retried = await call({ state, answers: { [KEY]: accept } })
+    const retried = await call({ state, answers: { [APPROVAL_KEY]: accept } })
     expect(retried.error, JSON.stringify(retried)).toBeUndefined()
     expect(retried.result?.isError).not.toBe(true)
     expect(ran().slice(before)).toEqual(['step:11', 'guarded:2', 'step:13'])
