@@ -133,7 +133,9 @@ describe.each(['ev', 'fs'] as const)('results of server %s', (server) => {
           : args
       const own = await direct[server].callTool({ name, arguments: resolved })
       const relayed = await gateway.callTool({ name: `${server}__${name}`, arguments: resolved })
-      expect(relayed).toEqual(own)
+      // The everything server stamps the resources it makes with the time of day: on a loaded
+      // machine the direct and the relayed call can fall in different seconds.
+      expect(withoutClock(relayed)).toEqual(withoutClock(own))
     },
   )
 })
