@@ -50,8 +50,9 @@ config name, its tools are left out (clients get list_changed), and it is retrie
                   or an upstream stdio server (default 10485760, 10 MiB); a larger request
                   gets an error response
   --store URL     keep the journal and shared state in PostgreSQL (postgres://…; or the config's
-                  "store"): several instances serving one database share them, standing
-                  approvals ("always") and rate-limit buckets included. Each MCP session
+                  "store", whose other keys still apply with this flag): several instances
+                  serving one database share them, standing approvals ("always") and
+                  rate-limit buckets included. Each MCP session
                   stays on the instance that opened it (route sticky on Mcp-Session-Id); another
                   instance answers 404 naming it, and the client starts a new session
   --metrics-port N

@@ -47,9 +47,10 @@ function isOutcome(value: unknown): value is CodeBindingOutcome {
 
 /**
  * The problems of a log read back from a state (path-qualified under `at`): its shape, and whether
- * it belongs to `code`. None: the log can be replayed.
+ * it belongs to `code`. None: the log can be replayed. A log resumed with decisions must have a
+ * sub-call that waits for one; a log saved while the program ran (`onProgramLog`) has none.
  */
-export function replayLogIssues(raw: unknown, code: unknown, at: string): string[] {
+export function replayLogIssues(raw: unknown, code: unknown, at: string, waits = true): string[] {
   if (!isObject(raw)) return [`${at}: expected the replay log of a paused program`]
   if (raw.v !== 1) return [`${at}.v: expected 1, got ${JSON.stringify(raw.v)}`]
   if (typeof code !== 'string' || raw.program !== programDigest(code))
@@ -76,7 +77,7 @@ export function replayLogIssues(raw: unknown, code: unknown, at: string): string
       else orders.add(entry.order)
     }
   })
-  if (issues.length === 0 && waiting === 0) issues.push(`${at}.calls: no sub-call waits for a decision`)
+  if (issues.length === 0 && waits && waiting === 0) issues.push(`${at}.calls: no sub-call waits for a decision`)
   if (issues.length === 0 && [...orders].some((order) => order < 0 || order >= orders.size))
     issues.push(`${at}.calls: the finished sub-calls' order is not 0..${orders.size - 1}`)
   return issues

@@ -215,7 +215,12 @@ export function createRunCodeDefinition(host: CodeModeHost, options?: CodeModeOp
       const resumption = pausing?.program
       let replay: Replay | undefined
       if (resumption !== undefined) {
-        const issues = replayLogIssues(resumption.log, code, 'program.log')
+        const issues = replayLogIssues(
+          resumption.log,
+          code,
+          'program.log',
+          Object.keys(resumption.decisions).length > 0,
+        )
         if (issues.length > 0) throw new CodeReplayDivergedError(issues.join('; '))
         replay = {
           log: resumption.log as unknown as ReplayLog,
@@ -269,7 +274,20 @@ async function runProgram(
   const stop = (why: string) => {
     if (!run.signal.aborted) run.abort(new DOMException(why, 'AbortError'))
   }
-  const dispatcher = new SubCallDispatcher(host, exec, run.signal, maxParallel, pausing !== undefined, replay, stop)
+  const record = pausing?.record
+  const digest = programDigest(code)
+  const dispatcher = new SubCallDispatcher(
+    host,
+    exec,
+    run.signal,
+    maxParallel,
+    pausing !== undefined,
+    replay,
+    stop,
+    record === undefined
+      ? undefined
+      : (calls) => record({ v: 1, program: digest, calls } satisfies ReplayLog as unknown as JsonValue),
+  )
   const tape = replay?.log.calls.flatMap((entry) => entry.draws)
   let outcome: CodeRunOutcome
   try {
@@ -297,7 +315,7 @@ async function runProgram(
   if (dispatcher.diverged !== undefined) throw new CodeReplayDivergedError(dispatcher.diverged)
   if (dispatcher.waiting.length > 0 && pausing !== undefined) {
     // Paused: the host keeps the log beside its state; a resume re-runs the program against it.
-    const log: ReplayLog = { v: 1, program: programDigest(code), calls: dispatcher.logEntries() }
+    const log: ReplayLog = { v: 1, program: digest, calls: dispatcher.logEntries() }
     const waiting = [...dispatcher.waiting]
     pausing.suspend(waiting[0], { waiting, log: log as unknown as JsonValue })
     const names = waiting.map((request) => `tools.${request.toolName}`).join(', ')
@@ -367,6 +385,8 @@ class SubCallDispatcher {
     private readonly durable: boolean,
     private readonly replay: Replay | undefined,
     private readonly stop: (why: string) => void,
+    /** The host keeps the log as it grows: each finished sub-call is handed over before the program sees it. */
+    private readonly record?: (calls: ReplayEntry[]) => Promise<void>,
   ) {
     // Sub-calls arrive from inside the sandbox's synchronous slice: start them from a microtask.
     this.scheduler = new CallScheduler({ maxParallel, deferStart: true })
@@ -589,6 +609,7 @@ class SubCallDispatcher {
       : { ok: true, value: result.value }
     entry.outcome = outcome
     entry.order = this.finished++
+    if (this.record !== undefined) await this.record(this.logEntries())
     job.resolve(outcome)
   }
 

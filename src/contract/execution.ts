@@ -121,6 +121,15 @@ export interface ToolExecuteOptions {
    */
   readonly onSuspended?: (request: ApprovalRequest, program?: ProgramSuspension) => void
   /**
+   * With `onSuspended`: called by a Code Mode program (`run_code`) each time one of its sub-calls
+   * finished, with its replay log so far (as a paused program's `log`). The program gets that
+   * sub-call's outcome only once the returned promise settles (a failure is logged and ignored), so
+   * a host that saves the log there has every finished sub-call saved before the program goes on:
+   * another process can continue the program from it (`program: { log, decisions: {} }`) if this
+   * one dies, and the finished sub-calls answer from the log instead of running again.
+   */
+  readonly onProgramLog?: (log: JsonValue) => void | Promise<void>
+  /**
    * The stored turn this call belongs to (a resumed store turn): carried on the execution as
    * `storedTurnId` and journaled with the call's records. A non-empty string when present.
    */

@@ -13,6 +13,11 @@ export interface StoreConfig {
   poolSize?: number
   /** False: journal batches do not wait for the WAL flush (see `PostgresStoreOptions.synchronousCommit`). */
   synchronousCommit?: boolean
+  /**
+   * How long a named run_code program's instance holds the program without renewing its lease
+   * (ms, default 15000): once it expired, another instance takes the program over.
+   */
+  programLeaseMs?: number
 }
 
 const URL_PATTERN = /^postgres(ql)?:\/\/\S+$/
@@ -21,16 +26,22 @@ const URL_PATTERN = /^postgres(ql)?:\/\/\S+$/
 export function checkStoreConfig(value: unknown, issues: string[]): StoreConfig | undefined {
   if (typeof value === 'string') {
     if (URL_PATTERN.test(value)) return { url: value }
-    issues.push('store: expected a postgres:// URL or { url, retentionDays?, poolSize?, synchronousCommit? }')
+    issues.push(
+      'store: expected a postgres:// URL or { url, retentionDays?, poolSize?, synchronousCommit?, programLeaseMs? }',
+    )
     return undefined
   }
   if (!isRecord(value)) {
-    issues.push('store: expected a postgres:// URL or { url, retentionDays?, poolSize?, synchronousCommit? }')
+    issues.push(
+      'store: expected a postgres:// URL or { url, retentionDays?, poolSize?, synchronousCommit?, programLeaseMs? }',
+    )
     return undefined
   }
   for (const key of Object.keys(value))
-    if (!['url', 'retentionDays', 'poolSize', 'synchronousCommit'].includes(key))
-      issues.push(`store.${key}: unknown key (expected url, retentionDays, poolSize, synchronousCommit)`)
+    if (!['url', 'retentionDays', 'poolSize', 'synchronousCommit', 'programLeaseMs'].includes(key))
+      issues.push(
+        `store.${key}: unknown key (expected url, retentionDays, poolSize, synchronousCommit, programLeaseMs)`,
+      )
   const config: StoreConfig = { url: '' }
   if (typeof value.url === 'string' && URL_PATTERN.test(value.url)) config.url = value.url
   else issues.push('store.url: expected a postgres:// URL')
@@ -47,6 +58,11 @@ export function checkStoreConfig(value: unknown, issues: string[]): StoreConfig 
   if (value.synchronousCommit !== undefined) {
     if (typeof value.synchronousCommit === 'boolean') config.synchronousCommit = value.synchronousCommit
     else issues.push('store.synchronousCommit: expected true or false')
+  }
+  if (value.programLeaseMs !== undefined) {
+    if (Number.isSafeInteger(value.programLeaseMs) && (value.programLeaseMs as number) >= 100)
+      config.programLeaseMs = value.programLeaseMs as number
+    else issues.push('store.programLeaseMs: expected an integer number of milliseconds, at least 100')
   }
   return config
 }

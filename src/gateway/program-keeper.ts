@@ -14,7 +14,14 @@
 // turn of a named program is found by a digest of its owner and its name, so another identity's
 // same name is another turn. The instance that creates a named program's turn runs it (see
 // program-name.ts): every other call with that name, on any instance, waits for that run.
+//
+// A named program's run holds a lease on its turn, renewed while it runs, and saves its replay log
+// into the turn each time a sub-call finished. If its instance dies, the lease expires; an instance
+// where a call waits for the program (or a new call with its name and code arrives) then takes the
+// turn over, one instance winning the lease, and re-runs the program from the saved log: finished
+// sub-calls answer from the log, the rest run.
 import { createHash, randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import type {
   Agent,
   ApprovalOutcome,
@@ -26,7 +33,7 @@ import type {
   ToolExecutionResult,
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
-import type { Store } from '../journal/store.js'
+import type { Store, TurnLease } from '../journal/store.js'
 import { type AuthInfo, type Identity, identityOf, type McpCallKeeper, type McpKeptCall } from '../mcp/gateway.js'
 import { canonicalJson, sealVerifies, stateSeal } from '../providers/state-seal.js'
 import type { Log } from './log.js'
@@ -39,6 +46,8 @@ const PROGRAM_TOOL = 'run_code'
 const POLL_MS = 500
 /** With a store that pushes turn changes (PostgreSQL's LISTEN/NOTIFY), polling is only the fallback. */
 const WATCHED_POLL_MS = 10_000
+/** How long a named program's running instance holds its turn without renewing (see docs/decisions.md). */
+export const PROGRAM_LEASE_MS = 15_000
 
 /** How a client names its program in a `tools/call`'s `_meta`, to wait for it again (see the header). */
 const PROGRAM_ID = /^[\x21-\x7e]{1,128}$/
@@ -127,7 +136,15 @@ export interface ProgramKeeper extends McpCallKeeper {
 /** What the keeper needs of where it keeps programs: the store's turns (or the process's, see memory-turns.ts). */
 export type ProgramTurns = Pick<
   Store,
-  'saveTurn' | 'createTurn' | 'loadTurn' | 'closeTurn' | 'pendingCalls' | 'decide' | 'claim' | 'watchTurns'
+  | 'saveTurn'
+  | 'createTurn'
+  | 'leaseTurn'
+  | 'loadTurn'
+  | 'closeTurn'
+  | 'pendingCalls'
+  | 'decide'
+  | 'claim'
+  | 'watchTurns'
 >
 
 type Execute = (input: ToolExecutionInput, options: ToolExecuteOptions) => Promise<ToolExecutionResult>
@@ -188,8 +205,19 @@ export function createProgramKeeper(deps: {
    * program resumes under it. Without it, only anonymous callers' programs are kept.
    */
   scopeOf?: (identity: Identity) => Agent
+  /**
+   * How long a named program's run holds its turn without renewing the lease (default 15 s); it
+   * renews every third of it, and waiters on other instances try to take an expired one as often.
+   */
+  leaseMs?: number
 }): ProgramKeeper {
   const { store, key, execute, agent, log, flush, scopeOf } = deps
+  // This keeper's lease holder id: unique to this process, so a restarted process never renews a dead one's lease.
+  const lease: TurnLease = {
+    holder: `${hostname()}:${process.pid}:${randomUUID()}`,
+    ms: deps.leaseMs ?? PROGRAM_LEASE_MS,
+  }
+  const renewMs = Math.max(1, Math.floor(lease.ms / 3))
   // Clients still waiting on this instance, by turn id; turns this instance is running or resuming now.
   const waiters = new Map<string, Set<(result: ToolExecutionResult) => void>>()
   const live = new Set<string>()
@@ -296,6 +324,132 @@ export function createProgramKeeper(deps: {
     await settle(turnId, state, result)
     if (!deliver(turnId, result))
       log.info(`a kept run_code program finished (turn ${turnId}); its result is in the journal`)
+  }
+
+  /**
+   * Renew the lease on `turnId` while a run holds it. Its signal aborts once a renewal is refused
+   * (another instance took the expired lease over): the run then saves nothing more into the turn.
+   * `confirm` tells whether the lease is still this run's before a write: free while the last
+   * renewal is recent, else it renews first (a process that stalled past its lease finds it lost).
+   */
+  function holdLease(turnId: string): { readonly lost: AbortSignal; confirm(): Promise<boolean>; stop(): void } {
+    const lost = new AbortController()
+    // When the last renewal that succeeded was sent (this clock is monotonic; the store's decides expiry).
+    let renewedAt = performance.now()
+    const renew = async (): Promise<boolean> => {
+      if (lost.signal.aborted) return false
+      const sent = performance.now()
+      const held = await store.leaseTurn?.(turnId, lease)
+      if (held === true) {
+        renewedAt = Math.max(renewedAt, sent)
+        return true
+      }
+      if (!lost.signal.aborted)
+        log.info(
+          `program turn ${turnId}: this instance could not renew its lease in time and another instance took the program over; this run saves nothing more`,
+        )
+      lost.abort()
+      return false
+    }
+    const timer = setInterval(() => {
+      renew().catch((error: unknown) =>
+        log.debug(`program turn ${turnId}: the lease was not renewed: ${String(error)}`),
+      )
+    }, renewMs)
+    timer.unref()
+    return {
+      lost: lost.signal,
+      // Two thirds of the lease left: a write sent now lands well before it expires.
+      confirm: async () =>
+        !lost.signal.aborted && (performance.now() - renewedAt < renewMs * 1.5 || (await renew().catch(() => false))),
+      stop: () => clearInterval(timer),
+    }
+  }
+
+  /**
+   * What a leased run hands Code Mode as `onProgramLog`: each finished sub-call's log is saved into
+   * the turn (one save at a time, in order) before the program goes on, while the lease is held.
+   */
+  function progress(
+    turnId: string,
+    bound: { readonly owner: Owner; readonly agentId: string | null; readonly programId?: string },
+    call: ProgramState['call'],
+    held: { confirm(): Promise<boolean> },
+  ): (programLog: JsonValue) => Promise<void> {
+    let saved = Promise.resolve()
+    return (programLog) => {
+      saved = saved.then(async () => {
+        if (!(await held.confirm())) return
+        await store
+          .saveTurn(turnId, stateOf(bound, call, { waiting: [], log: programLog }) as unknown as JsonValue)
+          .catch((error: unknown) =>
+            log.info(`program turn ${turnId}: the program's progress could not be saved: ${String(error)}`),
+          )
+      })
+      return saved
+    }
+  }
+
+  /** A running program's turn: open, nothing waits for a person, no result yet. */
+  const runningState = (state: ProgramState) => state.program.waiting.length === 0 && state.result === undefined
+
+  /**
+   * Take over the named program kept in `turnId` when its lease expired (the instance running it
+   * died): re-run it here from the log its run saved, its finished sub-calls answering from the log.
+   */
+  async function takeOver(turnId: string): Promise<void> {
+    if (store.leaseTurn === undefined || live.has(turnId) || busy.has(turnId)) return
+    busy.add(turnId)
+    let held: ReturnType<typeof holdLease> | undefined
+    try {
+      if (!(await store.leaseTurn(turnId, lease))) return
+      // Read after winning: the newest log the previous run saved.
+      const turn = await store.loadTurn(turnId)
+      if (turn === undefined || turn.closed) return
+      const state = verified(turnId, turn.state)
+      if (state === undefined || !runningState(state)) return
+      const owner = state.owner ?? null
+      const scope = scopeOfOwner(owner)
+      if (scope === undefined) {
+        log.info(
+          `program turn ${turnId} belongs to "${owner?.subject}", whose scope this gateway cannot make: left alone`,
+        )
+        return
+      }
+      held = holdLease(turnId)
+      live.add(turnId)
+      const programLog = state.program.log
+      const finished = Array.isArray((programLog as { calls?: unknown } | null)?.calls)
+        ? (programLog as { calls: { outcome?: unknown }[] }).calls.filter((c) => c.outcome !== undefined).length
+        : 0
+      log.info(
+        `program turn ${turnId}: the instance running it stopped renewing its lease; this instance takes the program over (${finished} finished sub-calls answer from its log)`,
+      )
+      const { agentId, programId } = state
+      const bound = { owner, agentId, ...(programId === undefined ? {} : { programId }) }
+      const input: ToolExecutionInput = {
+        callId: state.call.callId,
+        name: state.call.name,
+        arguments: state.call.arguments,
+        agent: scope,
+        signal: AbortSignal.any([stopping.signal, held.lost]),
+      }
+      const options: ToolExecuteOptions = {
+        storedTurnId: turnId,
+        onProgramLog: progress(turnId, bound, state.call, held),
+        ...(programLog === null ? {} : { program: { log: programLog, decisions: {} } }),
+      }
+      const ran = await runProgram(options, (o) => execute(input, o))
+      // Taken over in turn (this instance stalled past its lease): the newer taker's result counts.
+      if (!(await held.confirm())) return
+      held.stop()
+      if ('result' in ran) return await finish(turnId, state, ran.result)
+      await keep(turnId, stateOf(bound, state.call, ran.paused))
+    } finally {
+      held?.stop()
+      live.delete(turnId)
+      busy.delete(turnId)
+    }
   }
 
   /** The scope a kept program resumes under: its owner's own, or the serving agent for an anonymous caller. */
@@ -408,7 +562,7 @@ export function createProgramKeeper(deps: {
     input: ToolExecutionInput,
     running: ProgramState,
   ): Promise<ToolExecutionResult | undefined> {
-    const name = await takeProgramName(store, turnId, running as unknown as JsonValue)
+    const name = await takeProgramName(store, turnId, running as unknown as JsonValue, lease)
     if (name.taken) return undefined
     const { turn } = name
     const state = verified(turnId, turn.state)
@@ -462,8 +616,18 @@ export function createProgramKeeper(deps: {
     for (const turnId of waiters.keys()) {
       if (turns.has(turnId) || live.has(turnId) || busy.has(turnId)) continue
       const turn = await store.loadTurn(turnId)
-      if (turn === undefined || !turn.closed) continue
+      if (turn === undefined) continue
       const state = verified(turnId, turn.state)
+      if (!turn.closed) {
+        // Still running, perhaps on an instance that died: its lease says (taken over here once expired).
+        if (state !== undefined && runningState(state))
+          takeOver(turnId).catch((error: unknown) =>
+            log.info(
+              `could not take over program turn ${turnId}: ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          )
+        continue
+      }
       deliver(
         turnId,
         state?.result === undefined
@@ -495,6 +659,12 @@ export function createProgramKeeper(deps: {
   const unwatch = store.watchTurns?.(tick)
   const timer = setInterval(tick, deps.pollMs ?? (unwatch === undefined ? POLL_MS : WATCHED_POLL_MS))
   timer.unref()
+  // A lease expires without the store saying so: clients here waiting for a program another instance
+  // runs look as often as the lease is renewed.
+  const leases = setInterval(() => {
+    if (store.leaseTurn !== undefined && [...waiters.keys()].some((id) => !live.has(id) && !busy.has(id))) tick()
+  }, renewMs)
+  leases.unref()
   tick()
 
   return {
@@ -525,9 +695,25 @@ export function createProgramKeeper(deps: {
         if (attached !== undefined) return attached
       }
       live.add(turnId)
+      // A named run holds its turn's lease and saves its progress there, for a takeover if this process dies.
+      const held = programId === undefined ? undefined : holdLease(turnId)
+      const lost = () => held?.lost.aborted === true
       let ran: Awaited<ReturnType<typeof runProgram>>
       try {
-        ran = await runProgram(options, run)
+        ran = await runProgram(
+          held === undefined ? options : { ...options, onProgramLog: progress(turnId, bound, call_, held) },
+          run,
+        )
+        // Another instance took the program over: its result is the name's, and this client waits for it.
+        if (held !== undefined && !(await held.confirm())) {
+          held.stop()
+          live.delete(turnId)
+          const waiting = waitFor(turnId, input.signal)
+          tick()
+          return await waiting
+        }
+        // Still this run's: what follows writes the turn's last state (which ends the lease's use).
+        held?.stop()
         if ('result' in ran) {
           // The name's other calls, here or on another instance, get the same answer.
           if (programId !== undefined) await settleNamed(turnId, running, ran.result)
@@ -543,10 +729,11 @@ export function createProgramKeeper(deps: {
       } catch (error) {
         log.info(`a paused program could not be kept in the store: ${String(error)}`)
         const result = waitingResult(turnId)
-        if (programId !== undefined) await settleNamed(turnId, running, result)
+        if (programId !== undefined && !lost()) await settleNamed(turnId, running, result)
         deliver(turnId, result)
         return result
       } finally {
+        held?.stop()
         live.delete(turnId)
       }
       return waitFor(turnId, input.signal)
@@ -554,6 +741,7 @@ export function createProgramKeeper(deps: {
     wake: tick,
     close() {
       clearInterval(timer)
+      clearInterval(leases)
       unwatch?.()
       stopping.abort()
     },

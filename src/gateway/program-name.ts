@@ -4,7 +4,7 @@
 // other call with that name, on any instance, finds the turn and is judged by it (waits for that
 // run, gets its result, or is refused) exactly as a call that came later.
 import type { JsonValue } from '../contract/json-value.js'
-import type { Store, StoredTurn } from '../journal/store.js'
+import type { Store, StoredTurn, TurnLease } from '../journal/store.js'
 import { StoreError } from '../journal/store-error.js'
 
 /** What a named call found: the name is this call's to run, or the turn that holds it. */
@@ -15,17 +15,18 @@ const ATTEMPTS = 3
 
 /**
  * Take the name whose turn is `turnId`, saving `running` (the sealed state of a run that started)
- * there; or the turn that already holds it.
+ * there, leased to `lease` when given; or the turn that already holds it.
  */
 export async function takeProgramName(
   store: Pick<Store, 'createTurn' | 'loadTurn'>,
   turnId: string,
   running: JsonValue,
+  lease?: TurnLease,
 ): Promise<ProgramName> {
   for (let attempt = 1; ; attempt++) {
     const turn = await store.loadTurn(turnId)
     if (turn !== undefined) return { taken: false, turn }
-    if (await store.createTurn(turnId, running)) return { taken: true }
+    if (await store.createTurn(turnId, running, lease)) return { taken: true }
     // Lost to another creator: its turn is there now (a store never drops a turn on its own).
     if (attempt >= ATTEMPTS)
       throw new StoreError(

@@ -108,7 +108,12 @@ async function stateKeyFromEnv(): Promise<Uint8Array | undefined> {
 }
 
 export async function attachStore(gateway: Gateway, config: StoreConfig, log: Log): Promise<SharedState> {
-  return shareStore(gateway, await openConfiguredStore(config), log)
+  return shareStore(
+    gateway,
+    await openConfiguredStore(config),
+    log,
+    config.programLeaseMs === undefined ? {} : { programLeaseMs: config.programLeaseMs },
+  )
 }
 
 /** The gateway's shared state in an opened `store` (closed with it). */
@@ -120,6 +125,7 @@ export async function shareStore(
   },
   store: Store,
   log: Log,
+  options: { readonly programLeaseMs?: number } = {},
 ): Promise<SharedState> {
   // Constructed on the serving agent's context, as `ctx.plugin(Journal, …)` would: it records that
   // agent's calls, and its listeners go when the gateway closes. Each record names its caller as the
@@ -154,6 +160,7 @@ export async function shareStore(
           flush: () => journal.flush(),
           // An authenticated caller's program resumes under that identity's own scope.
           ...(agentFor === undefined ? {} : { scopeOf: agentFor }),
+          ...(options.programLeaseMs === undefined ? {} : { leaseMs: options.programLeaseMs }),
         })
   return {
     store,

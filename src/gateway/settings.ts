@@ -175,7 +175,8 @@ export async function readSettings(argv: readonly string[], flags: readonly stri
     ...(file.auth !== undefined ? { auth: file.auth } : {}),
     ...(file.limits !== undefined ? { limits: file.limits } : {}),
     ...(file.journal === undefined ? {} : { journal: file.journal }),
-    store: store ?? file.store,
+    // --store names the database; the config's other store keys (pool, retention, lease) still apply.
+    store: store === undefined ? file.store : { ...file.store, ...store },
     ...(metricsPort === undefined ? {} : { metricsPort }),
     ...(file.metrics === undefined ? {} : { metrics: file.metrics }),
     ...vaultSettings(values, process.env),

@@ -12,6 +12,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   unlinkSync,
   writeFileSync,
   writeSync,
@@ -38,7 +39,9 @@ import {
   type StoredTurn,
   type StoreReadOptions,
   type StoreStatus,
+  type TurnLease,
   takeFromBucket,
+  turnLeaseIssue,
 } from './store.js'
 
 /** Options of {@link createFileStore}. */
@@ -113,22 +116,67 @@ class FileStore implements Store {
     writeAtomic(this.turnFile(id), JSON.stringify({ id, state, closed: false }))
   }
 
-  async createTurn(id: string, state: JsonValue): Promise<boolean> {
+  async createTurn(id: string, state: JsonValue, lease?: TurnLease): Promise<boolean> {
     checkTurnId(id, 'createTurn')
+    checkLease(lease, 'createTurn')
     mkdirSync(this.turns, { recursive: true })
     // A link fails when its name exists: the file system picks one creator, and the turn file
     // appears whole (written and flushed under a temporary name first).
-    const temp = `${this.turnFile(id)}.${randomUUID()}.tmp`
-    writeDurable(temp, JSON.stringify({ id, state, closed: false }))
+    if (!linkWhole(this.turnFile(id), JSON.stringify({ id, state, closed: false }))) return false
+    if (lease !== undefined) this.writeLease(id, 1, lease)
+    return true
+  }
+
+  private leaseDir(id: string): string {
+    return `${this.turns}/${digest(id)}.lease`
+  }
+
+  /**
+   * Write generation `generation` of the turn's lease: true when this call made it. Every take and
+   * renewal makes the next generation, and a link makes each one once, so of a renewal and takers
+   * racing for one expired lease exactly one wins.
+   */
+  private writeLease(id: string, generation: number, lease: TurnLease): boolean {
+    const dir = this.leaseDir(id)
+    mkdirSync(dir, { recursive: true })
+    const won = linkWhole(
+      `${dir}/g${generation}`,
+      JSON.stringify({ holder: lease.holder, until: Date.now() + lease.ms }),
+    )
+    if (won)
+      for (const name of readdirSync(dir)) {
+        const older = /^g(\d+)$/.exec(name)
+        if (older !== null && Number(older[1]) < generation) rmSync(`${dir}/${name}`, { force: true })
+      }
+    return won
+  }
+
+  /** The turn's newest lease generation, or undefined when it has none (or a newer one replaced it as it was read). */
+  private readLease(id: string): { generation: number; holder: string; until: number } | undefined {
+    let names: string[]
     try {
-      linkSync(temp, this.turnFile(id))
-      return true
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
-      throw error
-    } finally {
-      unlinkSync(temp)
+      names = readdirSync(this.leaseDir(id))
+    } catch {
+      return undefined
     }
+    const generation = Math.max(0, ...names.map((name) => Number(/^g(\d+)$/.exec(name)?.[1] ?? 0)))
+    if (generation === 0) return undefined
+    try {
+      const { holder, until } = JSON.parse(readFileSync(`${this.leaseDir(id)}/g${generation}`, 'utf8'))
+      return { generation, holder, until }
+    } catch {
+      return undefined
+    }
+  }
+
+  async leaseTurn(id: string, lease: TurnLease): Promise<boolean> {
+    checkTurnId(id, 'leaseTurn')
+    checkLease(lease ?? null, 'leaseTurn')
+    const turn = this.readTurnFile(id)
+    if (turn === undefined || turn.closed) return false
+    const current = this.readLease(id)
+    if (current === undefined || (current.holder !== lease.holder && current.until >= Date.now())) return false
+    return this.writeLease(id, current.generation + 1, lease)
   }
 
   private readTurnFile(id: string): { id: string; state: JsonValue; closed: boolean } | undefined {
@@ -332,6 +380,27 @@ class FileStore implements Store {
 
 function checkTurnId(id: unknown, method: string): void {
   if (typeof id !== 'string' || id === '') throw new ConfigError(`store.${method}(id)`, 'expected a non-empty string')
+}
+
+function checkLease(lease: unknown, method: string): void {
+  if (lease === undefined) return
+  const issue = turnLeaseIssue(lease)
+  if (issue !== undefined) throw new ConfigError(`store.${method}(lease)`, issue)
+}
+
+/** Make `path` with `text`, whole, only when it does not exist: true when this call made it. */
+function linkWhole(path: string, text: string): boolean {
+  const temp = `${path}.${randomUUID()}.tmp`
+  writeDurable(temp, text)
+  try {
+    linkSync(temp, path)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw error
+  } finally {
+    unlinkSync(temp)
+  }
 }
 
 function writeDurable(path: string, text: string): void {

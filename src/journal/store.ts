@@ -34,6 +34,18 @@ export interface StoredTurn {
   readonly closed: boolean
 }
 
+/**
+ * A turn's liveness lease: which process runs the turn's program now, for how long. The expiry is
+ * `ms` from when the lease was taken or renewed, by the store's clock (PostgreSQL's `now()`, the
+ * machine's clock for the file store), so processes never compare their own clocks.
+ */
+export interface TurnLease {
+  /** Who holds it: an id unique to one running process. */
+  readonly holder: string
+  /** How long it holds from now, in milliseconds (a positive integer). */
+  readonly ms: number
+}
+
 /** A call waiting for a decision, as the viewer lists them. */
 export interface PendingCall {
   readonly turnId: string
@@ -119,8 +131,20 @@ export interface Store {
   /**
    * Save a turn under `id` only when no turn (open or closed) has that id: true when this call made
    * it, false when one was there. Of processes creating one id together, exactly one gets true.
+   * With `lease`, the created turn is leased to `lease.holder` in the same step (see
+   * {@link Store.leaseTurn}); a store without `leaseTurn` may ignore it.
    */
-  createTurn(id: string, state: JsonValue): Promise<boolean>
+  createTurn(id: string, state: JsonValue, lease?: TurnLease): Promise<boolean>
+  /**
+   * Take or renew the lease of the open turn `id` for `lease.holder`, until `lease.ms` from now by
+   * the store's clock: true when the turn is open and leased, and its lease is the holder's own or
+   * has expired; the lease is then the holder's. False (nothing changed) when there is no such turn,
+   * it is closed, it was never leased, or another holder's lease has not expired. Of processes
+   * taking one expired lease together, exactly one gets true; a holder that renews after another
+   * took its expired lease gets false. Optional: a store without it never hands a turn from a dead
+   * process to another (a named program whose process died keeps its name).
+   */
+  leaseTurn?(id: string, lease: TurnLease): Promise<boolean>
   /** The turn and its decisions, or undefined. */
   loadTurn(id: string): Promise<StoredTurn | undefined>
   /** Mark a turn finished: no decision is accepted for it any more. */
@@ -193,6 +217,17 @@ export function pendingCallsOf(turnId: string, state: unknown): PendingCall[] {
     out.push({ turnId, callId: call.callId, toolName: call.name, agentId })
   })
   return out
+}
+
+/** Why `lease` is not a {@link TurnLease}, or undefined when it is one. */
+export function turnLeaseIssue(lease: unknown): string | undefined {
+  const { holder, ms } = (typeof lease === 'object' && lease !== null ? lease : {}) as {
+    holder?: unknown
+    ms?: unknown
+  }
+  return typeof holder === 'string' && holder !== '' && Number.isSafeInteger(ms) && (ms as number) > 0
+    ? undefined
+    : 'expected { holder: a non-empty string, ms: a positive integer }'
 }
 
 /** One token-bucket step: refill since `at`, then take `cost` if there is enough. */

@@ -6,6 +6,7 @@ import type {
   StandingApprovalStore,
   ToolExecutionToken,
 } from '../contract/execution.js'
+import type { JsonValue } from '../contract/json-value.js'
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import { checkDefinition } from './definition-check.js'
@@ -19,6 +20,8 @@ import { waterfall } from './waterfall.js'
 export interface CallPausing {
   readonly program?: ProgramResumption
   suspend(request: ApprovalRequest, program: ProgramSuspension): void
+  /** The host's `onProgramLog`, when it gave one: resolves once the host has the log (never rejects). */
+  readonly record?: (log: JsonValue) => Promise<void>
 }
 
 /**
@@ -144,8 +147,20 @@ export function createToolHost(core: RegistryCore): ToolHost {
       const host = core.live.get(token)?.host
       const onSuspended = host?.onSuspended
       if (onSuspended === undefined) return undefined
+      const onProgramLog = host?.onProgramLog
       return {
         ...(host?.program === undefined ? {} : { program: host.program }),
+        ...(onProgramLog === undefined
+          ? {}
+          : {
+              record: async (log: JsonValue) => {
+                try {
+                  await onProgramLog(log)
+                } catch (error) {
+                  warnContained(core, 'an onProgramLog callback failed', error)
+                }
+              },
+            }),
         suspend: (request: ApprovalRequest, program: ProgramSuspension) => {
           try {
             onSuspended(request, program)

@@ -256,6 +256,7 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
   const decision = readOwn(options, 'decision')
   const approval = readOwn(options, 'approval')
   const onSuspended = readOwn(options, 'onSuspended')
+  const onProgramLog = readOwn(options, 'onProgramLog')
   const storedTurnId = readOwn(options, 'storedTurnId')
   const turnId = readOwn(options, 'turnId')
   const program = readOwn(options, 'program')
@@ -265,6 +266,7 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     decision === UNREADABLE ||
     approval === UNREADABLE ||
     onSuspended === UNREADABLE ||
+    onProgramLog === UNREADABLE ||
     storedTurnId === UNREADABLE ||
     turnId === UNREADABLE ||
     program === UNREADABLE ||
@@ -278,6 +280,8 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     return 'options.approval: expected an approval service (an object with a request method) when present'
   if (onSuspended !== undefined && typeof onSuspended !== 'function')
     return 'options.onSuspended: expected a function when present'
+  if (onProgramLog !== undefined && typeof onProgramLog !== 'function')
+    return 'options.onProgramLog: expected a function when present'
   if (storedTurnId !== undefined && (typeof storedTurnId !== 'string' || storedTurnId === ''))
     return 'options.storedTurnId: expected a non-empty string when present'
   if (turnId !== undefined && (typeof turnId !== 'string' || turnId === ''))
@@ -290,6 +294,7 @@ function readHostOptions(options: unknown): ToolExecuteOptions | string {
     decision: decision as ApprovalOutcome | undefined,
     approval: approval as ApprovalService | undefined,
     onSuspended: onSuspended as ToolExecuteOptions['onSuspended'],
+    ...(onProgramLog === undefined ? {} : { onProgramLog: onProgramLog as ToolExecuteOptions['onProgramLog'] }),
     ...(storedTurnId === undefined ? {} : { storedTurnId: storedTurnId as string }),
     ...(turnId === undefined ? {} : { turnId: turnId as string }),
     ...(traceId === undefined ? {} : { traceId: traceId as string }),

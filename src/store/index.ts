@@ -16,6 +16,7 @@ export type {
   StoredTurn,
   StoreReadOptions,
   StoreStatus,
+  TurnLease,
 } from '../journal/store.js'
 export { StoreError } from '../journal/store-error.js'
 export { standingApprovalsIn } from '../journal/store-standing.js'

@@ -128,6 +128,15 @@ CREATE TABLE toolgate_spent (
 CREATE INDEX toolgate_spent_expires ON toolgate_spent (expires_at);
 `,
   },
+  {
+    version: 5,
+    name: 'turn leases',
+    // Which instance runs a turn's program now, and until when (the database's clock): another
+    // instance takes the turn over once the lease expired, one row update deciding between takers.
+    sql: `
+ALTER TABLE toolgate_turns ADD COLUMN lease_holder text, ADD COLUMN lease_until timestamptz;
+`,
+  },
 ]
 
 export { SCHEMA_VERSION }

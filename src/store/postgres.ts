@@ -26,7 +26,9 @@ import {
   type StoredTurn,
   type StoreReadOptions,
   type StoreStatus,
+  type TurnLease,
   takeFromBucket,
+  turnLeaseIssue,
 } from '../journal/store.js'
 import { StoreError } from '../journal/store-error.js'
 import { checkSchema, migrate, SCHEMA_VERSION } from './migrations.js'
@@ -481,20 +483,38 @@ class PostgresStore implements Store {
     })
   }
 
-  async createTurn(id: string, state: JsonValue): Promise<boolean> {
+  async createTurn(id: string, state: JsonValue, lease?: TurnLease): Promise<boolean> {
     checkId(id, 'createTurn')
+    if (lease !== undefined) checkLease(lease, 'createTurn')
     const text = serialize(state as object)
     const pending = pendingCallsOf(id, state)
     return this.tx('create turn', async (client) => {
       // The primary key decides: of instances creating one id together, exactly one inserts it.
       const inserted = await client.query(
-        'INSERT INTO toolgate_turns (id, state) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING',
-        [id, text],
+        `INSERT INTO toolgate_turns (id, state, lease_holder, lease_until)
+         VALUES ($1, $2, $3, CASE WHEN $3::text IS NULL THEN NULL ELSE now() + $4::double precision * interval '1 millisecond' END)
+         ON CONFLICT (id) DO NOTHING`,
+        [id, text, lease?.holder ?? null, lease?.ms ?? 0],
       )
       if (inserted.rowCount !== 1) return false
       await listPendingCalls(client, id, pending)
       return true
     })
+  }
+
+  async leaseTurn(id: string, lease: TurnLease): Promise<boolean> {
+    checkId(id, 'leaseTurn')
+    checkLease(lease, 'leaseTurn')
+    // One row update decides: a taker that comes second re-reads the row the first one wrote, whose
+    // lease is the first one's and has not expired, and updates nothing.
+    const updated = await this.run('lease turn', (client) =>
+      client.query(
+        `UPDATE toolgate_turns SET lease_holder = $2, lease_until = now() + $3::double precision * interval '1 millisecond'
+         WHERE id = $1 AND NOT closed AND lease_holder IS NOT NULL AND (lease_holder = $2 OR lease_until < now())`,
+        [id, lease.holder, lease.ms],
+      ),
+    )
+    return updated.rowCount === 1
   }
 
   async loadTurn(id: string): Promise<StoredTurn | undefined> {
@@ -833,6 +853,11 @@ async function listPendingCalls(client: PoolClient, id: string, pending: readonl
       [id, pending.map((c) => c.callId), pending.map((c) => c.toolName), pending.map((c) => c.agentId)],
     )
   await client.query("SELECT pg_notify('toolgate_decisions', $1)", [id])
+}
+
+function checkLease(lease: unknown, method: string): void {
+  const issue = turnLeaseIssue(lease)
+  if (issue !== undefined) throw new ConfigError(`store.${method}(lease)`, issue)
 }
 
 function checkId(id: unknown, method: string): void {

@@ -2,4 +2,4 @@
 // can name it without pulling in the migrations' `pg` types (consumers need no @types/pg).
 
 /** The newest schema version this code knows (the last entry of the migrations). */
-export const SCHEMA_VERSION = 4
+export const SCHEMA_VERSION = 5

@@ -76,9 +76,9 @@ describe('three gateways, one database (issue 26)', { timeout: 240_000 }, () => 
   it('store migrate and status, then three instances share the journal; a session stays on its instance; SIGKILL mid-call', async () => {
     const before = await runCli(['store', 'status', '--store', url])
     expect(before.code).toBe(1)
-    expect(before.stdout).toMatch(/schema version 0 \(this toolgate: 4\)\nmigrations are due/)
+    expect(before.stdout).toMatch(/schema version 0 \(this toolgate: 5\)\nmigrations are due/)
     const migrated = await runCli(['store', 'migrate', '--store', url])
-    expect(migrated).toMatchObject({ code: 0, stdout: 'schema version 0 → 4\n' })
+    expect(migrated).toMatchObject({ code: 0, stdout: 'schema version 0 → 5\n' })
 
     const instances = await Promise.all([gateway(), gateway(), gateway()])
     // Round-robin over the instances: each call goes to the next one.
