@@ -5,7 +5,10 @@
 // modernOptions with the fast path off for the SDK's path) on a real gateway and the store's shared
 // state (shareStore), over the file store and a real PostgreSQL. Which path answered is told by the
 // per-request servers the SDK's path builds (each goes through the store's `acknowledging`): the fast
-// path builds none. A store whose appends are held tells that the answer waits for its record.
+// path builds none. A store whose appends are held tells that the answer waits for its record. A
+// kept Code Mode program (a state key, code mode) pauses and resumes on the fast path too.
+
+import { readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server as HttpServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
@@ -14,6 +17,7 @@ import { openGateway } from '../../src/gateway/gateway.js'
 import { createLog } from '../../src/gateway/log.js'
 import { type Acknowledging, modernLeg, modernOptions } from '../../src/gateway/serve-session.js'
 import { RESULT_NOT_RECORDED, type SharedState, shareStore } from '../../src/gateway/serve-store.js'
+import type { GatewaySettings } from '../../src/gateway/settings.js'
 import { defineTool } from '../../src/index.js'
 import type { JournalRecord } from '../../src/journal/records.js'
 import type { Store } from '../../src/journal/store.js'
@@ -91,7 +95,11 @@ interface Answer {
 }
 
 /** One gateway over `open()`'s store, with the SDK's leg and the fast path's (serve's wiring). */
-async function gatewayOver(open: (dir: string) => Promise<Store>) {
+async function gatewayOver(
+  open: (dir: string) => Promise<Store>,
+  settings: (dir: string) => Partial<GatewaySettings> = () => ({}),
+  ownTools = true,
+) {
   const work = await tempDir()
   const closers: (() => Promise<void> | void)[] = [() => work.cleanup()]
   const sink = { write: () => true } as unknown as NodeJS.WritableStream
@@ -105,36 +113,39 @@ async function gatewayOver(open: (dir: string) => Promise<Store>) {
       policy: {},
       verbose: false,
       access: { allowedHosts: [], allowedOrigins: [] },
+      ...settings(work.dir),
     },
     log,
   )
   closers.push(() => gateway.close())
   const ran: string[] = []
-  gateway.agent.ctx.tools.register(
-    defineTool({
-      name: 'ping_tool',
-      description: 'Answers pong.',
-      parameters: { n: { type: 'integer' } },
-      output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
-      execute: async ({ n }) => {
-        ran.push(`ping ${n ?? ''}`)
-        return 'pong'
-      },
-    }),
-  )
-  gateway.agent.ctx.tools.register(
-    defineTool({
-      name: 'guarded',
-      description: 'Needs approval.',
-      parameters: { env: { type: 'string', required: true } },
-      needsApproval: true,
-      output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
-      execute: async ({ env }) => {
-        ran.push(`guarded ${env}`)
-        return `deployed to ${env}`
-      },
-    }),
-  )
+  if (ownTools) {
+    gateway.agent.ctx.tools.register(
+      defineTool({
+        name: 'ping_tool',
+        description: 'Answers pong.',
+        parameters: { n: { type: 'integer' } },
+        output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
+        execute: async ({ n }) => {
+          ran.push(`ping ${n ?? ''}`)
+          return 'pong'
+        },
+      }),
+    )
+    gateway.agent.ctx.tools.register(
+      defineTool({
+        name: 'guarded',
+        description: 'Needs approval.',
+        parameters: { env: { type: 'string', required: true } },
+        needsApproval: true,
+        output: { schema: { type: 'string' }, render: (_args, text) => [{ type: 'text', text }] },
+        execute: async ({ env }) => {
+          ran.push(`guarded ${env}`)
+          return `deployed to ${env}`
+        },
+      }),
+    )
+  }
   const gate = new GatedStore(await open(work.dir))
   const shared: SharedState = await shareStore(gateway, gate.store(), log)
   closers.push(() => shared.close())
@@ -182,6 +193,7 @@ async function gatewayOver(open: (dir: string) => Promise<Store>) {
     return out
   }
   return {
+    dir: work.dir,
     gate,
     built,
     ran,
@@ -360,3 +372,70 @@ describe.each(stores)(
     })
   },
 )
+
+describe('a kept program’s rounds on the fast path under PostgreSQL (issue 35, Performance; R-CODE-3)', {
+  timeout: 240_000,
+}, () => {
+  const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
+  const CODE = [
+    'const a = await tools.step({ n: 1 })',
+    'const b = await tools.guarded({ n: 2 })',
+    'const c = await tools.step({ n: 3 })',
+    'return { a, b, c }',
+  ].join('\n')
+  let g: Awaited<ReturnType<typeof gatewayOver>>
+  let marker: string
+  const keyFile = process.env.TOOLGATE_STATE_KEY_FILE
+  beforeAll(async () => {
+    g = await gatewayOver(
+      async (dir) => {
+        // The store keeps programs only with a state key (read as shareStore starts).
+        process.env.TOOLGATE_STATE_KEY_FILE = path.join(dir, 'state.key')
+        writeFileSync(process.env.TOOLGATE_STATE_KEY_FILE, 'fast-path-store-test-state-key-0123456789')
+        return stores[1][1](dir)
+      },
+      (dir) => {
+        marker = path.join(dir, 'marker')
+        writeFileSync(marker, '')
+        return {
+          mode: 'code',
+          servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
+          policy: { ask: ['guarded'] },
+        }
+      },
+      false,
+    )
+  }, 180_000)
+  afterAll(async () => {
+    if (keyFile === undefined) delete process.env.TOOLGATE_STATE_KEY_FILE
+    else process.env.TOOLGATE_STATE_KEY_FILE = keyFile
+    await g?.close()
+  })
+
+  it('the program pauses on its ask and its retry resumes it, both answered on the fast path; each step runs once', async () => {
+    const before = g.built.fast
+    const first = call('run_code', { code: CODE, description: 'a, b, c' })
+    expect(fastRequest({ method: 'POST', headers: first.headers }, first.body)).toBeDefined()
+    const asked = await g.answer('fast', first)
+    expect(asked.message.result, JSON.stringify(asked.message)).toMatchObject({ resultType: 'input_required' })
+    expect(readFileSync(marker, 'utf8')).toBe('step:1\n')
+    const retry = request('tools/call', {
+      name: 'run_code',
+      arguments: { code: CODE, description: 'a, b, c' },
+      requestState: asked.message.result?.requestState,
+      inputResponses: { 'toolgate/approval': { action: 'accept', content: { approve: true } } },
+    })
+    expect(fastRequest({ method: 'POST', headers: retry.headers }, retry.body)).toBeDefined()
+    const done = await g.answer('fast', retry)
+    expect(done.message.result?.isError, JSON.stringify(done.message)).not.toBe(true)
+    expect(JSON.stringify(done.message.result)).toContain('guarded 2 done')
+    expect(readFileSync(marker, 'utf8').split('\n').filter(Boolean)).toEqual(['step:1', 'guarded:2', 'step:3'])
+    // Neither round built a per-request server: both took the fast path.
+    expect(g.built.fast).toBe(before)
+    // When the retry's answer came, the program's own result was in the store.
+    expect(results(done.recorded, 'run_code').length).toBeGreaterThan(0)
+    const replay = await g.answer('fast', retry)
+    expect(replay.message.error?.code).toBe(JsonRpcCode.InvalidParams)
+    expect(readFileSync(marker, 'utf8').split('\n').filter(Boolean)).toHaveLength(3)
+  })
+})
