@@ -1,7 +1,7 @@
 // `toolgate serve` once its settings are read: the gateway started, wired to its store, its
 // operations endpoints, its reloads and its clients (stdio or Streamable HTTP), until it stops.
 
-import type { McpServerHandle } from '../mcp/gateway.js'
+import type { JSONRPCMessage, McpServerHandle } from '../mcp/gateway.js'
 import type { UpstreamReport } from './gateway.js'
 import type { TextSink } from './log.js'
 import { createLog } from './log.js'
@@ -93,8 +93,13 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
           },
         }),
   })
-  const acknowledging = shared ? (server: McpServerHandle) => shared.acknowledging(server) : undefined
-  const make = sessionServers(gateway, options.serverInfo, () => authenticator, acknowledging, shared?.keeper)
+  const acknowledging = shared
+    ? {
+        server: (server: McpServerHandle) => shared.acknowledging(server),
+        answer: (message: JSONRPCMessage) => shared.acknowledged(message),
+      }
+    : undefined
+  const make = sessionServers(gateway, options.serverInfo, () => authenticator, acknowledging?.server, shared?.keeper)
   try {
     if (settings.http !== undefined)
       await (await import('./serve-http.js')).serveHttp(

@@ -7,6 +7,7 @@ import {
   type AuthInfo,
   createMcpServer,
   identityOf,
+  type JSONRPCMessage,
   type KeptProgramRounds,
   loadModernHttp,
   type McpCallKeeper,
@@ -45,6 +46,16 @@ export function scopeFor(
   }
 }
 
+/**
+ * With a store, how answers wait for the journal records before them (SharedState's
+ * `acknowledging` and `acknowledged`): a server's responses, and an answer sent without a server (the
+ * 2026-07-28 fast path of `serve --http`).
+ */
+export interface Acknowledging {
+  readonly server: (server: McpServerHandle) => McpServerHandle
+  readonly answer: (message: JSONRPCMessage) => Promise<JSONRPCMessage>
+}
+
 /** A new session server per call: its own child agent when the gateway defers tools (see perSession). */
 export function sessionServers(
   gateway: Gateway,
@@ -81,7 +92,7 @@ export function modernLeg(
   serverInfo: ServerInfo,
   authenticator: () => Authenticator | undefined,
   log: Log,
-  acknowledging?: (server: McpServerHandle) => McpServerHandle,
+  acknowledging?: Acknowledging,
   approvalStates?: {
     readonly key?: Uint8Array
     readonly spent: SpentNonces
@@ -109,7 +120,7 @@ export function modernOptions(
   serverInfo: ServerInfo,
   authenticator: () => Authenticator | undefined,
   log: Log,
-  acknowledging?: (server: McpServerHandle) => McpServerHandle,
+  acknowledging?: Acknowledging,
 ): Omit<ModernHttpOptions, 'maxMessageBytes'> {
   const catalog = gateway.catalog()
   return {
@@ -117,9 +128,14 @@ export function modernOptions(
     ...serverInfo,
     logging: gateway.logging,
     ...(catalog === undefined ? {} : { catalog }),
-    // The store's acknowledgement waits on connect() and the transport's send(), which both eras have.
+    // The store's acknowledgement waits on connect() and the transport's send(), which both eras have;
+    // the HTTP fast path, which has neither, waits on `acknowledged` before it writes its answer.
     ...(acknowledging
-      ? { wrap: <S extends object>(server: S) => acknowledging(server as unknown as McpServerHandle) as unknown as S }
+      ? {
+          wrap: <S extends object>(server: S) =>
+            acknowledging.server(server as unknown as McpServerHandle) as unknown as S,
+          acknowledged: acknowledging.answer,
+        }
       : {}),
     onerror: (error) => log.debug(`MCP 2026-07-28 request: ${error.message}`),
   }

@@ -45,6 +45,12 @@ export interface SharedState {
   readonly store: Store
   /** Make a server's responses wait for the journal records before them. */
   acknowledging(server: McpServerHandle): McpServerHandle
+  /**
+   * What to send for `message` once the journal records before it are acknowledged: the message, or
+   * for a call's result whose records failed, RESULT_NOT_RECORDED. The rule `acknowledging` applies
+   * to a server's responses, for a path that answers without one (the 2026-07-28 HTTP fast path).
+   */
+  acknowledged(message: JSONRPCMessage): Promise<JSONRPCMessage>
   readonly sessions: SessionRegistry
   /** Rate-limit buckets in the store, so an identity's rate holds across instances. */
   readonly buckets: SharedBuckets
@@ -79,6 +85,11 @@ export const RESULT_NOT_RECORDED = JsonRpcCode.ResultNotRecorded
 /** A `tools/call` result (the only results that carry `content`, or a task a call created). */
 function isCallResult(result: unknown): boolean {
   return typeof result === 'object' && result !== null && ('content' in result || 'structuredContent' in result)
+}
+
+/** A response to a request (a result or an error), which leaves only once the records before it are acknowledged. */
+function isResponse(message: JSONRPCMessage): boolean {
+  return 'id' in message && ('result' in message || 'error' in message)
 }
 
 function resultNotRecorded(id: RequestId, error: unknown): JSONRPCMessage {
@@ -162,6 +173,18 @@ export async function shareStore(
           ...(agentFor === undefined ? {} : { scopeOf: agentFor }),
           ...(options.programLeaseMs === undefined ? {} : { leaseMs: options.programLeaseMs }),
         })
+  const acknowledged = async (message: JSONRPCMessage): Promise<JSONRPCMessage> => {
+    if (!isResponse(message)) return message
+    // The store waits (bounded by its appendWaitMs) for a database that is out of reach.
+    const failure = await journal.flush().then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    if (failure === undefined) return message
+    log.info(`a response was withheld: its journal records were not committed: ${String(failure)}`)
+    // A tool's result is never sent without its record: the client gets an error it can tell apart.
+    return 'result' in message && isCallResult(message.result) ? resultNotRecorded(message.id, failure) : message
+  }
   return {
     store,
     ...(keeper === undefined ? {} : { keeper }),
@@ -176,26 +199,14 @@ export async function shareStore(
       const connect = server.connect.bind(server)
       server.connect = async (transport: McpTransport) => {
         const send = transport.send.bind(transport)
-        transport.send = async (message, options) => {
-          if ('id' in message && ('result' in message || 'error' in message)) {
-            // The store waits (bounded by its appendWaitMs) for a database that is out of reach.
-            const failure = await journal.flush().then(
-              () => undefined,
-              (error: unknown) => error,
-            )
-            if (failure !== undefined) {
-              log.info(`a response was withheld: its journal records were not committed: ${String(failure)}`)
-              // A tool's result is never sent without its record: the client gets an error it can tell apart.
-              if ('result' in message && isCallResult(message.result))
-                return send(resultNotRecorded(message.id, failure), options)
-            }
-          }
-          return send(message, options)
-        }
+        // Only a response waits: a notification goes out as it is sent.
+        transport.send = async (message, options) =>
+          isResponse(message) ? send(await acknowledged(message), options) : send(message, options)
         return connect(transport)
       }
       return server
     },
+    acknowledged,
     buckets: (key, limit, cost) => store.take(key, limit, cost),
     sessions: {
       opened: (id, owner) => {

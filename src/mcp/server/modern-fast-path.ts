@@ -19,6 +19,7 @@ import {
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/server'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
+import type { JSONRPCMessage } from '../protocol/wire-types.js'
 import type { ModernRequestContext, ModernToolHandlers } from './server-modern.js'
 
 /** The revision this path serves. */
@@ -215,17 +216,19 @@ const RESOURCE_NOT_FOUND = JsonRpcCode.ResourceNotFound
 
 /**
  * Answers one fast request with the caller's handlers; every answer carries the request's id.
- * Resolves false, having sent nothing, for a listing the SDK is to answer (see modernTools).
+ * `acknowledged` gives what to send in its place once what the answer waits for has happened (the
+ * gateway's store: the journal records before it). Resolves false, having sent nothing, for a
+ * listing the SDK is to answer (see modernTools).
  */
 export async function answerFast(
   handlers: ModernToolHandlers,
   res: ServerResponse,
   request: FastRequest,
   serverInfo: { name: string; version: string },
+  acknowledged?: (message: JSONRPCMessage) => Promise<JSONRPCMessage>,
 ): Promise<boolean> {
   const { id } = request
-  let text: string
-  let status = 200
+  let message: JSONRPCMessage
   try {
     let result: Record<string, unknown>
     if (request.method === 'tools/list') {
@@ -261,23 +264,24 @@ export async function answerFast(
         res.off('close', gone)
       }
     }
-    text = JSON.stringify({ result, jsonrpc: '2.0', id })
+    message = { result, jsonrpc: '2.0', id }
   } catch (error) {
-    const { code, message, data } = error as { code?: unknown; message?: unknown; data?: unknown }
+    const { code, message: text, data } = error as { code?: unknown; message?: unknown; data?: unknown }
     const wire =
       typeof code === 'number'
         ? code === RESOURCE_NOT_FOUND
           ? JsonRpcCode.InvalidParams
           : code
         : JsonRpcCode.InternalError
-    // A capability the client did not declare is refused with 400 on HTTP (the era's rule, as the SDK sends it).
-    if (wire === JsonRpcCode.MissingRequiredClientCapability) status = 400
-    text = JSON.stringify({
+    message = {
       jsonrpc: '2.0',
       id,
-      error: { code: wire, message: String(message ?? error), ...(data === undefined ? {} : { data }) },
-    })
+      error: { code: wire, message: String(text ?? error), ...(data === undefined ? {} : { data }) },
+    }
   }
-  if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end(text)
+  if (acknowledged !== undefined) message = await acknowledged(message)
+  // A capability the client did not declare is refused with 400 on HTTP (the era's rule, as the SDK sends it).
+  const status = 'error' in message && message.error.code === JsonRpcCode.MissingRequiredClientCapability ? 400 : 200
+  if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(message))
   return true
 }

@@ -36,7 +36,7 @@ import { identityOf } from '../protocol/identity.js'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import { LazyJsonSchemaValidator } from '../protocol/lazy-json-schema-validator.js'
 import { MCP_LOG_LEVELS, type McpLogMessage } from '../protocol/logging.js'
-import type { AuthInfo } from '../protocol/wire-types.js'
+import type { AuthInfo, JSONRPCMessage } from '../protocol/wire-types.js'
 import { approvalAnswer, approvalQuestion } from './approval-question.js'
 import {
   APPROVED_ROUNDS_MS,
@@ -83,6 +83,12 @@ export interface ModernHttpOptions {
    */
   readonly wrap?: <S extends object>(server: S) => S
   /**
+   * What the fast path sends for an answer, once what `wrap` waits for has happened (the gateway's
+   * store: the journal records before it acknowledged, a call's result withheld when they were not).
+   * The fast path does what `wrap` does to a server's responses with it, so it stays on beside `wrap`.
+   */
+  readonly acknowledged?: (message: JSONRPCMessage) => Promise<JSONRPCMessage>
+  /**
    * The key that seals the requestState of an approval put to a client (the gateway's state key);
    * a random per-process key by default, so only this process takes the retry.
    */
@@ -102,7 +108,8 @@ export interface ModernHttpOptions {
   readonly onerror?: (error: Error) => void
   /**
    * Whether a plainly well-formed tools/call or tools/list is answered without the SDK's
-   * per-request server (src/mcp/server/modern-fast-path.ts); true by default, and never with `wrap`.
+   * per-request server (src/mcp/server/modern-fast-path.ts); true by default, and with `wrap` only
+   * when `acknowledged` says what the fast path is to do in its place.
    */
   readonly fastPath?: boolean
 }
@@ -614,7 +621,8 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
 
   // A request found fit for the fast path while classifying it, until handle() takes it.
   const fit = new WeakMap<IncomingMessage, FastRequest>()
-  const fast = options.fastPath !== false && options.wrap === undefined
+  // What `wrap` does to a per-request server's answers the fast path cannot know, unless told (`acknowledged`).
+  const fast = options.fastPath !== false && (options.wrap === undefined || options.acknowledged !== undefined)
   const serverInfo = { name: options.name, version: options.version }
   return {
     isModern: async (req, body) => {
@@ -628,7 +636,8 @@ export function createModernHttpLeg(ctx: Context, options: ModernHttpOptions): M
       if (request === undefined) return node(req, res, body)
       fit.delete(req)
       const authInfo = (req as IncomingMessage & { auth?: AuthInfo }).auth
-      if (!(await answerFast(servers.handlers(authInfo), res, request, serverInfo))) await node(req, res, body)
+      if (!(await answerFast(servers.handlers(authInfo), res, request, serverInfo, options.acknowledged)))
+        await node(req, res, body)
     },
     async close() {
       if (closed) return
