@@ -153,7 +153,17 @@ export function runCli(
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString()
     })
-    child.once('exit', (code) => resolve({ code, stdout, stderr }))
+    // 'exit' can come before the last of stdout/stderr is read: wait for 'close' too, but not for
+    // ever (a grandchild that kept the pipes open would hold it).
+    child.once('exit', (code) => {
+      const settle = () => resolve({ code, stdout, stderr })
+      if (child.stdout.closed && child.stderr.closed) return settle()
+      const timer = setTimeout(settle, 5_000)
+      child.once('close', () => {
+        clearTimeout(timer)
+        settle()
+      })
+    })
   })
 }
 
