@@ -119,7 +119,11 @@ export async function run(): Promise<void> {
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
   const rows: string[] = []
   try {
-    for (const [label, load] of Object.entries(ENCODERS)) {
+    // HYBRID_BENCH_POOL_ONLY=1: the worker pool alone (the runtime's), for a shorter run.
+    const encoders = Object.entries(ENCODERS).filter(
+      ([label]) => !process.env.HYBRID_BENCH_POOL_ONLY || label.startsWith('worker'),
+    )
+    for (const [label, load] of encoders) {
       const cache = path.join(dir, `${label.replace(/\W+/g, '-')}.json`)
       const loadBegan = performance.now()
       const loadCpu = cpu()
