@@ -49,6 +49,7 @@ export {
 export {
   installToolSearch,
   type MatchReason,
+  type PrepareOptions,
   type RankedTool,
   SEARCH_TOOLS_NAME,
   type TextEngineOptions,

@@ -28,6 +28,22 @@ export interface RankedTool {
   readonly score: number
   /** What matched, field by field (an engine may leave it out). */
   readonly why?: readonly MatchReason[]
+  /**
+   * True when the engine ranked without part of what it ranks on: the `'hybrid'` ranker while the
+   * tools are still being embedded (or for a request not prepared) ranks on the full text alone.
+   * The same search later may rank otherwise.
+   */
+  readonly partial?: boolean
+}
+
+/** Options of `ToolSearchEngine.prepare`. */
+export interface PrepareOptions {
+  /**
+   * Do not wait for documents still being indexed (the `'hybrid'` ranker's tools being embedded at
+   * a cold start): resolve without what they would add, and let the search rank on the rest and
+   * mark its matches `partial`. Default: wait, so the search ranks on everything.
+   */
+  readonly allowPartial?: boolean
 }
 
 /**
@@ -42,10 +58,10 @@ export interface ToolSearchEngine {
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[]
   /**
    * Optional: get ready to rank `query` (an embedding ranker embeds it here, since encoders are
-   * asynchronous). `search_tools` awaits it before searching; a synchronous `tools.search` of a
-   * query not prepared ranks without what `prepare` would have added.
+   * asynchronous). `search_tools` awaits it (with `allowPartial`) before searching; a synchronous
+   * `tools.search` of a query not prepared ranks without what `prepare` would have added.
    */
-  prepare?(query: string): Promise<void>
+  prepare?(query: string, options?: PrepareOptions): Promise<void>
 }
 
 /** Options of the default engine. */

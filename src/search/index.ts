@@ -4,6 +4,7 @@
 export { EmbeddingRanker, type EncoderSource, type SentenceEncoder } from './embedding-ranker.js'
 export {
   type MatchReason,
+  type PrepareOptions,
   type RankedTool,
   splitWords,
   stem,

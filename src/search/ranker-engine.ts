@@ -1,6 +1,6 @@
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
-import type { RankedTool, TextSearchEngine, ToolSearchEngine } from './engine.js'
+import type { PrepareOptions, RankedTool, TextSearchEngine, ToolSearchEngine } from './engine.js'
 
 /** What a pluggable ranker sees of one tool. */
 export interface ToolSearchDocument {
@@ -21,7 +21,13 @@ export interface RankerHooks {
   add?(doc: ToolSearchDocument): void
   remove?(doc: ToolSearchDocument): void
   /** Get ready to rank this query (embed it): awaited by `search_tools` before it searches. */
-  prepare?(query: string): Promise<void>
+  prepare?(query: string, options?: PrepareOptions): Promise<void>
+  /**
+   * Whether the ranker can score this query over every document now. While false (documents still
+   * being embedded, or the query not prepared), the search is the full text's alone, its matches
+   * marked `partial`, rather than a fusion over part of the documents.
+   */
+  ready?(query: string): boolean
 }
 
 // Reciprocal rank fusion's constant: how much a list's top ranks outweigh its lower ones.
@@ -70,8 +76,8 @@ export class FusedSearchEngine implements ToolSearchEngine {
     if (doc !== undefined) this.hooks.remove?.(doc)
   }
 
-  async prepare(query: string): Promise<void> {
-    await this.hooks.prepare?.(query)
+  async prepare(query: string, options?: PrepareOptions): Promise<void> {
+    await this.hooks.prepare?.(query, options)
   }
 
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
@@ -83,6 +89,8 @@ export class FusedSearchEngine implements ToolSearchEngine {
         docs.push(doc)
       }
     if (definitions.length === 0 || limit < 1) return []
+    if (this.hooks.ready?.(query) === false)
+      return this.text.search(query, accept, limit).map((match) => ({ ...match, partial: true }))
     const scores: unknown = this.ranker(query, docs)
     if (!Array.isArray(scores) || scores.length !== docs.length)
       throw new ConfigError('search.ranker', `expected ${docs.length} numbers, one per document`)

@@ -51,6 +51,12 @@ export interface ToolSearchMatch {
   readonly score: number
   /** What matched: the request's words and the terms they met, field by field (empty if the engine does not say). */
   readonly why: readonly MatchReason[]
+  /**
+   * Present (true) when the search ranked without part of what it ranks on: with `'hybrid'`, while
+   * the tools are still being embedded (a cold start) or for a request not prepared, the ranking is
+   * the full text's alone. The same search later may rank otherwise.
+   */
+  readonly partial?: true
 }
 
 /** Options of one `tools.search` call. */
@@ -74,6 +80,7 @@ interface FoundTool {
   score: number
   why: readonly MatchReason[]
   parameters: JsonValue
+  partial?: true
 }
 
 /**
@@ -126,11 +133,12 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
     const accept = (definition: ToolDefinition) =>
       definition.name !== finder && visible.get(definition.name) === definition
     if (query.trim() === '') return []
-    return engine.search(query, accept, limit).map(({ definition, score, why }) => ({
+    return engine.search(query, accept, limit).map(({ definition, score, why, partial }) => ({
       name: definition.name,
       description: definition.description,
       score,
       why: why ?? [],
+      ...(partial === true ? { partial } : {}),
     }))
   }
 
@@ -164,20 +172,27 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
                 score: { type: 'number', required: true },
                 why: { type: 'json', required: true },
                 parameters: { type: 'json', required: true },
+                partial: { type: 'boolean' },
               },
             },
           },
           loaded: { type: 'array', items: { type: 'string' }, required: true },
+          // Present (true) when the ranking is the full text's alone for now (see renderFound).
+          partial: { type: 'boolean' },
         },
       },
-      render: (_args, value) => [{ type: 'text', text: renderFound(value.tools as unknown as readonly FoundTool[]) }],
+      render: (_args, value) => [
+        { type: 'text', text: renderFound(value.tools as unknown as readonly FoundTool[], value.partial === true) },
+      ],
     },
     isConcurrencySafe: () => true,
     execute: async (args, exec) => {
       const agent: Agent | undefined = exec.agent
       // A model's out-of-range limit is clamped rather than refused: the search itself is still useful.
       const limit = Math.min(Math.max(args.limit ?? DEFAULT_SEARCH_LIMIT, 1), MAX_SEARCH_LIMIT)
-      await engine.prepare?.(args.query)
+      // The model does not wait for a cold start's embeddings: until they are done, it gets the
+      // full-text ranking, marked partial.
+      await engine.prepare?.(args.query, { allowPartial: true })
       const matches = search(args.query, { ...(agent ? { agent } : {}), limit }, SEARCH_TOOLS_NAME)
       const visible = host.visibleTools(agent)
       const found = matches.map((match) => ({
@@ -189,7 +204,8 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
         found.map((tool) => tool.name),
         agent,
       )
-      return { tools: found, loaded }
+      const partial = matches.some((match) => match.partial === true)
+      return { tools: found, loaded, ...(partial ? { partial } : {}) }
     },
   })
   const uninstall = host.installFinder(finder)
@@ -209,9 +225,15 @@ function defaultEmbeddingCache(): string {
   return path.join(base, 'toolgate', 'tool-embeddings.json')
 }
 
-function renderFound(found: readonly FoundTool[]): string {
-  if (found.length === 0) return 'No matching tools. Try other words.'
+// What the model is told when the ranking is the full text's alone (the meanings not indexed yet).
+const PARTIAL_NOTE =
+  'Ranked on matching words only: the tools are still being indexed by meaning, so the same search may find others shortly.'
+
+function renderFound(found: readonly FoundTool[], partial: boolean): string {
+  if (found.length === 0)
+    return partial ? `No matching tools. Try other words. ${PARTIAL_NOTE}` : 'No matching tools. Try other words.'
   const lines = [`${found.length} matching tool(s), callable now:`]
+  if (partial) lines.push(PARTIAL_NOTE)
   for (const tool of found) {
     lines.push('', `## ${tool.name}`, tool.description)
     if (tool.why.length > 0) lines.push(`Matched: ${describeWhy(tool.why)}`)
