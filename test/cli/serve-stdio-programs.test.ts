@@ -54,8 +54,16 @@ const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
 
 type Answer = { action: string; content?: Record<string, unknown> }
 
-/** A v2 client pinned to 2026-07-28 over stdio to `serve --config configPath`, answering approvals with `answer`. */
-async function modernClient(configPath: string, answer: Answer, questions: string[]): Promise<Client> {
+/**
+ * A v2 client pinned to 2026-07-28 over stdio to `serve --config configPath`, answering approvals
+ * with `answer`; what the gateway logs goes to `onStderr`.
+ */
+async function modernClient(
+  configPath: string,
+  answer: Answer,
+  questions: string[],
+  onStderr?: (text: string) => void,
+): Promise<Client> {
   const client = new Client(
     { name: 'stdio-programs', version: '1.0.0' },
     { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: { form: {} } } },
@@ -64,13 +72,13 @@ async function modernClient(configPath: string, answer: Answer, questions: strin
     questions.push(String((request.params as { message?: unknown }).message))
     return answer as never
   })
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'serve', '--config', configPath],
-      stderr: 'pipe',
-    }),
-  )
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'serve', '--config', configPath],
+    stderr: 'pipe',
+  })
+  transport.stderr?.on('data', (chunk: Buffer) => onStderr?.(chunk.toString()))
+  await client.connect(transport)
   return client
 }
 
@@ -80,6 +88,31 @@ const accept = { action: 'accept', content: { approve: true } }
 describe('serve over stdio keeps a 2026-07-28 client’s run_code program in memory (issue 40, item 2; issue 35, item 4)', {
   timeout: 4 * BOUND_MS,
 }, () => {
+  it('the log says a program kept in memory waits for its client, not for a viewer there is none of', async () => {
+    const before = ran().length
+    let said = ''
+    const client = await modernClient(config, accept, [], (text) => {
+      said += text
+    })
+    try {
+      const result = (await client.callTool({
+        name: 'run_code',
+        arguments: {
+          code: CODE.replace('n: 1', 'n: 91').replace('n: 2', 'n: 92').replace('n: 3', 'n: 93'),
+          description: 'log',
+        },
+      })) as { isError?: boolean }
+      expect(result.isError, textOf(result)).not.toBe(true)
+    } finally {
+      await client.close()
+    }
+    expect(ran().slice(before)).toEqual(['step:91', 'guarded:92', 'step:93'])
+    expect(said).toMatch(
+      /a run_code program waits for its client's answer \(a retry of its run_code call\) \(turn gateway-program:/,
+    )
+    expect(said).not.toMatch(/viewer/)
+  })
+
   it('a v2 client: A, B (approved on the retry), C each run once; the result is an uninterrupted run’s', async () => {
     const before = ran().length
     const questions: string[] = []
