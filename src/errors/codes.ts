@@ -174,6 +174,11 @@ export const ERROR_CODES = {
       'The kept run_code program a client waited for ended without a result it could be given; its result is in the journal.',
     surface: 'result',
   },
+  PROGRAM_RESUME_FAILED: {
+    meaning:
+      'A kept run_code program failed to resume three times in a row on one gateway instance (the message says why), so it ended; its claims were given back after each failure.',
+    surface: 'result',
+  },
   MCP_TOOL_ERROR: {
     meaning: 'A remote MCP tool failed: the server answered with an error, closed, or did not answer in time.',
     surface: 'result',

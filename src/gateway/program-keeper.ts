@@ -79,6 +79,11 @@ export interface ProgramState extends Record<string, unknown> {
   readonly approved?: OwnApproval
   /** The program's result, once it ended (the turn is closed then): a client that waits again gets it. */
   readonly result?: JsonValue
+  /**
+   * A named program whose own call was put to its client and not yet answered (nothing of it ran):
+   * how many times so. The next call with the name claims `vacant:<n>` and runs it.
+   */
+  readonly vacant?: number
   readonly seal?: string
 }
 
@@ -115,6 +120,9 @@ const programFailure = (message: string, code: string): ToolExecutionResult =>
     content: [{ type: 'text', text: message }],
   }) as unknown as ToolExecutionResult
 
+/** A resume cut short by the keeper's stop: its claim is given back, nothing is sealed. */
+class Interrupted extends Error {}
+
 /** A kept call whose client answers by retrying (MCP 2026-07-28): told where its paused program is kept. */
 export interface KeptRoundCall extends McpKeptCall {
   /** Called once the paused program is kept; the call then answers at once instead of waiting for its result. */
@@ -130,7 +138,8 @@ export interface ProgramKeeper extends McpCallKeeper {
   ): Promise<ToolExecutionResult>
   /** Look at the store's program turns now (a decision was just recorded). */
   wake(): void
-  close(): void
+  /** Stop; resolves once runs interrupted by the stop gave their claims back (bounded). */
+  close(): Promise<void>
 }
 
 /** What the keeper needs of where it keeps programs: the store's turns (or the process's, see memory-turns.ts). */
@@ -159,14 +168,17 @@ export type OwnApproval = { readonly kind: 'allowed-once'; readonly arguments?: 
 function suspendingSubCalls(
   fallback: ApprovalService | undefined,
   allowed: (approval: OwnApproval) => void,
+  approver: string,
+  heard: (outcome: ApprovalOutcome) => void,
 ): ApprovalService {
   return {
     request: async (request, context): Promise<ApprovalOutcome> => {
-      if (request.parentCallId !== null) return { kind: 'suspended', reason: 'waits for an approver in the viewer' }
+      if (request.parentCallId !== null) return { kind: 'suspended', reason: `waits for ${approver}` }
       const outcome: ApprovalOutcome =
         fallback === undefined
           ? { kind: 'denied', reason: 'nobody can be asked' }
           : await fallback.request(request, context)
+      heard(outcome)
       // Once on a resume, whatever was answered: an `allowed-always` became a standing rule when it was given.
       if (outcome?.kind === 'allowed-once' || outcome?.kind === 'allowed-always')
         allowed({
@@ -181,14 +193,25 @@ function suspendingSubCalls(
   }
 }
 
-const waitingResult = (turnId: string): ToolExecutionResult =>
+/** Who decides a kept program's sub-calls when its turns are the store's. */
+const VIEWER = 'an approver in the viewer'
+
+const waitingResult = (turnId: string, approver = VIEWER): ToolExecutionResult =>
   ({
     isError: true,
     error: {
-      message: `the program waits for an approver in the viewer (turn ${turnId}); its result will be in the journal`,
+      message:
+        approver === VIEWER
+          ? `the program waits for ${approver} (turn ${turnId}); its result will be in the journal`
+          : `the program waits for ${approver} (turn ${turnId})`,
       info: { code: 'APPROVAL_SUSPENDED' },
     },
   }) as unknown as ToolExecutionResult
+
+/** How long a stop waits for interrupted runs to give their claims back. */
+const STOP_WAIT_MS = 5_000
+/** Runs of one decision that may fail here before the program ends with the failure. */
+const MAX_FAILED_RESUMES = 3
 
 export function createProgramKeeper(deps: {
   store: ProgramTurns
@@ -210,8 +233,19 @@ export function createProgramKeeper(deps: {
    * renews every third of it, and waiters on other instances try to take an expired one as often.
    */
   leaseMs?: number
+  /**
+   * Who decides a paused program's sub-calls, as the log and the suspended asks say it (default: an
+   * approver in the viewer; turns in the process's memory are decided by their client's retry).
+   */
+  approver?: string
 }): ProgramKeeper {
   const { store, key, execute, agent, log, flush, scopeOf } = deps
+  const approver = deps.approver ?? VIEWER
+  // Resumes running now (a stop waits for their claims to be given back), and claims to give back
+  // that the store refused to release when their run failed.
+  const resuming = new Set<Promise<void>>()
+  const toRelease = new Map<string, () => Promise<void>>()
+  const failedResumes = new Map<string, number>()
   // This keeper's lease holder id: unique to this process, so a restarted process never renews a dead one's lease.
   const lease: TurnLease = {
     holder: `${hostname()}:${process.pid}:${randomUUID()}`,
@@ -244,7 +278,7 @@ export function createProgramKeeper(deps: {
         signal?.removeEventListener('abort', aborted)
         resolve(value)
       }
-      const aborted = () => done(waitingResult(turnId))
+      const aborted = () => done(waitingResult(turnId, approver))
       waiting.add(done)
       if (signal?.aborted) aborted()
       else signal?.addEventListener('abort', aborted, { once: true })
@@ -281,20 +315,30 @@ export function createProgramKeeper(deps: {
     options: ToolExecuteOptions,
     dispatch: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
   ): Promise<
-    { readonly result: ToolExecutionResult } | { readonly paused: ProgramSuspension; readonly approved?: OwnApproval }
+    | { readonly result: ToolExecutionResult; readonly unstarted?: true }
+    | { readonly paused: ProgramSuspension; readonly approved?: OwnApproval }
   > {
     let paused: ProgramSuspension | undefined
     let approved: OwnApproval | undefined
+    let own: ApprovalOutcome | undefined
     const result = await dispatch({
       ...options,
-      approval: suspendingSubCalls(options.approval, (own) => {
-        approved = own
-      }),
+      approval: suspendingSubCalls(
+        options.approval,
+        (allowed) => {
+          approved = allowed
+        },
+        approver,
+        (outcome) => {
+          own ??= outcome
+        },
+      ),
       onSuspended: (_request, program) => {
         paused = program
       },
     })
-    if (paused === undefined) return { result }
+    // The program's own ask went unanswered (put to the client as a round of its own): nothing ran.
+    if (paused === undefined) return own?.kind === 'cancelled' ? { result, unstarted: true } : { result }
     return approved === undefined ? { paused } : { paused, approved }
   }
 
@@ -304,7 +348,7 @@ export function createProgramKeeper(deps: {
     // before the turn lists it as pending, or a crash in between would leave it undecidable.
     await flush()
     await store.saveTurn(turnId, state as unknown as JsonValue)
-    log.info(`a run_code program waits for an approver in the viewer (turn ${turnId})`)
+    log.info(`a run_code program waits for ${approver} (turn ${turnId})`)
   }
 
   /** Seal the program's result into its turn (for a client that waits again, on any instance) and close it. */
@@ -391,7 +435,22 @@ export function createProgramKeeper(deps: {
   }
 
   /** A running program's turn: open, nothing waits for a person, no result yet. */
-  const runningState = (state: ProgramState) => state.program.waiting.length === 0 && state.result === undefined
+  // A vacant turn (its own call was asked, nothing ran) is not running: the next call with its name claims it.
+  const runningState = (state: ProgramState) =>
+    state.program.waiting.length === 0 && state.result === undefined && state.vacant === undefined
+
+  /**
+   * Hold the lease of a vacant turn this instance claimed. The round that left it vacant gave the
+   * lease up; had that failed, the lease expires within its length, so this waits at most that long.
+   */
+  async function takeVacantLease(turnId: string): Promise<void> {
+    if (store.leaseTurn === undefined) return
+    const until = performance.now() + lease.ms + renewMs
+    while (!(await store.leaseTurn(turnId, lease))) {
+      if (performance.now() > until) throw new Error(`the lease on program turn ${turnId} was not given up in time`)
+      await new Promise((resolve) => setTimeout(resolve, Math.min(renewMs, 250)))
+    }
+  }
 
   /**
    * Take over the named program kept in `turnId` when its lease expired (the instance running it
@@ -498,16 +557,70 @@ export function createProgramKeeper(deps: {
       { turnId, kind: turn.decisions[first.callId].kind },
     )
     if (!claim.won) {
-      // Another instance resumes it now, or one died resuming it (a claim is never taken back).
+      // Another instance resumes it now, or one was killed resuming it: its claim stays (see resumeClaimed).
       const lost = `${turnId} ${first.callId}`
       if (!lostClaims.has(lost))
         log.info(
-          `program turn ${turnId}: the decision for sub-call ${first.callId} is claimed by another resume (${claim.reason}); this instance leaves it`,
+          `program turn ${turnId}: the decision for sub-call ${first.callId} is claimed by another resume (${claim.reason}${claim.holder === undefined ? '' : `, process ${claim.holder.pid} since ${new Date(claim.holder.ts).toISOString()}`}); this instance leaves it`,
         )
       lostClaims.add(lost)
       return
     }
-    const decisions = Object.fromEntries(decided.map((r) => [r.callId, turn.decisions[r.callId]]))
+    lostClaims.delete(`${turnId} ${first.callId}`)
+    const running = resumeClaimed(turnId, state, turn.decisions, decided, scope).then(
+      () => {
+        failedResumes.delete(turnId)
+      },
+      async (error: unknown) => {
+        // The run failed, or a stop interrupted it: its claim is given back, so the next look (here
+        // or on any instance) resumes the program again from its last kept log.
+        const failures = (failedResumes.get(turnId) ?? 0) + (stopping.signal.aborted ? 0 : 1)
+        failedResumes.set(turnId, failures)
+        if (failures >= MAX_FAILED_RESUMES) {
+          failedResumes.delete(turnId)
+          await finish(
+            turnId,
+            state,
+            programFailure(
+              `the program's resume failed ${failures} times (${error instanceof Error ? error.message : String(error)}); it ends here`,
+              'PROGRAM_RESUME_FAILED',
+            ),
+          ).catch(() => {})
+        }
+        await giveBack(`${turnId} ${first.callId}`, claim.release)
+        if (!(error instanceof Interrupted)) throw error
+        log.info(`program turn ${turnId}: its resume was interrupted by a stop; its claim is given back`)
+      },
+    )
+    resuming.add(running)
+    try {
+      await running
+    } finally {
+      resuming.delete(running)
+    }
+  }
+
+  /** Give a claim back; one the store cannot release now is tried again at the next look. */
+  async function giveBack(id: string, release: () => Promise<void>): Promise<void> {
+    try {
+      await release()
+      toRelease.delete(id)
+    } catch (error) {
+      toRelease.set(id, release)
+      log.info(`a claim on ${id} could not be given back yet (tried again later): ${String(error)}`)
+    }
+  }
+
+  /** Resume a program whose decision this instance claimed (throws Interrupted when a stop cut the run). */
+  async function resumeClaimed(
+    turnId: string,
+    state: ProgramState,
+    recorded: Readonly<Record<string, ApprovalOutcome>>,
+    decided: readonly ApprovalRequest[],
+    scope: Agent,
+  ): Promise<void> {
+    const owner = state.owner ?? null
+    const decisions = Object.fromEntries(decided.map((r) => [r.callId, recorded[r.callId]]))
     const input: ToolExecutionInput = {
       callId: state.call.callId,
       name: state.call.name,
@@ -522,10 +635,12 @@ export function createProgramKeeper(deps: {
       ...(state.approved === undefined ? {} : { decision: state.approved }),
     }
     const ran = await runProgram(options, (o) => execute(input, o))
+    // A stop cut the run short: what it returned is not the program's result.
+    if (stopping.signal.aborted) throw new Interrupted()
     if ('result' in ran) return finish(turnId, state, ran.result)
     // A sub-call asked again under the id of one already decided: its decision is spent (claimed),
     // and the store takes one decision per call, so nobody could ever decide it. The program ends.
-    const again = ran.paused.waiting.find((r) => turn.decisions[r.callId] !== undefined)
+    const again = ran.paused.waiting.find((r) => recorded[r.callId] !== undefined)
     if (again !== undefined) {
       log.info(
         `program turn ${turnId}: sub-call ${again.callId} (${again.toolName}) asked for approval again after its decision was spent; the program fails`,
@@ -561,9 +676,9 @@ export function createProgramKeeper(deps: {
     owner: Owner,
     input: ToolExecutionInput,
     running: ProgramState,
-  ): Promise<ToolExecutionResult | undefined> {
+  ): Promise<ToolExecutionResult | { readonly vacant: number }> {
     const name = await takeProgramName(store, turnId, running as unknown as JsonValue, lease)
-    if (name.taken) return undefined
+    if (name.taken) return { vacant: 0 }
     const { turn } = name
     const state = verified(turnId, turn.state)
     if (state === undefined || JSON.stringify(ownerKey(state.owner ?? null)) !== JSON.stringify(ownerKey(owner)))
@@ -580,6 +695,17 @@ export function createProgramKeeper(deps: {
       return state.result === undefined
         ? programFailure(`the program kept in turn ${turnId} ended; its result is in the journal`, 'PROGRAM_ENDED')
         : (state.result as unknown as ToolExecutionResult)
+    if (state.vacant !== undefined) {
+      // Nothing of it ran yet (its own call was asked and not answered): one call, across instances, runs it now.
+      const claim = await store.claim({
+        turnId,
+        agentId: state.agentId,
+        callId: `vacant:${state.vacant}`,
+        toolName: PROGRAM_TOOL,
+        arguments: state.call.arguments,
+      })
+      if (claim.won) return { vacant: state.vacant }
+    }
     log.info(`a client waits again for the run_code program kept in turn ${turnId}`)
     const waiting = waitFor(turnId, input.signal)
     tick()
@@ -598,6 +724,7 @@ export function createProgramKeeper(deps: {
   }
 
   async function poll(): Promise<void> {
+    for (const [id, release] of [...toRelease]) await giveBack(id, release)
     const turns = new Set(
       (await store.pendingCalls()).filter((c) => c.turnId.startsWith(PROGRAM_TURN_PREFIX)).map((c) => c.turnId),
     )
@@ -690,10 +817,14 @@ export function createProgramKeeper(deps: {
       const call_ = { callId: input.callId, name: input.name, arguments: input.arguments as JsonValue }
       // A named program's turn holds the name from its first step: no pending call, no result yet.
       const running = stateOf(bound, call_, { waiting: [], log: null })
+      let vacant = 0
       if (programId !== undefined) {
         const attached = await attach(turnId, owner, input, running)
-        if (attached !== undefined) return attached
+        if (!('vacant' in attached)) return attached
+        vacant = attached.vacant
       }
+      // This call claimed a vacant turn: the lease is still the round's that left it vacant, given up then.
+      if (vacant > 0) await takeVacantLease(turnId)
       live.add(turnId)
       // A named run holds its turn's lease and saves its progress there, for a takeover if this process dies.
       const held = programId === undefined ? undefined : holdLease(turnId)
@@ -704,6 +835,16 @@ export function createProgramKeeper(deps: {
           held === undefined ? options : { ...options, onProgramLog: progress(turnId, bound, call_, held) },
           run,
         )
+        if ('result' in ran && ran.unstarted && programId !== undefined) {
+          // Its own call was put to the client (or its ask cancelled): nothing ran, so the name is not
+          // spent on this answer; the next call with the name (the client's answer) runs the program.
+          held?.stop()
+          const { seal: _seal, ...rest } = running
+          await store.saveTurn(turnId, seal({ ...rest, vacant: vacant + 1 }) as unknown as JsonValue)
+          // Give the lease up, so the instance whose call claims the vacant turn can hold it at once.
+          await store.leaseTurn?.(turnId, { holder: lease.holder, ms: 1 }).catch(() => false)
+          return ran.result
+        }
         // Another instance took the program over: its result is the name's, and this client waits for it.
         if (held !== undefined && !(await held.confirm())) {
           held.stop()
@@ -724,11 +865,11 @@ export function createProgramKeeper(deps: {
         if (call?.onKept !== undefined) {
           // The client answers by retrying: the call ends now, naming the kept program.
           call.onKept({ turnId, waiting: ran.paused.waiting })
-          return waitingResult(turnId)
+          return waitingResult(turnId, approver)
         }
       } catch (error) {
-        log.info(`a paused program could not be kept in the store: ${String(error)}`)
-        const result = waitingResult(turnId)
+        log.info(`a paused program could not be kept: ${String(error)}`)
+        const result = waitingResult(turnId, approver)
         if (programId !== undefined && !lost()) await settleNamed(turnId, running, result)
         deliver(turnId, result)
         return result
@@ -739,11 +880,20 @@ export function createProgramKeeper(deps: {
       return waitFor(turnId, input.signal)
     },
     wake: tick,
-    close() {
+    async close() {
       clearInterval(timer)
       clearInterval(leases)
       unwatch?.()
       stopping.abort()
+      if (resuming.size === 0) return
+      let timeout: NodeJS.Timeout | undefined
+      await Promise.race([
+        Promise.allSettled([...resuming]),
+        new Promise((done) => {
+          timeout = setTimeout(done, STOP_WAIT_MS)
+        }),
+      ])
+      clearTimeout(timeout)
     },
   }
 }

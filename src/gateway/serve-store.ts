@@ -226,7 +226,8 @@ export async function shareStore(
       },
     },
     async close() {
-      keeper?.close()
+      // Resumes a stop interrupted give their claims back before the store closes.
+      await keeper?.close()
       uninstallStanding()
       await journal.flush().catch(() => {})
       await store.close()

@@ -40,6 +40,8 @@ export function stdioPrograms(
     log,
     // No viewer reads these turns: nothing needs the journal committed before a turn is kept.
     flush: async () => {},
+    // Nobody else sees these turns: the client's answer on its retry is what a program waits for.
+    approver: "its client's answer (a retry of its run_code call)",
     ...(agentFor === undefined ? {} : { scopeOf: agentFor }),
   })
   log.debug("run_code programs that wait for this client's approvals are kept in this process's memory")
@@ -50,6 +52,7 @@ export function stdioPrograms(
       ...(states === undefined ? {} : { spentStates: states.spent }),
       programs: createProgramRounds({ keeper, store: turns, key, log }),
     },
-    close: () => keeper.close(),
+    // Memory turns end with the process: no claim outlives it, so nothing is waited for.
+    close: () => void keeper.close(),
   }
 }

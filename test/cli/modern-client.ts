@@ -45,24 +45,26 @@ export interface StdioClientOptions {
   readonly answer?: (params: { message: string }) => AskAnswer
   /** The serve process's whole environment (default: the test's). */
   readonly env?: Record<string, string>
+  /** Each chunk of what the serve process writes to stderr. */
+  readonly onStderr?: (text: string) => void
 }
 
 /** A v2 client of `toolgate serve ...serveArgs` over stdio, the built CLI its child. */
 export async function modernStdioClient(serveArgs: string[], options: StdioClientOptions = {}): Promise<Client> {
-  const { mode = { pin: '2026-07-28' }, answer, env } = options
+  const { mode = { pin: '2026-07-28' }, answer, env, onStderr } = options
   const client = new Client(
     { name: 'modern-stdio-client', version: '1.0.0' },
     { versionNegotiation: { mode }, capabilities: answer ? { elicitation: { form: {} } } : {} },
   )
   if (answer)
     client.setRequestHandler('elicitation/create', async (request) => answer(request.params as never) as never)
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'serve', ...serveArgs],
-      ...(env ? { env } : {}),
-      stderr: 'pipe',
-    }),
-  )
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'serve', ...serveArgs],
+    ...(env ? { env } : {}),
+    stderr: 'pipe',
+  })
+  if (onStderr) transport.stderr?.on('data', (chunk: Buffer) => onStderr(chunk.toString()))
+  await client.connect(transport)
   return client
 }

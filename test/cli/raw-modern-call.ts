@@ -28,13 +28,17 @@ export const APPROVAL_KEY = 'toolgate/approval'
 
 let requestId = 0
 
-/** One `tools/call` of `name` to `endpoint` as the bearer of `token`; its JSON-RPC reply (JSON or the SSE event's data). */
+/**
+ * One `tools/call` of `name` to `endpoint` as the bearer of `token`; its JSON-RPC reply (JSON or the
+ * SSE event's data). `meta` joins the envelope (say, `toolgate/program` naming the program).
+ */
 export async function rawModernCall<Reply>(
   endpoint: string,
   token: string,
   name: string,
   args: Record<string, unknown>,
   retry?: { state: string; answer: unknown },
+  meta?: Record<string, unknown>,
 ): Promise<Reply> {
   const reply = await fetch(endpoint, {
     method: 'POST',
@@ -53,7 +57,7 @@ export async function rawModernCall<Reply>(
       params: {
         name,
         arguments: args,
-        _meta: RAW_ENVELOPE,
+        _meta: { ...RAW_ENVELOPE, ...meta },
         ...(retry ? { requestState: retry.state, inputResponses: { [APPROVAL_KEY]: retry.answer } } : {}),
       },
     }),

@@ -184,3 +184,54 @@ describe('an ask for a 2026 client is an input-required result', { timeout: 90_0
     expect(existsSync(path.join(dir, 'sub.txt'))).toBe(false)
   })
 })
+
+describe('run_code asked about, on a gateway that keeps no programs (issue 40, item 2)', { timeout: 90_000 }, () => {
+  let askedUrl: string
+  let askedChild: ChildProcess | undefined
+  beforeAll(async () => {
+    const config = await writeConfig(
+      dir,
+      {
+        auth: { tokens: [{ sha256: sha256('alice-token'), subject: 'alice' }] },
+        policy: { ask: ['run_code', 'write_file'] },
+        mode: 'both',
+      },
+      'asked-code.json',
+    )
+    // No --store: nothing keeps a program between a 2026 client's rounds.
+    ;({ child: askedChild, url: askedUrl } = await spawnServe(['--http', '0', '--root', dir, '--config', config]))
+  }, 60_000)
+  afterAll(async () => {
+    if (askedChild && askedChild.exitCode === null && askedChild.signalCode === null) {
+      const exited = new Promise((resolve) => askedChild?.once('exit', resolve))
+      askedChild.kill('SIGTERM')
+      await exited
+    }
+  })
+
+  it("the approved program's sub-call ask is denied as unkept, not as an answer meant for another call", async () => {
+    const args = {
+      description: 'write in an approved program',
+      code: `
+        try {
+          await tools.write_file({ path: 'approved-sub.txt', content: 'from the program' })
+          return 'written'
+        } catch (error) {
+          return 'refused: ' + String(error && error.message ? error.message : error)
+        }`,
+    }
+    const first = await rawModernCall<Reply>(askedUrl, 'alice-token', 'run_code', args)
+    expect(first.result?.resultType, JSON.stringify(first)).toBe('input_required')
+    expect(first.result?.inputRequests?.[KEY]?.params.message).toMatch(/run_code/)
+    const second = await rawModernCall<Reply>(askedUrl, 'alice-token', 'run_code', args, {
+      state: first.result?.requestState as string,
+      answer: accept,
+    })
+    expect(second.error).toBeUndefined()
+    const text = JSON.stringify(second.result?.content)
+    expect(text).toMatch(/refused: .*Code Mode sub-call cannot be put to an MCP 2026-07-28 client/)
+    expect(text).toMatch(/does not keep the program between rounds/)
+    expect(text).not.toMatch(/for another call/)
+    expect(existsSync(path.join(dir, 'approved-sub.txt'))).toBe(false)
+  })
+})

@@ -45,13 +45,22 @@ afterAll(async () => {
 
 const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
 
-/** A v2 client pinned to 2026-07-28 over stdio to `serve --config configPath`, answering approvals with `answer`. */
-const modernClient = (configPath: string, answer: AskAnswer, questions: string[]): Promise<Client> =>
+/**
+ * A v2 client pinned to 2026-07-28 over stdio to `serve --config configPath`, answering approvals
+ * with `answer`; what the gateway logs goes to `onStderr`.
+ */
+const modernClient = (
+  configPath: string,
+  answer: AskAnswer,
+  questions: string[],
+  onStderr?: (text: string) => void,
+): Promise<Client> =>
   modernStdioClient(['--config', configPath], {
     answer: (params) => {
       questions.push(String(params.message))
       return answer
     },
+    onStderr,
   })
 
 const textOf = (value: unknown) => JSON.stringify(value)
@@ -60,6 +69,31 @@ const accept = { action: 'accept', content: { approve: true } }
 describe('serve over stdio keeps a 2026-07-28 client’s run_code program in memory (issue 40, item 2; issue 35, item 4)', {
   timeout: 4 * BOUND_MS,
 }, () => {
+  it('the log says a program kept in memory waits for its client, not for a viewer there is none of', async () => {
+    const before = ran().length
+    let said = ''
+    const client = await modernClient(config, accept, [], (text) => {
+      said += text
+    })
+    try {
+      const result = (await client.callTool({
+        name: 'run_code',
+        arguments: {
+          code: ABC_CODE.replace('n: 1', 'n: 91').replace('n: 2', 'n: 92').replace('n: 3', 'n: 93'),
+          description: 'log',
+        },
+      })) as { isError?: boolean }
+      expect(result.isError, textOf(result)).not.toBe(true)
+    } finally {
+      await client.close()
+    }
+    expect(ran().slice(before)).toEqual(['step:91', 'guarded:92', 'step:93'])
+    expect(said).toMatch(
+      /a run_code program waits for its client's answer \(a retry of its run_code call\) \(turn gateway-program:/,
+    )
+    expect(said).not.toMatch(/viewer/)
+  })
+
   it('a v2 client: A, B (approved on the retry), C each run once; the result is an uninterrupted run’s', async () => {
     const before = ran().length
     const questions: string[] = []

@@ -7,23 +7,21 @@
 // program, and is kept in the store; bob's same call is still asked.
 import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
-import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { spawnServe, tempDir } from '../cli/helpers.js'
 import { APPROVAL_KEY, type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { type ProgramFiles, programFiles } from './program-gateways.js'
 import { until } from './until.js'
 
-const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const always = { action: 'accept', content: { approve: true, always: true } }
 
 let pg: PgServer
 let work: { dir: string; cleanup: () => Promise<void> }
-let marker: string
+let files: ProgramFiles
 let endpoint: string
 let store: Store
 const children: ChildProcess[] = []
@@ -32,23 +30,19 @@ let said = ''
 beforeAll(async () => {
   pg = await startPgServer()
   work = await tempDir()
-  const url = pg.createDatabase('programs_always')
-  marker = join(work.dir, 'marker')
-  writeFileSync(marker, '')
-  const keyFile = join(work.dir, 'state.key')
-  writeFileSync(keyFile, 'programs-always-test-state-key-0123456789')
-  const config = await writeConfig(work.dir, {
-    files: false,
-    mode: 'code',
-    auth: {
-      tokens: [
-        { sha256: sha256('alice-token'), subject: 'alice' },
-        { sha256: sha256('bob-token'), subject: 'bob' },
-      ],
+  files = await programFiles(pg, work.dir, {
+    database: 'programs_always',
+    key: 'programs-always-test-state-key-0123456789',
+    config: {
+      auth: {
+        tokens: [
+          { sha256: sha256('alice-token'), subject: 'alice' },
+          { sha256: sha256('bob-token'), subject: 'bob' },
+        ],
+      },
     },
-    servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
-    policy: { ask: ['guarded'] },
   })
+  const { url, keyFile, config } = files
   const served = await spawnServe(['--http', '0', '--config', config, '--store', url], {
     env: { TOOLGATE_STATE_KEY_FILE: keyFile },
     children,
@@ -67,7 +61,7 @@ afterAll(async () => {
   await work?.cleanup()
 })
 
-const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
+const ran = () => files.ran()
 
 type Reply = ModernReply
 const call = (token: string, args: Record<string, unknown>, retry?: { state: string; answer: unknown }) =>

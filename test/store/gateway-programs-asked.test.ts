@@ -11,26 +11,24 @@
 //   runs and nothing is kept.
 import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
-import { spawnServe, tempDir, textOf as textOfResult, writeConfig } from '../cli/helpers.js'
+import { spawnServe, tempDir, textOf as textOfResult } from '../cli/helpers.js'
 import { APPROVAL_KEY, type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { type ProgramFiles, programFiles } from './program-gateways.js'
 import { until } from './until.js'
 
-const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const accept = { action: 'accept', content: { approve: true } }
 
 let pg: PgServer
 let work: { dir: string; cleanup: () => Promise<void> }
-let marker: string
+let files: ProgramFiles
 let endpoint: string
 let store: Store
 const children: ChildProcess[] = []
@@ -39,18 +37,15 @@ let said = ''
 beforeAll(async () => {
   pg = await startPgServer()
   work = await tempDir()
-  const url = pg.createDatabase('programs_asked')
-  marker = join(work.dir, 'marker')
-  writeFileSync(marker, '')
-  const keyFile = join(work.dir, 'state.key')
-  writeFileSync(keyFile, 'programs-asked-test-state-key-0123456789')
-  const config = await writeConfig(work.dir, {
-    files: false,
-    mode: 'code',
-    auth: { tokens: [{ sha256: sha256('alice-token'), subject: 'alice' }] },
-    servers: { m: { command: process.execPath, args: [UPSTREAM, marker], prefix: '' } },
-    policy: { ask: ['run_code', 'guarded'] },
+  files = await programFiles(pg, work.dir, {
+    database: 'programs_asked',
+    key: 'programs-asked-test-state-key-0123456789',
+    config: {
+      auth: { tokens: [{ sha256: sha256('alice-token'), subject: 'alice' }] },
+      policy: { ask: ['run_code', 'guarded'] },
+    },
   })
+  const { url, keyFile, config } = files
   const served = await spawnServe(['--http', '0', '--config', config, '--store', url], {
     env: { TOOLGATE_STATE_KEY_FILE: keyFile },
     children,
@@ -69,7 +64,7 @@ afterAll(async () => {
   await work?.cleanup()
 })
 
-const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
+const ran = () => files.ran()
 /** A program A, B (guarded), C whose steps are numbered from `n`. */
 const program = (n: number, description: string) => ({
   code: [
@@ -82,8 +77,15 @@ const program = (n: number, description: string) => ({
 })
 
 type Reply = ModernReply
-const call = (args: Record<string, unknown>, retry?: { state: string; answer: unknown }) =>
-  rawModernCall<Reply>(endpoint, 'alice-token', 'run_code', args, retry)
+const call = (args: Record<string, unknown>, retry?: { state: string; answer: unknown }, name?: string) =>
+  rawModernCall<Reply>(
+    endpoint,
+    'alice-token',
+    'run_code',
+    args,
+    retry,
+    name === undefined ? undefined : { 'toolgate/program': name },
+  )
 const textOf = (reply: Reply) => JSON.stringify(reply.result?.structuredContent ?? reply.result?.content ?? reply)
 /** What an input-required round asks, by input key: the question's first line. */
 const questions = (reply: Reply) =>
@@ -202,6 +204,59 @@ describe('run_code asked about, then its sub-call (issue 40, item 2)', { timeout
     const declined = await call(args, { state: first.result?.requestState as string, answer: { action: 'decline' } })
     expect(declined.result?.isError).toBe(true)
     expect(textOf(declined)).toMatch(/declined/)
+    expect(ran().length).toBe(before)
+    expect(await store.pendingCalls()).toEqual([])
+  })
+
+  it('2026-07-28, a named program: the approved retry runs it (once), B is a kept round, and the name keeps its result', async () => {
+    const args = program(61, 'named')
+    const before = ran().length
+    const first = await call(args, undefined, 'asked-named-1')
+    expect(questions(first), JSON.stringify(first) + said.slice(-2000)).toEqual({
+      [APPROVAL_KEY]: 'Allow the call to run_code?',
+    })
+    expect(ran().length).toBe(before)
+    // The answer's retry names the program too: it runs now, instead of getting the first round's cancellation.
+    const second = await call(args, { state: first.result?.requestState as string, answer: accept }, 'asked-named-1')
+    expect(questions(second), JSON.stringify(second) + said.slice(-3000)).toEqual({
+      [APPROVAL_KEY]: 'Allow the call to guarded?',
+    })
+    expect(ran().slice(before)).toEqual(['step:61'])
+    const third = await call(args, { state: second.result?.requestState as string, answer: accept }, 'asked-named-1')
+    expect(third.result?.isError, textOf(third) + said.slice(-3000)).not.toBe(true)
+    for (const part of ['step 61 done', 'guarded 62 done', 'step 63 done']) expect(textOf(third)).toContain(part)
+    expect(ran().slice(before)).toEqual(['step:61', 'guarded:62', 'step:63'])
+    // A later call with the name gets that run's result; nothing runs again.
+    const again = await call(args, undefined, 'asked-named-1')
+    expect(again.result?.resultType ?? 'complete', textOf(again)).toBe('complete')
+    expect(textOf(again)).toContain('step 63 done')
+    expect(ran().slice(before)).toEqual(['step:61', 'guarded:62', 'step:63'])
+  })
+
+  it('2026-07-28, a named program with no other ask: the approved retry returns its result; it ran once', async () => {
+    const args = { code: 'return await tools.step({ n: 71 })', description: 'named, one step' }
+    const before = ran().length
+    const first = await call(args, undefined, 'asked-named-2')
+    expect(questions(first)).toEqual({ [APPROVAL_KEY]: 'Allow the call to run_code?' })
+    const second = await call(args, { state: first.result?.requestState as string, answer: accept }, 'asked-named-2')
+    expect(second.result?.resultType ?? 'complete', textOf(second) + said.slice(-3000)).toBe('complete')
+    expect(second.result?.isError, textOf(second)).not.toBe(true)
+    expect(textOf(second)).toContain('step 71 done')
+    expect(ran().slice(before)).toEqual(['step:71'])
+  })
+
+  it('2026-07-28, a named program declined: the retry gets the denial, and nothing ran or waits', async () => {
+    const args = program(81, 'named, declined')
+    const before = ran().length
+    const first = await call(args, undefined, 'asked-named-3')
+    const declined = await call(
+      args,
+      { state: first.result?.requestState as string, answer: { action: 'decline' } },
+      'asked-named-3',
+    )
+    expect(declined.result?.isError, textOf(declined)).toBe(true)
+    expect(textOf(declined)).toMatch(/declined/)
+    expect(textOf(declined)).not.toMatch(/input-required result/)
     expect(ran().length).toBe(before)
     expect(await store.pendingCalls()).toEqual([])
   })

@@ -17,6 +17,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
+import type { ModernReply } from '../cli/raw-modern-call.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
@@ -144,17 +145,7 @@ afterAll(async () => {
 
 const ran = () => readFileSync(marker, 'utf8').split('\n').filter(Boolean)
 
-interface Reply {
-  error?: { code: number; message: string }
-  result?: {
-    resultType?: string
-    requestState?: string
-    inputRequests?: Record<string, { method?: string; params?: { message?: string } }>
-    isError?: boolean
-    content?: unknown
-    structuredContent?: unknown
-  }
-}
+type Reply = ModernReply
 
 let rawId = 0
 /** A raw 2026-07-28 run_code call to one endpoint as `token`'s caller; with `retry`, the answers and state. */

@@ -18,9 +18,14 @@ const dirs: string[] = []
 const keepers: ProgramKeeper[] = []
 
 /** Closes every keeper made here and removes every store folder (for `afterEach`). */
-export function closeKeeperFixtures(): void {
-  for (const keeper of keepers.splice(0)) keeper.close()
+export async function closeKeeperFixtures(): Promise<void> {
+  await stopKeepers()
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+}
+
+/** Stops every keeper made so far, once their interrupted runs gave their claims back; the stores stay. */
+export async function stopKeepers(): Promise<void> {
+  await Promise.all(keepers.splice(0).map((keeper) => keeper.close()))
 }
 
 /** An agent that is only its id (all the keeper reads of it). */

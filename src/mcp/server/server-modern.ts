@@ -128,7 +128,7 @@ export interface ModernHttpLeg {
 const NO_INPUT = 'the MCP client cannot be asked (it did not declare the elicitation capability)'
 /** Why a Code Mode sub-call's ask is denied for a 2026-07-28 client (an input-required retry re-runs the program). */
 const NESTED_ASK =
-  'a Code Mode sub-call cannot be put to an MCP 2026-07-28 client as input required (its retry would run the program again)'
+  'a Code Mode sub-call cannot be put to an MCP 2026-07-28 client as input required: this gateway does not keep the program between rounds (serve keeps them with --store and $TOOLGATE_STATE_KEY_FILE), and a retry would run the program again'
 /** A catalog confirmation is not yet put to a 2026 client. */
 const NO_CONFIRM = 'the MCP client cannot be asked (a 2026-07-28 request carries no elicitation channel here)'
 /** The key of the approval question in an input-required result's `inputRequests`. */
@@ -145,12 +145,15 @@ const keptPlaceholder = {
 
 /**
  * Answers the one approval the retry was asked for with the person's decision; any other ask is
- * denied (a kept program's sub-calls never reach it: the keeper suspends their asks first).
+ * denied (a kept program's sub-calls never reach it: the keeper suspends their asks first; an
+ * unkept program's are denied as in its first round).
  */
 function answered(outcome: ApprovalOutcome, asked: string): ApprovalService {
   let used = false
   return {
     request: async (question) => {
+      // A sub-call of the approved program: its ask reaches here only when no keeper holds the program.
+      if (question.parentCallId !== null) return { kind: 'denied', reason: `${NESTED_ASK} (${question.toolName})` }
       if (used || question.toolName !== asked)
         return { kind: 'denied', reason: 'the approval answered was for another call' }
       used = true
