@@ -81,7 +81,8 @@ export function getStatus(port: number, pathname: string, headers: Record<string
       res.resume()
       res.once('end', () => resolve(res.statusCode ?? 0))
     })
-    req.once('error', reject)
+    // on, not once: a second error (a reset after the first) must not go unhandled.
+    req.on('error', reject)
     req.end()
   })
 }
