@@ -443,13 +443,14 @@ export function createProgramKeeper(deps: {
    * Hold the lease of a vacant turn this instance claimed. The round that left it vacant gave the
    * lease up; had that failed, the lease expires within its length, so this waits at most that long.
    */
-  async function takeVacantLease(turnId: string): Promise<void> {
-    if (store.leaseTurn === undefined) return
+  async function takeVacantLease(turnId: string): Promise<boolean> {
+    if (store.leaseTurn === undefined) return true
     const until = performance.now() + lease.ms + renewMs
     while (!(await store.leaseTurn(turnId, lease))) {
-      if (performance.now() > until) throw new Error(`the lease on program turn ${turnId} was not given up in time`)
+      if (performance.now() > until) return false
       await new Promise((resolve) => setTimeout(resolve, Math.min(renewMs, 250)))
     }
+    return true
   }
 
   /**
@@ -824,7 +825,11 @@ export function createProgramKeeper(deps: {
         vacant = attached.vacant
       }
       // This call claimed a vacant turn: the lease is still the round's that left it vacant, given up then.
-      if (vacant > 0) await takeVacantLease(turnId)
+      if (vacant > 0 && !(await takeVacantLease(turnId)))
+        return programFailure(
+          `the program kept in turn ${turnId} could not be run: its lease was not given up in time; call it again`,
+          'PROGRAM_RESUME_FAILED',
+        )
       live.add(turnId)
       // A named run holds its turn's lease and saves its progress there, for a takeover if this process dies.
       const held = programId === undefined ? undefined : holdLease(turnId)
