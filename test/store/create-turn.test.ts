@@ -4,14 +4,15 @@
 // store (a hard link, which fails when the name exists, across processes of one machine). A turn
 // that exists, open or closed, is never replaced; a created turn lists its pending calls and is
 // heard by watchers like a saved one.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFileStore } from '../../src/journal/file-store.js'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { raceProcesses } from './race-processes.js'
+import { until } from './until.js'
 
 let server: PgServer
 const closers: (() => Promise<unknown>)[] = []
@@ -24,16 +25,6 @@ afterAll(async () => {
   server?.destroy()
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
-
-async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((done) => setTimeout(done, 20))
-  }
-}
 
 const waiting = (n: number) => ({
   n,
@@ -103,39 +94,9 @@ describe('createTurn: one creator per turn id, across processes (issue 40, item 
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-create-turn-procs-'))
     dirs.push(dir)
     const journal = join(dir, 'journal.jsonl')
-    const storeModule = resolve(import.meta.dirname, '../../dist/store/index.js')
-    // Each process opens the store, says it is ready, and creates the turn when told to go: the
-    // creations start together, whatever the machine's load.
-    const script = `
-      const { createFileStore } = await import(${JSON.stringify(storeModule)})
-      const store = createFileStore({ journal: ${JSON.stringify(journal)} })
-      process.stdout.write('ready\\n')
-      process.stdin.once('data', async () => {
-        const won = await store.createTurn('race', { pid: process.pid })
-        process.stdout.write(won ? 'won\\n' : 'lost\\n')
-        process.exit(0)
-      })`
-    const children: ChildProcess[] = []
-    const said: string[] = Array.from({ length: 8 }, () => '')
-    for (let i = 0; i < 8; i++) {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-        stdio: ['pipe', 'pipe', 'inherit'],
-      })
-      child.stdout?.on('data', (chunk: Buffer) => {
-        said[i] += chunk.toString()
-      })
-      children.push(child)
-    }
-    try {
-      await until(() => (said.every((text) => text.includes('ready')) ? true : undefined), 'the processes to be ready')
-      for (const child of children) child.stdin?.write('go\n')
-      await until(() => (said.every((text) => /won|lost/.test(text)) ? true : undefined), 'every process to answer')
-    } finally {
-      for (const child of children) if (child.exitCode === null) child.kill()
-    }
-    const winners = said.map((text, i) => (text.includes('won') ? i : -1)).filter((i) => i >= 0)
+    const { winners } = await raceProcesses(journal, "return store.createTurn('race', { pid: process.pid })")
     expect(winners).toHaveLength(1)
     const turn = await createFileStore({ journal }).loadTurn('race')
-    expect(turn?.state).toEqual({ pid: children[winners[0]].pid })
+    expect(turn?.state).toEqual({ pid: winners[0] })
   })
 })

@@ -4,14 +4,14 @@
 // takers racing for it, in both stores: PostgreSQL (one row update decides) and the file store (each
 // take makes the lease's next generation with a hard link, which fails when the name exists, across
 // processes of one machine). A turn never leased, a closed turn and a missing one are never taken.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFileStore } from '../../src/journal/file-store.js'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { raceProcesses } from './race-processes.js'
 import { until } from './until.js'
 
 let server: PgServer
@@ -106,40 +106,13 @@ describe('turn leases: a live lease is kept, an expired one goes to one taker (i
     dirs.push(dir)
     const journal = join(dir, 'journal.jsonl')
     await expiredLeaseOn(createFileStore({ journal }), 'race', 'dead-instance')
-    const storeModule = resolve(import.meta.dirname, '../../dist/store/index.js')
-    // Each process opens the store, says it is ready, and takes the lease when told to go: the takes
-    // start together, whatever the machine's load.
-    const script = `
-      const { createFileStore } = await import(${JSON.stringify(storeModule)})
-      const store = createFileStore({ journal: ${JSON.stringify(journal)} })
-      process.stdout.write('ready\\n')
-      process.stdin.once('data', async () => {
-        const won = await store.leaseTurn('race', { holder: 'pid-' + process.pid, ms: ${LONG} })
-        process.stdout.write(won ? 'won\\n' : 'lost\\n')
-        process.exit(0)
-      })`
-    const children: ChildProcess[] = []
-    const said: string[] = Array.from({ length: 8 }, () => '')
-    for (let i = 0; i < 8; i++) {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-        stdio: ['pipe', 'pipe', 'inherit'],
-      })
-      child.stdout?.on('data', (chunk: Buffer) => {
-        said[i] += chunk.toString()
-      })
-      children.push(child)
-    }
-    try {
-      await until(() => (said.every((text) => text.includes('ready')) ? true : undefined), 'the processes to be ready')
-      for (const child of children) child.stdin?.write('go\n')
-      await until(() => (said.every((text) => /won|lost/.test(text)) ? true : undefined), 'every process to answer')
-    } finally {
-      for (const child of children) if (child.exitCode === null) child.kill()
-    }
-    const winners = said.map((text, i) => (text.includes('won') ? i : -1)).filter((i) => i >= 0)
+    const { winners } = await raceProcesses(
+      journal,
+      `return store.leaseTurn('race', { holder: 'pid-' + process.pid, ms: ${LONG} })`,
+    )
     expect(winners).toHaveLength(1)
     const store = createFileStore({ journal })
-    const winner = `pid-${children[winners[0]].pid}`
+    const winner = `pid-${winners[0]}`
     expect(await store.leaseTurn?.('race', { holder: 'dead-instance', ms: LONG })).toBe(false)
     expect(await store.leaseTurn?.('race', { holder: winner, ms: LONG })).toBe(true)
   })
