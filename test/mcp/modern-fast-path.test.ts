@@ -3,17 +3,16 @@
 // (src/mcp/server/modern-fast-path.ts). The same raw HTTP requests go to two legs on one runtime, one
 // with the fast path and one without (the SDK's serving), and must get the same answers: status,
 // content type and JSON-RPC message, error cases included (those the fast path leaves to the SDK).
-import { createServer, type Server as HttpServer, type IncomingMessage } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createToolRuntime, defineTool } from '../../src/index.js'
 import { connectMcpServer } from '../../src/mcp/index.js'
-import { authInfoFor, identityOf } from '../../src/mcp/protocol/identity.js'
+import { identityOf } from '../../src/mcp/protocol/identity.js'
 import { APPROVAL_STATE_TTL_MS, ApprovalStateSeal, argumentsDigest } from '../../src/mcp/server/approval-state.js'
 import { fastRequest } from '../../src/mcp/server/modern-fast-path.js'
-import { createModernHttpLeg, type ModernHttpLeg } from '../../src/mcp/server/server-modern.js'
+import { createModernHttpLeg } from '../../src/mcp/server/server-modern.js'
 import { startReferenceServer } from '../conformance/suite.js'
+import { listenLeg } from './listen-leg.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
 const MODERN = '2026-07-28'
@@ -34,29 +33,6 @@ afterAll(async () => {
 /** Who each leg was asked to serve, in order (the authInfo's subject, or "-"). */
 const seen: Record<'sdk' | 'fast', string[]> = { sdk: [], fast: [] }
 const urls: Record<'sdk' | 'fast', string> = { sdk: '', fast: '' }
-
-/** A leg on node:http the way serve-http drives it: the body parsed, the caller's identity on `req.auth`. */
-async function listen(leg: ModernHttpLeg): Promise<string> {
-  const http: HttpServer = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', async () => {
-      const text = Buffer.concat(chunks).toString('utf8')
-      const body = text === '' ? undefined : JSON.parse(text)
-      const subject = req.headers['x-test-subject']
-      if (typeof subject === 'string')
-        (req as IncomingMessage & { auth?: unknown }).auth = authInfoFor(
-          { subject, groups: [], scopes: [], claims: {} },
-          'token-id',
-        )
-      if (!(await leg.isModern(req, body))) return res.writeHead(418).end()
-      await leg.handle(req, res, body)
-    })
-  })
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
-  closers.push(() => new Promise<void>((resolve) => http.close(() => resolve())))
-  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`
-}
 
 beforeAll(async () => {
   const rt = await createToolRuntime()
@@ -116,7 +92,7 @@ beforeAll(async () => {
       stateKey: STATE_KEY,
     })
     closers.push(() => leg.close())
-    urls[side] = await listen(leg)
+    urls[side] = await listenLeg(leg, closers)
   }
 }, 60_000)
 

@@ -9,8 +9,6 @@
 // kept Code Mode program (a state key, code mode) pauses and resumes on the fast path too.
 
 import { readFileSync, writeFileSync } from 'node:fs'
-import { createServer, type Server as HttpServer, type IncomingMessage } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openGateway } from '../../src/gateway/gateway.js'
@@ -21,12 +19,12 @@ import type { GatewaySettings } from '../../src/gateway/settings.js'
 import { defineTool } from '../../src/index.js'
 import type { JournalRecord } from '../../src/journal/records.js'
 import type { Store } from '../../src/journal/store.js'
-import { authInfoFor } from '../../src/mcp/protocol/identity.js'
 import { JsonRpcCode } from '../../src/mcp/protocol/jsonrpc-codes.js'
 import { fastRequest } from '../../src/mcp/server/modern-fast-path.js'
 import { createModernHttpLeg, type ModernHttpLeg } from '../../src/mcp/server/server-modern.js'
 import { createFileStore, createPostgresStore } from '../../src/store/index.js'
 import { tempDir } from '../cli/helpers.js'
+import { listenLeg } from '../mcp/listen-leg.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 const MODERN = '2026-07-28'
@@ -177,7 +175,7 @@ async function gatewayOver(
   const urls = { sdk: '', fast: '' }
   for (const side of ['sdk', 'fast'] as const) {
     closers.push(() => legs[side].close())
-    urls[side] = await listen(legs[side], closers)
+    urls[side] = await listenLeg(legs[side], closers)
   }
 
   /** One leg's answer, with what the store had acknowledged as it arrived. */
@@ -203,29 +201,6 @@ async function gatewayOver(
       for (const close of closers.splice(0).reverse()) await close()
     },
   }
-}
-
-/** A leg on node:http the way serve-http drives it: the body parsed, the caller's identity on `req.auth`. */
-async function listen(leg: ModernHttpLeg, closers: (() => Promise<void> | void)[]): Promise<string> {
-  const http: HttpServer = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', async () => {
-      const text = Buffer.concat(chunks).toString('utf8')
-      const body = text === '' ? undefined : JSON.parse(text)
-      const subject = req.headers['x-test-subject']
-      if (typeof subject === 'string')
-        (req as IncomingMessage & { auth?: unknown }).auth = authInfoFor(
-          { subject, groups: [], scopes: [], claims: {} },
-          'token-id',
-        )
-      if (!(await leg.isModern(req, body))) return res.writeHead(418).end()
-      await leg.handle(req, res, body)
-    })
-  })
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
-  closers.push(() => new Promise<void>((resolve) => http.close(() => resolve())))
-  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`
 }
 
 /** Bounded wait for a state another part reaches (never a fixed sleep). */
