@@ -56,38 +56,47 @@ function child(args: string[]): Promise<{ code: number | null; signal: NodeJS.Si
 
 describe('at most once across resumes of one state (issue 22)', { timeout: 180_000 }, () => {
   it('two resumes at once in one process: each approved call runs once; the other answers ALREADY_RUN', async () => {
-    const journal = file('journal.jsonl')
-    const { first, marker, tools, agent } = await suspendTurn(journal)
-    const resume = () =>
-      resumeModelLoop({
-        state: JSON.parse(JSON.stringify(first.state)),
-        decisions: DECISIONS,
-        tools,
-        agent,
-        model: scriptedModel(),
-        journal,
-      })
-    const both = await Promise.all([resume(), resume()])
-    expect(count(marker, 'write:b.txt')).toBe(1)
-    expect(count(marker, 'write:c.txt')).toBe(1)
-    for (const result of both) {
-      expect(result.stopReason).toBe('done')
-      expect(answers(result)).toEqual({ call_a: 1, call_b: 1, call_c: 1 })
+    // On a loaded machine one resume can finish before the other starts: the second then answers
+    // from the journal (also once). Fresh turns are raced until the resumes overlap, at most 8 times;
+    // every attempt must run each call once.
+    let overlapped = false
+    for (let attempt = 0; attempt < 8 && !overlapped; attempt++) {
+      const journal = file('journal.jsonl')
+      const { first, marker, tools, agent } = await suspendTurn(journal)
+      const resume = () =>
+        resumeModelLoop({
+          state: JSON.parse(JSON.stringify(first.state)),
+          decisions: DECISIONS,
+          tools,
+          agent,
+          model: scriptedModel(),
+          journal,
+        })
+      const both = await Promise.all([resume(), resume()])
+      expect(count(marker, 'write:b.txt')).toBe(1)
+      expect(count(marker, 'write:c.txt')).toBe(1)
+      for (const result of both) {
+        expect(result.stopReason).toBe('done')
+        expect(answers(result)).toEqual({ call_a: 1, call_b: 1, call_c: 1 })
+      }
+      const skipped = both.flatMap((r) => r.alreadyRun.map((c) => c.callId)).sort()
+      if (skipped.length === 0) continue
+      overlapped = true
+      expect(skipped).toEqual(['call_b', 'call_c'])
+      const loser = both.find((r) => r.alreadyRun.length > 0) as ResumeModelLoopResult
+      const text = JSON.stringify(
+        loser.messages.filter((m) => (m as Message).tool_call_id === loser.alreadyRun[0].callId),
+      )
+      expect(text).toContain('Error (ALREADY_RUN)')
+      expect(text).toContain('was already run by another resume of this turn')
+      // The claims sit beside the journal, one per call that ran.
+      expect(readdirSync(`${journal}.claims`)).toHaveLength(2)
+      // A later resume of the same state runs nothing again either (the journal has the results).
+      const later = await resume()
+      expect(later.stopReason).toBe('done')
+      expect(count(marker, 'write:b.txt') + count(marker, 'write:c.txt')).toBe(2)
     }
-    const skipped = both.flatMap((r) => r.alreadyRun.map((c) => c.callId)).sort()
-    expect(skipped).toEqual(['call_b', 'call_c'])
-    const loser = both.find((r) => r.alreadyRun.length > 0) as ResumeModelLoopResult
-    const text = JSON.stringify(
-      loser.messages.filter((m) => (m as Message).tool_call_id === loser.alreadyRun[0].callId),
-    )
-    expect(text).toContain('Error (ALREADY_RUN)')
-    expect(text).toContain('was already run by another resume of this turn')
-    // The claims sit beside the journal, one per call that ran.
-    expect(readdirSync(`${journal}.claims`)).toHaveLength(2)
-    // A later resume of the same state runs nothing again either (the journal has the results).
-    const later = await resume()
-    expect(later.stopReason).toBe('done')
-    expect(count(marker, 'write:b.txt') + count(marker, 'write:c.txt')).toBe(2)
+    expect(overlapped, 'two resumes started together overlapped in one of 8 attempts').toBe(true)
   })
 
   it('two child processes resuming one state at the same moment: every side effect happens once', async () => {
