@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { escapeHtml } from '../viewer/page.js'
 import { CONSENT_CALLBACK_PATH, type ConsentOAuthConfig } from './config-caller-auth.js'
 import type { ConsentTokens } from './consent-secret.js'
+import { postTokenForm, shown } from './token-endpoint.js'
 import { UpstreamCredentialError } from './upstream-credential-error.js'
 
 export const CONSENT_START_PATH = '/oauth/start'
@@ -17,7 +18,6 @@ export const CONSENT_TTL_MS = 10 * 60_000
 /** Flows waiting at once at most (all callers), and per subject and server. */
 const MAX_FLOWS = 1000
 const MAX_PER_TARGET = 5
-const TIMEOUT_MS = 10_000
 const COOKIE_PREFIX = 'toolgate_consent_'
 
 /** What a flow signs in to, and where its tokens go. */
@@ -62,13 +62,6 @@ export type ConsentLog = (line: string) => void
 
 const random = () => randomBytes(32).toString('base64url')
 const sha256 = (text: string) => createHash('sha256').update(text).digest()
-/** Untrusted text in a log line or a message: printable, short, quoted. */
-const shown = (value: unknown) =>
-  JSON.stringify(
-    String(value)
-      .replace(/[^\x20-\x7e]/g, '?')
-      .slice(0, 200),
-  )
 
 export class ConsentFlows {
   /** By start link id, until opened; then by state. */
@@ -283,35 +276,18 @@ async function tokenRequest(
 ): Promise<ConsentTokens> {
   const { config, clientSecret, server } = target
   if (config.resource !== undefined) form.set('resource', config.resource)
-  const headers: Record<string, string> = {
-    'content-type': 'application/x-www-form-urlencoded',
-    accept: 'application/json',
-  }
-  if (clientSecret !== undefined) {
-    const basic = `${encodeURIComponent(config.clientId)}:${encodeURIComponent(clientSecret)}`
-    headers.authorization = `Basic ${Buffer.from(basic).toString('base64')}`
-  } else form.set('client_id', config.clientId)
+  if (clientSecret === undefined) form.set('client_id', config.clientId)
   const failed = (why: string) => new UpstreamCredentialError(`the token endpoint of servers.${server} ${why}`)
-  let res: Response
-  try {
-    res = await fetch(config.tokenEndpoint, {
-      method: 'POST',
-      headers,
-      body: form,
-      redirect: 'error',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    })
-  } catch {
-    throw failed('could not be reached')
-  }
-  let body: unknown
-  try {
-    body = await res.json()
-  } catch {
-    throw failed(`answered HTTP ${res.status} without a JSON body`)
-  }
-  const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {}
-  if (!res.ok) throw failed(`${refusal}: HTTP ${res.status} ${shown(fields.error ?? 'error')}`)
+  const { status, ok, fields } = await postTokenForm(
+    config.tokenEndpoint,
+    form,
+    clientSecret !== undefined ? { clientId: config.clientId, secret: clientSecret } : undefined,
+    (failure) =>
+      failed(
+        typeof failure === 'object' ? `answered HTTP ${failure.status} without a JSON body` : 'could not be reached',
+      ),
+  )
+  if (!ok) throw failed(`${refusal}: HTTP ${status} ${shown(fields.error ?? 'error')}`)
   const printable = (value: unknown) => typeof value === 'string' && /^[\x21-\x7e]+$/.test(value)
   if (!printable(fields.access_token)) throw failed('answered without a usable access_token')
   const expiresIn = fields.expires_in

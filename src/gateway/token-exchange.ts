@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { decodeJwt, SignJWT } from 'jose'
 import { ConfigError } from '../errors/config-error.js'
 import type { TokenExchangeConfig } from './config-caller-auth.js'
+import { postTokenForm, shown } from './token-endpoint.js'
 import { UpstreamCredentialError } from './upstream-credential-error.js'
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange'
@@ -15,7 +16,6 @@ const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token'
 const DEFAULT_LIFETIME_MS = 60_000
 /** Renewed this long before it expires at most (ms); a short-lived token a tenth of its lifetime before. */
 const RENEW_MARGIN_MS = 30_000
-const TIMEOUT_MS = 10_000
 
 interface Cached {
   readonly token: string
@@ -24,15 +24,6 @@ interface Cached {
 
 /** How the gateway authenticates to the token endpoint. */
 type ClientAuth = { readonly secret: string } | { readonly key: KeyObject; readonly alg: string }
-
-/** The text of an untrusted value for a message: printable, short. */
-function shown(value: unknown): string {
-  return JSON.stringify(
-    String(value)
-      .replace(/[^\x20-\x7e]/g, '?')
-      .slice(0, 200),
-  )
-}
 
 /** The JWS algorithm for a private key. */
 function algorithmOf(key: KeyObject): string | undefined {
@@ -161,14 +152,7 @@ export class TokenExchanger {
   /** One token request, authenticated as the client; only ever to the configured endpoint, never redirected. */
   private async post(form: URLSearchParams, doing: string): Promise<Cached> {
     const { config } = this
-    const headers: Record<string, string> = {
-      'content-type': 'application/x-www-form-urlencoded',
-      accept: 'application/json',
-    }
-    if ('secret' in this.client) {
-      const basic = `${encodeURIComponent(config.clientId)}:${encodeURIComponent(this.client.secret)}`
-      headers.authorization = `Basic ${Buffer.from(basic).toString('base64')}`
-    } else {
+    if (!('secret' in this.client)) {
       form.set('client_id', config.clientId)
       form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer')
       form.set(
@@ -186,28 +170,22 @@ export class TokenExchanger {
     }
     const failed = (why: string) =>
       new UpstreamCredentialError(`servers.${this.server}: ${doing} at its token endpoint failed: ${why}`)
-    let res: Response
-    try {
-      res = await fetch(config.tokenEndpoint, {
-        method: 'POST',
-        headers,
-        body: form,
-        redirect: 'error',
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      })
-    } catch (error) {
-      throw failed(error instanceof Error && error.name === 'TimeoutError' ? 'no answer in time' : 'not reachable')
-    }
-    let body: unknown
-    try {
-      body = await res.json()
-    } catch {
-      throw failed(`HTTP ${res.status} without a JSON body`)
-    }
-    const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {}
-    if (!res.ok)
+    const { status, ok, fields } = await postTokenForm(
+      config.tokenEndpoint,
+      form,
+      'secret' in this.client ? { clientId: config.clientId, secret: this.client.secret } : undefined,
+      (failure) =>
+        failed(
+          failure === 'timeout'
+            ? 'no answer in time'
+            : failure === 'unreachable'
+              ? 'not reachable'
+              : `HTTP ${failure.status} without a JSON body`,
+        ),
+    )
+    if (!ok)
       throw failed(
-        `HTTP ${res.status} ${shown(fields.error ?? 'error')}` +
+        `HTTP ${status} ${shown(fields.error ?? 'error')}` +
           (fields.error_description !== undefined ? ` (${shown(fields.error_description)})` : ''),
       )
     const token = fields.access_token
