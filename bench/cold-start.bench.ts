@@ -5,11 +5,14 @@
 // after `npm run build`.
 //
 // Beside the wall time, the CPU time the started process itself spent up to the listing (Linux,
-// from /proc; the upstream it spawns not counted), which a loaded machine blurs less.
+// from /proc; the upstream it spawns not counted), which a loaded machine blurs less. Then the
+// first call (server-everything's echo) right after the listing: a start that answers its listing
+// sooner by loading less before it must not just move that load in front of the first call.
 //
 //   COLD_START_ROUNDS   rounds (default 21)
 //   COLD_START_BINS     other builds to compare, `name=path/to/dist/cli/bin.js` separated by commas
 //                       (e.g. main's build in a throwaway worktree)
+//   COLD_START_BINS_CONFIG  `relay` to start those builds with the `"files": false` config instead
 
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -40,8 +43,11 @@ function cpuOf(pid: number | null): number {
 /** Linux's USER_HZ. */
 const CLOCK_TICKS = 100
 
-/** Spawn to the first tools/list answered: the wall time and the process's own CPU time, in ms. */
-async function coldStart(args: string[]): Promise<{ wall: number; cpu: number }> {
+/**
+ * Spawn to the first tools/list answered: the wall time and the process's own CPU time, in ms;
+ * then spawn to the first call answered (`call`), the call sent as soon as the listing came.
+ */
+async function coldStart(args: string[]): Promise<{ wall: number; cpu: number; call: number }> {
   const start = performance.now()
   const client = new Client({ name: 'bench', version: '1.0.0' })
   const transport = new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' })
@@ -49,9 +55,13 @@ async function coldStart(args: string[]): Promise<{ wall: number; cpu: number }>
   const { tools } = await client.listTools()
   const wall = performance.now() - start
   const cpu = cpuOf(transport.pid)
-  if (tools.length === 0) throw new Error(`no tools listed by ${args.join(' ')}`)
+  const echo = tools.find((tool) => tool.name === 'echo' || tool.name.endsWith('__echo'))
+  if (echo === undefined) throw new Error(`no echo tool listed by ${args.join(' ')}`)
+  const result = await client.callTool({ name: echo.name, arguments: { message: 'cold' } })
+  const call = performance.now() - start
+  if (JSON.stringify(result.content).includes('cold') === false) throw new Error(`the echo of ${args.join(' ')} failed`)
   await client.close()
-  return { wall, cpu }
+  return { wall, cpu, call }
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
@@ -76,22 +86,25 @@ export async function run(): Promise<void> {
     ['server-everything alone', [EVERYTHING, 'stdio']],
     ['toolgate serve (this build)', [BIN, 'serve', '--config', config, '--root', dir]],
     ['toolgate serve, `"files": false` (this build)', [BIN, 'serve', '--config', relay]],
-    ...others.map(([name, bin]): [string, string[]] => [
-      `toolgate serve (${name})`,
-      [bin, 'serve', '--config', config, '--root', dir],
-    ]),
+    ...others.map(([name, bin]): [string, string[]] =>
+      process.env.COLD_START_BINS_CONFIG === 'relay'
+        ? [`toolgate serve, \`"files": false\` (${name})`, [bin, 'serve', '--config', relay]]
+        : [`toolgate serve (${name})`, [bin, 'serve', '--config', config, '--root', dir]],
+    ),
   ]
   const times = cases.map((): number[] => [])
   const cpus = cases.map((): number[] => [])
+  const calls = cases.map((): number[] => [])
   try {
     // One unmeasured start of each warms the file cache.
     for (const [, args] of cases) await coldStart(args)
     for (let round = 0; round < ROUNDS; round++)
       for (let i = 0; i < cases.length; i++) {
         const at = (round + i) % cases.length
-        const { wall, cpu } = await coldStart(cases[at][1])
+        const { wall, cpu, call } = await coldStart(cases[at][1])
         times[at].push(wall)
         cpus[at].push(cpu)
+        calls[at].push(call)
       }
   } finally {
     await rm(dir, { recursive: true, force: true })
@@ -100,11 +113,12 @@ export async function run(): Promise<void> {
   console.log(
     `\n## Cold start to the first tools/list (stdio, Node ${process.version}, ${ROUNDS} interleaved rounds, medians)\n`,
   )
-  console.log('| case | median | ratio to alone | CPU of the process |')
-  console.log('| --- | ---: | ---: | ---: |')
+  const aloneCall = median(calls[0])
+  console.log('| case | median | ratio to alone | CPU of the process | first call answered | ratio to alone |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |')
   for (const [i, [name]] of cases.entries())
     console.log(
-      `| ${name} | ${median(times[i]).toFixed(0)} ms | ${(median(times[i]) / alone).toFixed(2)}× | ${median(cpus[i]).toFixed(0)} ms |`,
+      `| ${name} | ${median(times[i]).toFixed(0)} ms | ${(median(times[i]) / alone).toFixed(2)}× | ${median(cpus[i]).toFixed(0)} ms | ${median(calls[i]).toFixed(0)} ms | ${(median(calls[i]) / aloneCall).toFixed(2)}× |`,
     )
 }
 
