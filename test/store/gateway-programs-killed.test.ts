@@ -1,4 +1,4 @@
-// Issue 40, item 2 (R-EXEC-4, R-EXEC-7 across instances): a program resumed after its approval
+// Issue 40, item 2 (R-EXEC-4, R-CODE-2, across instances): a program resumed after its approval
 // holds the turn's lease, so when its instance is killed (SIGKILL: nothing is given back) while the
 // approved sub-call runs, another instance takes the resume over once the lease expired and ends
 // the program. Two `serve --http --store` instances on one PostgreSQL, a short program lease

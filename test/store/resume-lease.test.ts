@@ -1,4 +1,4 @@
-// Issue 40, item 2 (R-EXEC-4, R-EXEC-7 across instances): a kept program's resume holds its turn's
+// Issue 40, item 2 (R-EXEC-4, R-CODE-2, across instances): a kept program's resume holds its turn's
 // lease, so a resume whose instance dies (here: its keeper's store stops answering, as a killed or
 // frozen process's does) is taken over by another keeper once the lease expired, from the log the
 // resume saved; and a vacant named program whose claimant answered PROGRAM_RESUME_FAILED can be
