@@ -20,6 +20,11 @@
 // where a call waits for the program (or a new call with its name and code arrives) then takes the
 // turn over, one instance winning the lease, and re-runs the program from the saved log: finished
 // sub-calls answer from the log, the rest run.
+//
+// A resume holds the turn's lease too (every kept turn is leased): the lease decides which instance
+// runs the program now, and the claim on the decision records that it was taken. An instance that
+// wins the expired lease of a turn whose decision is claimed takes over a resume whose instance
+// died, from the log that resume saved.
 import { createHash, randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import type {
