@@ -39,6 +39,7 @@ import type {
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
 import type { Store, StoreClaim, StoredTurn, TurnLease } from '../journal/store.js'
+import { StoreError } from '../journal/store-error.js'
 import { type AuthInfo, type Identity, identityOf, type McpCallKeeper, type McpKeptCall } from '../mcp/gateway.js'
 import { canonicalJson, sealVerifies, stateSeal } from '../providers/state-seal.js'
 import type { Log } from './log.js'
@@ -382,7 +383,7 @@ export function createProgramKeeper(deps: {
     await flush()
     if (!create || state.leased !== true) await store.saveTurn(turnId, state as unknown as JsonValue)
     else if (!(await store.createTurn(turnId, state as unknown as JsonValue, { holder: lease.holder, ms: 1 })))
-      throw new Error(`program turn ${turnId} exists already`)
+      throw new StoreError('STORE_UNAVAILABLE', `program turn ${turnId} exists already: its paused program is not kept`)
     if (state.leased === true && !create) await giveUpLease(turnId)
     log.info(`a run_code program waits for ${approver} (turn ${turnId})`)
   }
