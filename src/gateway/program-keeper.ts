@@ -20,6 +20,11 @@
 // where a call waits for the program (or a new call with its name and code arrives) then takes the
 // turn over, one instance winning the lease, and re-runs the program from the saved log: finished
 // sub-calls answer from the log, the rest run.
+//
+// A resume holds the turn's lease too (every kept turn is leased): the lease decides which instance
+// runs the program now, and the claim on the decision records that it was taken. An instance that
+// wins the expired lease of a turn whose decision is claimed takes over a resume whose instance
+// died, from the log that resume saved.
 import { createHash, randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import type {
@@ -33,11 +38,13 @@ import type {
   ToolExecutionResult,
 } from '../contract/execution.js'
 import type { JsonValue } from '../contract/json-value.js'
-import type { Store, TurnLease } from '../journal/store.js'
+import type { Store, StoreClaim, StoredTurn, TurnLease } from '../journal/store.js'
+import { StoreError } from '../journal/store-error.js'
 import { type AuthInfo, type Identity, identityOf, type McpCallKeeper, type McpKeptCall } from '../mcp/gateway.js'
 import { canonicalJson, sealVerifies, stateSeal } from '../providers/state-seal.js'
 import type { Log } from './log.js'
 import { takeProgramName } from './program-name.js'
+import { finishedInLog, logWaits, resumeProgressLog } from './resume-log.js'
 
 /** Turns of kept programs are saved under ids with this prefix. */
 export const PROGRAM_TURN_PREFIX = 'gateway-program:'
@@ -84,6 +91,12 @@ export interface ProgramState extends Record<string, unknown> {
    * how many times so. The next call with the name claims `vacant:<n>` and runs it.
    */
   readonly vacant?: number
+  /**
+   * The turn is leased in the store (created with a lease): whoever runs or resumes the program holds
+   * the lease, and an instance takes it over once it expired. Absent in turns kept before resumes
+   * held the lease: those are resumed by the claim on the decision alone.
+   */
+  readonly leased?: true
   readonly seal?: string
 }
 
@@ -208,6 +221,20 @@ const waitingResult = (turnId: string, approver = VIEWER): ToolExecutionResult =
     },
   }) as unknown as ToolExecutionResult
 
+/** Whose a kept program is, what it is called, and whether its turn is leased: what every save of its turn carries. */
+type Bound = {
+  readonly owner: Owner
+  readonly agentId: string | null
+  readonly programId?: string
+  readonly leased?: true
+}
+const boundOf = ({ owner, agentId, programId, leased }: ProgramState): Bound => ({
+  owner: owner ?? null,
+  agentId,
+  ...(programId === undefined ? {} : { programId }),
+  ...(leased === true ? { leased } : {}),
+})
+
 /** How long a stop waits for interrupted runs to give their claims back. */
 const STOP_WAIT_MS = 5_000
 /** Runs of one decision that may fail here before the program ends with the failure. */
@@ -258,6 +285,8 @@ export function createProgramKeeper(deps: {
   const busy = new Set<string>()
   const refused = new Set<string>()
   const lostClaims = new Set<string>()
+  // Leased turns with a decision that another instance's lease keeps from this one: looked at as often as a lease is renewed.
+  const leasedElsewhere = new Set<string>()
   const stopping = new AbortController()
 
   const deliver = (turnId: string, result: ToolExecutionResult) => {
@@ -286,7 +315,7 @@ export function createProgramKeeper(deps: {
 
   const seal = (state: ProgramState): ProgramState => ({ ...state, seal: stateSeal(state, key) })
   const stateOf = (
-    owner: { readonly owner: Owner; readonly agentId: string | null; readonly programId?: string },
+    owner: Bound,
     call: ProgramState['call'],
     program: ProgramSuspension,
     approved?: OwnApproval,
@@ -297,6 +326,7 @@ export function createProgramKeeper(deps: {
       agentId: owner.agentId,
       owner: owner.owner,
       ...(owner.programId === undefined ? {} : { programId: owner.programId }),
+      ...(owner.leased === true ? { leased: true as const } : {}),
       call,
       pending: {
         calls: program.waiting.map((r) => ({
@@ -342,14 +372,25 @@ export function createProgramKeeper(deps: {
     return approved === undefined ? { paused } : { paused, approved }
   }
 
-  /** Save a paused program under `turnId`, so the viewer lists its waiting sub-calls. */
-  async function keep(turnId: string, state: ProgramState): Promise<void> {
+  /**
+   * Save a paused program under `turnId`, so the viewer lists its waiting sub-calls. `create`: the
+   * turn is new (an unnamed program's first pause), made with a lease. A leased turn's lease is
+   * given up, so whichever instance resumes the program's decision can take it at once.
+   */
+  async function keep(turnId: string, state: ProgramState, create = false): Promise<void> {
     // The viewer offers a call only once the journal shows it asking: its records are committed
     // before the turn lists it as pending, or a crash in between would leave it undecidable.
     await flush()
-    await store.saveTurn(turnId, state as unknown as JsonValue)
+    if (!create || state.leased !== true) await store.saveTurn(turnId, state as unknown as JsonValue)
+    else if (!(await store.createTurn(turnId, state as unknown as JsonValue, { holder: lease.holder, ms: 1 })))
+      throw new StoreError('STORE_UNAVAILABLE', `program turn ${turnId} exists already: its paused program is not kept`)
+    if (state.leased === true && !create) await giveUpLease(turnId)
     log.info(`a run_code program waits for ${approver} (turn ${turnId})`)
   }
+
+  /** Give this instance's lease on `turnId` up (it lapses now); one the store refuses lapses at its end. */
+  const giveUpLease = (turnId: string): Promise<unknown> =>
+    store.leaseTurn?.(turnId, { holder: lease.holder, ms: 1 }).catch(() => false) ?? Promise.resolve()
 
   /** Seal the program's result into its turn (for a client that waits again, on any instance) and close it. */
   async function settle(turnId: string, state: ProgramState, result: ToolExecutionResult): Promise<void> {
@@ -416,16 +457,16 @@ export function createProgramKeeper(deps: {
    */
   function progress(
     turnId: string,
-    bound: { readonly owner: Owner; readonly agentId: string | null; readonly programId?: string },
-    call: ProgramState['call'],
     held: { confirm(): Promise<boolean> },
+    stateFor: (programLog: JsonValue) => ProgramState,
   ): (programLog: JsonValue) => Promise<void> {
     let saved = Promise.resolve()
     return (programLog) => {
       saved = saved.then(async () => {
-        if (!(await held.confirm())) return
+        // A stop cancels the sub-calls in flight: that is not their outcome, and a later run does them again.
+        if (stopping.signal.aborted || !(await held.confirm())) return
         await store
-          .saveTurn(turnId, stateOf(bound, call, { waiting: [], log: programLog }) as unknown as JsonValue)
+          .saveTurn(turnId, stateFor(programLog) as unknown as JsonValue)
           .catch((error: unknown) =>
             log.info(`program turn ${turnId}: the program's progress could not be saved: ${String(error)}`),
           )
@@ -446,7 +487,8 @@ export function createProgramKeeper(deps: {
   async function takeVacantLease(turnId: string): Promise<boolean> {
     if (store.leaseTurn === undefined) return true
     const until = performance.now() + lease.ms + renewMs
-    while (!(await store.leaseTurn(turnId, lease))) {
+    // A store error counts as a refusal: it is tried again until the bound.
+    while (!(await store.leaseTurn(turnId, lease).catch(() => false))) {
       if (performance.now() > until) return false
       await new Promise((resolve) => setTimeout(resolve, Math.min(renewMs, 250)))
     }
@@ -479,14 +521,11 @@ export function createProgramKeeper(deps: {
       held = holdLease(turnId)
       live.add(turnId)
       const programLog = state.program.log
-      const finished = Array.isArray((programLog as { calls?: unknown } | null)?.calls)
-        ? (programLog as { calls: { outcome?: unknown }[] }).calls.filter((c) => c.outcome !== undefined).length
-        : 0
+      const finished = finishedInLog(programLog)
       log.info(
         `program turn ${turnId}: the instance running it stopped renewing its lease; this instance takes the program over (${finished} finished sub-calls answer from its log)`,
       )
-      const { agentId, programId } = state
-      const bound = { owner, agentId, ...(programId === undefined ? {} : { programId }) }
+      const bound = boundOf(state)
       const input: ToolExecutionInput = {
         callId: state.call.callId,
         name: state.call.name,
@@ -496,7 +535,7 @@ export function createProgramKeeper(deps: {
       }
       const options: ToolExecuteOptions = {
         storedTurnId: turnId,
-        onProgramLog: progress(turnId, bound, state.call, held),
+        onProgramLog: progress(turnId, held, (l) => stateOf(bound, state.call, { waiting: [], log: l })),
         ...(programLog === null ? {} : { program: { log: programLog, decisions: {} } }),
       }
       const ran = await runProgram(options, (o) => execute(input, o))
@@ -528,13 +567,20 @@ export function createProgramKeeper(deps: {
     return undefined
   }
 
-  async function resume(turnId: string): Promise<void> {
-    const turn = await store.loadTurn(turnId)
-    if (turn === undefined || turn.closed) return
+  /** What a look found in a turn: a verified program with decided sub-calls, and the scope to resume it under. */
+  type Decided = {
+    readonly turn: StoredTurn
+    readonly state: ProgramState
+    readonly decided: readonly ApprovalRequest[]
+    readonly scope: Agent
+  }
+
+  function decidedIn(turnId: string, turn: StoredTurn | undefined): Decided | undefined {
+    if (turn === undefined || turn.closed) return undefined
     const state = verified(turnId, turn.state)
-    if (state === undefined) return
+    if (state === undefined) return undefined
     const decided = state.program.waiting.filter((r) => turn.decisions[r.callId] !== undefined)
-    if (decided.length === 0) return
+    if (decided.length === 0) return undefined
     const owner = state.owner ?? null
     const scope = scopeOfOwner(owner)
     if (scope === undefined) {
@@ -543,32 +589,96 @@ export function createProgramKeeper(deps: {
           `program turn ${turnId} belongs to "${owner?.subject}", whose scope this gateway cannot make: left alone`,
         )
       refused.add(turnId)
-      return
+      return undefined
     }
-    // One instance resumes each decision: the claim is taken on the recorded decision itself.
-    const first = decided[0]
-    const claim = await store.claim(
+    return { turn, state, decided, scope }
+  }
+
+  /** The claim on the first decided sub-call's recorded decision: exactly one claimant wins it. */
+  const claimFirst = (turnId: string, { turn, state, decided }: Decided) =>
+    store.claim(
       {
         turnId,
         agentId: state.agentId,
-        callId: first.callId,
-        toolName: first.toolName,
-        arguments: first.arguments as JsonValue,
+        callId: decided[0].callId,
+        toolName: decided[0].toolName,
+        arguments: decided[0].arguments as JsonValue,
       },
-      { turnId, kind: turn.decisions[first.callId].kind },
+      { turnId, kind: turn.decisions[decided[0].callId].kind },
     )
+
+  async function resume(turnId: string): Promise<void> {
+    const found = decidedIn(turnId, await store.loadTurn(turnId))
+    if (found === undefined) return
+    if (found.state.leased === true && store.leaseTurn !== undefined) return resumeLeased(turnId, store.leaseTurn)
+    // A turn kept without a lease: one instance resumes each decision, by the claim on the decision itself.
+    const { decided } = found
+    const claim = await claimFirst(turnId, found)
     if (!claim.won) {
       // Another instance resumes it now, or one was killed resuming it: its claim stays (see resumeClaimed).
-      const lost = `${turnId} ${first.callId}`
+      const lost = `${turnId} ${decided[0].callId}`
       if (!lostClaims.has(lost))
         log.info(
-          `program turn ${turnId}: the decision for sub-call ${first.callId} is claimed by another resume (${claim.reason}${claim.holder === undefined ? '' : `, process ${claim.holder.pid} since ${new Date(claim.holder.ts).toISOString()}`}); this instance leaves it`,
+          `program turn ${turnId}: the decision for sub-call ${decided[0].callId} is claimed by another resume (${claim.reason}${claim.holder === undefined ? '' : `, process ${claim.holder.pid} since ${new Date(claim.holder.ts).toISOString()}`}); this instance leaves it`,
         )
       lostClaims.add(lost)
       return
     }
-    lostClaims.delete(`${turnId} ${first.callId}`)
-    const running = resumeClaimed(turnId, state, turn.decisions, decided, scope).then(
+    lostClaims.delete(`${turnId} ${decided[0].callId}`)
+    await runResume(turnId, found, claim.release, false)
+  }
+
+  /**
+   * Resume a leased turn: the lease decides which instance runs the program now (taken before the
+   * claim, so a claimant never waits for it), and the claim on the decision records that the
+   * decision was taken. An instance that wins the lease of a turn whose decision is claimed already
+   * takes over a resume whose instance died (or stalled past its lease): it re-runs the program
+   * from the log that resume saved.
+   */
+  async function resumeLeased(turnId: string, leaseTurn: NonNullable<ProgramTurns['leaseTurn']>): Promise<void> {
+    if (!(await leaseTurn.call(store, turnId, lease))) {
+      if (!leasedElsewhere.has(turnId))
+        log.info(
+          `program turn ${turnId}: another instance holds its lease (it resumes the program); this instance looks again as often as a lease is renewed`,
+        )
+      leasedElsewhere.add(turnId)
+      return
+    }
+    leasedElsewhere.delete(turnId)
+    let found: Decided | undefined
+    let claim: StoreClaim
+    try {
+      // Read again under the lease: a resume that held it before may have ended the program, or paused it again.
+      found = decidedIn(turnId, await store.loadTurn(turnId))
+      if (found === undefined) {
+        await giveUpLease(turnId)
+        return
+      }
+      claim = await claimFirst(turnId, found)
+    } catch (error) {
+      await giveUpLease(turnId)
+      throw error
+    }
+    if (!claim.won)
+      log.info(
+        `program turn ${turnId}: the resume of its decision for sub-call ${found.decided[0].callId} stopped renewing its lease (${claim.reason}); this instance takes the resume over (${finishedInLog(found.state.program.log)} finished sub-calls answer from its log)`,
+      )
+    await runResume(turnId, found, claim.won ? claim.release : undefined, true)
+  }
+
+  /**
+   * Run a resume this instance may run (it won the claim, or holds the lease). When it fails, its
+   * claim (`release`) and its lease are given back, so the next look, here or on any instance,
+   * resumes the program again from its last kept log.
+   */
+  async function runResume(
+    turnId: string,
+    found: Decided,
+    release: (() => Promise<void>) | undefined,
+    leased: boolean,
+  ): Promise<void> {
+    const { turn, state, decided, scope } = found
+    const running = resumeClaimed(turnId, state, turn.decisions, decided, scope, leased).then(
       () => {
         failedResumes.delete(turnId)
       },
@@ -588,9 +698,12 @@ export function createProgramKeeper(deps: {
             ),
           ).catch(() => {})
         }
-        await giveBack(`${turnId} ${first.callId}`, claim.release)
+        if (release !== undefined) await giveBack(`${turnId} ${decided[0].callId}`, release)
+        if (leased) await giveUpLease(turnId)
         if (!(error instanceof Interrupted)) throw error
-        log.info(`program turn ${turnId}: its resume was interrupted by a stop; its claim is given back`)
+        log.info(
+          `program turn ${turnId}: its resume was interrupted by a stop; its claim is given back${leased ? ', and its lease' : ''}`,
+        )
       },
     )
     resuming.add(running)
@@ -612,59 +725,79 @@ export function createProgramKeeper(deps: {
     }
   }
 
-  /** Resume a program whose decision this instance claimed (throws Interrupted when a stop cut the run). */
+  /**
+   * Resume a program whose decision this instance claimed, or whose lease it holds (`leased`: it
+   * renews the lease while the program runs, and saves the program's log into the turn after each
+   * finished sub-call, for a takeover if this process dies). Throws Interrupted when a stop cut the run.
+   */
   async function resumeClaimed(
     turnId: string,
     state: ProgramState,
     recorded: Readonly<Record<string, ApprovalOutcome>>,
     decided: readonly ApprovalRequest[],
     scope: Agent,
+    leased: boolean,
   ): Promise<void> {
-    const owner = state.owner ?? null
-    const decisions = Object.fromEntries(decided.map((r) => [r.callId, recorded[r.callId]]))
-    const input: ToolExecutionInput = {
-      callId: state.call.callId,
-      name: state.call.name,
-      arguments: state.call.arguments,
-      agent: scope,
-      signal: stopping.signal,
+    const base = state.program.log
+    // A log a resume saved, all of whose decided sub-calls finished, waits for nothing: its decisions were spent.
+    const decisions = logWaits(base) ? Object.fromEntries(decided.map((r) => [r.callId, recorded[r.callId]])) : {}
+    const held = leased ? holdLease(turnId) : undefined
+    try {
+      const input: ToolExecutionInput = {
+        callId: state.call.callId,
+        name: state.call.name,
+        arguments: state.call.arguments,
+        agent: scope,
+        signal: held === undefined ? stopping.signal : AbortSignal.any([stopping.signal, held.lost]),
+      }
+      const bound = boundOf(state)
+      // The program's own call was allowed when it first ran: its ask is answered so again, not put to anyone.
+      const options: ToolExecuteOptions = {
+        program: { log: base, decisions },
+        storedTurnId: turnId,
+        ...(state.approved === undefined ? {} : { decision: state.approved }),
+        // Saved as the paused turn with a longer log: its decided sub-calls stay listed (and claimed),
+        // and one that has not finished keeps its mark, to run with its decision on a taker.
+        ...(held === undefined
+          ? {}
+          : {
+              onProgramLog: progress(turnId, held, (l) =>
+                stateOf(
+                  bound,
+                  state.call,
+                  { waiting: state.program.waiting, log: resumeProgressLog(base, l) },
+                  state.approved,
+                ),
+              ),
+            }),
+      }
+      const ran = await runProgram(options, (o) => execute(input, o))
+      // A stop cut the run short: what it returned is not the program's result.
+      if (stopping.signal.aborted) throw new Interrupted()
+      // Taken over (this instance stalled past its lease): the taker's result counts.
+      if (held !== undefined && !(await held.confirm())) return
+      held?.stop()
+      if ('result' in ran) return await finish(turnId, state, ran.result)
+      // A sub-call asked again under the id of one already decided: its decision is spent (claimed),
+      // and the store takes one decision per call, so nobody could ever decide it. The program ends.
+      const again = ran.paused.waiting.find((r) => recorded[r.callId] !== undefined)
+      if (again !== undefined) {
+        log.info(
+          `program turn ${turnId}: sub-call ${again.callId} (${again.toolName}) asked for approval again after its decision was spent; the program fails`,
+        )
+        return await finish(
+          turnId,
+          state,
+          programFailure(
+            `the program's sub-call ${again.callId} (${again.toolName}) asked for approval again after its decision was used; a call is decided once, so the program ends here`,
+            'APPROVAL_ASKED_AGAIN',
+          ),
+        )
+      }
+      await keep(turnId, stateOf(bound, state.call, ran.paused, ran.approved ?? state.approved))
+    } finally {
+      held?.stop()
     }
-    // The program's own call was allowed when it first ran: its ask is answered so again, not put to anyone.
-    const options = {
-      program: { log: state.program.log, decisions },
-      storedTurnId: turnId,
-      ...(state.approved === undefined ? {} : { decision: state.approved }),
-    }
-    const ran = await runProgram(options, (o) => execute(input, o))
-    // A stop cut the run short: what it returned is not the program's result.
-    if (stopping.signal.aborted) throw new Interrupted()
-    if ('result' in ran) return finish(turnId, state, ran.result)
-    // A sub-call asked again under the id of one already decided: its decision is spent (claimed),
-    // and the store takes one decision per call, so nobody could ever decide it. The program ends.
-    const again = ran.paused.waiting.find((r) => recorded[r.callId] !== undefined)
-    if (again !== undefined) {
-      log.info(
-        `program turn ${turnId}: sub-call ${again.callId} (${again.toolName}) asked for approval again after its decision was spent; the program fails`,
-      )
-      return finish(
-        turnId,
-        state,
-        programFailure(
-          `the program's sub-call ${again.callId} (${again.toolName}) asked for approval again after its decision was used; a call is decided once, so the program ends here`,
-          'APPROVAL_ASKED_AGAIN',
-        ),
-      )
-    }
-    const { owner: _owner, agentId, programId } = state
-    await keep(
-      turnId,
-      stateOf(
-        { owner, agentId, ...(programId === undefined ? {} : { programId }) },
-        state.call,
-        ran.paused,
-        ran.approved ?? state.approved,
-      ),
-    )
   }
 
   /**
@@ -677,7 +810,7 @@ export function createProgramKeeper(deps: {
     owner: Owner,
     input: ToolExecutionInput,
     running: ProgramState,
-  ): Promise<ToolExecutionResult | { readonly vacant: number }> {
+  ): Promise<ToolExecutionResult | { readonly vacant: number; readonly release?: () => Promise<void> }> {
     const name = await takeProgramName(store, turnId, running as unknown as JsonValue, lease)
     if (name.taken) return { vacant: 0 }
     const { turn } = name
@@ -705,7 +838,7 @@ export function createProgramKeeper(deps: {
         toolName: PROGRAM_TOOL,
         arguments: state.call.arguments,
       })
-      if (claim.won) return { vacant: state.vacant }
+      if (claim.won) return { vacant: state.vacant, release: claim.release }
     }
     log.info(`a client waits again for the run_code program kept in turn ${turnId}`)
     const waiting = waitFor(turnId, input.signal)
@@ -729,6 +862,7 @@ export function createProgramKeeper(deps: {
     const turns = new Set(
       (await store.pendingCalls()).filter((c) => c.turnId.startsWith(PROGRAM_TURN_PREFIX)).map((c) => c.turnId),
     )
+    for (const turnId of leasedElsewhere) if (!turns.has(turnId)) leasedElsewhere.delete(turnId)
     for (const turnId of turns) {
       if (busy.has(turnId) || refused.has(turnId)) continue
       busy.add(turnId)
@@ -788,9 +922,13 @@ export function createProgramKeeper(deps: {
   const timer = setInterval(tick, deps.pollMs ?? (unwatch === undefined ? POLL_MS : WATCHED_POLL_MS))
   timer.unref()
   // A lease expires without the store saying so: clients here waiting for a program another instance
-  // runs look as often as the lease is renewed.
+  // runs, and decided programs another instance resumes, look as often as the lease is renewed.
   const leases = setInterval(() => {
-    if (store.leaseTurn !== undefined && [...waiters.keys()].some((id) => !live.has(id) && !busy.has(id))) tick()
+    if (
+      store.leaseTurn !== undefined &&
+      (leasedElsewhere.size > 0 || [...waiters.keys()].some((id) => !live.has(id) && !busy.has(id)))
+    )
+      tick()
   }, renewMs)
   leases.unref()
   tick()
@@ -810,26 +948,32 @@ export function createProgramKeeper(deps: {
         )
       const turnId =
         programId === undefined ? `${PROGRAM_TURN_PREFIX}${randomUUID()}` : namedProgramTurnId(identity, programId)
-      const bound = {
+      const bound: Bound = {
         owner,
         agentId: owner === null ? null : (input.agent?.id ?? null),
         ...(programId === undefined ? {} : { programId }),
+        // Made with a lease (a named turn when it is created, an unnamed one when it first pauses).
+        ...(store.leaseTurn === undefined ? {} : { leased: true as const }),
       }
       const call_ = { callId: input.callId, name: input.name, arguments: input.arguments as JsonValue }
       // A named program's turn holds the name from its first step: no pending call, no result yet.
       const running = stateOf(bound, call_, { waiting: [], log: null })
       let vacant = 0
+      let releaseVacant: (() => Promise<void>) | undefined
       if (programId !== undefined) {
         const attached = await attach(turnId, owner, input, running)
         if (!('vacant' in attached)) return attached
-        vacant = attached.vacant
+        ;({ vacant, release: releaseVacant } = attached)
       }
       // This call claimed a vacant turn: the lease is still the round's that left it vacant, given up then.
-      if (vacant > 0 && !(await takeVacantLease(turnId)))
+      if (vacant > 0 && !(await takeVacantLease(turnId))) {
+        // Nothing ran: the claim is given back, so the next call with the name claims the turn again.
+        if (releaseVacant !== undefined) await giveBack(`${turnId} vacant:${vacant}`, releaseVacant)
         return programFailure(
           `the program kept in turn ${turnId} could not be run: its lease was not given up in time; call it again`,
           'PROGRAM_RESUME_FAILED',
         )
+      }
       live.add(turnId)
       // A named run holds its turn's lease and saves its progress there, for a takeover if this process dies.
       const held = programId === undefined ? undefined : holdLease(turnId)
@@ -837,7 +981,12 @@ export function createProgramKeeper(deps: {
       let ran: Awaited<ReturnType<typeof runProgram>>
       try {
         ran = await runProgram(
-          held === undefined ? options : { ...options, onProgramLog: progress(turnId, bound, call_, held) },
+          held === undefined
+            ? options
+            : {
+                ...options,
+                onProgramLog: progress(turnId, held, (l) => stateOf(bound, call_, { waiting: [], log: l })),
+              },
           run,
         )
         if ('result' in ran && ran.unstarted && programId !== undefined) {
@@ -866,7 +1015,7 @@ export function createProgramKeeper(deps: {
           deliver(turnId, ran.result)
           return ran.result
         }
-        await keep(turnId, stateOf(bound, call_, ran.paused, ran.approved))
+        await keep(turnId, stateOf(bound, call_, ran.paused, ran.approved), programId === undefined)
         if (call?.onKept !== undefined) {
           // The client answers by retrying: the call ends now, naming the kept program.
           call.onKept({ turnId, waiting: ran.paused.waiting })
@@ -886,6 +1035,8 @@ export function createProgramKeeper(deps: {
     },
     wake: tick,
     async close() {
+      // Closed before the upstreams, then again with the store: the second close waits for nothing more.
+      if (stopping.signal.aborted) return
       clearInterval(timer)
       clearInterval(leases)
       unwatch?.()

@@ -139,6 +139,9 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
   } finally {
     reloader.stop()
     await ops?.close()
+    // Kept programs stop before the upstreams close: a resume the stop interrupts must not see its
+    // sub-calls fail as their upstreams go (that failure would be saved as their outcome).
+    await shared?.keeper?.close()
     await gateway.close()
     await shared?.close()
   }

@@ -41,12 +41,13 @@ export function tempFileStore(name: string): Store {
   return createFileStore({ journal: join(dir, 'journal.jsonl') })
 }
 
-/** A keeper over `store` sealing with `key`, polling every 20 ms, its info lines to `info`. */
+/** A keeper over `store` sealing with `key`, polling every 20 ms, its info lines to `info` (and its lease `leaseMs` long). */
 export function keeperOver(
   store: Store,
   key: Uint8Array,
   execute: ExecuteProgram,
   info: (line: string) => void = () => {},
+  leaseMs?: number,
 ): ProgramKeeper {
   const keeper = createProgramKeeper({
     store,
@@ -57,6 +58,7 @@ export function keeperOver(
     flush: async () => {},
     pollMs: 20,
     scopeOf: (identity) => agentOf(`toolgate/${identity.subject}`),
+    ...(leaseMs === undefined ? {} : { leaseMs }),
   })
   keepers.push(keeper)
   return keeper

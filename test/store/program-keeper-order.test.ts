@@ -26,6 +26,12 @@ describe('a kept program is saved after its journal records are committed (issue
       order.push('save turn')
       return saveTurn(...args)
     }
+    // An unnamed program's first pause creates its turn, leased (so that its resume holds the lease).
+    const createTurn = store.createTurn.bind(store)
+    store.createTurn = async (...args) => {
+      order.push('save turn')
+      return createTurn(...args)
+    }
     const keeper = createProgramKeeper({
       store,
       key: new TextEncoder().encode('program-keeper-order-key-0123456789'),
