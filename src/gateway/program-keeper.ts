@@ -128,6 +128,8 @@ const programFailure = (message: string, code: string): ToolExecutionResult =>
 interface HeldLease {
   readonly lost: AbortSignal
   save(state: ProgramState, close?: boolean): Promise<boolean>
+  /** Whether the lease is still this run's (a check, not a fence: writes go through `save`). */
+  confirm(): Promise<boolean>
   stop(): void
 }
 
@@ -448,6 +450,7 @@ export function createProgramKeeper(deps: {
       !lost.signal.aborted && (performance.now() - renewedAt < renewMs * 1.5 || (await renew().catch(() => false)))
     return {
       lost: lost.signal,
+      confirm,
       async save(state, close = false) {
         if (lost.signal.aborted) return false
         const text = state as unknown as JsonValue
@@ -477,15 +480,14 @@ export function createProgramKeeper(deps: {
    */
   function progress(
     turnId: string,
-    bound: { readonly owner: Owner; readonly agentId: string | null; readonly programId?: string },
-    call: ProgramState['call'],
     held: HeldLease,
+    stateFor: (programLog: JsonValue) => ProgramState,
   ): (programLog: JsonValue) => Promise<void> {
     let saved = Promise.resolve()
     return (programLog) => {
       saved = saved.then(async () => {
         await held
-          .save(stateOf(bound, call, { waiting: [], log: programLog }))
+          .save(stateFor(programLog))
           .catch((error: unknown) =>
             log.info(`program turn ${turnId}: the program's progress could not be saved: ${String(error)}`),
           )
@@ -556,7 +558,7 @@ export function createProgramKeeper(deps: {
       }
       const options: ToolExecuteOptions = {
         storedTurnId: turnId,
-        onProgramLog: progress(turnId, bound, state.call, held),
+        onProgramLog: progress(turnId, held, (l) => stateOf(bound, state.call, { waiting: [], log: l })),
         ...(programLog === null ? {} : { program: { log: programLog, decisions: {} } }),
       }
       const ran = await runProgram(options, (o) => execute(input, o))
@@ -906,7 +908,12 @@ export function createProgramKeeper(deps: {
       let ran: Awaited<ReturnType<typeof runProgram>>
       try {
         ran = await runProgram(
-          held === undefined ? options : { ...options, onProgramLog: progress(turnId, bound, call_, held) },
+          held === undefined
+            ? options
+            : {
+                ...options,
+                onProgramLog: progress(turnId, held, (l) => stateOf(bound, call_, { waiting: [], log: l })),
+              },
           // A lost lease cancels the run here: its sub-calls in flight see the abort, nothing more starts.
           held === undefined ? run : (o) => run(o, AbortSignal.any([input.signal, held.lost])),
         )
