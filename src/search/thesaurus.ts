@@ -42,6 +42,11 @@ function open(): Part[] | null {
   return parts
 }
 
+/** Open the thesaurus now (read its index files), so the first request that needs it does not. */
+export function openThesaurus(): void {
+  open()
+}
+
 /** The index line of `lemma` (its bytes, up to the newline), or undefined. */
 function indexLine(index: Buffer, lemma: string): string | undefined {
   const key = Buffer.from(`${lemma} `)
