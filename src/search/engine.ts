@@ -208,8 +208,9 @@ function reasons(
  * parameter names and descriptions, and its server, with prefix matching of the query's longer
  * terms; a tool's score is multiplied by how many of the query's terms it matched. Definitions are
  * kept by identity (two layers may register the same name). The index is an inverted list per term
- * and field, built on the first search and updated one tool at a time afterwards; a search walks
- * only the lists of the query's terms and keeps the best `limit` accepted tools as it goes.
+ * and field, built on the first search (or ahead, in `buildStep`s) and updated one tool at a time
+ * afterwards; a search walks only the lists of the query's terms and keeps the best `limit`
+ * accepted tools as it goes.
  */
 export class TextSearchEngine implements ToolSearchEngine {
   private readonly tools = new Map<ToolDefinition, IndexedTool>()

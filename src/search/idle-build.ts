@@ -3,7 +3,7 @@
 // registrations settle, it is built in short idle slices instead, and the thesaurus opened, so the
 // first search finds both ready. A search that comes first builds what is left itself, as before.
 import type { TextSearchEngine } from './engine.js'
-import { openThesaurus } from './thesaurus.js'
+import { openThesaurusStep } from './thesaurus.js'
 
 // How long registrations must pause before the build starts: a start registers its upstreams'
 // tools in bursts, and its first listing (issue 35's cold start) should not share the CPU with it.
@@ -11,6 +11,8 @@ const SETTLE_MS = 250
 // One slice's budget on the event loop, and how many tools are indexed between two clock reads.
 const SLICE_MS = 4
 const STEP = 16
+// Words a search expands and matches the way a request's are (read from the thesaurus too).
+const WARM_QUERY = 'find files'
 
 export interface IdleBuild {
   /** Tools were added: build once they settle, if the index is not built yet. */
@@ -48,22 +50,25 @@ export function idleBuild(engine: TextSearchEngine): IdleBuild {
   const step = () => {
     slice = undefined
     if (stopped) return
-    let built: boolean
+    let ready: boolean
     try {
       const began = performance.now()
-      do built = engine.buildStep(STEP)
-      while (!built && performance.now() - began < SLICE_MS)
+      do ready = engine.buildStep(STEP)
+      while (!ready && performance.now() - began < SLICE_MS)
     } catch {
       // A throwing `serverOf`: the search that comes will throw it where it can be seen.
       stopped = true
       return
     }
-    if (!built) {
+    // Then the thesaurus, a part per slice (its four index files are 6 MB).
+    if (ready) ready = openThesaurusStep()
+    if (!ready) {
       slice = setImmediate(step)
       slice.unref()
       return
     }
-    openThesaurus()
+    // A search that picks nothing, so the search's own code is compiled before a request needs it.
+    engine.search(WARM_QUERY, () => false, 1)
     finish()
   }
   return {
