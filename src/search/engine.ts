@@ -183,11 +183,12 @@ export interface TextScores {
 /** Every tool that matched, with its score, and where each matched term came from. */
 interface Scored extends TextScores {
   readonly tools: readonly IndexedTool[]
-  readonly scores: readonly number[]
+  /** Each tool's score; absent when picked at once, from the tools' own scratch (no other search between). */
+  readonly scores?: readonly number[]
   readonly origins: ReadonlyMap<string, { word: string; how: MatchReason['how'] }>
 }
 
-const NO_SCORES = { tools: [], scores: [], origins: new Map<string, { word: string; how: MatchReason['how'] }>() }
+const NO_SCORES = { tools: [], origins: new Map<string, { word: string; how: MatchReason['how'] }>() }
 
 /** The matched terms of one ranked tool, by field in index order: only its own term lists are looked at. */
 function reasons(
@@ -316,15 +317,15 @@ export class TextSearchEngine implements ToolSearchEngine {
 
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
     if (limit < 1) return []
-    return this.pick(this.scoreAll(query), accept, limit)
+    return this.pick(this.scoreAll(query, false), accept, limit)
   }
 
   /** @internal Every tool's full-text score for `query` (the index's current version), to `pick` from. */
   scores(query: string): TextScores {
-    return this.scoreAll(query)
+    return this.scoreAll(query, true)
   }
 
-  private scoreAll(query: string): Scored {
+  private scoreAll(query: string, keep: boolean): Scored {
     if (!this.built) {
       this.searchBuilds++
       this.build()
@@ -356,6 +357,7 @@ export class TextSearchEngine implements ToolSearchEngine {
         this.score(this.terms.get(longer), factor, cover, searchMark, termMark, count, averages, touched)
       }
     }
+    if (!keep) return { query, version, tools: touched, origins }
     const totals = new Array<number>(touched.length)
     for (let i = 0; i < touched.length; i++) totals[i] = touched[i].score * touched[i].matchedTerms
     return { query, version, tools: touched, scores: totals, origins }
@@ -372,7 +374,7 @@ export class TextSearchEngine implements ToolSearchEngine {
     const scores: number[] = []
     for (let t = 0; t < touched.length; t++) {
       const tool = touched[t]
-      const score = totals[t]
+      const score = totals === undefined ? tool.score * tool.matchedTerms : totals[t]
       if (best.length === limit && score <= scores[limit - 1]) continue
       const definition = tool.definition
       if (definition === undefined || !accept(definition)) continue
