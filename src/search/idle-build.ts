@@ -6,7 +6,7 @@ import type { TextSearchEngine } from './engine.js'
 import { openThesaurusStep } from './thesaurus.js'
 
 // How long registrations must pause before the build starts: a start registers its upstreams'
-// tools in bursts, and its first listing (issue 35's cold start) should not share the CPU with it.
+// tools in bursts, and its first listing (the gateway's cold start) should not share the CPU with it.
 const SETTLE_MS = 250
 // One slice's budget on the event loop, and how many tools are indexed between two clock reads.
 const SLICE_MS = 4
