@@ -67,6 +67,8 @@ export function embeddingText(doc: ToolSearchDocument): string {
  */
 export class EmbeddingRanker {
   private loading: Promise<SentenceEncoder> | undefined
+  /** The encoder once loaded, so a request is handed to it in the calling turn. */
+  private loaded: SentenceEncoder | undefined
   private readonly load: () => Promise<SentenceEncoder>
   /** The model's id: known from the source, or once a bare loader's encoder has loaded. */
   private modelId: string | undefined
@@ -161,7 +163,19 @@ export class EmbeddingRanker {
    * fails: an encoder that cannot be loaded or fails is reported once, and the search then ranks
    * on the full text alone.
    */
-  async prepare(query: string, options: PrepareOptions = {}): Promise<void> {
+  prepare(query: string, options: PrepareOptions = {}): Promise<void> {
+    // Every tool has its vector and the model is loaded (a warm process): the request goes to the
+    // encoder now, before this returns, so the caller can do other work while it is embedded.
+    const encoder = this.loaded
+    if (encoder !== undefined && this.digesting === undefined && this.complete) {
+      const key = normalizeQuery(query)
+      if (key === '' || this.failed || this.closed || this.recall(key) !== undefined) return Promise.resolve()
+      return this.embedQuery(key, embedNow(encoder, key))
+    }
+    return this.prepareLater(query, options)
+  }
+
+  private async prepareLater(query: string, options: PrepareOptions): Promise<void> {
     if (options.allowPartial === true) await this.digesting
     else await this.indexed()
     const key = normalizeQuery(query)
@@ -169,9 +183,16 @@ export class EmbeddingRanker {
     if (key === '' || this.failed || this.closed || this.recall(key) !== undefined) return
     // Cold: the request waits for no tool; the search ranks on the full text for now.
     if (options.allowPartial === true && !this.complete) return
+    await this.embedQuery(
+      key,
+      this.model().then((encoder) => encoder.embed([key])),
+    )
+  }
+
+  /** Keep the request's vector once the encoder gives it (a failure is reported, never thrown). */
+  private async embedQuery(key: string, embedded: Promise<ArrayLike<number>[]>): Promise<void> {
     try {
-      const encoder = await this.model()
-      const [vector] = await encoder.embed([key])
+      const [vector] = await embedded
       if (vector === undefined) throw new Error('the sentence encoder returned no vector')
       if (this.queries.size >= QUERY_CACHE_LIMIT) this.queries.delete(this.queries.keys().next().value as string)
       this.queries.set(key, unit(vector))
@@ -180,16 +201,34 @@ export class EmbeddingRanker {
     }
   }
 
-  /** Cosine similarity of each document to a prepared query (0 where either has no vector yet). */
+  /**
+   * Cosine similarity of each document to a prepared query (0 where either has no vector yet),
+   * shifted to be positive: the fusion keeps only positive scores, and only the order counts.
+   */
   readonly rank = (query: string, docs: readonly ToolSearchDocument[]): number[] => {
+    const scores = new Array<number>(docs.length).fill(0)
     const q = this.failed || !this.complete ? undefined : this.recall(normalizeQuery(query))
-    return docs.map((doc) => {
-      const digest = this.digests.get(doc)
+    if (q === undefined) return scores
+    // Two documents per pass over the request's vector (see dot2); an odd one out alone.
+    let pending = -1
+    let first: Float32Array | undefined
+    for (let i = 0; i < docs.length; i++) {
+      const digest = this.digests.get(docs[i] as ToolSearchDocument)
       const v = digest === undefined ? undefined : this.vectors.get(digest)
-      if (q === undefined || v === undefined) return 0
-      // Shifted to be positive: the fusion keeps only positive scores, and only the order counts.
-      return dot(q, v) + 1
-    })
+      if (v === undefined || v.length !== q.length) {
+        if (v !== undefined) scores[i] = dot(q, v) + 1
+        continue
+      }
+      if (first === undefined) {
+        first = v
+        pending = i
+        continue
+      }
+      dot2(q, first, v, scores, pending, i)
+      first = undefined
+    }
+    if (first !== undefined) scores[pending] = dot(q, first) + 1
+    return scores
   }
 
   /**
@@ -220,6 +259,7 @@ export class EmbeddingRanker {
         throw new Error(`the sentence encoder loaded as ${encoder.id}, expected ${this.modelId}`)
       this.modelId = encoder.id
       this.readCache()
+      this.loaded = encoder
       return encoder
     })
     return this.loading
@@ -323,6 +363,15 @@ export class EmbeddingRanker {
   }
 }
 
+/** `encoder.embed([text])`, with an encoder that throws rather than rejects made to reject. */
+function embedNow(encoder: SentenceEncoder, text: string): Promise<ArrayLike<number>[]> {
+  try {
+    return encoder.embed([text])
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
 function warnEncoderFailed(error: unknown): void {
   const reason = error instanceof Error ? error.message : String(error)
   process.emitWarning(
@@ -351,6 +400,44 @@ function dot(q: Float32Array, v: Float32Array): number {
   }
   for (; i < q.length; i++) s0 += q[i] * v[i]
   return s0 + s1 + s2 + s3
+}
+
+/**
+ * `dot(q, a) + 1` into `out[i]` and `dot(q, b) + 1` into `out[j]`, in one pass: each keeps its own
+ * four sums, added in the same order as `dot`'s (the same numbers to the last bit), and the two
+ * documents' eight sums interleave, so a pass waits on its additions half as often.
+ */
+function dot2(q: Float32Array, a: Float32Array, b: Float32Array, out: number[], i: number, j: number): void {
+  let a0 = 0
+  let a1 = 0
+  let a2 = 0
+  let a3 = 0
+  let b0 = 0
+  let b1 = 0
+  let b2 = 0
+  let b3 = 0
+  const whole = q.length - (q.length % 4)
+  let k = 0
+  for (; k < whole; k += 4) {
+    const q0 = q[k]
+    const q1 = q[k + 1]
+    const q2 = q[k + 2]
+    const q3 = q[k + 3]
+    a0 += q0 * a[k]
+    a1 += q1 * a[k + 1]
+    a2 += q2 * a[k + 2]
+    a3 += q3 * a[k + 3]
+    b0 += q0 * b[k]
+    b1 += q1 * b[k + 1]
+    b2 += q2 * b[k + 2]
+    b3 += q3 * b[k + 3]
+  }
+  for (; k < q.length; k++) {
+    a0 += q[k] * a[k]
+    b0 += q[k] * b[k]
+  }
+  out[i] = a0 + a1 + a2 + a3 + 1
+  out[j] = b0 + b1 + b2 + b3 + 1
 }
 
 function unit(vector: ArrayLike<number>): Float32Array {

@@ -18,7 +18,7 @@ try {
       const dimensions = embedded[0]?.length ?? 0
       const vectors = new Float32Array(dimensions * embedded.length)
       embedded.forEach((vector, i) => {
-        vectors.set(Array.from(vector), i * dimensions)
+        vectors.set(vector, i * dimensions)
       })
       post({ type: 'done', job, vectors, dimensions }, [vectors.buffer])
     } catch (error) {

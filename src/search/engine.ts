@@ -105,6 +105,8 @@ const COMPACT_MIN_DEAD = 8
 interface IndexedTool {
   /** Undefined once removed: the entry may still sit in some term lists until they are compacted. */
   definition: ToolDefinition | undefined
+  /** Whether its words are in the term lists (a build in steps indexes some tools before the rest). */
+  indexed: boolean
   /** Distinct words per field, for length normalisation. */
   readonly lengths: number[]
   /** The term lists this tool is in, to mark them on removal. */
@@ -168,6 +170,26 @@ function compact(posting: Posting): void {
   posting.dead = 0
 }
 
+/**
+ * A request's full-text scores before any tool is picked, for one state of the index (`version`).
+ * What `search` picks from; a caller may score a request ahead (while an encoder embeds it) and
+ * pick later, if the index has not changed meanwhile.
+ */
+export interface TextScores {
+  readonly query: string
+  readonly version: number
+}
+
+/** Every tool that matched, with its score, and where each matched term came from. */
+interface Scored extends TextScores {
+  readonly tools: readonly IndexedTool[]
+  /** Each tool's score; absent when picked at once, from the tools' own scratch (no other search between). */
+  readonly scores?: readonly number[]
+  readonly origins: ReadonlyMap<string, { word: string; how: MatchReason['how'] }>
+}
+
+const NO_SCORES = { tools: [], origins: new Map<string, { word: string; how: MatchReason['how'] }>() }
+
 /** The matched terms of one ranked tool, by field in index order: only its own term lists are looked at. */
 function reasons(
   tool: IndexedTool,
@@ -187,13 +209,21 @@ function reasons(
  * parameter names and descriptions, and its server, with prefix matching of the query's longer
  * terms; a tool's score is multiplied by how many of the query's terms it matched. Definitions are
  * kept by identity (two layers may register the same name). The index is an inverted list per term
- * and field, built on the first search and updated one tool at a time afterwards; a search walks
- * only the lists of the query's terms and keeps the best `limit` accepted tools as it goes.
+ * and field, built on the first search (or ahead, in `buildStep`s) and updated one tool at a time
+ * afterwards; a search walks only the lists of the query's terms and keeps the best `limit`
+ * accepted tools as it goes.
  */
 export class TextSearchEngine implements ToolSearchEngine {
   private readonly tools = new Map<ToolDefinition, IndexedTool>()
   private readonly serverOf: (definition: ToolDefinition) => string | undefined
   private built = false
+  /** Tools added before the index was built, in order: what `build` and `buildStep` index. */
+  private unindexed: IndexedTool[] = []
+  private unindexedAt = 0
+  /** Changes with every add and remove: scores of another version are stale. */
+  private changes = 0
+  /** How many searches found the index unbuilt and built it themselves (tests of the idle build). */
+  private searchBuilds = 0
   private readonly terms = new Map<string, Term>()
   private readonly words = new Map<string, Word>()
   /** Every term, sorted, for prefix lookups. */
@@ -235,10 +265,26 @@ export class TextSearchEngine implements ToolSearchEngine {
     return this.tools.size
   }
 
+  /** @internal Whether the index is built (by a search, `build` or the last `buildStep`). */
+  get isBuilt(): boolean {
+    return this.built
+  }
+
+  /** @internal Increases with every change to what is indexed. */
+  get version(): number {
+    return this.changes
+  }
+
+  /** @internal How many searches had to build the index themselves (0 after an idle build). */
+  get buildsBySearch(): number {
+    return this.searchBuilds
+  }
+
   add(definition: ToolDefinition): void {
     if (this.tools.has(definition)) return
     const tool: IndexedTool = {
       definition,
+      indexed: false,
       lengths: [0, 0, 0, 0],
       postings: [],
       searchMark: 0,
@@ -248,7 +294,9 @@ export class TextSearchEngine implements ToolSearchEngine {
     }
     // The server is named before anything changes, so a throwing `serverOf` leaves the index as it was.
     if (this.built) this.index(tool, this.serverOf(definition) ?? '', true)
+    else this.unindexed.push(tool)
     this.tools.set(definition, tool)
+    this.changes++
   }
 
   remove(definition: ToolDefinition): void {
@@ -256,7 +304,9 @@ export class TextSearchEngine implements ToolSearchEngine {
     if (tool === undefined) return
     this.tools.delete(definition)
     tool.definition = undefined
-    if (!this.built) return
+    this.changes++
+    // A tool not indexed yet is skipped when its turn comes.
+    if (!tool.indexed) return
     for (let field = 0; field < FIELD_COUNT; field++) this.totalLengths[field] -= tool.lengths[field]
     for (const posting of tool.postings) {
       posting.dead++
@@ -266,9 +316,23 @@ export class TextSearchEngine implements ToolSearchEngine {
   }
 
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
-    this.build()
+    if (limit < 1) return []
+    return this.pick(this.scoreAll(query, false), accept, limit)
+  }
+
+  /** @internal Every tool's full-text score for `query` (the index's current version), to `pick` from. */
+  scores(query: string): TextScores {
+    return this.scoreAll(query, true)
+  }
+
+  private scoreAll(query: string, keep: boolean): Scored {
+    if (!this.built) {
+      this.searchBuilds++
+      this.build()
+    }
+    const version = this.changes
     const terms = queryTerms(query)
-    if (terms.length === 0 || this.tools.size === 0 || limit < 1) return []
+    if (terms.length === 0 || this.tools.size === 0) return { query, version, ...NO_SCORES }
     const searchMark = ++this.marks
     const touched: IndexedTool[] = []
     const count = this.tools.size
@@ -293,12 +357,24 @@ export class TextSearchEngine implements ToolSearchEngine {
         this.score(this.terms.get(longer), factor, cover, searchMark, termMark, count, averages, touched)
       }
     }
-    // The best `limit` accepted tools, best first; among equal scores the one matched first stays
-    // first. `accept` is asked only about a tool that would enter the list.
+    if (!keep) return { query, version, tools: touched, origins }
+    const totals = new Array<number>(touched.length)
+    for (let i = 0; i < touched.length; i++) totals[i] = touched[i].score * touched[i].matchedTerms
+    return { query, version, tools: touched, scores: totals, origins }
+  }
+
+  /**
+   * @internal The best `limit` tools of `scored` that `accept` admits, best first; among equal scores
+   * the one matched first stays first. `accept` is asked only about a tool that would enter the list.
+   * `scored` must be of the index's current version.
+   */
+  pick(scored: TextScores, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
+    const { tools: touched, scores: totals, origins } = scored as Scored
     const best: IndexedTool[] = []
     const scores: number[] = []
-    for (const tool of touched) {
-      const score = tool.score * tool.matchedTerms
+    for (let t = 0; t < touched.length; t++) {
+      const tool = touched[t]
+      const score = totals === undefined ? tool.score * tool.matchedTerms : totals[t]
       if (best.length === limit && score <= scores[limit - 1]) continue
       const definition = tool.definition
       if (definition === undefined || !accept(definition)) continue
@@ -321,12 +397,28 @@ export class TextSearchEngine implements ToolSearchEngine {
 
   /** Build the whole index now (the first search does it otherwise). */
   build(): void {
-    if (this.built) return
-    const tools = [...this.tools.values()]
+    this.buildStep(Number.POSITIVE_INFINITY)
+  }
+
+  /**
+   * Index up to `count` more of the tools added before the index was built, in the order they were
+   * added; the step that indexes the last of them builds the index. Returns whether it is built. A
+   * build in steps gives the index one `build` gives: the same lists in the same order.
+   */
+  buildStep(count: number): boolean {
+    if (this.built) return true
+    const end = Math.min(this.unindexed.length, this.unindexedAt + count)
+    const tools = this.unindexed.slice(this.unindexedAt, end)
+    // Every server is named before anything is indexed, so a throwing `serverOf` leaves the index as it was.
     const servers = tools.map((tool) => (tool.definition === undefined ? '' : (this.serverOf(tool.definition) ?? '')))
-    this.built = true
     for (let i = 0; i < tools.length; i++) this.index(tools[i], servers[i], false)
+    this.unindexedAt = end
+    if (end < this.unindexed.length) return false
+    this.unindexed = []
+    this.unindexedAt = 0
+    this.built = true
     this.sortedTerms = [...this.terms.keys()].sort()
+    return true
   }
 
   /**
@@ -378,6 +470,7 @@ export class TextSearchEngine implements ToolSearchEngine {
   private index(tool: IndexedTool, server: string, incremental: boolean): void {
     const definition = tool.definition
     if (definition === undefined) return
+    tool.indexed = true
     if (this.words.size >= WORD_TABLE_LIMIT) this.words.clear()
     this.incremental = incremental
     for (let field = 0; field < FIELD_COUNT; field++) {

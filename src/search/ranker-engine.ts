@@ -1,6 +1,6 @@
 import type { ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
-import type { PrepareOptions, RankedTool, TextSearchEngine, ToolSearchEngine } from './engine.js'
+import type { PrepareOptions, RankedTool, TextScores, TextSearchEngine, ToolSearchEngine } from './engine.js'
 
 /** What a pluggable ranker sees of one tool. */
 export interface ToolSearchDocument {
@@ -53,6 +53,8 @@ export type FusionMethod = 'rank' | 'score'
  */
 export class FusedSearchEngine implements ToolSearchEngine {
   private readonly docs = new Map<ToolDefinition, ToolSearchDocument>()
+  /** The full text's scores of the request being prepared, computed while the ranker embeds it. */
+  private ahead: TextScores | undefined
 
   constructor(
     private readonly text: TextSearchEngine,
@@ -77,7 +79,25 @@ export class FusedSearchEngine implements ToolSearchEngine {
   }
 
   async prepare(query: string, options?: PrepareOptions): Promise<void> {
-    await this.hooks.prepare?.(query, options)
+    const prepared = this.hooks.prepare?.(query, options)
+    // The ranker's `prepare` hands the request to its encoder before it first awaits, so the full
+    // text's half of the search, which needs no vector, runs while the encoder works; the search
+    // after this uses it if nothing was added or removed meanwhile.
+    if (prepared !== undefined && query.trim() !== '')
+      try {
+        this.ahead = this.text.scores(query)
+      } catch {
+        // The search computes them again and throws there, as it did without this.
+      }
+    await prepared
+  }
+
+  /** The full-text matches of `query`, from the scores computed ahead when they are still current. */
+  private textual(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
+    let scores = this.ahead
+    if (scores?.query === query) this.ahead = undefined
+    if (scores?.query !== query || scores.version !== this.text.version) scores = this.text.scores(query)
+    return this.text.pick(scores, accept, limit)
   }
 
   search(query: string, accept: (definition: ToolDefinition) => boolean, limit: number): RankedTool[] {
@@ -90,11 +110,11 @@ export class FusedSearchEngine implements ToolSearchEngine {
       }
     if (definitions.length === 0 || limit < 1) return []
     if (this.hooks.ready?.(query) === false)
-      return this.text.search(query, accept, limit).map((match) => ({ ...match, partial: true }))
+      return this.textual(query, accept, limit).map((match) => ({ ...match, partial: true }))
     const scores: unknown = this.ranker(query, docs)
     if (!Array.isArray(scores) || scores.length !== docs.length)
       throw new ConfigError('search.ranker', `expected ${docs.length} numbers, one per document`)
-    const textual = this.text.search(query, accept, FUSION_DEPTH)
+    const textual = this.textual(query, accept, FUSION_DEPTH)
     if (this.fusion === 'score') return fuseScores(definitions, scores, textual, limit)
     const fused = new Map<ToolDefinition, { score: number; why?: RankedTool['why'] }>()
     textual.forEach((match, rank) => {

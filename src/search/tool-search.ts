@@ -10,6 +10,7 @@ import { defineTool } from '../schema/index.js'
 import { EmbeddingRanker } from './embedding-ranker.js'
 import { EncoderPool } from './encoder-pool.js'
 import { type MatchReason, type TextEngineOptions, TextSearchEngine, type ToolSearchEngine } from './engine.js'
+import { idleBuild } from './idle-build.js'
 import { FusedSearchEngine, type ToolRanker } from './ranker-engine.js'
 import { checkEncoderInstalled, useLiteEncoderId } from './use-lite-encoder.js'
 
@@ -99,10 +100,14 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
   const cache: unknown = options.embeddingCache
   if (cache !== undefined && cache !== false && (typeof cache !== 'string' || cache === ''))
     throw new ConfigError('search.embeddingCache', 'expected a file path or false')
-  const text = () => new TextSearchEngine(options)
+  // The built-in full-text index (unless another engine replaces it), built in idle time once the
+  // registrations settle, so the first search does not wait for it.
+  const text = options.engine === undefined ? new TextSearchEngine(options) : undefined
+  const warm = text === undefined ? undefined : idleBuild(text)
+  if (warm !== undefined) ctx.effect(() => () => warm.stop(), 'tool search index build')
   let engine: ToolSearchEngine
-  if (options.engine !== undefined) engine = options.engine
-  else if (typeof ranker === 'function') engine = new FusedSearchEngine(text(), ranker as ToolRanker)
+  if (text === undefined) engine = options.engine as ToolSearchEngine
+  else if (typeof ranker === 'function') engine = new FusedSearchEngine(text, ranker as ToolRanker)
   else if (ranker === 'hybrid') {
     checkEncoderInstalled('search.ranker')
     // The encoder runs in worker threads, so embedding the tools never holds the main thread; its
@@ -112,11 +117,15 @@ export function installToolSearch(ctx: Context, tools: ToolRuntimeCore, options:
       cache === undefined ? defaultEmbeddingCache() : cache || undefined,
     )
     ctx.effect(() => () => embeddings.close(), 'tool search encoder')
-    engine = new FusedSearchEngine(text(), embeddings.rank, embeddings, 'score')
-  } else engine = text()
+    engine = new FusedSearchEngine(text, embeddings.rank, embeddings, 'score')
+  } else engine = text
   const host = tools.host
   for (const definition of host.visibleTools().values()) engine.add(definition)
-  ctx.on('tools/registered', (definition: ToolDefinition) => engine.add(definition))
+  warm?.changed()
+  ctx.on('tools/registered', (definition: ToolDefinition) => {
+    engine.add(definition)
+    warm?.changed()
+  })
   ctx.on('tools/unregistered', (definition: ToolDefinition) => engine.remove(definition))
 
   const search = (query: string, call: ToolSearchCallOptions | undefined, method: string): ToolSearchMatch[] => {
