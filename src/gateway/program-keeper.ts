@@ -143,6 +143,19 @@ const programFailure = (message: string, code: string): ToolExecutionResult =>
     content: [{ type: 'text', text: message }],
   }) as unknown as ToolExecutionResult
 
+/**
+ * A run's hold on its turn's lease. `lost` aborts once the lease is another's (a renewal or a
+ * write was refused): the run is cancelled then, and writes nothing more. `save` writes the turn
+ * behind the lease fence (`Store.saveLeasedTurn`): false, and `lost` aborted, when it was refused.
+ */
+interface HeldLease {
+  readonly lost: AbortSignal
+  save(state: ProgramState, close?: boolean): Promise<boolean>
+  /** Whether the lease is still this run's (a check, not a fence: writes go through `save`). */
+  confirm(): Promise<boolean>
+  stop(): void
+}
+
 /** A resume cut short by the keeper's stop: its claim is given back, nothing is sealed. */
 class Interrupted extends Error {}
 
@@ -156,7 +169,7 @@ export interface ProgramKeeper extends McpCallKeeper {
   run(
     input: ToolExecutionInput,
     options: ToolExecuteOptions,
-    run: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
+    run: (options: ToolExecuteOptions, signal?: AbortSignal) => Promise<ToolExecutionResult>,
     call?: KeptRoundCall,
   ): Promise<ToolExecutionResult>
   /** Look at the store's program turns now (a decision was just recorded). */
@@ -171,6 +184,7 @@ export type ProgramTurns = Pick<
   | 'saveTurn'
   | 'createTurn'
   | 'leaseTurn'
+  | 'saveLeasedTurn'
   | 'loadTurn'
   | 'closeTurn'
   | 'pendingCalls'
@@ -386,99 +400,157 @@ export function createProgramKeeper(deps: {
 
   /**
    * Save a paused program under `turnId`, so the viewer lists its waiting sub-calls. `create`: the
-   * turn is new (an unnamed program's first pause), made with a lease. A leased turn's lease is
-   * given up, so whichever instance resumes the program's decision can take it at once.
+   * turn is new (an unnamed program's first pause), made with a lease. A leased run saves behind its
+   * lease (`held`): false when the lease was another's (nothing was saved). A leased turn's lease is
+   * then given up, so whichever instance resumes the program's decision can take it at once.
    */
-  async function keep(turnId: string, state: ProgramState, create = false): Promise<void> {
+  async function keep(
+    turnId: string,
+    state: ProgramState,
+    options: { readonly create?: boolean; readonly held?: HeldLease | undefined } = {},
+  ): Promise<boolean> {
+    const { create = false, held } = options
     // The viewer offers a call only once the journal shows it asking: its records are committed
     // before the turn lists it as pending, or a crash in between would leave it undecidable.
     await flush()
-    if (!create || state.leased !== true) await store.saveTurn(turnId, state as unknown as JsonValue)
-    else if (!(await store.createTurn(turnId, state as unknown as JsonValue, { holder: lease.holder, ms: 1 })))
-      throw new StoreError('STORE_UNAVAILABLE', `program turn ${turnId} exists already: its paused program is not kept`)
+    if (create && state.leased === true) {
+      if (!(await store.createTurn(turnId, state as unknown as JsonValue, { holder: lease.holder, ms: 1 })))
+        throw new StoreError(
+          'STORE_UNAVAILABLE',
+          `program turn ${turnId} exists already: its paused program is not kept`,
+        )
+    } else if (held !== undefined) {
+      if (!(await held.save(state))) return false
+    } else await store.saveTurn(turnId, state as unknown as JsonValue)
     if (state.leased === true && !create) await giveUpLease(turnId)
     log.info(`a run_code program waits for ${approver} (turn ${turnId})`)
+    return true
   }
 
   /** Give this instance's lease on `turnId` up (it lapses now); one the store refuses lapses at its end. */
   const giveUpLease = (turnId: string): Promise<unknown> =>
     store.leaseTurn?.(turnId, { holder: lease.holder, ms: 1 }).catch(() => false) ?? Promise.resolve()
 
-  /** Seal the program's result into its turn (for a client that waits again, on any instance) and close it. */
-  async function settle(turnId: string, state: ProgramState, result: ToolExecutionResult): Promise<void> {
+  /**
+   * Seal the program's result into its turn (for a client that waits again, on any instance) and
+   * close it. A leased run writes both behind its lease: false when the lease was another's.
+   */
+  async function settle(
+    turnId: string,
+    state: ProgramState,
+    result: ToolExecutionResult,
+    held?: HeldLease,
+  ): Promise<boolean> {
     const { seal: _old, ...rest } = state
     const final = seal({
       ...rest,
       pending: { calls: [], requests: [] },
       result: JSON.parse(JSON.stringify(result)) as JsonValue,
     })
+    if (held !== undefined) return held.save(final, true)
     await store.saveTurn(turnId, final as unknown as JsonValue)
     await store.closeTurn(turnId)
+    return true
   }
 
-  /** The program ended: its result is sealed into the turn, the turn closed, the waiting clients answered. */
-  async function finish(turnId: string, state: ProgramState, result: ToolExecutionResult): Promise<void> {
-    await settle(turnId, state, result)
+  /**
+   * The program ended: its result is sealed into the turn, the turn closed, the waiting clients
+   * answered. A leased run whose lease was taken writes nothing: the taker's result is the program's.
+   */
+  async function finish(
+    turnId: string,
+    state: ProgramState,
+    result: ToolExecutionResult,
+    held?: HeldLease,
+  ): Promise<void> {
+    if (!(await settle(turnId, state, result, held))) return
     if (!deliver(turnId, result))
       log.info(`a kept run_code program finished (turn ${turnId}); its result is in the journal`)
   }
 
   /**
-   * Renew the lease on `turnId` while a run holds it. Its signal aborts once a renewal is refused
-   * (another instance took the expired lease over): the run then saves nothing more into the turn.
-   * `confirm` tells whether the lease is still this run's before a write: free while the last
-   * renewal is recent, else it renews first (a process that stalled past its lease finds it lost).
+   * Renew the lease on `turnId` while a run holds it, and write the turn behind it. Its `lost`
+   * aborts once a renewal or a fenced write is refused (another instance took the expired lease
+   * over): the run is cancelled then (its sub-calls in flight see the abort, nothing more starts)
+   * and saves nothing more into the turn. A store without leases (the process's own turns) has
+   * nobody to hand the run to: the hold is never lost there.
    */
-  function holdLease(turnId: string): { readonly lost: AbortSignal; confirm(): Promise<boolean>; stop(): void } {
+  function holdLease(turnId: string): HeldLease {
     const lost = new AbortController()
     // When the last renewal that succeeded was sent (this clock is monotonic; the store's decides expiry).
     let renewedAt = performance.now()
+    const lose = (why: string) => {
+      if (!lost.signal.aborted)
+        log.info(
+          `program turn ${turnId}: ${why}, so another instance took the program over; this run is cancelled and saves nothing more`,
+        )
+      lost.abort()
+    }
     const renew = async (): Promise<boolean> => {
       if (lost.signal.aborted) return false
+      if (store.leaseTurn === undefined) return true
       const sent = performance.now()
-      const held = await store.leaseTurn?.(turnId, lease)
-      if (held === true) {
+      if (await store.leaseTurn(turnId, lease)) {
         renewedAt = Math.max(renewedAt, sent)
         return true
       }
-      if (!lost.signal.aborted)
-        log.info(
-          `program turn ${turnId}: this instance could not renew its lease in time and another instance took the program over; this run saves nothing more`,
-        )
-      lost.abort()
+      lose('this instance could not renew its lease in time')
       return false
     }
-    const timer = setInterval(() => {
-      renew().catch((error: unknown) =>
-        log.debug(`program turn ${turnId}: the lease was not renewed: ${String(error)}`),
-      )
-    }, renewMs)
-    timer.unref()
+    const timer =
+      store.leaseTurn === undefined
+        ? undefined
+        : setInterval(() => {
+            renew().catch((error: unknown) =>
+              log.debug(`program turn ${turnId}: the lease was not renewed: ${String(error)}`),
+            )
+          }, renewMs)
+    timer?.unref()
+    // Two thirds of the lease left: a write sent now lands well before it expires (a store without the fence).
+    const confirm = async () =>
+      !lost.signal.aborted && (performance.now() - renewedAt < renewMs * 1.5 || (await renew().catch(() => false)))
     return {
       lost: lost.signal,
-      // Two thirds of the lease left: a write sent now lands well before it expires.
-      confirm: async () =>
-        !lost.signal.aborted && (performance.now() - renewedAt < renewMs * 1.5 || (await renew().catch(() => false))),
+      confirm,
+      async save(state, close = false) {
+        if (lost.signal.aborted) return false
+        const text = state as unknown as JsonValue
+        if (store.leaseTurn !== undefined && store.saveLeasedTurn !== undefined) {
+          // The fence: the store writes only while the lease is this holder's, in the step that checks it.
+          const sent = performance.now()
+          if (await store.saveLeasedTurn(turnId, text, lease, close ? { close } : undefined)) {
+            renewedAt = Math.max(renewedAt, sent)
+            return true
+          }
+          lose("a write of this run was refused: its lease is no longer this instance's")
+          return false
+        }
+        // A store without the fence: the lease is checked, then the turn written (see docs/decisions.md).
+        if (!(await confirm())) return false
+        await store.saveTurn(turnId, text)
+        if (close) await store.closeTurn(turnId)
+        return true
+      },
       stop: () => clearInterval(timer),
     }
   }
 
   /**
    * What a leased run hands Code Mode as `onProgramLog`: each finished sub-call's log is saved into
-   * the turn (one save at a time, in order) before the program goes on, while the lease is held.
+   * the turn (one save at a time, in order) before the program goes on, behind the lease.
    */
   function progress(
     turnId: string,
-    held: { confirm(): Promise<boolean> },
+    held: HeldLease,
     stateFor: (programLog: JsonValue) => ProgramState,
   ): (programLog: JsonValue) => Promise<void> {
     let saved = Promise.resolve()
     return (programLog) => {
       saved = saved.then(async () => {
         // A stop cancels the sub-calls in flight: that is not their outcome, and a later run does them again.
-        if (stopping.signal.aborted || !(await held.confirm())) return
-        await store
-          .saveTurn(turnId, stateFor(programLog) as unknown as JsonValue)
+        if (stopping.signal.aborted) return
+        await held
+          .save(stateFor(programLog))
           .catch((error: unknown) =>
             log.info(`program turn ${turnId}: the program's progress could not be saved: ${String(error)}`),
           )
@@ -542,7 +614,10 @@ export function createProgramKeeper(deps: {
         )
       // Marked, so later calls with the name wait while this lease is renewed.
       const { seal: _seal, ...rest } = now
-      await store.saveTurn(turnId, seal({ ...rest, claimed: true }) as unknown as JsonValue)
+      const marked = seal({ ...rest, claimed: true }) as unknown as JsonValue
+      if (store.saveLeasedTurn === undefined) await store.saveTurn(turnId, marked)
+      // Behind the lease fence: refused when this call stalled past the lease and another took it.
+      else if (!(await store.saveLeasedTurn(turnId, marked, lease))) return 'moved'
       return 'claimed'
     } catch (error) {
       await giveUpLease(turnId)
@@ -557,7 +632,7 @@ export function createProgramKeeper(deps: {
   async function takeOver(turnId: string): Promise<void> {
     if (store.leaseTurn === undefined || live.has(turnId) || busy.has(turnId)) return
     busy.add(turnId)
-    let held: ReturnType<typeof holdLease> | undefined
+    let held: HeldLease | undefined
     try {
       if (!(await store.leaseTurn(turnId, lease))) return
       // Read after winning: the newest log the previous run saved.
@@ -599,11 +674,11 @@ export function createProgramKeeper(deps: {
         ...(programLog === null ? {} : { program: { log: programLog, decisions: {} } }),
       }
       const ran = await runProgram(options, (o) => execute(input, o))
-      // Taken over in turn (this instance stalled past its lease): the newer taker's result counts.
-      if (!(await held.confirm())) return
       held.stop()
-      if ('result' in ran) return await finish(turnId, state, ran.result)
-      await keep(turnId, stateOf(bound, state.call, ran.paused, ran.approved ?? state.approved))
+      // Behind the lease: taken over in turn (this instance stalled past its lease), it writes
+      // nothing, and the newer taker's result counts.
+      if ('result' in ran) return await finish(turnId, state, ran.result, held)
+      await keep(turnId, stateOf(bound, state.call, ran.paused, ran.approved ?? state.approved), { held })
     } finally {
       held?.stop()
       live.delete(turnId)
@@ -834,10 +909,10 @@ export function createProgramKeeper(deps: {
       const ran = await runProgram(options, (o) => execute(input, o))
       // A stop cut the run short: what it returned is not the program's result.
       if (stopping.signal.aborted) throw new Interrupted()
-      // Taken over (this instance stalled past its lease): the taker's result counts.
-      if (held !== undefined && !(await held.confirm())) return
+      // Behind the lease: taken over (this instance stalled past its lease), it writes nothing, and
+      // the taker's result counts.
       held?.stop()
-      if ('result' in ran) return await finish(turnId, state, ran.result)
+      if ('result' in ran) return await finish(turnId, state, ran.result, held)
       // A sub-call asked again under the id of one already decided: its decision is spent (claimed),
       // and the store takes one decision per call, so nobody could ever decide it. The program ends.
       const again = ran.paused.waiting.find((r) => recorded[r.callId] !== undefined)
@@ -852,9 +927,10 @@ export function createProgramKeeper(deps: {
             `the program's sub-call ${again.callId} (${again.toolName}) asked for approval again after its decision was used; a call is decided once, so the program ends here`,
             'APPROVAL_ASKED_AGAIN',
           ),
+          held,
         )
       }
-      await keep(turnId, stateOf(bound, state.call, ran.paused, ran.approved ?? state.approved))
+      await keep(turnId, stateOf(bound, state.call, ran.paused, ran.approved ?? state.approved), { held })
     } finally {
       held?.stop()
     }
@@ -907,14 +983,23 @@ export function createProgramKeeper(deps: {
     return waiting
   }
 
-  /** A named program's run ended here: its result goes into its turn, or the log says why not. */
-  async function settleNamed(turnId: string, running: ProgramState, result: ToolExecutionResult): Promise<void> {
+  /**
+   * A named program's run ended here: its result goes into its turn, or the log says why not.
+   * False only when its lease was another's: the taker's result is the name's, not this one.
+   */
+  async function settleNamed(
+    turnId: string,
+    running: ProgramState,
+    result: ToolExecutionResult,
+    held?: HeldLease,
+  ): Promise<boolean> {
     try {
-      await settle(turnId, running, result)
+      return await settle(turnId, running, result, held)
     } catch (error) {
       log.info(
         `the result of the named run_code program in turn ${turnId} could not be saved; its other calls keep waiting: ${String(error)}`,
       )
+      return true
     }
   }
 
@@ -1040,7 +1125,8 @@ export function createProgramKeeper(deps: {
       try {
         ran = await runProgram(
           save === undefined ? options : { ...options, onProgramLog: save },
-          run,
+          // A lost lease cancels the run here: its sub-calls in flight see the abort, nothing more starts.
+          held === undefined ? run : (o) => run(o, AbortSignal.any([input.signal, held.lost])),
           save === undefined
             ? undefined
             : (approval) => {
@@ -1058,23 +1144,32 @@ export function createProgramKeeper(deps: {
           await store.leaseTurn?.(turnId, { holder: lease.holder, ms: 1 }).catch(() => false)
           return ran.result
         }
-        // Another instance took the program over: its result is the name's, and this client waits for it.
-        if (held !== undefined && !(await held.confirm())) {
-          held.stop()
+        // Another instance took the program over (a renewal or a write behind the lease was refused):
+        // its result is the name's, and this client waits for it.
+        const takenOver = async () => {
+          held?.stop()
           live.delete(turnId)
           const waiting = waitFor(turnId, input.signal)
           tick()
           return await waiting
         }
-        // Still this run's: what follows writes the turn's last state (which ends the lease's use).
+        if (held?.lost.aborted) return await takenOver()
+        // What follows writes the turn's last state behind the lease (which ends the lease's use).
         held?.stop()
         if ('result' in ran) {
           // The name's other calls, here or on another instance, get the same answer.
-          if (programId !== undefined) await settleNamed(turnId, running, ran.result)
+          if (programId !== undefined && !(await settleNamed(turnId, running, ran.result, held)))
+            return await takenOver()
           deliver(turnId, ran.result)
           return ran.result
         }
-        await keep(turnId, stateOf(bound, call_, ran.paused, ran.approved), programId === undefined)
+        if (
+          !(await keep(turnId, stateOf(bound, call_, ran.paused, ran.approved), {
+            create: programId === undefined,
+            held,
+          }))
+        )
+          return await takenOver()
         if (call?.onKept !== undefined) {
           // The client answers by retrying: the call ends now, naming the kept program.
           call.onKept({ turnId, waiting: ran.paused.waiting })
@@ -1083,7 +1178,7 @@ export function createProgramKeeper(deps: {
       } catch (error) {
         log.info(`a paused program could not be kept: ${String(error)}`)
         const result = waitingResult(turnId, approver)
-        if (programId !== undefined && !lost()) await settleNamed(turnId, running, result)
+        if (programId !== undefined && !lost()) await settleNamed(turnId, running, result, held)
         deliver(turnId, result)
         return result
       } finally {

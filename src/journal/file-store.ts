@@ -29,6 +29,7 @@ import {
   type BucketTake,
   type ClaimDecision,
   type DecideResult,
+  type LeasedSaveOptions,
   type PendingCall,
   pendingCallsOf,
   type StandingApproval,
@@ -136,37 +137,43 @@ class FileStore implements Store {
    * renewal makes the next generation, and a link makes each one once, so of a renewal and takers
    * racing for one expired lease exactly one wins.
    */
-  private writeLease(id: string, generation: number, lease: TurnLease): boolean {
+  private writeLease(id: string, generation: number, lease: TurnLease, then?: () => void): boolean {
     const dir = this.leaseDir(id)
     mkdirSync(dir, { recursive: true })
     const won = linkWhole(
       `${dir}/g${generation}`,
       JSON.stringify({ holder: lease.holder, until: Date.now() + lease.ms }),
     )
-    if (won)
-      for (const name of readdirSync(dir)) {
-        const older = /^g(\d+)$/.exec(name)
-        if (older !== null && Number(older[1]) < generation) rmSync(`${dir}/${name}`, { force: true })
-      }
-    return won
+    if (!won) return false
+    then?.()
+    for (const name of readdirSync(dir)) {
+      const older = /^g(\d+)$/.exec(name)
+      if (older !== null && Number(older[1]) < generation) rmSync(`${dir}/${name}`, { force: true })
+    }
+    return true
   }
 
-  /** The turn's newest lease generation, or undefined when it has none (or a newer one replaced it as it was read). */
+  /** The turn's newest lease generation, or undefined when it has none. */
   private readLease(id: string): { generation: number; holder: string; until: number } | undefined {
-    let names: string[]
-    try {
-      names = readdirSync(this.leaseDir(id))
-    } catch {
-      return undefined
+    // A generation removed as it was read was replaced by a newer one: read that (bounded, as a
+    // lease changes hands only so often).
+    for (let attempt = 0; attempt < 100; attempt++) {
+      let names: string[]
+      try {
+        names = readdirSync(this.leaseDir(id))
+      } catch {
+        return undefined
+      }
+      const generation = Math.max(0, ...names.map((name) => Number(/^g(\d+)$/.exec(name)?.[1] ?? 0)))
+      if (generation === 0) return undefined
+      try {
+        const { holder, until } = JSON.parse(readFileSync(`${this.leaseDir(id)}/g${generation}`, 'utf8'))
+        return { generation, holder, until }
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
+      }
     }
-    const generation = Math.max(0, ...names.map((name) => Number(/^g(\d+)$/.exec(name)?.[1] ?? 0)))
-    if (generation === 0) return undefined
-    try {
-      const { holder, until } = JSON.parse(readFileSync(`${this.leaseDir(id)}/g${generation}`, 'utf8'))
-      return { generation, holder, until }
-    } catch {
-      return undefined
-    }
+    return undefined
   }
 
   async leaseTurn(id: string, lease: TurnLease): Promise<boolean> {
@@ -177,6 +184,29 @@ class FileStore implements Store {
     const current = this.readLease(id)
     if (current === undefined || (current.holder !== lease.holder && current.until >= Date.now())) return false
     return this.writeLease(id, current.generation + 1, lease)
+  }
+
+  async saveLeasedTurn(id: string, state: JsonValue, lease: TurnLease, options?: LeasedSaveOptions): Promise<boolean> {
+    checkTurnId(id, 'saveLeasedTurn')
+    checkLease(lease ?? null, 'saveLeasedTurn')
+    const file = this.turnFile(id)
+    // Written and flushed under a temporary name first: only the rename comes after the fence.
+    const temp = `${file}.${randomUUID()}.tmp`
+    writeDurable(temp, JSON.stringify({ id, state, closed: options?.close === true }))
+    try {
+      for (;;) {
+        const turn = this.readTurnFile(id)
+        const current = this.readLease(id)
+        if (turn === undefined || turn.closed || current === undefined || current.holder !== lease.holder) return false
+        // The fence: the lease's next generation, which a link makes once, renewed to this holder,
+        // then the rename, with nothing asynchronous between them. A taker can make the generation
+        // after only once this one expired. When another made the next generation first, it is
+        // read again: a taker's refuses this save, the holder's own (another write of it) does not.
+        if (this.writeLease(id, current.generation + 1, lease, () => renameSync(temp, file))) return true
+      }
+    } finally {
+      rmSync(temp, { force: true })
+    }
   }
 
   private readTurnFile(id: string): { id: string; state: JsonValue; closed: boolean } | undefined {

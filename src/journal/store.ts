@@ -46,6 +46,12 @@ export interface TurnLease {
   readonly ms: number
 }
 
+/** Options of {@link Store.saveLeasedTurn}. */
+export interface LeasedSaveOptions {
+  /** Close the turn in the same step (no decision is accepted for it any more). Default false. */
+  readonly close?: boolean
+}
+
 /** A call waiting for a decision, as the viewer lists them. */
 export interface PendingCall {
   readonly turnId: string
@@ -145,6 +151,18 @@ export interface Store {
    * process to another (a named program whose process died keeps its name).
    */
   leaseTurn?(id: string, lease: TurnLease): Promise<boolean>
+  /**
+   * The lease fence: replace the state of the open turn `id` (as {@link Store.saveTurn} does) only
+   * while its lease is `lease.holder`'s, and renew the lease for `lease.ms`, checked and written in
+   * one step. True when saved. False (nothing changed) when there is no such turn, it is closed, it
+   * was never leased, or another holder took its lease: a holder that stalled past its lease and
+   * was taken over never lands a late write over the taker's. Its own expired lease that nobody
+   * took is still its own (as {@link Store.leaseTurn} renews it): every taker changes the holder
+   * before it reads the turn, so a write that finds its holder in the same step comes before any
+   * taker's read. With `close`, the turn is closed in the same step (a run's final state).
+   * Optional, present exactly when `leaseTurn` is.
+   */
+  saveLeasedTurn?(id: string, state: JsonValue, lease: TurnLease, options?: LeasedSaveOptions): Promise<boolean>
   /** The turn and its decisions, or undefined. */
   loadTurn(id: string): Promise<StoredTurn | undefined>
   /** Mark a turn finished: no decision is accepted for it any more. */

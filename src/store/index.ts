@@ -7,6 +7,7 @@ export type {
   BucketTake,
   ClaimDecision,
   DecideResult,
+  LeasedSaveOptions,
   PendingCall,
   StandingApproval,
   Store,

@@ -16,6 +16,7 @@ import {
   type BucketTake,
   type ClaimDecision,
   type DecideResult,
+  type LeasedSaveOptions,
   type PendingCall,
   pendingCallsOf,
   type StandingApproval,
@@ -515,6 +516,28 @@ class PostgresStore implements Store {
       ),
     )
     return updated.rowCount === 1
+  }
+
+  async saveLeasedTurn(id: string, state: JsonValue, lease: TurnLease, options?: LeasedSaveOptions): Promise<boolean> {
+    checkId(id, 'saveLeasedTurn')
+    checkLease(lease, 'saveLeasedTurn')
+    const text = serialize(state as object)
+    const pending = pendingCallsOf(id, state)
+    return this.tx('save leased turn', async (client) => {
+      // One row update checks the holder and writes: a taker's update of the row (which changes the
+      // holder) comes wholly before it, and this one then updates nothing, or wholly after it, and
+      // then finds a lease renewed in this very update.
+      const updated = await client.query(
+        `UPDATE toolgate_turns SET state = $2, closed = $5, updated_at = now(),
+           lease_until = now() + $4::double precision * interval '1 millisecond'
+         WHERE id = $1 AND NOT closed AND lease_holder = $3`,
+        [id, text, lease.holder, lease.ms, options?.close === true],
+      )
+      if (updated.rowCount !== 1) return false
+      await client.query('DELETE FROM toolgate_turn_calls WHERE turn_id = $1', [id])
+      await listPendingCalls(client, id, pending)
+      return true
+    })
   }
 
   async loadTurn(id: string): Promise<StoredTurn | undefined> {

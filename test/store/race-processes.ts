@@ -8,27 +8,29 @@ const STORE_MODULE = resolve(import.meta.dirname, '../../dist/store/index.js')
 
 /**
  * Run `act` (an async function's body that has `store`, the built file store on `journal`, and
- * returns whether this process won) in `count` processes at once: every process's pid, and the
- * pids of those that won.
+ * returns whether this process won; or, given the process's index, that body) in `count`
+ * processes at once: every process's pid, and the pids of those that won (both in index order).
  */
 export async function raceProcesses(
   journal: string,
-  act: string,
+  act: string | ((index: number) => string),
   count = 8,
 ): Promise<{ pids: number[]; winners: number[] }> {
-  const script = `
+  const script = (index: number) => `
     const { createFileStore } = await import(${JSON.stringify(STORE_MODULE)})
     const store = createFileStore({ journal: ${JSON.stringify(journal)} })
     process.stdout.write('ready\\n')
     process.stdin.once('data', async () => {
-      const won = await (async () => { ${act} })()
+      const won = await (async () => { ${typeof act === 'string' ? act : act(index)} })()
       process.stdout.write(won ? 'won\\n' : 'lost\\n')
       process.exit(0)
     })`
   const children: ChildProcess[] = []
   const said: string[] = Array.from({ length: count }, () => '')
   for (let i = 0; i < count; i++) {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script(i)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    })
     child.stdout?.on('data', (chunk: Buffer) => {
       said[i] += chunk.toString()
     })

@@ -4,6 +4,10 @@
 // takers racing for it, in both stores: PostgreSQL (one row update decides) and the file store (each
 // take makes the lease's next generation with a hard link, which fails when the name exists, across
 // processes of one machine). A turn never leased, a closed turn and a missing one are never taken.
+// The lease fence (`saveLeasedTurn`): a write lands only while the lease is its holder's, checked
+// in the step that writes, so a stale holder (its expired lease taken by another) never lands a
+// late write over the taker's state, nor closes the turn; in PostgreSQL one row update decides, in
+// the file store the link of the lease's next generation does.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -72,10 +76,78 @@ async function leases(stores: readonly [Store, Store]): Promise<void> {
   // The turn itself is untouched by its leases.
   expect(await b.loadTurn('expired')).toMatchObject({ state: running, closed: false, decisions: {} })
 
+  await fence(stores)
+
   // Bad leases are refused, path-qualified.
+  await expect(a.saveLeasedTurn?.('live', running, { holder: '', ms: 10 })).rejects.toThrow(/saveLeasedTurn\(lease\)/)
   await expect(a.leaseTurn?.('live', { holder: '', ms: 10 })).rejects.toThrow(/leaseTurn\(lease\)/)
   await expect(a.leaseTurn?.('live', { holder: 'x', ms: 0 })).rejects.toThrow(/leaseTurn\(lease\)/)
   await expect(a.createTurn('bad', running, { holder: 'x', ms: 1.5 })).rejects.toThrow(/createTurn\(lease\)/)
+}
+
+/** The lease fence, on two store objects on one store (two instances). */
+async function fence(stores: readonly [Store, Store]): Promise<void> {
+  const [a, b] = stores
+  const lease = (holder: string) => ({ holder, ms: LONG })
+  // The holder's write lands (and renews its lease); another holder's never does.
+  expect(await a.saveLeasedTurn?.('live', { ...running, progress: 2 }, lease('instance-a'))).toBe(true)
+  expect(await b.saveLeasedTurn?.('live', { ...running, progress: 3 }, lease('instance-b'))).toBe(false)
+  expect(await b.loadTurn('live')).toMatchObject({ state: { progress: 2 }, closed: false })
+  expect(await b.leaseTurn?.('live', lease('instance-b'))).toBe(false)
+  // Never leased, missing, closed: nothing is written.
+  expect(await a.saveLeasedTurn?.('plain', { ...running, progress: 1 }, lease('instance-a'))).toBe(false)
+  expect(await a.loadTurn('plain')).toMatchObject({ state: running })
+  expect(await a.saveLeasedTurn?.('nowhere', running, lease('instance-a'))).toBe(false)
+  expect(await a.loadTurn('nowhere')).toBeUndefined()
+  expect(await a.saveLeasedTurn?.('closed', { ...running, progress: 1 }, lease('instance-a'))).toBe(false)
+  expect(await a.loadTurn('closed')).toMatchObject({ state: running, closed: true })
+
+  // A stale holder: its lease expired and another instance took it. Its progress and its final
+  // result are refused; the taker's state stays, and the stale holder cannot take the lease back.
+  await expiredLeaseOn(a, 'stale', 'instance-a')
+  expect(await b.leaseTurn?.('stale', lease('instance-b'))).toBe(true)
+  expect(await b.saveLeasedTurn?.('stale', { ...running, by: 'taker' }, lease('instance-b'))).toBe(true)
+  expect(await a.saveLeasedTurn?.('stale', { ...running, by: 'stale' }, lease('instance-a'))).toBe(false)
+  const staleResult = { ...running, by: 'stale', result: 'late' }
+  expect(await a.saveLeasedTurn?.('stale', staleResult, lease('instance-a'), { close: true })).toBe(false)
+  expect(await a.loadTurn('stale')).toMatchObject({ state: { by: 'taker' }, closed: false })
+  expect(await a.leaseTurn?.('stale', lease('instance-a'))).toBe(false)
+  // The taker's final state closes the turn in the same step; nothing is written after.
+  const result = { ...running, by: 'taker', result: 'done' }
+  expect(await b.saveLeasedTurn?.('stale', result, lease('instance-b'), { close: true })).toBe(true)
+  expect(await a.loadTurn('stale')).toMatchObject({ state: { result: 'done' }, closed: true })
+  expect(await b.saveLeasedTurn?.('stale', running, lease('instance-b'))).toBe(false)
+  expect(await a.loadTurn('stale')).toMatchObject({ state: { result: 'done' }, closed: true })
+
+  // Its own expired lease that nobody took is still the holder's: the write lands and renews it.
+  await expiredLeaseOn(a, 'lapsed', 'instance-a')
+  expect(await a.saveLeasedTurn?.('lapsed', { ...running, progress: 1 }, lease('instance-a'))).toBe(true)
+  expect(await b.leaseTurn?.('lapsed', lease('instance-b'))).toBe(false)
+
+  // A stale holder's writes among 16 takers of its expired lease, on two instances: either a write
+  // of the holder comes first (and renews the lease, so no taker wins), or one taker wins and no
+  // write of the holder lands.
+  await expiredLeaseOn(a, 'contested', 'instance-a')
+  const acts = Array.from({ length: 24 }, (_, i) =>
+    i % 3 === 1
+      ? {
+          write: `stale-${i}`,
+          go: () => stores[i % 2].saveLeasedTurn?.('contested', { ...running, by: `stale-${i}` }, lease('instance-a')),
+        }
+      : { take: `taker-${i}`, go: () => stores[i % 2].leaseTurn?.('contested', lease(`taker-${i}`)) },
+  )
+  const won = await Promise.all(acts.map((act) => act.go()))
+  const took = acts.filter((act, i) => won[i] === true && act.take !== undefined)
+  const wrote = acts.filter((act, i) => won[i] === true && act.write !== undefined)
+  const state = (await b.loadTurn('contested'))?.state as { by?: string }
+  if (took.length > 0) {
+    expect(took).toHaveLength(1)
+    expect(wrote).toEqual([])
+    expect(state).toEqual(running)
+  } else {
+    expect(wrote.length).toBeGreaterThan(0)
+    expect(wrote.map((act) => act.write)).toContain(state.by)
+  }
 }
 
 describe('turn leases: a live lease is kept, an expired one goes to one taker (issue 40, item 2)', {
@@ -99,9 +171,11 @@ describe('turn leases: a live lease is kept, an expired one goes to one taker (i
     await leases([createFileStore({ journal }), createFileStore({ journal })])
     const leaseDirs = readdirSync(`${journal}.turns`).filter((name) => name.endsWith('.lease'))
     for (const leaseDir of leaseDirs) expect(readdirSync(`${journal}.turns/${leaseDir}`)).toHaveLength(1)
+    // A refused fenced write leaves no temporary file of the state it did not write.
+    expect(readdirSync(`${journal}.turns`).filter((name) => name.endsWith('.tmp'))).toEqual([])
   })
 
-  it('file store: of eight processes taking one expired lease together, exactly one wins', async () => {
+  it('file store: of eight processes taking one expired lease together, exactly one wins; the fence holds across processes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-turn-lease-procs-'))
     dirs.push(dir)
     const journal = join(dir, 'journal.jsonl')
@@ -115,5 +189,35 @@ describe('turn leases: a live lease is kept, an expired one goes to one taker (i
     const winner = `pid-${winners[0]}`
     expect(await store.leaseTurn?.('race', { holder: 'dead-instance', ms: LONG })).toBe(false)
     expect(await store.leaseTurn?.('race', { holder: winner, ms: LONG })).toBe(true)
+
+    // The lease fence across processes: four write as the stale holder, four as the winner, at
+    // once. Every one of the winner's writes lands, none of the stale holder's; the state is the winner's.
+    const writes = await raceProcesses(journal, (i) => {
+      const holder = i % 2 === 0 ? 'dead-instance' : winner
+      return `return store.saveLeasedTurn('race', { kind: 'running', pending: { calls: [], requests: [] }, by: ${JSON.stringify(holder)}, pid: process.pid }, { holder: ${JSON.stringify(holder)}, ms: ${LONG} })`
+    })
+    expect(writes.winners).toEqual(writes.pids.filter((_, i) => i % 2 === 1))
+    const state = (await store.loadTurn('race'))?.state as { by?: string; pid?: number }
+    expect(state.by).toBe(winner)
+    expect(writes.winners).toContain(state.pid)
+
+    // A stale holder's writes among takers of its expired lease, across processes: either its
+    // writes come first (renewing the lease: no taker wins) or one taker wins and none lands.
+    await expiredLeaseOn(store, 'contested', 'dead-instance')
+    const contest = await raceProcesses(journal, (i) =>
+      i % 2 === 0
+        ? `return store.saveLeasedTurn('contested', { kind: 'running', pending: { calls: [], requests: [] }, pid: process.pid }, { holder: 'dead-instance', ms: ${LONG} })`
+        : `return store.leaseTurn('contested', { holder: 'pid-' + process.pid, ms: ${LONG} })`,
+    )
+    const took = contest.winners.filter((pid) => contest.pids.indexOf(pid) % 2 === 1)
+    const wrote = contest.winners.filter((pid) => contest.pids.indexOf(pid) % 2 === 0)
+    const contested = (await store.loadTurn('contested'))?.state as { pid?: number }
+    if (took.length > 0) {
+      expect(took).toHaveLength(1)
+      expect(wrote).toEqual([])
+      expect(contested.pid).toBeUndefined()
+    } else {
+      expect(wrote).toContain(contested.pid)
+    }
   })
 })

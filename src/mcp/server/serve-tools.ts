@@ -93,7 +93,8 @@ export async function runToolCall(
     ...(traceId === undefined ? {} : { traceId }),
     ...(traceContext === undefined ? {} : { traceContext }),
   }
-  const dispatch = (chosen: ToolExecuteOptions) => methods.execute.call(tools, input, chosen)
+  const dispatch = (chosen: ToolExecuteOptions, signal?: AbortSignal) =>
+    methods.execute.call(tools, signal === undefined ? input : { ...input, signal }, chosen)
   // A kept call (see CreateMcpServerOptions.keeper) runs through its keeper, which may pause it.
   const result =
     keeper === undefined

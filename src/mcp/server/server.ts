@@ -117,11 +117,15 @@ export interface CreateMcpServerOptions {
 export interface McpCallKeeper {
   /** Whether the keeper takes calls of this tool (it sees the call before it starts). */
   keeps(name: string, agent: Agent | undefined, authInfo: AuthInfo | undefined): boolean
-  /** Run the call: `run` dispatches it through the pipeline with the given options. */
+  /**
+   * Run the call: `run` dispatches it through the pipeline with the given options, and under
+   * `signal` instead of the input's when one is given (a keeper fuses the input's into it, to
+   * cancel a run the keeper no longer holds).
+   */
   run(
     input: ToolExecutionInput,
     options: ToolExecuteOptions,
-    run: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
+    run: (options: ToolExecuteOptions, signal?: AbortSignal) => Promise<ToolExecutionResult>,
     call?: McpKeptCall,
   ): Promise<ToolExecutionResult>
 }
