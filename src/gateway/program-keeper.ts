@@ -25,6 +25,11 @@
 // runs the program now, and the claim on the decision records that it was taken. An instance that
 // wins the expired lease of a turn whose decision is claimed takes over a resume whose instance
 // died, from the log that resume saved.
+//
+// The program's own call, when the policy asked about it and it was allowed, keeps that approval in
+// its sealed turn from the moment it was given: a taker runs the call with it instead of asking again.
+// A vacant turn (its own call asked, nothing ran) is claimed by a new call with its name under the
+// turn's lease, so a claimant that died before its run saved anything is taken over by the next one.
 import { createHash, randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import type {
@@ -91,6 +96,11 @@ export interface ProgramState extends Record<string, unknown> {
    * how many times so. The next call with the name claims `vacant:<n>` and runs it.
    */
   readonly vacant?: number
+  /**
+   * A vacant turn whose claimant holds its lease and runs it now: a later call with the name waits
+   * while that lease is renewed, and takes the turn over once it expired (the claimant died).
+   */
+  readonly claimed?: true
   /**
    * The turn is leased in the store (created with a lease): whoever runs or resumes the program holds
    * the lease, and an instance takes it over once it expired. Absent in turns kept before resumes
@@ -194,7 +204,7 @@ export type OwnApproval = { readonly kind: 'allowed-once'; readonly arguments?: 
  */
 function suspendingSubCalls(
   fallback: ApprovalService | undefined,
-  allowed: (approval: OwnApproval) => void,
+  allowed: (approval: OwnApproval) => void | Promise<void>,
   approver: string,
   heard: (outcome: ApprovalOutcome) => void,
 ): ApprovalService {
@@ -208,7 +218,7 @@ function suspendingSubCalls(
       heard(outcome)
       // Once on a resume, whatever was answered: an `allowed-always` became a standing rule when it was given.
       if (outcome?.kind === 'allowed-once' || outcome?.kind === 'allowed-always')
-        allowed({
+        await allowed({
           kind: 'allowed-once',
           ...(outcome.kind === 'allowed-once' && outcome.arguments !== undefined
             ? { arguments: outcome.arguments }
@@ -358,6 +368,7 @@ export function createProgramKeeper(deps: {
   async function runProgram(
     options: ToolExecuteOptions,
     dispatch: (options: ToolExecuteOptions) => Promise<ToolExecutionResult>,
+    onApproved?: (approval: OwnApproval) => Promise<void>,
   ): Promise<
     | { readonly result: ToolExecutionResult; readonly unstarted?: true }
     | { readonly paused: ProgramSuspension; readonly approved?: OwnApproval }
@@ -371,6 +382,7 @@ export function createProgramKeeper(deps: {
         options.approval,
         (allowed) => {
           approved = allowed
+          return onApproved?.(allowed)
         },
         approver,
         (outcome) => {
@@ -553,18 +565,64 @@ export function createProgramKeeper(deps: {
     state.program.waiting.length === 0 && state.result === undefined && state.vacant === undefined
 
   /**
-   * Hold the lease of a vacant turn this instance claimed. The round that left it vacant gave the
-   * lease up; had that failed, the lease expires within its length, so this waits at most that long.
+   * Claim the vacant turn `turnId` (its state `state`) for this new call with its name: the lease
+   * first, then the claim `vacant:<n>` under it, so whoever holds the claim held the lease. Claim
+   * lost under a won lease: the claimant stopped renewing it (it died, or stalled past it) before its
+   * run saved anything, so this call takes the turn over. While another holds the lease, this call
+   * waits: as long as the holder renews it when the turn says a claimant runs it (`claimed`), else a
+   * lease and a third at most (the round that left it vacant did not give its lease up). 'moved':
+   * the turn is no longer this vacant one (look at it again); 'failed': the lease never came free.
    */
-  async function takeVacantLease(turnId: string): Promise<boolean> {
-    if (store.leaseTurn === undefined) return true
-    const until = performance.now() + lease.ms + renewMs
-    // A store error counts as a refusal: it is tried again until the bound.
-    while (!(await store.leaseTurn(turnId, lease).catch(() => false))) {
-      if (performance.now() > until) return false
-      await new Promise((resolve) => setTimeout(resolve, Math.min(renewMs, 250)))
+  async function claimVacant(
+    turnId: string,
+    state: ProgramState,
+    signal: AbortSignal | undefined,
+  ): Promise<'claimed' | 'moved' | 'failed' | 'gone'> {
+    const n = state.vacant
+    const leaseTurn = store.leaseTurn
+    const still = (now: ProgramState | undefined) => now !== undefined && now.vacant === n && now.result === undefined
+    if (leaseTurn !== undefined) {
+      const until = performance.now() + lease.ms + renewMs
+      // A store error counts as a refusal: it is tried again.
+      while (!(await leaseTurn.call(store, turnId, lease).catch(() => false))) {
+        const turn = await store.loadTurn(turnId).catch(() => undefined)
+        const now = turn === undefined ? state : turn.closed ? undefined : verified(turnId, turn.state)
+        if (!still(now)) return 'moved'
+        if (now?.claimed !== true && performance.now() > until) return 'failed'
+        if (signal?.aborted || stopping.signal.aborted) return 'gone'
+        await new Promise((resolve) => setTimeout(resolve, Math.min(renewMs, 250)))
+      }
     }
-    return true
+    try {
+      // Read again under the lease: a claimant that held it may have moved the turn on.
+      const turn = await store.loadTurn(turnId)
+      const now = turn === undefined || turn.closed ? undefined : verified(turnId, turn.state)
+      if (now === undefined || !still(now)) {
+        await giveUpLease(turnId)
+        return 'moved'
+      }
+      const claim = await store.claim({
+        turnId,
+        agentId: state.agentId,
+        callId: `vacant:${n}`,
+        toolName: PROGRAM_TOOL,
+        arguments: state.call.arguments,
+      })
+      if (!claim.won)
+        log.info(
+          `program turn ${turnId}: the call that claimed it while vacant stopped renewing its lease before the program saved anything; this call takes it over (it is asked about as a new call)`,
+        )
+      // Marked, so later calls with the name wait while this lease is renewed.
+      const { seal: _seal, ...rest } = now
+      const marked = seal({ ...rest, claimed: true }) as unknown as JsonValue
+      if (store.saveLeasedTurn === undefined) await store.saveTurn(turnId, marked)
+      // Behind the lease fence: refused when this call stalled past the lease and another took it.
+      else if (!(await store.saveLeasedTurn(turnId, marked, lease))) return 'moved'
+      return 'claimed'
+    } catch (error) {
+      await giveUpLease(turnId)
+      throw error
+    }
   }
 
   /**
@@ -605,9 +663,14 @@ export function createProgramKeeper(deps: {
         agent: scope,
         signal: AbortSignal.any([stopping.signal, held.lost]),
       }
+      // The program's own call was approved when it first ran (sealed with this very call and owner):
+      // its ask is answered so again, not put to anyone.
       const options: ToolExecuteOptions = {
         storedTurnId: turnId,
-        onProgramLog: progress(turnId, held, (l) => stateOf(bound, state.call, { waiting: [], log: l })),
+        ...(state.approved === undefined ? {} : { decision: state.approved }),
+        onProgramLog: progress(turnId, held, (l) =>
+          stateOf(bound, state.call, { waiting: [], log: l }, state.approved),
+        ),
         ...(programLog === null ? {} : { program: { log: programLog, decisions: {} } }),
       }
       const ran = await runProgram(options, (o) => execute(input, o))
@@ -615,7 +678,7 @@ export function createProgramKeeper(deps: {
       // Behind the lease: taken over in turn (this instance stalled past its lease), it writes
       // nothing, and the newer taker's result counts.
       if ('result' in ran) return await finish(turnId, state, ran.result, held)
-      await keep(turnId, stateOf(bound, state.call, ran.paused), { held })
+      await keep(turnId, stateOf(bound, state.call, ran.paused, ran.approved ?? state.approved), { held })
     } finally {
       held?.stop()
       live.delete(turnId)
@@ -883,7 +946,7 @@ export function createProgramKeeper(deps: {
     owner: Owner,
     input: ToolExecutionInput,
     running: ProgramState,
-  ): Promise<ToolExecutionResult | { readonly vacant: number; readonly release?: () => Promise<void> }> {
+  ): Promise<ToolExecutionResult | { readonly vacant: number }> {
     const name = await takeProgramName(store, turnId, running as unknown as JsonValue, lease)
     if (name.taken) return { vacant: 0 }
     const { turn } = name
@@ -904,14 +967,15 @@ export function createProgramKeeper(deps: {
         : (state.result as unknown as ToolExecutionResult)
     if (state.vacant !== undefined) {
       // Nothing of it ran yet (its own call was asked and not answered): one call, across instances, runs it now.
-      const claim = await store.claim({
-        turnId,
-        agentId: state.agentId,
-        callId: `vacant:${state.vacant}`,
-        toolName: PROGRAM_TOOL,
-        arguments: state.call.arguments,
-      })
-      if (claim.won) return { vacant: state.vacant, release: claim.release }
+      const took = await claimVacant(turnId, state, input.signal)
+      if (took === 'moved') return attach(turnId, owner, input, running)
+      if (took === 'gone') return waitingResult(turnId, approver)
+      if (took === 'failed')
+        return programFailure(
+          `the program kept in turn ${turnId} could not be run: its lease was not given up in time; call it again`,
+          'PROGRAM_RESUME_FAILED',
+        )
+      return { vacant: state.vacant }
     }
     log.info(`a client waits again for the run_code program kept in turn ${turnId}`)
     const waiting = waitFor(turnId, input.signal)
@@ -1041,36 +1105,34 @@ export function createProgramKeeper(deps: {
       // A named program's turn holds the name from its first step: no pending call, no result yet.
       const running = stateOf(bound, call_, { waiting: [], log: null })
       let vacant = 0
-      let releaseVacant: (() => Promise<void>) | undefined
       if (programId !== undefined) {
         const attached = await attach(turnId, owner, input, running)
         if (!('vacant' in attached)) return attached
-        ;({ vacant, release: releaseVacant } = attached)
-      }
-      // This call claimed a vacant turn: the lease is still the round's that left it vacant, given up then.
-      if (vacant > 0 && !(await takeVacantLease(turnId))) {
-        // Nothing ran: the claim is given back, so the next call with the name claims the turn again.
-        if (releaseVacant !== undefined) await giveBack(`${turnId} vacant:${vacant}`, releaseVacant)
-        return programFailure(
-          `the program kept in turn ${turnId} could not be run: its lease was not given up in time; call it again`,
-          'PROGRAM_RESUME_FAILED',
-        )
+        vacant = attached.vacant
       }
       live.add(turnId)
       // A named run holds its turn's lease and saves its progress there, for a takeover if this process dies.
       const held = programId === undefined ? undefined : holdLease(turnId)
       const lost = () => held?.lost.aborted === true
+      // How the program's own call was allowed, once heard: saved into the turn at once, so a taker
+      // runs this call with that decision instead of asking again (nobody could answer it there).
+      let ownApproved: OwnApproval | undefined
+      const save =
+        held === undefined
+          ? undefined
+          : progress(turnId, held, (l) => stateOf(bound, call_, { waiting: [], log: l }, ownApproved))
       let ran: Awaited<ReturnType<typeof runProgram>>
       try {
         ran = await runProgram(
-          held === undefined
-            ? options
-            : {
-                ...options,
-                onProgramLog: progress(turnId, held, (l) => stateOf(bound, call_, { waiting: [], log: l })),
-              },
+          save === undefined ? options : { ...options, onProgramLog: save },
           // A lost lease cancels the run here: its sub-calls in flight see the abort, nothing more starts.
           held === undefined ? run : (o) => run(o, AbortSignal.any([input.signal, held.lost])),
+          save === undefined
+            ? undefined
+            : (approval) => {
+                ownApproved = approval
+                return save(null)
+              },
         )
         if ('result' in ran && ran.unstarted && programId !== undefined) {
           // Its own call was put to the client (or its ask cancelled): nothing ran, so the name is not

@@ -222,7 +222,7 @@ describe('a vacant named program whose claimant could not take its lease (issue 
     }
   const call = { programId: 'vacant-again' }
 
-  it('answers PROGRAM_RESUME_FAILED, gives its claim back, and the next call with the name claims and runs it once', async () => {
+  it('answers PROGRAM_RESUME_FAILED having claimed nothing (the lease comes first), and the next call with the name claims and runs it once', async () => {
     const store = tempFileStore('resume-lease')
     let broken = false
     // Keeper 2's store refuses leases while `broken` (a store error in each attempt).
