@@ -128,6 +128,16 @@ export function listBeforeLoad(
   }
   spawned.child.once('close', closed)
   release = spawned.divert((line) => {
+    try {
+      return taken(line)
+    } catch {
+      // What the first listing cannot use is the gateway's to handle.
+      finish()
+      return false
+    }
+  })
+
+  function taken(line: string): boolean {
     if (!line.includes('"toolgate-raw-')) return false
     let message: unknown
     try {
@@ -148,7 +158,7 @@ export function listBeforeLoad(
       return true
     }
     return false
-  })
+  }
 
   function upstreamInitialized(answer: Record<string, unknown>): void {
     const result = answer.result
@@ -262,6 +272,15 @@ export function listBeforeLoad(
     return false
   }
 
+  /** A message read on, or false: given up here, a throw included (the gateway's checks then answer it). */
+  const readable = (line: string): boolean => {
+    try {
+      return message(line)
+    } catch {
+      return false
+    }
+  }
+
   const onData = (chunk: Buffer) => {
     chunks.push(chunk)
     if (done) return
@@ -271,7 +290,7 @@ export function listBeforeLoad(
       if (newline === -1) break
       const line = rest.slice(0, newline).replace(/\r$/, '')
       rest = rest.slice(newline + 1)
-      if (Buffer.byteLength(line) > maxLine || (line.trim() !== '' && !message(line))) {
+      if (Buffer.byteLength(line) > maxLine || (line.trim() !== '' && !readable(line))) {
         finish()
         return
       }

@@ -217,6 +217,21 @@ describe('serve over stdio: the first listing before the bundle loads (issue 35)
     )
 
   it(
+    'an initialize it cannot read (a null capability) is left to the gateway, which answers it',
+    async () => {
+      const { config } = await setup()
+      const peer = new Peer(['--config', config])
+      peer.send({ id: 1, method: 'initialize', params: { ...INITIALIZE.params, capabilities: { elicitation: null } } })
+      peer.send({ id: 2, method: 'ping' })
+      expect(await peer.answer(1)).toBeDefined()
+      expect(await peer.answer(2)).toMatchObject({ result: {} })
+      peer.child.stdin.end()
+      expect(await peer.exited).toBe(0)
+    },
+    TEST_MS,
+  )
+
+  it(
     'a 2026-07-28 client is served as before',
     async () => {
       const { config, record } = await setup()
