@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import vm from 'node:vm'
 import { type CacheCheck, hasCrc32, readCacheFile, writeCacheFile } from './cache-file.js'
 import { installModuleCodeCache } from './module-code-cache.js'
+import { SERVER_INFO } from './version.js'
 
 type Cli = typeof import('./main.js')
 type First = typeof import('../gateway/index.js')
@@ -43,7 +44,7 @@ export async function loadCli(argv: readonly string[]): Promise<Cli> {
     const first = fileURLToPath(new URL(`./${FIRST}`, import.meta.url))
     const firstStat = statSync(first, { throwIfNoEntry: false })
     try {
-      if (firstStat !== undefined) await (loadFirst(first, firstStat) as First).spawnBeforeLoad(argv)
+      if (firstStat !== undefined) await (loadFirst(first, firstStat) as First).spawnBeforeLoad(argv, SERVER_INFO)
     } catch {
       // Only a head start: the CLI spawns whatever was not spawned, and reports what is wrong.
     }

@@ -1,7 +1,7 @@
 // `toolgate serve`: the gateway as an MCP server, over stdio or Streamable HTTP on 127.0.0.1.
 import { configPathOf, readSettings, SERVE_FLAGS, serveGateway, type UpstreamReport } from '../gateway/index.js'
 import type { CliCommand, CliIo } from './command.js'
-import { VERSION } from './version.js'
+import { SERVER_INFO } from './version.js'
 
 const usage = `Usage: toolgate serve [--root DIR] [--bash] [--mode native|code|both] [--config FILE] [--http PORT]
                      [--host ADDR] [--trust-proxy ADDR,...] [--allow-host HOST]... [--allow-origin ORIGIN]...
@@ -81,9 +81,6 @@ that does not validate is refused, logged with its path, and the old one serves 
 With --http, GET /healthz answers 200 while the gateway serves, and GET /readyz 200 once the store
 (if any) answers and every server marked "required": true is connected, else 503; neither needs a token.
 `
-
-/** What the gateway calls itself to its clients. */
-const SERVER_INFO = { name: 'toolgate', version: VERSION } as const
 
 const serve: CliCommand = {
   summary: 'Serve tools (and aggregated MCP servers) as an MCP server',

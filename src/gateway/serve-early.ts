@@ -7,6 +7,7 @@
 import { preloadUpstreamClient } from './client-preload.js'
 import { keepConfigTexts } from './config-read.js'
 import { isLoopbackHost } from './http-proxy.js'
+import { listBeforeLoad } from './raw-first.js'
 import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 
@@ -24,8 +25,14 @@ export function spawnsEarly(settings: Pick<GatewaySettings, 'http' | 'auth' | 'h
   return settings.auth === undefined && isLoopbackHost(settings.host ?? HTTP_DEFAULT_HOST)
 }
 
-/** Spawn the upstream servers of a `serve` run now, when its flags and config are good; never throws. */
-export async function spawnBeforeLoad(argv: readonly string[]): Promise<void> {
+/**
+ * Spawn the upstream servers of a `serve` run now, when its flags and config are good, and answer
+ * the client's first listing when that applies (given what the gateway calls itself); never throws.
+ */
+export async function spawnBeforeLoad(
+  argv: readonly string[],
+  serverInfo?: { readonly name: string; readonly version: string },
+): Promise<void> {
   const [name, ...rest] = argv
   if (name !== 'serve' || rest.includes('--help') || rest.includes('-h')) return
   try {
@@ -35,6 +42,10 @@ export async function spawnBeforeLoad(argv: readonly string[]): Promise<void> {
     // cannot refuse spawns early. Nothing is served here either way: the CLI opens the port.
     if (!spawnsEarly(settings)) return
     spawnUpstreamsEarly(settings)
+    // The first listing, when it applies, is answered before the bundle and the SDK load: their
+    // evaluation would hold the main thread while the upstream's answers wait (raw-first.ts).
+    const listing = serverInfo === undefined ? undefined : listBeforeLoad(settings, serverInfo)
+    if (listing !== undefined) await listing
     // Every upstream session needs the SDK v2 client: it loads while the upstreams boot instead
     // of after the bundle. A serve with no upstream never loads it.
     if (Object.keys(settings.servers).length > 0) void preloadUpstreamClient()

@@ -14,6 +14,7 @@ import {
 import { DEFAULT_DRAIN_TIMEOUT_SECONDS } from './drain.js'
 import type { GatewayStartup } from './gateway.js'
 import type { Log } from './log.js'
+import { takeRawFirst } from './raw-first-record.js'
 import type { GatewaySettings } from './settings.js'
 import type { StartupGate } from './startup-gate.js'
 
@@ -27,14 +28,25 @@ export async function openStdio(
     loadStdioServerTransport(),
     import('./startup-gate.js'),
   ])
+  // What the CLI's first listing read and answered, when it ran (see raw-first.ts).
+  const handed = takeRawFirst()
   const transport = new LineStdioServerTransport({
+    ...(handed.stdin === undefined ? {} : { stdin: handed.stdin }),
     maxMessageBytes: settings.maxMessageBytes,
     limitName: '--max-message-bytes',
     // Stdin's end is the client's drain: what it sent is answered, within --drain-timeout.
     endGraceMs: (settings.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT_SECONDS) * 1000,
   })
   // What the transport refused (an oversized or malformed message) is answered to the client; the log says so too.
-  const gate = new StartupGate(transport, { serverInfo }, (error) => log.info(error.message))
+  const gate = new StartupGate(
+    transport,
+    {
+      serverInfo,
+      ...(handed.answered === undefined ? {} : { answered: handed.answered }),
+      answeredElsewhere: (id) => transport.answeredElsewhere(id),
+    },
+    (error) => log.info(error.message),
+  )
   const startup = declareWhenKnown(gate, Object.keys(settings.servers))
   await gate.open()
   return { transport, gate, startup }

@@ -7,24 +7,30 @@
 // The first message also chooses the connection's era: one whose `_meta` claims a protocol version
 // (MCP 2026-07-28's per-request envelope) opens a 2026 connection, anything else a 2025 one.
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, specTypeSchemas } from '@modelcontextprotocol/server'
-import {
-  type ClientCapabilities,
-  type JSONRPCMessage,
-  type McpServerFeatures,
-  type McpTransport,
-  type McpMessageExtra as MessageExtraInfo,
-  type RequestId,
-  type ServerCapabilities,
-  TASKS_CAPABILITY,
+import type {
+  ClientCapabilities,
+  JSONRPCMessage,
+  McpServerFeatures,
+  McpTransport,
+  McpMessageExtra as MessageExtraInfo,
+  RequestId,
+  ServerCapabilities,
 } from '../mcp/gateway.js'
 import { isRecord } from '../util/is-record.js'
+import { earlyCapabilities } from './early-capabilities.js'
 import type { GatewayStartup } from './gateway.js'
 import { warmWhileIdle } from './startup-warmups.js'
+
+export { earlyCapabilities }
 
 /** What the server made later announces of itself, known before it exists. */
 export interface StartupGateOptions {
   readonly serverInfo: { readonly name: string; readonly version: string }
   readonly instructions?: string
+  /** The client's requests the CLI's first listing answered already (see raw-first.ts), by their place. */
+  readonly answered?: { readonly initialize: number; readonly list?: number; readonly tools?: string }
+  /** Tells the transport a request of the client's was answered outside it. */
+  readonly answeredElsewhere?: (id: RequestId) => void
 }
 
 type Id = string | number
@@ -69,6 +75,10 @@ export class StartupGate implements McpTransport {
   /** What the client declared in its first request, once it came (see clientCapabilities). */
   private declared: ClientCapabilities | undefined
   private declaredListeners: ((capabilities: ClientCapabilities) => void)[] = []
+  /** How many messages the client sent so far (see StartupGateOptions.answered). */
+  private position = 0
+  /** The replayed `tools/list` the first listing answered, and the JSON of the tools it listed. */
+  private listReplay: { id: string; tools: string } | undefined
   /** The connection's era once its first message came; undefined before, and for a client gone silent. */
   private chosen: StdioEra | undefined
   private eraListeners: ((era: StdioEra | undefined) => void)[] = []
@@ -150,12 +160,14 @@ export class StartupGate implements McpTransport {
   }
 
   private early(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
+    const at = this.position++
     this.choose(message)
     // A 2026 connection has no `initialize` nor `ping`: everything waits for its server, in order.
     if (this.chosen === 'modern') {
       this.held.push({ message, extra })
       return
     }
+    if (this.answeredBefore(message, extra, at)) return
     if ('method' in message) {
       if ('id' in message) {
         if (message.method === 'ping') {
@@ -195,6 +207,32 @@ export class StartupGate implements McpTransport {
     this.held.push({ message, extra })
   }
 
+  /**
+   * A request the first listing answered: the server gets it all the same (under an id of the
+   * gate's, whose answer the client does not get again), and the transport learns it was answered.
+   */
+  private answeredBefore(message: JSONRPCMessage, extra: MessageExtraInfo | undefined, at: number): boolean {
+    const answered = this.options.answered
+    if (answered === undefined || !('method' in message) || !('id' in message)) return false
+    if (at === answered.initialize && message.method === 'initialize' && !this.answered && this.waiting === undefined) {
+      const params = isRecord(message.params) ? message.params : {}
+      this.noteDeclared(isRecord(params.capabilities) ? (params.capabilities as ClientCapabilities) : {})
+      this.answered = true
+      this.replayId = `toolgate-startup-${Date.now()}-${Math.random().toString(36).slice(2)}`
+      this.held.push({ message: { ...message, id: this.replayId }, extra })
+      this.options.answeredElsewhere?.(message.id)
+      return true
+    }
+    if (at === answered.list && message.method === 'tools/list' && answered.tools !== undefined) {
+      const id = `toolgate-startup-list-${Date.now()}-${Math.random().toString(36).slice(2)}`
+      this.listReplay = { id, tools: answered.tools }
+      this.held.push({ message: { ...message, id }, extra })
+      this.options.answeredElsewhere?.(message.id)
+      return true
+    }
+    return false
+  }
+
   private answerInitialize(): void {
     const { waiting, capabilities } = this
     if (waiting === undefined || capabilities === undefined) return
@@ -226,7 +264,7 @@ export class StartupGate implements McpTransport {
     inner.onmessage = this.onmessage
     inner.onerror = this.onerror
     inner.onclose = this.onclose
-    if (this.replayId === undefined) this.send = (message, options) => inner.send(message, options)
+    this.direct()
     for (const { message, extra } of held) this.onmessage?.(message, extra)
     // The client went (every request it sent answered) before the server was connected: the server
     // learns it now, or it would wait for an end that already came.
@@ -234,36 +272,35 @@ export class StartupGate implements McpTransport {
   }
 
   send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
-    if (this.replayId !== undefined && !('method' in message) && 'id' in message && message.id === this.replayId) {
-      // The client already has its answer; the server's own is the same (see earlyCapabilities).
-      this.replayId = undefined
-      this.send = (next, nextOptions) => this.inner.send(next, nextOptions)
-      return Promise.resolve()
+    if (!('method' in message) && 'id' in message) {
+      if (this.replayId !== undefined && message.id === this.replayId) {
+        // The client already has its answer; the server's own is the same (see earlyCapabilities).
+        this.replayId = undefined
+        this.direct()
+        return Promise.resolve()
+      }
+      const list = this.listReplay
+      if (list !== undefined && message.id === list.id) {
+        // The client has the first listing's answer: a server that lists otherwise says so.
+        this.listReplay = undefined
+        this.direct()
+        const result = 'result' in message && isRecord(message.result) ? message.result : undefined
+        if (result !== undefined && JSON.stringify(result.tools) === list.tools) return Promise.resolve()
+        return this.inner.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
+      }
     }
     return this.inner.send(message, options)
+  }
+
+  /** Once no replayed answer is due, the server's messages go to the transport as they are. */
+  private direct(): void {
+    if (this.replayId === undefined && this.listReplay === undefined)
+      this.send = (message, options) => this.inner.send(message, options)
   }
 
   close(): Promise<void> {
     return this.inner.close()
   }
-}
-
-/**
- * What `createMcpServer` declares for the gateway (tools, logging, tasks) with the catalog parts
- * the gateway serves: each of resources, subscriptions, prompts and completions when some upstream
- * declared it, or has not answered (is down) and may. `undefined` in `upstreams` is an upstream
- * that is down. Kept equal to what the server made later declares; a test compares the two.
- */
-export function earlyCapabilities(upstreams: readonly (McpServerFeatures | undefined)[]): ServerCapabilities {
-  const offered = (feature: keyof McpServerFeatures) => upstreams.some((f) => f === undefined || f[feature])
-  const capabilities: ServerCapabilities = { tools: { listChanged: true }, logging: {}, tasks: TASKS_CAPABILITY }
-  const resources = offered('resources')
-  const prompts = offered('prompts')
-  const completions = offered('completions')
-  if (resources) capabilities.resources = { subscribe: offered('subscribe'), listChanged: true }
-  if (prompts) capabilities.prompts = { listChanged: true }
-  if (completions) capabilities.completions = {}
-  return capabilities
 }
 
 /**

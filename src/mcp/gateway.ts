@@ -4,9 +4,18 @@
 // the server transports, the fast path) is a loader, not a re-export, so it stays off the cold start
 // of the runs that do not use it; a re-export here loads with every module that imports the door.
 
+export { declaredCapabilities } from './client/capabilities.js'
 export { connectMcpServer, type McpConnection, type McpServerSpec, type McpSkippedTool } from './client/client.js'
+export { importedToolParts } from './client/imported-tool.js'
 export { createMcpOAuthProvider, type McpOAuthOptions } from './client/oauth.js'
-export { discardEarlySpawns, type StdioSpawnSpec, spawnEarlyMissing } from './client/stdio-spawn.js'
+export {
+  discardEarlySpawns,
+  peekEarlySpawn,
+  type RawHandshake,
+  type SpawnedStdio,
+  type StdioSpawnSpec,
+  spawnEarlyMissing,
+} from './client/stdio-spawn.js'
 export { McpRequestError, type McpServerFeatures } from './client/upstream-catalog.js'
 export { authInfoFor, type Identity, identityOf } from './protocol/identity.js'
 export { JsonRpcCode } from './protocol/jsonrpc-codes.js'
@@ -19,6 +28,7 @@ export type { SpentNonces } from './server/approval-state.js'
 export { type McpCallChannel, McpClientDirectory } from './server/client-directory.js'
 export type { KeptAnswers, KeptPause, KeptProgramRounds, KeptRound } from './server/kept-program-rounds.js'
 export type { McpResourceSubscriber, McpServeContext, McpServerCatalog } from './server/serve-catalog.js'
+export { listedTool } from './server/serve-tools.js'
 export {
   createMcpServer,
   type McpCallKeeper,

@@ -7,12 +7,11 @@ import type { ContentBlock } from '../../contract/content.js'
 import type { Agent, ToolRunContext } from '../../contract/execution.js'
 import type { JsonSchemaNode } from '../../contract/json-schema.js'
 import type { JsonObject, JsonValue } from '../../contract/json-value.js'
-import type { ToolAnnotations, ToolDefinition, ToolMeta } from '../../contract/tool-definition.js'
+import type { ToolDefinition } from '../../contract/tool-definition.js'
 import { ConfigError } from '../../errors/config-error.js'
 import { ToolgateError } from '../../errors/toolgate-error.js'
 import { snapshotJsonValue } from '../../json/index.js'
 import { assertSupportedJsonSchema } from '../../schema/assert.js'
-import { isRecord } from '../../util/is-record.js'
 import type {
   McpCapabilityHandlers,
   McpElicitationHandler,
@@ -40,6 +39,7 @@ import type {
 } from '../protocol/wire-types.js'
 import { samplingWithTools } from './capabilities.js'
 import type { FastRequests } from './fast-request.js'
+import { importedToolParts } from './imported-tool.js'
 import { UpstreamInputBridge } from './input-bridge.js'
 import type { LegacyClient } from './legacy-session.js'
 import type { ModernSession } from './modern-session.js'
@@ -1506,22 +1506,12 @@ function definitionOf(
   call: (args: unknown, exec: ToolRunContext) => Promise<ImportedValue>,
   listedFor: (era: McpProtocolEra) => boolean,
 ): ToolDefinition {
-  const annotations = tool.annotations as ToolAnnotations | undefined
   const remoteOutput = tool.outputSchema as Record<string, unknown> | undefined
-  const at = `tools[${tool.name}]`
-  // What the server listed beside the schema, served again as it is (registration freezes it).
-  const meta: { -readonly [K in keyof ToolMeta]: ToolMeta[K] } = {
-    imported: remoteOutput === undefined ? {} : { outputSchema: snapshotObject(remoteOutput, `${at}.outputSchema`) },
-  }
-  if (typeof tool.title === 'string') meta.title = tool.title
-  if (annotations !== undefined) meta.annotations = snapshotObject(annotations, `${at}.annotations`)
-  if (isRecord(tool.execution)) meta.execution = snapshotObject(tool.execution, `${at}.execution`)
-  if (Array.isArray(tool.icons)) meta.icons = snapshotJsonValue(tool.icons, `${at}.icons`) as JsonObject[]
-  if (isRecord(tool._meta)) meta._meta = snapshotObject(tool._meta, `${at}._meta`)
+  const { description, parameters, meta } = importedToolParts(tool)
   const definition: ToolDefinition = {
     name,
-    description: tool.description ?? tool.title ?? '',
-    parameters: snapshotJsonValue(tool.inputSchema, `tools[${tool.name}].inputSchema`),
+    description,
+    parameters,
     output: {
       schema: remoteOutput === undefined ? plainOutputSchema() : outputSchemaOf(remoteOutput),
       render: (_args, value) => (value as unknown as ImportedValue).content,
@@ -1529,12 +1519,12 @@ function definitionOf(
     execute: call,
     meta,
   }
-  if (annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
+  if (meta.annotations?.readOnlyHint === true) definition.isConcurrencySafe = () => true
   definition.listedFor = listedFor
   return definition
 }
 
-function snapshotObject(value: object, path: string): JsonObject {
+function _snapshotObject(value: object, path: string): JsonObject {
   return snapshotJsonValue(value, path) as JsonObject
 }
 
@@ -1673,11 +1663,15 @@ async function createTransport(spec: McpServerSpec, maxMessageBytes: number): Pr
   if (process.platform !== 'win32') {
     // Ours: it can take over a server the CLI spawned early. Windows keeps the SDK's, whose spawn
     // also finds `.cmd` shims there.
-    const [{ LineStdioClientTransport }, { takeEarlySpawn }] = await Promise.all([
+    const [{ LineStdioClientTransport }, { takeEarlySpawn }, { adoptHandshake }] = await Promise.all([
       import('./stdio-client-transport.js'),
       import('./stdio-spawn.js'),
+      import('./raw-handshake.js'),
     ])
-    return new LineStdioClientTransport(spec, { maxBufferSize: maxMessageBytes, spawned: takeEarlySpawn(spec) })
+    const spawned = takeEarlySpawn(spec)
+    const transport = new LineStdioClientTransport(spec, { maxBufferSize: maxMessageBytes, spawned })
+    // The CLI's first script may have initialized it already: that handshake is adopted, not repeated.
+    return spawned?.handshake === undefined ? transport : adoptHandshake(transport, spawned.handshake)
   }
   return (await sdkStdioTransport(spec, maxMessageBytes)) as McpTransport
 }

@@ -13,6 +13,17 @@ export interface StdioSpawnSpec {
   readonly cwd?: string
 }
 
+/**
+ * An `initialize` exchange already run with a spawned process, outside any transport: what was
+ * sent and the server's answer (its JSON-RPC response or error, undefined when none came).
+ */
+export interface RawHandshake {
+  readonly params: Readonly<Record<string, unknown>>
+  readonly answer: Promise<Record<string, unknown> | undefined>
+  /** Whether `notifications/initialized` was sent too (set before `answer` resolves). */
+  initialized: boolean
+}
+
 /** What the transport hears from the process; each is called in the order the process sent them. */
 export interface SpawnedStdioHandlers {
   spawn(): void
@@ -61,8 +72,12 @@ function inheritedEnv(): Record<string, string> {
  */
 export class SpawnedStdio {
   readonly child: ChildProcess
+  /** A handshake someone else already ran with the process, for the connection to adopt (see raw-handshake.ts). */
+  handshake: RawHandshake | undefined
   private handlers: SpawnedStdioHandlers | undefined
   private queued: Event[] = []
+  /** Whole lines go here first while something diverts them (see divert). */
+  private diverter: ((chunk: Buffer) => void) | undefined
 
   constructor(spec: StdioSpawnSpec) {
     this.child = spawn(spec.command, spec.args ? [...spec.args] : [], {
@@ -77,9 +92,8 @@ export class SpawnedStdio {
     this.child.on('close', () => this.emit((h) => h.close()))
     this.child.stdin?.on('error', (error) => this.emit((h) => h.stdinError(error)))
     this.child.stdout?.on('data', (chunk: Buffer) => {
-      const handlers = this.handlers
-      if (handlers !== undefined) handlers.data(chunk)
-      else this.queued.push((h) => h.data(chunk))
+      if (this.diverter !== undefined) this.diverter(chunk)
+      else this.deliver(chunk)
     })
     this.child.stdout?.on('error', (error) => this.emit((h) => h.stdoutError(error)))
   }
@@ -91,6 +105,44 @@ export class SpawnedStdio {
     const queued = this.queued
     this.queued = []
     for (const event of queued) event(handlers)
+  }
+
+  /**
+   * Until the returned release is called, each whole line the process writes is offered to `take`
+   * first: a line it takes is never delivered, any other is, in order and byte for byte (an
+   * unfinished line waits for its end, and is delivered as it is at the release).
+   */
+  divert(take: (line: string) => boolean): () => void {
+    let rest: Buffer | undefined
+    this.diverter = (chunk) => {
+      const buffer = rest === undefined ? chunk : Buffer.concat([rest, chunk])
+      let at = 0
+      let from = 0
+      for (;;) {
+        const newline = buffer.indexOf(0x0a, at)
+        if (newline === -1) break
+        const line = buffer.toString('utf8', at, newline)
+        if (take(line)) {
+          if (at > from) this.deliver(buffer.subarray(from, at))
+          from = newline + 1
+        }
+        at = newline + 1
+      }
+      if (at > from) this.deliver(buffer.subarray(from, at))
+      rest = at === buffer.length ? undefined : buffer.subarray(at)
+    }
+    return () => {
+      if (this.diverter === undefined) return
+      this.diverter = undefined
+      if (rest !== undefined) this.deliver(rest)
+      rest = undefined
+    }
+  }
+
+  private deliver(chunk: Buffer): void {
+    const handlers = this.handlers
+    if (handlers !== undefined) handlers.data(chunk)
+    else this.queued.push((h) => h.data(chunk))
   }
 
   private emit(event: Event): void {
@@ -151,6 +203,11 @@ export function takeEarlySpawn(spec: StdioSpawnSpec): SpawnedStdio | undefined {
   const taken = list?.shift()
   if (list?.length === 0) early.delete(key)
   return taken
+}
+
+/** The server started early with this spec, left for its connection to take, or undefined. */
+export function peekEarlySpawn(spec: StdioSpawnSpec): SpawnedStdio | undefined {
+  return early.get(keyOf(spec))?.[0]
 }
 
 /** Stop every server started early that no connection took (as a transport closes one: stdin ended, then killed). */

@@ -38,31 +38,35 @@ export function listTools(tools: ToolRuntimeCore, agent: Agent | undefined, era:
   for (const schema of tools.schemas(agent)) {
     const definition = tools.get(schema.name, agent)
     if (definition?.listedFor !== undefined && !definition.listedFor(era)) continue
-    const meta = definition?.meta
-    const tool: Tool = {
-      name: schema.name,
-      description: schema.description,
-      inputSchema: inputSchemaOf(schema.parameters),
-    }
-    const outputSchema = outputSchemaOf(definition)
-    if (outputSchema) tool.outputSchema = outputSchema as Tool['outputSchema']
-    if (meta === undefined) {
-      listed.push(tool)
-      continue
-    }
-    if (meta.annotations) tool.annotations = meta.annotations
-    if (meta.title !== undefined) tool.title = meta.title
-    if (meta.icons) tool.icons = meta.icons as unknown as Tool['icons']
-    if (meta.execution) tool.execution = meta.execution as Tool['execution']
-    if (meta._meta) tool._meta = meta._meta
-    // A task-only upstream tool is also called plainly here (the gateway follows the task), and
-    // any call may come as a task, so tools that run as tasks upstream are announced as optional.
-    const taskSupport = meta.imported && meta.execution?.taskSupport
-    if (taskSupport === 'optional' || taskSupport === 'required')
-      tool.execution = { ...meta.execution, taskSupport: 'optional' }
-    listed.push(tool)
+    listed.push(
+      listedTool(schema.name, schema.description, schema.parameters, outputSchemaOf(definition), definition?.meta),
+    )
   }
   return listed
+}
+
+/** One tool as it is listed: the only place its fields are put in their order. */
+export function listedTool(
+  name: string,
+  description: string,
+  parameters: JsonValue,
+  outputSchema: Record<string, unknown> | undefined,
+  meta: ToolDefinition['meta'],
+): Tool {
+  const tool: Tool = { name, description, inputSchema: inputSchemaOf(parameters) }
+  if (outputSchema) tool.outputSchema = outputSchema as Tool['outputSchema']
+  if (meta === undefined) return tool
+  if (meta.annotations) tool.annotations = meta.annotations
+  if (meta.title !== undefined) tool.title = meta.title
+  if (meta.icons) tool.icons = meta.icons as unknown as Tool['icons']
+  if (meta.execution) tool.execution = meta.execution as Tool['execution']
+  if (meta._meta) tool._meta = meta._meta
+  // A task-only upstream tool is also called plainly here (the gateway follows the task), and
+  // any call may come as a task, so tools that run as tasks upstream are announced as optional.
+  const taskSupport = meta.imported && meta.execution?.taskSupport
+  if (taskSupport === 'optional' || taskSupport === 'required')
+    tool.execution = { ...meta.execution, taskSupport: 'optional' }
+  return tool
 }
 
 /** The output schema a tool is listed with (an imported tool's own; else an object-rooted one). */

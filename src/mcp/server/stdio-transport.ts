@@ -135,6 +135,11 @@ export class LineStdioServerTransport implements McpTransport {
     return sent
   }
 
+  /** A request of the client's was answered by someone else (before this transport existed). */
+  answeredElsewhere(id: string | number): void {
+    this.answered(id)
+  }
+
   private answered(id: string | number): void {
     const count = this.unanswered.get(id)
     if (count === undefined) return
