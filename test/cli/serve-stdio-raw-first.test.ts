@@ -112,14 +112,18 @@ async function initializes(record: string): Promise<{ id: unknown; params?: unkn
 }
 
 /** `tools/list` through a raw peer: the first listing (`ping` first turns it off), the tools' JSON. */
-async function listed(config: string, pingFirst: boolean): Promise<{ tools: string; peer: Peer }> {
+async function listed(
+  config: string,
+  pingFirst: boolean,
+): Promise<{ tools: string; initialized: string; peer: Peer }> {
   const peer = new Peer(['--config', config, '--drain-timeout', '600'])
   if (pingFirst) peer.send({ id: 0, method: 'ping' })
   peer.send({ id: 1, ...INITIALIZE })
   peer.send({ method: 'notifications/initialized' })
   peer.send({ id: 2, method: 'tools/list' })
+  const initialized = JSON.stringify((await peer.answer(1)).result)
   const answer = await peer.answer(2)
-  return { tools: JSON.stringify(answer.result?.tools), peer }
+  return { tools: JSON.stringify(answer.result?.tools), initialized, peer }
 }
 
 describe('serve over stdio: the first listing before the bundle loads (issue 35)', () => {
@@ -149,6 +153,8 @@ describe('serve over stdio: the first listing before the bundle loads (issue 35)
       normal.peer.child.stdin.end()
       await normal.peer.exited
       expect(raw.tools).toBe(normal.tools)
+      // The client's initialize is answered as the gateway answers it: version, capabilities, serverInfo.
+      expect(raw.initialized).toBe(normal.initialized)
       // The upstream was told what the SDK client would have told it.
       expect((await initializes(first.record))[0]?.params).toEqual((await initializes(second.record))[0]?.params)
       expect(JSON.parse(raw.tools).map((t: { name: string }) => t.name)).toEqual([
