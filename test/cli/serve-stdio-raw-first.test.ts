@@ -112,10 +112,7 @@ async function initializes(record: string): Promise<{ id: unknown; params?: unkn
 }
 
 /** `tools/list` through a raw peer: the first listing (`ping` first turns it off), the tools' JSON. */
-async function listed(
-  config: string,
-  pingFirst: boolean,
-): Promise<{ tools: string; initialized: string; peer: Peer }> {
+async function listed(config: string, pingFirst: boolean): Promise<{ tools: string; initialized: string; peer: Peer }> {
   const peer = new Peer(['--config', config, '--drain-timeout', '600'])
   if (pingFirst) peer.send({ id: 0, method: 'ping' })
   peer.send({ id: 1, ...INITIALIZE })
