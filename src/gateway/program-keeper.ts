@@ -30,6 +30,7 @@
 // its sealed turn from the moment it was given: a taker runs the call with it instead of asking again.
 // A vacant turn (its own call asked, nothing ran) is claimed by a new call with its name under the
 // turn's lease, so a claimant that died before its run saved anything is taken over by the next one.
+// Clients that were already waiting for such a turn are told to call again once that lease expired.
 import { createHash, randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import type {
@@ -98,7 +99,8 @@ export interface ProgramState extends Record<string, unknown> {
   readonly vacant?: number
   /**
    * A vacant turn whose claimant holds its lease and runs it now: a later call with the name waits
-   * while that lease is renewed, and takes the turn over once it expired (the claimant died).
+   * while that lease is renewed, and takes the turn over once it expired (the claimant died);
+   * clients that were waiting for the program are then told to call again.
    */
   readonly claimed?: true
   /**
@@ -686,6 +688,43 @@ export function createProgramKeeper(deps: {
     }
   }
 
+  /**
+   * Clients here wait for the vacant turn `turnId` that a claimant marked `claimed` (state
+   * `state`). A waiter never runs a vacant program (its own call was never allowed), so when the
+   * claimant's lease expired (this instance wins it) with the turn still at that vacancy, they are
+   * answered `PROGRAM_RESUME_FAILED`: a new call with the name claims the turn, asked anew. The
+   * lease is given up at once, so that call can take it. While the claimant renews it, they wait on.
+   */
+  async function answerIfClaimantGone(turnId: string, state: ProgramState): Promise<void> {
+    if (store.leaseTurn === undefined || live.has(turnId) || busy.has(turnId)) return
+    busy.add(turnId)
+    try {
+      if (!(await store.leaseTurn(turnId, lease))) return
+      let still: boolean
+      try {
+        // Read again under the lease: the claimant may have moved the turn on before its lease lapsed.
+        const turn = await store.loadTurn(turnId)
+        const now = turn === undefined || turn.closed ? undefined : verified(turnId, turn.state)
+        still = now !== undefined && now.vacant === state.vacant && now.claimed === true && now.result === undefined
+      } finally {
+        await giveUpLease(turnId)
+      }
+      if (!still) return
+      log.info(
+        `program turn ${turnId}: the call that claimed it while vacant stopped renewing its lease before the program saved anything; the clients waiting here for it are told to call again`,
+      )
+      deliver(
+        turnId,
+        programFailure(
+          `the program kept in turn ${turnId} did not start: the call that was to run it stopped before it did; call it again (with the same name) to run it`,
+          'PROGRAM_RESUME_FAILED',
+        ),
+      )
+    } finally {
+      busy.delete(turnId)
+    }
+  }
+
   /** The scope a kept program resumes under: its owner's own, or the serving agent for an anonymous caller. */
   const scopeOfOwner = (owner: Owner): Agent | undefined => {
     if (owner === null) return agent
@@ -1032,6 +1071,13 @@ export function createProgramKeeper(deps: {
           takeOver(turnId).catch((error: unknown) =>
             log.info(
               `could not take over program turn ${turnId}: ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          )
+        // A vacant turn's claimant runs it: once its lease expired, nobody will unless a new call comes.
+        else if (state?.vacant !== undefined && state.claimed === true)
+          answerIfClaimantGone(turnId, state).catch((error: unknown) =>
+            log.info(
+              `could not look at the claimant of program turn ${turnId}: ${error instanceof Error ? error.message : String(error)}`,
             ),
           )
         continue

@@ -281,3 +281,93 @@ describe('a vacant named program whose claimant died after claiming it is claime
     gone.abort()
   })
 })
+
+describe('clients already waiting on a vacant turn whose claimant died are answered (issue 40, item 2)', {
+  timeout: 120_000,
+}, () => {
+  it('keeper 2 claims it and freezes; clients waiting on keepers 1 and 3 are told PROGRAM_RESUME_FAILED once its lease expired; a new call runs it once', async () => {
+    const store = tempFileStore('own-approval')
+    const two = freezable(store)
+    const seen: Seen = { asked: [], decisions: [], ran: [] }
+    const said: string[] = []
+    const log = (line: string) => void said.push(line)
+    const k1 = keeperOver(store, KEY, program(seen, 'keeper 1'), log, LEASE_MS)
+    const k2 = keeperOver(two.store, KEY, program(seen, 'keeper 2'), () => {}, LEASE_MS)
+    const k3 = keeperOver(store, KEY, program(seen, 'keeper 3'), log, LEASE_MS)
+    const call = { programId: 'vacant-waiters' }
+    const turnId = namedProgramTurnId(undefined, call.programId)
+    const signal = AbortSignal.timeout(60_000)
+    const run = (k: typeof k1, label: string, approval: ApprovalService, on = signal) =>
+      k.run(input(on), { approval }, (o) => program(seen, label)(input(on), o), call)
+
+    // Round 1 on keeper 1 runs the program; its own call is put to the client and held unanswered.
+    let answer: (outcome: ApprovalOutcome) => void = () => {}
+    const held: ApprovalService = {
+      request: () =>
+        new Promise<ApprovalOutcome>((resolve) => {
+          answer = resolve
+        }),
+    }
+    const first = run(k1, 'keeper 1', held)
+    await until(() => (seen.asked.length === 1 ? true : undefined), 'round 1 to be asked')
+
+    // Calls with the name on keepers 1 and 3 find it running: they wait for its result. Bounded
+    // well below the test's timeout, so a waiter left hanging fails the test instead of passing late.
+    const bounded = AbortSignal.timeout(30_000)
+    const waiting = [
+      run(k1, 'keeper 1', answering('allowed-once'), bounded),
+      run(k3, 'keeper 3', answering('allowed-once'), bounded),
+    ]
+    await until(
+      () => (said.filter((line) => line.includes('a client waits again')).length === 2 ? true : undefined),
+      'both calls to wait for the program',
+    )
+
+    // The ask is cancelled (the client will answer with a new call): nothing ran, the turn is vacant.
+    answer({ kind: 'cancelled' })
+    expect(await first).toMatchObject({ isError: true })
+    expect((await store.loadTurn(turnId))?.state).toMatchObject({ vacant: 1 })
+
+    // The new call on keeper 2 claims the turn and freezes while its own call is asked.
+    const gone = new AbortController()
+    void run(
+      k2,
+      'keeper 2',
+      {
+        request: () => {
+          two.freeze()
+          return new Promise<ApprovalOutcome>(() => {})
+        },
+      },
+      gone.signal,
+    )
+    await until(async () => {
+      const state = (await store.loadTurn(turnId))?.state as { claimed?: boolean } | undefined
+      return state?.claimed === true ? true : undefined
+    }, 'keeper 2 to claim the vacant turn')
+
+    // Its lease expires: both waiters are answered, once each, and told to call again; nothing ran.
+    const answered = await Promise.all(waiting)
+    for (const result of answered)
+      expect(result).toMatchObject({
+        isError: true,
+        error: { info: { code: 'PROGRAM_RESUME_FAILED' }, message: expect.stringContaining('call it again') },
+      })
+    expect(said.filter((line) => line.includes('are told to call again'))).toHaveLength(2)
+    expect(seen.ran).toEqual([])
+    expect(seen.asked).toEqual(['keeper 1', 'keeper 2'])
+    expect((await store.loadTurn(turnId))?.state).toMatchObject({ vacant: 1, claimed: true })
+
+    // A new call with the name (asked, and allowed) takes the turn over and runs the program, once.
+    const later = await run(k3, 'keeper 3', answering('allowed-once'))
+    expect(later).toMatchObject({ isError: false, value: 'A done, then the end' })
+    expect(seen.ran).toEqual(['A on keeper 3'])
+    expect(seen.asked).toEqual(['keeper 1', 'keeper 2', 'keeper 3'])
+    expect((await store.loadTurn(turnId))?.closed).toBe(true)
+    // The client told to call again gets that result, and nothing runs again.
+    const retried = await run(k1, 'keeper 1', answering('allowed-once'))
+    expect(retried).toEqual(later)
+    expect(seen.ran).toEqual(['A on keeper 3'])
+    gone.abort()
+  })
+})
