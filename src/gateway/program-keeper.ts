@@ -1185,9 +1185,12 @@ export function createProgramKeeper(deps: {
           // spent on this answer; the next call with the name (the client's answer) runs the program.
           held?.stop()
           const { seal: _seal, ...rest } = running
-          await store.saveTurn(turnId, seal({ ...rest, vacant: vacant + 1 }) as unknown as JsonValue)
+          const vacated = seal({ ...rest, vacant: vacant + 1 })
+          // Behind the lease: a stalled run whose lease was taken writes nothing (the taker's turn stands).
+          if (held === undefined) await store.saveTurn(turnId, vacated as unknown as JsonValue)
+          else if (!(await held.save(vacated))) return ran.result
           // Give the lease up, so the instance whose call claims the vacant turn can hold it at once.
-          await store.leaseTurn?.(turnId, { holder: lease.holder, ms: 1 }).catch(() => false)
+          await giveUpLease(turnId)
           return ran.result
         }
         // Another instance took the program over (a renewal or a write behind the lease was refused):
