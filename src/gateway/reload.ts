@@ -3,6 +3,7 @@
 // what only a restart can change (the listening address, the store, the journal, the log) is kept
 // as it was, and the log says so.
 import { ConfigError } from '../errors/config-error.js'
+import { takeEarlyHangups } from './early-hangup.js'
 import type { Gateway } from './gateway.js'
 import type { GatewayReloadSummary } from './gateway-reload.js'
 import type { Log } from './log.js'
@@ -145,6 +146,8 @@ export function reloadOnHangup(options: ReloadOptions): Reloader {
     reload().catch((error: unknown) => log.info(`config reload failed: ${messageOf(error)}`))
   }
   process.on('SIGHUP', onHangup)
+  // SIGHUPs that came while the CLI loaded (held by the first script) ask for one reload now.
+  if (takeEarlyHangups() > 0) onHangup()
   return { reload, stop: () => void process.off('SIGHUP', onHangup) }
 }
 

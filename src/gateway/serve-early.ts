@@ -6,6 +6,7 @@
 // takes the processes over (or stops them) instead of spawning its own.
 import { preloadUpstreamClient } from './client-preload.js'
 import { keepConfigTexts } from './config-read.js'
+import { holdHangupsEarly } from './early-hangup.js'
 import { isLoopbackHost } from './http-proxy.js'
 import { listBeforeLoad } from './raw-first.js'
 import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
@@ -35,6 +36,8 @@ export async function spawnBeforeLoad(
 ): Promise<void> {
   const [name, ...rest] = argv
   if (name !== 'serve' || rest.includes('--help') || rest.includes('-h')) return
+  // From here until the gateway's reloader listens, a SIGHUP asks for a reload instead of ending the process.
+  holdHangupsEarly()
   try {
     keepConfigTexts()
     const settings = await readSettings(rest, SERVE_FLAGS)

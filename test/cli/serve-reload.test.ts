@@ -281,6 +281,38 @@ describe('serve reloads its config on SIGHUP (issue 37, item 4)', () => {
     expect(ready.body).toMatchObject({ ready: false, notReady: ['upstreams'] })
   }, 90_000)
 
+  it('a SIGHUP sent as soon as the first listing came (the bundle may still be loading) reloads, never ends serve', async () => {
+    // This config takes the first script's early listing (one stdio upstream, no files, no policy), after
+    // which the CLI's bundle loads: a SIGHUP in that window used to end the process (SIGHUP's default).
+    const { config } = await setup({ files: false, servers: { up: upstream() } })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'serve', '--config', config],
+      stderr: 'pipe',
+    })
+    let err = ''
+    const listeners: (() => void)[] = []
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+      for (const listener of listeners) listener()
+    })
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(transport)
+    cleanups.push(() => client.close())
+    const closed = new Promise((resolve) => {
+      client.onclose = () => resolve(undefined)
+    })
+    const waitFor = watcher(
+      () => err,
+      (listener) => listeners.push(listener),
+      closed,
+    )
+    expect(await names(client)).toContain('up__echo')
+    process.kill(transport.pid as number, 'SIGHUP')
+    await waitFor(/config reloaded from/)
+    expect(await names(client)).toContain('up__echo')
+  }, 90_000)
+
   it('serve over stdio reloads on SIGHUP too', async () => {
     const { dir, config } = await setup({ files: false, servers: { up: upstream() } })
     const transport = new StdioClientTransport({

@@ -1,0 +1,33 @@
+// A SIGHUP that comes while the CLI's bundle loads must not end the process (SIGHUP's default
+// action): once the first script has answered the client's first listing, a client or operator
+// may well send one before the gateway's reloader listens. The first script holds such signals,
+// and the reloader, once it listens, reloads once for them.
+import { processShared } from '../util/process-shared.js'
+
+interface HeldHangups {
+  count: number
+  stop?: (() => void) | undefined
+}
+
+const held = (): HeldHangups => processShared('earlyHangups', (): HeldHangups => ({ count: 0 }))
+
+/** Hold SIGHUPs from now until {@link takeEarlyHangups}; counted, not acted on. */
+export function holdHangupsEarly(): void {
+  const record = held()
+  if (record.stop !== undefined || process.platform === 'win32') return
+  const onHangup = () => {
+    record.count++
+  }
+  process.on('SIGHUP', onHangup)
+  record.stop = () => void process.off('SIGHUP', onHangup)
+}
+
+/** Stop holding SIGHUPs (call it once another listener is on): how many came meanwhile. */
+export function takeEarlyHangups(): number {
+  const record = held()
+  record.stop?.()
+  record.stop = undefined
+  const count = record.count
+  record.count = 0
+  return count
+}
