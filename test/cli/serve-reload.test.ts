@@ -55,6 +55,33 @@ function watcher(text: () => string, onData: (listener: () => void) => void, end
     })
 }
 
+/** `toolgate serve --config config` over stdio with an SDK client, and a watcher on its stderr. */
+async function serveStdio(config: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'serve', '--config', config],
+    stderr: 'pipe',
+  })
+  let err = ''
+  const listeners: (() => void)[] = []
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString()
+    for (const listener of listeners) listener()
+  })
+  const client = new Client({ name: 'test', version: '1.0.0' })
+  await client.connect(transport)
+  cleanups.push(() => client.close())
+  const closed = new Promise((resolve) => {
+    client.onclose = () => resolve(undefined)
+  })
+  const waitFor = watcher(
+    () => err,
+    (listener) => listeners.push(listener),
+    closed,
+  )
+  return { client, pid: transport.pid as number, waitFor }
+}
+
 async function start(config: string): Promise<Running> {
   const child = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--config', config], { stdio: 'pipe' })
   children.push(child)
@@ -285,62 +312,20 @@ describe('serve reloads its config on SIGHUP (issue 37, item 4)', () => {
     // This config takes the first script's early listing (one stdio upstream, no files, no policy), after
     // which the CLI's bundle loads: a SIGHUP in that window used to end the process (SIGHUP's default).
     const { config } = await setup({ files: false, servers: { up: upstream() } })
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'serve', '--config', config],
-      stderr: 'pipe',
-    })
-    let err = ''
-    const listeners: (() => void)[] = []
-    transport.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      for (const listener of listeners) listener()
-    })
-    const client = new Client({ name: 'test', version: '1.0.0' })
-    await client.connect(transport)
-    cleanups.push(() => client.close())
-    const closed = new Promise((resolve) => {
-      client.onclose = () => resolve(undefined)
-    })
-    const waitFor = watcher(
-      () => err,
-      (listener) => listeners.push(listener),
-      closed,
-    )
+    const { client, pid, waitFor } = await serveStdio(config)
     expect(await names(client)).toContain('up__echo')
-    process.kill(transport.pid as number, 'SIGHUP')
+    process.kill(pid, 'SIGHUP')
     await waitFor(/config reloaded from/)
     expect(await names(client)).toContain('up__echo')
   }, 90_000)
 
   it('serve over stdio reloads on SIGHUP too', async () => {
     const { dir, config } = await setup({ files: false, servers: { up: upstream() } })
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'serve', '--config', config],
-      stderr: 'pipe',
-    })
-    let err = ''
-    const listeners: (() => void)[] = []
-    transport.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-      for (const listener of listeners) listener()
-    })
-    const client = new Client({ name: 'test', version: '1.0.0' })
-    await client.connect(transport)
-    cleanups.push(() => client.close())
-    const closed = new Promise((resolve) => {
-      client.onclose = () => resolve(undefined)
-    })
-    const waitFor = watcher(
-      () => err,
-      (listener) => listeners.push(listener),
-      closed,
-    )
+    const { client, pid, waitFor } = await serveStdio(config)
     expect(await names(client)).toContain('up__echo')
     const changed = nextListChanged(client)
     await writeConfig(dir, { files: false, servers: { up: upstream() }, policy: { deny: ['up__echo'] } })
-    process.kill(transport.pid as number, 'SIGHUP')
+    process.kill(pid, 'SIGHUP')
     await waitFor(/config reloaded from/)
     await changed
     expect(await names(client)).not.toContain('up__echo')
