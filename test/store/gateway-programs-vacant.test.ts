@@ -1,4 +1,4 @@
-// Issue 40, item 2 (R-EXEC-4, R-EXEC-7 across instances): a "vacant" named program handed from one
+// Issue 40, item 2 (R-EXEC-4, R-CODE-2, across instances): a "vacant" named program handed from one
 // instance to another. Two `serve --http --store` instances on one PostgreSQL, a short program lease
 // (`store.programLeaseMs`), `policy.ask: ['run_code']`. A 2026-07-28 client names a program; its
 // first round goes to instance 1, which asks about run_code and leaves the turn vacant (nothing
