@@ -16,25 +16,25 @@ import type {
 } from '../../src/contract/execution.js'
 import type { JsonValue } from '../../src/contract/json-value.js'
 import { namedProgramTurnId } from '../../src/gateway/program-keeper.js'
-import type { Store } from '../../src/journal/store.js'
-import { closeKeeperFixtures, keeperOver, tempFileStore } from './keeper-fixture.js'
-import { until as waitUntil } from './until.js'
+import {
+  blocked,
+  closeKeeperFixtures,
+  done,
+  freezable,
+  keeperOver,
+  runCodeInput,
+  tempFileStore,
+  until,
+} from './keeper-fixture.js'
 
 afterEach(closeKeeperFixtures)
 
 const KEY = new TextEncoder().encode('own-approval-lease-test-key-0123')
 /** Short, so a takeover comes within a second; renewed every third of it. */
 const LEASE_MS = 450
-const until = <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> =>
-  waitUntil(check, what, { everyMs: 10 })
 
 const CODE = "const a = await tools.step({ n: 1 }); return a + ', then the end'"
-const input = (signal: AbortSignal): ToolExecutionInput => ({
-  callId: 'p1',
-  name: 'run_code',
-  arguments: { code: CODE, description: 'A, then the end' },
-  signal,
-})
+const input = runCodeInput(CODE, 'A, then the end')
 /** The program's own call, as a policy asking about run_code puts it. */
 const OWN: ApprovalRequest = {
   callId: 'p1',
@@ -49,26 +49,6 @@ const AFTER_A: JsonValue = {
   v: 1,
   program: 'digest',
   calls: [{ name: 'step', args: { n: 1 }, draws: [], outcome: { ok: true, value: 'A done' }, order: 0 }],
-}
-const done = (text: string) => ({ isError: false, value: text, content: [] }) as unknown as ToolExecutionResult
-
-/** A store whose every call, once frozen, never answers. */
-function freezable(store: Store): { store: Store; freeze(): void } {
-  let frozen = false
-  const never = new Promise<never>(() => {})
-  const wrapped = new Proxy(store, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target)
-      if (typeof value !== 'function') return value
-      return (...args: unknown[]) => (frozen ? never : value.apply(target, args))
-    },
-  })
-  return {
-    store: wrapped,
-    freeze: () => {
-      frozen = true
-    },
-  }
 }
 
 /** What the stand-in saw: who answered its own ask (`service`, or the handed `decision`), and every A that ran. */
@@ -96,14 +76,6 @@ const program =
     if (afterA !== undefined) return afterA(runInput)
     return done('A done, then the end')
   }
-
-/** Until the run's signal aborts: then a cancelled call's answer. */
-const blocked = (runInput: ToolExecutionInput) =>
-  new Promise<ToolExecutionResult>((resolve) => {
-    runInput.signal?.addEventListener('abort', () =>
-      resolve({ isError: true, error: { message: 'cancelled', info: { code: 'CANCELLED' } } } as never),
-    )
-  })
 
 const answering = (kind: ApprovalOutcome['kind'], asked?: string[]): ApprovalService => ({
   request: async () => {
