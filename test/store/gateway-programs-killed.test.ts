@@ -12,8 +12,7 @@
 import { writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import type { ServeProcess } from '../cli/helpers.js'
-import { type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
-import { twoGatewaysOnPostgres } from './program-gateways.js'
+import { heldProgramAsked, twoGatewaysOnPostgres } from './program-gateways.js'
 
 /** Short, so the takeover comes within seconds of the kill; renewed every third of it. */
 const LEASE_MS = 1500
@@ -26,25 +25,8 @@ const fixture = twoGatewaysOnPostgres({
 })
 const { gateways, allSaid, wait } = fixture
 
-const CODE = [
-  'const a = await tools.step({ n: 1 })',
-  'const b = await tools.hold({ n: 2 })',
-  'const c = await tools.step({ n: 3 })',
-  'return { a, b, c }',
-].join('\n')
-
 /** The program asked on `g`: its kept turn and the waiting sub-call. */
-async function paused(g: ServeProcess): Promise<{ turn: string; calls: string[] }> {
-  const asked = await rawModernCall<ModernReply>(g.url, 'alice-token', 'run_code', {
-    code: CODE,
-    description: 'a, b held, c',
-  })
-  expect(asked.result?.resultType, JSON.stringify(asked) + allSaid()).toBe('input_required')
-  const { kept } = JSON.parse(
-    Buffer.from(String(asked.result?.requestState).split('.')[2], 'base64url').toString('utf8'),
-  ) as { kept: { turn: string; calls: string[] } }
-  return kept
-}
+const paused = (g: ServeProcess) => heldProgramAsked(g.url, allSaid)
 
 const leaseOf = async (turnId: string) =>
   (

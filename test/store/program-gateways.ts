@@ -9,9 +9,10 @@ import { join, resolve } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import pg from 'pg'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 import { createPostgresStore, type PendingCall, type Store } from '../../src/store/index.js'
 import { type ServeProcess, spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 import { until } from './until.js'
@@ -28,6 +29,31 @@ export const ABC_CODE = [
   'const c = await tools.step({ n: 3 })',
   'return { a, b, c }',
 ].join('\n')
+
+/** The program A, B, C with HOLD_UPSTREAM: `step` 1, then `hold` 2 (asked about, held), then `step` 3. */
+const HELD_CODE = [
+  'const a = await tools.step({ n: 1 })',
+  'const b = await tools.hold({ n: 2 })',
+  'const c = await tools.step({ n: 3 })',
+  'return { a, b, c }',
+].join('\n')
+
+/**
+ * HELD_CODE called on `url` as `alice-token` by a raw 2026-07-28 client: it must answer
+ * input_required (`said` is added to the failure); the kept turn and the waiting sub-call its
+ * state names.
+ */
+export async function heldProgramAsked(url: string, said: () => string): Promise<{ turn: string; calls: string[] }> {
+  const asked = await rawModernCall<ModernReply>(url, 'alice-token', 'run_code', {
+    code: HELD_CODE,
+    description: 'a, b held, c',
+  })
+  expect(asked.result?.resultType, JSON.stringify(asked) + said()).toBe('input_required')
+  const { kept } = JSON.parse(
+    Buffer.from(String(asked.result?.requestState).split('.')[2], 'base64url').toString('utf8'),
+  ) as { kept: { turn: string; calls: string[] } }
+  return kept
+}
 
 export interface ProgramFiles {
   /** The database's connection string. */
