@@ -20,6 +20,7 @@ import {
   blocked,
   closeKeeperFixtures,
   done,
+  type ExecuteProgram,
   freezable,
   keeperOver,
   runCodeInput,
@@ -182,24 +183,36 @@ describe("the run_code call's own approval is sealed in the turn, and a taker ho
   })
 })
 
+/**
+ * Three keepers over one store, each running what `execute` makes for its label (`keeper 1`, …);
+ * keeper 2's store can freeze, and keepers 1 and 3 say their info lines into `said`. A call
+ * naming `programId`, its turn, and a generous signal.
+ */
+function threeKeepers(programId: string, execute: (seen: Seen, label: string) => ExecuteProgram) {
+  const store = tempFileStore('own-approval')
+  const two = freezable(store)
+  const seen: Seen = { asked: [], decisions: [], ran: [] }
+  const said: string[] = []
+  const log = (line: string) => void said.push(line)
+  const k1 = keeperOver(store, KEY, execute(seen, 'keeper 1'), log, LEASE_MS)
+  const k2 = keeperOver(two.store, KEY, execute(seen, 'keeper 2'), () => {}, LEASE_MS)
+  const k3 = keeperOver(store, KEY, execute(seen, 'keeper 3'), log, LEASE_MS)
+  const call = { programId }
+  const turnId = namedProgramTurnId(undefined, programId)
+  return { store, two, seen, said, k1, k2, k3, call, turnId, signal: AbortSignal.timeout(60_000) }
+}
+
 describe('a vacant named program whose claimant died after claiming it is claimed again (issue 40, item 2)', {
   timeout: 120_000,
 }, () => {
   it('keeper 2 claims it and freezes before it runs; later calls on keepers 1 and 3 wait while its lease lives, then exactly one runs it', async () => {
-    const store = tempFileStore('own-approval')
-    const two = freezable(store)
-    const seen: Seen = { asked: [], decisions: [], ran: [] }
-    const said: string[] = []
-    const log = (line: string) => void said.push(line)
     const never = async (): Promise<ToolExecutionResult> => {
       throw new Error('no waiter runs a vacant program')
     }
-    const k1 = keeperOver(store, KEY, never, log, LEASE_MS)
-    const k2 = keeperOver(two.store, KEY, never, () => {}, LEASE_MS)
-    const k3 = keeperOver(store, KEY, never, log, LEASE_MS)
-    const call = { programId: 'vacant-claimant-died' }
-    const turnId = namedProgramTurnId(undefined, call.programId)
-    const signal = AbortSignal.timeout(60_000)
+    const { store, two, seen, said, k1, k2, k3, call, turnId, signal } = threeKeepers(
+      'vacant-claimant-died',
+      () => never,
+    )
 
     // Round 1 on keeper 1: its own call is put to the client, not answered yet: the turn is left vacant.
     const first = await k1.run(
@@ -258,17 +271,7 @@ describe('clients already waiting on a vacant turn whose claimant died are answe
   timeout: 120_000,
 }, () => {
   it('keeper 2 claims it and freezes; clients waiting on keepers 1 and 3 are told PROGRAM_RESUME_FAILED once its lease expired; a new call runs it once', async () => {
-    const store = tempFileStore('own-approval')
-    const two = freezable(store)
-    const seen: Seen = { asked: [], decisions: [], ran: [] }
-    const said: string[] = []
-    const log = (line: string) => void said.push(line)
-    const k1 = keeperOver(store, KEY, program(seen, 'keeper 1'), log, LEASE_MS)
-    const k2 = keeperOver(two.store, KEY, program(seen, 'keeper 2'), () => {}, LEASE_MS)
-    const k3 = keeperOver(store, KEY, program(seen, 'keeper 3'), log, LEASE_MS)
-    const call = { programId: 'vacant-waiters' }
-    const turnId = namedProgramTurnId(undefined, call.programId)
-    const signal = AbortSignal.timeout(60_000)
+    const { store, two, seen, said, k1, k2, k3, call, turnId, signal } = threeKeepers('vacant-waiters', program)
     const run = (k: typeof k1, label: string, approval: ApprovalService, on = signal) =>
       k.run(input(on), { approval }, (o) => program(seen, label)(input(on), o), call)
 
