@@ -3,38 +3,11 @@
 // tokenizer as out of the Unicode one, the same ranking after any sequence of adds and removes as
 // after a fresh build, accept consulted before a tool takes a slot, prefix matching of long terms,
 // and a synonym table that only knows its own words.
-import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import type { ToolDefinition } from '../../src/index.js'
 import { TextSearchEngine } from '../../src/search/index.js'
 import { splitWords, splitWordsUnicode } from '../../src/search/words.js'
-
-interface Recorded {
-  name: string
-  description: string
-  inputSchema: unknown
-}
-const servers = JSON.parse(
-  readFileSync(new URL('../../bench/fixtures/mcp-tools.json', import.meta.url), 'utf8'),
-) as Record<string, Recorded[]>
-const queries = (
-  JSON.parse(readFileSync(new URL('../../bench/fixtures/tool-search-queries.json', import.meta.url), 'utf8')) as {
-    query: string
-  }[]
-).map((entry) => entry.query)
-const real = Object.entries(servers).flatMap(([server, tools]) =>
-  tools.map((tool) => ({ ...tool, name: `${server}__${tool.name}` })),
-)
-
-function definition(name: string, description: string, parameters: unknown = {}): ToolDefinition {
-  return {
-    name,
-    description,
-    parameters: parameters as ToolDefinition['parameters'],
-    output: { schema: {}, render: () => [] },
-    execute: async () => null,
-  }
-}
+import { definition, queries, real } from './recorded-tools.js'
 
 /** The real tools' definitions, copied under a prefix so one index can hold several sets. */
 const copies = (prefix: string) =>

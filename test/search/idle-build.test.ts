@@ -2,41 +2,14 @@
 // the registrations settle, so the first search does not build it. A build in steps must give the
 // index one build gives; a search that comes first builds the rest itself, never twice; and the
 // rankings are the same warmed or not.
-import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createToolRuntime, type ToolDefinition, type ToolRuntimeHandle } from '../../src/index.js'
 import { idleBuild } from '../../src/search/idle-build.js'
 import { TextSearchEngine } from '../../src/search/index.js'
 import { until } from '../store/until.js'
+import { definition, queries, real } from './recorded-tools.js'
 
-interface Recorded {
-  name: string
-  description: string
-  inputSchema: unknown
-}
-const servers = JSON.parse(
-  readFileSync(new URL('../../bench/fixtures/mcp-tools.json', import.meta.url), 'utf8'),
-) as Record<string, Recorded[]>
-const queries = (
-  JSON.parse(readFileSync(new URL('../../bench/fixtures/tool-search-queries.json', import.meta.url), 'utf8')) as {
-    query: string
-  }[]
-).map((entry) => entry.query)
-
-function definition(name: string, description: string, parameters: unknown = {}): ToolDefinition {
-  return {
-    name,
-    description,
-    parameters: parameters as ToolDefinition['parameters'],
-    output: { schema: {}, render: () => [] },
-    execute: async () => null,
-  }
-}
-
-const tools = () =>
-  Object.entries(servers).flatMap(([server, listed]) =>
-    listed.map((tool) => definition(`${server}__${tool.name}`, tool.description, tool.inputSchema)),
-  )
+const tools = () => real.map((tool) => definition(tool.name, tool.description, tool.inputSchema))
 
 const all = () => true
 /** Every match of every query: names, scores to the last bit, and what matched. */

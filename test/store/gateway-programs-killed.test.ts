@@ -9,97 +9,28 @@
 // again (it was in flight: at least once) and C once, A never again, and the program's result is
 // what an uninterrupted run of it returns. The upstream's marker file counts every sub-call that ran
 // in any process; the hold answers only once the test releases it (no sleep).
-import type { ChildProcess } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
-import { resolve } from 'node:path'
-import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPostgresStore, type Store } from '../../src/store/index.js'
-import { type ServeProcess, spawnServe, tempDir } from '../cli/helpers.js'
-import { type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
-import { stopChildren } from '../cli/spawn-ready.js'
-import { type PgServer, startPgServer } from './pg-server.js'
-import { type ProgramFiles, programFiles } from './program-gateways.js'
-import { until } from './until.js'
+import { describe, expect, it } from 'vitest'
+import type { ServeProcess } from '../cli/helpers.js'
+import { heldProgramAsked, twoGatewaysOnPostgres } from './program-gateways.js'
 
 /** Short, so the takeover comes within seconds of the kill; renewed every third of it. */
 const LEASE_MS = 1500
-const BOUND_MS = 120_000
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
-let server: PgServer
-let work: { dir: string; cleanup: () => Promise<void> }
-let files: ProgramFiles
-let store: Store
-let db: pg.Client
-const children: ChildProcess[] = []
-const gateways: ServeProcess[] = []
-
-beforeAll(async () => {
-  server = await startPgServer()
-  work = await tempDir()
-  files = await programFiles(server, work.dir, {
-    database: 'programs_killed',
-    key: 'programs-killed-test-state-key-0123456789',
-    upstream: resolve(import.meta.dirname, '../fixtures/hold-upstream.mjs'),
-    config: {
-      auth: { tokens: [{ sha256: sha256('alice-token'), subject: 'alice' }] },
-      policy: { ask: ['hold'] },
-      // A database nobody serves: --store's URL wins, and programLeaseMs still applies.
-      store: { url: 'postgres://nobody@127.0.0.1:1/none', programLeaseMs: LEASE_MS },
-    },
-  })
-  const start = () =>
-    spawnServe(['--http', '0', '--config', files.config, '--store', files.url], {
-      env: { TOOLGATE_STATE_KEY_FILE: files.keyFile },
-      children,
-    })
-  // The first instance migrates the store; the second starts after it.
-  gateways.push(await start())
-  gateways.push(await start())
-  store = await createPostgresStore({ connectionString: files.url, migrate: false })
-  db = new pg.Client({ connectionString: files.url })
-  await db.connect()
-}, 180_000)
-
-afterAll(async () => {
-  // An unreleased hold (a failed run) must not keep the upstreams, hence the gateways, from stopping.
-  if (files !== undefined) writeFileSync(`${files.marker}.release`, '')
-  await db?.end().catch(() => {})
-  await store?.close()
-  await stopChildren(children)
-  server?.destroy()
-  await work?.cleanup()
-}, 120_000)
-
-const allSaid = () => gateways.map((g, i) => `--- instance ${i + 1}:\n${g.stderr().slice(-3000)}`).join('\n')
-const wait = <T>(check: () => T | undefined | Promise<T | undefined>, what: string) =>
-  until(check, what, { timeoutMs: BOUND_MS, everyMs: 25, context: () => `the gateways said:\n${allSaid()}` })
-
-const CODE = [
-  'const a = await tools.step({ n: 1 })',
-  'const b = await tools.hold({ n: 2 })',
-  'const c = await tools.step({ n: 3 })',
-  'return { a, b, c }',
-].join('\n')
+const fixture = twoGatewaysOnPostgres({
+  database: 'programs_killed',
+  key: 'programs-killed-test-state-key-0123456789',
+  ask: ['hold'],
+  leaseMs: LEASE_MS,
+})
+const { gateways, allSaid, wait } = fixture
 
 /** The program asked on `g`: its kept turn and the waiting sub-call. */
-async function paused(g: ServeProcess): Promise<{ turn: string; calls: string[] }> {
-  const asked = await rawModernCall<ModernReply>(g.url, 'alice-token', 'run_code', {
-    code: CODE,
-    description: 'a, b held, c',
-  })
-  expect(asked.result?.resultType, JSON.stringify(asked) + allSaid()).toBe('input_required')
-  const { kept } = JSON.parse(
-    Buffer.from(String(asked.result?.requestState).split('.')[2], 'base64url').toString('utf8'),
-  ) as { kept: { turn: string; calls: string[] } }
-  return kept
-}
+const paused = (g: ServeProcess) => heldProgramAsked(g.url, allSaid)
 
 const leaseOf = async (turnId: string) =>
   (
-    await db.query<{ holder: string | null; until: Date | null; now: Date }>(
+    await fixture.db.query<{ holder: string | null; until: Date | null; now: Date }>(
       'SELECT lease_holder AS holder, lease_until AS until, now() AS now FROM toolgate_turns WHERE id = $1',
       [turnId],
     )
@@ -108,7 +39,7 @@ const leaseOf = async (turnId: string) =>
 /** The program's sealed result once its turn is closed. */
 const resultOf = async (turnId: string) => {
   const ended = await wait(async () => {
-    const loaded = await store.loadTurn(turnId)
+    const loaded = await fixture.store.loadTurn(turnId)
     return loaded?.closed ? loaded : undefined
   }, `the program of turn ${turnId} to end`)
   return (ended.state as { result?: unknown }).result
@@ -117,13 +48,15 @@ const resultOf = async (turnId: string) => {
 describe('a resume whose instance is killed is taken over (issue 40, item 2)', { timeout: 600_000 }, () => {
   it('killed while the approved sub-call runs: the other instance ends the program, A and C ran once, B twice', async () => {
     const kept = await paused(gateways[0])
-    expect(files.ran()).toEqual(['step:1'])
+    expect(fixture.files.ran()).toEqual(['step:1'])
 
     // Approved in the store: one instance resumes the program, and B holds it mid-run.
-    expect(await store.decide(kept.turn, kept.calls[0], { kind: 'allowed-once', decidedBy: 'operator' })).toEqual({
+    expect(
+      await fixture.store.decide(kept.turn, kept.calls[0], { kind: 'allowed-once', decidedBy: 'operator' }),
+    ).toEqual({
       applied: true,
     })
-    await wait(() => (files.ran().includes('hold:2') ? true : undefined), 'B to run')
+    await wait(() => (fixture.files.ran().includes('hold:2') ? true : undefined), 'B to run')
     const first = await wait(async () => {
       const lease = await leaseOf(kept.turn)
       return gateways.some((g) => lease.holder?.includes(`:${g.child.pid}:`)) ? lease : undefined
@@ -140,16 +73,16 @@ describe('a resume whose instance is killed is taken over (issue 40, item 2)', {
     const renewed = await leaseOf(kept.turn)
     expect(renewed.holder).toBe(first.holder)
     expect(renewed.until?.getTime()).toBeGreaterThan(first.until?.getTime() ?? 0)
-    expect(files.ran()).toEqual(['step:1', 'hold:2'])
+    expect(fixture.files.ran()).toEqual(['step:1', 'hold:2'])
 
     // Killed: nothing is given back, neither the claim on the decision nor the lease.
     resumer.child.kill('SIGKILL')
     await wait(() => (resumer.child.signalCode === 'SIGKILL' ? true : undefined), 'the resuming instance to die')
-    expect((await store.loadTurn(kept.turn))?.closed).toBe(false)
+    expect((await fixture.store.loadTurn(kept.turn))?.closed).toBe(false)
 
     // Once the lease expired, the other instance takes the resume over: B runs again there.
     await wait(
-      () => (files.ran().filter((line) => line === 'hold:2').length === 2 ? true : undefined),
+      () => (fixture.files.ran().filter((line) => line === 'hold:2').length === 2 ? true : undefined),
       'B to run again on the other instance',
     )
     expect(other.stderr()).toContain(
@@ -157,19 +90,21 @@ describe('a resume whose instance is killed is taken over (issue 40, item 2)', {
     )
     expect(other.stderr()).toContain('this instance takes the resume over (1 finished sub-calls answer from its log)')
     expect((await leaseOf(kept.turn)).holder).toContain(`:${other.child.pid}:`)
-    writeFileSync(`${files.marker}.release`, '')
+    writeFileSync(`${fixture.files.marker}.release`, '')
     const result = await resultOf(kept.turn)
     expect((result as { isError?: boolean }).isError, JSON.stringify(result)).toBe(false)
     // A ran once (it answered from the log), B was in flight (at least once: twice), C once.
-    expect(files.ran()).toEqual(['step:1', 'hold:2', 'hold:2', 'step:3'])
+    expect(fixture.files.ran()).toEqual(['step:1', 'hold:2', 'hold:2', 'step:3'])
 
     // The same program run without interruption (on the instance left) returns the same result.
     const again = await paused(other)
-    expect(await store.decide(again.turn, again.calls[0], { kind: 'allowed-once', decidedBy: 'operator' })).toEqual({
+    expect(
+      await fixture.store.decide(again.turn, again.calls[0], { kind: 'allowed-once', decidedBy: 'operator' }),
+    ).toEqual({
       applied: true,
     })
     const uninterrupted = await resultOf(again.turn)
-    expect(files.ran()).toEqual(['step:1', 'hold:2', 'hold:2', 'step:3', 'step:1', 'hold:2', 'step:3'])
+    expect(fixture.files.ran()).toEqual(['step:1', 'hold:2', 'hold:2', 'step:3', 'step:1', 'hold:2', 'step:3'])
     expect(result).toEqual(uninterrupted)
   })
 })

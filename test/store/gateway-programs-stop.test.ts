@@ -7,14 +7,12 @@
 import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
-import { resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
 import { spawnServe, tempDir } from '../cli/helpers.js'
-import { type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
-import { type ProgramFiles, programFiles } from './program-gateways.js'
+import { HOLD_UPSTREAM, heldProgramAsked, type ProgramFiles, programFiles } from './program-gateways.js'
 import { until } from './until.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -32,7 +30,7 @@ beforeAll(async () => {
   files = await programFiles(pg, work.dir, {
     database: 'programs_stop',
     key: 'programs-stop-test-state-key-0123456789',
-    upstream: resolve(import.meta.dirname, '../fixtures/hold-upstream.mjs'),
+    upstream: HOLD_UPSTREAM,
     config: {
       auth: { tokens: [{ sha256: sha256('alice-token'), subject: 'alice' }] },
       policy: { ask: ['hold'] },
@@ -57,24 +55,10 @@ const serve = () =>
     },
   })
 
-const CODE = [
-  'const a = await tools.step({ n: 1 })',
-  'const b = await tools.hold({ n: 2 })',
-  'const c = await tools.step({ n: 3 })',
-  'return { a, b, c }',
-].join('\n')
-
 describe('a resume interrupted by a stop (issue 40, item 2)', { timeout: 300_000 }, () => {
   it('seals nothing, gives its claim back, and the next instance finishes the program', async () => {
     const first = await serve()
-    const asked = await rawModernCall<ModernReply>(first.url, 'alice-token', 'run_code', {
-      code: CODE,
-      description: 'a, b held, c',
-    })
-    expect(asked.result?.resultType, JSON.stringify(asked) + said.slice(-2000)).toBe('input_required')
-    const { kept } = JSON.parse(
-      Buffer.from(String(asked.result?.requestState).split('.')[2], 'base64url').toString('utf8'),
-    ) as { kept: { turn: string; calls: string[] } }
+    const kept = await heldProgramAsked(first.url, () => said.slice(-2000))
     expect(files.ran()).toEqual(['step:1'])
 
     // Approved in the store: the instance resumes the program, and B holds it mid-run.

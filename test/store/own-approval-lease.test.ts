@@ -16,25 +16,26 @@ import type {
 } from '../../src/contract/execution.js'
 import type { JsonValue } from '../../src/contract/json-value.js'
 import { namedProgramTurnId } from '../../src/gateway/program-keeper.js'
-import type { Store } from '../../src/journal/store.js'
-import { closeKeeperFixtures, keeperOver, tempFileStore } from './keeper-fixture.js'
-import { until as waitUntil } from './until.js'
+import {
+  blocked,
+  closeKeeperFixtures,
+  done,
+  type ExecuteProgram,
+  freezable,
+  keeperOver,
+  runCodeInput,
+  tempFileStore,
+  until,
+} from './keeper-fixture.js'
 
 afterEach(closeKeeperFixtures)
 
 const KEY = new TextEncoder().encode('own-approval-lease-test-key-0123')
 /** Short, so a takeover comes within a second; renewed every third of it. */
 const LEASE_MS = 450
-const until = <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> =>
-  waitUntil(check, what, { everyMs: 10 })
 
 const CODE = "const a = await tools.step({ n: 1 }); return a + ', then the end'"
-const input = (signal: AbortSignal): ToolExecutionInput => ({
-  callId: 'p1',
-  name: 'run_code',
-  arguments: { code: CODE, description: 'A, then the end' },
-  signal,
-})
+const input = runCodeInput(CODE, 'A, then the end')
 /** The program's own call, as a policy asking about run_code puts it. */
 const OWN: ApprovalRequest = {
   callId: 'p1',
@@ -49,26 +50,6 @@ const AFTER_A: JsonValue = {
   v: 1,
   program: 'digest',
   calls: [{ name: 'step', args: { n: 1 }, draws: [], outcome: { ok: true, value: 'A done' }, order: 0 }],
-}
-const done = (text: string) => ({ isError: false, value: text, content: [] }) as unknown as ToolExecutionResult
-
-/** A store whose every call, once frozen, never answers. */
-function freezable(store: Store): { store: Store; freeze(): void } {
-  let frozen = false
-  const never = new Promise<never>(() => {})
-  const wrapped = new Proxy(store, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target)
-      if (typeof value !== 'function') return value
-      return (...args: unknown[]) => (frozen ? never : value.apply(target, args))
-    },
-  })
-  return {
-    store: wrapped,
-    freeze: () => {
-      frozen = true
-    },
-  }
 }
 
 /** What the stand-in saw: who answered its own ask (`service`, or the handed `decision`), and every A that ran. */
@@ -96,14 +77,6 @@ const program =
     if (afterA !== undefined) return afterA(runInput)
     return done('A done, then the end')
   }
-
-/** Until the run's signal aborts: then a cancelled call's answer. */
-const blocked = (runInput: ToolExecutionInput) =>
-  new Promise<ToolExecutionResult>((resolve) => {
-    runInput.signal?.addEventListener('abort', () =>
-      resolve({ isError: true, error: { message: 'cancelled', info: { code: 'CANCELLED' } } } as never),
-    )
-  })
 
 const answering = (kind: ApprovalOutcome['kind'], asked?: string[]): ApprovalService => ({
   request: async () => {
@@ -210,24 +183,36 @@ describe("the run_code call's own approval is sealed in the turn, and a taker ho
   })
 })
 
+/**
+ * Three keepers over one store, each running what `execute` makes for its label (`keeper 1`, …);
+ * keeper 2's store can freeze, and keepers 1 and 3 say their info lines into `said`. A call
+ * naming `programId`, its turn, and a generous signal.
+ */
+function threeKeepers(programId: string, execute: (seen: Seen, label: string) => ExecuteProgram) {
+  const store = tempFileStore('own-approval')
+  const two = freezable(store)
+  const seen: Seen = { asked: [], decisions: [], ran: [] }
+  const said: string[] = []
+  const log = (line: string) => void said.push(line)
+  const k1 = keeperOver(store, KEY, execute(seen, 'keeper 1'), log, LEASE_MS)
+  const k2 = keeperOver(two.store, KEY, execute(seen, 'keeper 2'), () => {}, LEASE_MS)
+  const k3 = keeperOver(store, KEY, execute(seen, 'keeper 3'), log, LEASE_MS)
+  const call = { programId }
+  const turnId = namedProgramTurnId(undefined, programId)
+  return { store, two, seen, said, k1, k2, k3, call, turnId, signal: AbortSignal.timeout(60_000) }
+}
+
 describe('a vacant named program whose claimant died after claiming it is claimed again (issue 40, item 2)', {
   timeout: 120_000,
 }, () => {
   it('keeper 2 claims it and freezes before it runs; later calls on keepers 1 and 3 wait while its lease lives, then exactly one runs it', async () => {
-    const store = tempFileStore('own-approval')
-    const two = freezable(store)
-    const seen: Seen = { asked: [], decisions: [], ran: [] }
-    const said: string[] = []
-    const log = (line: string) => void said.push(line)
     const never = async (): Promise<ToolExecutionResult> => {
       throw new Error('no waiter runs a vacant program')
     }
-    const k1 = keeperOver(store, KEY, never, log, LEASE_MS)
-    const k2 = keeperOver(two.store, KEY, never, () => {}, LEASE_MS)
-    const k3 = keeperOver(store, KEY, never, log, LEASE_MS)
-    const call = { programId: 'vacant-claimant-died' }
-    const turnId = namedProgramTurnId(undefined, call.programId)
-    const signal = AbortSignal.timeout(60_000)
+    const { store, two, seen, said, k1, k2, k3, call, turnId, signal } = threeKeepers(
+      'vacant-claimant-died',
+      () => never,
+    )
 
     // Round 1 on keeper 1: its own call is put to the client, not answered yet: the turn is left vacant.
     const first = await k1.run(
@@ -286,17 +271,7 @@ describe('clients already waiting on a vacant turn whose claimant died are answe
   timeout: 120_000,
 }, () => {
   it('keeper 2 claims it and freezes; clients waiting on keepers 1 and 3 are told PROGRAM_RESUME_FAILED once its lease expired; a new call runs it once', async () => {
-    const store = tempFileStore('own-approval')
-    const two = freezable(store)
-    const seen: Seen = { asked: [], decisions: [], ran: [] }
-    const said: string[] = []
-    const log = (line: string) => void said.push(line)
-    const k1 = keeperOver(store, KEY, program(seen, 'keeper 1'), log, LEASE_MS)
-    const k2 = keeperOver(two.store, KEY, program(seen, 'keeper 2'), () => {}, LEASE_MS)
-    const k3 = keeperOver(store, KEY, program(seen, 'keeper 3'), log, LEASE_MS)
-    const call = { programId: 'vacant-waiters' }
-    const turnId = namedProgramTurnId(undefined, call.programId)
-    const signal = AbortSignal.timeout(60_000)
+    const { store, two, seen, said, k1, k2, k3, call, turnId, signal } = threeKeepers('vacant-waiters', program)
     const run = (k: typeof k1, label: string, approval: ApprovalService, on = signal) =>
       k.run(input(on), { approval }, (o) => program(seen, label)(input(on), o), call)
 

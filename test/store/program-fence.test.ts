@@ -174,21 +174,30 @@ async function twoInstances() {
   }
 }
 
+/**
+ * Two instances: A runs the program to its hold, then A's renewals stall and a client waits for
+ * the program on B, which takes it over once A's lease expired and runs it to the hold.
+ */
+async function takenOverFromA() {
+  const two = await twoInstances()
+  const { a, b, context } = two
+  const onA = a.call()
+  await until(() => (a.events.includes('hold:2 started') ? true : undefined), 'the program to hold on A', context)
+  // A stops renewing (its renewals wait), and a client waits for the program on B.
+  two.stallA()
+  await until(() => (two.stalledRenewals() > 0 ? true : undefined), 'a renewal of A to stall', context)
+  const onB = b.call()
+  await until(() => (b.events.includes('hold:2 started') ? true : undefined), 'B to take the program over', context)
+  return { ...two, turnId: namedProgramTurnId(undefined, NAME), onA, onB }
+}
+
 const programValue = (result: ToolExecutionResult) =>
   result.isError ? result : (result.value as { result: unknown }).result
 const TAKEN = `the instance running it stopped renewing its lease; this instance takes the program over (1 finished sub-calls answer from its log)`
 
 describe('a run that lost its lease is cancelled (issue 40, item 2)', { timeout: 120_000 }, () => {
   it('a refused renewal: the sub-call in flight sees the abort, nothing more runs there, its client gets the taker’s result', async () => {
-    const { a, b, store, context, stallA, resumeA, stalledRenewals } = await twoInstances()
-    const turnId = namedProgramTurnId(undefined, NAME)
-    const onA = a.call()
-    await until(() => (a.events.includes('hold:2 started') ? true : undefined), 'the program to hold on A', context)
-    // A stops renewing (its renewals wait), and a client waits for the program on B.
-    stallA()
-    await until(() => (stalledRenewals() > 0 ? true : undefined), 'a renewal of A to stall', context)
-    const onB = b.call()
-    await until(() => (b.events.includes('hold:2 started') ? true : undefined), 'B to take the program over', context)
+    const { a, b, store, context, resumeA, turnId, onA, onB } = await takenOverFromA()
     expect(b.said.some((line) => line.includes(TAKEN))).toBe(true)
     expect(b.events).toEqual(['hold:2 started'])
     // A goes on: its renewal is refused, and its run is cancelled.
@@ -211,14 +220,7 @@ describe('a run that lost its lease is cancelled (issue 40, item 2)', { timeout:
   })
 
   it('a refused write behind the lease: no later sub-call runs there, nothing of it lands in the turn', async () => {
-    const { a, b, store, context, stallA, resumeA, stalledRenewals } = await twoInstances()
-    const turnId = namedProgramTurnId(undefined, NAME)
-    const onA = a.call()
-    await until(() => (a.events.includes('hold:2 started') ? true : undefined), 'the program to hold on A', context)
-    stallA()
-    await until(() => (stalledRenewals() > 0 ? true : undefined), 'a renewal of A to stall', context)
-    const onB = b.call()
-    await until(() => (b.events.includes('hold:2 started') ? true : undefined), 'B to take the program over', context)
+    const { a, b, store, context, resumeA, turnId, onA, onB } = await takenOverFromA()
     // A, its renewals still stalled, never heard it lost the lease: its hold ends, and its run
     // saves that progress behind the lease. The write is refused, and the run is cancelled there.
     const before = await store.loadTurn(turnId)

@@ -1,17 +1,26 @@
 // What the kept-program gateway tests (gateway-programs*.test.ts) set up for a program: a database
 // on the test's PostgreSQL, the upstream's marker file (the fixture upstreams append each sub-call
-// that ran), a state key file and a Code Mode config naming that upstream; and their clean-up.
+// that ran), a state key file and a Code Mode config naming that upstream; and their clean-up. For
+// the tests across instances, two `serve --http --store` gateways on one PostgreSQL as well.
 import type { ChildProcess } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { PendingCall, Store } from '../../src/store/index.js'
-import { writeConfig } from '../cli/helpers.js'
-import type { PgServer } from './pg-server.js'
+import pg from 'pg'
+import { afterAll, beforeAll, expect } from 'vitest'
+import { createPostgresStore, type PendingCall, type Store } from '../../src/store/index.js'
+import { type ServeProcess, spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
+import { stopChildren } from '../cli/spawn-ready.js'
+import { type PgServer, startPgServer } from './pg-server.js'
+import { until } from './until.js'
 
 /** The upstream whose `step` and `guarded` tools append `tool:n` to the marker file. */
 export const MARKER_UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
+/** The upstream whose `step` appends `step:n`; its `hold` appends `hold:n`, then answers once `<marker>.release` exists. */
+export const HOLD_UPSTREAM = resolve(import.meta.dirname, '../fixtures/hold-upstream.mjs')
 
 /** The program A, B, C: `step` 1, then `guarded` 2 (asked about), then `step` 3. */
 export const ABC_CODE = [
@@ -20,6 +29,31 @@ export const ABC_CODE = [
   'const c = await tools.step({ n: 3 })',
   'return { a, b, c }',
 ].join('\n')
+
+/** The program A, B, C with HOLD_UPSTREAM: `step` 1, then `hold` 2 (asked about, held), then `step` 3. */
+const HELD_CODE = [
+  'const a = await tools.step({ n: 1 })',
+  'const b = await tools.hold({ n: 2 })',
+  'const c = await tools.step({ n: 3 })',
+  'return { a, b, c }',
+].join('\n')
+
+/**
+ * HELD_CODE called on `url` as `alice-token` by a raw 2026-07-28 client: it must answer
+ * input_required (`said` is added to the failure); the kept turn and the waiting sub-call its
+ * state names.
+ */
+export async function heldProgramAsked(url: string, said: () => string): Promise<{ turn: string; calls: string[] }> {
+  const asked = await rawModernCall<ModernReply>(url, 'alice-token', 'run_code', {
+    code: HELD_CODE,
+    description: 'a, b held, c',
+  })
+  expect(asked.result?.resultType, JSON.stringify(asked) + said()).toBe('input_required')
+  const { kept } = JSON.parse(
+    Buffer.from(String(asked.result?.requestState).split('.')[2], 'base64url').toString('utf8'),
+  ) as { kept: { turn: string; calls: string[] } }
+  return kept
+}
 
 export interface ProgramFiles {
   /** The database's connection string. */
@@ -99,4 +133,121 @@ export async function bearerClient(
   )
   closers.push(() => client.close())
   return client
+}
+
+/** How long a test across instances waits for anything before failing: generous, for a loaded machine. */
+const BOUND_MS = 120_000
+
+export interface TwoGatewaysOptions {
+  /** The database to create. */
+  readonly database: string
+  /** The state key's text. */
+  readonly key: string
+  /** The tools the policy asks about. */
+  readonly ask: readonly string[]
+  /** The program lease (`store.programLeaseMs`). */
+  readonly leaseMs: number
+}
+
+/** Two gateways on one PostgreSQL, serving `alice-token` (subject `alice`) and HOLD_UPSTREAM. */
+export interface TwoGateways {
+  /** The program's database and files. */
+  readonly files: ProgramFiles
+  /** The test's own store on that database (the first gateway migrated it). */
+  readonly store: Store
+  /** A plain client of that database, for what the store has no reader for (a turn's lease). */
+  readonly db: pg.Client
+  /** The two instances, in the order they started. */
+  readonly gateways: readonly ServeProcess[]
+  /** The end of what each instance wrote to stderr, for failure messages. */
+  allSaid(): string
+  /** `until` bounded generously, its failure saying what the gateways said. */
+  wait<T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T>
+  /** `promise`, or a failure naming `what` (and what the gateways said) after the same bound. */
+  within<T>(promise: Promise<T>, what: string): Promise<T>
+}
+
+/**
+ * Two `serve --http --store` instances on one real PostgreSQL, started in the test file's
+ * `beforeAll` and stopped (with the server and the folder) in its `afterAll`; the config's own
+ * store URL names a database nobody serves, so `--store` wins while `programLeaseMs` still applies.
+ * What it returns is ready once `beforeAll` ran.
+ */
+export function twoGatewaysOnPostgres(options: TwoGatewaysOptions): TwoGateways {
+  let server: PgServer | undefined
+  let work: { dir: string; cleanup: () => Promise<void> } | undefined
+  let files: ProgramFiles | undefined
+  let store: Store | undefined
+  let db: pg.Client | undefined
+  const children: ChildProcess[] = []
+  const gateways: ServeProcess[] = []
+
+  beforeAll(async () => {
+    server = await startPgServer()
+    work = await tempDir()
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+    const made = await programFiles(server, work.dir, {
+      database: options.database,
+      key: options.key,
+      upstream: HOLD_UPSTREAM,
+      config: {
+        auth: { tokens: [{ sha256: sha256('alice-token'), subject: 'alice' }] },
+        policy: { ask: options.ask },
+        store: { url: 'postgres://nobody@127.0.0.1:1/none', programLeaseMs: options.leaseMs },
+      },
+    })
+    files = made
+    const start = () =>
+      spawnServe(['--http', '0', '--config', made.config, '--store', made.url], {
+        env: { TOOLGATE_STATE_KEY_FILE: made.keyFile },
+        children,
+      })
+    // The first instance migrates the store; the second starts after it.
+    gateways.push(await start())
+    gateways.push(await start())
+    store = await createPostgresStore({ connectionString: made.url, migrate: false })
+    db = new pg.Client({ connectionString: made.url })
+    await db.connect()
+  }, 180_000)
+
+  afterAll(async () => {
+    // An unreleased hold (a failed run) must not keep the upstreams, hence the gateways, from stopping.
+    if (files !== undefined) writeFileSync(`${files.marker}.release`, '')
+    await db?.end().catch(() => {})
+    await store?.close()
+    await stopChildren(children)
+    server?.destroy()
+    await work?.cleanup()
+  }, 120_000)
+
+  const ready = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the two gateways' ${what} is there only once beforeAll ran`)
+    return value
+  }
+  const allSaid = () => gateways.map((g, i) => `--- instance ${i + 1}:\n${g.stderr().slice(-3000)}`).join('\n')
+  return {
+    get files() {
+      return ready(files, 'files')
+    },
+    get store() {
+      return ready(store, 'store')
+    },
+    get db() {
+      return ready(db, 'database client')
+    },
+    gateways,
+    allSaid,
+    wait: (check, what) =>
+      until(check, what, { timeoutMs: BOUND_MS, everyMs: 25, context: () => `the gateways said:\n${allSaid()}` }),
+    within: (promise, what) => {
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<never>((_, fail) => {
+        timer = setTimeout(
+          () => fail(new Error(`timed out waiting for ${what}; the gateways said:\n${allSaid()}`)),
+          BOUND_MS,
+        )
+      })
+      return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+    },
+  }
 }

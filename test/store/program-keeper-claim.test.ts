@@ -12,21 +12,23 @@ import type {
   ToolExecutionResult,
 } from '../../src/contract/execution.js'
 import type { Store } from '../../src/journal/store.js'
-import { closeKeeperFixtures, type ExecuteProgram, keeperOver, stopKeepers, tempFileStore } from './keeper-fixture.js'
-import { until as waitUntil } from './until.js'
+import {
+  closeKeeperFixtures,
+  done,
+  type ExecuteProgram,
+  keeperOver,
+  resultOf,
+  runCodeInput,
+  stopKeepers,
+  tempFileStore,
+  until,
+} from './keeper-fixture.js'
 
 afterEach(closeKeeperFixtures)
 
 const KEY = new TextEncoder().encode('program-keeper-claim-key-0123456789')
-const until = <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> =>
-  waitUntil(check, what, { everyMs: 10 })
 
-const input = (signal: AbortSignal): ToolExecutionInput => ({
-  callId: 'p1',
-  name: 'run_code',
-  arguments: { code: 'await tools.guarded({ n: 2 })', description: 'b' },
-  signal,
-})
+const input = runCodeInput('await tools.guarded({ n: 2 })', 'b')
 const b: ApprovalRequest = {
   callId: 'p1:code:2',
   rootCallId: 'p1',
@@ -47,7 +49,6 @@ const program =
     }
     return resumed(input)
   }
-const done = (text: string) => ({ isError: false, value: text, content: [] }) as unknown as ToolExecutionResult
 
 /** Pause the program in `store` through a keeper running `execute`, decide B: the kept turn's id. */
 async function pausedAndDecided(store: Store, execute: ExecuteProgram, said: string[]): Promise<string> {
@@ -62,14 +63,6 @@ async function pausedAndDecided(store: Store, execute: ExecuteProgram, said: str
     applied: true,
   })
   return turnId
-}
-
-const resultOf = async (store: Store, turnId: string) => {
-  const turn = await until(async () => {
-    const loaded = await store.loadTurn(turnId)
-    return loaded?.closed ? loaded : undefined
-  }, 'the program to end')
-  return (turn.state as { result?: unknown }).result
 }
 
 describe('a resume that did not finish gives its claim back (issue 40, item 2)', () => {

@@ -13,17 +13,20 @@ import type {
 } from '../../src/contract/execution.js'
 import { namedProgramTurnId } from '../../src/gateway/program-keeper.js'
 import { authInfoFor, type Identity } from '../../src/mcp/protocol/identity.js'
-import { agentOf, closeKeeperFixtures, type ExecuteProgram, keeperOver, tempFileStore } from './keeper-fixture.js'
-import { until as waitUntil } from './until.js'
+import {
+  agentOf,
+  closeKeeperFixtures,
+  type ExecuteProgram,
+  keeperOver,
+  tempFileStore,
+  until,
+} from './keeper-fixture.js'
 
 afterEach(closeKeeperFixtures)
 
 const KEY = new TextEncoder().encode('program-keeper-owner-key-0123456789')
 const alice: Identity = { subject: 'alice', groups: ['dev'], scopes: ['mcp:tools'], claims: { iss: 'https://as.test' } }
 const bob: Identity = { subject: 'bob', groups: ['dev'], scopes: ['mcp:tools'], claims: { iss: 'https://as.test' } }
-
-const until = <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> =>
-  waitUntil(check, what, { everyMs: 10 })
 
 /** A program that waits on sub-call B until B is decided, then ends: what ran, and as whom. */
 function fakeProgram(options: { askAgain?: boolean } = {}) {

@@ -1,4 +1,4 @@
-// Issue 40, item 2 (R-EXEC-7 across instances): a named run_code program whose instance dies
+// Issue 40, item 2 (R-CODE-2, across instances): a named run_code program whose instance dies
 // during its run is taken over by another instance. Three `serve --http --store URL` processes on
 // one PostgreSQL, with a short program lease from the config (`store.programLeaseMs`: the --store
 // flag names the database, the config's other store keys still apply). The program runs two steps,

@@ -14,25 +14,27 @@ import type {
   ToolExecutionResult,
 } from '../../src/contract/execution.js'
 import type { JsonValue } from '../../src/contract/json-value.js'
-import type { Store } from '../../src/journal/store.js'
-import { closeKeeperFixtures, type ExecuteProgram, keeperOver, tempFileStore } from './keeper-fixture.js'
-import { until as waitUntil } from './until.js'
+import {
+  blocked,
+  closeKeeperFixtures,
+  done,
+  type ExecuteProgram,
+  freezable,
+  keeperOver,
+  resultOf,
+  runCodeInput,
+  tempFileStore,
+  until,
+} from './keeper-fixture.js'
 
 afterEach(closeKeeperFixtures)
 
 const KEY = new TextEncoder().encode('resume-lease-test-key-0123456789')
 /** Short, so a takeover comes within a second; renewed every third of it. */
 const LEASE_MS = 450
-const until = <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> =>
-  waitUntil(check, what, { everyMs: 10 })
 
 const CODE = 'const [b1, b2] = await Promise.all([tools.guarded({ n: 2 }), tools.guarded({ n: 3 })])'
-const input = (signal: AbortSignal): ToolExecutionInput => ({
-  callId: 'p1',
-  name: 'run_code',
-  arguments: { code: CODE, description: 'a, then b1 and b2 asked together, then c' },
-  signal,
-})
+const input = runCodeInput(CODE, 'a, then b1 and b2 asked together, then c')
 const request = (n: number): ApprovalRequest => ({
   callId: `p1:code:${n}`,
   rootCallId: 'p1',
@@ -55,37 +57,6 @@ const entry = (n: number, state: 'waiting' | 'finished' | 'running', order = n -
 const logOf = (...calls: JsonValue[]): JsonValue => ({ v: 1, program: 'digest', calls })
 const PAUSED = logOf(entry(1, 'finished'), entry(2, 'waiting'), entry(3, 'waiting'))
 
-const done = (text: string) => ({ isError: false, value: text, content: [] }) as unknown as ToolExecutionResult
-
-/** A store whose every call, once frozen, never answers: the store as a killed (or frozen) process sees it. */
-function freezable(store: Store): { store: Store; freeze(): void; renewals(): number } {
-  let frozen = false
-  let renewals = 0
-  const never = new Promise<never>(() => {})
-  const wrapped = new Proxy(store, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target)
-      if (typeof value !== 'function') return value
-      return (...args: unknown[]) => {
-        if (frozen) return never
-        const answer = value.apply(target, args)
-        if (prop === 'leaseTurn')
-          void (answer as Promise<boolean>).then((held) => {
-            if (held) renewals++
-          })
-        return answer
-      }
-    },
-  })
-  return {
-    store: wrapped,
-    freeze: () => {
-      frozen = true
-    },
-    renewals: () => renewals,
-  }
-}
-
 /** What one resume was handed: its log and decisions. */
 type Handed = { log: JsonValue; decisions: Record<string, ApprovalOutcome> }
 
@@ -103,22 +74,6 @@ const program =
     handed.push({ log: o.program.log, decisions: { ...o.program.decisions } })
     return resumed(o, runInput)
   }
-
-/** Until the run's signal aborts (the keeper stopped, or lost its lease): then a cancelled call's answer. */
-const blocked = (runInput: ToolExecutionInput) =>
-  new Promise<ToolExecutionResult>((resolve) => {
-    runInput.signal?.addEventListener('abort', () =>
-      resolve({ isError: true, error: { message: 'cancelled', info: { code: 'CANCELLED' } } } as never),
-    )
-  })
-
-const resultOf = async (store: Store, turnId: string) => {
-  const turn = await until(async () => {
-    const loaded = await store.loadTurn(turnId)
-    return loaded?.closed ? loaded : undefined
-  }, 'the program to end')
-  return (turn.state as { result?: unknown }).result
-}
 
 /**
  * Keeper 1 pauses the program, both sub-calls are decided, and keeper 1 resumes it: it reports
