@@ -5,8 +5,8 @@
 // processes spawned early (raw-first-upstream.ts), and answers both, with the listing made by the
 // same code the gateway lists with, in the config's order (the gateway's too). Their load then
 // follows the listing instead of delaying it. Anything else it meets (another message, a cursor,
-// an error, another version, a name two servers share, a deadline) ends it: whatever it did not
-// answer is left to the gateway.
+// an error, another version, a tool name two servers share or a resource or prompt they may
+// share, a deadline) ends it: whatever it did not answer is left to the gateway.
 // What it hands on (see raw-first-record.ts): every byte the client sent, which requests were
 // answered, and each upstream's recorded handshake, which its connection adopts.
 import { PassThrough, type Writable } from 'node:stream'
@@ -120,7 +120,8 @@ export function listBeforeLoad(
       ended: () => done,
       initialized(declared) {
         features[at] = declared
-        answerInitialize()
+        if (mayCollide()) finish()
+        else answerInitialize()
       },
       listed(listed) {
         listings[at] = listed
@@ -129,6 +130,19 @@ export function listBeforeLoad(
       failed: () => finish(),
     }),
   )
+
+  /**
+   * Whether, once every upstream declared itself, two of them may offer one resource URI or one
+   * prompt name: the gateway lists those at its start and refuses to start on such a collision,
+   * so the first listing, which does not list them, leaves that case to it. URIs are never
+   * prefixed; prompt names are, so only servers sharing a prefix (the empty one) can collide.
+   */
+  function mayCollide(): boolean {
+    if (features.some((declared) => declared === undefined)) return false
+    const resources = features.filter((declared) => declared?.resources).length
+    const prompts = found.filter(({ prefix }, at) => prefix === '' && features[at]?.prompts).length
+    return resources > 1 || prompts > 1
+  }
 
   /** Every upstream's tools, in config order, once all are listed; a name listed twice is the gateway's to settle. */
   function combine(): void {

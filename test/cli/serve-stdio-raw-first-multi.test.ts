@@ -2,7 +2,7 @@
 // executable's first script with several stdio upstreams too (issue 35, Performance): every
 // upstream's handshake and listing run at once over the processes spawned early, the listing is the
 // gateway's own (config order, prefixes), each connection adopts its upstream's handshake, and
-// whatever one upstream does wrong hands the whole first listing to the gateway (R-MCP-GW-1).
+// whatever one upstream does wrong hands the whole first listing to the gateway.
 // The upstreams are the recording fixture; each line it records names its process, so "one
 // initialize per process" is counted, not assumed.
 import { readFile } from 'node:fs/promises'
@@ -30,6 +30,7 @@ interface Upstream {
   readonly name: string
   readonly mode?: string
   readonly prefix?: string
+  readonly resources?: boolean
 }
 
 /** A config with one fixture per upstream (in config order), and the file each records to. */
@@ -37,12 +38,17 @@ async function setup(upstreams: readonly Upstream[]): Promise<{ config: string; 
   const run = ++runs
   const records = upstreams.map(({ name }) => path.join(dir, `record-${run}-${name}.jsonl`))
   const servers = Object.fromEntries(
-    upstreams.map(({ name, mode, prefix }, at) => [
+    upstreams.map(({ name, mode, prefix, resources }, at) => [
       name,
       {
         command: process.execPath,
         args: [UPSTREAM],
-        env: { RECORD: records[at] as string, MODE: mode ?? '', LABEL: `${name}: ` },
+        env: {
+          RECORD: records[at] as string,
+          MODE: mode ?? '',
+          LABEL: `${name}: `,
+          ...(resources ? { RESOURCES: '1' } : {}),
+        },
         ...(prefix === undefined ? {} : { prefix }),
       },
     ]),
@@ -209,6 +215,42 @@ describe('serve over stdio: the first listing with several upstreams (issue 35)'
       expect(peer.received.filter((m) => m.id === 2)).toEqual([])
       for (const record of records)
         expect([...(await initializesByProcess(record)).values()]).toEqual([[{ id: 'toolgate-raw-initialize' }]])
+    },
+    TEST_MS,
+  )
+
+  it(
+    'two upstreams that may offer one resource URI are left to the gateway, which refuses to start',
+    async () => {
+      const { config, records } = await setup([
+        { name: 'one', resources: true },
+        { name: 'two', resources: true },
+      ])
+      const peer = new Peer(['--config', config])
+      peer.send({ id: 1, ...INITIALIZE })
+      peer.send({ method: 'notifications/initialized' })
+      peer.send({ id: 2, method: 'tools/list' })
+      expect(await peer.exited).not.toBe(0)
+      expect(peer.stderr).toContain(
+        'its resource "demo://fixed" is not served: the URI is already served by servers.one',
+      )
+      expect(peer.received.filter((m) => m.id === 2)).toEqual([])
+      for (const record of records)
+        expect([...(await initializesByProcess(record)).values()]).toEqual([[{ id: 'toolgate-raw-initialize' }]])
+    },
+    TEST_MS,
+  )
+
+  it(
+    'one upstream with resources beside one without is listed here',
+    async () => {
+      const { config, records } = await setup([{ name: 'one', resources: true }, { name: 'two' }])
+      const raw = await listed(config, false)
+      raw.peer.child.stdin.end()
+      expect(await raw.peer.exited).toBe(0)
+      expect(JSON.parse(raw.initialized).capabilities.resources).toEqual({ subscribe: false, listChanged: true })
+      for (const record of records)
+        expect(await rawRequests(record)).toEqual(['toolgate-raw-initialize', 'toolgate-raw-tools-list'])
     },
     TEST_MS,
   )
