@@ -121,11 +121,15 @@ export function rawUpstream(
       events.failed()
       return
     }
+    const listed = result.tools as Tool[]
+    // A name the gateway would not register (see the connection's syncTool) is its to report.
+    if (listed.some((tool) => typeof tool?.name !== 'string' || tool.name.includes('\u0000'))) {
+      events.failed()
+      return
+    }
     let tools: Tool[]
     try {
-      tools = (result.tools as Tool[]).map((tool) => {
-        // A name the gateway would not register (see the connection's syncTool) is its to report.
-        if (typeof tool.name !== 'string' || tool.name.includes('\u0000')) throw new Error('not registered')
+      tools = listed.map((tool) => {
         const { description, parameters, meta } = importedToolParts(tool)
         return listedTool(`${prefix}${tool.name}`, description, parameters, meta.imported?.outputSchema, meta)
       })
