@@ -13,6 +13,11 @@
 //   COLD_START_BINS     other builds to compare, `name=path/to/dist/cli/bin.js` separated by commas
 //                       (e.g. main's build in a throwaway worktree)
 //   COLD_START_BINS_CONFIG  `relay` to start those builds with the `"files": false` config instead
+//   COLD_START_UPSTREAMS    how many upstreams the gateway's configs list (default 1): server-everything,
+//                           then server-filesystem on the bench's directory under as many names as
+//                           needed (`fs`, `fs2`, ...), each its own process; "alone" stays one
+//                           server-everything. (server-everything twice does not start: the gateway
+//                           refuses two servers offering the same resource URIs.)
 
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -25,6 +30,7 @@ import { isMain } from './util.js'
 
 const require = createRequire(import.meta.url)
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
+const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
 // The package's executable (the `bin` of package.json).
 const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.cjs')
 const ROUNDS = Number(process.env.COLD_START_ROUNDS ?? 21)
@@ -69,7 +75,14 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 export async function run(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-cold-bench-'))
   const config = path.join(dir, 'stdio.json')
-  const servers = { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } }
+  const upstreams = Number(process.env.COLD_START_UPSTREAMS ?? 1)
+  const servers = Object.fromEntries(
+    Array.from({ length: upstreams }, (_, at) =>
+      at === 0
+        ? ['ev', { command: process.execPath, args: [EVERYTHING, 'stdio'] }]
+        : [at === 1 ? 'fs' : `fs${at}`, { command: process.execPath, args: [FILESYSTEM, dir] }],
+    ),
+  )
   await writeFile(config, JSON.stringify({ servers }))
   // The gateway as a pure relay: the upstream's tools and nothing of its own, so that both sides
   // list the same tools (the client's SDK compiles a validator per output schema it is shown).
@@ -111,7 +124,7 @@ export async function run(): Promise<void> {
   }
   const alone = median(times[0])
   console.log(
-    `\n## Cold start to the first tools/list (stdio, Node ${process.version}, ${ROUNDS} interleaved rounds, medians)\n`,
+    `\n## Cold start to the first tools/list (stdio, Node ${process.version}, ${upstreams} upstream(s), ${ROUNDS} interleaved rounds, medians)\n`,
   )
   const aloneCall = median(calls[0])
   console.log('| case | median | ratio to alone | CPU of the process | first call answered | ratio to alone |')

@@ -10,6 +10,7 @@ import { ConfigError } from '../errors/config-error.js'
 import type { JournalConfig } from '../journal/journal.js'
 import {
   type ClientCapabilities,
+  type ConnectMcpServerOptions,
   connectMcpServer,
   createMcpRelay,
   handlersForClient,
@@ -23,6 +24,7 @@ import {
   type McpServerFeatures,
   type McpServerLogging,
   type McpSkippedTool,
+  registerInTurn,
 } from '../mcp/gateway.js'
 import type { PolicyEnforcement } from '../policy/index.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
@@ -255,9 +257,9 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   const relay = createMcpRelay(clients)
   const clientDeclared = await startup?.clientCapabilities?.()
   const relayed = clientDeclared === undefined ? relay.handlers : handlersForClient(relay.handlers, clientDeclared)
-  const connectOne = async (name: string, spec: GatewaySettings['servers'][string]) => {
+  const connectOne = async (name: string, spec: GatewaySettings['servers'][string], turn?: Promise<void>) => {
     let wasDown = false
-    const connection = await connectMcpServer(ctx, withCallerAuth(name, spec, callerDeps), {
+    const options: ConnectMcpServerOptions = {
       name,
       prefix: serverPrefix(name, spec),
       maxMessageBytes: settings.maxMessageBytes,
@@ -281,21 +283,33 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
           log.info(`MCP server "${name}" is back: ${describeTools(connections.get(name))}`)
         }
       },
-    })
+    }
+    const connection = await connectMcpServer(
+      ctx,
+      withCallerAuth(name, spec, callerDeps),
+      turn === undefined ? options : registerInTurn(options, turn),
+    )
     startup?.settled?.(name, connection)
     if (connection.state.status === 'connected') log.debug(`MCP server "${name}": ${describeTools(connection)}`)
     return connection
   }
+  // The servers start together, but each one's tools are registered after those of the servers
+  // before it in the config have been (or failed to be): the gateway lists, and settles a name
+  // two of them share, in config order, whichever answered first (the CLI's first listing,
+  // raw-first.ts, lists in that order too).
+  let before: Promise<unknown> = Promise.resolve()
   const connecting = Promise.all(
     Object.entries(settings.servers).map(async ([name, spec]) => {
-      connections.set(name, await connectOne(name, spec))
+      const turn = before.then(() => {})
+      const connected = connectOne(name, spec, turn)
+      before = Promise.allSettled([turn, connected])
+      connections.set(name, await connected)
     }),
   )
   startup?.idle?.()
   await connecting
   starting = false
-  // Which of two servers registered a shared name first is a race, so a collision found while
-  // starting is reported with both sides, whichever won.
+  // A collision found while starting is reported with both sides (the server first in the config won).
   const collisions: string[] = []
   for (const { server, skip } of startSkips) {
     const owner = ownerOf(skip.name, server)

@@ -1,39 +1,36 @@
 // `toolgate serve`'s first listing, before the CLI's bundle and the MCP SDK are loaded: in the common
-// case (stdio, one stdio upstream and nothing of the gateway's own to list, a 2025-11-25 client),
-// the executable's first script reads the client's `initialize` and `tools/list`, runs the
-// upstream's handshake and `tools/list` as plain JSON-RPC over the process spawned early, and
-// answers both, with the listing made by the same code the gateway lists with. Their load then
+// case (stdio, stdio upstreams all spawned early and nothing of the gateway's own to list, a
+// 2025-11-25 client), the executable's first script reads the client's `initialize` and
+// `tools/list`, runs every upstream's handshake and `tools/list` at once as plain JSON-RPC over the
+// processes spawned early (raw-first-upstream.ts), and answers both, with the listing made by the
+// same code the gateway lists with, in the config's order (the gateway's too). Their load then
 // follows the listing instead of delaying it. Anything else it meets (another message, a cursor,
-// an error, another version, a deadline) ends it: whatever it did not answer is left to the gateway.
+// an error, another version, a tool name two servers share or a resource or prompt they may
+// share, a deadline) ends it: whatever it did not answer is left to the gateway.
 // What it hands on (see raw-first-record.ts): every byte the client sent, which requests were
-// answered, and the upstream's recorded handshake, which the upstream connection adopts.
-import { PassThrough } from 'node:stream'
+// answered, and each upstream's recorded handshake, which its connection adopts.
+import { PassThrough, type Writable } from 'node:stream'
 import {
   type ClientCapabilities,
   declaredCapabilities,
   handlersForClient,
-  importedToolParts,
-  listedTool,
   type McpServerFeatures,
-  peekEarlySpawn,
-  type RawHandshake,
-  type ServerCapabilities,
+  peekEarlySpawns,
   type SpawnedStdio,
+  type StdioSpawnSpec,
   type Tool,
 } from '../mcp/gateway.js'
 import { isRecord } from '../util/is-record.js'
 import { serverPrefix } from './config.js'
 import { earlyCapabilities } from './early-capabilities.js'
 import { rawFirstRecord } from './raw-first-record.js'
+import { rawUpstream } from './raw-first-upstream.js'
 import type { GatewaySettings } from './settings.js'
 
 /** The only revision the first listing speaks, both ways; any other is the gateway's to negotiate. */
 const REVISION = '2025-11-25'
 /** The upstream session's `clientInfo` (the SDK Client's, see legacy-session.ts). */
 const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' }
-/** The ids of the first listing's own requests to the upstream. */
-const INIT_ID = 'toolgate-raw-initialize'
-const LIST_ID = 'toolgate-raw-tools-list'
 /**
  * How long the first listing may wait for the client and the upstream before the gateway is loaded
  * to do it. Today's path waits for a slow upstream just the same, so waiting costs nothing while
@@ -61,19 +58,21 @@ type Settings = Pick<
   | 'maxMessageBytes'
 >
 
-/** The one stdio server a config lists, when the first listing can serve it; else undefined. */
-function soleServer(
-  settings: Settings,
-): { name: string; spec: { command: string; args?: string[]; env?: Record<string, string> } } | undefined {
+/**
+ * The config's servers, in its order, when the first listing can serve them all: each a stdio
+ * server spawned as it is written (no sandbox), listed at once (no `defer`). Else undefined.
+ */
+function listedServers(settings: Settings): { name: string; spec: StdioSpawnSpec; prefix: string }[] | undefined {
   if (process.platform === 'win32' || settings.http !== undefined || settings.check) return undefined
   if (settings.files !== false || settings.bash || settings.mode !== 'native') return undefined
   if (Object.keys(settings.policy).length > 0 || settings.deferAbove !== undefined) return undefined
   if (settings.auth !== undefined || settings.store !== undefined) return undefined
-  const entries = Object.entries(settings.servers)
-  if (entries.length !== 1) return undefined
-  const [name, spec] = entries[0] as [string, GatewaySettings['servers'][string]]
-  if (!('command' in spec) || spec.sandbox !== undefined || spec.defer !== undefined) return undefined
-  return { name, spec }
+  const servers: { name: string; spec: StdioSpawnSpec; prefix: string }[] = []
+  for (const [name, spec] of Object.entries(settings.servers)) {
+    if (!('command' in spec) || spec.sandbox !== undefined || spec.defer !== undefined) return undefined
+    servers.push({ name, spec, prefix: serverPrefix(name, spec) })
+  }
+  return servers.length > 0 ? servers : undefined
 }
 
 /**
@@ -84,13 +83,15 @@ export function listBeforeLoad(
   settings: Settings,
   serverInfo: { name: string; version: string },
 ): Promise<void> | undefined {
-  const server = soleServer(settings)
-  if (server === undefined) return undefined
-  const found = peekEarlySpawn(server.spec)
-  const upstream = found?.child.stdin
-  if (found === undefined || upstream == null) return undefined
-  const spawned: SpawnedStdio = found
-  const prefix = serverPrefix(server.name, settings.servers[server.name])
+  const servers = listedServers(settings)
+  if (servers === undefined) return undefined
+  const found: { spawned: SpawnedStdio; input: Writable; prefix: string }[] = []
+  for (const [at, spawned] of peekEarlySpawns(servers.map(({ spec }) => spec)).entries()) {
+    const input = spawned?.child.stdin
+    // One not spawned early, or gone already, is the gateway's to start and report.
+    if (spawned === undefined || input == null || spawned.child.exitCode !== null) return undefined
+    found.push({ spawned, input, prefix: servers[at]?.prefix ?? '' })
+  }
   // Below the transport's own limit, whatever it counts of the line's end.
   const maxLine = Math.min(MAX_LINE_BYTES, (settings.maxMessageBytes ?? MAX_LINE_BYTES) - 2)
   const record = rawFirstRecord()
@@ -101,8 +102,9 @@ export function listBeforeLoad(
   let position = 0
   let clientInit: { id: string | number; position: number } | undefined
   let clientList: { id: string | number; position: number } | undefined
-  let features: McpServerFeatures | undefined
-  let handshake: RawHandshake | undefined
+  /** What each upstream declared and listed, by its place in the config, as each answers. */
+  const features: (McpServerFeatures | undefined)[] = servers.map(() => undefined)
+  const listings: (Tool[] | undefined)[] = servers.map(() => undefined)
   let tools: Tool[] | undefined
   let stdinEnded = false
   let done = false
@@ -112,100 +114,53 @@ export function listBeforeLoad(
   })
 
   const write = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`)
-  const toUpstream = (message: object) => upstream.write(`${JSON.stringify(message)}\n`)
 
-  // The upstream's answers to the two requests above are taken here; everything else it says goes
-  // on to its connection, in order.
-  let resolveInit: (answer: Record<string, unknown> | undefined) => void = () => {}
-  const initAnswer = new Promise<Record<string, unknown> | undefined>((resolve) => {
-    resolveInit = resolve
-  })
-  let release = () => {}
-  const closed = () => {
-    resolveInit(undefined)
-    release()
-    finish()
-  }
-  spawned.child.once('close', closed)
-  release = spawned.divert((line) => {
-    try {
-      return taken(line)
-    } catch {
-      // What the first listing cannot use is the gateway's to handle.
-      finish()
-      return false
-    }
-  })
+  const upstreams = found.map(({ spawned, input, prefix }, at) =>
+    rawUpstream(spawned, input, prefix, REVISION, {
+      ended: () => done,
+      initialized(declared) {
+        features[at] = declared
+        if (mayCollide()) finish()
+        else answerInitialize()
+      },
+      listed(listed) {
+        listings[at] = listed
+        combine()
+      },
+      failed: () => finish(),
+    }),
+  )
 
-  function taken(line: string): boolean {
-    if (!line.includes('"toolgate-raw-')) return false
-    let message: unknown
-    try {
-      message = JSON.parse(line)
-    } catch {
-      return false
-    }
-    if (!isRecord(message) || 'method' in message) return false
-    if (message.id === INIT_ID) {
-      resolveInit(message)
-      upstreamInitialized(message)
-      return true
-    }
-    if (message.id === LIST_ID) {
-      release()
-      spawned.child.off('close', closed)
-      upstreamListed(message)
-      return true
-    }
-    return false
+  /**
+   * Whether, once every upstream declared itself, two of them may offer one resource URI or one
+   * prompt name: the gateway lists those at its start and refuses to start on such a collision,
+   * so the first listing, which does not list them, leaves that case to it. URIs are never
+   * prefixed; prompt names are, so only servers sharing a prefix (the empty one) can collide.
+   */
+  function mayCollide(): boolean {
+    if (features.some((declared) => declared === undefined)) return false
+    const resources = features.filter((declared) => declared?.resources).length
+    const prompts = found.filter(({ prefix }, at) => prefix === '' && features[at]?.prompts).length
+    return resources > 1 || prompts > 1
   }
 
-  function upstreamInitialized(answer: Record<string, unknown>): void {
-    const result = answer.result
-    // An initialized server is told so here, whatever comes next; its connection does not repeat it.
-    if (isRecord(result) && handshake !== undefined) {
-      toUpstream({ jsonrpc: '2.0', method: 'notifications/initialized' })
-      handshake.initialized = true
-    }
-    if (done || !isRecord(result) || result.protocolVersion !== REVISION || !isRecord(result.capabilities)) {
-      // The connection adopts whatever came (and handles it); the client is the gateway's.
-      release()
+  /** Every upstream's tools, in config order, once all are listed; a name listed twice is the gateway's to settle. */
+  function combine(): void {
+    if (done || listings.some((listed) => listed === undefined)) return
+    const all = listings.flatMap((listed) => listed ?? [])
+    const names = new Set(all.map((tool) => tool.name))
+    if (names.size !== all.length) {
       finish()
       return
     }
-    toUpstream({ jsonrpc: '2.0', id: LIST_ID, method: 'tools/list', params: {} })
-    const declared = result.capabilities as ServerCapabilities
-    features = {
-      resources: declared.resources !== undefined,
-      subscribe: declared.resources?.subscribe === true,
-      prompts: declared.prompts !== undefined,
-      completions: declared.completions !== undefined,
-    }
-    answerInitialize()
-  }
-
-  function upstreamListed(answer: Record<string, unknown>): void {
-    const result = answer.result
-    if (done || !isRecord(result) || !Array.isArray(result.tools) || result.nextCursor !== undefined) {
-      finish()
-      return
-    }
-    try {
-      tools = (result.tools as Tool[]).map((tool) => {
-        const { description, parameters, meta } = importedToolParts(tool)
-        return listedTool(`${prefix}${tool.name}`, description, parameters, meta.imported?.outputSchema, meta)
-      })
-    } catch {
-      // A tool the gateway would refuse or skip: its own listing says what it serves.
-      finish()
-      return
-    }
+    tools = all
     answerList()
   }
 
   function answerInitialize(): void {
-    if (done || clientInit === undefined || features === undefined || record.answered !== undefined) return
-    const capabilities = earlyCapabilities([features])
+    if (done || clientInit === undefined || record.answered !== undefined) return
+    if (features.some((declared) => declared === undefined)) return
+    const capabilities = earlyCapabilities(features)
     write({
       jsonrpc: '2.0',
       id: clientInit.id,
@@ -253,9 +208,7 @@ export function listBeforeLoad(
         capabilities: declaredCapabilities(handlers),
         clientInfo: CLIENT_INFO,
       }
-      handshake = { params: initParams, answer: initAnswer, initialized: false }
-      spawned.handshake = handshake
-      toUpstream({ jsonrpc: '2.0', id: INIT_ID, method: 'initialize', params: initParams })
+      for (const upstream of upstreams) upstream.initialize(initParams)
       return true
     }
     if (value.method === 'notifications/initialized' && !('id' in value) && clientList === undefined) return true

@@ -28,15 +28,18 @@ export const SERVE_FLAGS: readonly string[] = [
 ]
 
 /**
- * Spawn every stdio server of the config now (but none the executable's first script already
- * spawned); each connection takes its process over. Returns how to stop the processes no
- * connection took (call it once the gateway has opened, or failed to).
+ * Spawn every stdio server of the config now, sandboxed ones excepted (and none the executable's
+ * first script already spawned); each connection takes its process over. Returns how to stop the
+ * processes no connection took (call it once the gateway has opened, or failed to).
  */
 export function spawnUpstreamsEarly(settings: Pick<GatewaySettings, 'servers'>): () => void {
   // Windows keeps the MCP SDK's own transport (see createTransport), which spawns for itself.
   if (process.platform === 'win32') return () => {}
   const specs: StdioSpawnSpec[] = []
-  for (const spec of Object.values(settings.servers)) if ('command' in spec) specs.push(spec)
+  // A sandboxed server runs only inside its sandbox, which its connection builds: spawning its
+  // command here would run it outside, if only until the unclaimed process is stopped.
+  for (const spec of Object.values(settings.servers))
+    if ('command' in spec && spec.sandbox === undefined) specs.push(spec)
   spawnEarlyMissing(specs)
   return discardEarlySpawns
 }

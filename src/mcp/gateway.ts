@@ -5,12 +5,19 @@
 // of the runs that do not use it; a re-export here loads with every module that imports the door.
 
 export { declaredCapabilities } from './client/capabilities.js'
-export { connectMcpServer, type McpConnection, type McpServerSpec, type McpSkippedTool } from './client/client.js'
+export {
+  type ConnectMcpServerOptions,
+  connectMcpServer,
+  type McpConnection,
+  type McpServerSpec,
+  type McpSkippedTool,
+  registerInTurn,
+} from './client/client.js'
 export { importedToolParts } from './client/imported-tool.js'
 export { createMcpOAuthProvider, type McpOAuthOptions } from './client/oauth.js'
 export {
   discardEarlySpawns,
-  peekEarlySpawn,
+  peekEarlySpawns,
   type RawHandshake,
   type SpawnedStdio,
   type StdioSpawnSpec,
@@ -18,6 +25,7 @@ export {
 } from './client/stdio-spawn.js'
 export { McpRequestError, type McpServerFeatures } from './client/upstream-catalog.js'
 export { authInfoFor, type Identity, identityOf } from './protocol/identity.js'
+export { isInitializeResult } from './protocol/initialize-answer.js'
 export { JsonRpcCode } from './protocol/jsonrpc-codes.js'
 export type { McpListKind } from './protocol/list-kind.js'
 export { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from './protocol/logging.js'

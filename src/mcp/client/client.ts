@@ -367,9 +367,23 @@ export async function connectMcpServer(
   return link.connection()
 }
 
+/** The turns given to connections (see registerInTurn), by their options object. */
+const registerTurns = new WeakMap<object, Promise<void>>()
+
+/**
+ * `options`, with the connection's first tools registered only once `turn` settles: a caller that
+ * starts several connections at once registers their tools in its own order, not their answers'.
+ */
+export function registerInTurn<T extends ConnectMcpServerOptions>(options: T, turn: Promise<void>): T {
+  registerTurns.set(options, turn)
+  return options
+}
+
 /** The checked options of {@link connectMcpServer}. */
 interface LinkSettings {
   readonly prefix: string
+  /** What the first listing's registrations wait for (see registerInTurn). */
+  readonly turn: Promise<void> | undefined
   readonly requestTimeoutMs: number
   readonly maxMessageBytes: number
   readonly name: string
@@ -432,6 +446,7 @@ function checkOptions(
     )
   return {
     prefix,
+    turn: registerTurns.get(options),
     requestTimeoutMs,
     maxMessageBytes,
     name,
@@ -1354,6 +1369,7 @@ class UpstreamLink {
       if (generation !== this.generation) return this.latest
       throw error
     }
+    if (this.applied === undefined && this.settings.turn !== undefined) await this.settings.turn
     const { applied } = this
     if (applied !== undefined && applied.generation > generation) {
       // A newer listing was applied already: this older one must not be what calls check against.

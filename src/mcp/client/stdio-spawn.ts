@@ -205,11 +205,19 @@ export function takeEarlySpawn(spec: StdioSpawnSpec): SpawnedStdio | undefined {
   return taken
 }
 
-/** The server started early with this spec, left for its connection to take, or undefined. */
-export function peekEarlySpawn(spec: StdioSpawnSpec): SpawnedStdio | undefined {
-  return early.get(keyOf(spec))?.[0]
+/**
+ * The server started early for each of `specs`, left for their connections to take: for specs
+ * alike, the first for the first of them, the second for the second, and so on.
+ */
+export function peekEarlySpawns(specs: readonly StdioSpawnSpec[]): (SpawnedStdio | undefined)[] {
+  const seen = new Map<string, number>()
+  return specs.map((spec) => {
+    const key = keyOf(spec)
+    const nth = seen.get(key) ?? 0
+    seen.set(key, nth + 1)
+    return early.get(key)?.[nth]
+  })
 }
-
 /** Stop every server started early that no connection took (as a transport closes one: stdin ended, then killed). */
 export function discardEarlySpawns(): void {
   for (const list of early.values())
