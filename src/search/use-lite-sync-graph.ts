@@ -122,13 +122,13 @@ class SyncEncoder implements UseLiteSyncEncoder {
     const tokens = encodings[0] as number[]
     if (this.frontier === undefined || encodings.length !== 1 || tokens.some((token) => !(token >= 0)))
       return this.run(encodings, undefined)
+    const fed = this.kept.get(tokens.length)
+    if (fed === undefined) return this.run(encodings, this.frontier)
+    // Most recently used last.
+    this.kept.delete(tokens.length)
+    this.kept.set(tokens.length, fed)
     const values = this.core.tensor1d(Int32Array.from(tokens), 'int32')
     try {
-      const fed = this.kept.get(tokens.length)
-      if (fed === undefined) return this.run(encodings, this.frontier)
-      // Most recently used last.
-      this.kept.delete(tokens.length)
-      this.kept.set(tokens.length, fed)
       return this.vectors(this.use.model.execute({ ...fed, values }, this.output))
     } finally {
       values.dispose()
