@@ -1,5 +1,5 @@
 // `toolgate serve`'s first listing, before the CLI's bundle and the MCP SDK are loaded: in the common
-// case (stdio, one stdio upstream and nothing of the gateway's own to list, a 2025-11-25 client),
+// case (stdio, one stdio upstream, at most the gateway's own file tools, a 2025-11-25 client),
 // the executable's first script reads the client's `initialize` and `tools/list`, runs the
 // upstream's handshake and `tools/list` as plain JSON-RPC over the process spawned early, and
 // answers both, with the listing made by the same code the gateway lists with. Their load then
@@ -24,6 +24,7 @@ import {
 import { isRecord } from '../util/is-record.js'
 import { serverPrefix } from './config.js'
 import { earlyCapabilities } from './early-capabilities.js'
+import { ownToolsBeforeLoad, withOwnTools } from './raw-first-own.js'
 import { rawFirstRecord } from './raw-first-record.js'
 import type { GatewaySettings } from './settings.js'
 
@@ -59,6 +60,7 @@ type Settings = Pick<
   | 'store'
   | 'servers'
   | 'maxMessageBytes'
+  | 'root'
 >
 
 /** The one stdio server a config lists, when the first listing can serve it; else undefined. */
@@ -66,7 +68,7 @@ function soleServer(
   settings: Settings,
 ): { name: string; spec: { command: string; args?: string[]; env?: Record<string, string> } } | undefined {
   if (process.platform === 'win32' || settings.http !== undefined || settings.check) return undefined
-  if (settings.files !== false || settings.bash || settings.mode !== 'native') return undefined
+  if (settings.bash || settings.mode !== 'native') return undefined
   if (Object.keys(settings.policy).length > 0 || settings.deferAbove !== undefined) return undefined
   if (settings.auth !== undefined || settings.store !== undefined) return undefined
   const entries = Object.entries(settings.servers)
@@ -79,16 +81,21 @@ function soleServer(
 /**
  * Answer the client's first `initialize` and `tools/list` here when the config allows it; resolves
  * once that is done or given up (the CLI's bundle loads then). Undefined when it does not apply.
+ * `note` is told which way it went, and why (for a debug log line).
  */
 export function listBeforeLoad(
   settings: Settings,
   serverInfo: { name: string; version: string },
+  note: (outcome: string) => void = () => {},
 ): Promise<void> | undefined {
   const server = soleServer(settings)
-  if (server === undefined) return undefined
+  if (server === undefined) return void note('not tried: not a config it lists for')
+  const own = ownToolsBeforeLoad(settings)
+  if ('reason' in own) return void note(`not tried: ${own.reason}`)
+  const ownTools = own.tools
   const found = peekEarlySpawn(server.spec)
   const upstream = found?.child.stdin
-  if (found === undefined || upstream == null) return undefined
+  if (found === undefined || upstream == null) return void note('not tried: the upstream was not spawned early')
   const spawned: SpawnedStdio = found
   const prefix = serverPrefix(server.name, settings.servers[server.name])
   // Below the transport's own limit, whatever it counts of the line's end.
@@ -105,6 +112,8 @@ export function listBeforeLoad(
   let handshake: RawHandshake | undefined
   let tools: Tool[] | undefined
   let stdinEnded = false
+  /** The method of the client's last message (for the log), or what the line was instead. */
+  let last = 'not JSON-RPC'
   let done = false
   let resolveDone = () => {}
   const finished = new Promise<void>((resolve) => {
@@ -124,7 +133,7 @@ export function listBeforeLoad(
   const closed = () => {
     resolveInit(undefined)
     release()
-    finish()
+    finish('the upstream closed')
   }
   spawned.child.once('close', closed)
   release = spawned.divert((line) => {
@@ -132,7 +141,7 @@ export function listBeforeLoad(
       return taken(line)
     } catch {
       // What the first listing cannot use is the gateway's to handle.
-      finish()
+      finish('an upstream answer it could not read')
       return false
     }
   })
@@ -170,7 +179,7 @@ export function listBeforeLoad(
     if (done || !isRecord(result) || result.protocolVersion !== REVISION || !isRecord(result.capabilities)) {
       // The connection adopts whatever came (and handles it); the client is the gateway's.
       release()
-      finish()
+      finish('the upstream answered its initialize with an error or another version')
       return
     }
     toUpstream({ jsonrpc: '2.0', id: LIST_ID, method: 'tools/list', params: {} })
@@ -187,17 +196,22 @@ export function listBeforeLoad(
   function upstreamListed(answer: Record<string, unknown>): void {
     const result = answer.result
     if (done || !isRecord(result) || !Array.isArray(result.tools) || result.nextCursor !== undefined) {
-      finish()
+      finish("the upstream's tools/list answer was an error or one page of several")
       return
     }
     try {
-      tools = (result.tools as Tool[]).map((tool) => {
-        const { description, parameters, meta } = importedToolParts(tool)
-        return listedTool(`${prefix}${tool.name}`, description, parameters, meta.imported?.outputSchema, meta)
-      })
+      tools = withOwnTools(
+        ownTools,
+        (result.tools as Tool[]).map((tool) => {
+          const { description, parameters, meta } = importedToolParts(tool)
+          return listedTool(`${prefix}${tool.name}`, description, parameters, meta.imported?.outputSchema, meta)
+        }),
+      )
     } catch {
       // A tool the gateway would refuse or skip: its own listing says what it serves.
-      finish()
+    }
+    if (tools === undefined) {
+      finish('an upstream tool the gateway would not serve (or serves under another name)')
       return
     }
     answerList()
@@ -220,11 +234,12 @@ export function listBeforeLoad(
     if (done || answered === undefined || clientList === undefined || tools === undefined) return
     write({ jsonrpc: '2.0', id: clientList.id, result: { tools } })
     record.answered = { ...answered, list: clientList.position, tools: JSON.stringify(tools) }
-    finish()
+    finish(`answered (${tools.length} tools)`)
   }
 
   /** One message of the client's: read on, or give up here. */
   function message(line: string): boolean {
+    last = 'not JSON-RPC'
     let value: unknown
     try {
       value = JSON.parse(line)
@@ -232,6 +247,7 @@ export function listBeforeLoad(
       return false
     }
     if (!isRecord(value) || value.jsonrpc !== '2.0' || typeof value.method !== 'string') return false
+    last = JSON.stringify(value.method.slice(0, 40))
     const at = position++
     const id = value.id
     const params = value.params
@@ -291,21 +307,26 @@ export function listBeforeLoad(
       const line = rest.slice(0, newline).replace(/\r$/, '')
       rest = rest.slice(newline + 1)
       if (Buffer.byteLength(line) > maxLine || (line.trim() !== '' && !readable(line))) {
-        finish()
+        finish(`a client message it does not answer first (${last})`)
         return
       }
       if (done) return
     }
-    if (Buffer.byteLength(rest) > maxLine) finish()
+    if (Buffer.byteLength(rest) > maxLine) finish(`a client line over ${maxLine} bytes`)
   }
   const onEnd = () => {
     stdinEnded = true
-    finish()
+    finish("the client's stdin ended")
   }
 
-  function finish(): void {
+  function finish(why: string): void {
     if (done) return
     done = true
+    const answered =
+      record.answered === undefined ? '' : record.answered.list === undefined ? ', initialize answered' : ''
+    note(
+      `${why.startsWith('answered') ? why : `left to the gateway${answered}: ${why}`}, at ${Math.round(performance.now())} ms`,
+    )
     clearTimeout(deadline)
     stdin.off('data', onData)
     stdin.off('end', onEnd)
@@ -319,7 +340,7 @@ export function listBeforeLoad(
     resolveDone()
   }
 
-  const deadline = setTimeout(finish, DEADLINE_MS)
+  const deadline = setTimeout(() => finish(`no listing within ${DEADLINE_MS} ms`), DEADLINE_MS)
   stdin.on('data', onData)
   stdin.on('end', onEnd)
   return finished
