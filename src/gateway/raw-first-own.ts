@@ -4,6 +4,7 @@
 // beside this module, read here. Whatever that file cannot answer for leaves the listing to the
 // gateway, which then says itself what it serves (or why it cannot start).
 import { readFileSync, statSync } from 'node:fs'
+import { type JsonValue, jsonDepthExceeds } from '../json/index.js'
 import type { Tool } from '../mcp/gateway.js'
 // Not the tools' door: it would bring every tool's schemas into the first script.
 import { bundledRipgrep } from '../tools/ripgrep.js'
@@ -38,10 +39,21 @@ export function ownToolsBeforeLoad(
 }
 
 /**
+ * The registration's limit on a schema's nesting (runtime/definition-check.ts' MAX_SCHEMA_DEPTH,
+ * not imported: that module loads the schema validators; a test keeps the two equal).
+ */
+export const FIRST_LISTING_MAX_DEPTH = 256
+
+/**
  * The first listing: the own tools, then the upstream's, as the gateway registers them; undefined
- * when an upstream tool takes an own tool's name (the gateway skips it, and says so itself).
+ * when the gateway would not serve an upstream tool as listed: one that takes an own tool's name,
+ * or nests deeper than registration allows (counted over the whole tool, one level above its
+ * schemas, so never short of what registration refuses). The gateway then lists, and says why.
  */
 export function withOwnTools(own: readonly Tool[], upstream: readonly Tool[]): Tool[] | undefined {
   const names = new Set(own.map((tool) => tool.name))
-  return upstream.some((tool) => names.has(tool.name)) ? undefined : [...own, ...upstream]
+  for (const tool of upstream)
+    if (names.has(tool.name) || jsonDepthExceeds(tool as unknown as JsonValue, FIRST_LISTING_MAX_DEPTH))
+      return undefined
+  return [...own, ...upstream]
 }

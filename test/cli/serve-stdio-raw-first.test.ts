@@ -9,6 +9,8 @@ import path from 'node:path'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listOwnFileTools, OWN_TOOLS_FILE } from '../../src/gateway/own-tools-listing.js'
+import { FIRST_LISTING_MAX_DEPTH } from '../../src/gateway/raw-first-own.js'
+import { MAX_SCHEMA_DEPTH } from '../../src/runtime/definition-check.js'
 import { BIN, serveStdio, tempDir, textOf, writeConfig } from './helpers.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/raw-first-upstream.mjs')
@@ -393,6 +395,29 @@ describe("serve over stdio: the first listing with the gateway's own file tools 
     },
     TEST_MS,
   )
+
+  it(
+    'a listing longer than a chunk of the pipe: listed first, and the upstream session goes on whole',
+    async () => {
+      const root = await workspace()
+      const { config, record } = await setup('big', { files: true, root })
+      const s = await serveStdio(['--config', config, '--verbose'])
+      try {
+        const names = (await s.client.listTools()).tools.map((t) => t.name)
+        expect(names).toEqual([...FILE_TOOLS, ...UPSTREAM_TOOLS, 'raw__big'])
+        expect(textOf(await s.client.callTool({ name: 'raw__echo', arguments: { text: 'big' } }))).toBe('echo: big')
+        expect(await initializes(record)).toEqual([expect.objectContaining({ id: 'toolgate-raw-initialize' })])
+        expect(s.stderr()).toContain('first listing: answered (11 tools)')
+      } finally {
+        await s.close()
+      }
+    },
+    TEST_MS,
+  )
+
+  it('the first listing refuses schemas as deep as registration does', () => {
+    expect(FIRST_LISTING_MAX_DEPTH).toBe(MAX_SCHEMA_DEPTH)
+  })
 
   it("the build's listing of the file tools is the live one (a stale or drifted build fails here)", async () => {
     const built = await readFile(path.resolve(import.meta.dirname, '../../dist/gateway', OWN_TOOLS_FILE), 'utf8')
