@@ -18,6 +18,9 @@
 //                           needed (`fs`, `fs2`, ...), each its own process; "alone" stays one
 //                           server-everything. (server-everything twice does not start: the gateway
 //                           refuses two servers offering the same resource URIs.)
+//   COLD_START_LOG      `1` to start toolgate with --verbose and tally, per case, which way the first
+//                       script's first listing went (its `first listing: …` debug line; builds that
+//                       do not write one count as "no line"). --verbose adds the gateway's debug lines.
 
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -34,6 +37,7 @@ const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist
 // The package's executable (the `bin` of package.json).
 const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.cjs')
 const ROUNDS = Number(process.env.COLD_START_ROUNDS ?? 21)
+const LOG = process.env.COLD_START_LOG === '1'
 
 /** The CPU time (user + system) process `pid` has spent so far, in ms; NaN where /proc does not say. */
 function cpuOf(pid: number | null): number {
@@ -53,10 +57,24 @@ const CLOCK_TICKS = 100
  * Spawn to the first tools/list answered: the wall time and the process's own CPU time, in ms;
  * then spawn to the first call answered (`call`), the call sent as soon as the listing came.
  */
-async function coldStart(args: string[]): Promise<{ wall: number; cpu: number; call: number }> {
+async function coldStart(args: string[]): Promise<{ wall: number; cpu: number; call: number; outcome: string }> {
   const start = performance.now()
   const client = new Client({ name: 'bench', version: '1.0.0' })
-  const transport = new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' })
+  const logged = LOG && args[0]?.endsWith('bin.cjs')
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: logged ? [...args, '--verbose'] : args,
+    stderr: logged ? 'pipe' : 'ignore',
+  })
+  let stderr = ''
+  const stderrDone = new Promise<void>((resolve) => {
+    if (!logged) return resolve()
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    transport.stderr?.on('close', () => resolve())
+    setTimeout(resolve, 5_000).unref()
+  })
   await client.connect(transport)
   const { tools } = await client.listTools()
   const wall = performance.now() - start
@@ -67,7 +85,10 @@ async function coldStart(args: string[]): Promise<{ wall: number; cpu: number; c
   const call = performance.now() - start
   if (JSON.stringify(result.content).includes('cold') === false) throw new Error(`the echo of ${args.join(' ')} failed`)
   await client.close()
-  return { wall, cpu, call }
+  await stderrDone
+  // The first script's line, its time left out: `answered (…)`, `left to the gateway: why`, `not tried: why`.
+  const line = /first listing: (.*?)(?:, at \d+ ms)?$/m.exec(stderr)?.[1]
+  return { wall, cpu, call, outcome: logged ? (line ?? 'no line') : '' }
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
@@ -108,13 +129,15 @@ export async function run(): Promise<void> {
   const times = cases.map((): number[] => [])
   const cpus = cases.map((): number[] => [])
   const calls = cases.map((): number[] => [])
+  const outcomes = cases.map(() => new Map<string, number>())
   try {
     // One unmeasured start of each warms the file cache.
     for (const [, args] of cases) await coldStart(args)
     for (let round = 0; round < ROUNDS; round++)
       for (let i = 0; i < cases.length; i++) {
         const at = (round + i) % cases.length
-        const { wall, cpu, call } = await coldStart(cases[at][1])
+        const { wall, cpu, call, outcome } = await coldStart(cases[at][1])
+        if (outcome !== '') outcomes[at].set(outcome, (outcomes[at].get(outcome) ?? 0) + 1)
         times[at].push(wall)
         cpus[at].push(cpu)
         calls[at].push(call)
@@ -133,6 +156,12 @@ export async function run(): Promise<void> {
     console.log(
       `| ${name} | ${median(times[i]).toFixed(0)} ms | ${(median(times[i]) / alone).toFixed(2)}× | ${median(cpus[i]).toFixed(0)} ms | ${median(calls[i]).toFixed(0)} ms | ${(median(calls[i]) / aloneCall).toFixed(2)}× |`,
     )
+  if (LOG) {
+    console.log('\n| case | first listing (rounds) |\n| --- | --- |')
+    for (const [i, [name]] of cases.entries())
+      if (outcomes[i].size > 0)
+        console.log(`| ${name} | ${[...outcomes[i]].map(([what, n]) => `${what}: ${n}`).join('; ')} |`)
+  }
 }
 
 if (isMain(import.meta.url)) await run()

@@ -6,10 +6,10 @@
 // (src/cli/load-cli.ts), which no ES module can be before Node 22.
 // Only the executable uses it: the library entries keep the SDK external (its classes are part of
 // their API), so a program importing toolgate and the CLI process never share a copy anyway.
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build } from 'esbuild'
 import { perModuleImportMetaUrl, tscClassNames } from './bundle-common.mjs'
 
@@ -125,6 +125,13 @@ const classNames = await tscClassNames(dist)
 // spawning of the stdio upstream servers (src/gateway/serve-early.ts), so the upstreams start before the
 // big bundle is read and compiled (src/cli/load-cli.ts).
 await bundle('cli/main.js', 'cli/cli.cjs')
+// The gateway's own file tools as `serve` lists them, for the first script's listing: their JSON
+// Schemas are projected by the runtime, which it does not load (src/gateway/raw-first-own.ts). Made
+// by the gateway's own code, from tsc's modules; a test compares the file with the live listing.
+const { listOwnFileTools, OWN_TOOLS_FILE } = await import(
+  pathToFileURL(path.join(dist, 'gateway/own-tools-listing.js')).href
+)
+await writeFile(path.join(dist, 'gateway', OWN_TOOLS_FILE), `${JSON.stringify(await listOwnFileTools())}\n`)
 await bundle('gateway/serve-early.js', 'cli/serve-early.cjs')
 // And the executable itself (the `bin` of package.json) as CommonJS: Node starts a CommonJS entry
 // without its ES module loader. It holds only src/cli/load-cli.ts, which loads the two above; its

@@ -5,7 +5,6 @@ import { open, stat } from 'node:fs/promises'
 import type { Context } from 'cordis'
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { ToolRunContext } from '../contract/execution.js'
-import type { ToolAnnotations, ToolDefinition } from '../contract/tool-definition.js'
 import { ConfigError } from '../errors/config-error.js'
 import type { JournalConfig } from '../journal/journal.js'
 import {
@@ -29,7 +28,6 @@ import {
 import type { PolicyEnforcement } from '../policy/index.js'
 import { createToolRuntime, type ToolRuntime } from '../preset/index.js'
 import { type AgentHandle, createAgent } from '../runtime/index.js'
-import { createBashTool, createFsTools } from '../tools/index.js'
 import { takeCallCredential, usesSharedCredential, withCallerAuth } from './caller-credentials.js'
 import { serverPrefix } from './config.js'
 import { createGatewayCatalog } from './gateway-catalog.js'
@@ -37,6 +35,7 @@ import { deferralPatterns } from './gateway-defer.js'
 import { type GatewayReloadSummary, reloadGateway, ToolCallsInFlight } from './gateway-reload.js'
 import { type IdentityScopes, identityScopes } from './identity-scopes.js'
 import type { Log } from './log.js'
+import { ownToolDefinitions } from './own-tools.js'
 import { configDecider, enforcePolicy, swappableDecider } from './policy.js'
 import { enforceGatewayPolicy, journalDecision } from './policy-document.js'
 import type { IdentityPolicy } from './policy-rules.js'
@@ -122,17 +121,6 @@ export interface UpstreamReport {
   readonly protocolVersion?: string
 }
 
-/** What MCP clients are told about toolgate's own tools. */
-const ANNOTATIONS: Readonly<Record<string, ToolAnnotations>> = {
-  read_file: { readOnlyHint: true },
-  glob: { readOnlyHint: true },
-  grep: { readOnlyHint: true },
-  list_dir: { readOnlyHint: true },
-  write_file: { destructiveHint: true, idempotentHint: true },
-  edit_file: { destructiveHint: true },
-  bash: { destructiveHint: true, openWorldHint: true },
-}
-
 /**
  * Build the gateway; fails when the root is unusable. Every upstream is tried once before this
  * resolves; one that is down is logged by its config name and retried in the background.
@@ -154,12 +142,8 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   // createToolRuntime() installs the timeout policy; loading it again would time every call twice.
   const { ctx, tools } = await createToolRuntime({ mode: settings.mode })
   // The gateway's own tools are only those served: a name they do not take is free for an upstream.
-  const own: ToolDefinition[] = files ? createFsTools({ root: settings.root }) : []
-  if (settings.bash) own.push(createBashTool({ cwd: settings.root }))
-  for (const definition of own) {
-    const annotations = ANNOTATIONS[definition.name]
-    tools.register(annotations ? { ...definition, meta: { ...definition.meta, annotations } } : definition)
-  }
+  const own = ownToolDefinitions({ files, bash: settings.bash, root: settings.root })
+  for (const definition of own) tools.register(definition)
   if (own.length > 0) log.debug(`workspace ${settings.root}: ${own.map((d) => d.name).join(', ')}`)
 
   // What a reload may replace is read from here at each use.

@@ -29,8 +29,8 @@ export interface RawUpstreamEvents {
   initialized(features: McpServerFeatures): void
   /** Its one page of tools, as the gateway lists them (prefixed). */
   listed(tools: Tool[]): void
-  /** It cannot be listed here (an error, a cursor, another version, a malformed answer, its end). */
-  failed(): void
+  /** It cannot be listed here (an error, a cursor, another version, a malformed answer, its end): why. */
+  failed(why: string): void
 }
 
 export interface RawUpstream {
@@ -56,7 +56,7 @@ export function rawUpstream(
   const closed = () => {
     resolveInit(undefined)
     release()
-    events.failed()
+    events.failed('an upstream closed')
   }
   spawned.child.once('close', closed)
   release = spawned.divert((line) => {
@@ -64,7 +64,7 @@ export function rawUpstream(
       return taken(line)
     } catch {
       // What the first listing cannot use is the gateway's to handle.
-      events.failed()
+      events.failed('an upstream answer it could not read')
       return false
     }
   })
@@ -102,7 +102,7 @@ export function rawUpstream(
     // The SDK client would refuse an answer of another shape: its connection adopts it and says so.
     if (events.ended() || !isInitializeResult(result, revision)) {
       release()
-      events.failed()
+      events.failed('an upstream answered its initialize with an error, another version or another shape')
       return
     }
     toUpstream({ jsonrpc: '2.0', id: LIST_ID, method: 'tools/list', params: {} })
@@ -118,13 +118,13 @@ export function rawUpstream(
   function listed(answer: Record<string, unknown>): void {
     const result = answer.result
     if (events.ended() || !isRecord(result) || !Array.isArray(result.tools) || result.nextCursor !== undefined) {
-      events.failed()
+      events.failed("an upstream's tools/list answer was an error or one page of several")
       return
     }
     const listed = result.tools as Tool[]
     // A name the gateway would not register (see the connection's syncTool) is its to report.
     if (listed.some((tool) => typeof tool?.name !== 'string' || tool.name.includes('\u0000'))) {
-      events.failed()
+      events.failed('an upstream tool name the gateway would not register')
       return
     }
     let tools: Tool[]
@@ -135,7 +135,7 @@ export function rawUpstream(
       })
     } catch {
       // A tool the gateway would refuse or skip: its own listing says what it serves.
-      events.failed()
+      events.failed('an upstream tool the gateway would not serve as listed')
       return
     }
     events.listed(tools)

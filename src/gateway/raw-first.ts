@@ -1,9 +1,10 @@
 // `toolgate serve`'s first listing, before the CLI's bundle and the MCP SDK are loaded: in the common
-// case (stdio, stdio upstreams all spawned early and nothing of the gateway's own to list, a
+// case (stdio, stdio upstreams all spawned early, at most the gateway's own file tools, a
 // 2025-11-25 client), the executable's first script reads the client's `initialize` and
 // `tools/list`, runs every upstream's handshake and `tools/list` at once as plain JSON-RPC over the
 // processes spawned early (raw-first-upstream.ts), and answers both, with the listing made by the
-// same code the gateway lists with, in the config's order (the gateway's too). Their load then
+// same code the gateway lists with, in the gateway's order (its own tools, then each upstream's in
+// the config's order). Their load then
 // follows the listing instead of delaying it. Anything else it meets (another message, a cursor,
 // an error, another version, a tool name two servers share or a resource or prompt they may
 // share, a deadline) ends it: whatever it did not answer is left to the gateway.
@@ -23,6 +24,7 @@ import {
 import { isRecord } from '../util/is-record.js'
 import { serverPrefix } from './config.js'
 import { earlyCapabilities } from './early-capabilities.js'
+import { ownToolsBeforeLoad, withOwnTools } from './raw-first-own.js'
 import { rawFirstRecord } from './raw-first-record.js'
 import { rawUpstream } from './raw-first-upstream.js'
 import type { GatewaySettings } from './settings.js'
@@ -56,6 +58,7 @@ type Settings = Pick<
   | 'store'
   | 'servers'
   | 'maxMessageBytes'
+  | 'root'
 >
 
 /**
@@ -64,7 +67,7 @@ type Settings = Pick<
  */
 function listedServers(settings: Settings): { name: string; spec: StdioSpawnSpec; prefix: string }[] | undefined {
   if (process.platform === 'win32' || settings.http !== undefined || settings.check) return undefined
-  if (settings.files !== false || settings.bash || settings.mode !== 'native') return undefined
+  if (settings.bash || settings.mode !== 'native') return undefined
   if (Object.keys(settings.policy).length > 0 || settings.deferAbove !== undefined) return undefined
   if (settings.auth !== undefined || settings.store !== undefined) return undefined
   const servers: { name: string; spec: StdioSpawnSpec; prefix: string }[] = []
@@ -78,18 +81,24 @@ function listedServers(settings: Settings): { name: string; spec: StdioSpawnSpec
 /**
  * Answer the client's first `initialize` and `tools/list` here when the config allows it; resolves
  * once that is done or given up (the CLI's bundle loads then). Undefined when it does not apply.
+ * `note` is told which way it went, and why (for a debug log line).
  */
 export function listBeforeLoad(
   settings: Settings,
   serverInfo: { name: string; version: string },
+  note: (outcome: string) => void = () => {},
 ): Promise<void> | undefined {
   const servers = listedServers(settings)
-  if (servers === undefined) return undefined
+  if (servers === undefined) return void note('not tried: not a config it lists for')
+  const own = ownToolsBeforeLoad(settings)
+  if ('reason' in own) return void note(`not tried: ${own.reason}`)
+  const ownTools = own.tools
   const found: { spawned: SpawnedStdio; input: Writable; prefix: string }[] = []
   for (const [at, spawned] of peekEarlySpawns(servers.map(({ spec }) => spec)).entries()) {
     const input = spawned?.child.stdin
     // One not spawned early, or gone already, is the gateway's to start and report.
-    if (spawned === undefined || input == null || spawned.child.exitCode !== null) return undefined
+    if (spawned === undefined || input == null || spawned.child.exitCode !== null)
+      return void note('not tried: an upstream was not spawned early, or has ended')
     found.push({ spawned, input, prefix: servers[at]?.prefix ?? '' })
   }
   // Below the transport's own limit, whatever it counts of the line's end.
@@ -107,6 +116,8 @@ export function listBeforeLoad(
   const listings: (Tool[] | undefined)[] = servers.map(() => undefined)
   let tools: Tool[] | undefined
   let stdinEnded = false
+  /** The method of the client's last message (for the log), or what the line was instead. */
+  let last = 'not JSON-RPC'
   let done = false
   let resolveDone = () => {}
   const finished = new Promise<void>((resolve) => {
@@ -120,14 +131,14 @@ export function listBeforeLoad(
       ended: () => done,
       initialized(declared) {
         features[at] = declared
-        if (mayCollide()) finish()
+        if (mayCollide()) finish('two upstreams that may offer one resource URI or prompt name')
         else answerInitialize()
       },
       listed(listed) {
         listings[at] = listed
         combine()
       },
-      failed: () => finish(),
+      failed: (why) => finish(why),
     }),
   )
 
@@ -144,16 +155,20 @@ export function listBeforeLoad(
     return resources > 1 || prompts > 1
   }
 
-  /** Every upstream's tools, in config order, once all are listed; a name listed twice is the gateway's to settle. */
+  /**
+   * The own tools, then every upstream's in config order, once all are listed; a name listed twice
+   * (across upstreams, or an own tool's) is the gateway's to settle.
+   */
   function combine(): void {
     if (done || listings.some((listed) => listed === undefined)) return
     const all = listings.flatMap((listed) => listed ?? [])
     const names = new Set(all.map((tool) => tool.name))
-    if (names.size !== all.length) {
-      finish()
+    const combined = names.size === all.length ? withOwnTools(ownTools, all) : undefined
+    if (combined === undefined) {
+      finish('an upstream tool the gateway would not serve (or serves under another name)')
       return
     }
-    tools = all
+    tools = combined
     answerList()
   }
 
@@ -175,11 +190,12 @@ export function listBeforeLoad(
     if (done || answered === undefined || clientList === undefined || tools === undefined) return
     write({ jsonrpc: '2.0', id: clientList.id, result: { tools } })
     record.answered = { ...answered, list: clientList.position, tools: JSON.stringify(tools) }
-    finish()
+    finish(`answered (${tools.length} tools)`)
   }
 
   /** One message of the client's: read on, or give up here. */
   function message(line: string): boolean {
+    last = 'not JSON-RPC'
     let value: unknown
     try {
       value = JSON.parse(line)
@@ -187,6 +203,7 @@ export function listBeforeLoad(
       return false
     }
     if (!isRecord(value) || value.jsonrpc !== '2.0' || typeof value.method !== 'string') return false
+    last = JSON.stringify(value.method.slice(0, 40))
     const at = position++
     const id = value.id
     const params = value.params
@@ -244,21 +261,26 @@ export function listBeforeLoad(
       const line = rest.slice(0, newline).replace(/\r$/, '')
       rest = rest.slice(newline + 1)
       if (Buffer.byteLength(line) > maxLine || (line.trim() !== '' && !readable(line))) {
-        finish()
+        finish(`a client message it does not answer first (${last})`)
         return
       }
       if (done) return
     }
-    if (Buffer.byteLength(rest) > maxLine) finish()
+    if (Buffer.byteLength(rest) > maxLine) finish(`a client line over ${maxLine} bytes`)
   }
   const onEnd = () => {
     stdinEnded = true
-    finish()
+    finish("the client's stdin ended")
   }
 
-  function finish(): void {
+  function finish(why: string): void {
     if (done) return
     done = true
+    const answered =
+      record.answered === undefined ? '' : record.answered.list === undefined ? ', initialize answered' : ''
+    note(
+      `${why.startsWith('answered') ? why : `left to the gateway${answered}: ${why}`}, at ${Math.round(performance.now())} ms`,
+    )
     clearTimeout(deadline)
     stdin.off('data', onData)
     stdin.off('end', onEnd)
@@ -272,7 +294,7 @@ export function listBeforeLoad(
     resolveDone()
   }
 
-  const deadline = setTimeout(finish, DEADLINE_MS)
+  const deadline = setTimeout(() => finish(`no listing within ${DEADLINE_MS} ms`), DEADLINE_MS)
   stdin.on('data', onData)
   stdin.on('end', onEnd)
   return finished

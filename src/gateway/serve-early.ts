@@ -8,6 +8,7 @@ import { preloadUpstreamClient } from './client-preload.js'
 import { keepConfigTexts } from './config-read.js'
 import { holdHangupsEarly } from './early-hangup.js'
 import { isLoopbackHost } from './http-proxy.js'
+import { createLog } from './log.js'
 import { listBeforeLoad } from './raw-first.js'
 import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
 import { type GatewaySettings, readSettings } from './settings.js'
@@ -47,7 +48,10 @@ export async function spawnBeforeLoad(
     spawnUpstreamsEarly(settings)
     // The first listing, when it applies, is answered before the bundle and the SDK load: their
     // evaluation would hold the main thread while the upstream's answers wait (raw-first.ts).
-    const listing = serverInfo === undefined ? undefined : listBeforeLoad(settings, serverInfo)
+    // Which way it went, at debug level (`--verbose`, `--log-level debug`), as the CLI logs.
+    const log = createLog(process.stderr, settings.verbose, { format: settings.logFormat, level: settings.logLevel })
+    const note = (outcome: string) => log.debug(`first listing: ${outcome}`)
+    const listing = serverInfo === undefined ? undefined : listBeforeLoad(settings, serverInfo, note)
     if (listing !== undefined) await listing
     // Every upstream session needs the SDK v2 client: it loads while the upstreams boot instead
     // of after the bundle. A serve with no upstream never loads it.

@@ -36,7 +36,7 @@ export type { SpentNonces } from './server/approval-state.js'
 export { type McpCallChannel, McpClientDirectory } from './server/client-directory.js'
 export type { KeptAnswers, KeptPause, KeptProgramRounds, KeptRound } from './server/kept-program-rounds.js'
 export type { McpResourceSubscriber, McpServeContext, McpServerCatalog } from './server/serve-catalog.js'
-export { listedTool } from './server/serve-tools.js'
+export { listedTool, listTools } from './server/serve-tools.js'
 export {
   createMcpServer,
   type McpCallKeeper,

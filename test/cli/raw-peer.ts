@@ -17,8 +17,11 @@ export class Peer {
   readonly exited: Promise<number | null>
   private waiters: { id: string | number; resolve: (m: Message) => void }[] = []
 
-  constructor(args: string[]) {
-    this.child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
+  constructor(args: string[], env: Record<string, string> = {}) {
+    this.child = spawn(process.execPath, [BIN, 'serve', ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    })
     let buffer = ''
     this.child.stdout.on('data', (chunk: Buffer) => {
       buffer += chunk.toString()

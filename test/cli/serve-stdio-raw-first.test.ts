@@ -3,11 +3,14 @@
 // the upstream's handshake and listing run as plain JSON-RPC over the process spawned early, the
 // upstream connection adopts that handshake, and the gateway's server still sees every message.
 // The upstream is a fixture that records every message it gets, so "once" is counted, not assumed.
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { serveStdio, tempDir, textOf, writeConfig } from './helpers.js'
+import { listOwnFileTools, OWN_TOOLS_FILE } from '../../src/gateway/own-tools-listing.js'
+import { FIRST_LISTING_MAX_DEPTH } from '../../src/gateway/raw-first-own.js'
+import { MAX_SCHEMA_DEPTH } from '../../src/runtime/definition-check.js'
+import { BIN, serveStdio, tempDir, textOf, writeConfig } from './helpers.js'
 import { BOUND_MS, INITIALIZE, Peer } from './raw-peer.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/raw-first-upstream.mjs')
@@ -50,8 +53,13 @@ async function initializes(record: string): Promise<{ id: unknown; params?: unkn
 }
 
 /** `tools/list` through a raw peer: the first listing (`ping` first turns it off), the tools' JSON. */
-async function listed(config: string, pingFirst: boolean): Promise<{ tools: string; initialized: string; peer: Peer }> {
-  const peer = new Peer(['--config', config, '--drain-timeout', '600'])
+async function listed(
+  config: string,
+  pingFirst: boolean,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ tools: string; initialized: string; peer: Peer }> {
+  const peer = new Peer(['--config', config, '--drain-timeout', '600', ...args], env)
   if (pingFirst) peer.send({ id: 0, method: 'ping' })
   peer.send({ id: 1, ...INITIALIZE })
   peer.send({ method: 'notifications/initialized' })
@@ -81,6 +89,8 @@ describe('serve over stdio: the first listing before the bundle loads (issue 35)
       expect(raw.peer.received.filter((m) => m.id === 1 || m.id === 2)).toHaveLength(2)
       raw.peer.child.stdin.end()
       expect(await raw.peer.exited).toBe(0)
+      // Which way the first listing went is told only at debug level.
+      expect(raw.peer.stderr).not.toContain('first listing')
 
       const second = await setup()
       const normal = await listed(second.config, true)
@@ -206,4 +216,149 @@ describe('serve over stdio: the first listing before the bundle loads (issue 35)
     },
     TEST_MS,
   )
+})
+
+/** The gateway's own file tools, in the order it registers (and lists) them. */
+const FILE_TOOLS = ['read_file', 'write_file', 'edit_file', 'glob', 'grep', 'list_dir']
+const UPSTREAM_TOOLS = ['raw__echo', 'raw__structured', 'raw__tasky', 'raw__grow']
+
+describe("serve over stdio: the first listing with the gateway's own file tools on (issue 35)", () => {
+  /** A workspace root with one file in it. */
+  async function workspace(): Promise<string> {
+    const root = path.join(dir, `root-${++runs}`)
+    await mkdir(root)
+    await writeFile(path.join(root, 'note.txt'), 'hello from the root\n')
+    return root
+  }
+
+  for (const [what, env] of [
+    ['ripgrep', {}],
+    // Where @vscode/ripgrep has no binary (another arch), grep is the JavaScript search, and says so.
+    ['the JavaScript search', { npm_config_arch: 'no-such-arch' }],
+  ] as const)
+    it(
+      `lists byte for byte what the gateway lists itself (the default "files", grep on ${what}), and says so at debug level`,
+      async () => {
+        const root = await workspace()
+        // The default: the config does not mention "files".
+        const first = await setup('', { files: undefined })
+        const raw = await listed(first.config, false, ['--root', root, '--verbose'], env)
+        expect(await initializes(first.record)).toEqual([expect.objectContaining({ id: 'toolgate-raw-initialize' })])
+        // The gateway's own listing afterwards is the same, and announces no change.
+        raw.peer.send({ id: 3, method: 'tools/list' })
+        const again = await raw.peer.answer(3)
+        raw.peer.send({ id: 4, method: 'ping' })
+        await raw.peer.answer(4)
+        expect(JSON.stringify(again.result?.tools)).toBe(raw.tools)
+        expect(raw.peer.received.filter((m) => m.method === 'notifications/tools/list_changed')).toEqual([])
+        raw.peer.child.stdin.end()
+        expect(await raw.peer.exited).toBe(0)
+        expect(raw.peer.stderr).toMatch(/toolgate: first listing: answered \(10 tools\), at \d+ ms/)
+
+        // A `ping` first: the gateway lists, from the runtime's own projection of the file tools.
+        const second = await setup('', { files: undefined })
+        const normal = await listed(second.config, true, ['--root', root, '--verbose'], env)
+        expect(await initializes(second.record)).toEqual([expect.objectContaining({ id: expect.any(Number) })])
+        normal.peer.child.stdin.end()
+        await normal.peer.exited
+        expect(normal.peer.stderr).toContain(
+          'first listing: left to the gateway: a client message it does not answer first ("ping")',
+        )
+        expect(raw.tools).toBe(normal.tools)
+        expect(raw.initialized).toBe(normal.initialized)
+        const tools = JSON.parse(raw.tools) as { name: string; description: string }[]
+        expect(tools.map((t) => t.name)).toEqual([...FILE_TOOLS, ...UPSTREAM_TOOLS])
+        const grep = tools.find((t) => t.name === 'grep')?.description
+        expect(grep).toContain('npm_config_arch' in env ? 'JavaScript regular expression' : 'Rust regex')
+      },
+      TEST_MS,
+    )
+
+  it(
+    "an official SDK client's whole session after it: a file tool and an upstream tool called (root from the config)",
+    async () => {
+      const root = await workspace()
+      const { config, record } = await setup('', { files: true, root })
+      const s = await serveStdio(['--config', config, '--verbose'])
+      try {
+        const first = await s.client.listTools()
+        expect(first.tools.map((t) => t.name)).toEqual([...FILE_TOOLS, ...UPSTREAM_TOOLS])
+        expect((await s.client.listTools()).tools).toEqual(first.tools)
+        const read = await s.client.callTool({ name: 'read_file', arguments: { path: 'note.txt' } })
+        expect(read.isError).not.toBe(true)
+        expect(textOf(read)).toContain('hello from the root')
+        expect(textOf(await s.client.callTool({ name: 'raw__echo', arguments: { text: 'hi' } }))).toBe('echo: hi')
+        expect(await initializes(record)).toEqual([expect.objectContaining({ id: 'toolgate-raw-initialize' })])
+        expect(s.stderr()).toContain('first listing: answered (10 tools)')
+      } finally {
+        await s.close()
+      }
+    },
+    TEST_MS,
+  )
+
+  it(
+    'an upstream tool named as a file tool is not listed first: the gateway refuses the collision as before',
+    async () => {
+      const root = await workspace()
+      const { config } = await setup('collide', { files: true, root })
+      const configured = JSON.parse(await readFile(config, 'utf8'))
+      configured.servers.raw.prefix = ''
+      await writeFile(config, JSON.stringify(configured))
+      const peer = new Peer(['--config', config, '--verbose'])
+      peer.send({ id: 1, ...INITIALIZE })
+      peer.send({ method: 'notifications/initialized' })
+      peer.send({ id: 2, method: 'tools/list' })
+      expect(await peer.exited).not.toBe(0)
+      expect(peer.stderr).toContain('first listing: left to the gateway, initialize answered: an upstream tool')
+      expect(peer.stderr).toContain('its tool "read_file" is not served')
+      expect(peer.received.filter((m) => m.id === 2)).toEqual([])
+    },
+    TEST_MS,
+  )
+
+  it(
+    'a root that is not a directory is left to the gateway, which refuses it as before',
+    async () => {
+      const { config } = await setup('', { files: undefined })
+      const peer = new Peer(['--config', config, '--root', path.join(dir, 'no-such-root'), '--verbose'])
+      peer.send({ id: 1, ...INITIALIZE })
+      expect(await peer.exited).not.toBe(0)
+      expect(peer.stderr).toContain('first listing: not tried: the root')
+      expect(peer.stderr).toContain('is not a directory')
+      expect(peer.received).toEqual([])
+    },
+    TEST_MS,
+  )
+
+  it(
+    'a listing longer than a chunk of the pipe: listed first, and the upstream session goes on whole',
+    async () => {
+      const root = await workspace()
+      const { config, record } = await setup('big', { files: true, root })
+      const s = await serveStdio(['--config', config, '--verbose'])
+      try {
+        const names = (await s.client.listTools()).tools.map((t) => t.name)
+        expect(names).toEqual([...FILE_TOOLS, ...UPSTREAM_TOOLS, 'raw__big'])
+        expect(textOf(await s.client.callTool({ name: 'raw__echo', arguments: { text: 'big' } }))).toBe('echo: big')
+        expect(await initializes(record)).toEqual([expect.objectContaining({ id: 'toolgate-raw-initialize' })])
+        expect(s.stderr()).toContain('first listing: answered (11 tools)')
+      } finally {
+        await s.close()
+      }
+    },
+    TEST_MS,
+  )
+
+  it('the first listing refuses schemas as deep as registration does', () => {
+    expect(FIRST_LISTING_MAX_DEPTH).toBe(MAX_SCHEMA_DEPTH)
+  })
+
+  it("the build's listing of the file tools is the live one (a stale or drifted build fails here)", async () => {
+    const built = await readFile(path.resolve(import.meta.dirname, '../../dist/gateway', OWN_TOOLS_FILE), 'utf8')
+    expect(built).toBe(`${JSON.stringify(await listOwnFileTools())}\n`)
+    const { ripgrep, javascript } = JSON.parse(built) as Record<string, { name: string }[]>
+    expect(ripgrep?.map((t) => t.name)).toEqual(FILE_TOOLS)
+    expect(javascript?.map((t) => t.name)).toEqual(FILE_TOOLS)
+  })
 })

@@ -114,6 +114,39 @@ describe.skipIf(process.platform === 'win32')('spawning a stdio server early', (
     expect(() => spawned.attach({} as never)).toThrow(/already has a transport/)
   })
 
+  it('issue 35: a line taken by a divert that releases it as it takes it goes nowhere, the rest on in order, however it is cut', async () => {
+    // A line of 300 KB comes in several chunks of the pipe: its start is held as an unfinished line
+    // when its end comes, and the release then happens inside the read of that last chunk.
+    const script = `const big = '{"id":"taken","x":"' + 'x'.repeat(300000) + '"}'; process.stdout.write('before\\n' + big + '\\nafter\\nunfinished')`
+    const big = `{"id":"taken","x":"${'x'.repeat(300_000)}"}`
+    const spawned = new SpawnedStdio({ command: process.execPath, args: ['-e', script] })
+    const taken: string[] = []
+    const release = spawned.divert((line) => {
+      if (!line.includes('"taken"')) return false
+      release()
+      taken.push(line)
+      return true
+    })
+    let data = ''
+    let closed!: () => void
+    const done = new Promise<void>((resolve) => {
+      closed = resolve
+    })
+    spawned.attach({
+      spawn: () => {},
+      error: () => {},
+      data: (chunk) => {
+        data += chunk.toString()
+      },
+      close: () => closed(),
+      stdinError: () => {},
+      stdoutError: () => {},
+    })
+    await done
+    expect(taken).toEqual([big])
+    expect(data).toBe('before\nafter\nunfinished')
+  })
+
   it('R-23-perf: `toolgate serve` stops the upstream it spawned early when the gateway cannot open', async () => {
     const { dir, cleanup } = await tempDir()
     try {

@@ -114,28 +114,42 @@ export class SpawnedStdio {
    */
   divert(take: (line: string) => boolean): () => void {
     let rest: Buffer | undefined
+    /** Released (lines are no longer offered); while a chunk is being read, its end is delivered after it. */
+    let released = false
+    let reading = false
+    const stop = () => {
+      this.diverter = undefined
+      if (rest !== undefined) this.deliver(rest)
+      rest = undefined
+    }
     this.diverter = (chunk) => {
       const buffer = rest === undefined ? chunk : Buffer.concat([rest, chunk])
       let at = 0
       let from = 0
-      for (;;) {
-        const newline = buffer.indexOf(0x0a, at)
-        if (newline === -1) break
-        const line = buffer.toString('utf8', at, newline)
-        if (take(line)) {
-          if (at > from) this.deliver(buffer.subarray(from, at))
-          from = newline + 1
+      reading = true
+      try {
+        for (;;) {
+          const newline = buffer.indexOf(0x0a, at)
+          if (newline === -1) break
+          const line = buffer.toString('utf8', at, newline)
+          if (!released && take(line)) {
+            if (at > from) this.deliver(buffer.subarray(from, at))
+            from = newline + 1
+          }
+          at = newline + 1
         }
-        at = newline + 1
+      } finally {
+        reading = false
       }
       if (at > from) this.deliver(buffer.subarray(from, at))
       rest = at === buffer.length ? undefined : buffer.subarray(at)
+      // Released by `take` itself: the unfinished end of this chunk (not the one before) goes on.
+      if (released) stop()
     }
     return () => {
-      if (this.diverter === undefined) return
-      this.diverter = undefined
-      if (rest !== undefined) this.deliver(rest)
-      rest = undefined
+      if (released) return
+      released = true
+      if (!reading) stop()
     }
   }
 
