@@ -58,14 +58,18 @@ const sdkAjvAsCommonJs = {
 // the module has no side effects, so serve's early script, which uses two small modules of the
 // door, would carry the served scope, the runtime and Cordis with it (0.78 MB instead of 0.45).
 // toolgate's MCP modules have no side effects at load (declarations and module-local constants):
-// marked so, a bundle keeps only the modules whose exports it uses.
-const mcpModules = path.join(dist, 'mcp') + path.sep
-const mcpWithoutSideEffects = {
-  name: 'mcp-without-side-effects',
+// marked so, a bundle keeps only the modules whose exports it uses. Its policy modules neither: the
+// config check reaches them through their door, which also re-exports the policy's enforcement,
+// whose import of the runtime put the runtime and Cordis in the early script (0.47 MB, 0.27 without).
+const withoutSideEffects = ['mcp', 'policy'].map((folder) => path.join(dist, folder) + path.sep)
+const ownWithoutSideEffects = {
+  name: 'own-modules-without-side-effects',
   setup(b) {
     b.onResolve({ filter: /^\.\.?\// }, (args) => {
       const target = path.resolve(args.resolveDir, args.path)
-      return target.startsWith(mcpModules) ? { path: target, sideEffects: false } : undefined
+      return withoutSideEffects.some((folder) => target.startsWith(folder))
+        ? { path: target, sideEffects: false }
+        : undefined
     })
   },
 }
@@ -148,7 +152,7 @@ async function bundle(entry, out, { entry: isEntry = false } = {}) {
     platform: 'node',
     target: 'node20',
     external: EXTERNAL,
-    plugins: isEntry ? [metaUrl, besideEntry] : [metaUrl, sdkAjvAsCommonJs, sdkOnFirstUse, mcpWithoutSideEffects],
+    plugins: isEntry ? [metaUrl, besideEntry] : [metaUrl, sdkAjvAsCommonJs, sdkOnFirstUse, ownWithoutSideEffects],
     // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
     // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
     // The entry is not such a script: Node loads it itself.

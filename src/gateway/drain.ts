@@ -34,16 +34,6 @@ export function startDrain(): void {
 /** The seconds a `Retry-After` asks a refused client to wait: another instance should answer by then. */
 export const DRAIN_RETRY_AFTER_SECONDS = 1
 
-/** `--drain-timeout` when not given, in seconds. */
-export const DEFAULT_DRAIN_TIMEOUT_SECONDS = 30
-
-/** `--drain-timeout SECONDS` read: a problem message when it is not a non-negative number of seconds. */
-export function drainTimeoutProblem(text: string): string | undefined {
-  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(Number(text)) || Number(text) > 86_400)
-    return `--drain-timeout: expected seconds (a number from 0 to 86400, e.g. 30), got "${text}"`
-  return undefined
-}
-
 /** Every tool call's signal also aborts on `cancelAll`, so the calls still running when the drain times out end as cancelled. */
 export function cancellableCalls(ctx: Context): { cancelAll(reason: string): void } {
   const stop = new AbortController()

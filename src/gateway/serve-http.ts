@@ -12,6 +12,7 @@ import {
   type ModernHttpLeg,
 } from '../mcp/gateway.js'
 import { readBodyWithin } from '../util/read-body.js'
+import { DEFAULT_DRAIN_TIMEOUT_SECONDS } from './drain-timeout.js'
 import type { Gateway } from './gateway.js'
 import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
@@ -241,7 +242,7 @@ export async function serveHttp(
   await drain.untilStopped({
     inFlight,
     calls,
-    timeoutMs: (settings.drainTimeout ?? drain.DEFAULT_DRAIN_TIMEOUT_SECONDS) * 1000,
+    timeoutMs: (settings.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT_SECONDS) * 1000,
     log,
   })
   clearInterval(sweeper)

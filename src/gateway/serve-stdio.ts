@@ -11,7 +11,7 @@ import {
   type McpServerHandle,
   type ModernStdioOptions,
 } from '../mcp/gateway.js'
-import { DEFAULT_DRAIN_TIMEOUT_SECONDS } from './drain.js'
+import { DEFAULT_DRAIN_TIMEOUT_SECONDS } from './drain-timeout.js'
 import type { GatewayStartup } from './gateway.js'
 import type { Log } from './log.js'
 import { takeRawFirst } from './raw-first-record.js'

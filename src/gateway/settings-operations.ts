@@ -1,6 +1,6 @@
 // The operator's flags of `serve`: --drain-timeout, --log-format and --log-level.
 import { UsageError } from '../errors/usage-error.js'
-import { drainTimeoutProblem } from './drain.js'
+import { drainTimeoutProblem } from './drain-timeout.js'
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js'
 
 export function readOperationFlags(values: Record<string, unknown>): {

@@ -73,6 +73,22 @@ describe('the toolgate executable (issue 23, cold start)', () => {
       expect(early).not.toContain(`// dist/mcp/${module}`)
   })
 
+  it("keeps serve's early script small: the config check carries the policy's checks, not the runtime (issue 35)", async () => {
+    // The policy's door re-exports its enforcement, which imports the runtime and Cordis; the
+    // checks before the spawn use neither, and loading them delayed the spawn.
+    const early = await readFile(path.join(path.dirname(BIN), 'serve-early.cjs'), 'utf8')
+    expect(early).toContain('// dist/policy/check-policy.js')
+    expect(early).toContain('// dist/gateway/drain-timeout.js')
+    for (const module of [
+      'dist/runtime/service.js',
+      'dist/runtime/pipeline.js',
+      'dist/policy/enforce-policy.js',
+      'dist/gateway/drain.js',
+    ])
+      expect(early).not.toContain(`// ${module}`)
+    expect(early).not.toMatch(/^\/\/ \S*node_modules\/cordis\//m)
+  })
+
   it('keeps the compiled CLI in a directory of its own and starts from it the next time', async () => {
     const first = await run(['--help'], dir)
     expect(first).toMatchObject({ code: 0, stderr: '' })
