@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listOwnFileTools, OWN_TOOLS_FILE } from '../../src/gateway/own-tools-listing.js'
 import { FIRST_LISTING_MAX_DEPTH } from '../../src/gateway/raw-first-own.js'
 import { MAX_SCHEMA_DEPTH } from '../../src/runtime/definition-check.js'
-import { BIN, serveStdio, tempDir, textOf, writeConfig } from './helpers.js'
+import { serveStdio, tempDir, textOf, writeConfig } from './helpers.js'
 import { BOUND_MS, INITIALIZE, Peer } from './raw-peer.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/raw-first-upstream.mjs')
