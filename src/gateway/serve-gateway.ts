@@ -120,6 +120,7 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
       // The calls still running when stdin's end grace (--drain-timeout) runs out end as cancelled,
       // answered and journaled, as the HTTP drain's do.
       early.transport.cancelCalls = (await import('./drain.js')).cancellableCalls(gateway.ctx).cancelAll
+      early.transport.serving()
       await (await import('./serve-stdio.js')).serveStdio(make, early, log, {
         ctx: gateway.agent.ctx,
         // A 2026 client's run_code programs are kept between its rounds: in the store, or in memory.

@@ -37,6 +37,8 @@ export async function openStdio(
     // Stdin's end is the client's drain: what it sent is answered, within --drain-timeout.
     endGraceMs: (settings.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT_SECONDS) * 1000,
   })
+  // Its requests are served once the gateway is open (serve-gateway.ts): --drain-timeout counts from then.
+  transport.holdEndGrace()
   // What the transport refused (an oversized or malformed message) is answered to the client; the log says so too.
   const gate = new StartupGate(
     transport,

@@ -191,6 +191,56 @@ describe('LineStdioServerTransport', () => {
     expect(transport.endReason).toBeUndefined()
   })
 
+  it('holds the end grace while the gateway starts: --drain-timeout counts from serving(), and the call is cancelled, not lost (issue 35, item 2)', async () => {
+    const stdin = new PassThrough()
+    const stdout = new PassThrough().resume()
+    const transport = new LineStdioServerTransport({ stdin, stdout, endGraceMs: 10, cancelGraceMs: 60_000 })
+    const errors: string[] = []
+    transport.onerror = (error) => errors.push(error.message)
+    let closed = false
+    const ended = new Promise<void>((resolve) => {
+      transport.onclose = () => {
+        closed = true
+        resolve()
+      }
+    })
+    transport.holdEndGrace()
+    await transport.start()
+    stdin.write(ping(1))
+    stdin.end()
+    await new Promise((resolve) => setImmediate(resolve))
+    // A timer set after the end, five times the grace: a grace that ran would have fired first.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(closed).toBe(false)
+    expect(errors).toEqual([])
+    const reasons: string[] = []
+    transport.cancelCalls = (reason) => {
+      reasons.push(reason)
+      setImmediate(() => void transport.send({ jsonrpc: '2.0', id: 1, result: { isError: true, content: [] } }))
+    }
+    transport.serving()
+    await ended
+    expect(reasons).toEqual([expect.stringMatching(/ended stdin and --drain-timeout passed/)])
+    expect(transport.endReason).toBeUndefined()
+  })
+
+  it('a held end grace does not hold a client whose requests were all answered: it closes at its end', async () => {
+    const stdin = new PassThrough()
+    const stdout = new PassThrough().resume()
+    const transport = new LineStdioServerTransport({ stdin, stdout, endGraceMs: 60_000 })
+    transport.holdEndGrace()
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = resolve
+    })
+    await transport.start()
+    stdin.write(ping(1))
+    await new Promise((resolve) => setImmediate(resolve))
+    await transport.send({ jsonrpc: '2.0', id: 1, result: {} })
+    stdin.end()
+    await closed
+    expect(transport.endReason).toBeUndefined()
+  })
+
   it('gives up the calls that do not answer within cancelGraceMs of their cancellation (issue 35, item 2)', async () => {
     const stdin = new PassThrough()
     const stdout = new PassThrough().resume()

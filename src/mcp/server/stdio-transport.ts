@@ -95,6 +95,8 @@ export class LineStdioServerTransport implements McpTransport {
   private readonly endGraceMs: number
   private readonly cancelGraceMs: number
   private endTimer: NodeJS.Timeout | undefined
+  /** The end grace waits for `serving()`: nothing can answer the client's requests yet. */
+  private endGraceHeld = false
   /** Ids of the server's requests to the client that wait for the client's answer. */
   private readonly asking = new Set<string | number>()
 
@@ -133,6 +135,23 @@ export class LineStdioServerTransport implements McpTransport {
     if (!('method' in message) && 'id' in message && message.id !== undefined && message.id !== null)
       this.answered(message.id)
     return sent
+  }
+
+  /**
+   * Hold stdin's end grace until `serving()`: a transport read while the gateway still starts (its
+   * upstreams connecting) must not give up requests nobody could answer yet, so the grace
+   * (--drain-timeout) counts from when they can be served.
+   */
+  holdEndGrace(): void {
+    this.endGraceHeld = true
+  }
+
+  /** The requests can be served now: a held end grace starts, if stdin already ended. */
+  serving(): void {
+    if (!this.endGraceHeld) return
+    this.endGraceHeld = false
+    if (this.closed || !this.inputEnded || this.unanswered.size === 0 || this.endTimer !== undefined) return
+    this.endTimer = setTimeout(() => this.giveUp(), this.endGraceMs)
   }
 
   /** A request of the client's was answered by someone else (before this transport existed). */
@@ -274,6 +293,7 @@ export class LineStdioServerTransport implements McpTransport {
       this.endWhenWritten()
       return
     }
+    if (this.endGraceHeld) return
     this.endTimer = setTimeout(() => this.giveUp(), this.endGraceMs)
   }
 
