@@ -49,6 +49,17 @@ function toDefinition(server: string, tool: Recorded): ToolDefinition {
   }
 }
 
+/** `count` distinct tools: the catalog's, then copies whose descriptions differ by a number. */
+export function copiedCatalog(count: number): ToolDefinition[] {
+  return Array.from({ length: count }, (_, i) => {
+    const base = catalog[i % catalog.length] as ToolDefinition
+    const copy = Math.floor(i / catalog.length)
+    return copy === 0
+      ? base
+      : { ...base, name: `${base.name}_${copy}`, description: `${base.description} (copy ${copy})` }
+  })
+}
+
 export function testSet(): Request[] {
   const bytes = read('tool-search-test.json')
   const digest = createHash('sha256').update(bytes).digest('hex')

@@ -8,10 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { ToolDefinition } from '../src/contract/tool-definition.js'
 import type * as here from '../src/search/index.js'
 import type { FusedSearchEngine, SentenceEncoder } from '../src/search/index.js'
-import { catalog, hardTuningSet, testSet, tuningSet } from './tool-search-eval.bench.js'
+import { copiedCatalog, hardTuningSet, testSet, tuningSet } from './tool-search-eval.bench.js'
 
 const TOOLS = 1_000
 const before = process.env.HYBRID_BEFORE
@@ -36,15 +35,7 @@ async function side(root: string): Promise<Side> {
   }
 }
 
-function tools(): ToolDefinition[] {
-  return Array.from({ length: TOOLS }, (_, i) => {
-    const base = catalog[i % catalog.length] as ToolDefinition
-    const copy = Math.floor(i / catalog.length)
-    return copy === 0
-      ? base
-      : { ...base, name: `${base.name}_${copy}`, description: `${base.description} (copy ${copy})` }
-  })
-}
+const tools = () => copiedCatalog(TOOLS)
 
 async function engine({ search, load, id }: Side, cache: string) {
   const embeddings = new search.EmbeddingRanker({ id, load }, cache)

@@ -9,25 +9,15 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import type { ToolDefinition } from '../src/contract/tool-definition.js'
 import { defaultPoolSize, EncoderPool } from '../src/search/encoder-pool.js'
 import { EmbeddingRanker, FusedSearchEngine, type SentenceEncoder, TextSearchEngine } from '../src/search/index.js'
 import { loadUseLiteEncoder, useLiteEncoderId } from '../src/search/use-lite-encoder.js'
-import { catalog, hardTuningSet, testSet, tuningSet } from './tool-search-eval.bench.js'
+import { copiedCatalog, hardTuningSet, testSet, tuningSet } from './tool-search-eval.bench.js'
 import { isMain } from './util.js'
 
 const TOOLS = 1_000
 
-/** 1,000 distinct tools: the real ones, then copies whose descriptions differ by a number. */
-function tools(): ToolDefinition[] {
-  return Array.from({ length: TOOLS }, (_, i) => {
-    const base = catalog[i % catalog.length] as ToolDefinition
-    const copy = Math.floor(i / catalog.length)
-    return copy === 0
-      ? base
-      : { ...base, name: `${base.name}_${copy}`, description: `${base.description} (copy ${copy})` }
-  })
-}
+const tools = () => copiedCatalog(TOOLS)
 
 /** Process CPU time in ms: on a shared machine it says more than the wall clock. */
 const cpu = () => {
