@@ -145,6 +145,13 @@ class FileStore implements Store {
       JSON.stringify({ holder: lease.holder, until: Date.now() + lease.ms }),
     )
     if (!won) return false
+    // Older generations are removed below, so a generation number can be linked again by a writer
+    // that read the lease long ago: such a link is stale whenever a newer generation exists.
+    const newer = readdirSync(dir).some((name) => Number(/^g(\d+)$/.exec(name)?.[1] ?? 0) > generation)
+    if (newer) {
+      rmSync(`${dir}/g${generation}`, { force: true })
+      return false
+    }
     then?.()
     for (const name of readdirSync(dir)) {
       const older = /^g(\d+)$/.exec(name)
