@@ -113,6 +113,47 @@ for (const name of names)
   },
 }
 
+// CEL (@marcbachmann/cel-js, 151 KB of the 270 KB first script) serves only policy `when`
+// conditions, which most configs do not have: both bundles get, for it, an object whose first read
+// requires dist/cli/cel.cjs (the package bundled alone, below), so a start without a `when` never
+// reads, compiles or runs it, before the spawn or after. src/policy/conditions.ts makes its CEL
+// environment at the first `when` for the same reason. The package is ES modules only, so its
+// export names are read by importing it.
+const CEL = '@marcbachmann/cel-js'
+const CEL_FILE = 'cel.cjs'
+const celOnFirstUse = {
+  name: 'cel-on-first-use',
+  setup(b) {
+    b.onResolve({ filter: /^@marcbachmann\/cel-js$/ }, (args) =>
+      args.kind === 'import-statement' ? { path: args.path, namespace: 'cel-on-first-use' } : undefined,
+    )
+    b.onResolve({ filter: new RegExp(`^\\./${CEL_FILE.replace('.', '\\.')}$`) }, (args) => ({
+      path: args.path,
+      external: true,
+    }))
+    b.onLoad({ filter: /.*/, namespace: 'cel-on-first-use' }, async () => {
+      const names = Object.keys(await import(CEL)).filter((name) => name !== 'default')
+      return {
+        loader: 'js',
+        resolveDir: root,
+        contents: `'use strict'
+const names = ${JSON.stringify(names)}
+let real
+function load() {
+  if (real === undefined) {
+    real = require('./${CEL_FILE}')
+    for (const name of names) Object.defineProperty(module.exports, name, { value: real[name], enumerable: true })
+  }
+  return real
+}
+for (const name of names)
+  Object.defineProperty(module.exports, name, { get: () => load()[name], enumerable: true, configurable: true })
+`,
+      }
+    })
+  },
+}
+
 /** Leaves the executable's `import('./main.js')` to tsc's module beside it instead of bundling the CLI in. */
 const besideEntry = {
   name: 'beside-entry',
@@ -128,6 +169,18 @@ const classNames = await tscClassNames(dist)
 // The CLI, and the small script a `serve` runs before it: the flag and config checks and the
 // spawning of the stdio upstream servers (src/gateway/serve-early.ts), so the upstreams start before the
 // big bundle is read and compiled (src/cli/load-cli.ts).
+// CEL alone, required by the two bundles at the first `when` (celOnFirstUse).
+await build({
+  stdin: { contents: `export * from '${CEL}'`, resolveDir: root, loader: 'js' },
+  outfile: path.join(dist, 'cli', CEL_FILE),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  banner: { js: `'use strict';` },
+  logLevel: 'warning',
+  absWorkingDir: root,
+})
 await bundle('cli/main.js', 'cli/cli.cjs')
 // The gateway's own file tools as `serve` lists them, for the first script's listing: their JSON
 // Schemas are projected by the runtime, which it does not load (src/gateway/raw-first-own.ts). Made
@@ -152,7 +205,9 @@ async function bundle(entry, out, { entry: isEntry = false } = {}) {
     platform: 'node',
     target: 'node20',
     external: EXTERNAL,
-    plugins: isEntry ? [metaUrl, besideEntry] : [metaUrl, sdkAjvAsCommonJs, sdkOnFirstUse, ownWithoutSideEffects],
+    plugins: isEntry
+      ? [metaUrl, besideEntry]
+      : [metaUrl, sdkAjvAsCommonJs, sdkOnFirstUse, celOnFirstUse, ownWithoutSideEffects],
     // Every `import()` becomes a require (of Node's built-ins and of the packages left outside): a
     // script compiled from V8's cached data cannot hand an `import()` to Node's loader on Node 20.
     // The entry is not such a script: Node loads it itself.

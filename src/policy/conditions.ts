@@ -10,12 +10,18 @@ const LIMITS = { maxAstNodes: 1000, maxDepth: 32, maxListElements: 256, maxMapEn
 /** Macros that iterate: one may not run inside another, so a call costs at most linear in its arguments. */
 const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter'])
 
-const environment = new Environment({ limits: LIMITS })
-  .registerVariable('tool', 'string')
-  .registerVariable('args', 'dyn')
-  .registerVariable('identity', 'map<string, dyn>')
-  .registerVariable('call', 'map<string, dyn>')
-  .registerVariable('turn', 'map<string, dyn>')
+// Made at the first `when`: a config without one never runs the CEL library (the executable's
+// bundles then never load it: scripts/bundle-cli.mjs).
+let environment: Environment | undefined
+function celEnvironment(): Environment {
+  environment ??= new Environment({ limits: LIMITS })
+    .registerVariable('tool', 'string')
+    .registerVariable('args', 'dyn')
+    .registerVariable('identity', 'map<string, dyn>')
+    .registerVariable('call', 'map<string, dyn>')
+    .registerVariable('turn', 'map<string, dyn>')
+  return environment
+}
 
 /** What a `when` sees of one call. Integers are CEL ints (bigint); `args` is the call's JSON. */
 export interface ConditionInput {
@@ -38,9 +44,9 @@ export type Condition = (input: ConditionInput) => boolean | { readonly error: s
 export function compileCondition(source: string): Condition | { readonly problem: string } {
   if (source.length > MAX_WHEN_LENGTH)
     return { problem: `longer than ${MAX_WHEN_LENGTH} characters (${source.length})` }
-  let parsed: ReturnType<typeof environment.parse>
+  let parsed: ReturnType<Environment['parse']>
   try {
-    parsed = environment.parse(source)
+    parsed = celEnvironment().parse(source)
   } catch (error) {
     return { problem: located(error) }
   }

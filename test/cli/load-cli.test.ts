@@ -89,6 +89,17 @@ describe('the toolgate executable (issue 23, cold start)', () => {
     expect(early).not.toMatch(/^\/\/ \S*node_modules\/cordis\//m)
   })
 
+  it("keeps CEL out of both bundles: dist/cli/cel.cjs, read at a config's first `when` (issue 35, Performance)", async () => {
+    const cli = path.dirname(BIN)
+    for (const file of ['serve-early.cjs', 'cli.cjs']) {
+      const bundle = await readFile(path.join(cli, file), 'utf8')
+      expect(bundle).not.toMatch(/^\/\/ \S*node_modules\/@marcbachmann\/cel-js\//m)
+      expect(bundle).toContain('require("./cel.cjs")')
+    }
+    const cel = nodeModule.createRequire(import.meta.url)(path.join(cli, 'cel.cjs')) as { Environment?: unknown }
+    expect(typeof cel.Environment).toBe('function')
+  })
+
   it('keeps the compiled CLI in a directory of its own and starts from it the next time', async () => {
     const first = await run(['--help'], dir)
     expect(first).toMatchObject({ code: 0, stderr: '' })

@@ -236,6 +236,40 @@ describe.skipIf(process.platform === 'win32')('toolgate serve loads the SDK v2 c
     expect(log).toEqual([expect.stringMatching(/^spawn /), `require ${CLIENT}`, 'bundle'])
   })
 
+  it('R-23-perf: reads CEL only for a config with a `when` condition: before the spawn to check it, never without one', async () => {
+    // CEL was 151 KB of the 270 KB read and compiled before every spawn, for conditions most
+    // configs do not have (issue 38's `when`); a bad one must still stop the spawn.
+    const CEL = './cel.cjs'
+    const plain = await writeConfig(dir, {
+      files: false,
+      servers: { a: upstream() },
+      policy: { rules: [{ deny: ['x'] }] },
+    })
+    const without = await run(['serve', '--check', '--config', plain], { TOOLGATE_TEST_PACKAGES: CEL })
+    expect(without).toMatchObject({ code: 0, stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools/) })
+    expect(await recorded()).toEqual([expect.stringMatching(/^spawn /), 'bundle'])
+    await writeFile(events, '')
+    const rules = [{ deny: ['echo'], when: 'args.message == "no"' }]
+    const conditioned = await writeConfig(
+      dir,
+      { files: false, servers: { a: upstream() }, policy: { rules } },
+      'when.json',
+    )
+    const checked = await run(['serve', '--check', '--config', conditioned], { TOOLGATE_TEST_PACKAGES: CEL })
+    expect(checked).toMatchObject({ code: 0, stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools/) })
+    expect(await recorded()).toEqual([`require ${CEL}`, expect.stringMatching(/^spawn /), 'bundle'])
+    await writeFile(events, '')
+    const broken = await writeConfig(
+      dir,
+      { files: false, servers: { a: upstream() }, policy: { rules: [{ deny: ['echo'], when: 'args.message ==' }] } },
+      'broken.json',
+    )
+    const refused = await run(['serve', '--config', broken])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/^toolgate serve: .*broken\.json:\n {2}- policy\.rules\[0\]\.when: column \d+: /)
+    expect((await recorded()).filter((line) => line.startsWith('spawn '))).toEqual([])
+  })
+
   it('R-23-perf: `serve --check` without upstreams loads no SDK package and not zod: it serves and connects nothing', async () => {
     const config = await writeConfig(dir, { servers: {} })
     const sdk = ['@modelcontextprotocol/server', CLIENT, '@modelcontextprotocol/core/internal', 'zod/v4']
