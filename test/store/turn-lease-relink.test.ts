@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { createFileStore } from '../../src/journal/file-store.js'
-import type { Store } from '../../src/store/index.js'
-import { until } from './until.js'
+import { expiredLeaseOn, running } from './expired-lease.js'
 
 /** Run once, just before the next link of a lease generation (the path linked). */
 const pause = vi.hoisted(() => ({ before: undefined as ((path: string) => void) | undefined }))
@@ -38,7 +37,6 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
-const running = { kind: 'running', pending: { calls: [], requests: [] } }
 const LONG = 600_000
 const lease = (holder: string) => ({ holder, ms: LONG })
 
@@ -58,13 +56,6 @@ function twoInstances() {
   const temporaries = () =>
     readdirSync(turns, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.tmp'))
   return { a: createFileStore({ journal }), b: createFileStore({ journal }), generations, temporaries }
-}
-
-/** A lease of 1 ms taken now is expired once the clock moved past it (no fixed sleep). */
-async function expiredLeaseOn(store: Store, id: string, holder: string): Promise<void> {
-  const taken = Date.now()
-  expect(await store.createTurn(id, running, { holder, ms: 1 })).toBe(true)
-  await until(() => (Date.now() > taken + 5 ? true : undefined), 'the 1 ms lease to pass', { everyMs: 5 })
 }
 
 describe('the file store lease fence: a generation linked again after its removal loses (issue 40, item 2)', () => {

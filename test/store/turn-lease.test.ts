@@ -14,9 +14,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFileStore } from '../../src/journal/file-store.js'
 import { createPostgresStore, type Store } from '../../src/store/index.js'
+import { expiredLeaseOn, running } from './expired-lease.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 import { raceProcesses } from './race-processes.js'
-import { until } from './until.js'
 
 let server: PgServer
 const closers: (() => Promise<unknown>)[] = []
@@ -30,15 +30,7 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
-const running = { kind: 'running', pending: { calls: [], requests: [] } }
 const LONG = 600_000
-
-/** A lease of 1 ms taken now is expired once the clock moved past it (no fixed sleep). */
-async function expiredLeaseOn(store: Store, id: string, holder: string): Promise<void> {
-  const taken = Date.now()
-  expect(await store.createTurn(id, running, { holder, ms: 1 })).toBe(true)
-  await until(() => (Date.now() > taken + 5 ? true : undefined), 'the 1 ms lease to pass', { everyMs: 5 })
-}
 
 /** What every store must do, run against two store objects on one store (two instances). */
 async function leases(stores: readonly [Store, Store]): Promise<void> {
