@@ -303,7 +303,7 @@ function sealed(args: Record<string, unknown>, fields: { subject?: string; now?:
   )
 }
 
-describe('a retry carrying requestState takes the fast path, answered as the SDK answers it (issue 35, item 4; R-EXEC-7)', {
+describe('a retry carrying requestState takes the fast path, answered as the SDK answers it (issue 35, item 4; R-EXEC-4, R-SCHED-3)', {
   timeout: 60_000,
 }, () => {
   it('the first round asks alike; the same state, accepted, runs the call with the same result on both paths', async () => {

@@ -13,7 +13,7 @@ import { spawnServe, tempDir } from '../cli/helpers.js'
 import { APPROVAL_KEY, type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
-import { type ProgramFiles, programFiles } from './program-gateways.js'
+import { keptOf, type ProgramFiles, programFiles } from './program-gateways.js'
 import { until } from './until.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -79,10 +79,6 @@ async function answers(): Promise<string[]> {
   return out
 }
 
-/** The kept turn a state names (signed, not encrypted). */
-const keptTurn = (state: string) =>
-  (JSON.parse(Buffer.from(state.split('.')[2], 'base64url').toString('utf8')) as { kept?: { turn: string } }).kept?.turn
-
 describe('allow always on a kept 2026-07-28 program (issue 40, item 2; issue 26)', { timeout: 240_000 }, () => {
   it("alice's always holds for her later identical calls, in the program and in her next one; bob is still asked", async () => {
     // Two identical guarded calls one after the other, then a step.
@@ -98,7 +94,7 @@ describe('allow always on a kept 2026-07-28 program (issue 40, item 2; issue 26)
     const first = await call('alice-token', twice)
     expect(first.result?.resultType, JSON.stringify(first) + said.slice(-2000)).toBe('input_required')
     expect(question(first)).toBe('Allow the call to guarded?')
-    expect(keptTurn(first.result?.requestState as string)).toMatch(/^gateway-program:/)
+    expect(keptOf(first.result?.requestState)?.turn).toMatch(/^gateway-program:/)
     expect(ran()).toEqual([])
 
     // Allowed always: the program resumes and ends; its second identical call is not asked.

@@ -20,7 +20,7 @@ import { spawnServe, tempDir, textOf as textOfResult } from '../cli/helpers.js'
 import { APPROVAL_KEY, type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
-import { type ProgramFiles, programFiles } from './program-gateways.js'
+import { keptOf, type ProgramFiles, programFiles } from './program-gateways.js'
 import { until } from './until.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -104,13 +104,6 @@ async function answers(tool: string): Promise<string[]> {
   return out
 }
 
-/** The sealed body of a state (signed, not encrypted). */
-const stateBody = (state: string) =>
-  JSON.parse(Buffer.from(state.split('.')[2], 'base64url').toString('utf8')) as {
-    asked?: string
-    kept?: { turn: string; calls: string[] }
-  }
-
 describe('run_code asked about, then its sub-call (issue 40, item 2)', { timeout: 240_000 }, () => {
   it('2026-07-28: run_code is asked, then B in a round of its own (kept), then the program ends; each ran once', async () => {
     const args = program(1, 'asked twice')
@@ -118,14 +111,14 @@ describe('run_code asked about, then its sub-call (issue 40, item 2)', { timeout
     const first = await call(args)
     expect(first.result?.resultType, JSON.stringify(first) + said.slice(-2000)).toBe('input_required')
     expect(questions(first)).toEqual({ [APPROVAL_KEY]: 'Allow the call to run_code?' })
-    expect(stateBody(first.result?.requestState as string).kept).toBeUndefined()
+    expect(keptOf(first.result?.requestState)).toBeUndefined()
     expect(ran().length).toBe(before)
 
     // run_code approved: the program runs kept, and B's ask is the next round, not a denial.
     const second = await call(args, { state: first.result?.requestState as string, answer: accept })
     expect(second.result?.resultType, JSON.stringify(second) + said.slice(-3000)).toBe('input_required')
     expect(questions(second)).toEqual({ [APPROVAL_KEY]: 'Allow the call to guarded?' })
-    const kept = stateBody(second.result?.requestState as string).kept
+    const kept = keptOf(second.result?.requestState)
     expect(kept?.turn).toMatch(/^gateway-program:/)
     expect(kept?.calls).toHaveLength(1)
     expect(ran().slice(before)).toEqual(['step:1'])
@@ -179,7 +172,7 @@ describe('run_code asked about, then its sub-call (issue 40, item 2)', { timeout
     const before = ran().length
     const first = await call(args)
     const second = await call(args, { state: first.result?.requestState as string, answer: accept })
-    const kept = stateBody(second.result?.requestState as string).kept as { turn: string; calls: string[] }
+    const kept = keptOf(second.result?.requestState)!
     expect(await store.decide(kept.turn, kept.calls[0], { kind: 'allowed-once', decidedBy: 'operator' })).toEqual({
       applied: true,
     })

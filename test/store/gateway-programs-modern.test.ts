@@ -20,6 +20,7 @@ import { BIN, tempDir, writeConfig } from '../cli/helpers.js'
 import type { ModernReply } from '../cli/raw-modern-call.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
+import { keptOf } from './program-gateways.js'
 
 const MODERN = '2026-07-28'
 const UPSTREAM = resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')
@@ -185,13 +186,6 @@ async function rawCall(
 const accept = { action: 'accept', content: { approve: true } }
 const decline = { action: 'decline' }
 const textOf = (reply: Reply) => JSON.stringify(reply.result?.structuredContent ?? reply.result?.content ?? reply)
-/** The kept turn a state names (the state is signed, not encrypted). */
-const keptIn = (state: string): { turn: string; calls: string[] } =>
-  (
-    JSON.parse(Buffer.from(state.split('.')[2], 'base64url').toString('utf8')) as {
-      kept: { turn: string; calls: string[] }
-    }
-  ).kept
 
 /** A first round that pauses: its input-required result. */
 async function asked(endpoint: string, token: string, args: Record<string, unknown>): Promise<Reply['result'] & {}> {
@@ -236,7 +230,7 @@ describe('a kept program for a 2026-07-28 client (issue 40, item 2; issue 35, it
     const params = calls[1].body.params as { requestState: string; arguments: Record<string, unknown> }
     usedRetry = { state: params.requestState, arguments: params.arguments }
     // The kept turn is closed, its pending calls gone.
-    const turn = await store.loadTurn(keptIn(usedRetry.state).turn)
+    const turn = await store.loadTurn(keptOf(usedRetry.state)!.turn)
     expect(turn?.closed).toBe(true)
     expect(await store.pendingCalls()).toEqual([])
 
@@ -342,7 +336,7 @@ describe('a kept program for a 2026-07-28 client (issue 40, item 2; issue 35, it
     })
     expect(second.result?.resultType, JSON.stringify(second) + said.slice(-3000)).toBe('input_required')
     expect(second.result?.inputRequests?.[KEY]?.params?.message).toContain('Allow the call to guarded?')
-    expect(keptIn(second.result?.requestState as string).turn).toBe(keptIn(first.requestState as string).turn)
+    expect(keptOf(second.result?.requestState)!.turn).toBe(keptOf(first.requestState)!.turn)
     expect(ran().slice(before)).toEqual(['guarded:51'])
     const retried = await rawCall(instances[1].endpoint, 'alice-token', args, {
       state: second.result?.requestState as string,
@@ -385,7 +379,7 @@ describe('a kept program for a 2026-07-28 client (issue 40, item 2; issue 35, it
     const args = { code: CODE.replace('n: 1', 'n: 71').replace('n: 3 ', 'n: 73 '), description: 'finished' }
     const before = ran().length
     const first = await asked(instances[0].endpoint, 'alice-token', args)
-    const { turn, calls } = keptIn(first.requestState as string)
+    const { turn, calls } = keptOf(first.requestState)!
     // The operator approves B in the store (as the viewer does); a keeper resumes the program to its end.
     expect(await store.decide(turn, calls[0], { kind: 'allowed-once', decidedBy: 'operator' })).toEqual({
       applied: true,

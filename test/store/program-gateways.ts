@@ -38,21 +38,33 @@ const HELD_CODE = [
   'return { a, b, c }',
 ].join('\n')
 
+/** The kept program a sealed approval state names (its turn and waiting sub-calls), if it names one. */
+export interface KeptProgram {
+  turn: string
+  calls: string[]
+}
+
+/**
+ * The kept program the approval state `state` (a `requestState` as the gateway sent it) names, or
+ * undefined when it names none: the state is signed, not encrypted, so its body reads without the key.
+ */
+export function keptOf(state: unknown): KeptProgram | undefined {
+  const body = String(state).split('.')[2]
+  return (JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { kept?: KeptProgram }).kept
+}
+
 /**
  * HELD_CODE called on `url` as `alice-token` by a raw 2026-07-28 client: it must answer
  * input_required (`said` is added to the failure); the kept turn and the waiting sub-call its
  * state names.
  */
-export async function heldProgramAsked(url: string, said: () => string): Promise<{ turn: string; calls: string[] }> {
+export async function heldProgramAsked(url: string, said: () => string): Promise<KeptProgram> {
   const asked = await rawModernCall<ModernReply>(url, 'alice-token', 'run_code', {
     code: HELD_CODE,
     description: 'a, b held, c',
   })
   expect(asked.result?.resultType, JSON.stringify(asked) + said()).toBe('input_required')
-  const { kept } = JSON.parse(
-    Buffer.from(String(asked.result?.requestState).split('.')[2], 'base64url').toString('utf8'),
-  ) as { kept: { turn: string; calls: string[] } }
-  return kept
+  return keptOf(asked.result?.requestState)!
 }
 
 export interface ProgramFiles {

@@ -13,7 +13,7 @@ import { APPROVAL_KEY } from '../cli/raw-modern-call.js'
 import { rawStdioServe } from '../cli/raw-stdio-serve.js'
 import { stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
-import { ABC_CODE, type ProgramFiles, programFiles } from './program-gateways.js'
+import { ABC_CODE, keptOf, type ProgramFiles, programFiles } from './program-gateways.js'
 
 const BOUND_MS = 60_000
 
@@ -47,13 +47,6 @@ afterAll(async () => {
 
 const ran = () => files.ran()
 
-/** The kept turn a state names (the state is signed, not encrypted). */
-const keptIn = (state: string): { turn: string; calls: string[] } =>
-  (
-    JSON.parse(Buffer.from(state.split('.')[2], 'base64url').toString('utf8')) as {
-      kept: { turn: string; calls: string[] }
-    }
-  ).kept
 const accept = { action: 'accept', content: { approve: true } }
 
 describe('serve --store over stdio keeps a 2026-07-28 client’s run_code program in the store (issue 40, item 2)', {
@@ -96,7 +89,7 @@ describe('serve --store over stdio keeps a 2026-07-28 client’s run_code progra
     const first = await call()
     expect(first.result?.resultType, JSON.stringify(first)).toBe('input_required')
     const state = first.result?.requestState as string
-    const { turn, calls } = keptIn(state)
+    const { turn, calls } = keptOf(state)!
     expect(await store.pendingCalls()).toEqual([expect.objectContaining({ turnId: turn, callId: calls[0] })])
     expect((await store.loadTurn(turn))?.closed).toBe(false)
 
