@@ -83,6 +83,22 @@ const ownWithoutSideEffects = {
 // export names (read here, from the installed package the bundle is built against, which
 // package.json pins) whose first read requires the package and turns every name into a plain
 // value. `import()`s (already lazy) and the packages' own requires are left as they are.
+/** A module with `names` whose first read requires `request` and makes every name a plain value. */
+function onFirstUse(names, request) {
+  return `'use strict'
+const names = ${JSON.stringify(names)}
+let real
+function load() {
+  if (real === undefined) {
+    real = require(${JSON.stringify(request)})
+    for (const name of names) Object.defineProperty(module.exports, name, { value: real[name], enumerable: true })
+  }
+  return real
+}
+for (const name of names)
+  Object.defineProperty(module.exports, name, { get: () => load()[name], enumerable: true, configurable: true })
+`
+}
 const SDK_ON_FIRST_USE = /^@modelcontextprotocol\/(server|client|node)(\/stdio)?$/
 const sdkOnFirstUse = {
   name: 'sdk-on-first-use',
@@ -95,19 +111,7 @@ const sdkOnFirstUse = {
       return {
         loader: 'js',
         resolveDir: root,
-        contents: `'use strict'
-const names = ${JSON.stringify(names)}
-let real
-function load() {
-  if (real === undefined) {
-    real = require(${JSON.stringify(args.path)})
-    for (const name of names) Object.defineProperty(module.exports, name, { value: real[name], enumerable: true })
-  }
-  return real
-}
-for (const name of names)
-  Object.defineProperty(module.exports, name, { get: () => load()[name], enumerable: true, configurable: true })
-`,
+        contents: onFirstUse(names, args.path),
       }
     })
   },
@@ -136,19 +140,7 @@ const celOnFirstUse = {
       return {
         loader: 'js',
         resolveDir: root,
-        contents: `'use strict'
-const names = ${JSON.stringify(names)}
-let real
-function load() {
-  if (real === undefined) {
-    real = require('./${CEL_FILE}')
-    for (const name of names) Object.defineProperty(module.exports, name, { value: real[name], enumerable: true })
-  }
-  return real
-}
-for (const name of names)
-  Object.defineProperty(module.exports, name, { get: () => load()[name], enumerable: true, configurable: true })
-`,
+        contents: onFirstUse(names, `./${CEL_FILE}`),
       }
     })
   },
