@@ -54,7 +54,7 @@ describe('two upstreams behind toolgate serve (stdio)', () => {
     await s?.close()
   })
 
-  it('R-23-2: declares resources (subscribe, listChanged), prompts and completions', () => {
+  it('issue 23, item 2: declares resources (subscribe, listChanged), prompts and completions', () => {
     expect(s.client.getServerCapabilities()).toMatchObject({
       resources: { subscribe: true, listChanged: true },
       prompts: { listChanged: true },
@@ -62,7 +62,7 @@ describe('two upstreams behind toolgate serve (stdio)', () => {
     })
   })
 
-  it('R-23-2: lists every resource and template with its own URI, every prompt under its prefix', async () => {
+  it('issue 23, item 2: lists every resource and template with its own URI, every prompt under its prefix', async () => {
     const { resources } = await s.client.listResources()
     expect(resources.map((r) => r.uri)).toEqual([
       'note://a/readme',
@@ -81,7 +81,7 @@ describe('two upstreams behind toolgate serve (stdio)', () => {
     })
   })
 
-  it('R-23-2: a read goes to the server that lists the URI or owns the matching template', async () => {
+  it('issue 23, item 2: a read goes to the server that lists the URI or owns the matching template', async () => {
     expect(await s.client.readResource({ uri: 'note://b/readme' })).toEqual({
       contents: [{ uri: 'note://b/readme', mimeType: 'text/plain', text: 'readme of b' }],
     })
@@ -97,7 +97,7 @@ describe('two upstreams behind toolgate serve (stdio)', () => {
     })
   })
 
-  it('R-23-2: prompts/get with arguments reaches the owning server under its own name', async () => {
+  it('issue 23, item 2: prompts/get with arguments reaches the owning server under its own name', async () => {
     expect(await s.client.getPrompt({ name: 'bee.greet', arguments: { name: 'Ada' } })).toEqual({
       messages: [{ role: 'user', content: { type: 'text', text: 'Hello Ada, from b' } }],
     })
@@ -107,7 +107,7 @@ describe('two upstreams behind toolgate serve (stdio)', () => {
     await expect(s.client.getPrompt({ name: 'greet' })).rejects.toMatchObject({ code: -32602 })
   })
 
-  it('R-23-2: completion/complete for a prompt argument and a template variable', async () => {
+  it('issue 23, item 2: completion/complete for a prompt argument and a template variable', async () => {
     const prompt = await s.client.complete({
       ref: { type: 'ref/prompt', name: 'bee.greet' },
       argument: { name: 'name', value: 'Al' },
@@ -120,7 +120,7 @@ describe('two upstreams behind toolgate serve (stdio)', () => {
     expect(template.completion.values).toEqual(['banana'])
   })
 
-  it('R-23-2: subscribe → the upstream sends updated → the client gets it; unsubscribe reaches the upstream', async () => {
+  it('issue 23, item 2: subscribe → the upstream sends updated → the client gets it; unsubscribe reaches the upstream', async () => {
     await s.client.subscribeResource({ uri: 'note://b/readme' })
     expect(textOf(await s.client.callTool({ name: 'bee.subscriptions', arguments: {} }))).toBe('["note://b/readme"]')
     // The other server was not asked.
@@ -135,7 +135,7 @@ describe('two upstreams behind toolgate serve (stdio)', () => {
     expect(textOf(await s.client.callTool({ name: 'bee.subscriptions', arguments: {} }))).toBe('[]')
   })
 
-  it('R-23-2: an upstream list_changed is re-listed and relayed', async () => {
+  it('issue 23, item 2: an upstream list_changed is re-listed and relayed', async () => {
     await s.client.callTool({ name: 'bee.add', arguments: { kind: 'prompt' } })
     await until(
       () => changes.includes('prompts'),
@@ -153,7 +153,7 @@ describe('two upstreams behind toolgate serve (stdio)', () => {
 })
 
 describe('collisions', () => {
-  it('R-23-4: a prompt name or resource URI that two servers share stops the gateway, naming both', async () => {
+  it('issue 23, item 4: a prompt name or resource URI that two servers share stops the gateway, naming both', async () => {
     const config = await writeConfig(
       dir,
       {
@@ -192,7 +192,7 @@ describe('collisions', () => {
 })
 
 describe('tool-only upstreams', () => {
-  it('R-23-2: the gateway declares no resources, prompts or completions when no upstream does', async () => {
+  it('issue 23, item 2: the gateway declares no resources, prompts or completions when no upstream does', async () => {
     const plain = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
     const config = await writeConfig(
       dir,
@@ -215,7 +215,7 @@ describe('tool-only upstreams', () => {
 })
 
 describe('while running', () => {
-  it('R-23-4: a URI that a second server starts to list later is left out and logged; the first keeps it', async () => {
+  it('issue 23, item 4: a URI that a second server starts to list later is left out and logged; the first keeps it', async () => {
     const config = await writeConfig(
       dir,
       { root: '.', servers: { one: upstream('a', 'shared'), two: upstream('b') } },
@@ -241,7 +241,7 @@ describe('while running', () => {
     }
   }, 60_000)
 
-  it('R-23-5: an upstream that goes down leaves the lists (list_changed) and comes back with its subscriptions', async () => {
+  it('issue 23, item 5: an upstream that goes down leaves the lists (list_changed) and comes back with its subscriptions', async () => {
     const gate = path.join(dir, 'gate')
     const config = await writeConfig(
       dir,
@@ -311,7 +311,7 @@ describe('policy over prompts and resources', () => {
     await s?.close()
   })
 
-  it('R-23-2: deny hides prompts, resources and templates from the lists', async () => {
+  it('issue 23, item 2: deny hides prompts, resources and templates from the lists', async () => {
     expect((await s.client.listPrompts()).prompts.map((p) => p.name)).toEqual(['a__greet', 'a__plain'])
     expect((await s.client.listResources()).resources.map((r) => r.uri)).toEqual([
       'note://a/readme',
@@ -323,7 +323,7 @@ describe('policy over prompts and resources', () => {
     ])
   })
 
-  it('R-23-2: deny refuses reads, gets, subscriptions and completions, naming the rule', async () => {
+  it('issue 23, item 2: deny refuses reads, gets, subscriptions and completions, naming the rule', async () => {
     await expect(s.client.readResource({ uri: 'note://a/logo' })).rejects.toMatchObject({
       code: -32002,
       message: expect.stringContaining('the gateway policy denies the resource "note://a/logo"'),
@@ -342,7 +342,7 @@ describe('policy over prompts and resources', () => {
     expect(asked).toEqual([])
   })
 
-  it('R-23-2: ask puts a read or a get to the client first; a decline refuses it', async () => {
+  it('issue 23, item 2: ask puts a read or a get to the client first; a decline refuses it', async () => {
     answer = 'accept'
     expect((await s.client.readResource({ uri: 'note://a/items/9' })).contents).toMatchObject([{ text: 'item 9 of a' }])
     expect(asked).toHaveLength(1)
@@ -404,7 +404,7 @@ describe('policy over other spellings of a URI (issue 36, item 10)', () => {
 })
 
 describe('Streamable HTTP: subscriptions of several clients', () => {
-  it('R-23-2: the upstream subscription lasts until the last client unsubscribes or leaves', async () => {
+  it('issue 23, item 2: the upstream subscription lasts until the last client unsubscribes or leaves', async () => {
     const config = await writeConfig(dir, { root: '.', servers: { a: upstream('a') } }, 'http.json')
     const first = await serveHttp(['--config', config])
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')

@@ -53,7 +53,7 @@ describe('config validation', () => {
     expect(() => parseConfig('{ "mode": "code", ', 'c')).toThrow(/not valid JSON/)
   })
 
-  it('R-23-4: checks prefix and reconnect, and lets servers share only the empty prefix', () => {
+  it('issue 23, item 4: checks prefix and reconnect, and lets servers share only the empty prefix', () => {
     let error: unknown
     try {
       parseConfig(

@@ -47,11 +47,11 @@ async function until(check: () => boolean, seen: unknown = got): Promise<void> {
 }
 
 describe('logging through the gateway', () => {
-  it('R-23-2: ping is answered', async () => {
+  it('issue 23, item 2: ping is answered', async () => {
     await expect(s.client.ping()).resolves.toEqual({})
   })
 
-  it('R-23-2: the gateway declares logging; the level set reaches the upstream, messages come back named', async () => {
+  it('issue 23, item 2: the gateway declares logging; the level set reaches the upstream, messages come back named', async () => {
     expect(s.client.getServerCapabilities()?.logging).toEqual({})
     await s.client.setLoggingLevel('info')
     const result = await s.client.callTool({ name: 'chatty__chatter', arguments: {} })
@@ -75,7 +75,7 @@ describe('logging through the gateway', () => {
 })
 
 describe('logging through the gateway over --http, two clients', () => {
-  it('R-23-2: upstreams are asked for the lowest level any client set; each client gets only its own', async () => {
+  it('issue 23, item 2: upstreams are asked for the lowest level any client set; each client gets only its own', async () => {
     const a = await serveHttp(['--config', config])
     const b = new Client({ name: 'b', version: '1.0.0' })
     try {

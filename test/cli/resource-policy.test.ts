@@ -6,12 +6,12 @@ import { parseConfig } from '../../src/gateway/config.js'
 import { catalogVerdict } from '../../src/gateway/resource-policy.js'
 
 describe('catalogVerdict', () => {
-  it('R-23-2: no policy, or one without prompt:/resource: globs and without allow, allows everything', () => {
+  it('issue 23, item 2: no policy, or one without prompt:/resource: globs and without allow, allows everything', () => {
     expect(catalogVerdict(undefined, 'prompt', 'a__greet')).toEqual({ verdict: 'allow' })
     expect(catalogVerdict({ deny: ['*'], ask: ['*'] }, 'resource', 'file:///etc/passwd')).toEqual({ verdict: 'allow' })
   })
 
-  it('R-23-2: deny hides; its glob matches across "/" in URIs; a prompt glob does not touch resources', () => {
+  it('issue 23, item 2: deny hides; its glob matches across "/" in URIs; a prompt glob does not touch resources', () => {
     const policy = { deny: ['resource:file:///secrets/*', 'prompt:gh__*'] }
     expect(catalogVerdict(policy, 'resource', 'file:///secrets/a/b.txt')).toEqual({
       verdict: 'hidden',
@@ -22,7 +22,7 @@ describe('catalogVerdict', () => {
     expect(catalogVerdict(policy, 'resource', 'gh__review').verdict).toBe('allow')
   })
 
-  it('R-23-2: an allow list hides every prompt and resource it does not name (fails closed)', () => {
+  it('issue 23, item 2: an allow list hides every prompt and resource it does not name (fails closed)', () => {
     const tools = { allow: ['fs__*'] }
     expect(catalogVerdict(tools, 'prompt', 'fs__hello')).toEqual({
       verdict: 'hidden',
@@ -35,7 +35,7 @@ describe('catalogVerdict', () => {
     expect(catalogVerdict(both, 'resource', 'note://ab/readme').verdict).toBe('hidden')
   })
 
-  it('R-23-2: ask asks unless deny or allow hides first', () => {
+  it('issue 23, item 2: ask asks unless deny or allow hides first', () => {
     const policy = { deny: ['prompt:x'], ask: ['prompt:*', 'resource:db://*'] }
     expect(catalogVerdict(policy, 'prompt', 'x').verdict).toBe('hidden')
     expect(catalogVerdict(policy, 'prompt', 'y')).toEqual({

@@ -70,7 +70,7 @@ async function serveHttp(args: string[]): Promise<{ url: string; stop: () => Pro
 const upstream = (extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [UPSTREAM], ...extra })
 
 describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstreams first (issue 23)', () => {
-  it('R-23-perf: spawns each stdio upstream once, before the CLI bundle loads, and serves through that process', async () => {
+  it('issue 23, Performance: spawns each stdio upstream once, before the CLI bundle loads, and serves through that process', async () => {
     const config = await writeConfig(dir, {
       servers: { a: upstream(), b: upstream({ env: { WHICH: 'b' } }), c: upstream({ env: { WHICH: 'b' } }) },
     })
@@ -102,7 +102,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     }
   })
 
-  it('R-23-perf: spawns nothing for a bad config or bad flags, and reports them as the CLI always has', async () => {
+  it('issue 23, Performance: spawns nothing for a bad config or bad flags, and reports them as the CLI always has', async () => {
     const good = await writeConfig(dir, { servers: { a: upstream() } })
     const bad = await writeConfig(dir, { servers: { a: upstream() }, mode: 'fast' }, 'bad.json')
     const invalid = await run(['serve', '--config', bad, '--root', dir])
@@ -126,7 +126,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     expect((await recorded()).filter((line) => line.startsWith('spawn '))).toEqual([])
   })
 
-  it('R-23-perf: spawns early for a config with "files": false, and nothing for a wrong "files" or an unused root', async () => {
+  it('issue 23, Performance: spawns early for a config with "files": false, and nothing for a wrong "files" or an unused root', async () => {
     const pure = await writeConfig(dir, { files: false, servers: { a: upstream() } })
     const checked = await run(['serve', '--check', '--config', pure])
     expect(checked).toMatchObject({
@@ -150,7 +150,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     expect((await recorded()).filter((line) => line.startsWith('spawn '))).toEqual([])
   })
 
-  it('R-23-perf: loads nothing before the spawn that only later work needs (node:crypto, node:fs/promises)', async () => {
+  it('issue 23, Performance: loads nothing before the spawn that only later work needs (node:crypto, node:fs/promises)', async () => {
     // node:crypto was loaded for a cache check of the first script (≈ 4 ms on Node 20) and
     // node:fs/promises for reading the config; both delayed every upstream's start.
     const config = await writeConfig(dir, { files: false, servers: { a: upstream() } })
@@ -163,7 +163,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     expect(log[1]).toMatch(/^spawn /)
   })
 
-  it('R-23-perf: a config that can be read only once (a pipe) is read once and served', async () => {
+  it('issue 23, Performance: a config that can be read only once (a pipe) is read once and served', async () => {
     const fifo = path.join(dir, 'config.fifo')
     execFileSync('mkfifo', [fifo])
     const checked = run(['serve', '--check', '--config', fifo, '--root', dir])
@@ -180,7 +180,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     // Longer than `run`'s own bound, which stops a gateway left waiting for a second read.
   }, 90_000)
 
-  it('R-23-perf: `serve --http` on loopback without auth spawns its upstream before the bundle, and serves through it once listening', async () => {
+  it('issue 23, Performance: `serve --http` on loopback without auth spawns its upstream before the bundle, and serves through it once listening', async () => {
     const config = await writeConfig(dir, { servers: { a: upstream() } })
     const served = await serveHttp(['--config', config, '--root', dir])
     const client = new Client({ name: 'test', version: '1.0.0' })
@@ -198,7 +198,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
     }
   })
 
-  it('R-23-perf: `serve --http` with "auth" spawns only once the CLI has built the authenticator', async () => {
+  it('issue 23, Performance: `serve --http` with "auth" spawns only once the CLI has built the authenticator', async () => {
     const hash = createHash('sha256').update('secret-token').digest('hex')
     const config = await writeConfig(dir, {
       servers: { a: upstream() },
@@ -228,7 +228,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve spawns its upstrea
 describe.skipIf(process.platform === 'win32')('toolgate serve loads the SDK v2 client early (issue 35)', () => {
   const CLIENT = '@modelcontextprotocol/client'
 
-  it('R-23-perf: starts loading the client right after the early spawn, before the CLI bundle', async () => {
+  it('issue 23, Performance: starts loading the client right after the early spawn, before the CLI bundle', async () => {
     const config = await writeConfig(dir, { files: false, servers: { a: upstream() } })
     const checked = await run(['serve', '--check', '--config', config], { TOOLGATE_TEST_PACKAGES: CLIENT })
     expect(checked).toMatchObject({ code: 0, stdout: expect.stringMatching(/^servers\.a: connected, \d+ tools/) })
@@ -236,7 +236,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve loads the SDK v2 c
     expect(log).toEqual([expect.stringMatching(/^spawn /), `require ${CLIENT}`, 'bundle'])
   })
 
-  it('R-23-perf: reads CEL only for a config with a `when` condition: before the spawn to check it, never without one', async () => {
+  it('issue 23, Performance: reads CEL only for a config with a `when` condition: before the spawn to check it, never without one', async () => {
     // CEL was 151 KB of the 270 KB read and compiled before every spawn, for conditions most
     // configs do not have (issue 38's `when`); a bad one must still stop the spawn.
     const CEL = './cel.cjs'
@@ -270,7 +270,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve loads the SDK v2 c
     expect((await recorded()).filter((line) => line.startsWith('spawn '))).toEqual([])
   })
 
-  it('R-23-perf: `serve --check` without upstreams loads no SDK package and not zod: it serves and connects nothing', async () => {
+  it('issue 23, Performance: `serve --check` without upstreams loads no SDK package and not zod: it serves and connects nothing', async () => {
     const config = await writeConfig(dir, { servers: {} })
     const sdk = ['@modelcontextprotocol/server', CLIENT, '@modelcontextprotocol/core/internal', 'zod/v4']
     const checked = await run(['serve', '--check', '--config', config], { TOOLGATE_TEST_PACKAGES: sdk.join(',') })
@@ -278,7 +278,7 @@ describe.skipIf(process.platform === 'win32')('toolgate serve loads the SDK v2 c
     expect(await recorded()).toEqual(['bundle'])
   })
 
-  it('R-23-perf: a serve without upstreams never loads the client, listing its own tools included', async () => {
+  it('issue 23, Performance: a serve without upstreams never loads the client, listing its own tools included', async () => {
     const config = await writeConfig(dir, { servers: {} })
     const transport = new StdioClientTransport({
       command: process.execPath,

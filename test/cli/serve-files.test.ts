@@ -40,7 +40,7 @@ async function servedNames(args: string[]): Promise<string[]> {
 }
 
 describe('serve with "files": false', () => {
-  it("R-23-2: lists exactly the upstream's tools, none of the gateway's own", async () => {
+  it("issue 23, item 2: lists exactly the upstream's tools, none of the gateway's own", async () => {
     const config = await writeConfig(dir, { files: false, servers: { up: upstream() } }, 'pure.json')
     expect(direct.length).toBeGreaterThan(0)
     expect(await servedNames(['--config', config])).toEqual(direct)
@@ -71,7 +71,7 @@ describe('serve with "files": false', () => {
     expect(await servedNames(['--config', flagged, '--bash'])).toEqual([...direct, 'bash'].sort())
   })
 
-  it('R-23-4: an upstream tool named like a file tool is served, not refused as a collision', async () => {
+  it('issue 23, item 4: an upstream tool named like a file tool is served, not refused as a collision', async () => {
     const config = await writeConfig(
       dir,
       { files: false, servers: { fs: upstream('--tool-named', 'read_file') } },

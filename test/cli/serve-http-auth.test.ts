@@ -142,7 +142,7 @@ async function until(check: () => boolean | Promise<boolean>, what: string, ms =
   }
 }
 
-describe('serve --http --host: exposure needs authentication (R-AUTH-1)', () => {
+describe('serve --http --host: exposure needs authentication (issue 24, item 1)', () => {
   it('refuses to bind a non-loopback address without auth, with a clear error', async () => {
     const result = await runCli(['serve', '--http', '0', '--host', '0.0.0.0', '--root', dir])
     expect(result.code).toBe(1)
@@ -169,7 +169,7 @@ describe('serve --http --host: exposure needs authentication (R-AUTH-1)', () => 
   })
 })
 
-describe('static bearer tokens (R-AUTH-2)', () => {
+describe('static bearer tokens (issue 24, item 1)', () => {
   let gateway: Gateway
   beforeAll(async () => {
     const config = await writeConfig(
@@ -218,7 +218,7 @@ describe('static bearer tokens (R-AUTH-2)', () => {
     }
   })
 
-  it('refuses a session id presented by another identity with 404, as if it did not exist (R-SESSION-2)', async () => {
+  it('refuses a session id presented by another identity with 404, as if it did not exist (issue 24, item 3)', async () => {
     const session = await openSession(gateway.url, 'alice-token')
     const stolen = await ping(gateway.url, 'bob-token', session)
     expect(stolen.status).toBe(404)
@@ -233,7 +233,7 @@ describe('static bearer tokens (R-AUTH-2)', () => {
     expect(session).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   })
 
-  it('closes a session left idle past limits.sessionIdleMs (R-SESSION-3)', async () => {
+  it('closes a session left idle past limits.sessionIdleMs (issue 24, item 3)', async () => {
     const session = await openSession(gateway.url, 'bob-token')
     // Each ping is a use of the session, so the next one waits longer than the idle limit.
     await until(async () => {
@@ -252,7 +252,7 @@ describe('static bearer tokens (R-AUTH-2)', () => {
   })
 })
 
-describe('limits (R-LIMITS-1)', () => {
+describe('limits (issue 24, item 4)', () => {
   let gateway: Gateway
   let upstream: HttpUpstream
   beforeAll(async () => {
@@ -343,7 +343,7 @@ describe('limits (R-LIMITS-1)', () => {
     await other.close()
   })
 
-  it("never passes a client's token to an upstream server", async () => {
+  it("never passes a client's token to an upstream server (issue 24, item 1)", async () => {
     const client = new Client({ name: 'other', version: '1' })
     await client.connect(
       new StreamableHTTPClientTransport(new URL(gateway.url), {
@@ -357,7 +357,7 @@ describe('limits (R-LIMITS-1)', () => {
   })
 })
 
-describe('OAuth 2.1 resource server (R-AUTH-3)', () => {
+describe('OAuth 2.1 resource server (issue 24, item 1)', () => {
   let as: AuthServer
   let gateway: Gateway
   let upstream: HttpUpstream
@@ -509,7 +509,7 @@ describe('OAuth 2.1 resource server (R-AUTH-3)', () => {
   })
 })
 
-describe('--trust-proxy (R-PROXY-1)', () => {
+describe('--trust-proxy (issue 24, item 6)', () => {
   const config = () => writeConfig(dir, { auth: { tokens: [{ sha256: sha256('p'), subject: 'p' }] } }, 'proxy.json')
 
   it('checks X-Forwarded-Host from a trusted proxy against the accepted hosts', async () => {

@@ -69,7 +69,7 @@ describe('an upstream that is down, comes up, dies and comes back', () => {
     await cleanup()
   })
 
-  it('R-23-5: serves the healthy upstream while the others are down, logging them by config name only', async () => {
+  it('issue 23, item 5: serves the healthy upstream while the others are down, logging them by config name only', async () => {
     const names = (await s.client.listTools()).tools.map((tool) => tool.name)
     expect(names).toEqual(expect.arrayContaining(['read_file', 'good__echo', 'good__pid']))
     expect(names.filter((name) => name.startsWith('flaky__') || name.startsWith('ghost__'))).toEqual([])
@@ -79,7 +79,7 @@ describe('an upstream that is down, comes up, dies and comes back', () => {
     expectNoSecrets(s.stderr(), flag)
   })
 
-  it('R-23-5: a down server is retried, and its tools appear with list_changed when it comes up', async () => {
+  it('issue 23, item 5: a down server is retried, and its tools appear with list_changed when it comes up', async () => {
     const up = listChangedUntil(s.client, (names) => names.includes('flaky__echo'), 'flaky__echo')
     await rm(flag)
     await up
@@ -87,7 +87,7 @@ describe('an upstream that is down, comes up, dies and comes back', () => {
     expect(s.stderr()).toMatch(/MCP server "flaky" is back: 7 tools/)
   })
 
-  it('R-23-5: a server that dies is left out with list_changed while the others serve, and comes back', async () => {
+  it('issue 23, item 5: a server that dies is left out with list_changed while the others serve, and comes back', async () => {
     const pid = Number(textOf(await s.client.callTool({ name: 'flaky__pid', arguments: {} })))
     expect(pid).toBeGreaterThan(0)
     await writeFile(flag, '')
@@ -118,7 +118,7 @@ describe('naming', () => {
   })
   afterAll(() => cleanup())
 
-  it('R-23-4: prefix "" serves an upstream under its own tool names; a custom prefix replaces the default', async () => {
+  it('issue 23, item 4: prefix "" serves an upstream under its own tool names; a custom prefix replaces the default', async () => {
     const config = await writeConfig(
       dir,
       {
@@ -142,7 +142,7 @@ describe('naming', () => {
     }
   })
 
-  it('R-23-4: two servers serving the same tool name stop serve and tools, naming both', async () => {
+  it('issue 23, item 4: two servers serving the same tool name stop serve and tools, naming both', async () => {
     const config = await writeConfig(
       dir,
       {
@@ -170,7 +170,7 @@ describe('naming', () => {
     }
   })
 
-  it('R-23-4: a tool named like one of the gateway\'s own is reported against "the gateway itself"', async () => {
+  it('issue 23, item 4: a tool named like one of the gateway\'s own is reported against "the gateway itself"', async () => {
     const config = await writeConfig(
       dir,
       {
@@ -195,7 +195,7 @@ describe('serve --check', () => {
   })
   afterAll(() => cleanup())
 
-  it("R-23-5: reports every upstream's state and exits 1 when one is down", async () => {
+  it("issue 23, item 5: reports every upstream's state and exits 1 when one is down", async () => {
     const config = await writeConfig(
       dir,
       {
@@ -216,7 +216,7 @@ describe('serve --check', () => {
     expectNoSecrets(stdout + stderr, 'no-flag')
   })
 
-  it('R-23-4: reports a tool two servers share, and exits 0 when all is well', async () => {
+  it('issue 23, item 4: reports a tool two servers share, and exits 0 when all is well', async () => {
     const clash = await writeConfig(
       dir,
       {

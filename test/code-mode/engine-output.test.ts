@@ -36,7 +36,7 @@ function runChild(kind: string, env: NodeJS.ProcessEnv = {}): Promise<ChildRun> 
 }
 
 describe.each(RUNTIME_KINDS)('engine output (%s runtime)', (kind) => {
-  it('R-CODE-3 refused and budget-killed runs print nothing on the host stderr and free every QuickJS runtime', async () => {
+  it('R-CODE-2 refused and budget-killed runs print nothing on the host stderr and free every QuickJS runtime', async () => {
     const run = await runChild(kind)
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)

@@ -141,7 +141,7 @@ describe.each(RUNTIME_KINDS)('%s runtime', (kind) => {
     }
   }
 
-  describe('R-CODE-2 run_code definition', () => {
+  describe('R-CODE-1 run_code definition', () => {
     it('declares the reserved name, the model-facing parameters and a supported output schema', () => {
       const definition = createRunCodeDefinition(fakeHost())
       expect(definition.name).toBe('run_code')
@@ -173,14 +173,14 @@ describe.each(RUNTIME_KINDS)('%s runtime', (kind) => {
       expect(() => createRunCodeDefinition(fakeHost(), { maxParallelSubCalls: 0 })).toThrow(/maxParallelSubCalls/)
     })
 
-    it('renders logs and the JSON result as text content', () => {
+    it('R-CODE-3 renders logs and the JSON result as text content', () => {
       expect(renderRunCodeContent({ result: { a: 1 }, logs: ['one', 'two'] })).toEqual([
         { type: 'text', text: 'Logs:\none\ntwo\n\nResult:\n{\n  "a": 1\n}' },
       ])
       expect(renderRunCodeContent({ result: null, logs: [] })).toEqual([{ type: 'text', text: 'Result:\nnull' }])
     })
 
-    it('rejects invalid arguments with ToolArgsError before running anything', async () => {
+    it('R-DSL-7 rejects invalid arguments with ToolArgsError before running anything', async () => {
       const host = fakeHost()
       const definition = createRunCodeDefinition(host, { runtime: sandbox })
       const exec = fakeExec('')

@@ -44,7 +44,7 @@ async function linked(server: McpServer) {
 }
 
 describe('connectMcpServer: resources, prompts, completions', () => {
-  it('R-23-2: lists, reads, templates, prompts with arguments and completions of the upstream', async () => {
+  it('issue 23, item 2: lists, reads, templates, prompts with arguments and completions of the upstream', async () => {
     await using runtime = await createToolRuntime()
     const connection = await connectMcpServer(runtime.ctx, await linked(createCatalogServer('a')), { prefix: 'a__' })
     expect(connection.features).toEqual({
@@ -80,7 +80,7 @@ describe('connectMcpServer: resources, prompts, completions', () => {
     expect(template.completion.values).toEqual(['apple', 'apricot'])
   })
 
-  it("R-23-2: an upstream's error keeps its JSON-RPC code; an undeclared capability is -32601 without a request", async () => {
+  it("issue 23, item 2: an upstream's error keeps its JSON-RPC code; an undeclared capability is -32601 without a request", async () => {
     await using runtime = await createToolRuntime()
     const connection = await connectMcpServer(runtime.ctx, await linked(createCatalogServer('a')), { name: 'cat' })
     const missing = await connection.readResource('note://nowhere').catch((error: unknown) => error)
@@ -107,7 +107,7 @@ describe('connectMcpServer: resources, prompts, completions', () => {
     await expect(tools.getPrompt('p')).rejects.toMatchObject({ rpcCode: -32601 })
   })
 
-  it('R-23-2: subscribe → updated reaches onResourceUpdated; unsubscribe stops it', async () => {
+  it('issue 23, item 2: subscribe → updated reaches onResourceUpdated; unsubscribe stops it', async () => {
     await using runtime = await createToolRuntime()
     const updated: [string, string][] = []
     const connection = await connectMcpServer(runtime.ctx, await linked(createCatalogServer('a')), {
@@ -124,7 +124,7 @@ describe('connectMcpServer: resources, prompts, completions', () => {
     expect(after.content).toEqual([{ type: 'text', text: 'not subscribed' }])
   })
 
-  it('R-23-2: list_changed re-lists resources and prompts, then tells onListChanged', async () => {
+  it('issue 23, item 2: list_changed re-lists resources and prompts, then tells onListChanged', async () => {
     await using runtime = await createToolRuntime()
     const changes: McpListKind[] = []
     const connection = await connectMcpServer(runtime.ctx, await linked(createCatalogServer('a')), {
@@ -141,7 +141,7 @@ describe('connectMcpServer: resources, prompts, completions', () => {
     expect(connection.prompts.map((p) => p.name)).toEqual(['greet', 'plain', 'extra'])
   })
 
-  it('R-23-2: subscriptions are sent again to the new session after the upstream restarts', async () => {
+  it('issue 23, item 2: subscriptions are sent again to the new session after the upstream restarts', async () => {
     await using runtime = await createToolRuntime()
     const connection = await connectMcpServer(runtime.ctx, { command: process.execPath, args: [CATALOG_UPSTREAM, 'a'] })
     await connection.subscribeResource('note://a/readme')
@@ -207,7 +207,7 @@ describe('createMcpServer: catalog', () => {
     return { client, server, runtime }
   }
 
-  it('R-23-2: without a catalog no resources, prompts or completions are declared (method not found)', async () => {
+  it('issue 23, item 2: without a catalog no resources, prompts or completions are declared (method not found)', async () => {
     const { client, runtime } = await serve({})
     const capabilities = client.getServerCapabilities()
     expect([capabilities?.resources, capabilities?.prompts, capabilities?.completions]).toEqual([
@@ -222,7 +222,7 @@ describe('createMcpServer: catalog', () => {
     await runtime.dispose()
   })
 
-  it('R-23-2: serves lists, reads, prompts, completions, subscriptions and list_changed from the catalog', async () => {
+  it('issue 23, item 2: serves lists, reads, prompts, completions, subscriptions and list_changed from the catalog', async () => {
     const log: string[] = []
     const fixed = fixedCatalog(log)
     const { client, server, runtime } = await serve({ catalog: fixed.catalog })
@@ -274,7 +274,7 @@ describe('createMcpServer: catalog', () => {
     await runtime.dispose()
   })
 
-  it('R-23-2: declares exactly the parts given: prompts alone; resources without subscribe or watch', async () => {
+  it('issue 23, item 2: declares exactly the parts given: prompts alone; resources without subscribe or watch', async () => {
     const prompts = await serve({ catalog: { prompts: { list: async () => [], get: async () => ({ messages: [] }) } } })
     expect(prompts.client.getServerCapabilities()).toMatchObject({ prompts: { listChanged: false } })
     expect(prompts.client.getServerCapabilities()?.resources).toBeUndefined()

@@ -43,7 +43,7 @@ async function clientOf(server: { connect(t: InMemoryTransport): Promise<void> }
   return client
 }
 
-describe('content through the gateway (R-MCP, issue 23)', () => {
+describe('content through the gateway (issue 23, item 3)', () => {
   it('every MCP content kind, annotations, _meta and structuredContent reach the client unchanged', async () => {
     const direct = await clientOf(upstream())
     const { ctx } = await createToolRuntime()

@@ -192,7 +192,7 @@ const call = (id: number, params: unknown): JSONRPCMessage =>
 const normalize = (value: unknown) => JSON.parse(JSON.stringify(value).replace(/mcp-[0-9a-f]{8}-\d+/g, 'mcp-ID'))
 
 describe('the served fast path for tools/call', () => {
-  it('R-23-perf: answers plain calls exactly as the SDK path does, and leaves malformed ones to the SDK', async () => {
+  it('issue 23, Performance: answers plain calls exactly as the SDK path does, and leaves malformed ones to the SDK', async () => {
     const requests: JSONRPCMessage[] = [
       call(1, { name: 'text', arguments: { x: 1 } }),
       call(2, { name: 'text' }),
@@ -233,7 +233,7 @@ describe('the served fast path for tools/call', () => {
     for (const i of [8, 9, 10, 11, 12]) expect(sdk[i]).toMatchObject({ error: { code: expect.any(Number) } })
   })
 
-  it('R-23-perf: a failure of the call itself is the same JSON-RPC error (an McpError keeps its code and data)', async () => {
+  it('issue 23, Performance: a failure of the call itself is the same JSON-RPC error (an McpError keeps its code and data)', async () => {
     const answers: unknown[][] = []
     for (const fast of [false, true]) {
       const { server, wire, probe, taken } = await gateway(fast)
@@ -258,7 +258,7 @@ describe('the served fast path for tools/call', () => {
     ])
   })
 
-  it('R-23-perf: a call before initialize is left to the SDK', async () => {
+  it('issue 23, Performance: a call before initialize is left to the SDK', async () => {
     const { server, wire, taken } = await gateway(true)
     await wire.start()
     const [answer] = await exchange(wire, [call(1, { name: 'text' })])
@@ -270,7 +270,7 @@ describe('the served fast path for tools/call', () => {
     await server.close()
   })
 
-  it('R-23-perf: progress reaches the client as on the SDK path', async () => {
+  it('issue 23, Performance: progress reaches the client as on the SDK path', async () => {
     const seen: unknown[][] = []
     for (const fast of [false, true]) {
       const { server, wire, taken } = await gateway(fast)
@@ -293,7 +293,7 @@ describe('the served fast path for tools/call', () => {
     ])
   })
 
-  it('R-23-perf: a client cancellation aborts the call, which then answers nothing; the session goes on', async () => {
+  it('issue 23, Performance: a client cancellation aborts the call, which then answers nothing; the session goes on', async () => {
     const { server, wire, probe, taken } = await gateway(true)
     const client = new Client({ name: 'c', version: '1' })
     await client.connect(wire)
@@ -317,7 +317,7 @@ describe('the served fast path for tools/call', () => {
     await server.close()
   })
 
-  it('R-23-perf: the session closing aborts a running fast-path call', async () => {
+  it('issue 23, Performance: the session closing aborts a running fast-path call', async () => {
     const { server, wire, probe } = await gateway(true)
     const client = new Client({ name: 'c', version: '1' })
     await client.connect(wire)
@@ -332,7 +332,7 @@ describe('the served fast path for tools/call', () => {
     expect(await pending).toBeInstanceOf(Error)
   })
 
-  it('R-23-perf: an approval is asked of the client as an elicitation during a fast-path call', async () => {
+  it('issue 23, Performance: an approval is asked of the client as an elicitation during a fast-path call', async () => {
     const { server, wire, taken } = await gateway(true)
     const client = new Client({ name: 'c', version: '1' }, { capabilities: { elicitation: {} } })
     const asked: string[] = []

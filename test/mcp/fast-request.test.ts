@@ -59,7 +59,7 @@ const exec = (name: string, signal = new AbortController().signal) => ({
 const answer = (call: Message, result: unknown) => ({ jsonrpc: '2.0', id: call.id, result })
 
 describe('the upstream fast path for tools/call', () => {
-  it('R-23-perf: calls carry string ids beside the SDK numeric ones, and results come back as before', async () => {
+  it('issue 23, Performance: calls carry string ids beside the SDK numeric ones, and results come back as before', async () => {
     const { ctx, tools } = await createToolRuntime()
     let reply: ((result: unknown) => void) | undefined
     const up = await rawUpstream((call, send) => {
@@ -98,7 +98,7 @@ describe('the upstream fast path for tools/call', () => {
     await connection.close()
   })
 
-  it('R-23-perf: a JSON-RPC error, a malformed result and a broken output-schema promise are clear errors', async () => {
+  it('issue 23, Performance: a JSON-RPC error, a malformed result and a broken output-schema promise are clear errors', async () => {
     const { ctx, tools } = await createToolRuntime()
     const replies: unknown[] = [
       { error: { code: -32602, message: 'bad arguments', data: { at: 'x' } } },
@@ -124,7 +124,7 @@ describe('the upstream fast path for tools/call', () => {
     await connection.close()
   })
 
-  it('R-23-perf: cancelling the call tells the upstream (with the request id) and frees the call', async () => {
+  it('issue 23, Performance: cancelling the call tells the upstream (with the request id) and frees the call', async () => {
     const { ctx, tools } = await createToolRuntime()
     const up = await rawUpstream(() => {})
     const connection = await connectMcpServer(ctx, { transport: up.transport }, { prefix: 'u_', name: 'up' })
@@ -142,7 +142,7 @@ describe('the upstream fast path for tools/call', () => {
     await connection.close()
   })
 
-  it('R-23-perf: an abort right after the answer arrived sends no cancellation for the answered request', async () => {
+  it('issue 23, Performance: an abort right after the answer arrived sends no cancellation for the answered request', async () => {
     const { ctx, tools } = await createToolRuntime()
     const controller = new AbortController()
     // The answer is handled synchronously, and the caller aborts in the same turn, before the
@@ -161,7 +161,7 @@ describe('the upstream fast path for tools/call', () => {
     await connection.close()
   })
 
-  it('R-23-perf: progress is relayed and restarts the request timeout; silence ends the call with a timeout', async () => {
+  it('issue 23, Performance: progress is relayed and restarts the request timeout; silence ends the call with a timeout', async () => {
     const { ctx, tools } = await createToolRuntime()
     const up = await rawUpstream((call, send) => {
       if ((call.params?.arguments as { quiet?: boolean } | undefined)?.quiet) return
@@ -204,7 +204,7 @@ describe('the upstream fast path for tools/call', () => {
     await connection.close()
   })
 
-  it('R-23-perf: the upstream closing during the call fails it as a closed connection', async () => {
+  it('issue 23, Performance: the upstream closing during the call fails it as a closed connection', async () => {
     const { ctx, tools } = await createToolRuntime()
     const up = await rawUpstream(() => {})
     const connection = await connectMcpServer(ctx, { transport: up.transport }, { prefix: 'u_', name: 'up' })
@@ -219,7 +219,7 @@ describe('the upstream fast path for tools/call', () => {
     await connection.close()
   })
 
-  it('R-23-perf: the checks follow the applied listing, taken through public API only (issue 35, item 1)', async () => {
+  it('issue 23, Performance: the checks follow the applied listing, taken through public API only (issue 35, item 1)', async () => {
     const { ctx, tools } = await createToolRuntime()
     let listed: unknown[] = TOOLS
     const up = await rawUpstream(

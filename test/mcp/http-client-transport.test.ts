@@ -119,7 +119,7 @@ describe('SseParser', () => {
     return { events, retries, last: parser.lastEventId }
   }
 
-  it('R-23-6: reads fields, comments, CRLF/CR/LF line ends and multi-line data as the HTML standard does', () => {
+  it('issue 23, item 6: reads fields, comments, CRLF/CR/LF line ends and multi-line data as the HTML standard does', () => {
     const whole = parse([Buffer.from(stream)])
     expect(whole.events).toEqual(expected)
     expect(whole.retries).toEqual([1500])
@@ -265,7 +265,7 @@ async function writeBytewise(res: ServerResponse, text: string): Promise<void> {
 }
 
 describe('NodeHttpClientTransport against a hand-written server', () => {
-  it('R-23-6: reads an SSE response written one byte at a time, with CRLF, comments and multi-byte UTF-8', async () => {
+  it('issue 23, item 6: reads an SSE response written one byte at a time, with CRLF, comments and multi-byte UTF-8', async () => {
     const server = await fakeServer(
       mcpLike(async (message, res) => {
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' })
@@ -288,7 +288,7 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
     expect(messages).toEqual(['😀'])
   })
 
-  it('R-23-6: a stream dropped mid-way is resumed with Last-Event-ID after the server’s retry', async () => {
+  it('issue 23, item 6: a stream dropped mid-way is resumed with Last-Event-ID after the server’s retry', async () => {
     const lastEventIds: (string | undefined)[] = []
     const server = await fakeServer(async (req, res, body) => {
       if (req.method === 'GET') {
@@ -338,7 +338,7 @@ describe('NodeHttpClientTransport against a hand-written server', () => {
     expect(tokens).toEqual(['e0', 'e1', 'e2'])
   })
 
-  it("R-23-6: the server's GET stream is opened after initialized and reopened with Last-Event-ID when it ends", async () => {
+  it("issue 23, item 6: the server's GET stream is opened after initialized and reopened with Last-Event-ID when it ends", async () => {
     const gets: (string | undefined)[] = []
     const server = await fakeServer(async (req, res, body) => {
       if (req.method === 'GET') {

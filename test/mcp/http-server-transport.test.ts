@@ -236,7 +236,7 @@ async function waitFor(check: () => boolean, what: string): Promise<void> {
 }
 
 describe('NodeStreamableHttpServerTransport with the SDK client', () => {
-  it('R-23-perf: a tools/call and a tools/list over SSE, with authInfo-free extra and the session id', async () => {
+  it('issue 23, Performance: a tools/call and a tools/list over SSE, with authInfo-free extra and the session id', async () => {
     const h = await harness('node', { eventStore: new BoundedEventStore(), retryInterval: 1000 })
     const { client, transport } = await connect(h.url)
     expect(transport.sessionId).toBe(h.transport.sessionId)
@@ -246,7 +246,7 @@ describe('NodeStreamableHttpServerTransport with the SDK client', () => {
     expect(tools.map((t) => t.name)).toEqual(['echo'])
   })
 
-  it('R-23-6: the GET stream carries list_changed', async () => {
+  it('issue 23, item 6: the GET stream carries list_changed', async () => {
     const h = await harness('node')
     const { client } = await connect(h.url)
     await client.listTools()
@@ -262,7 +262,7 @@ describe('NodeStreamableHttpServerTransport with the SDK client', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(['echo', 'later'])
   })
 
-  it('R-23-6: a stream dropped mid-call resumes with Last-Event-ID and misses nothing', async () => {
+  it('issue 23, item 6: a stream dropped mid-call resumes with Last-Event-ID and misses nothing', async () => {
     let release: () => void = () => {}
     const gate = new Promise<void>((resolve) => {
       release = resolve
@@ -353,7 +353,7 @@ describe('NodeStreamableHttpServerTransport with the SDK client', () => {
     await waitFor(() => resume?.ended === true, 'the resumed stream to end')
   })
 
-  it('R-23-6: DELETE ends the session: 200, the transport closes, and the session is gone', async () => {
+  it('issue 23, item 6: DELETE ends the session: 200, the transport closes, and the session is gone', async () => {
     for (const kind of ['node', 'sdk'] as const) {
       const h = await harness(kind)
       const { client, transport } = await connect(h.url)
@@ -372,7 +372,7 @@ describe('NodeStreamableHttpServerTransport with the SDK client', () => {
 })
 
 describe('NodeStreamableHttpServerTransport on the wire, beside the SDK transport', () => {
-  it('R-23-perf: a batch of two calls is one SSE stream with both answers, ended once both are answered', async () => {
+  it('issue 23, Performance: a batch of two calls is one SSE stream with both answers, ended once both are answered', async () => {
     for (const kind of ['node', 'sdk'] as const) {
       const h = await harness(kind, { eventStore: new BoundedEventStore(), retryInterval: 300 })
       const sessionId = await initialize(h.url)
@@ -408,7 +408,7 @@ describe('NodeStreamableHttpServerTransport on the wire, beside the SDK transpor
     }
   })
 
-  it('R-23-perf: in JSON mode a batch is answered with one JSON body once both calls are, like the SDK’s', async () => {
+  it('issue 23, Performance: in JSON mode a batch is answered with one JSON body once both calls are, like the SDK’s', async () => {
     const got: Answer[] = []
     for (const kind of ['node', 'sdk'] as const) {
       const h = await harness(kind, { enableJsonResponse: true, eventStore: new BoundedEventStore() })
@@ -425,7 +425,7 @@ describe('NodeStreamableHttpServerTransport on the wire, beside the SDK transpor
     expect(got.slice(0, 2)).toEqual(got.slice(2))
   })
 
-  it('R-23-perf: notifications (and responses) alone are answered 202 with no body', async () => {
+  it('issue 23, Performance: notifications (and responses) alone are answered 202 with no body', async () => {
     const got: Answer[] = []
     for (const kind of ['node', 'sdk'] as const) {
       const h = await harness(kind)
@@ -446,7 +446,7 @@ describe('NodeStreamableHttpServerTransport on the wire, beside the SDK transpor
     expect(got.slice(0, 2)).toEqual(got.slice(2))
   })
 
-  it('R-23-perf: every refusal has the SDK transport’s status, headers and JSON-RPC error', async () => {
+  it('issue 23, Performance: every refusal has the SDK transport’s status, headers and JSON-RPC error', async () => {
     const runs: Record<Kind, Array<[string, Answer]>> = { node: [], sdk: [] }
     for (const kind of ['node', 'sdk'] as const) {
       const h = await harness(kind, { eventStore: new BoundedEventStore() })
@@ -547,7 +547,7 @@ describe('NodeStreamableHttpServerTransport on the wire, beside the SDK transpor
     ])
   })
 
-  it('R-23-perf: a body that is not JSON, read by the transport itself, is a parse error like the SDK’s', async () => {
+  it('issue 23, Performance: a body that is not JSON, read by the transport itself, is a parse error like the SDK’s', async () => {
     const got: Answer[] = []
     for (const kind of ['node', 'sdk'] as const) {
       const h = await harness(kind, { preparse: false })
@@ -569,7 +569,7 @@ describe('NodeStreamableHttpServerTransport on the wire, beside the SDK transpor
 })
 
 describe('NodeStreamableHttpServerTransport details', () => {
-  it('R-23-perf: SSE framing keeps a message on one data line, whatever its text', async () => {
+  it('issue 23, Performance: SSE framing keeps a message on one data line, whatever its text', async () => {
     const hostile = '\n\nevent: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\r\n\rid: 9\n\n'
     const h = await harness('node', { eventStore: new BoundedEventStore() })
     const sessionId = await initialize(h.url)
@@ -581,7 +581,7 @@ describe('NodeStreamableHttpServerTransport details', () => {
     expect(messagesOf(got.body)).toMatchObject([{ id: 1, result: { content: [{ text: hostile }] } }])
   })
 
-  it('R-23-perf: an event store issuing an id with a line break is refused, never written', async () => {
+  it('issue 23, Performance: an event store issuing an id with a line break is refused, never written', async () => {
     const store = new BoundedEventStore()
     let poisoned = false
     const bad: EventStore = {
@@ -606,7 +606,7 @@ describe('NodeStreamableHttpServerTransport details', () => {
     )
   })
 
-  it('R-23-perf: open streams get a keep-alive comment from the session’s one timer', async () => {
+  it('issue 23, Performance: open streams get a keep-alive comment from the session’s one timer', async () => {
     const h = await harness('node', { keepAliveMs: 20 })
     const sessionId = await initialize(h.url)
     const response = await fetch(h.url, {
@@ -624,7 +624,7 @@ describe('NodeStreamableHttpServerTransport details', () => {
     await reader.cancel()
   })
 
-  it('R-23-perf: the fast path answers what it takes on the POST’s stream, through send, and the SDK never sees it', async () => {
+  it('issue 23, Performance: the fast path answers what it takes on the POST’s stream, through send, and the SDK never sees it', async () => {
     const taken: JSONRPCMessage[] = []
     const fastPath: FastPath = {
       take(message, _extra, reply) {
@@ -686,7 +686,7 @@ describe('NodeStreamableHttpServerTransport: the priming event is written after 
     }
   }
 
-  it('R-23-6: what is sent at once still comes after the priming event, each with an id, in order', async () => {
+  it('issue 23, item 6: what is sent at once still comes after the priming event, each with an id, in order', async () => {
     let transport: NodeStreamableHttpServerTransport | undefined
     const h = await harness('node', {
       eventStore: new BoundedEventStore(),
@@ -707,7 +707,7 @@ describe('NodeStreamableHttpServerTransport: the priming event is written after 
     expect(h.errors).toEqual([])
   })
 
-  it('R-23-6: a stream closed at once is primed first, and a resume from the priming event replays the rest', async () => {
+  it('issue 23, item 6: a stream closed at once is primed first, and a resume from the priming event replays the rest', async () => {
     let transport: NodeStreamableHttpServerTransport | undefined
     const h = await harness('node', {
       eventStore: new BoundedEventStore(),

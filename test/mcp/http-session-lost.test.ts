@@ -96,7 +96,7 @@ async function connected(url: string) {
   return { call, connection }
 }
 
-describe('an HTTP upstream that forgets its session (R-23-5)', () => {
+describe('an HTTP upstream that forgets its session (issue 23, item 5)', () => {
   it('starts a new session and runs the refused call there, once', async () => {
     const up = await upstream()
     const { call } = await connected(up.url)

@@ -33,7 +33,7 @@ async function linkedLoggingServer() {
 }
 
 describe('connectMcpServer: logging', () => {
-  it('R-23-2: every log message reaches onLog with the server name; without a level set all of them', async () => {
+  it('issue 23, item 2: every log message reaches onLog with the server name; without a level set all of them', async () => {
     await using runtime = await createToolRuntime()
     const got: [McpLogMessage, string][] = []
     await connectMcpServer(runtime.ctx, await linkedLoggingServer(), {
@@ -51,7 +51,7 @@ describe('connectMcpServer: logging', () => {
     ])
   })
 
-  it('R-23-2: setLogLevel sends logging/setLevel, so the server sends only messages at or above it', async () => {
+  it('issue 23, item 2: setLogLevel sends logging/setLevel, so the server sends only messages at or above it', async () => {
     await using runtime = await createToolRuntime()
     const got: McpLogLevel[] = []
     const connection = await connectMcpServer(runtime.ctx, await linkedLoggingServer(), {
@@ -64,7 +64,7 @@ describe('connectMcpServer: logging', () => {
     await expect(connection.setLogLevel('loud' as McpLogLevel)).rejects.toThrow(/setLogLevel\(level\)/)
   })
 
-  it('R-23-2: the level is sent again to the new session after a reconnect', async () => {
+  it('issue 23, item 2: the level is sent again to the new session after a reconnect', async () => {
     await using runtime = await createToolRuntime()
     const got: McpLogLevel[] = []
     const connection = await connectMcpServer(
@@ -105,7 +105,7 @@ describe('connectMcpServer: logging', () => {
     }
   })
 
-  it('R-23-2: a server without the logging capability is not sent logging/setLevel', async () => {
+  it('issue 23, item 2: a server without the logging capability is not sent logging/setLevel', async () => {
     await using runtime = await createToolRuntime()
     const server = new McpServer({ name: 'quiet', version: '1.0.0' })
     server.registerTool('noop', { description: 'Nothing.' }, async () => ({ content: [] }))
@@ -118,7 +118,7 @@ describe('connectMcpServer: logging', () => {
 })
 
 describe('createMcpServer: logging', () => {
-  it('R-23-2: declares logging, relays messages at or above the client level, passes the level on', async () => {
+  it('issue 23, item 2: declares logging, relays messages at or above the client level, passes the level on', async () => {
     await using runtime = await createToolRuntime()
     let send: ((message: McpLogMessage) => void) | undefined
     const levels: McpLogLevel[] = []
@@ -162,7 +162,7 @@ describe('createMcpServer: logging', () => {
     await until(() => unsubscribed)
   })
 
-  it('R-23-2: without the option there is no logging capability and setLevel is not a method', async () => {
+  it('issue 23, item 2: without the option there is no logging capability and setLevel is not a method', async () => {
     await using runtime = await createToolRuntime()
     const server = createMcpServer(runtime.ctx, { name: 'served', version: '1.0.0' })
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()

@@ -25,7 +25,7 @@ afterEach(() => {
 })
 
 describe('naming the server in messages', () => {
-  it('R-23-5: a failed start names the server by `name`, or by the command file name, and shows no arguments', async () => {
+  it('issue 23, item 5: a failed start names the server by `name`, or by the command file name, and shows no arguments', async () => {
     await using runtime = await createToolRuntime()
     const spec = { command: GHOST, args: ['--key', SECRET], env: { TOKEN: 'hunter2-environment' } }
     const named = await connectMcpServer(runtime.ctx, spec, { name: 'ghost' }).catch((error: unknown) => error)
@@ -45,7 +45,7 @@ describe('naming the server in messages', () => {
         expect((error as Error).message).not.toContain(secret)
   })
 
-  it('R-23-5: a URL server is named without its credentials or query', async () => {
+  it('issue 23, item 5: a URL server is named without its credentials or query', async () => {
     await using runtime = await createToolRuntime()
     const error = await connectMcpServer(runtime.ctx, {
       url: 'http://user:pa55word@127.0.0.1:9/mcp?token=s3cr3t-query',
@@ -58,7 +58,7 @@ describe('naming the server in messages', () => {
 })
 
 describe('reconnect', () => {
-  it('R-23-5: the delay doubles from the initial one up to the maximum, jittered between half and all of it', () => {
+  it('issue 23, item 5: the delay doubles from the initial one up to the maximum, jittered between half and all of it', () => {
     const options = { initialDelayMs: 1000, maxDelayMs: 60_000 }
     for (let attempt = 0; attempt < 100; attempt++) {
       const full = Math.min(60_000, 1000 * 2 ** attempt)
@@ -68,7 +68,7 @@ describe('reconnect', () => {
     }
   })
 
-  it('R-23-5: a server that is down resolves as down, and its tools are registered once it comes up', async () => {
+  it('issue 23, item 5: a server that is down resolves as down, and its tools are registered once it comes up', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-reconnect-'))
     try {
       const flag = path.join(dir, 'down')
@@ -127,7 +127,7 @@ describe('reconnect', () => {
     }
   })
 
-  it('R-23-5: without onStateChange an outage is an McpConnectionWarning; a bad reconnect option is a ConfigError', async () => {
+  it('issue 23, item 5: without onStateChange an outage is an McpConnectionWarning; a bad reconnect option is a ConfigError', async () => {
     await using runtime = await createToolRuntime()
     const connection = await connectMcpServer(runtime.ctx, { command: GHOST, args: [SECRET] }, { reconnect: true })
     try {
@@ -152,7 +152,7 @@ describe('reconnect', () => {
     )
   })
 
-  it('R-23-4: onToolSkipped receives a tool whose name is taken, instead of a warning', async () => {
+  it('issue 23, item 4: onToolSkipped receives a tool whose name is taken, instead of a warning', async () => {
     await using runtime = await createToolRuntime()
     runtime.tools.register({
       name: 'up__echo',

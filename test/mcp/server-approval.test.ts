@@ -9,7 +9,7 @@ import { CallbackApproval, createToolRuntime, defineTool } from '../../src/index
 import { createMcpServer } from '../../src/mcp/index.js'
 
 describe('approval of calls made over MCP', () => {
-  it('R-23-perf: a host approval service plugged in (or removed) after the server was made decides the next call', async () => {
+  it('issue 23, Performance: a host approval service plugged in (or removed) after the server was made decides the next call', async () => {
     const { ctx, tools } = await createToolRuntime()
     tools.register(
       defineTool({

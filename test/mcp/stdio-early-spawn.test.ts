@@ -38,7 +38,7 @@ const alive = (pid: number) => {
 }
 
 describe.skipIf(process.platform === 'win32')('spawning a stdio server early', () => {
-  it('R-23-perf: the connection with the same spec takes over the early process; another spec spawns its own', async () => {
+  it('issue 23, Performance: the connection with the same spec takes over the early process; another spec spawns its own', async () => {
     await using runtime = await createToolRuntime()
     const spec = { command: process.execPath, args: [UPSTREAM] }
     const early = spawnEarly(spec)
@@ -65,7 +65,7 @@ describe.skipIf(process.platform === 'win32')('spawning a stdio server early', (
     await second.close()
   })
 
-  it('R-23-perf: an early spawn that failed fails the connection exactly as a spawn of its own does', async () => {
+  it('issue 23, Performance: an early spawn that failed fails the connection exactly as a spawn of its own does', async () => {
     await using runtime = await createToolRuntime()
     const spec = { command: '/nonexistent/early-mcp-server' }
     const late = await connectMcpServer(runtime.ctx, spec, { name: 'ghost' }).catch((error: unknown) => error)
@@ -79,7 +79,7 @@ describe.skipIf(process.platform === 'win32')('spawning a stdio server early', (
     expect(takeEarlySpawn(spec)).toBeUndefined()
   })
 
-  it('R-23-perf: what the process did before the transport attached arrives in order, then what follows', async () => {
+  it('issue 23, Performance: what the process did before the transport attached arrives in order, then what follows', async () => {
     const spawned = new SpawnedStdio({
       command: process.execPath,
       args: ['-e', "process.stdout.write('one\\n'); setTimeout(() => process.stdout.write('two\\n'), 10)"],
@@ -147,7 +147,7 @@ describe.skipIf(process.platform === 'win32')('spawning a stdio server early', (
     expect(data).toBe('before\nafter\nunfinished')
   })
 
-  it('R-23-perf: `toolgate serve` stops the upstream it spawned early when the gateway cannot open', async () => {
+  it('issue 23, Performance: `toolgate serve` stops the upstream it spawned early when the gateway cannot open', async () => {
     const { dir, cleanup } = await tempDir()
     try {
       const pidFile = path.join(dir, 'pid')
@@ -201,7 +201,7 @@ describe('reading JSON-RPC messages', () => {
     null,
   ]
 
-  it('R-23-perf: accepts and refuses exactly what the SDK schema does, returning an equal message', () => {
+  it('issue 23, Performance: accepts and refuses exactly what the SDK schema does, returning an equal message', () => {
     for (const message of messages) {
       const schema = JSONRPCMessageSchema.safeParse(message)
       const ours = safeParseJsonRpcMessage(message)

@@ -1,4 +1,4 @@
-// Issue 40, item 2 (last bullet), for authenticated callers (R-AUTH-3): `serve --http --store` with
+// Issue 40, item 2 (last bullet), for authenticated callers (issue 24, item 1): `serve --http --store` with
 // OAuth (JWTs signed with jose) keeps a run_code program of an identity bound to that identity. The
 // gateway is killed (SIGKILL) while B waits; after the restart, another identity that names its
 // program the same gets nothing of it, the owner waits for it again by its name on a new

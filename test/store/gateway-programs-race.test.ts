@@ -1,4 +1,4 @@
-// Issue 40, item 2 (last bullet), across instances (R-AUTH-3): two `serve --http --store` processes
+// Issue 40, item 2 (last bullet), across instances (issue 24, item 1): two `serve --http --store` processes
 // on one PostgreSQL, callers authenticated with JWTs signed by jose. A client names its run_code
 // program (`_meta["toolgate/program"]`); the name names one run on every instance:
 // - calls that name the same program at the same moment, on both instances, run it once: the

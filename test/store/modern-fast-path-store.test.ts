@@ -1,4 +1,4 @@
-// Issue 35, Performance (R-EXEC-4): with a store (`serve --http --store`), the 2026-07-28 tools/call
+// Issue 35, Performance: with a store (`serve --http --store`), the 2026-07-28 tools/call
 // and tools/list are answered on the fast path (src/mcp/server/modern-fast-path.ts), and the answer
 // still leaves only once the journal records before it are acknowledged, as the SDK's path with the
 // store's acknowledgement does. The legs are serve's own (serve-session.ts's modernLeg, and
@@ -309,7 +309,7 @@ describe.each(stores)(
       expect(after.message.result).toMatchObject({ content: [{ text: 'pong' }] })
     })
 
-    it('an approval on the fast path: input required, the retry runs the call once, a replay runs nothing', async () => {
+    it('an approval on the fast path (R-EXEC-4): input required, the retry runs the call once, a replay runs nothing', async () => {
       const before = g.built.fast
       const flows: Record<'sdk' | 'fast', unknown[]> = { sdk: [], fast: [] }
       for (const side of ['sdk', 'fast'] as const) {

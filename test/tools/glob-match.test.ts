@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { compileGlob, expandBraces } from '../../src/tools/index.js'
 
-describe('R-VIEW glob tool matcher (issue 7: **, *, ?, {a,b})', () => {
+describe('glob tool matcher (issue 7: **, *, ?, {a,b})', () => {
   it('expands braces, nested ones and ones spanning directories', () => {
     expect(expandBraces('{src,test}/*.{ts,js}')).toEqual(['src/*.ts', 'src/*.js', 'test/*.ts', 'test/*.js'])
     expect(expandBraces('a{b,{c,d}}e')).toEqual(['abe', 'ace', 'ade'])

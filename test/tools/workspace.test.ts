@@ -33,7 +33,7 @@ afterEach(async () => {
   await outside.cleanup()
 })
 
-describe('R-DEF reference tools stay inside the workspace (issue 7: escaping attempts)', () => {
+describe('reference tools stay inside the workspace (issue 7: escaping attempts)', () => {
   it('refuses .. segments, even ones that would come back inside', async () => {
     await expect(run('read_file', { path: '../sibling.txt' })).rejects.toThrow(WorkspacePathError)
     await expect(run('read_file', { path: '../sibling.txt' })).rejects.toThrow(/'\.\.' segments are not allowed/)

@@ -1,5 +1,5 @@
 // Real MCP servers nobody here wrote, behind `toolgate serve`: every listed tool and every result
-// must come out as the server gave it directly (issue 23: content stays lossless; R-MCP fidelity).
+// must come out as the server gave it directly (issue 23, items 2 and 3: features relayed, content lossless).
 // The only difference allowed is the name prefix the config gives each server.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
