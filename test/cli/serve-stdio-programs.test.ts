@@ -1,4 +1,4 @@
-// Issue 40, item 2, and issue 35, item 4 (R-EXEC-4, R-CODE-3, R-SCHED-3), on the stdio face: a
+// Issue 40, item 2, and issue 35, item 4 (R-EXEC-4, R-CODE-2, R-SCHED-3), on the stdio face: a
 // Code Mode program kept for an MCP 2026-07-28 client over stdio, with no store, in the process's
 // memory. The built CLI as a real process; the official SDK v2 client pinned to 2026-07-28 runs a
 // program A, B (needs approval), C: its run_code call answers input-required, the client's retry

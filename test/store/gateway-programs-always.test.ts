@@ -1,4 +1,4 @@
-// Issue 40, item 2 and issue 26 (R-EXEC-4, R-CODE-3): "allow always" given to a sub-call of a
+// Issue 40, item 2 and issue 26 (R-EXEC-4, R-CODE-2): "allow always" given to a sub-call of a
 // program kept for an MCP 2026-07-28 client. The built `serve --http --store` (PostgreSQL, a state
 // key) with `policy.ask: ['guarded']` and two callers, alice and bob. A standing approval belongs to
 // the scope (identity) that gave it and the tool it was given for (docs/decisions.md, "Always in

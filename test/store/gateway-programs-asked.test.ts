@@ -1,4 +1,4 @@
-// Issue 40, item 2 (R-EXEC-4, R-CODE-3): the gateway's policy asks about `run_code` itself as well
+// Issue 40, item 2 (R-EXEC-4, R-CODE-2): the gateway's policy asks about `run_code` itself as well
 // as about a sub-call inside the program. The built `serve --http --store` (PostgreSQL, a state key,
 // so the program keeper is on) with `policy.ask: ['run_code', 'guarded']`, a program A, B (guarded),
 // C against a marker upstream:

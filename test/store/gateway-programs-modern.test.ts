@@ -1,4 +1,4 @@
-// Issue 40, item 2, and issue 35, item 4 (R-EXEC-4, R-CODE-3, R-SCHED-3): a Code Mode program kept for an MCP 2026-07-28
+// Issue 40, item 2, and issue 35, item 4 (R-EXEC-4, R-CODE-2, R-SCHED-3): a Code Mode program kept for an MCP 2026-07-28
 // client, which holds no connection. Two `serve --http --store` processes (the built CLI, one state
 // key) on a real PostgreSQL; a v2 SDK client pinned to 2026-07-28 runs a program A, B (needs
 // approval), C. Its run_code call answers input-required with a sealed state naming the kept

@@ -348,7 +348,7 @@ describe.each(stores)(
   },
 )
 
-describe('a kept program’s rounds on the fast path under PostgreSQL (issue 35, Performance; R-CODE-3)', {
+describe('a kept program’s rounds on the fast path under PostgreSQL (issue 35, Performance; R-CODE-2)', {
   timeout: 240_000,
 }, () => {
   const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/marker-upstream.mjs')

@@ -1,4 +1,4 @@
-// Issue 40, item 2, and issue 35, item 4 (R-EXEC-4, R-CODE-3, R-SCHED-3), on the stdio face with a
+// Issue 40, item 2, and issue 35, item 4 (R-EXEC-4, R-CODE-2, R-SCHED-3), on the stdio face with a
 // store: `serve --store URL` over stdio (the built CLI, a state key, a real PostgreSQL) keeps a
 // 2026-07-28 client's paused run_code program in the store, as the HTTP face does. The official
 // SDK v2 client pinned to 2026-07-28 runs A, B (approved on the retry), C, each once; on raw lines
