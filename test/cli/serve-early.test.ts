@@ -236,6 +236,36 @@ describe.skipIf(process.platform === 'win32')('toolgate serve loads the SDK v2 c
     expect(log).toEqual([expect.stringMatching(/^spawn /), `require ${CLIENT}`, 'bundle'])
   })
 
+  it('issue 23, Performance: a `when` read from the CEL file decides calls in the served gateway', async () => {
+    // Both bundles reach CEL through dist/cli/cel.cjs; the gateway's own copy decides each call.
+    const rules = [{ deny: ['a__echo'], when: 'args.text == "no"' }]
+    const config = await writeConfig(dir, { files: false, servers: { a: upstream() }, policy: { rules } })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--require', RECORDER, BIN, 'serve', '--config', config],
+      env: {
+        ...(process.env as Record<string, string>),
+        TOOLGATE_TEST_EVENTS: events,
+        TOOLGATE_TEST_PACKAGES: './cel.cjs',
+      },
+      stderr: 'pipe',
+    })
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const allowed = await client.callTool({ name: 'a__echo', arguments: { text: 'yes' } })
+      expect(allowed.isError).toBeFalsy()
+      expect(allowed.content).toEqual([{ type: 'text', text: 'echo: yes' }])
+      const denied = await client.callTool({ name: 'a__echo', arguments: { text: 'no' } })
+      expect(denied.isError).toBe(true)
+      expect(JSON.stringify(denied.content)).not.toContain('echo: no')
+      expect(JSON.stringify(denied.content)).toMatch(/denied|polic/i)
+      expect((await recorded()).slice(0, 2)).toEqual(['require ./cel.cjs', expect.stringMatching(/^spawn /)])
+    } finally {
+      await client.close()
+    }
+  })
+
   it('issue 23, Performance: reads CEL only for a config with a `when` condition: before the spawn to check it, never without one', async () => {
     // CEL was 151 KB of the 270 KB read and compiled before every spawn, for conditions most
     // configs do not have (issue 38's `when`); a bad one must still stop the spawn.
