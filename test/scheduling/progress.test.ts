@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { ToolExecution, ToolProgress, ToolRunContext } from '../../src/contract/execution.js'
 import { createToolRuntime } from '../../src/preset/create.js'
 import { createAgent } from '../../src/runtime/agent.js'
@@ -169,26 +169,34 @@ describe('TimeoutPolicy idleTimeoutMs', () => {
   })
 
   it('progress keeps a slow but live tool running well past its idle budget', async () => {
-    const { ctx, tools } = await createToolRuntime()
-    await ctx.plugin(TimeoutPolicy, { idleTimeoutMs: 200 })
-    tools.register(
-      tool('live', async (_args, exec) => {
-        // ~600 ms of work, reporting every 15 ms: three idle budgets long, never idle for one.
-        for (let i = 0; i < 40; i++) {
-          await sleep(15)
-          if (exec.signal.aborted) throw exec.signal.reason
-          exec.progress({ fraction: (i + 1) / 40 })
-        }
-        return 'finished'
-      }),
-    )
-    const result = await tools.execute({
-      callId: 'c',
-      name: 'live',
-      arguments: {},
-      signal: new AbortController().signal,
-    })
-    expect(result).toMatchObject({ isError: false, value: 'finished' })
+    // On the clock the policy reads (timers and performance.now, faked): a loaded machine that
+    // stalls the tool's loop past the budget must not decide this test.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
+    try {
+      const { ctx, tools } = await createToolRuntime()
+      await ctx.plugin(TimeoutPolicy, { idleTimeoutMs: 200 })
+      tools.register(
+        tool('live', async (_args, exec) => {
+          // ~600 ms of work, reporting every 15 ms: three idle budgets long, never idle for one.
+          for (let i = 0; i < 40; i++) {
+            await sleep(15)
+            if (exec.signal.aborted) throw exec.signal.reason
+            exec.progress({ fraction: (i + 1) / 40 })
+          }
+          return 'finished'
+        }),
+      )
+      const running = tools.execute({
+        callId: 'c',
+        name: 'live',
+        arguments: {},
+        signal: new AbortController().signal,
+      })
+      await vi.advanceTimersByTimeAsync(700)
+      expect(await running).toMatchObject({ isError: false, value: 'finished' })
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('the config idleTimeoutMs applies to tools that declare none; the tool value wins', async () => {
