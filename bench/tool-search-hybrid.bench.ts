@@ -5,7 +5,11 @@
 // Also the first answer during a cold start as `search_tools` gets it (`prepare` with
 // `allowPartial`, then the search: the full text's ranking while the tools are being embedded).
 // Run: `npx tsx bench/tool-search-hybrid.bench.ts` (the optional peers must be installed).
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+// HYBRID_BENCH_POOL_ONLY=1: the worker pool alone. HYBRID_BENCH_INTERLEAVE=1: instead of the
+// table, a new request through both encoders in one process, per request one after the other (the
+// order alternating), with each thread's CPU (Linux: /proc/self/task) read around the windows: the
+// main thread, the pool's worker and the other threads (V8's and libuv's helpers) apart.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -98,6 +102,85 @@ async function requests(engine: FusedSearchEngine, queries: readonly string[]) {
   }
 }
 
+/** CPU ms so far of each thread of this process (Linux; empty elsewhere). */
+function threadCpu(): Map<string, number> {
+  const out = new Map<string, number>()
+  let tids: string[] = []
+  try {
+    tids = readdirSync('/proc/self/task')
+  } catch {
+    return out
+  }
+  for (const tid of tids) {
+    try {
+      out.set(tid, Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6)
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out
+}
+
+/**
+ * Each request embedded and searched by the main thread's encoder and by the pool, one after the
+ * other in one process (the order alternating): process CPU per window as in the table, and each
+ * thread's share, so the pool's cost per request shows against the same requests in the thread.
+ */
+async function interleaved(dir: string, queries: readonly string[]): Promise<void> {
+  const cache = path.join(dir, 'interleaved.json')
+  // The tools' vectors once (the cache file), then both sides restart over it.
+  await (await start(cache, () => loadUseLiteEncoder())).embeddings.close()
+  const before = new Set(threadCpu().keys())
+  const pooled = await start(cache, () => EncoderPool.start())
+  const poolThreads = new Set([...threadCpu().keys()].filter((tid) => !before.has(tid)))
+  const inThread = await start(cache, () => loadUseLiteEncoder())
+  const sides = { 'main thread': inThread.engine, 'worker pool': pooled.engine }
+  type Window = { cpu: number; wall: number; main: number; worker: number; other: number }
+  const windows = new Map<string, Window[]>(Object.keys(sides).map((side) => [side, []]))
+  const main = String(process.pid)
+  let differing = 0
+  for (const [i, query] of queries.entries()) {
+    const order = Object.entries(sides)
+    if (i % 2 === 1) order.reverse()
+    const found: string[] = []
+    for (const [side, engine] of order) {
+      const threads = threadCpu()
+      const began = performance.now()
+      const cpuBegan = cpu()
+      await engine.prepare(query)
+      found.push(JSON.stringify(engine.search(query, () => true, 5).map((hit) => [hit.definition.name, hit.score])))
+      const window = { cpu: cpu() - cpuBegan, wall: performance.now() - began, main: 0, worker: 0, other: 0 }
+      for (const [tid, ms] of threadCpu()) {
+        const used = ms - (threads.get(tid) ?? 0)
+        if (poolThreads.has(tid)) window.worker += used
+        else if (tid !== main) window.other += used
+      }
+      // A thread's own schedstat lags by what it ran since its last tick (up to 4 ms here), and the
+      // process figure is exact for the calling thread: the main thread's share is the rest.
+      window.main = window.cpu - window.worker - window.other
+      windows.get(side)?.push(window)
+    }
+    if (found[0] !== found[1]) differing++
+  }
+  await Promise.all([pooled.embeddings.close(), inThread.embeddings.close()])
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length
+  const cell = (values: number[]) => `${median(values).toFixed(2)} / ${mean(values).toFixed(2)} ms`
+  console.log(
+    `\n## 'hybrid': a new request through each encoder, interleaved, ${TOOLS} tools, ${queries.length} requests (load average ${os.loadavg()[0]?.toFixed(1)})\n`,
+  )
+  console.log(
+    'Median / mean per request. The worker and the other threads: CPU from: /proc/self/task/*/schedstat read before and after each window (they sleep then); the main thread: the process figure less theirs.\n',
+  )
+  console.log(
+    '| encoder | wall | CPU (all threads) | main thread | pool worker | other threads |\n| --- | ---: | ---: | ---: | ---: | ---: |',
+  )
+  for (const [side, rows] of windows) {
+    const of = (key: keyof Window) => cell(rows.map((row) => row[key]))
+    console.log(`| ${side} | ${of('wall')} | ${of('cpu')} | ${of('main')} | ${of('worker')} | ${of('other')} |`)
+  }
+  console.log(`\nTop 5 (names and scores) differing between the two: ${differing} of ${queries.length} requests.`)
+}
+
 const ENCODERS: Record<string, () => Promise<SentenceEncoder>> = {
   'in the main thread': () => loadUseLiteEncoder(),
   [`worker pool (${defaultPoolSize()})`]: () => EncoderPool.start(),
@@ -109,6 +192,7 @@ export async function run(): Promise<void> {
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
   const rows: string[] = []
   try {
+    if (process.env.HYBRID_BENCH_INTERLEAVE) return await interleaved(dir, queries)
     // HYBRID_BENCH_POOL_ONLY=1: the worker pool alone (the runtime's), for a shorter run.
     const encoders = Object.entries(ENCODERS).filter(
       ([label]) => !process.env.HYBRID_BENCH_POOL_ONLY || label.startsWith('worker'),

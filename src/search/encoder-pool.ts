@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { SentenceEncoder } from './embedding-ranker.js'
 import type { EncoderJobMessage, EncoderWorkerData, EncoderWorkerMessage } from './encoder-worker-protocol.js'
-import { lengthBatches } from './use-lite-encoder.js'
+import { type EncoderRuntime, lengthBatches } from './use-lite-encoder.js'
 
 // Each worker holds the model (28 MB of weights and TensorFlow.js' heap): past a few, more
 // workers cost memory for little gain on one process's start.
@@ -71,6 +71,8 @@ export class EncoderPool implements SentenceEncoder {
 
   private constructor(
     readonly id: string,
+    /** How the first worker's encoder runs (absent when its entry does not say: test stand-ins). */
+    readonly runtime: EncoderRuntime | undefined,
     private readonly size: number,
     private readonly spawn: () => Worker,
   ) {}
@@ -82,14 +84,14 @@ export class EncoderPool implements SentenceEncoder {
     const data: EncoderWorkerData = { requireFrom: fileURLToPath(import.meta.url) }
     const spawn = () => new Worker(entry, { workerData: data, execArgv: [], stdout: false, stderr: false })
     const first = spawn()
-    let id: string
+    let loaded: Loaded
     try {
-      id = await ready(first)
+      loaded = await ready(first)
     } catch (error) {
       await first.terminate()
       throw error
     }
-    const pool = new EncoderPool(id, size, spawn)
+    const pool = new EncoderPool(loaded.id, loaded.runtime, size, spawn)
     pool.adopt(first)
     return pool
   }
@@ -212,11 +214,16 @@ export class EncoderPool implements SentenceEncoder {
   }
 }
 
-/** Resolves with the worker's encoder id once it has loaded the model; rejects if it cannot. */
-function ready(worker: Worker): Promise<string> {
+interface Loaded {
+  readonly id: string
+  readonly runtime: EncoderRuntime | undefined
+}
+
+/** Resolves with the worker's encoder id and runtime once it has loaded the model; rejects if it cannot. */
+function ready(worker: Worker): Promise<Loaded> {
   return new Promise((resolve, reject) => {
     const onMessage = (message: EncoderWorkerMessage) => {
-      if (message.type === 'ready') settle(() => resolve(message.id))
+      if (message.type === 'ready') settle(() => resolve({ id: message.id, runtime: message.runtime }))
       else if (message.type === 'failed') settle(() => reject(new Error(message.message)))
     }
     const onError = (error: Error) => settle(() => reject(error))

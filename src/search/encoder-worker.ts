@@ -25,7 +25,7 @@ try {
       post({ type: 'error', job, message: reason(error) })
     }
   })
-  post({ type: 'ready', id: encoder.id })
+  post({ type: 'ready', id: encoder.id, runtime: encoder.runtime })
 } catch (error) {
   post({ type: 'failed', message: reason(error) })
 }

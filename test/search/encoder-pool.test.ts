@@ -1,6 +1,6 @@
 // Issue 41 (Targets, hybrid speed): the 'hybrid' ranker's encoder runs in a pool of worker threads.
 // The real Universal Sentence Encoder lite gives the same vectors in a worker as in the calling
-// thread; a worker that cannot load, crashes or exits makes the search fall back to the full text,
+// thread, run the same way there (backend, SIMD binary, one pass per request); a worker that cannot load, crashes or exits makes the search fall back to the full text,
 // reported once and with no unhandled rejection; the runtime's dispose stops the pool. Failures use
 // a stand-in worker (test/fixtures/stand-in-encoder-worker.mjs) that speaks the pool's messages.
 import dc from 'node:diagnostics_channel'
@@ -55,6 +55,10 @@ describe('the encoder pool', () => {
       expect(started).toHaveLength(1)
       const inThread = await loadUseLiteEncoder()
       expect(pool.id).toBe(inThread.id)
+      // The worker (bundled from sources here) runs the encoder as the calling thread does: the
+      // same backend and SIMD binary, and a request in one pass.
+      expect(inThread.runtime).toMatchObject({ backend: 'wasm', onePass: true })
+      expect(pool.runtime).toEqual(inThread.runtime)
       const [pooled, local, request] = await Promise.all([
         pool.embed(texts),
         inThread.embed(texts),
