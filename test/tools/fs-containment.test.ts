@@ -85,6 +85,9 @@ describe('#11 symlink-swap race', () => {
         if (n % 100 === 0) { fs.writeFileSync(${JSON.stringify(`${counter}.tmp`)}, String(n)); fs.renameSync(${JSON.stringify(`${counter}.tmp`)}, ${JSON.stringify(counter)}) }
       }`
     const swapper = spawn(process.execPath, ['-e', script], { stdio: 'ignore' })
+    // The workspace is removed after the test: wait for the swapper to be gone, not merely signalled,
+    // or its last rename races the removal (ENOTEMPTY under load).
+    const exited = new Promise<void>((resolve) => swapper.once('exit', () => resolve()))
     await vi.waitFor(() => expect(existsSync(counter)).toBe(true), { timeout: 20_000, interval: 20 })
     const read = byName(tools, 'read_file')
     let inside = 0
@@ -105,6 +108,7 @@ describe('#11 symlink-swap race', () => {
       }
     } finally {
       swapper.kill('SIGKILL')
+      await exited
     }
     const swaps = Number(readFileSync(counter, 'utf8').trim() || '0')
     expect(escaped).toBe(0)
