@@ -5,7 +5,13 @@
 // Nothing here is registered, emitted or logged: the values parsed are made up and thrown away.
 // (The SDK v2 server package carries its own copy of the schemas: warming those is the server
 // side's.)
-import { JsonRpcCode } from '../mcp/gateway.js'
+import {
+  JsonRpcCode,
+  loadEventStore,
+  loadFastPath,
+  loadHttpServerTransport,
+  loadStdioServerTransport,
+} from '../mcp/gateway.js'
 
 /** The SDK v2 client package, as the checks use it. */
 type ClientSdk = typeof import('@modelcontextprotocol/client')
@@ -98,6 +104,24 @@ export function warmUps(): readonly (() => unknown)[] {
       sdk = await import('@modelcontextprotocol/client')
     },
     ...WARM_UP_CHECKS.map((check) => () => sdk !== undefined && check(sdk)),
+  ]
+}
+
+/**
+ * The steps `serve --http` runs while its upstreams boot: {@link warmUps}, then one load per step of
+ * what opening the port needs right after the upstreams answer (the SDK v2 server package, the
+ * metrics' prom-client, the HTTP session code). Each is loaded later anyway, before the port opens;
+ * loaded here, that happens while the process would otherwise wait. Loading runs no check and opens
+ * nothing: the guard, the metrics and the listener are made where they always were.
+ */
+export function httpWarmUps(): readonly (() => unknown)[] {
+  return [
+    ...warmUps(),
+    () => import('@modelcontextprotocol/server'),
+    () => import('prom-client'),
+    () => loadHttpServerTransport(),
+    () => Promise.all([loadStdioServerTransport(), loadEventStore(), loadFastPath()]),
+    () => Promise.all([import('./serve-ops.js'), import('./serve-http.js'), import('./drain.js')]),
   ]
 }
 

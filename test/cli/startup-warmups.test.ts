@@ -1,7 +1,7 @@
 // The idle warm-ups of `toolgate serve` (issue 23, cold start): every sample parses as the real
 // messages would, and the steps run one per event-loop turn until stopped.
 import { describe, expect, it } from 'vitest'
-import { WARM_UP_CHECKS, warmUps, warmWhileIdle } from '../../src/gateway/startup-warmups.js'
+import { httpWarmUps, WARM_UP_CHECKS, warmUps, warmWhileIdle } from '../../src/gateway/startup-warmups.js'
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -16,6 +16,22 @@ describe('startup warm-ups', () => {
     expect(checks.map((check) => check())).toEqual(checks.map(() => false))
     await load()
     expect(checks.map((check) => check())).toEqual(checks.map(() => true))
+  })
+
+  it('over HTTP, run the client warm-ups first, then load what opening the port needs, each load succeeding', async () => {
+    const steps = httpWarmUps()
+    const client = warmUps().length
+    const [load, ...rest] = steps
+    await load?.()
+    // The client's checks, as warmUps() runs them, then the loads: every one resolves (a wrong
+    // specifier or a module that throws on load would reject, and warm nothing).
+    expect(rest.slice(0, client - 1).map((check) => check())).toEqual(WARM_UP_CHECKS.map(() => true))
+    const loads = rest.slice(client - 1)
+    expect(loads.length).toBeGreaterThan(0)
+    const loaded = await Promise.all(loads.map((step) => step()))
+    expect(loaded.every((value) => value !== undefined)).toBe(true)
+    const [server] = loaded as [{ Server?: unknown }]
+    expect(typeof server.Server).toBe('function')
   })
 
   it('run one step per turn, go on past a step that throws, and stop when asked', async () => {
