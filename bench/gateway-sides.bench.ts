@@ -30,6 +30,7 @@ import { isMain } from './util.js'
 const require = createRequire(import.meta.url)
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
 const RELAY = path.resolve(import.meta.dirname, 'fixtures/bare-v2-relay.mjs')
+const FLOOR = path.resolve(import.meta.dirname, 'fixtures/floor.cjs')
 const BIN = path.resolve(import.meta.dirname, '../dist/cli/bin.cjs')
 const BEFORE = process.env.SIDES_BENCH_BEFORE
 const PROXY = require.resolve('mcp-proxy/dist/bin/mcp-proxy.mjs')
@@ -284,6 +285,14 @@ export async function run(): Promise<void> {
     ['bare v2 relay (stdio)', stdioStart(relayArgs('stdio'))],
     ['bare v2 relay (HTTP)', httpStart(announced(relayArgs('http'), /relaying at (http:\/\/127\.0\.0\.1:\d+\/mcp)/))],
     ['mcp-proxy (npm, HTTP)', httpStart(startProxy)],
+    // What any gateway process pays: its own Node start, then the upstream's (bench/fixtures/floor.cjs).
+    ['floor: spawn and pipe (stdio)', stdioStart([FLOOR, 'stdio', process.execPath, EVERYTHING, 'stdio'])],
+    [
+      'floor: spawn, list raw, answer (HTTP)',
+      httpStart(
+        announced([FLOOR, 'http', process.execPath, EVERYTHING, 'stdio'], /floor at (http:\/\/127\.0\.0\.1:\d+\/mcp)/),
+      ),
+    ],
   ]
   const cold = starts.map(() => [] as number[])
   for (let round = 0; round < COLD; round++)

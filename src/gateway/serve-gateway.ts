@@ -45,7 +45,19 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
     await early?.gate.close()
     throw error
   }
-  const gateway = await openGateway(settings, log, early?.startup).finally(discardEarly).catch(failed)
+  // Over HTTP nothing reads the client until the port opens: what opening it loads is loaded while
+  // the upstreams boot, one step per idle turn, and no longer once they have answered.
+  const warming =
+    settings.http !== undefined && !settings.check && Object.keys(settings.servers).length > 0
+      ? await import('./startup-warmups.js')
+      : undefined
+  const stopWarming = warming?.warmWhileIdle(warming.httpWarmUps())
+  const gateway = await openGateway(settings, log, early?.startup)
+    .finally(() => {
+      stopWarming?.()
+      discardEarly()
+    })
+    .catch(failed)
   if (settings.check) {
     try {
       return options.check(gateway.upstreams())

@@ -3,12 +3,19 @@
 // Client), and its zod schemas, which build their parsers at their first parse. Loading it and
 // parsing representative messages with the same schemas while waiting moves that cost off the path.
 // Nothing here is registered, emitted or logged: the values parsed are made up and thrown away.
-// (The SDK v2 server package carries its own copy of the schemas: warming those is the server
-// side's.)
-import { JsonRpcCode } from '../mcp/gateway.js'
+// Over HTTP the port's side is warmed too (httpWarmUps): its modules, and one throwaway session.
+import {
+  JsonRpcCode,
+  loadEventStore,
+  loadFastPath,
+  loadHttpServerTransport,
+  loadStdioServerTransport,
+} from '../mcp/gateway.js'
 
 /** The SDK v2 client package, as the checks use it. */
 type ClientSdk = typeof import('@modelcontextprotocol/client')
+/** The SDK v2 server package, as its check uses it. */
+type ServerSdk = typeof import('@modelcontextprotocol/server')
 
 const INPUT_SCHEMA = {
   type: 'object',
@@ -79,6 +86,45 @@ export const WARM_UP_CHECKS: readonly ((sdk: unknown) => boolean)[] = [
   ),
 ]
 
+/**
+ * A first HTTP client's `initialize`, `initialized` and `tools/list`, answered by a throwaway SDK
+ * `Server` over an in-memory pair: the server package builds its request schemas and parsers at
+ * its first request (≈ 20 ms here), which a first client would otherwise wait for. Resolves to
+ * whether both requests were answered as a real session answers them (a result, then an error for
+ * the method this server does not serve); the server is closed either way.
+ */
+export async function serverWarmUp(sdk: ServerSdk): Promise<boolean> {
+  const [serverSide, clientSide] = sdk.InMemoryTransport.createLinkedPair()
+  const server = new sdk.Server({ name: 'warm', version: '0.0.0' }, { capabilities: {} })
+  const answers = new Map<unknown, Record<string, unknown>>()
+  const both = new Promise<void>((resolve) => {
+    clientSide.onmessage = (message) => {
+      if ('id' in message) answers.set(message.id, message as unknown as Record<string, unknown>)
+      if (answers.size === 2) resolve()
+    }
+  })
+  try {
+    await server.connect(serverSide)
+    await clientSide.start()
+    await clientSide.send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: { elicitation: { form: {} }, roots: { listChanged: true }, sampling: {} },
+        clientInfo: { name: 'warm', version: '1.0.0' },
+      },
+    })
+    await clientSide.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    await clientSide.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })
+    await both
+    return answers.get(0)?.result !== undefined && answers.get(1)?.error !== undefined
+  } finally {
+    await server.close()
+  }
+}
+
 /** Whether `schema` accepts `value` (the SDK's schemas are Standard Schemas). */
 function parses(schema: { '~standard': { validate(value: unknown): unknown } }, value: unknown): boolean {
   const result = schema['~standard'].validate(value) as { issues?: unknown }
@@ -98,6 +144,31 @@ export function warmUps(): readonly (() => unknown)[] {
       sdk = await import('@modelcontextprotocol/client')
     },
     ...WARM_UP_CHECKS.map((check) => () => sdk !== undefined && check(sdk)),
+  ]
+}
+
+/**
+ * The steps `serve --http` runs while its upstreams boot: {@link warmUps}, then one load per step of
+ * what opening the port needs right after the upstreams answer (the SDK v2 server package, the
+ * metrics' prom-client, the HTTP session code), with {@link serverWarmUp} after the server package.
+ * Each is loaded later anyway, before the port opens; loaded here, that happens while the process
+ * would otherwise wait. Loading runs no check and opens nothing: the guard, the metrics and the
+ * listener are made where they always were.
+ */
+export function httpWarmUps(): readonly (() => unknown)[] {
+  let serverSdk: ServerSdk | undefined
+  return [
+    ...warmUps(),
+    async () => {
+      serverSdk = await import('@modelcontextprotocol/server')
+    },
+    // The first client's requests, answered once here: the server side's parsers are built now
+    // rather than on that client's clock.
+    () => serverSdk !== undefined && serverWarmUp(serverSdk),
+    () => import('prom-client'),
+    () => loadHttpServerTransport(),
+    () => Promise.all([loadStdioServerTransport(), loadEventStore(), loadFastPath()]),
+    () => Promise.all([import('./serve-ops.js'), import('./serve-http.js'), import('./drain.js')]),
   ]
 }
 

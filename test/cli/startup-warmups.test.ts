@@ -1,7 +1,7 @@
 // The idle warm-ups of `toolgate serve` (issue 23, cold start): every sample parses as the real
 // messages would, and the steps run one per event-loop turn until stopped.
 import { describe, expect, it } from 'vitest'
-import { WARM_UP_CHECKS, warmUps, warmWhileIdle } from '../../src/gateway/startup-warmups.js'
+import { httpWarmUps, serverWarmUp, WARM_UP_CHECKS, warmUps, warmWhileIdle } from '../../src/gateway/startup-warmups.js'
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -16,6 +16,28 @@ describe('startup warm-ups', () => {
     expect(checks.map((check) => check())).toEqual(checks.map(() => false))
     await load()
     expect(checks.map((check) => check())).toEqual(checks.map(() => true))
+  })
+
+  it('over HTTP, run the client warm-ups first, then load what opening the port needs and answer one session (issue 35, Performance)', async () => {
+    const steps = httpWarmUps()
+    const client = warmUps().length
+    // In order, each waited for, as warmWhileIdle runs them: a wrong specifier or a module that
+    // throws on load would reject here, and warm nothing.
+    const values: unknown[] = []
+    for (const step of steps) values.push(await step())
+    expect(values.slice(1, client)).toEqual(WARM_UP_CHECKS.map(() => true))
+    const [, session, ...loads] = values.slice(client)
+    // The server package is loaded into the steps' own closure; the step after it answered a session with it.
+    expect(session).toBe(true)
+    expect(loads.length).toBeGreaterThan(0)
+    expect(loads.every((value) => value !== undefined)).toBe(true)
+  })
+
+  it("answer a first client's initialize and tools/list on a throwaway server, again and again", async () => {
+    const sdk = await import('@modelcontextprotocol/server')
+    expect(await serverWarmUp(sdk)).toBe(true)
+    // Nothing of the first run is left to change the second (the server and its pair were closed).
+    expect(await serverWarmUp(sdk)).toBe(true)
   })
 
   it('run one step per turn, go on past a step that throws, and stop when asked', async () => {
