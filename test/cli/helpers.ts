@@ -15,7 +15,7 @@ export const BIN = path.resolve(import.meta.dirname, '../../dist/cli/bin.cjs')
 
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'toolgate-cli-'))
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) }
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true, maxRetries: 5 }) }
 }
 
 export async function writeConfig(dir: string, config: unknown, name = 'toolgate.json'): Promise<string> {

@@ -95,7 +95,7 @@ export async function startPgServer(): Promise<PgServer> {
       try {
         if (running) stop()
       } finally {
-        rmSync(dir, { recursive: true, force: true })
+        rmSync(dir, { recursive: true, force: true, maxRetries: 5 })
       }
     },
   }

@@ -53,5 +53,5 @@ export function textOf(result: ToolResult): string {
 
 export async function tempDir(prefix: string): Promise<{ dir: string; cleanup(): Promise<void> }> {
   const dir = await realpath(await mkdtemp(path.join(tmpdir(), `toolgate-${prefix}-`)))
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) }
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true, maxRetries: 5 }) }
 }
