@@ -147,15 +147,15 @@ class FileStore implements Store {
     if (!won) return false
     // Older generations are removed below, so a generation number can be linked again by a writer
     // that read the lease long ago: such a link is stale whenever a newer generation exists.
-    const newer = readdirSync(dir).some((name) => Number(/^g(\d+)$/.exec(name)?.[1] ?? 0) > generation)
+    const newer = readdirSync(dir).some((name) => generationOf(name) > generation)
     if (newer) {
       rmSync(`${dir}/g${generation}`, { force: true })
       return false
     }
     then?.()
     for (const name of readdirSync(dir)) {
-      const older = /^g(\d+)$/.exec(name)
-      if (older !== null && Number(older[1]) < generation) rmSync(`${dir}/${name}`, { force: true })
+      const older = generationOf(name)
+      if (older > 0 && older < generation) rmSync(`${dir}/${name}`, { force: true })
     }
     return true
   }
@@ -171,7 +171,7 @@ class FileStore implements Store {
       } catch {
         return undefined
       }
-      const generation = Math.max(0, ...names.map((name) => Number(/^g(\d+)$/.exec(name)?.[1] ?? 0)))
+      const generation = Math.max(0, ...names.map(generationOf))
       if (generation === 0) return undefined
       try {
         const { holder, until } = JSON.parse(readFileSync(`${this.leaseDir(id)}/g${generation}`, 'utf8'))
@@ -464,4 +464,9 @@ export function serialize(record: object): string {
     if (!(error instanceof RangeError)) throw error
     return previewJson(record, Number.POSITIVE_INFINITY)
   }
+}
+
+/** The generation a lease file's name holds (`g<N>`), or 0 for any other name. */
+function generationOf(name: string): number {
+  return Number(/^g(\d+)$/.exec(name)?.[1] ?? 0)
 }

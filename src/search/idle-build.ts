@@ -3,7 +3,7 @@
 // registrations settle, it is built in short idle slices instead, and the thesaurus opened, so the
 // first search finds both ready. A search that comes first builds what is left itself, as before.
 import type { TextSearchEngine } from './engine.js'
-import { openThesaurusStep } from './thesaurus.js'
+import { openThesaurusStep, prefetchThesaurus } from './thesaurus.js'
 
 // How long registrations must pause before the build starts: a start registers its upstreams'
 // tools in bursts, and its first listing (the gateway's cold start) should not share the CPU with it.
@@ -30,6 +30,7 @@ export function idleBuild(engine: TextSearchEngine): IdleBuild {
   let changes = 0
   let seen = 0
   let stopped = false
+  let readAhead = false
   let finish: () => void = () => {}
   const done = new Promise<void>((resolve) => {
     finish = resolve
@@ -60,7 +61,17 @@ export function idleBuild(engine: TextSearchEngine): IdleBuild {
       stopped = true
       return
     }
-    // Then the thesaurus, a part per slice (its four index files are 6 MB).
+    // Then the thesaurus: its four index files (6 MB) read off the main thread, then opened a part
+    // per slice.
+    if (ready && !readAhead) {
+      readAhead = true
+      void prefetchThesaurus().then(() => {
+        if (stopped) return
+        slice = setImmediate(step)
+        slice.unref()
+      })
+      return
+    }
     if (ready) ready = openThesaurusStep()
     if (!ready) {
       slice = setImmediate(step)
