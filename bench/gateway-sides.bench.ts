@@ -109,14 +109,23 @@ async function startProxy(): Promise<{ child: ChildProcess; url: string }> {
   return { child, url: `http://127.0.0.1:${port}/mcp` }
 }
 
-/** A 2025 client of `url`, retrying while the port refuses (mcp-proxy announces the port before it listens). */
-async function untilListening(url: string): Promise<Client> {
+/** Whether `error` or one of its causes is a refused connection (the v2 client wraps fetch's error once more). */
+function refused(error: unknown): boolean {
+  for (let at = error; typeof at === 'object' && at !== null; at = (at as { cause?: unknown }).cause)
+    if ((at as { code?: unknown }).code === 'ECONNREFUSED') return true
+  return false
+}
+
+/** A client of `url` (2025 unless told), retrying while the port refuses (mcp-proxy announces the port before it listens). */
+async function untilListening<C extends Client | V2Client = Client>(
+  url: string,
+  connect: (url: string) => Promise<C> = v1Http as (url: string) => Promise<C>,
+): Promise<C> {
   for (;;) {
     try {
-      return await v1Http(url)
+      return await connect(url)
     } catch (error) {
-      const cause = (error as { cause?: { code?: unknown } }).cause
-      if (cause?.code !== 'ECONNREFUSED') throw error
+      if (!refused(error)) throw error
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
   }
@@ -252,12 +261,12 @@ export async function run(): Promise<void> {
       return elapsed
     }
   const httpStart =
-    (spawn: () => Promise<{ child: ChildProcess; url: string }>): Start =>
+    (spawn: () => Promise<{ child: ChildProcess; url: string }>, era: '2025' | '2026' = '2025'): Start =>
     async () => {
       const start = performance.now()
       const { child, url } = await spawn()
       try {
-        const client = await untilListening(url)
+        const client = await untilListening<Client | V2Client>(url, era === '2025' ? v1Http : v2Http)
         const { tools } = await client.listTools()
         const elapsed = performance.now() - start
         await client.close()
@@ -280,11 +289,23 @@ export async function run(): Promise<void> {
           `${label} serve --http`,
           httpStart(announced([...serveArgs(bin), '--http', '0'], /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)),
         ],
+        [
+          `${label} serve --http (2026 client)`,
+          httpStart(
+            announced([...serveArgs(bin), '--http', '0'], /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/),
+            '2026',
+          ),
+        ],
       ],
     ),
     ['bare v2 relay (stdio)', stdioStart(relayArgs('stdio'))],
     ['bare v2 relay (HTTP)', httpStart(announced(relayArgs('http'), /relaying at (http:\/\/127\.0\.0\.1:\d+\/mcp)/))],
+    [
+      'bare v2 relay (HTTP, 2026 client)',
+      httpStart(announced(relayArgs('http'), /relaying at (http:\/\/127\.0\.0\.1:\d+\/mcp)/), '2026'),
+    ],
     ['mcp-proxy (npm, HTTP)', httpStart(startProxy)],
+    ['mcp-proxy (npm, HTTP, 2026 client)', httpStart(startProxy, '2026')],
     // What any gateway process pays: its own Node start, then the upstream's (bench/fixtures/floor.cjs).
     ['floor: spawn and pipe (stdio)', stdioStart([FLOOR, 'stdio', process.execPath, EVERYTHING, 'stdio'])],
     [
