@@ -4,12 +4,13 @@ import { request } from 'node:http'
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format'
 import { expect } from 'vitest'
 import { BIN } from './helpers.js'
+import { killChildren } from './spawn-ready.js'
 
 const children: ChildProcess[] = []
 
-/** SIGKILL every process {@link startServe} started that is still running. */
-export function killStarted(): void {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+/** SIGKILL every process {@link startServe} started that is still running; resolved once all have exited. */
+export function killStarted(): Promise<void> {
+  return killChildren(children)
 }
 
 /** `toolgate serve --http 0 ...args`; resolves with the MCP port (and the metrics port when one is logged). */

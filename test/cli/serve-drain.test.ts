@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { readJournal } from '../../src/journal/read-journal.js'
 import type { JournalRecord } from '../../src/journal/records.js'
 import { BIN, runCli, tempDir, textOf, writeConfig } from './helpers.js'
+import { killChildren } from './spawn-ready.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -26,8 +27,7 @@ interface Running {
 const children: ChildProcessWithoutNullStreams[] = []
 const cleanups: (() => Promise<void>)[] = []
 afterEach(async () => {
-  for (const child of children.splice(0))
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children.splice(0))
   for (const cleanup of cleanups.splice(0)) await cleanup()
 })
 

@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN, tempDir, textOf, writeConfig } from './helpers.js'
 import { type AuthServer, startAuthServer } from './oauth-server.js'
+import { killChildren } from './spawn-ready.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -24,7 +25,7 @@ beforeAll(async () => {
   ;({ dir, cleanup } = await tempDir())
 })
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   await cleanup()
 })
 

@@ -11,6 +11,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN, tempDir, textOf, writeConfig } from './helpers.js'
+import { killChildren } from './spawn-ready.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
 const MODERN = '2026-07-28'
@@ -24,7 +25,7 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'hello.txt'), 'hello')
 })
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   await cleanup()
 })
 

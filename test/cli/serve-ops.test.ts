@@ -28,7 +28,7 @@ beforeAll(async () => {
   work = await tempDir()
 })
 afterAll(async () => {
-  killStarted()
+  await killStarted()
   await work?.cleanup()
 })
 

@@ -11,6 +11,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterEach, describe, expect, it } from 'vitest'
 import { BIN, tempDir, textOf, writeConfig } from './helpers.js'
 import { readyz, sample, scrape } from './ops-helpers.js'
+import { killChildren } from './spawn-ready.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -30,8 +31,7 @@ interface Running {
 const children: ChildProcessWithoutNullStreams[] = []
 const cleanups: (() => Promise<void>)[] = []
 afterEach(async () => {
-  for (const child of children.splice(0))
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children.splice(0))
   for (const cleanup of cleanups.splice(0)) await cleanup()
 })
 

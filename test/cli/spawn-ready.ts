@@ -35,3 +35,21 @@ export async function stopChildren(children: readonly ChildProcess[]): Promise<v
     ),
   )
 }
+
+/**
+ * SIGKILL every child still running, resolved once all have exited: a test's temp dir is removed
+ * after this, and a child signalled but not yet gone may still write into it (ENOTEMPTY).
+ */
+export async function killChildren(children: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return resolve(undefined)
+          child.once('exit', resolve)
+          child.once('error', resolve)
+          child.kill('SIGKILL')
+        }),
+    ),
+  )
+}

@@ -13,6 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore } from '../../src/store/index.js'
 import { tempDir } from '../cli/helpers.js'
+import { killChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from '../store/pg-server.js'
 import { find, imageRuntime, kustomizedManifests, REPO } from './deploy-files.js'
 
@@ -54,7 +55,7 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   pg?.destroy()
   await work?.cleanup()
 })

@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore } from '../../src/store/index.js'
 import { BIN, runCli, tempDir } from '../cli/helpers.js'
+import { killChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 let server: PgServer
@@ -23,7 +24,7 @@ beforeAll(async () => {
   work = await tempDir()
 }, 120_000)
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   server?.destroy()
   await work?.cleanup()
 })

@@ -8,6 +8,7 @@ import { IdentityLimiter } from '../../src/gateway/http-limits.js'
 import type { Identity } from '../../src/mcp/protocol/identity.js'
 import { createPostgresStore } from '../../src/store/index.js'
 import { spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { killChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 let server: PgServer
@@ -18,7 +19,7 @@ beforeAll(async () => {
   work = await tempDir()
 }, 120_000)
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   server?.destroy()
   await work?.cleanup()
 })

@@ -19,7 +19,7 @@ beforeAll(async () => {
   work = await tempDir()
 }, 120_000)
 afterAll(async () => {
-  killStarted()
+  await killStarted()
   server?.destroy()
   await work?.cleanup()
 })

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect } from 'vitest'
 import { createPostgresStore, type PendingCall, type Store } from '../../src/store/index.js'
 import { type ServeProcess, spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
 import { type ModernReply, rawModernCall } from '../cli/raw-modern-call.js'
-import { stopChildren } from '../cli/spawn-ready.js'
+import { killChildren, stopChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 import { until } from './until.js'
 
@@ -121,7 +121,7 @@ export async function closeAndKill(
   children: readonly ChildProcess[],
 ): Promise<void> {
   for (const close of closers.reverse()) await close().catch(() => {})
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
 }
 
 /** For `until`: the store's pending calls once there are any. */

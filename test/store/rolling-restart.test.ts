@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore } from '../../src/store/index.js'
 import { BIN, runCli, tempDir, textOf, writeConfig } from '../cli/helpers.js'
+import { killChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 const UPSTREAM = path.resolve(import.meta.dirname, '../fixtures/upstream-mcp-server.mjs')
@@ -28,7 +29,7 @@ beforeAll(async () => {
   })
 }, 120_000)
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   server?.destroy()
   await work?.cleanup()
 })

@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli, spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { killChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 let server: PgServer
@@ -18,7 +19,7 @@ beforeAll(async () => {
   work = await tempDir()
 }, 120_000)
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   server?.destroy()
   await work?.cleanup()
 })

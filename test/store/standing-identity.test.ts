@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli, spawnServe, tempDir, writeConfig } from '../cli/helpers.js'
+import { killChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 let server: PgServer
@@ -26,7 +27,7 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => {})
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   server?.destroy()
   await work?.cleanup()
 })

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { storeFlag } from '../../src/gateway/config-store.js'
 import { redactStoreUrl } from '../../src/store/redact-url.js'
 import { runCli, spawnServe, tempDir } from '../cli/helpers.js'
+import { killChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 let server: PgServer
@@ -20,7 +21,7 @@ beforeAll(async () => {
   work = await tempDir()
 }, 120_000)
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   server?.destroy()
   await work?.cleanup()
 })

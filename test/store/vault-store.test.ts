@@ -12,6 +12,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type EchoUpstream, startEchoUpstream } from '../cli/exchange-servers.js'
 import { runCli, spawnServe, tempDir, textOf, writeConfig } from '../cli/helpers.js'
+import { killChildren } from '../cli/spawn-ready.js'
 import { type PgServer, startPgServer } from './pg-server.js'
 
 const TOKENS = { alice: 'alice-gateway-token-store-0123', bob: 'bob-gateway-token-store-0123' }
@@ -105,7 +106,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => {})
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await killChildren(children)
   await upstream?.close()
   server?.destroy()
   await work?.cleanup()
