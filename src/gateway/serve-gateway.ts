@@ -46,7 +46,7 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
     throw error
   }
   // Over HTTP nothing reads the client until the port opens: what opening it loads is loaded while
-  // the upstreams boot, one step per idle turn, and no longer once they have answered.
+  // the upstreams boot, one step per idle turn, until the gateway is open.
   const warming =
     settings.http !== undefined && !settings.check && Object.keys(settings.servers).length > 0
       ? await import('./startup-warmups.js')

