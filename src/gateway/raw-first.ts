@@ -10,29 +10,24 @@
 // share, a deadline) ends it: whatever it did not answer is left to the gateway.
 // What it hands on (see raw-first-record.ts): every byte the client sent, which requests were
 // answered, and each upstream's recorded handshake, which its connection adopts.
-import { PassThrough, type Writable } from 'node:stream'
+import { PassThrough } from 'node:stream'
 import {
   type ClientCapabilities,
   declaredCapabilities,
   handlersForClient,
-  type McpServerFeatures,
-  peekEarlySpawns,
-  type SpawnedStdio,
-  type StdioSpawnSpec,
+  type ServerCapabilities,
   type Tool,
 } from '../mcp/gateway.js'
 import { isRecord } from '../util/is-record.js'
-import { serverPrefix } from './config.js'
-import { earlyCapabilities } from './early-capabilities.js'
-import { ownToolsBeforeLoad, withOwnTools } from './raw-first-own.js'
+import {
+  CLIENT_INFO,
+  type ListingSettings,
+  PROTOCOL_VERSION_CLAIM,
+  REVISION,
+  upstreamListing,
+} from './raw-first-listing.js'
 import { rawFirstRecord } from './raw-first-record.js'
-import { rawUpstream } from './raw-first-upstream.js'
-import type { GatewaySettings } from './settings.js'
 
-/** The only revision the first listing speaks, both ways; any other is the gateway's to negotiate. */
-const REVISION = '2025-11-25'
-/** The upstream session's `clientInfo` (the SDK Client's, see legacy-session.ts). */
-const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' }
 /**
  * How long the first listing may wait for the client and the upstream before the gateway is loaded
  * to do it. Today's path waits for a slow upstream just the same, so waiting costs nothing while
@@ -42,41 +37,6 @@ const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' }
 const DEADLINE_MS = 10_000
 /** The longest client line read here (any longer one is the gateway's to read, or refuse). */
 const MAX_LINE_BYTES = 1024 * 1024
-/** The envelope key of MCP 2026-07-28 that claims a request's protocol version. */
-const PROTOCOL_VERSION_CLAIM = 'io.modelcontextprotocol/protocolVersion'
-
-type Settings = Pick<
-  GatewaySettings,
-  | 'http'
-  | 'check'
-  | 'files'
-  | 'bash'
-  | 'mode'
-  | 'policy'
-  | 'deferAbove'
-  | 'auth'
-  | 'store'
-  | 'servers'
-  | 'maxMessageBytes'
-  | 'root'
->
-
-/**
- * The config's servers, in its order, when the first listing can serve them all: each a stdio
- * server spawned as it is written (no sandbox), listed at once (no `defer`). Else undefined.
- */
-function listedServers(settings: Settings): { name: string; spec: StdioSpawnSpec; prefix: string }[] | undefined {
-  if (process.platform === 'win32' || settings.http !== undefined || settings.check) return undefined
-  if (settings.bash || settings.mode !== 'native') return undefined
-  if (Object.keys(settings.policy).length > 0 || settings.deferAbove !== undefined) return undefined
-  if (settings.auth !== undefined || settings.store !== undefined) return undefined
-  const servers: { name: string; spec: StdioSpawnSpec; prefix: string }[] = []
-  for (const [name, spec] of Object.entries(settings.servers)) {
-    if (!('command' in spec) || spec.sandbox !== undefined || spec.defer !== undefined) return undefined
-    servers.push({ name, spec, prefix: serverPrefix(name, spec) })
-  }
-  return servers.length > 0 ? servers : undefined
-}
 
 /**
  * Answer the client's first `initialize` and `tools/list` here when the config allows it; resolves
@@ -84,24 +44,10 @@ function listedServers(settings: Settings): { name: string; spec: StdioSpawnSpec
  * `note` is told which way it went, and why (for a debug log line).
  */
 export function listBeforeLoad(
-  settings: Settings,
+  settings: ListingSettings,
   serverInfo: { name: string; version: string },
   note: (outcome: string) => void = () => {},
 ): Promise<void> | undefined {
-  const servers = listedServers(settings)
-  if (servers === undefined) return void note('not tried: not a config it lists for')
-  const own = ownToolsBeforeLoad(settings)
-  if ('reason' in own) return void note(`not tried: ${own.reason}`)
-  const ownTools = own.tools
-  const found: { spawned: SpawnedStdio; input: Writable; prefix: string }[] = []
-  for (const [at, spawned] of peekEarlySpawns(servers.map(({ spec }) => spec)).entries()) {
-    const input = spawned?.child.stdin
-    // One not spawned early, or gone already, is the gateway's to start and report.
-    if (spawned === undefined || input == null || spawned.child.exitCode !== null)
-      return void note('not tried: an upstream was not spawned early, or has ended')
-    found.push({ spawned, input, prefix: servers[at]?.prefix ?? '' })
-  }
-  // Below the transport's own limit, whatever it counts of the line's end.
   const maxLine = Math.min(MAX_LINE_BYTES, (settings.maxMessageBytes ?? MAX_LINE_BYTES) - 2)
   const record = rawFirstRecord()
   const stdin = process.stdin
@@ -111,9 +57,8 @@ export function listBeforeLoad(
   let position = 0
   let clientInit: { id: string | number; position: number } | undefined
   let clientList: { id: string | number; position: number } | undefined
-  /** What each upstream declared and listed, by its place in the config, as each answers. */
-  const features: (McpServerFeatures | undefined)[] = servers.map(() => undefined)
-  const listings: (Tool[] | undefined)[] = servers.map(() => undefined)
+  /** What the gateway will declare, once every upstream answered its initialize. */
+  let capabilities: ServerCapabilities | undefined
   let tools: Tool[] | undefined
   let stdinEnded = false
   /** The method of the client's last message (for the log), or what the line was instead. */
@@ -126,56 +71,23 @@ export function listBeforeLoad(
 
   const write = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`)
 
-  const upstreams = found.map(({ spawned, input, prefix }, at) =>
-    rawUpstream(spawned, input, prefix, REVISION, {
-      ended: () => done,
-      initialized(declared) {
-        features[at] = declared
-        if (mayCollide()) finish('two upstreams that may offer one resource URI or prompt name')
-        else answerInitialize()
-      },
-      listed(listed) {
-        listings[at] = listed
-        combine()
-      },
-      failed: (why) => finish(why),
-    }),
-  )
-
-  /**
-   * Whether, once every upstream declared itself, two of them may offer one resource URI or one
-   * prompt name: the gateway lists those at its start and refuses to start on such a collision,
-   * so the first listing, which does not list them, leaves that case to it. URIs are never
-   * prefixed; prompt names are, so only servers sharing a prefix (the empty one) can collide.
-   */
-  function mayCollide(): boolean {
-    if (features.some((declared) => declared === undefined)) return false
-    const resources = features.filter((declared) => declared?.resources).length
-    const prompts = found.filter(({ prefix }, at) => prefix === '' && features[at]?.prompts).length
-    return resources > 1 || prompts > 1
-  }
-
-  /**
-   * The own tools, then every upstream's in config order, once all are listed; a name listed twice
-   * (across upstreams, or an own tool's) is the gateway's to settle.
-   */
-  function combine(): void {
-    if (done || listings.some((listed) => listed === undefined)) return
-    const all = listings.flatMap((listed) => listed ?? [])
-    const names = new Set(all.map((tool) => tool.name))
-    const combined = names.size === all.length ? withOwnTools(ownTools, all) : undefined
-    if (combined === undefined) {
-      finish('an upstream tool the gateway would not serve (or serves under another name)')
-      return
-    }
-    tools = combined
-    answerList()
-  }
+  const listing = upstreamListing(settings, 'stdio', {
+    ended: () => done,
+    declared(declared) {
+      capabilities = declared
+      answerInitialize()
+    },
+    listed(listed) {
+      tools = listed
+      answerList()
+    },
+    failed: (why) => finish(why),
+  })
+  if ('reason' in listing) return void note(`not tried: ${listing.reason}`)
+  const upstreams = listing
 
   function answerInitialize(): void {
-    if (done || clientInit === undefined || record.answered !== undefined) return
-    if (features.some((declared) => declared === undefined)) return
-    const capabilities = earlyCapabilities(features)
+    if (done || clientInit === undefined || record.answered !== undefined || capabilities === undefined) return
     write({
       jsonrpc: '2.0',
       id: clientInit.id,
@@ -225,7 +137,7 @@ export function listBeforeLoad(
         capabilities: declaredCapabilities(handlers),
         clientInfo: CLIENT_INFO,
       }
-      for (const upstream of upstreams) upstream.initialize(initParams)
+      upstreams.initialize(initParams)
       return true
     }
     if (value.method === 'notifications/initialized' && !('id' in value) && clientList === undefined) return true

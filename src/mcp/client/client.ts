@@ -24,6 +24,7 @@ import { type ModernCall, modernCall, onModernDemand } from '../protocol/era-cal
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import type { McpListKind } from '../protocol/list-kind.js'
 import { MCP_LOG_LEVELS, type McpLogLevel, type McpLogMessage } from '../protocol/logging.js'
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/message-limit.js'
 import type {
   CallToolResult,
   CompleteRequest,
@@ -271,8 +272,6 @@ const NEVER_ABORTED = new AbortController().signal
 const ABANDONED_CALL_MS = 10 * 60_000
 /** Abandoned calls remembered per connection; the oldest is forgotten past this. */
 const MAX_ABANDONED_CALLS = 1000
-/** The SDK's stdio read limit, kept as the default. */
-const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 /** Output schema of an imported tool's canonical value. */
 const extras: Record<string, JsonSchemaNode> = {

@@ -6,12 +6,12 @@
 import type { Readable, Writable } from 'node:stream'
 import { JsonRpcCode } from '../protocol/jsonrpc-codes.js'
 import { safeParseJsonRpcMessage } from '../protocol/jsonrpc-message.js'
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/message-limit.js'
 import type { JSONRPCMessage, McpTransport } from '../protocol/wire-types.js'
 import { SENT, writeLine } from '../protocol/write-line.js'
 import type { FastPath } from './fast-path.js'
 
-/** The SDK's stdio limit, kept as toolgate's default so nothing that worked before is refused. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+export { DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/message-limit.js'
 
 /** How long, after the client ended stdin, its requests still unanswered get before the transport closes. */
 export const DEFAULT_END_GRACE_MS = 30_000
