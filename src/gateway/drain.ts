@@ -4,6 +4,8 @@ import type { Context } from 'cordis'
 import type { ToolExecutionResult } from '../contract/execution.js'
 import { JsonRpcCode } from '../mcp/gateway.js'
 import { fuseSignals } from '../runtime/index.js'
+import { DRAIN_FORCED_EXIT_CODE } from './drain-timeout.js'
+import { takeEarlyTermination } from './early-hangup.js'
 
 let draining = false
 const listeners = new Set<() => void>()
@@ -147,6 +149,11 @@ export async function untilStopped(options: {
     }
     process.once('SIGINT', onInt)
     process.once('SIGTERM', onTerm)
+    // One that came while the first script held the port (early-hangup.ts) is acted on now.
+    if (takeEarlyTermination()) {
+      process.off('SIGTERM', onTerm)
+      onTerm()
+    }
   })
   if (signal === 'SIGINT') return
   const exit = options.exit ?? ((code: number) => process.exit(code))
@@ -164,6 +171,3 @@ export async function untilStopped(options: {
 
 /** After cancelling, how long the cancelled calls get to answer their clients and reach the journal. */
 const CANCEL_GRACE_MS = 5000
-
-/** A second SIGTERM's exit code: 128 + 15, as for a process SIGTERM killed, since the drain did not finish. */
-export const DRAIN_FORCED_EXIT_CODE = 143

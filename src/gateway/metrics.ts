@@ -24,6 +24,8 @@ export interface GatewayMetrics {
   readonly registry: Registry
   /** Count an HTTP response of the MCP port by its status once it ends (sent, or dropped). */
   countResponse(res: ServerResponse): void
+  /** Count responses already sent by their status (what serve's first script answered before the metrics existed). */
+  countSent(statuses: readonly number[]): void
   /** Time every append of `store` (the journal's writes). */
   timeAppends(store: Store): void
   /** Count a config reload (SIGHUP): applied, or refused with the old config kept. */
@@ -183,6 +185,9 @@ export async function createGatewayMetrics(
         requests.inc({ status: String(res.statusCode) })
         if (res.statusCode === 429) limited.inc()
       })
+    },
+    countSent(statuses) {
+      for (const status of statuses) requests.inc({ status: String(status) })
     },
     timeAppends(store) {
       const append = store.append.bind(store)

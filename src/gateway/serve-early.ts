@@ -10,6 +10,7 @@ import { holdHangupsEarly } from './early-hangup.js'
 import { isLoopbackHost } from './http-proxy.js'
 import { createLog } from './log.js'
 import { listBeforeLoad } from './raw-first.js'
+import { listenBeforeLoad } from './raw-first-http.js'
 import { SERVE_FLAGS, spawnUpstreamsEarly } from './serve-spawn.js'
 import { type GatewaySettings, readSettings } from './settings.js'
 
@@ -43,7 +44,7 @@ export async function spawnBeforeLoad(
     keepConfigTexts()
     const settings = await readSettings(rest, SERVE_FLAGS)
     // Serving HTTP first checks who may reach it (and may refuse to start): only a start that check
-    // cannot refuse spawns early. Nothing is served here either way: the CLI opens the port.
+    // cannot refuse spawns early (and may open the port here, see raw-first-http.ts).
     if (!spawnsEarly(settings)) return
     spawnUpstreamsEarly(settings)
     // The first listing, when it applies, is answered before the bundle and the SDK load: their
@@ -51,7 +52,12 @@ export async function spawnBeforeLoad(
     // Which way it went, at debug level (`--verbose`, `--log-level debug`), as the CLI logs.
     const log = createLog(process.stderr, settings.verbose, { format: settings.logFormat, level: settings.logLevel })
     const note = (outcome: string) => log.debug(`first listing: ${outcome}`)
-    const listing = serverInfo === undefined ? undefined : listBeforeLoad(settings, serverInfo, note)
+    const listing =
+      serverInfo === undefined
+        ? undefined
+        : settings.http === undefined
+          ? listBeforeLoad(settings, serverInfo, note)
+          : listenBeforeLoad(settings, settings.host ?? HTTP_DEFAULT_HOST, serverInfo, log, note)
     if (listing !== undefined) await listing
     // Every upstream session needs the SDK v2 client: it loads while the upstreams boot instead
     // of after the bundle. A serve with no upstream never loads it.

@@ -5,6 +5,7 @@ import type { JSONRPCMessage, McpServerHandle } from '../mcp/gateway.js'
 import type { UpstreamReport } from './gateway.js'
 import type { TextSink } from './log.js'
 import { createLog } from './log.js'
+import { takeRawFirst } from './raw-first-record.js'
 import { reloadOnHangup } from './reload.js'
 import type { HttpReload } from './serve-http.js'
 import { spawnUpstreamsEarly } from './serve-spawn.js'
@@ -43,6 +44,8 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
   ])
   const failed = async (error: unknown): Promise<never> => {
     await early?.gate.close()
+    // A port the first script opened (raw-first-http.ts) is closed with the gateway that did not open.
+    await takeRawFirst().http?.close()
     throw error
   }
   // Over HTTP nothing reads the client until the port opens: what opening it loads is loaded while
@@ -81,7 +84,13 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
   const ops =
     settings.http === undefined
       ? undefined
-      : await (await import('./serve-ops.js')).openServeOps(gateway, settings, shared?.store, log, io)
+      : await (await import('./serve-ops.js'))
+          .openServeOps(gateway, settings, shared?.store, log, io)
+          .catch(async (error) => {
+            await gateway.close()
+            await shared?.close()
+            return failed(error)
+          })
   // SIGHUP re-reads the config; the HTTP guard takes its tokens and limits once it exists.
   const http: HttpReload = {}
   const reloader = reloadOnHangup({
@@ -150,6 +159,8 @@ export async function serveGateway(settings: GatewaySettings, options: ServeGate
     }
     return 0
   } finally {
+    // The first script's port, if serving never took it (raw-first-http.ts).
+    await takeRawFirst().http?.close()
     reloader.stop()
     await ops?.close()
     // Kept programs stop before the upstreams close: a resume the stop interrupts must not see its

@@ -1,8 +1,9 @@
 // `toolgate serve --http`: the gateway as Streamable HTTP, one MCP session per client, each with its
 // own server object, behind the HTTP guard (Host and Origin checks, auth, limits) and a drain on SIGTERM.
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import {
+  type JSONRPCMessage,
   JsonRpcCode,
   loadEventStore,
   loadFastPath,
@@ -18,6 +19,7 @@ import type { Authenticator } from './http-auth.js'
 import type { GuardedSession } from './http-guard.js'
 import type { SharedBuckets } from './http-limits.js'
 import type { Log, TextSink } from './log.js'
+import { type RawHttpSession, type ReadBody, takeRawFirst } from './raw-first-record.js'
 import type { ServeOps } from './serve-ops.js'
 import type { SessionRegistry } from './serve-store.js'
 import type { GatewaySettings } from './settings.js'
@@ -29,7 +31,13 @@ export interface HttpReload {
 }
 
 /** The SSE `retry` advertised to clients when the config does not set `http.retryMs`. */
-const DEFAULT_RETRY_MS = 1000
+export const DEFAULT_RETRY_MS = 1000
+
+/** What `serve --http` announces once its port is open (scripts read the port from it). */
+export function servingLine(host: string, port: number): string {
+  const shown = host.includes(':') ? `[${host}]` : host
+  return `serving MCP at http://${shown}:${port}/mcp`
+}
 
 /** One MCP session per client, each with its own server object, until a signal asks to stop. */
 export async function serveHttp(
@@ -86,7 +94,7 @@ export async function serveHttp(
   // Until the port is known nothing is accepted; set right after listen().
   let refusal: ReturnType<typeof loopbackAccessCheck> = () => ({ header: 'host', message: 'not listening yet' })
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, read?: ReadBody) => {
     // Probes come by the pod's address, which the Host check refuses; they reveal nothing.
     if (ops?.health(req, res)) return
     const view = guard.view(req)
@@ -114,7 +122,8 @@ export async function serveHttp(
     }
     let body: unknown
     if (req.method === 'POST') {
-      const text = await readBodyWithin(req, maxBytes)
+      // The first script may have read it already (see raw-first-http.ts).
+      const text = read !== undefined ? read.text : await readBodyWithin(req, maxBytes)
       if (text === undefined) {
         // Not "connection: close": the body still coming is drained first (see readBodyWithin).
         return rpcError(
@@ -159,26 +168,41 @@ export async function serveHttp(
     if (req.method !== 'POST' || !isInitializeRequest(body))
       return rpcError(res, 400, JsonRpcCode.ServerError, 'Bad Request: no session; start with an initialize request')
     if (!(await guard.makeRoom(identity || undefined, sessions.values(), body, res))) return
-    const server = make()
     // Every stream of the session starts with a priming event and keeps its events, so a client
     // that loses one resumes it with Last-Event-ID after the advertised retry interval.
-    const events = new BoundedEventStore(settings.resume?.eventStore)
+    const session = await openSession(
+      identity ? identity.subject : undefined,
+      `${identity ? ` by "${identity.subject}"` : ''} from ${view.client}`,
+      new BoundedEventStore(settings.resume?.eventStore),
+    )
+    guard.track(session, res)
+    await session.transport.handleRequest(req, res, body)
+  }
+
+  /** A session's server and transport, registered once its id is issued (`id` when it has one already). */
+  const openSession = async (
+    owner: string | undefined,
+    from: string,
+    events: InstanceType<typeof BoundedEventStore>,
+    id?: string,
+  ): Promise<Session> => {
+    const server = make()
     const transport: Session['transport'] = new NodeStreamableHttpServerTransport({
       // 122 random bits from the CSPRNG: a session id cannot be guessed.
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: id === undefined ? () => randomUUID() : () => id,
       eventStore: events,
       retryInterval: settings.resume?.retryMs ?? DEFAULT_RETRY_MS,
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, session)
-        log.debug(`session ${sessionId} opened${identity ? ` by "${identity.subject}"` : ''} from ${view.client}`)
-        registry?.opened(sessionId, session.owner)
+        log.debug(`session ${sessionId} opened${from}`)
+        registry?.opened(sessionId, owner)
       },
     })
     const session: Session = {
       transport,
       server,
       events,
-      owner: identity ? identity.subject : undefined,
+      owner,
       lastSeen: Date.now(),
       active: 0,
       close: () => transport.close(),
@@ -193,32 +217,61 @@ export async function serveHttp(
     }
     await server.connect(transport)
     transport.fastPath = fastPathOf(server)
-    guard.track(session, res)
-    await transport.handleRequest(req, res, body)
+    return session
+  }
+
+  /**
+   * The session serve's first script opened and answered: the same id and event ids here, its
+   * messages given to the server (whose answers are dropped: the client has them), and a
+   * `tools/list_changed` if the gateway lists other tools than it was told.
+   */
+  const adopt = async (raw: RawHttpSession) => {
+    const events = new BoundedEventStore(settings.resume?.eventStore, undefined, raw.eventToken)
+    for (const { streamId, message } of raw.events)
+      await events.storeEvent(streamId, message as unknown as JSONRPCMessage)
+    const session = await openSession(undefined, ' by the first listing', events, raw.id)
+    await session.transport.adopt(raw.messages as unknown as JSONRPCMessage[], raw.streams, (request, answer) => {
+      if (!('method' in request) || request.method !== 'tools/list' || raw.tools === undefined) return
+      const result = (answer as { result?: { tools?: unknown } }).result
+      if (JSON.stringify(result?.tools) !== raw.tools)
+        void session.transport
+          .send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
+          .catch((error: unknown) => log.info(`session ${raw.id}: ${String(error)}`))
+    })
   }
 
   // Requests in progress, so that a drain lets them finish; an open GET stream is not waited for.
   const inFlight = new drain.InFlight()
   const calls = gateway ? drain.cancellableCalls(gateway.ctx) : { cancelAll: () => {} }
-  const http = createServer((req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse, read?: ReadBody) => {
     ops?.count(req, res)
     if (drain.refuseWhileDraining(req, res)) return
     keepAlive.advertiseKeepAlive(res)
     if (req.method === 'POST') res.once('close', inFlight.begin())
-    handle(req, res).catch((error) => {
+    handle(req, res, read).catch((error) => {
       log.info(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`)
       if (!res.headersSent) rpcError(res, 500, JsonRpcCode.InternalError, 'Internal error')
       else res.end()
     })
-  })
-  // Idle connections are the client's to close: closing them here races the client's next request.
-  keepAlive.holdIdleConnections(http)
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject)
-    http.listen(port, host, () => resolve())
-  })
-  const address = http.address()
-  const actual = typeof address === 'object' && address ? address.port : port
+  }
+  // The port serve's first script opened and announced, when it did (raw-first-http.ts).
+  const handed = takeRawFirst().http
+  let http: Server
+  let actual: number
+  if (handed !== undefined) {
+    http = handed.server
+    actual = handed.port
+  } else {
+    http = createServer((req, res) => serve(req, res))
+    // Idle connections are the client's to close: closing them here races the client's next request.
+    keepAlive.holdIdleConnections(http)
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject)
+      http.listen(port, host, () => resolve())
+    })
+    const address = http.address()
+    actual = typeof address === 'object' && address ? address.port : port
+  }
   refusal = loopbackAccessCheck(actual, guard.access(settings.access, host, actual))
   if (reload !== undefined) {
     // A reloaded config's tokens and limits judge the requests from now on (an OAuth resource's host included).
@@ -231,11 +284,20 @@ export async function serveHttp(
     }
     reload.apply()
   }
-  const shown = host.includes(':') ? `[${host}]` : host
-  const serving = `serving MCP at http://${shown}:${actual}/mcp`
-  // Written whatever --log-level says: scripts read the port from it.
-  if (log.format === 'json') log.info(serving)
-  else io.stderr.write(`toolgate: ${serving}\n`)
+  if (handed === undefined) {
+    const serving = servingLine(host, actual)
+    // Written whatever --log-level says: scripts read the port from it.
+    if (log.format === 'json') log.info(serving)
+    else io.stderr.write(`toolgate: ${serving}\n`)
+  } else {
+    // Announced by the first script already; what it answered is the gateway's from now on.
+    if (handed.session !== undefined)
+      await adopt(handed.session).catch((error: unknown) =>
+        log.info(`the first listing's session could not be taken over: ${String(error)}`),
+      )
+    ops?.countSent(handed.statuses)
+    handed.take(serve)
+  }
   // Sessions nobody has used for the idle limit are closed (one with a request or stream open is in use).
   const sweeper = setInterval(() => void guard.sweep(sessions.values()), guard.sweepEvery())
   sweeper.unref()

@@ -26,6 +26,8 @@ export interface ServeOps {
   reconfigure(next: Pick<GatewaySettings, 'servers'>): void
   /** Count a response of the MCP port (health and metrics excluded). */
   count(req: IncomingMessage, res: ServerResponse): void
+  /** Count responses of the MCP port sent before the gateway took it (by serve's first script). */
+  countSent(statuses: readonly number[]): void
   close(): Promise<void>
 }
 
@@ -59,6 +61,7 @@ export async function openServeOps(
       const path = pathOf(req)
       if (!HEALTH_PATHS.includes(path) && path !== METRICS_PATH) metrics.countResponse(res)
     },
+    countSent: (statuses) => metrics.countSent(statuses),
     close: async () => {
       if (own !== undefined) await own()
     },

@@ -60,7 +60,7 @@ interface Stored {
 export class BoundedEventStore implements EventStore {
   readonly limits: Required<EventStoreLimits>
   private readonly events = new Map<EventId, Stored>()
-  private readonly token = randomBytes(9).toString('base64url')
+  private readonly token: string
   private readonly now: () => number
   private nextSeq = 1
   /** Every sequence number up to this one has been dropped (events go in sequence order). */
@@ -68,7 +68,12 @@ export class BoundedEventStore implements EventStore {
   private bytes = 0
   private closed = false
 
-  constructor(limits: EventStoreLimits = {}, now: () => number = Date.now) {
+  /**
+   * `token` starts every event id (`<token>.<n>`): random unless given, which only a session that
+   * goes on from events stored elsewhere does (it stores those first, so their ids come out the same).
+   */
+  constructor(limits: EventStoreLimits = {}, now: () => number = Date.now, token?: string) {
+    this.token = token ?? randomBytes(9).toString('base64url')
     this.limits = { ...DEFAULT_EVENT_STORE_LIMITS, ...definedOnly(limits) }
     for (const [key, value] of Object.entries(this.limits)) {
       if (!Number.isSafeInteger(value) || value < 1)

@@ -140,6 +140,8 @@ interface RequestStream {
   readonly json?: { readonly res: ServerResponse; readonly answers: Map<RequestId, JSONRPCMessage> }
   /** Until its priming event is written: what is sent on the stream waits for it. */
   priming?: Promise<void>
+  /** A request someone else answered already (see adopt): its answer goes here, not to the client. */
+  readonly answered?: (answer: JSONRPCMessage) => void
 }
 
 const isRequest = (message: JSONRPCMessage): boolean => 'method' in message && 'id' in message
@@ -257,6 +259,13 @@ export class NodeStreamableHttpServerTransport implements McpTransport {
     }
     const stream = this.byRequest.get(requestId)
     if (stream === undefined) throw new Error(`No connection established for request ID: ${String(requestId)}`)
+    if (stream.answered !== undefined) {
+      if (response && stream.pending.delete(requestId)) {
+        this.release(stream)
+        stream.answered(message)
+      }
+      return
+    }
     if (stream.priming !== undefined) {
       await stream.priming
       if (this.closed) return
@@ -285,6 +294,55 @@ export class NodeStreamableHttpServerTransport implements McpTransport {
     // The client has no stream for it: it was stored, and a resume replays it.
     if (this.eventStore !== undefined && stream.resumable) return
     throw new Error(`No connection established for request ID: ${String(requestId)}`)
+  }
+
+  /**
+   * Take over a session whose `initialize` was answered outside this transport (by `serve`'s first
+   * script, under the id the generator gives): the server gets `messages` as if they came now, the
+   * `initialize` first, and its answers to them go to `answered` instead of the client (whose
+   * answers were sent already). `streams` is how many request streams the session has used, so
+   * new streams are numbered after them. Resolves once the `initialize` is answered and the rest
+   * delivered.
+   */
+  async adopt(
+    messages: readonly JSONRPCMessage[],
+    streams: number,
+    answered: (request: JSONRPCMessage, answer: JSONRPCMessage) => void,
+  ): Promise<void> {
+    const [init, ...rest] = messages
+    if (this.handled || init === undefined || (init as { method?: unknown }).method !== 'initialize')
+      throw new Error('adopt: a fresh session whose first message is its initialize request')
+    this.handled = true
+    this.sessionId = this.generateSessionId?.()
+    this.initialized = true
+    this.nextStream = streams
+    if (this.sessionId !== undefined && this.options.onsessioninitialized)
+      await this.options.onsessioninitialized(this.sessionId)
+    const replay = (message: JSONRPCMessage): Promise<void> => {
+      if (!isRequest(message)) {
+        this.deliver(message, {}, undefined)
+        return Promise.resolve()
+      }
+      return new Promise((resolve) => {
+        const id = (message as { id: RequestId }).id
+        const stream: RequestStream = {
+          id: `adopted-${String(id)}`,
+          requests: [id],
+          pending: new Set([id]),
+          connection: undefined,
+          resumable: false,
+          answered: (answer) => {
+            answered(message, answer)
+            resolve()
+          },
+        }
+        this.byStream.set(stream.id, stream)
+        this.byRequest.set(id, stream)
+        this.deliver(message, {}, undefined)
+      })
+    }
+    await replay(init)
+    for (const message of rest) void replay(message)
   }
 
   async close(): Promise<void> {
