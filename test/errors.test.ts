@@ -186,6 +186,8 @@ describe('the error table', () => {
         /^httpRefusal\)|^'(Transport already started|Stateless transport cannot be reused|Method not allowed\.|Cannot send a response on a standalone SSE stream|Failed replay events)'?|^`(No connection established for request ID: |the event store issued an event id with a line break)/,
         'transport',
       ],
+      // serve taking over the session its first script answered (serve-http.ts): only ever called so.
+      [/^'adopt: a fresh session whose first message is its initialize request'/, 'invariant'],
       // The upstream Streamable HTTP client transport (issue 23), the same contract: its errors go
       // to the SDK client (onerror, or start() and send()), whose caller gets McpToolError.
       [
