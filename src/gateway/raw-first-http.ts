@@ -9,7 +9,17 @@
 // known. What it hands on (raw-first-record.ts): the listening server with the requests it held,
 // and the session it answered, which the gateway adopts under the same id and event ids.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { DEFAULT_MAX_MESSAGE_BYTES, declaredCapabilities, type ServerCapabilities, type Tool } from '../mcp/gateway.js'
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  declaredCapabilities,
+  fastRequest,
+  MODERN_REVISION,
+  modernTools,
+  plainDiscover,
+  type ServerCapabilities,
+  stamped,
+  type Tool,
+} from '../mcp/gateway.js'
 import { loopbackAccessCheck } from '../util/http-origin.js'
 import { isRecord } from '../util/is-record.js'
 import { readBodyWithin } from '../util/read-body.js'
@@ -121,6 +131,8 @@ export function listenBeforeLoad(
   let session: OpenSession | undefined
   let initializing: Waiting | undefined
   let listingAsked: Waiting | undefined
+  /** 2026-07-28 requests waiting for what the upstreams have not answered yet, in order. */
+  const waiting26: Waiting[] = []
   let initializedSeen = false
   let eventSeq = 0
   let resolveDone = () => {}
@@ -163,6 +175,7 @@ export function listenBeforeLoad(
     const id = message.id
     const sessionId = req.headers['mcp-session-id']
     const version = req.headers['mcp-protocol-version']
+    if (version === MODERN_REVISION && sessionId === undefined) return modern(req, res, body, message)
     if (req.headers['mcp-method'] !== undefined || (version !== undefined && version !== REVISION))
       return leave(req, res, body, 'another protocol version')
     const method = JSON.stringify(message.method.slice(0, 40))
@@ -195,8 +208,60 @@ export function listenBeforeLoad(
     leave(req, res, body, `a request it does not answer first (${method})`)
   }
 
+  /**
+   * A 2026-07-28 request: the era has no session, so each plain `server/discover` and `tools/list`
+   * is answered as the gateway's 2026 leg answers it (its fast path's checks and stamps); the first
+   * listing ends with the first `tools/list`. Anything else of the era is the gateway's.
+   */
+  function modern(req: IncomingMessage, res: ServerResponse, body: ReadBody, message: Record<string, unknown>): void {
+    if (plainDiscover(req, message) !== undefined || fastRequest(req, message)?.method === 'tools/list') {
+      waiting26.push({ req, res, body, message: message as Waiting['message'] })
+      answer()
+      return
+    }
+    const method = JSON.stringify(String(message.method).slice(0, 40))
+    leave(req, res, body, `a 2026-07-28 request it does not answer first (${method})`)
+  }
+
+  /** Answer the 2026 requests waiting that can be answered now, in order. */
+  function answerModern(): void {
+    while (waiting26.length > 0 && !done) {
+      const next = waiting26[0] as Waiting
+      const discover = next.message.method === 'server/discover'
+      if (discover ? capabilities === undefined : tools === undefined) return
+      waiting26.shift()
+      if (discover) {
+        const declared = modernCapabilities(capabilities as ServerCapabilities)
+        respondJson(
+          next.res,
+          next.message.id,
+          stamped({ supportedVersions: [MODERN_REVISION], capabilities: declared }, serverInfo, CACHE_HINTS),
+        )
+        continue
+      }
+      const listed = modernTools(tools)
+      // A tool whose `execution` says more than the era keeps is the SDK's serving to list.
+      if (listed === undefined) {
+        leave(next.req, next.res, next.body, 'a tool the 2026 era lists otherwise')
+        return
+      }
+      respondJson(next.res, next.message.id, stamped({ tools: listed }, serverInfo, CACHE_HINTS))
+      finish(`answered (${listed.length} tools, 2026-07-28)`)
+      return
+    }
+  }
+
+  /** A 2026 answer as the gateway's leg writes it: one JSON body. */
+  function respondJson(res: ServerResponse, id: string | number, result: Record<string, unknown>): void {
+    advertiseKeepAlive(res)
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ result, jsonrpc: '2.0', id }))
+    statuses.push(200)
+  }
+
   /** Answer what is waiting and can be answered now. */
   function answer(): void {
+    if (done) return
+    answerModern()
     if (done) return
     if (initializing !== undefined && capabilities !== undefined) {
       const { res, message } = initializing
@@ -257,6 +322,7 @@ export function listenBeforeLoad(
   /** Once the tools are known, a quiet spell ends the first listing (see QUIET_MS). */
   function quietly(): void {
     if (done || tools === undefined || initializing !== undefined || listingAsked !== undefined) return
+    if (waiting26.length > 0) return
     clearTimeout(quiet)
     quiet = setTimeout(() => finish(`no request within ${QUIET_MS} ms of the last`), QUIET_MS)
   }
@@ -268,7 +334,7 @@ export function listenBeforeLoad(
     clearTimeout(deadline)
     clearTimeout(quiet)
     // What still waits for the upstreams is the gateway's to answer.
-    for (const waiting of [initializing, listingAsked])
+    for (const waiting of [initializing, listingAsked, ...waiting26.splice(0)])
       if (waiting !== undefined) hold(waiting.req, waiting.res, waiting.body)
     initializing = undefined
     listingAsked = undefined
@@ -322,6 +388,18 @@ export function listenBeforeLoad(
     })
   })
   return finished
+}
+
+/** The SDK's default cache hint for a 2026 answer: not to be kept, and private to this caller. */
+const CACHE_HINTS = { ttlMs: 0, cacheScope: 'private' }
+
+/**
+ * What the gateway's 2026 leg declares, from what its 2025 sessions declare: tasks are an extension
+ * of that era, and resource subscriptions are `subscriptions/listen`, answered by the SDK.
+ */
+function modernCapabilities(legacy: ServerCapabilities): ServerCapabilities {
+  const { tasks: _tasks, ...rest } = legacy
+  return rest.resources === undefined ? rest : { ...rest, resources: { ...rest.resources, subscribe: false } }
 }
 
 /** Whether a POST's headers are the ones its session's transport takes (both media types accepted, a JSON body). */

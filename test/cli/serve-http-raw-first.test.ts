@@ -10,6 +10,7 @@ import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import path from 'node:path'
+import { Client as V2Client, StreamableHTTPClientTransport as V2HttpTransport } from '@modelcontextprotocol/client'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -36,12 +37,15 @@ afterAll(async () => {
 })
 
 /** A config with the fixture as its one upstream, and the file it records to. */
-async function setup(extra: Record<string, unknown> = {}): Promise<{ config: string; record: string }> {
+async function setup(
+  extra: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+): Promise<{ config: string; record: string }> {
   const record = path.join(dir, `record-${++runs}.jsonl`)
   const config = await writeConfig(
     dir,
     {
-      servers: { raw: { command: process.execPath, args: [UPSTREAM], env: { RECORD: record } } },
+      servers: { raw: { command: process.execPath, args: [UPSTREAM], env: { RECORD: record, ...env } } },
       files: false,
       ...extra,
     },
@@ -108,6 +112,33 @@ async function post(url: string, message: object, session?: string): Promise<Exc
     if (value !== null) headers[name] = value
   }
   return { status: res.status, headers, body: await res.text() }
+}
+
+/** A 2026-07-28 request, as the SDK v2 client sends it (no session; the method in a header too). */
+async function post26(url: string, id: string | number, method: string, params: object = {}): Promise<Exchange> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...('name' in params ? { 'mcp-name': String(params.name) } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } }),
+  })
+  const headers: Record<string, string> = {}
+  for (const name of SHOWN_HEADERS) {
+    const value = res.headers.get(name)
+    if (value !== null) headers[name] = value
+  }
+  return { status: res.status, headers, body: await res.text() }
+}
+
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw26', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
 }
 
 const INITIALIZE = {
@@ -255,6 +286,72 @@ describe('serve --http: the first listing before the bundle loads (issue 35)', (
         Number(new RegExp(`^toolgate_http_requests_total\\{status="${status}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0)
       expect(counted(202)).toBeGreaterThanOrEqual(1)
       expect(counted(200)).toBeGreaterThanOrEqual(3)
+    },
+    TEST_MS,
+  )
+
+  it(
+    "answers a 2026-07-28 client's server/discover and tools/list as the gateway's 2026 leg does, which then serves its calls",
+    async () => {
+      const { config, record } = await setup()
+      const gateway = await spawnServe(['--http', '0', '--config', config, '--log-level', 'debug'], { children })
+      const first = [await post26(gateway.url, 'd', 'server/discover'), await post26(gateway.url, 1, 'tools/list')]
+      await shown(gateway, /first listing: answered \(4 tools, 2026-07-28\)/)
+      // The same requests again, now answered by the gateway's 2026 leg: the same bytes.
+      const again = [await post26(gateway.url, 'd', 'server/discover'), await post26(gateway.url, 1, 'tools/list')]
+      expect(first).toEqual(again)
+      expect(first.map((exchange) => exchange.status)).toEqual([200, 200])
+      expect(first[0]?.headers['content-type']).toBe('application/json')
+      expect(first[0]?.body).toContain('"supportedVersions":["2026-07-28"]')
+      expect(first[1]?.body).toContain('"name":"raw__echo"')
+      // The era leaves execution.taskSupport out of a listing.
+      expect(first[1]?.body).not.toContain('taskSupport')
+      expect(await received(record, 'initialize')).toEqual([expect.objectContaining({ id: 'toolgate-raw-initialize' })])
+      const call = await post26(gateway.url, 2, 'tools/call', { name: 'raw__echo', arguments: { text: 'twenty-six' } })
+      expect(call.status).toBe(200)
+      expect(call.body).toContain('twenty-six')
+    },
+    TEST_MS,
+  )
+
+  it(
+    'declares what each era declares when the upstream offers resources (tasks on 2025 only)',
+    async () => {
+      const { config } = await setup({}, { RESOURCES: '1' })
+      const gateway = await spawnServe(['--http', '0', '--config', config, '--log-level', 'debug'], { children })
+      const discovered = await post26(gateway.url, 'd', 'server/discover')
+      const legacy = await firstListing(gateway.url)
+      await shown(gateway, /first listing: answered \(4 tools\)/)
+      expect(discovered.body).toContain('"resources":{"subscribe":false,"listChanged":true}')
+      expect(await post26(gateway.url, 'd', 'server/discover')).toEqual(discovered)
+      expect(discovered.body).not.toContain('"tasks"')
+      const initialized = masked(legacy.exchanges[0] as Exchange).body
+      expect(initialized).toContain('"tasks":{')
+      expect(initialized).toContain('"resources":{"subscribe":false,"listChanged":true}')
+      expect(legacy.exchanges.map(masked)).toEqual((await firstListing(gateway.url)).exchanges.map(masked))
+    },
+    TEST_MS,
+  )
+
+  it(
+    'an SDK v2 client pinned to 2026-07-28 lists from the first script and calls through the gateway',
+    async () => {
+      const { config } = await setup()
+      const gateway = await spawnServe(['--http', '0', '--config', config, '--log-level', 'debug'], { children })
+      const client = new V2Client(
+        { name: 'v2', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      )
+      await client.connect(new V2HttpTransport(new URL(gateway.url)))
+      try {
+        const { tools } = await client.listTools()
+        expect(tools.map((tool) => tool.name)).toEqual(['raw__echo', 'raw__structured', 'raw__tasky', 'raw__grow'])
+        await shown(gateway, /first listing: answered \(4 tools, 2026-07-28\)/)
+        const result = await client.callTool({ name: 'raw__echo', arguments: { text: 'pinned' } })
+        expect(JSON.stringify(result)).toContain('pinned')
+      } finally {
+        await client.close()
+      }
     },
     TEST_MS,
   )

@@ -410,3 +410,21 @@ describe('a retry carrying requestState takes the fast path, answered as the SDK
     expect(done.message).toMatchObject({ id: 7, result: { content: [{ type: 'text', text: 'Hello, Ada!' }] } })
   })
 })
+
+describe('the envelope keys the fast path and serve’s first script read without the SDK (issue 35)', () => {
+  it('are the SDK’s own', async () => {
+    const sdk = await import('@modelcontextprotocol/server')
+    const own = await import('../../src/mcp/protocol/modern-request.js')
+    expect([
+      own.PROTOCOL_VERSION_META_KEY,
+      own.CLIENT_INFO_META_KEY,
+      own.CLIENT_CAPABILITIES_META_KEY,
+      own.SERVER_INFO_META_KEY,
+    ]).toEqual([
+      sdk.PROTOCOL_VERSION_META_KEY,
+      sdk.CLIENT_INFO_META_KEY,
+      sdk.CLIENT_CAPABILITIES_META_KEY,
+      sdk.SERVER_INFO_META_KEY,
+    ])
+  })
+})
