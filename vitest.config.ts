@@ -19,13 +19,15 @@ if (sdkMajor !== 'current' && sdkMajor !== 'next')
 
 /**
  * The files that need a fresh process each (vitest's `isolate`, its default): the CLI, store,
- * browser, Code Mode, tool and MCP tests spawn processes, servers and workers and patch globals, and
- * thesaurus-prefetch mocks `node:fs` for the modules it imports.
+ * browser, Code Mode, tool and MCP tests spawn processes, servers and workers and patch globals;
+ * thesaurus-prefetch mocks `node:fs` for the modules it imports; idle-build spies on the prototype
+ * of every search engine the process builds (in a shared fork it once picked the wrong one).
  */
 const ISOLATED = [
   'test/{cli,store,code-mode,tools,viewer,mcp,conformance,guide,deploy}/**/*.test.ts',
   'test/examples.test.ts',
   'test/search/thesaurus-prefetch.test.ts',
+  'test/search/idle-build.test.ts',
 ]
 
 /**
