@@ -127,10 +127,11 @@ describe('toolgate serve relays sampling, elicitation and roots (issue 23 item 1
   })
 })
 
-describe("server-everything's task-only simulate-research-query through toolgate serve (issue 23 item 2)", () => {
+// The two cases run at once, each with its own gateway: each waits out the research tool's stages.
+describe.concurrent("server-everything's task-only simulate-research-query through toolgate serve (issue 23 item 2)", () => {
   it(
     'over stdio, a plain call: the gateway follows the task and relays its clarifying elicitation',
-    async () => {
+    async ({ expect }) => {
       const s = await serveStdio(['--config', config], ALL)
       open.push(s)
       answer(s.client, 'stdio-client')
@@ -149,7 +150,7 @@ describe("server-everything's task-only simulate-research-query through toolgate
 
   it(
     'over Streamable HTTP, a task-augmented call: the elicitation comes through tasks/result',
-    async () => {
+    async ({ expect }) => {
       const h = await serveHttp(['--config', config], ALL)
       open.push(h)
       answer(h.client, 'http-client')

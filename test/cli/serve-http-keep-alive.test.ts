@@ -5,7 +5,7 @@
 // reset. Here a raw HTTP/1.1 connection sits idle 3 s past what the client may rely on, then sends
 // the next request of its session, which must be answered on the same connection. The
 // `--metrics-port` listener holds its scrapers' connections the same way (issue 35, Performance).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, it } from 'vitest'
 import { type Connected, serveHttp, tempDir, writeConfig } from './helpers.js'
 import { Connection } from './raw-connection.js'
 
@@ -37,8 +37,10 @@ function reliedOnMs(headers: Headers): number {
   return advertised ? Number(advertised[1]) * 1000 : FETCH_DEFAULT_IDLE_MS
 }
 
-describe('serve --http keep-alive', () => {
-  it('answers a request sent on a connection idle past what the client may rely on, plus lag', async () => {
+// Both describes' cases run at once, each on its own connection to the one gateway: two of them sit
+// idle for seconds on purpose, and those idle seconds need not follow one another.
+describe.concurrent('serve --http keep-alive', () => {
+  it('answers a request sent on a connection idle past what the client may rely on, plus lag', async ({ expect }) => {
     const connection = await Connection.open(port)
     try {
       const init = await connection.post({
@@ -61,7 +63,7 @@ describe('serve --http keep-alive', () => {
     }
   }, 30_000)
 
-  it('closes the connection when the client asks it to, advertising no keep-alive', async () => {
+  it('closes the connection when the client asks it to, advertising no keep-alive', async ({ expect }) => {
     const connection = await Connection.open(port)
     try {
       const refused = await connection.post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { connection: 'close' })
@@ -74,8 +76,8 @@ describe('serve --http keep-alive', () => {
   })
 })
 
-describe('the --metrics-port listener keeps idle connections as serve --http does', () => {
-  it('advertises timeout=5 and answers a scrape sent on a connection idle past it, plus lag', async () => {
+describe.concurrent('the --metrics-port listener keeps idle connections as serve --http does', () => {
+  it('advertises timeout=5 and answers a scrape sent on a connection idle past it, plus lag', async ({ expect }) => {
     expect(metricsPort).toBeGreaterThan(0)
     const connection = await Connection.open(metricsPort)
     try {
@@ -95,7 +97,7 @@ describe('the --metrics-port listener keeps idle connections as serve --http doe
     }
   }, 30_000)
 
-  it('closes the connection when the scraper asks it to, advertising no keep-alive', async () => {
+  it('closes the connection when the scraper asks it to, advertising no keep-alive', async ({ expect }) => {
     const connection = await Connection.open(metricsPort)
     try {
       const last = await connection.get('/metrics', { connection: 'close' })

@@ -142,17 +142,20 @@ const names = async (client: Client) => (await client.listTools()).tools.map((to
 
 describe('serve reloads its config on SIGHUP (issue 37, item 4)', () => {
   it('a changed rule judges new calls while a call in flight finishes under the old one; clients hear list_changed', async () => {
-    const { config } = await setup({
+    const { dir, config } = await setup({})
+    // The call stays in flight across the reload until the test creates this file.
+    const release = path.join(dir, 'release')
+    const held = upstream('--slow-until', release)
+    await writeConfig(dir, {
       files: false,
-      servers: { up: upstream() },
+      servers: { up: held },
       auth: tokens([ALICE, 'alice']),
       policy: { rules: [{ who: { subject: ['alice'] }, allow: ['up__*'] }] },
     })
     const gateway = await start(config)
     const alice = await connect(gateway.url, ALICE)
     expect(await names(alice)).toContain('up__slow')
-    // The margin that keeps it in flight across the reload: the reload itself takes milliseconds.
-    const inFlight = slowCall(alice, 10_000)
+    const inFlight = slowCall(alice, 100)
     await inFlight.started
     let finished = false
     void inFlight.result.then(() => {
@@ -161,7 +164,7 @@ describe('serve reloads its config on SIGHUP (issue 37, item 4)', () => {
     const changed = nextListChanged(alice)
     await writeConfig(path.dirname(config), {
       files: false,
-      servers: { up: upstream() },
+      servers: { up: held },
       auth: tokens([ALICE, 'alice']),
       policy: { rules: [{ who: { subject: ['alice'] }, allow: ['up__*'], deny: ['up__slow'] }] },
     })
@@ -174,7 +177,8 @@ describe('serve reloads its config on SIGHUP (issue 37, item 4)', () => {
     expect(textOf(refused)).toMatch(/up__slow/)
     // The call that started before the reload was still running when the new call was refused, and succeeds.
     expect(finished).toBe(false)
-    expect(textOf((await inFlight.result) as object)).toBe('slept 10000')
+    await writeFile(release, '')
+    expect(textOf((await inFlight.result) as object)).toBe('slept 100, then released')
     expect(textOf(await alice.callTool({ name: 'up__echo', arguments: { text: 'hi' } }))).toBe('echo: hi')
     await alice.close()
   }, 90_000)
@@ -222,17 +226,22 @@ describe('serve reloads its config on SIGHUP (issue 37, item 4)', () => {
   }, 90_000)
 
   it('closes a changed upstream only once its call in flight finished, then reconnects it', async () => {
-    const { dir, config } = await setup({ files: false, servers: { up: upstream() } })
+    const { dir, config } = await setup({})
+    // The call stays in flight until the test creates this file: once the reload has begun.
+    const release = path.join(dir, 'release')
+    await writeConfig(dir, { files: false, servers: { up: upstream('--slow-until', release) } })
     const gateway = await start(config)
     const client = new Client({ name: 'test', version: '1.0.0' })
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url)))
     const pid = textOf(await client.callTool({ name: 'up__pid', arguments: {} }))
-    const inFlight = slowCall(client, 4000)
+    const inFlight = slowCall(client, 100)
     await inFlight.started
     await writeConfig(dir, { files: false, servers: { up: upstream('--tool-named', 'fresh') } })
     gateway.child.kill('SIGHUP')
+    await gateway.waitFor(/SIGHUP: reloading the config from/)
+    await writeFile(release, '')
     // Closing the upstream under the call would end it with an error instead.
-    expect(textOf((await inFlight.result) as object)).toBe('slept 4000')
+    expect(textOf((await inFlight.result) as object)).toBe('slept 100, then released')
     await gateway.waitFor(/config reloaded from .*: policy unchanged; servers reconnected: up/)
     expect(await names(client)).toContain('up__fresh')
     expect(textOf(await client.callTool({ name: 'up__pid', arguments: {} }))).not.toBe(pid)

@@ -140,9 +140,12 @@ async function heldConfig(): Promise<{ config: string; release: string }> {
 }
 
 describe('serve over stdio answers every request read before stdin ended, then exits 0', () => {
-  it('2025 era: initialize, initialized, tools/list and tools/call, stdin closed before the upstream answers', {
+  // The two held cases run at once (each its own gateway, upstream and release file): each waits on
+  // its own upstream. The runs against a plain upstream below stay one at a time, as the race they
+  // repeat was written to run.
+  it.concurrent('2025 era: initialize, initialized, tools/list and tools/call, stdin closed before the upstream answers', {
     timeout: 2 * BOUND_MS,
-  }, async () => {
+  }, async ({ expect }) => {
     const { config, release } = await heldConfig()
     const run = await writeAndClose(
       ['--config', config, '--root', dir],
@@ -159,9 +162,9 @@ describe('serve over stdio answers every request read before stdin ended, then e
     expectAllAnswered(run, 'held__echo', 'late')
   })
 
-  it('2026 era: server/discover, tools/list and tools/call, stdin closed before the upstream answers', {
+  it.concurrent('2026 era: server/discover, tools/list and tools/call, stdin closed before the upstream answers', {
     timeout: 2 * BOUND_MS,
-  }, async () => {
+  }, async ({ expect }) => {
     const { config, release } = await heldConfig()
     const run = await writeAndClose(
       ['--config', config, '--root', dir],
@@ -193,10 +196,12 @@ describe('serve over stdio answers every request read before stdin ended, then e
   })
 })
 
-describe('serve over stdio, once the client ended stdin (issue 35, item 2)', () => {
+// These cases run at once (each its own config, gateway and files): two of them wait out a
+// --drain-timeout of 1 s, the third the client's end.
+describe.concurrent('serve over stdio, once the client ended stdin (issue 35, item 2)', () => {
   it('2025 era: an approval asked of the client fails at once (it can never answer); the call ends, the process exits 0', {
     timeout: 2 * BOUND_MS,
-  }, async () => {
+  }, async ({ expect }) => {
     const config = await writeConfig(dir, { policy: { ask: ['write_file'] } }, 'ask.json')
     // A drain bound far beyond the test's own: only failing at once lets the process exit in time.
     const run = await writeAndClose(
@@ -226,7 +231,7 @@ describe('serve over stdio, once the client ended stdin (issue 35, item 2)', () 
   for (const era of ['2025', '2026'] as const)
     it(`${era} era: a call still running when --drain-timeout passes is cancelled, answered and journaled`, {
       timeout: 2 * BOUND_MS,
-    }, async () => {
+    }, async ({ expect }) => {
       const journal = path.join(dir, `journal-${era}.jsonl`)
       const config = await writeConfig(
         dir,

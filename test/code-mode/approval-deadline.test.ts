@@ -1,7 +1,7 @@
 // R-SCHED-2 with R-CODE: a plain call's deadline starts after its approval; a run_code program's
 // deadline stands still while any of its sub-calls waits for an approval answer, and runs again
 // (with what was left) once none does. The sandbox's CPU budget is a separate limit, unaffected.
-import { describe, expect, it } from 'vitest'
+import { describe, it } from 'vitest'
 import {
   type ApprovalOutcome,
   type ApprovalRequest,
@@ -74,8 +74,10 @@ async function setup(answer: Answerer) {
   return { runtime, runCode }
 }
 
-describe('R-SCHED-2 a run_code deadline does not count the time its sub-calls wait for approval', () => {
-  it('a sub-call approved after longer than the whole deadline still lets the program complete', async () => {
+// The cases run at once, each with its own runtime: each spends its seconds waiting out deadlines and
+// slow answers on timers, which do not depend on one another.
+describe.concurrent('R-SCHED-2 a run_code deadline does not count the time its sub-calls wait for approval', () => {
+  it('a sub-call approved after longer than the whole deadline still lets the program complete', async ({ expect }) => {
     const { runtime, runCode } = await setup((_request, signal) =>
       answerAfter(SLOW_ANSWER_MS, signal, { kind: 'allowed-once' }),
     )
@@ -84,7 +86,7 @@ describe('R-SCHED-2 a run_code deadline does not count the time its sub-calls wa
     expect(result).toMatchObject({ isError: false, value: { result: 'poked 1' } })
   }, 30_000)
 
-  it('a program that waits without an approval pending still times out at its deadline', async () => {
+  it('a program that waits without an approval pending still times out at its deadline', async ({ expect }) => {
     const { runtime, runCode } = await setup((_request, signal) =>
       answerAfter(SLOW_ANSWER_MS, signal, { kind: 'allowed-once' }),
     )
@@ -96,7 +98,9 @@ describe('R-SCHED-2 a run_code deadline does not count the time its sub-calls wa
     expect(await runCode('await tools.poke({ n: 1 }); return await tools.hang({})')).toMatchObject(timeout)
   }, 30_000)
 
-  it('overlapping asks of parallel sub-calls pause the deadline once, until the last is answered', async () => {
+  it('overlapping asks of parallel sub-calls pause the deadline once, until the last is answered', async ({
+    expect,
+  }) => {
     const asked: number[] = []
     let secondAsked: () => void = () => {}
     const bothAsked = new Promise<void>((resolve) => {
