@@ -96,6 +96,16 @@ const SHOWN_HEADERS = [
   'transfer-encoding',
 ]
 
+/** What a response says: its status, the headers a client reads, and its body. */
+async function exchangeOf(res: Response): Promise<Exchange> {
+  const headers: Record<string, string> = {}
+  for (const name of SHOWN_HEADERS) {
+    const value = res.headers.get(name)
+    if (value !== null) headers[name] = value
+  }
+  return { status: res.status, headers, body: await res.text() }
+}
+
 async function post(url: string, message: object, session?: string): Promise<Exchange> {
   const res = await fetch(url, {
     method: 'POST',
@@ -106,12 +116,7 @@ async function post(url: string, message: object, session?: string): Promise<Exc
     },
     body: JSON.stringify({ jsonrpc: '2.0', ...message }),
   })
-  const headers: Record<string, string> = {}
-  for (const name of SHOWN_HEADERS) {
-    const value = res.headers.get(name)
-    if (value !== null) headers[name] = value
-  }
-  return { status: res.status, headers, body: await res.text() }
+  return exchangeOf(res)
 }
 
 /** A 2026-07-28 request, as the SDK v2 client sends it (no session; the method in a header too). */
@@ -127,12 +132,7 @@ async function post26(url: string, id: string | number, method: string, params: 
     },
     body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } }),
   })
-  const headers: Record<string, string> = {}
-  for (const name of SHOWN_HEADERS) {
-    const value = res.headers.get(name)
-    if (value !== null) headers[name] = value
-  }
-  return { status: res.status, headers, body: await res.text() }
+  return exchangeOf(res)
 }
 
 const ENVELOPE = {
