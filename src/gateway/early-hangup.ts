@@ -4,27 +4,26 @@
 // and the reloader, once it listens, reloads once for them.
 import { processShared } from '../util/process-shared.js'
 
-interface HeldHangups {
+interface HeldSignals {
   count: number
   stop?: (() => void) | undefined
 }
 
-const held = (): HeldHangups => processShared('earlyHangups', (): HeldHangups => ({ count: 0 }))
+/** The count of one signal held early, shared by both bundles (see processShared). */
+const held = (name: string): HeldSignals => processShared(name, (): HeldSignals => ({ count: 0 }))
 
-/** Hold SIGHUPs from now until {@link takeEarlyHangups}; counted, not acted on. */
-export function holdHangupsEarly(): void {
-  const record = held()
+/** Count `signal` under `name` from now on instead of acting on it (`onEach` told each count). */
+function holdEarly(name: string, signal: NodeJS.Signals, onEach: (count: number) => void = () => {}): void {
+  const record = held(name)
   if (record.stop !== undefined || process.platform === 'win32') return
-  const onHangup = () => {
-    record.count++
-  }
-  process.on('SIGHUP', onHangup)
-  record.stop = () => void process.off('SIGHUP', onHangup)
+  const onSignal = () => onEach(++record.count)
+  process.on(signal, onSignal)
+  record.stop = () => void process.off(signal, onSignal)
 }
 
-/** Stop holding SIGHUPs (call it once another listener is on): how many came meanwhile. */
-export function takeEarlyHangups(): number {
-  const record = held()
+/** Stop holding what {@link holdEarly} held under `name`: how many came meanwhile. */
+function takeEarly(name: string): number {
+  const record = held(name)
   record.stop?.()
   record.stop = undefined
   const count = record.count
@@ -32,12 +31,15 @@ export function takeEarlyHangups(): number {
   return count
 }
 
-interface HeldTermination {
-  count: number
-  stop?: (() => void) | undefined
+/** Hold SIGHUPs from now until {@link takeEarlyHangups}; counted, not acted on. */
+export function holdHangupsEarly(): void {
+  holdEarly('earlyHangups', 'SIGHUP')
 }
 
-const heldTerms = (): HeldTermination => processShared('earlyTermination', (): HeldTermination => ({ count: 0 }))
+/** Stop holding SIGHUPs (call it once another listener is on): how many came meanwhile. */
+export function takeEarlyHangups(): number {
+  return takeEarly('earlyHangups')
+}
 
 /**
  * Once the first script has announced the HTTP port (raw-first-http.ts), a SIGTERM asks for the
@@ -46,21 +48,12 @@ const heldTerms = (): HeldTermination => processShared('earlyTermination', (): H
  * ends the process at once, as a second SIGTERM during a drain does (`exitCode`).
  */
 export function holdTerminationEarly(exitCode: number): void {
-  const record = heldTerms()
-  if (record.stop !== undefined || process.platform === 'win32') return
-  const onTerm = () => {
-    if (++record.count > 1) process.exit(exitCode)
-  }
-  process.on('SIGTERM', onTerm)
-  record.stop = () => void process.off('SIGTERM', onTerm)
+  holdEarly('earlyTermination', 'SIGTERM', (count) => {
+    if (count > 1) process.exit(exitCode)
+  })
 }
 
 /** Stop holding SIGTERM (call it once another listener is on): whether one came meanwhile. */
 export function takeEarlyTermination(): boolean {
-  const record = heldTerms()
-  record.stop?.()
-  record.stop = undefined
-  const came = record.count > 0
-  record.count = 0
-  return came
+  return takeEarly('earlyTermination') > 0
 }

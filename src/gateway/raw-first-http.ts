@@ -63,8 +63,7 @@ const UPSTREAM_INITIALIZE = {
   clientInfo: CLIENT_INFO,
 }
 
-export type HttpListingSettings = ListingSettings &
-  Pick<GatewaySettings, 'host' | 'access' | 'trustProxy' | 'resume' | 'metricsPort' | 'logFormat'>
+export type HttpListingSettings = ListingSettings & Pick<GatewaySettings, 'access' | 'trustProxy' | 'resume'>
 
 /** The session being answered, as it grows. */
 type OpenSession = { -readonly [K in keyof RawHttpSession]: RawHttpSession[K] } & {
