@@ -18,29 +18,43 @@ export interface FusedSignal {
  * from a long-lived source (Node 20 grew ~50–110 bytes per call that way), and a listener per call
  * would trip EventTarget's leak warning under parallel calls; a Set entry per live fusion does
  * neither, and `release()` removes it when the call settles.
+ *
+ * The set rides on the source itself, under a symbol: a WeakMap entry per short-lived caller
+ * signal cost twice as much per fusion (Node 22: 1.6 against 0.8 µs) and left the collector an
+ * ephemeron per call. A source that cannot take a property (frozen) keeps its set in the WeakMap.
  */
-const relays = new WeakMap<AbortSignal, Set<AbortController>>()
+const RELAYS = Symbol('toolgate.signalRelays')
+type Relayed = AbortSignal & { [RELAYS]?: Set<AbortController> | undefined }
+const sealedRelays = new WeakMap<AbortSignal, Set<AbortController>>()
+
+function relaysOf(source: AbortSignal): Set<AbortController> | undefined {
+  return (source as Relayed)[RELAYS] ?? sealedRelays.get(source)
+}
 
 function relay(this: AbortSignal): void {
-  const attached = relays.get(this)
+  const attached = relaysOf(this)
   if (attached === undefined) return
-  relays.delete(this)
+  // Assigned, not deleted: a deleted property would turn the signal into a slow dictionary object.
+  // (A property set before the signal was sealed is still writable; a frozen signal never aborts.)
+  if ((this as Relayed)[RELAYS] !== undefined) (this as Relayed)[RELAYS] = undefined
+  else sealedRelays.delete(this)
   const reason = reasonOf(this)
   for (const controller of attached) controller.abort(reason)
 }
 
 function attach(source: AbortSignal, controller: AbortController): void {
-  let attached = relays.get(source)
+  let attached = relaysOf(source)
   if (attached === undefined) {
     attached = new Set()
-    relays.set(source, attached)
+    if (Object.isExtensible(source)) (source as Relayed)[RELAYS] = attached
+    else sealedRelays.set(source, attached)
     source.addEventListener('abort', relay, { once: true })
   }
   attached.add(controller)
 }
 
 function detach(source: AbortSignal, controller: AbortController): void {
-  relays.get(source)?.delete(controller)
+  relaysOf(source)?.delete(controller)
 }
 
 /** Fuse two genuine AbortSignals; the first to abort gives the fused signal its reason. */
@@ -80,5 +94,5 @@ function noop(): void {}
 
 /** How many fused signals a source currently feeds (for tests of the release discipline). */
 export function attachedCount(source: AbortSignal): number {
-  return relays.get(source)?.size ?? 0
+  return relaysOf(source)?.size ?? 0
 }
