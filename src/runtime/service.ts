@@ -75,20 +75,8 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
 
   /** The scope of the context this method was reached through; throws once it or the runtime is disposed. */
   private callerScope(method: string): Scope {
-    return this.live(this[coreOf].scopeOfContext(this.ctx), method)
-  }
-
-  /** `live: false` for read-only questions that stay answerable after disposal (standing rules: none). */
-  private resolveScopeKey(scope: ScopeKey | undefined, method: string, live = true): Scope {
-    const resolved = this[coreOf].scopeOfAgent(scope)
-    if (!resolved) throw new ConfigError(`tools.${method}(scope)`, 'expected an Agent created by createAgent()')
-    return live ? this.live(resolved, method) : resolved
-  }
-
-  private live(scope: Scope, method: string): Scope {
-    const halted = this[coreOf].lifetime.halted(scope, `tools.${method}()`)
-    if (halted) throw halted
-    return scope
+    const core = this[coreOf]
+    return live(core, core.scopeOfContext(this.ctx), method)
   }
 
   /** Binds an effect to the calling plugin's lifetime and returns an idempotent, synchronous disposer. */
@@ -200,7 +188,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
    * rule. The rule belongs to the calling plugin; returns its idempotent remover.
    */
   defer(patterns: readonly string[], scope?: ScopeKey): () => void {
-    const target = this.resolveScopeKey(scope, 'defer')
+    const target = resolveScopeKey(this[coreOf], scope, 'defer')
     const rule = compileDeferRule(patterns)
     const core = this[coreOf]
     return this.own(
@@ -222,7 +210,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
    */
   load(names: readonly string[], scope?: ScopeKey): string[] {
     if (!Array.isArray(names)) throw new ConfigError('tools.load(names)', 'expected an array of tool names')
-    const target = this.resolveScopeKey(scope, 'load')
+    const target = resolveScopeKey(this[coreOf], scope, 'load')
     const core = this[coreOf]
     const deferred = core.view(target).deferred
     const added: string[] = []
@@ -240,7 +228,7 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
 
   /** The visible tools of a scope that are deferred and not loaded yet, by name. */
   deferred(scope?: ScopeKey): string[] {
-    return [...this[coreOf].view(this.resolveScopeKey(scope, 'deferred')).deferred]
+    return [...this[coreOf].view(resolveScopeKey(this[coreOf], scope, 'deferred')).deferred]
   }
 
   guard(guard: ToolGuard): () => void {
@@ -262,12 +250,12 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
 
   get(name: string, scope?: ScopeKey): ToolDefinition | undefined {
     const core = this[coreOf]
-    return core.view(this.resolveScopeKey(scope, 'get')).byName.get(name)
+    return core.view(resolveScopeKey(this[coreOf], scope, 'get')).byName.get(name)
   }
 
   schemas(scope?: ScopeKey): ToolSchema[] {
     const core = this[coreOf]
-    return JSON.parse(core.view(this.resolveScopeKey(scope, 'schemas')).schemasJson) as ToolSchema[]
+    return JSON.parse(core.view(resolveScopeKey(this[coreOf], scope, 'schemas')).schemasJson) as ToolSchema[]
   }
 
   executionMode(input: ToolExecutionInput): ToolExecutionMode {
@@ -289,14 +277,14 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
    * Rules kept in a standing store (`tools.host.installStandingStore`) are read there, not listed here.
    */
   standingApprovals(scope?: ScopeKey): StandingApprovalRule[] {
-    return standingRulesOf(this.resolveScopeKey(scope, 'standingApprovals', false))
+    return standingRulesOf(resolveScopeKey(this[coreOf], scope, 'standingApprovals', false))
   }
 
   /** Revoke a scope's standing rule for `toolName`: later asks go to the approval service again. */
   revokeStandingApproval(toolName: string, scope?: ScopeKey): boolean {
     if (typeof toolName !== 'string')
       throw new ConfigError('tools.revokeStandingApproval(toolName)', 'expected a tool name')
-    return revokeStandingRule(this.resolveScopeKey(scope, 'revokeStandingApproval', false), toolName)
+    return revokeStandingRule(resolveScopeKey(this[coreOf], scope, 'revokeStandingApproval', false), toolName)
   }
 }
 
@@ -368,4 +356,20 @@ function compileRestriction(core: RegistryCore, scope: Scope, filter: ToolRestri
   if (filter.allow === undefined && filter.deny === undefined) issues.push('filter: give allow and/or deny')
   if (issues.length) throw new ConfigError('tools.restrict(filter)', issues)
   return Object.freeze({ allow, deny })
+}
+
+// Functions, not methods: the service is reached through Cordis's traced Proxy, where each
+// `this.method` read makes a shadow Proxy (a cost on every `tools.get`, the timeouts' lookup per call).
+
+/** `live: false` for read-only questions that stay answerable after disposal (standing rules: none). */
+function resolveScopeKey(core: RegistryCore, scope: ScopeKey | undefined, method: string, isLive = true): Scope {
+  const resolved = core.scopeOfAgent(scope)
+  if (!resolved) throw new ConfigError(`tools.${method}(scope)`, 'expected an Agent created by createAgent()')
+  return isLive ? live(core, resolved, method) : resolved
+}
+
+function live(core: RegistryCore, scope: Scope, method: string): Scope {
+  const halted = core.lifetime.halted(scope, `tools.${method}()`)
+  if (halted) throw halted
+  return scope
 }
