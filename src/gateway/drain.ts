@@ -3,7 +3,7 @@
 import type { Context } from 'cordis'
 import type { ToolExecutionResult } from '../contract/execution.js'
 import { JsonRpcCode } from '../mcp/gateway.js'
-import { fuseSignals } from '../runtime/index.js'
+import { directListener, fuseSignals } from '../runtime/index.js'
 import { DRAIN_FORCED_EXIT_CODE } from './drain-timeout.js'
 import { takeEarlyTermination } from './early-hangup.js'
 
@@ -39,28 +39,47 @@ export const DRAIN_RETRY_AFTER_SECONDS = 1
 /** Every tool call's signal also aborts on `cancelAll`, so the calls still running when the drain times out end as cancelled. */
 export function cancellableCalls(ctx: Context): { cancelAll(reason: string): void } {
   const stop = new AbortController()
-  ctx.on('tools/execute', async (exec, next) => {
-    const previous = exec.signal
-    // Not AbortSignal.any: `stop` lives as long as the gateway, and Node 20 keeps every dependant
-    // made from it referenced (memory growing with each call); a fusion is released when the call ends.
-    const fused = fuseSignals(previous, stop.signal)
-    exec.signal = fused.signal
-    let result: ToolExecutionResult
-    try {
-      result = await next()
-    } finally {
-      fused.release()
-      exec.signal = previous
-    }
-    // An upstream answers a cancelled request with its own error: the drain's cancellation is named as one.
-    if (!stop.signal.aborted || previous.aborted || !result.isError) return result
+  const named = (exec: { readonly name: string }): ToolExecutionResult => {
     const message = `Tool "${exec.name}" was cancelled: the gateway is shutting down (--drain-timeout passed)`
     return {
       isError: true,
       error: { message, info: { name: 'ToolAbortedError', code: 'ABORTED' } },
       content: [{ type: 'text', text: message }],
     }
-  })
+  }
+  // Not async: one reaction on the next listener's promise instead of a frame of its own per call.
+  ctx.on(
+    'tools/execute',
+    directListener((exec, next) => {
+      const previous = exec.signal
+      // Not AbortSignal.any: `stop` lives as long as the gateway, and Node 20 keeps every dependant
+      // made from it referenced (memory growing with each call); a fusion is released when the call ends.
+      const fused = fuseSignals(previous, stop.signal)
+      exec.signal = fused.signal
+      const ended = () => {
+        fused.release()
+        exec.signal = previous
+      }
+      let settled: Promise<ToolExecutionResult>
+      try {
+        settled = Promise.resolve(next())
+      } catch (error) {
+        ended()
+        throw error
+      }
+      return settled.then(
+        (result) => {
+          ended()
+          // An upstream answers a cancelled request with its own error: the drain's cancellation is named as one.
+          return !stop.signal.aborted || previous.aborted || !result.isError ? result : named(exec)
+        },
+        (error: unknown) => {
+          ended()
+          throw error
+        },
+      )
+    }),
+  )
   // An AbortError, so the pipeline reads the call as cancelled rather than failed.
   return { cancelAll: (reason) => stop.abort(new DOMException(reason, 'AbortError')) }
 }

@@ -3,7 +3,9 @@
 // or changed are connected and closed, a removed or changed one only once its calls in flight ended.
 // Unchanged upstreams keep their connections. What the new settings may hold was validated before.
 import type { Context } from 'cordis'
+import type { ToolExecutionResult } from '../contract/execution.js'
 import type { McpConnection } from '../mcp/gateway.js'
+import { directListener } from '../runtime/index.js'
 import type { ServerConfig } from './config.js'
 import type { Log } from './log.js'
 import type { GatewaySettings } from './settings.js'
@@ -100,18 +102,38 @@ export class ToolCallsInFlight {
 
   /** Count every call of `ctx`'s tools while it runs. */
   install(ctx: Context): void {
-    ctx.on('tools/execute', async (exec, next) => {
-      const name = exec.name
-      this.#running.set(name, (this.#running.get(name) ?? 0) + 1)
-      try {
-        return await next()
-      } finally {
-        const left = (this.#running.get(name) ?? 1) - 1
-        if (left === 0) this.#running.delete(name)
-        else this.#running.set(name, left)
-        for (const wake of [...this.#waiters]) wake()
-      }
-    })
+    // Not async: one reaction on the next listener's promise instead of a frame of its own per call.
+    ctx.on(
+      'tools/execute',
+      directListener((exec, next) => {
+        const name = exec.name
+        this.#running.set(name, (this.#running.get(name) ?? 0) + 1)
+        let settled: Promise<ToolExecutionResult>
+        try {
+          settled = Promise.resolve(next())
+        } catch (error) {
+          this.#ended(name)
+          throw error
+        }
+        return settled.then(
+          (result) => {
+            this.#ended(name)
+            return result
+          },
+          (error: unknown) => {
+            this.#ended(name)
+            throw error
+          },
+        )
+      }),
+    )
+  }
+
+  #ended(name: string): void {
+    const left = (this.#running.get(name) ?? 1) - 1
+    if (left === 0) this.#running.delete(name)
+    else this.#running.set(name, left)
+    if (this.#waiters.size > 0) for (const wake of [...this.#waiters]) wake()
   }
 
   /** Resolves true once no call of `tools` runs, false when `ms` passes first. */

@@ -155,27 +155,22 @@ export class Semaphore {
     this.#free = size
   }
 
+  /** A release function when a slot is free now (taken), else undefined: nothing waits. */
+  tryAcquire(): (() => void) | undefined {
+    if (this.#free === 0) return undefined
+    this.#free--
+    return this.#release()
+  }
+
   /** Resolves with a release function once a slot is free; with undefined when `signal` aborts first. */
   acquire(signal?: AbortSignal): Promise<(() => void) | undefined> {
-    const release = () => {
-      let done = false
-      return () => {
-        if (done) return
-        done = true
-        const next = this.#waiting.shift()
-        if (next) next()
-        else this.#free++
-      }
-    }
-    if (this.#free > 0) {
-      this.#free--
-      return Promise.resolve(release())
-    }
+    const free = this.tryAcquire()
+    if (free !== undefined) return Promise.resolve(free)
     if (signal?.aborted) return Promise.resolve(undefined)
     return new Promise((resolve) => {
       const wake = () => {
         signal?.removeEventListener('abort', onAbort)
-        resolve(release())
+        resolve(this.#release())
       }
       const onAbort = () => {
         const at = this.#waiting.indexOf(wake)
@@ -185,5 +180,17 @@ export class Semaphore {
       signal?.addEventListener('abort', onAbort, { once: true })
       this.#waiting.push(wake)
     })
+  }
+
+  /** Gives the slot to the next waiter, or back; once only. */
+  #release(): () => void {
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      const next = this.#waiting.shift()
+      if (next) next()
+      else this.#free++
+    }
   }
 }

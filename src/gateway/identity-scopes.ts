@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto'
 import type { Agent, ToolExecution } from '../contract/execution.js'
 import type { Identity } from '../mcp/gateway.js'
-import { type AgentHandle, createAgent } from '../runtime/index.js'
+import { type AgentHandle, createAgent, directListener } from '../runtime/index.js'
 import type { PolicyConfig } from './config.js'
 import { enforcePolicy, OPEN_DECIDER, type SwappableDecider, swappableDecider } from './policy.js'
 import { type CompiledRules, compileRules } from './policy-rules.js'
@@ -76,8 +76,14 @@ export function identityScopes(
     const scope = exec.agent === undefined ? undefined : byAgent.get(exec.agent)
     if (scope !== undefined) scope.running = Math.max(0, scope.running + delta)
   }
-  base.ctx.on('tools/call', (exec) => track(exec, 1))
-  base.ctx.on('tools/result', (exec) => track(exec, -1))
+  base.ctx.on(
+    'tools/call',
+    directListener((exec) => track(exec, 1)),
+  )
+  base.ctx.on(
+    'tools/result',
+    directListener((exec) => track(exec, -1)),
+  )
 
   const evict = (fresh: Scope) => {
     for (const [id, scope] of byId) {

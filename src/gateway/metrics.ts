@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http'
 import type { Counter, Histogram, Registry } from 'prom-client'
 import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../contract/execution.js'
 import type { Store } from '../journal/store.js'
+import { directListener } from '../runtime/index.js'
 import type { MetricsConfig } from './config-operations.js'
 import type { Gateway } from './gateway.js'
 
@@ -130,9 +131,12 @@ export async function createGatewayMetrics(
   const asked = new Map<ToolExecutionToken, number>()
   const identityOf = (exec: Readonly<ToolExecution>) => gateway.identities.identityOf(exec.agent)?.subject ?? ''
   const ctx = gateway.agent.ctx
-  ctx.on('tools/call', (exec) => {
-    started.set(exec.token, performance.now())
-  })
+  ctx.on(
+    'tools/call',
+    directListener((exec) => {
+      started.set(exec.token, performance.now())
+    }),
+  )
   ctx.on('tools/approval-asked', (_request, exec) => {
     asked.set(exec.token, performance.now())
   })
@@ -167,15 +171,18 @@ export async function createGatewayMetrics(
     }
     return found
   }
-  ctx.on('tools/result', (exec, result) => {
-    const at = started.get(exec.token)
-    started.delete(exec.token)
-    asked.delete(exec.token)
-    const tool = !result.isError || result.error.info?.code !== 'UNKNOWN_TOOL' ? exec.name : UNKNOWN_TOOL_LABEL
-    const found = seriesOf(tool, byIdentity ? identityOf(exec) : undefined)
-    found.count(outcomeOf(result)).inc()
-    if (at !== undefined) found.time.observe((performance.now() - at) / 1000)
-  })
+  ctx.on(
+    'tools/result',
+    directListener((exec, result) => {
+      const at = started.get(exec.token)
+      started.delete(exec.token)
+      asked.delete(exec.token)
+      const tool = !result.isError || result.error.info?.code !== 'UNKNOWN_TOOL' ? exec.name : UNKNOWN_TOOL_LABEL
+      const found = seriesOf(tool, byIdentity ? identityOf(exec) : undefined)
+      found.count(outcomeOf(result)).inc()
+      if (at !== undefined) found.time.observe((performance.now() - at) / 1000)
+    }),
+  )
 
   return {
     registry,

@@ -3,6 +3,7 @@
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { Agent } from '../contract/execution.js'
 import { globsRegExp, withDeadline } from '../policy/index.js'
+import { directListener } from '../runtime/index.js'
 import { SEARCH_TOOLS_NAME } from '../search/tool-search.js'
 import type { PolicyConfig } from './config.js'
 
@@ -153,20 +154,30 @@ export function enforcePolicy(agent: Agent, decider: PolicyDecider, names: () =>
   }
 
   if (decider.asks) {
-    ctx.on('tools/pre-execute', async (exec, next) => {
-      const decision = await next()
-      const glob = decider.ask(exec.name)
-      if (glob === undefined || decision.kind !== 'allow') return decision
-      return { kind: 'ask', reason: `the gateway policy asks before "${exec.name}" (ask: "${glob}")` }
-    })
+    // Not async: a tool nothing asks before hands on the next listener's own promise.
+    ctx.on(
+      'tools/pre-execute',
+      directListener((exec, next) => {
+        const glob = decider.ask(exec.name)
+        if (glob === undefined) return next()
+        return Promise.resolve(next()).then((decision) =>
+          decision.kind === 'allow'
+            ? { kind: 'ask', reason: `the gateway policy asks before "${exec.name}" (ask: "${glob}")` }
+            : decision,
+        )
+      }),
+    )
   }
 
   if (decider.times) {
-    ctx.on('tools/execute', async (exec, next) => {
-      const budget = decider.timeout(exec.name)
-      if (budget === undefined || exec.signal.aborted) return next()
-      return withDeadline(exec, budget.ms, next)
-    })
+    ctx.on(
+      'tools/execute',
+      directListener((exec, next) => {
+        const budget = decider.timeout(exec.name)
+        if (budget === undefined || exec.signal.aborted) return next()
+        return withDeadline(exec, budget.ms, next)
+      }),
+    )
   }
   return decider.restricts ? hide : () => {}
 }

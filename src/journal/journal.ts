@@ -9,6 +9,7 @@ import type {
   ToolExecutionToken,
 } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
+import { directListener } from '../runtime/index.js'
 import { previewJson } from '../scheduling/preview.js'
 import {
   JOURNAL_VERSION,
@@ -120,10 +121,13 @@ export class Journal {
       // A call's body runs only once the records before it (call-started, the approval) are acknowledged:
       // a crash mid-call then always leaves the evidence that the call started. A store that cannot
       // take them fails the call instead of running it without that evidence.
-      ctx.on('tools/execute', async (exec, next) => {
-        await this.acknowledged(exec.token)
-        return next()
-      })
+      ctx.on(
+        'tools/execute',
+        directListener(async (exec, next) => {
+          await this.acknowledged(exec.token)
+          return next()
+        }),
+      )
       return
     }
     this.store = undefined
@@ -175,10 +179,13 @@ export class Journal {
   }
 
   private listen(ctx: Context): void {
-    ctx.on('tools/call', (exec) => {
-      this.started.set(exec.token, performance.now())
-      this.write({ ...this.base('call-started', exec), arguments: exec.arguments }, exec.token)
-    })
+    ctx.on(
+      'tools/call',
+      directListener((exec) => {
+        this.started.set(exec.token, performance.now())
+        this.write({ ...this.base('call-started', exec), arguments: exec.arguments }, exec.token)
+      }),
+    )
     ctx.on('tools/approval-asked', (request, exec) => {
       const timing = this.approvals.get(exec.token) ?? {}
       timing.asked = performance.now()
@@ -198,7 +205,10 @@ export class Journal {
         exec.token,
       )
     })
-    ctx.on('tools/result', (exec, result) => this.onResult(exec, result))
+    ctx.on(
+      'tools/result',
+      directListener((exec, result) => this.onResult(exec, result)),
+    )
     ctx.on('tools/code-dispatch', (record, dispatch) => this.onCodeDispatch(record, dispatch))
   }
 

@@ -3,6 +3,7 @@ import type * as OtelApi from '@opentelemetry/api'
 import type { Context } from 'cordis'
 import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
+import { directListener } from '../runtime/index.js'
 import { parseTraceparent } from '../util/traceparent.js'
 
 /** The part of an OpenTelemetry `TracerProvider` the plugin uses (structural, so no type import is needed). */
@@ -67,9 +68,12 @@ export class OtelTracing {
       throw new ConfigError('OtelTracing config.tracerName', 'expected a non-empty string')
     this.tracer = provider.getTracer(name) as OtelApi.Tracer
 
-    ctx.on('tools/call', (exec) => {
-      this.open(exec)
-    })
+    ctx.on(
+      'tools/call',
+      directListener((exec) => {
+        this.open(exec)
+      }),
+    )
     ctx.on('tools/approval-asked', (request, exec) => {
       const attributes: OtelApi.Attributes = {}
       if (request.reason !== null) attributes['toolgate.reason'] = request.reason
@@ -114,7 +118,11 @@ export class OtelTracing {
       },
       { prepend: true },
     )
-    ctx.on('tools/result', (exec, result) => this.close(exec, result), { prepend: true })
+    ctx.on(
+      'tools/result',
+      directListener((exec, result) => this.close(exec, result)),
+      { prepend: true },
+    )
   }
 
   /** The span of a call, started on first sight; a sub-call's parent is its transport call's span. */

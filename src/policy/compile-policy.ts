@@ -68,6 +68,11 @@ export interface CompiledPolicy {
   readonly digest: string
   /** Whether any rule names `who` (then an identity no rule grants sees nothing). */
   readonly grantsByIdentity: boolean
+  /**
+   * Whether any rule has a `when`: only a `when` reads a call's parent tool, depth and turn, so an
+   * enforcement keeps them only then.
+   */
+  readonly conditional: boolean
   /** Decide `call` (without quotas' counts: see `PolicyDecision.quotas`). Never throws. */
   decide(call: PolicyCall): PolicyDecision
   /**
@@ -289,7 +294,8 @@ export function compileChecked(policy: PolicyDocument): CompiledPolicy {
     return undefined
   }
 
-  return Object.freeze({ document: policy, digest, grantsByIdentity, decide, refusal })
+  const conditional = rules.some((rule) => rule.when !== undefined)
+  return Object.freeze({ document: policy, digest, grantsByIdentity, conditional, decide, refusal })
 }
 
 function firstIndex(globs: readonly Glob[], name: string): number {

@@ -9,7 +9,7 @@ import type {
   ToolExecutionResult,
   ToolExecutionToken,
 } from '../contract/execution.js'
-import { ToolTimeoutError } from '../runtime/index.js'
+import { directListener, ToolTimeoutError } from '../runtime/index.js'
 import type { CompiledPolicy, PolicyCall, PolicyDecision, PolicyQuotaCheck } from './compile-policy.js'
 import type { PolicyIdentity } from './policy-document.js'
 import { type QuotaCounter, windowOf } from './quota-counter.js'
@@ -73,18 +73,40 @@ export function enforcePolicyDocument(
     }
   }
 
-  const offPre = ctx.on('tools/pre-execute', async (exec, next) => {
-    if (options.exempt?.(exec.name)) return next()
-    const decision = policy.decide(callOf(exec))
-    decisions.set(exec.token, decision)
-    if (decision.decision === 'deny') return { kind: 'deny', reason: decision.reason ?? 'the policy denies it' }
-    const later = await next()
-    if (decision.decision === 'ask' && later.kind === 'allow') return { kind: 'ask', reason: decision.reason }
-    return later
-  })
+  // Not async: an allowed call hands on the next listener's own promise (no frame of its own per call).
+  const offPre = ctx.on(
+    'tools/pre-execute',
+    directListener((exec, next) => {
+      if (options.exempt?.(exec.name)) return next()
+      const decision = policy.decide(callOf(exec))
+      decisions.set(exec.token, decision)
+      if (decision.decision === 'deny')
+        return Promise.resolve({ kind: 'deny', reason: decision.reason ?? 'the policy denies it' } as const)
+      if (decision.decision !== 'ask') return next()
+      return Promise.resolve(next()).then((later) =>
+        later.kind === 'allow' ? ({ kind: 'ask', reason: decision.reason } as const) : later,
+      )
+    }),
+  )
 
-  const offExecute = ctx.on('tools/execute', async (exec, next) => {
-    const decision = decisions.get(exec.token)
+  // A policy without `when` never reads a call's parent or turn: nothing to keep for them, and a call
+  // without quotas or a deadline goes straight on.
+  const tracks = policy.conditional
+  const deadlineOf = (decision: PolicyDecision) => applyDeadlines && decision.deadlineMs !== undefined
+  const offExecute = ctx.on(
+    'tools/execute',
+    directListener((exec, next) => {
+      const decision = decisions.get(exec.token)
+      if (!tracks && (decision === undefined || (decision.quotas.length === 0 && !deadlineOf(decision)))) return next()
+      return dispatch(exec, next, decision)
+    }),
+  )
+
+  const dispatch = async (
+    exec: ToolExecution,
+    next: () => Promise<ToolExecutionResult>,
+    decision: PolicyDecision | undefined,
+  ): Promise<ToolExecutionResult> => {
     // Only a call that runs counts: the guards and asks before this point refused without counting,
     // and a quota used up gives back what the call's earlier quotas counted.
     const counted: { check: PolicyQuotaCheck; start: number; ms: number }[] = []
@@ -135,7 +157,7 @@ export function enforcePolicyDocument(
     } finally {
       running.delete(exec.callId)
     }
-  })
+  }
 
   const explain = async (call: PolicyCall): Promise<PolicyDecision> => {
     const decision = policy.decide(call)

@@ -8,6 +8,7 @@ export { type AgentHandle, createAgent } from './agent.js'
 export { normalizeApprovalOutcome } from './approval-flow.js'
 export { snapshotContent } from './content-check.js'
 export { ToolRegistrationError } from './definition-check.js'
+export { directListener } from './direct-listener.js'
 
 // --- Errors the pipeline produces, and registration refusals -------------------------------------
 export * from './errors.js'

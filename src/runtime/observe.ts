@@ -1,8 +1,10 @@
 import { Context } from 'cordis'
+import { callableOf } from './direct-listener.js'
 import type { RegistryCore } from './registry.js'
 import type { Scope } from './scope.js'
 
 type Filter = (this: unknown, ctx: Context) => boolean
+type Listener = (...args: never[]) => unknown
 
 /**
  * A scope-filtered, synchronous observer emit over Cordis's hook table (the same filter rule as
@@ -18,7 +20,7 @@ export function observe(core: RegistryCore, scope: Scope, name: string, args: re
   for (const hook of [...registered]) {
     if (!hook.global && filter && !filter.call(thisArg, hook.ctx)) continue
     try {
-      const returned: unknown = Reflect.apply(hook.callback, thisArg, args)
+      const returned: unknown = Reflect.apply(callableOf(hook.callback as Listener), thisArg, args)
       if (returned instanceof Promise) {
         returned.catch((error: unknown) => core.logger.warn('a %s listener failed: %s', name, error))
       }

@@ -202,7 +202,10 @@ export async function runPipeline(
     }
     const final = finalizeOnce(core, scope, definition, finalize, call.exec, result)
     if (call.suspended !== undefined && host.onSuspended !== undefined) notifySuspended(core, host, call.suspended)
-    if (core.hasHooks('tools/result')) await emitResult(core, scope, call.exec, final)
+    if (core.hasHooks('tools/result')) {
+      const emitted = emitResult(core, scope, call.exec, final)
+      if (emitted !== undefined) await emitted
+    }
     return final
   } catch (error) {
     // Defensive: every phase contains its own failures; this only guards the pipeline's own bugs.
@@ -968,16 +971,46 @@ function freezeFailure(result: ToolExecutionResult): ToolExecutionResult {
   return snapshotJsonValue(result, 'result') as unknown as ToolExecutionResult
 }
 
-async function emitResult(
+/** Whether a listener returned something to wait for (read inside the listener's try: `then` may be a getter). */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  )
+}
+
+/**
+ * `tools/result` to every admitted listener, each in turn; awaited together only when some returned
+ * a promise (`undefined` otherwise, so a call whose listeners are synchronous awaits nothing). One
+ * listener that throws or rejects never stops another; their failures are warned about together.
+ */
+function emitResult(
   core: RegistryCore,
   scope: Scope,
   exec: ToolExecution,
   result: ToolExecutionResult,
-): Promise<void> {
-  try {
-    // `parallel` runs each listener in its own async frame, so one throwing listener never stops another.
-    await core.events.parallel(scope.dispatchThis as never, 'tools/result', exec, result)
-  } catch (error) {
-    warnContained(core, 'a tools/result listener failed', error)
+): Promise<void> | undefined {
+  const thisArg = scope.dispatchThis
+  const pending: Promise<unknown>[] = []
+  const failed: unknown[] = []
+  for (const listener of admitted(core.hooks, thisArg, 'tools/result')) {
+    try {
+      const returned: unknown = Reflect.apply(listener, thisArg, [exec, result])
+      if (isThenable(returned)) pending.push(Promise.resolve(returned))
+    } catch (error) {
+      failed.push(error)
+    }
   }
+  const warn = () => {
+    if (failed.length > 0) warnContained(core, 'a tools/result listener failed', new AggregateError(failed))
+  }
+  if (pending.length === 0) {
+    warn()
+    return undefined
+  }
+  return Promise.allSettled(pending).then((settled) => {
+    for (const outcome of settled) if (outcome.status === 'rejected') failed.push(outcome.reason)
+    warn()
+  })
 }

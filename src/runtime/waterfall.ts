@@ -1,4 +1,5 @@
 import { Context, type EventsService } from 'cordis'
+import { callableOf } from './direct-listener.js'
 
 export type Listener = (...args: unknown[]) => unknown
 type Filter = (this: unknown, ctx: Context) => boolean
@@ -43,7 +44,7 @@ export function admitted(hooks: EventsService['_hooks'], thisArg: object, name: 
   const filter = (thisArg as Record<symbol, Filter | undefined>)[Context.filter]
   const callbacks: Listener[] = []
   for (const hook of registered) {
-    if (hook.global || !filter || filter.call(thisArg, hook.ctx)) callbacks.push(hook.callback as Listener)
+    if (hook.global || !filter || filter.call(thisArg, hook.ctx)) callbacks.push(callableOf(hook.callback as Listener))
   }
   return callbacks
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import type { ContentBlock } from '../contract/content.js'
 import { ConfigError } from '../errors/config-error.js'
+import { directListener } from '../runtime/index.js'
 
 /** Config of {@link ResultBudget}. */
 export interface ResultBudgetConfig {
@@ -38,11 +39,14 @@ export class ResultBudget {
     const checked = validateConfig(config)
     this.maxBytes = checked.maxBytes
     this.perTool = checked.perTool
-    ctx.on('tools/finalize-content', (exec, result) => {
-      // A sub-call's content reaches only the program's log; its budget applies to that copy below.
-      if (exec.parent !== undefined) return undefined
-      return capContent(result.content, this.budgetOf(exec.name), exec.callId)
-    })
+    ctx.on(
+      'tools/finalize-content',
+      directListener((exec, result) => {
+        // A sub-call's content reaches only the program's log; its budget applies to that copy below.
+        if (exec.parent !== undefined) return undefined
+        return capContent(result.content, this.budgetOf(exec.name), exec.callId)
+      }),
+    )
     ctx.on('tools/code-dispatch-log', async (dispatch, next) => {
       const content = await next()
       return capContent(content, this.budgetOf(dispatch.name), dispatch.subCallId) ?? content

@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import type { ToolDispatchExecution, ToolExecutionFailure, ToolExecutionResult } from '../contract/execution.js'
 import { ConfigError } from '../errors/config-error.js'
-import { followSignal, ToolTimeoutError } from '../runtime/index.js'
+import { directListener, followSignal, ToolTimeoutError } from '../runtime/index.js'
 
 /** Config of {@link TimeoutPolicy}. */
 export interface TimeoutPolicyConfig {
@@ -74,13 +74,16 @@ export class TimeoutPolicy {
     const tools = ctx.tools
     const get = tools.get
     const lookup: DefinitionLookup = { get: (name, scope) => get.call(tools, name, scope) }
-    ctx.on('tools/execute', (exec, next) => {
-      const budgets = this.budgets(lookup, exec)
-      // Nothing to enforce, or the call is already cancelled (the caller's outcome wins): the call
-      // goes on as it came, without an async frame of this policy around it.
-      if ((budgets.deadline === undefined && budgets.idle === undefined) || exec.signal.aborted) return next()
-      return this.wrap(exec, next, budgets)
-    })
+    ctx.on(
+      'tools/execute',
+      directListener((exec, next) => {
+        const budgets = this.budgets(lookup, exec)
+        // Nothing to enforce, or the call is already cancelled (the caller's outcome wins): the call
+        // goes on as it came, without an async frame of this policy around it.
+        if ((budgets.deadline === undefined && budgets.idle === undefined) || exec.signal.aborted) return next()
+        return this.wrap(exec, next, budgets)
+      }),
+    )
     // A progress report only stamps the clock (no timer churn, however often a tool reports).
     ctx.on('tools/progress', (exec) => {
       const clock = this.clocks.get(exec.token)

@@ -9,6 +9,7 @@ import {
   type PolicyInput,
   type ToolRuntimeHandle,
 } from '../../src/index.js'
+import { compilePolicy } from '../../src/policy/index.js'
 import { rawTool, signal } from '../runtime/helpers.js'
 import { GUIDE_POLICY } from './guide-examples.js'
 
@@ -307,5 +308,27 @@ describe('the listing of an agent under a policy', () => {
     expect(names(dev)).toEqual([...NAMES].sort())
     tools.setPolicy(null, anonymous)
     expect(names(anonymous)).toEqual([...NAMES].sort())
+  })
+})
+
+describe('what an enforcement keeps per call', () => {
+  it('a policy reads a call’s parent and turn only through `when`: `conditional` says whether it has one', () => {
+    expect(
+      compilePolicy({ deny: ['bash'], rules: [{ tools: ['x'], quota: { calls: 1, per: 'hour', by: 'global' } }] })
+        .conditional,
+    ).toBe(false)
+    expect(compilePolicy(GUIDE_POLICY).conditional).toBe(true)
+  })
+
+  it('without `when`, a quota still counts and a deny still refuses, call after call', async () => {
+    runtime = await createToolRuntime({
+      policy: { deny: ['bash'], rules: [{ tools: ['fetch'], quota: { calls: 2, per: 'hour', by: 'global' } }] },
+    })
+    const { tools } = runtime
+    for (const name of ['bash', 'fetch']) tools.register(rawTool(name))
+    expect((await call(tools, 'fetch', {})).isError).toBe(false)
+    expect((await call(tools, 'fetch', {}, { rootCallId: 'turn-1' })).isError).toBe(false)
+    expect((await call(tools, 'fetch', {})).error?.info?.code).toBe('QUOTA_EXCEEDED')
+    expect((await call(tools, 'bash', {})).error?.info?.code).toBe('UNKNOWN_TOOL')
   })
 })
