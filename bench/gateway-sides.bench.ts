@@ -10,6 +10,10 @@
 //   npx tsx bench/gateway-sides.bench.ts
 //   SIDES_BENCH_CALLS   sequential calls per case for the p50 (default 300)
 //   SIDES_BENCH_BURST   calls per concurrency burst, 256 in flight (default 2048)
+//   SIDES_BENCH_ROUNDS  timed bursts per gateway, the gateways interleaved round by round; calls/s
+//                       and CPU are the medians (default 5)
+//   SIDES_BENCH_WARM    untimed bursts per gateway first (default 1: every process's JIT, the
+//                       bench's own clients included, reaches its steady state before the timing)
 //   SIDES_BENCH_BEFORE  another build's dist/cli/bin.cjs, run beside this one as "toolgate (before)"
 //   SIDES_BENCH_COLD    cold starts per gateway (default 7; 0 skips the cold starts)
 //   SIDES_BENCH_TRACE   1: every call carries W3C trace context in `_meta` (traceparent, tracestate)
@@ -37,6 +41,8 @@ const PROXY = require.resolve('mcp-proxy/dist/bin/mcp-proxy.mjs')
 const COLD = Number(process.env.SIDES_BENCH_COLD ?? 7)
 const CALLS = Number(process.env.SIDES_BENCH_CALLS ?? 300)
 const BURST = Number(process.env.SIDES_BENCH_BURST ?? 2048)
+const WARM_BURSTS = Number(process.env.SIDES_BENCH_WARM ?? 1)
+const ROUNDS = Number(process.env.SIDES_BENCH_ROUNDS ?? 5)
 const IN_FLIGHT = 256
 /** The trace context a traced call carries (SIDES_BENCH_TRACE=1). */
 const TRACE_META =
@@ -148,7 +154,9 @@ export async function run(): Promise<void> {
     loadavg()
       .map((value) => value.toFixed(1))
       .join(', ')
-  console.log(`\nload average at start: ${load()}; ${BEFORE ? `before: ${BEFORE}` : 'one toolgate build'}`)
+  console.log(
+    `\nload average at start: ${load()}; ${BEFORE ? `before: ${BEFORE}` : 'one toolgate build'}; ${WARM_BURSTS} untimed and ${ROUNDS} timed bursts per gateway`,
+  )
   if (TRACE_META) console.log('every call carries _meta.traceparent and _meta.tracestate')
 
   const servers: Array<{ child: ChildProcess }> = []
@@ -204,30 +212,42 @@ export async function run(): Promise<void> {
           await checked(cases[i].call)
           samples[i].push(performance.now() - start)
         }
-      for (const [i, c] of cases.entries()) {
-        // A burst of BURST calls, IN_FLIGHT at a time, each gateway alone.
+      // Bursts of BURST calls, IN_FLIGHT at a time, each gateway alone: WARM_BURSTS untimed per
+      // gateway, then ROUNDS timed rounds with the gateways' order rotated each round.
+      const rates = cases.map(() => [] as number[])
+      const cpus = cases.map(() => [] as number[])
+      const errors = cases.map(() => 0)
+      const firstErrors: unknown[] = cases.map(() => undefined)
+      const burst = async (i: number) => {
         let next = 0
-        let errors = 0
-        let firstError: unknown
-        const cpuBefore = cpuMs(c.pid)
-        const start = performance.now()
         await Promise.all(
           Array.from({ length: IN_FLIGHT }, async () => {
             while (next < BURST) {
               next++
-              await checked(c.call).catch((error: unknown) => {
-                errors++
-                firstError ??= error
+              await checked(cases[i].call).catch((error: unknown) => {
+                errors[i]++
+                firstErrors[i] ??= error
               })
             }
           }),
         )
-        const seconds = (performance.now() - start) / 1000
-        const cpu = cpuMs(c.pid) - cpuBefore
+      }
+      for (let warm = 0; warm < WARM_BURSTS; warm++) for (let i = 0; i < cases.length; i++) await burst(i)
+      for (let round = 0; round < ROUNDS; round++)
+        for (let k = 0; k < cases.length; k++) {
+          const i = (k + round) % cases.length
+          const cpuBefore = cpuMs(cases[i].pid)
+          const start = performance.now()
+          await burst(i)
+          rates[i].push(BURST / ((performance.now() - start) / 1000))
+          cpus[i].push((cpuMs(cases[i].pid) - cpuBefore) / BURST)
+        }
+      for (const [i, c] of cases.entries()) {
         console.log(
           `| ${face} | ${c.gateway} | ${quantile(samples[i], 0.5).toFixed(2)} ms | ${quantile(samples[i], 0.9).toFixed(2)} ms | ` +
-            `${Math.round(BURST / seconds)} | ${errors} | ${(cpu / BURST).toFixed(2)} s |`,
+            `${Math.round(quantile(rates[i], 0.5))} | ${errors[i]} | ${quantile(cpus[i], 0.5).toFixed(2)} s |`,
         )
+        const firstError = firstErrors[i]
         if (firstError)
           console.log(
             `  first error: ${String(firstError).slice(0, 300)} (cause: ${String((firstError as { cause?: unknown }).cause)})`,
