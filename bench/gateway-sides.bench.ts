@@ -5,7 +5,8 @@
 // (SDK v1 client, 2025 handshake). Per face: p50 of one `tools/call` (the gateways interleaved call
 // by call), calls/s with 256 in flight (errors counted), the gateway process's own CPU per 1,000
 // calls (/proc user+system, upstream excluded), and cold start to the first listing against
-// server-everything alone. Not part of `npm test`. Run after `npm run build`:
+// server-everything alone (toolgate with the default config, and with `"files": false`: the
+// upstream's listing only, as the other gateways relay it). Not part of `npm test`. Run after `npm run build`:
 //
 //   npx tsx bench/gateway-sides.bench.ts
 //   SIDES_BENCH_CALLS   sequential calls per case for the p50 (default 300)
@@ -145,6 +146,14 @@ export async function run(): Promise<void> {
     JSON.stringify({ servers: { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
   )
   const serveArgs = (bin: string) => [bin, 'serve', '--config', config, '--root', dir]
+  // The same upstream with toolgate's own file tools off: the listing the other gateways relay (the
+  // default adds six tools with output schemas, which a client compiles validators for at listing).
+  const relayConfig = path.join(dir, 'relay-config.json')
+  await writeFile(
+    relayConfig,
+    JSON.stringify({ files: false, servers: { ev: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
+  )
+  const relayServeArgs = [BIN, 'serve', '--config', relayConfig]
   const builds: Array<[string, string]> = [
     ['toolgate', BIN],
     ...(BEFORE ? [['toolgate (before)', BEFORE] as [string, string]] : []),
@@ -318,6 +327,18 @@ export async function run(): Promise<void> {
         ],
       ],
     ),
+    ['toolgate serve (stdio, "files": false)', stdioStart(relayServeArgs)],
+    [
+      'toolgate serve --http ("files": false)',
+      httpStart(announced([...relayServeArgs, '--http', '0'], /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)),
+    ],
+    [
+      'toolgate serve --http (2026 client, "files": false)',
+      httpStart(
+        announced([...relayServeArgs, '--http', '0'], /serving MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/),
+        '2026',
+      ),
+    ],
     ['bare v2 relay (stdio)', stdioStart(relayArgs('stdio'))],
     ['bare v2 relay (HTTP)', httpStart(announced(relayArgs('http'), /relaying at (http:\/\/127\.0\.0\.1:\d+\/mcp)/))],
     [
