@@ -4,6 +4,7 @@ import type { Context } from 'cordis'
 import type { ToolExecutionResult } from '../contract/execution.js'
 import { JsonRpcCode } from '../mcp/gateway.js'
 import { directListener, fuseSignals } from '../runtime/index.js'
+import { whenSettled } from '../util/when-settled.js'
 import { DRAIN_FORCED_EXIT_CODE } from './drain-timeout.js'
 import { takeEarlyTermination } from './early-hangup.js'
 
@@ -60,23 +61,9 @@ export function cancellableCalls(ctx: Context): { cancelAll(reason: string): voi
         fused.release()
         exec.signal = previous
       }
-      let settled: Promise<ToolExecutionResult>
-      try {
-        settled = Promise.resolve(next())
-      } catch (error) {
-        ended()
-        throw error
-      }
-      return settled.then(
-        (result) => {
-          ended()
-          // An upstream answers a cancelled request with its own error: the drain's cancellation is named as one.
-          return !stop.signal.aborted || previous.aborted || !result.isError ? result : named(exec)
-        },
-        (error: unknown) => {
-          ended()
-          throw error
-        },
+      // An upstream answers a cancelled request with its own error: the drain's cancellation is named as one.
+      return whenSettled(next, ended, (result) =>
+        !stop.signal.aborted || previous.aborted || !result.isError ? result : named(exec),
       )
     }),
   )

@@ -3,9 +3,9 @@
 // or changed are connected and closed, a removed or changed one only once its calls in flight ended.
 // Unchanged upstreams keep their connections. What the new settings may hold was validated before.
 import type { Context } from 'cordis'
-import type { ToolExecutionResult } from '../contract/execution.js'
 import type { McpConnection } from '../mcp/gateway.js'
 import { directListener } from '../runtime/index.js'
+import { whenSettled } from '../util/when-settled.js'
 import type { ServerConfig } from './config.js'
 import type { Log } from './log.js'
 import type { GatewaySettings } from './settings.js'
@@ -108,23 +108,7 @@ export class ToolCallsInFlight {
       directListener((exec, next) => {
         const name = exec.name
         this.#running.set(name, (this.#running.get(name) ?? 0) + 1)
-        let settled: Promise<ToolExecutionResult>
-        try {
-          settled = Promise.resolve(next())
-        } catch (error) {
-          this.#ended(name)
-          throw error
-        }
-        return settled.then(
-          (result) => {
-            this.#ended(name)
-            return result
-          },
-          (error: unknown) => {
-            this.#ended(name)
-            throw error
-          },
-        )
+        return whenSettled(next, () => this.#ended(name))
       }),
     )
   }

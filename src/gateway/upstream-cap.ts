@@ -1,8 +1,8 @@
 // One cap on the calls of upstream servers' tools in progress at once, across every caller of the
 // gateway: a crowd of clients queues at the gateway instead of piling onto the servers behind it.
 import type { Context } from 'cordis'
-import type { ToolExecutionResult } from '../contract/execution.js'
 import { directListener } from '../runtime/index.js'
+import { whenSettled } from '../util/when-settled.js'
 import type { Gateway } from './gateway.js'
 import { Semaphore } from './http-limits.js'
 
@@ -13,36 +13,17 @@ export function capUpstreamCalls(gateway: Pick<Gateway, 'connections'>, ctx: Con
     for (const connection of gateway.connections.values()) if (connection.tools.includes(name)) return true
     return false
   }
-  const held = (release: () => void, next: () => Promise<ToolExecutionResult>): Promise<ToolExecutionResult> => {
-    let running: Promise<ToolExecutionResult>
-    try {
-      running = Promise.resolve(next())
-    } catch (error) {
-      release()
-      throw error
-    }
-    return running.then(
-      (result) => {
-        release()
-        return result
-      },
-      (error: unknown) => {
-        release()
-        throw error
-      },
-    )
-  }
   // Not async: with a slot free (the usual case) the call takes it and goes on in the same turn.
   ctx.on(
     'tools/execute',
     directListener((exec, next) => {
       if (!isUpstream(exec.name)) return next()
       const free = slots.tryAcquire()
-      if (free !== undefined) return held(free, next)
+      if (free !== undefined) return whenSettled(next, free)
       return slots.acquire(exec.signal).then((release) =>
         // Cancelled while waiting: the call goes on with its aborted signal and ends as a cancellation
         // without reaching the server.
-        release === undefined ? next() : held(release, next),
+        release === undefined ? next() : whenSettled(next, release),
       )
     }),
   )
