@@ -188,9 +188,9 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
    * rule. The rule belongs to the calling plugin; returns its idempotent remover.
    */
   defer(patterns: readonly string[], scope?: ScopeKey): () => void {
-    const target = resolveScopeKey(this[coreOf], scope, 'defer')
-    const rule = compileDeferRule(patterns)
     const core = this[coreOf]
+    const target = resolveScopeKey(core, scope, 'defer')
+    const rule = compileDeferRule(patterns)
     return this.own(
       'tools.defer()',
       () => {
@@ -210,8 +210,8 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
    */
   load(names: readonly string[], scope?: ScopeKey): string[] {
     if (!Array.isArray(names)) throw new ConfigError('tools.load(names)', 'expected an array of tool names')
-    const target = resolveScopeKey(this[coreOf], scope, 'load')
     const core = this[coreOf]
+    const target = resolveScopeKey(core, scope, 'load')
     const deferred = core.view(target).deferred
     const added: string[] = []
     names.forEach((name: unknown, i) => {
@@ -228,7 +228,8 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
 
   /** The visible tools of a scope that are deferred and not loaded yet, by name. */
   deferred(scope?: ScopeKey): string[] {
-    return [...this[coreOf].view(resolveScopeKey(this[coreOf], scope, 'deferred')).deferred]
+    const core = this[coreOf]
+    return [...core.view(resolveScopeKey(core, scope, 'deferred')).deferred]
   }
 
   guard(guard: ToolGuard): () => void {
@@ -250,12 +251,12 @@ export class ToolRuntimeCore extends Service<ToolRuntimeCoreConfig> {
 
   get(name: string, scope?: ScopeKey): ToolDefinition | undefined {
     const core = this[coreOf]
-    return core.view(resolveScopeKey(this[coreOf], scope, 'get')).byName.get(name)
+    return core.view(resolveScopeKey(core, scope, 'get')).byName.get(name)
   }
 
   schemas(scope?: ScopeKey): ToolSchema[] {
     const core = this[coreOf]
-    return JSON.parse(core.view(resolveScopeKey(this[coreOf], scope, 'schemas')).schemasJson) as ToolSchema[]
+    return JSON.parse(core.view(resolveScopeKey(core, scope, 'schemas')).schemasJson) as ToolSchema[]
   }
 
   executionMode(input: ToolExecutionInput): ToolExecutionMode {
