@@ -40,6 +40,7 @@ import { configDecider, enforcePolicy, swappableDecider } from './policy.js'
 import { enforceGatewayPolicy, journalDecision } from './policy-document.js'
 import type { IdentityPolicy } from './policy-rules.js'
 import type { GatewaySettings } from './settings.js'
+import { upstreamOf } from './upstream-of.js'
 import { readVaultKey } from './vault.js'
 import { fileVaultStorage, storeVaultStorage, type VaultStorage } from './vault-storage.js'
 
@@ -336,10 +337,10 @@ export async function openGateway(settings: GatewaySettings, log: Log, startup?:
   const credentialOf = (exec: { readonly token: symbol; readonly name: string }) => {
     const own = takeCallCredential(exec)
     if (own !== undefined) return own
-    for (const [name, connection] of connections)
-      if (connection.tools.includes(exec.name) && usesSharedCredential(current.servers[name] ?? { command: '' }))
-        return { kind: 'shared' as const }
-    return undefined
+    const name = upstreamOf(connections, exec.name)
+    return name !== undefined && usesSharedCredential(current.servers[name] ?? { command: '' })
+      ? { kind: 'shared' as const }
+      : undefined
   }
   const agent = createAgent(ctx, { id: 'toolgate' })
   const names = () => [...own.map((d) => d.name), ...[...connections.values()].flatMap((c) => c.tools)]

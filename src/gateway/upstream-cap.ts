@@ -5,19 +5,16 @@ import { directListener } from '../runtime/index.js'
 import { whenSettled } from '../util/when-settled.js'
 import type { Gateway } from './gateway.js'
 import { Semaphore } from './http-limits.js'
+import { upstreamOf } from './upstream-of.js'
 
 /** Install the cap on `gateway`: calls of upstream tools beyond `max` wait for a free slot (or their cancellation). */
 export function capUpstreamCalls(gateway: Pick<Gateway, 'connections'>, ctx: Context, max: number): void {
   const slots = new Semaphore(max)
-  const isUpstream = (name: string) => {
-    for (const connection of gateway.connections.values()) if (connection.tools.includes(name)) return true
-    return false
-  }
   // Not async: with a slot free (the usual case) the call takes it and goes on in the same turn.
   ctx.on(
     'tools/execute',
     directListener((exec, next) => {
-      if (!isUpstream(exec.name)) return next()
+      if (upstreamOf(gateway.connections, exec.name) === undefined) return next()
       const free = slots.tryAcquire()
       if (free !== undefined) return whenSettled(next, free)
       return slots.acquire(exec.signal).then((release) =>

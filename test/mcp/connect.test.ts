@@ -50,6 +50,27 @@ describe('connectMcpServer', () => {
     expect((await tools.execute(call('m_look', { q: 'x' }))).isError).toBe(true)
   })
 
+  it("hands back one frozen list of tool names until the server's tools change (the gateway reads it per call)", async () => {
+    const { ctx } = await createToolRuntime()
+    const up = upstream()
+    await up.connect()
+    const connection = await connectMcpServer(ctx, { transport: up.transport }, { prefix: 'm_' })
+    const before = connection.tools
+    expect(connection.tools).toBe(before)
+    expect(Object.isFrozen(before)).toBe(true)
+    const added = up.server.registerTool('poke', { description: 'New.' }, async () => ({ content: [] }))
+    await expect.poll(() => connection.tools, { timeout: 10_000 }).toContain('m_poke')
+    expect(before).toEqual(['m_look', 'm_touch', 'm_boom'])
+    const after = connection.tools
+    expect(after).toEqual(['m_look', 'm_touch', 'm_boom', 'm_poke'])
+    expect(connection.tools).toBe(after)
+    added.remove()
+    await expect.poll(() => connection.tools, { timeout: 10_000 }).not.toContain('m_poke')
+    expect(connection.tools).toEqual(['m_look', 'm_touch', 'm_boom'])
+    await connection.close()
+    expect(connection.tools).toEqual([])
+  })
+
   it('disposing the context closes the connection and unregisters; an agent scope keeps tools to itself', async () => {
     const { ctx, tools } = await createToolRuntime()
     const agent = createAgent(ctx, { id: 'a' })

@@ -517,6 +517,35 @@ interface Registration {
   readonly dispose: () => void
 }
 
+/**
+ * The registered tools by their server's name, with the list of their registered names kept until
+ * the next change: the gateway reads a connection's `tools` on every call (the upstream cap, the
+ * journal's credential), so the getter hands back one array, not a new one each time.
+ */
+class Registrations extends Map<string, Registration> {
+  private names: readonly string[] | undefined
+
+  override set(key: string, value: Registration): this {
+    this.names = undefined
+    return super.set(key, value)
+  }
+
+  override delete(key: string): boolean {
+    this.names = undefined
+    return super.delete(key)
+  }
+
+  override clear(): void {
+    this.names = undefined
+    super.clear()
+  }
+
+  registeredNames(): readonly string[] {
+    if (this.names === undefined) this.names = Object.freeze([...this.values()].map((entry) => entry.name))
+    return this.names
+  }
+}
+
 /** The state of one `connectMcpServer` import, each step of its life a method. */
 class UpstreamLink {
   private readonly settings: LinkSettings
@@ -526,7 +555,7 @@ class UpstreamLink {
   private closed = false
   private usedTransport = false
   private sessions = 0
-  private readonly registered = new Map<string, Registration>()
+  private readonly registered = new Registrations()
   /** Tools skipped at the last listing, by remote name, with the key they were skipped at (warned once). */
   private readonly skipped = new Map<string, string | undefined>()
   /** Tool listings started so far: only the newest one's answer is applied. */
@@ -637,7 +666,7 @@ class UpstreamLink {
     const link = this
     return {
       get tools() {
-        return [...link.registered.values()].map((entry) => entry.name)
+        return link.registered.registeredNames()
       },
       prefix: this.settings.prefix,
       get connected() {
