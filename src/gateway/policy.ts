@@ -3,7 +3,7 @@
 import { RUN_CODE_NAME } from '../code-mode/constants.js'
 import type { Agent } from '../contract/execution.js'
 import { globsRegExp, withDeadline } from '../policy/index.js'
-import { directListener } from '../runtime/index.js'
+import { AgentDisposedError, directListener } from '../runtime/index.js'
 import { SEARCH_TOOLS_NAME } from '../search/tool-search.js'
 import type { PolicyConfig } from './config.js'
 
@@ -150,7 +150,32 @@ export function enforcePolicy(agent: Agent, decider: PolicyDecider, names: () =>
   }
   if (decider.restricts) {
     hide()
-    ctx.on('tools/change', hide)
+    // A burst of changes (an upstream's tools registered at start, or all removed at close or on a
+    // reconnect) hides once, after it: each pass reads every name, so a pass per change made the
+    // burst quadratic (3,000 tools took 0.9 s to close). Calls need not wait for it: the guard
+    // above refuses a denied tool whatever a listing shows.
+    let closed = false
+    let pending = false
+    ctx.effect(
+      () => () => {
+        closed = true
+      },
+      'gateway policy: hidden tools',
+    )
+    ctx.on('tools/change', () => {
+      if (closed || pending) return
+      pending = true
+      queueMicrotask(() => {
+        pending = false
+        if (closed) return
+        try {
+          hide()
+        } catch (error) {
+          // The agent was disposed after the change (its effects end later): nothing left to hide.
+          if (!(error instanceof AgentDisposedError)) throw error
+        }
+      })
+    })
   }
 
   if (decider.asks) {
