@@ -35,22 +35,18 @@ describe('direct listeners', () => {
       ['direct', directListener],
       ['proxied', unmarked],
     ] as const) {
-      ctx.on(
-        'tools/pre-execute',
-        wrap(function (this: unknown, exec: ToolExecution, next: () => Promise<unknown>) {
-          seen.push(`${label} pre ${exec.name}`)
-          thisOf.push(this)
-          return next()
-        }) as never,
-      )
-      ctx.on(
-        'tools/execute',
-        wrap(function (this: unknown, exec: { name: string }, next: () => Promise<unknown>) {
-          seen.push(`${label} execute ${exec.name}`)
-          thisOf.push(this)
-          return next()
-        }) as never,
-      )
+      for (const [event, step] of [
+        ['tools/pre-execute', 'pre'],
+        ['tools/execute', 'execute'],
+      ] as const)
+        ctx.on(
+          event,
+          wrap(function (this: unknown, exec: { name: string }, next: () => Promise<unknown>) {
+            seen.push(`${label} ${step} ${exec.name}`)
+            thisOf.push(this)
+            return next()
+          }) as never,
+        )
       ctx.on(
         'tools/result',
         wrap(function (this: unknown, exec: ToolExecution, result: ToolExecutionResult) {
