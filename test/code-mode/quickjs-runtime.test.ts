@@ -171,12 +171,15 @@ describe.each(RUNTIME_KINDS)('%s runtime', (kind) => {
     })
 
     it('stops unbounded allocation at the memory limit, in JS-heavy and allocation-heavy loops', async () => {
-      const objects = failure(await run('const a = []; for (let i = 0; ; i++) a.push({ i, s: "x" + i })'))
+      // A CPU budget no loaded machine reaches before 16 MiB, so the memory limit is what stops the
+      // run (with 300 ms, a busy machine's garbage collection could spend the budget first).
+      const roomy = makeRuntime(kind, { cpuTimeMs: 60_000, memoryLimitBytes: 16 * 1024 * 1024 })
+      const objects = failure(await run('const a = []; for (let i = 0; ; i++) a.push({ i, s: "x" + i })', {}, roomy))
       expect(objects.reason).toBe('memory-limit')
       expect(objects.message).toContain('memory limit of 16 MiB')
-      const typed = failure(await run('const a = []; for (;;) a.push(new Float64Array(100000))'))
+      const typed = failure(await run('const a = []; for (;;) a.push(new Float64Array(100000))', {}, roomy))
       expect(typed.reason).toBe('memory-limit')
-      const single = failure(await run('return new Float64Array(1e8).length'))
+      const single = failure(await run('return new Float64Array(1e8).length', {}, roomy))
       expect(single.reason).toBe('memory-limit')
       // The module stays healthy for the next run.
       expect(await run('return [1, 2].map((x) => x * 2)')).toEqual({ ok: true, value: [2, 4], logs: [] })
